@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# setup.sh: install the Debian packages statetree needs (when root and missing) and build
+# the Release tree into build/. Idempotent; prints what it does. Used by demo.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake ninja-build pkg-config libtbb-dev liburing-dev libmimalloc-dev
+          libssl-dev doctest-dev libfmt-dev nlohmann-json3-dev librocksdb-dev gnuplot-nox
+          python3 python3-pycryptodome python3-rlp)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    echo "setup: installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+build_dir=${1:-build}
+shift || true
+jobs=$(nproc)
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build "$build_dir" -j "$jobs"

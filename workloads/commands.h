@@ -1,0 +1,10 @@
+// commands: the statetree subcommands. Each takes the arguments after its name and returns
+// the process exit status (0 ok, 1 a failed check, 2 bad usage/input, 70 internal error).
+#pragma once
+
+namespace st::cli {
+
+int cmd_merkle(int argc, char** argv);
+int cmd_root(int argc, char** argv);
+
+}  // namespace st::cli

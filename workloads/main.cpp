@@ -1,0 +1,37 @@
+// statetree: the command-line entry point. Dispatches to the subcommands in commands.h.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "workloads/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"merkle", st::cli::cmd_merkle, "Bitcoin-style SHA-256 Merkle root of a batch of leaves, with proofs and baselines"},
+    {"root", st::cli::cmd_root, "state root of a genesis allocation or key/value file (--tree mpt|bintrie)"},
+};
+
+void print_usage(FILE* out) {
+  std::fprintf(out, "usage: statetree COMMAND [options]   (statetree COMMAND --help for details)\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) { print_usage(stderr); return 2; }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") { print_usage(stdout); return 0; }
+  for (const Command& c : kCommands)
+    if (name == c.name) return c.run(argc - 2, argv + 2);
+  std::fprintf(stderr, "statetree: unknown command '%s'\n", name.c_str());
+  print_usage(stderr);
+  return 2;
+}
