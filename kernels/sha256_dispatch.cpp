@@ -66,6 +66,12 @@ std::atomic<const Sha256Kernel*> g_active{nullptr};
 
 bool sha256_tier_available(Sha256Tier tier) { return compiled_table(tier) && cpu_supports(tier); }
 
+void sha256_detail::hash_single_best(const uint8_t* data, size_t len, uint8_t* out) {
+  static const Sha256Kernel* const best =
+      sha256_tier_available(Sha256Tier::shani) ? compiled_table(Sha256Tier::shani) : &kSha256Portable;
+  best->hash(data, len, out);
+}
+
 std::optional<Sha256Tier> sha256_tier_from_name(std::string_view name) {
   if (name == "portable") return Sha256Tier::portable;
   if (name == "shani") return Sha256Tier::shani;

@@ -1,0 +1,214 @@
+// sha256_shani: the SHA-NI tier (compiled with -msha -msse4.1, used only when the CPU has
+// SHA-NI). One stream for single messages; batches run kStreams independent messages
+// interleaved, so the latency-bound sha256rnds2 chains of different messages overlap.
+//
+// Register layout (Intel's): a state lives in two xmm, ABEF = {f, e, b, a} and
+// CDGH = {h, g, d, c} (lane 0 first); message groups m[g] = W[4g..4g+3] (lane 0 = W[4g]).
+// The constant padding block of a 64-byte message uses precomputed W+K (no schedule).
+//
+// Invariants: no allocation; unaligned input/output; in == out aliasing allowed where the
+// table contract allows it (each group is fully loaded before its digests are stored).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/sha256.h"
+#include "kernels/sha256_portable.h"
+#include "kernels/sha256_simd.h"
+#include "kernels/sha256_tiers.h"
+
+namespace st::kernels::sha256_detail {
+
+namespace {
+
+using simd::kK;
+
+// Streams interleaved by the batch entry points (2-4; 16 xmm registers bound it).
+constexpr int kStreams = 3;
+
+alignas(16) constexpr uint32_t kKAligned[64] = {
+    kK[0],  kK[1],  kK[2],  kK[3],  kK[4],  kK[5],  kK[6],  kK[7],  kK[8],  kK[9],  kK[10], kK[11], kK[12],
+    kK[13], kK[14], kK[15], kK[16], kK[17], kK[18], kK[19], kK[20], kK[21], kK[22], kK[23], kK[24], kK[25],
+    kK[26], kK[27], kK[28], kK[29], kK[30], kK[31], kK[32], kK[33], kK[34], kK[35], kK[36], kK[37], kK[38],
+    kK[39], kK[40], kK[41], kK[42], kK[43], kK[44], kK[45], kK[46], kK[47], kK[48], kK[49], kK[50], kK[51],
+    kK[52], kK[53], kK[54], kK[55], kK[56], kK[57], kK[58], kK[59], kK[60], kK[61], kK[62], kK[63]};
+
+constexpr auto& kPadWK = simd::ShapeWK<simd::ShapePad64>::table;
+
+ST_SHA_INLINE __m128i bswap_mask() { return _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL); }
+ST_SHA_INLINE __m128i load_be(const uint8_t* p) { return _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), bswap_mask()); }
+
+ST_SHA_INLINE __m128i iv_abef() { return _mm_set_epi32(int(simd::kIV[0]), int(simd::kIV[1]), int(simd::kIV[4]), int(simd::kIV[5])); }
+ST_SHA_INLINE __m128i iv_cdgh() { return _mm_set_epi32(int(simd::kIV[2]), int(simd::kIV[3]), int(simd::kIV[6]), int(simd::kIV[7])); }
+
+// state[8] (a..h) <-> ABEF/CDGH.
+ST_SHA_INLINE void state_to_regs(const uint32_t* state, __m128i& abef, __m128i& cdgh) {
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state + 4));
+  dcba = _mm_shuffle_epi32(dcba, 0xB1);  // {b, a, d, c}
+  hgfe = _mm_shuffle_epi32(hgfe, 0x1B);  // {h, g, f, e}
+  abef = _mm_alignr_epi8(dcba, hgfe, 8);  // {f, e, b, a}
+  cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);  // {h, g, d, c}
+}
+ST_SHA_INLINE void regs_to_state(__m128i abef, __m128i cdgh, uint32_t* state) {
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);  // {a, b, e, f}
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);  // {g, h, c, d}
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state), _mm_blend_epi16(feba, dchg, 0xF0));  // {a, b, c, d}
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), _mm_alignr_epi8(dchg, feba, 8));  // {e, f, g, h}
+}
+// Digest bytes (big-endian words a..h) from ABEF/CDGH.
+ST_SHA_INLINE void store_digest(__m128i abef, __m128i cdgh, uint8_t* out) {
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_shuffle_epi8(_mm_blend_epi16(feba, dchg, 0xF0), bswap_mask()));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_shuffle_epi8(_mm_alignr_epi8(dchg, feba, 8), bswap_mask()));
+}
+
+// Four rounds of N streams from W+K groups.
+template <int N>
+ST_SHA_INLINE void rounds4(__m128i* abef, __m128i* cdgh, const __m128i* wk) {
+  for (int i = 0; i < N; ++i) {
+    cdgh[i] = _mm_sha256rnds2_epu32(cdgh[i], abef[i], wk[i]);
+    abef[i] = _mm_sha256rnds2_epu32(abef[i], cdgh[i], _mm_shuffle_epi32(wk[i], 0x0E));
+  }
+}
+
+template <int N, int G>
+ST_SHA_INLINE void group_step(__m128i* abef, __m128i* cdgh, __m128i (*m)[4]) {
+  __m128i wk[N];
+  for (int i = 0; i < N; ++i) {
+    if constexpr (G >= 4) {
+      __m128i x = _mm_sha256msg1_epu32(m[i][G & 3], m[i][(G + 1) & 3]);
+      x = _mm_add_epi32(x, _mm_alignr_epi8(m[i][(G + 3) & 3], m[i][(G + 2) & 3], 4));
+      m[i][G & 3] = _mm_sha256msg2_epu32(x, m[i][(G + 3) & 3]);
+    }
+    wk[i] = _mm_add_epi32(m[i][G & 3], _mm_load_si128(reinterpret_cast<const __m128i*>(kKAligned + 4 * G)));
+  }
+  rounds4<N>(abef, cdgh, wk);
+}
+
+template <int N, int... G>
+ST_SHA_INLINE void all_groups(__m128i* abef, __m128i* cdgh, __m128i (*m)[4], std::integer_sequence<int, G...>) {
+  (group_step<N, G>(abef, cdgh, m), ...);
+}
+
+// N streams, one data block each; m[i] = the 4 message groups (byte-swapped) of stream i.
+template <int N>
+ST_SHA_INLINE void compress_streams(__m128i* abef, __m128i* cdgh, __m128i (*m)[4]) {
+  __m128i abef0[N], cdgh0[N];
+  for (int i = 0; i < N; ++i) { abef0[i] = abef[i]; cdgh0[i] = cdgh[i]; }
+  all_groups<N>(abef, cdgh, m, std::make_integer_sequence<int, 16>{});
+  for (int i = 0; i < N; ++i) { abef[i] = _mm_add_epi32(abef[i], abef0[i]); cdgh[i] = _mm_add_epi32(cdgh[i], cdgh0[i]); }
+}
+
+// N streams over the constant padding block of a 64-byte message.
+template <int N>
+ST_SHA_INLINE void compress_pad64(__m128i* abef, __m128i* cdgh) {
+  __m128i abef0[N], cdgh0[N];
+  for (int i = 0; i < N; ++i) { abef0[i] = abef[i]; cdgh0[i] = cdgh[i]; }
+  for (int g = 0; g < 16; ++g) {
+    const __m128i k = _mm_load_si128(reinterpret_cast<const __m128i*>(kPadWK.wk + 4 * g));
+    __m128i wk[N];
+    for (int i = 0; i < N; ++i) wk[i] = k;
+    rounds4<N>(abef, cdgh, wk);
+  }
+  for (int i = 0; i < N; ++i) { abef[i] = _mm_add_epi32(abef[i], abef0[i]); cdgh[i] = _mm_add_epi32(cdgh[i], cdgh0[i]); }
+}
+
+// ---- entry points -------------------------------------------------------------------------
+
+void compress_shani(uint32_t state[8], const uint8_t* blocks, size_t nblocks) {
+  __m128i abef, cdgh;
+  state_to_regs(state, abef, cdgh);
+  for (size_t b = 0; b < nblocks; ++b, blocks += 64) {
+    __m128i m[1][4] = {{load_be(blocks), load_be(blocks + 16), load_be(blocks + 32), load_be(blocks + 48)}};
+    compress_streams<1>(&abef, &cdgh, m);
+  }
+  regs_to_state(abef, cdgh, state);
+}
+
+void hash_shani(const uint8_t* data, size_t len, uint8_t* out) { hash_with(compress_shani, data, len, out); }
+
+template <int N>
+ST_SHA_INLINE void hash32_group(const uint8_t* in, uint8_t* out) {
+  __m128i abef[N], cdgh[N], m[N][4];
+  for (int i = 0; i < N; ++i) {
+    abef[i] = iv_abef();
+    cdgh[i] = iv_cdgh();
+    m[i][0] = load_be(in + 32 * i);
+    m[i][1] = load_be(in + 32 * i + 16);
+    m[i][2] = _mm_set_epi32(0, 0, 0, int(0x80000000u));
+    m[i][3] = _mm_set_epi32(256, 0, 0, 0);
+  }
+  compress_streams<N>(abef, cdgh, m);
+  for (int i = 0; i < N; ++i) store_digest(abef[i], cdgh[i], out + 32 * i);
+}
+
+template <int N>
+ST_SHA_INLINE void hash64_group(const uint8_t* in, uint8_t* out) {
+  __m128i abef[N], cdgh[N], m[N][4];
+  for (int i = 0; i < N; ++i) {
+    abef[i] = iv_abef();
+    cdgh[i] = iv_cdgh();
+    for (int q = 0; q < 4; ++q) m[i][q] = load_be(in + 64 * i + 16 * q);
+  }
+  compress_streams<N>(abef, cdgh, m);
+  compress_pad64<N>(abef, cdgh);
+  for (int i = 0; i < N; ++i) store_digest(abef[i], cdgh[i], out + 32 * i);
+}
+
+void hash32_batch_shani(const uint8_t* in, uint8_t* out, size_t n) {
+  size_t i = 0;
+  for (; i + kStreams <= n; i += kStreams) hash32_group<kStreams>(in + 32 * i, out + 32 * i);
+  for (; i + 2 <= n; i += 2) hash32_group<2>(in + 32 * i, out + 32 * i);
+  for (; i < n; ++i) hash32_group<1>(in + 32 * i, out + 32 * i);
+}
+
+void hash64_batch_shani(const uint8_t* in, uint8_t* out, size_t n) {
+  // out may equal in: group i reads in[64i .. 64(i+N)) before writing out[32i .. 32(i+N)),
+  // which never reaches a later group's input.
+  size_t i = 0;
+  for (; i + kStreams <= n; i += kStreams) hash64_group<kStreams>(in + 64 * i, out + 32 * i);
+  for (; i + 2 <= n; i += 2) hash64_group<2>(in + 64 * i, out + 32 * i);
+  for (; i < n; ++i) hash64_group<1>(in + 64 * i, out + 32 * i);
+}
+
+void hash_batch_shani(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
+  if (n == 1) { hash_shani(msgs[0], lens[0], out); return; }
+  constexpr size_t L = kStreams;
+  simd::hash_batch_lanes<L>(msgs, lens, out, n, [](uint32_t* state, const uint8_t* const* blocks) {
+    __m128i abef[L], cdgh[L], m[L][4];
+    for (size_t j = 0; j < L; ++j) {
+      uint32_t s[8];
+      for (int w = 0; w < 8; ++w) s[w] = state[w * L + j];
+      state_to_regs(s, abef[j], cdgh[j]);
+      for (int q = 0; q < 4; ++q) m[j][q] = load_be(blocks[j] + 16 * q);
+    }
+    compress_streams<int(L)>(abef, cdgh, m);
+    for (size_t j = 0; j < L; ++j) {
+      uint32_t s[8];
+      regs_to_state(abef[j], cdgh[j], s);
+      for (int w = 0; w < 8; ++w) state[w * L + j] = s[w];
+    }
+  });
+}
+
+void leaves32_sliced_shani(const uint8_t* leaves, uint32_t* out, size_t nblocks) {
+  leaves32_sliced_via(hash32_batch_shani, leaves, out, nblocks);
+}
+void parents_sliced_shani(const uint32_t* children, uint32_t* parents, size_t nblocks) {
+  parents_sliced_via(hash64_batch_shani, children, parents, nblocks);
+}
+void digests_sliced_shani(const uint32_t* in, uint32_t* out, size_t nblocks) {
+  digests_sliced_via(hash32_batch_shani, in, out, nblocks);
+}
+
+}  // namespace
+
+extern const Sha256Kernel kSha256Shani;
+const Sha256Kernel kSha256Shani = {
+    "shani",           Sha256Tier::shani,     hash_shani,           hash32_batch_shani,
+    hash64_batch_shani, hash_batch_shani,     leaves32_sliced_shani, parents_sliced_shani,
+    digests_sliced_shani};
+
+}  // namespace st::kernels::sha256_detail
