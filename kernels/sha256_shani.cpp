@@ -5,6 +5,8 @@
 // Register layout (Intel's): a state lives in two xmm, ABEF = {f, e, b, a} and
 // CDGH = {h, g, d, c} (lane 0 first); message groups m[g] = W[4g..4g+3] (lane 0 = W[4g]).
 // The constant padding block of a 64-byte message uses precomputed W+K (no schedule).
+// Sliced entry points are native: 4 lanes of a sliced block at a time, moved between the
+// sliced words and the streams' message groups / states by 4x4 transposes (no bswap).
 //
 // Invariants: no allocation; unaligned input/output; in == out aliasing allowed where the
 // table contract allows it (each group is fully loaded before its digests are stored).
@@ -13,7 +15,6 @@
 #include <cstring>
 
 #include "kernels/sha256.h"
-#include "kernels/sha256_portable.h"
 #include "kernels/sha256_simd.h"
 #include "kernels/sha256_tiers.h"
 
@@ -129,7 +130,7 @@ void hash_shani(const uint8_t* data, size_t len, uint8_t* out) {
   const size_t rem = len % 64;
   alignas(16) uint8_t tail[128];
   std::memset(tail, 0, sizeof tail);
-  std::memcpy(tail, data, rem);
+  if (rem) std::memcpy(tail, data, rem);
   tail[rem] = 0x80;
   const size_t tail_blocks = rem + 9 <= 64 ? 1 : 2;
   const uint64_t bits_be = __builtin_bswap64(uint64_t(len) * 8);
@@ -206,14 +207,107 @@ void hash_batch_shani(const uint8_t* const* msgs, const size_t* lens, uint8_t* o
   });
 }
 
+// ---- sliced entry points: 4 lanes at a time, 4x4 transposes between sliced words and streams
+
+ST_SHA_INLINE void transpose4(__m128i& a, __m128i& b, __m128i& c, __m128i& d) {
+  const __m128i t0 = _mm_unpacklo_epi32(a, b), t1 = _mm_unpackhi_epi32(a, b);
+  const __m128i t2 = _mm_unpacklo_epi32(c, d), t3 = _mm_unpackhi_epi32(c, d);
+  a = _mm_unpacklo_epi64(t0, t2);
+  b = _mm_unpackhi_epi64(t0, t2);
+  c = _mm_unpacklo_epi64(t1, t3);
+  d = _mm_unpackhi_epi64(t1, t3);
+}
+
+// Lanes lane0..lane0+3 of a sliced block -> per lane, words 0..3 and 4..7 (message groups).
+ST_SHA_INLINE void load_sliced4(const uint32_t* blk, size_t lane0, __m128i (*words)[2]) {
+  for (int half = 0; half < 2; ++half) {
+    __m128i r[4];
+    for (int i = 0; i < 4; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (4 * half + i) * kSlicedLanes + lane0));
+    transpose4(r[0], r[1], r[2], r[3]);
+    for (int k = 0; k < 4; ++k) words[k][half] = r[k];
+  }
+}
+
+// Four states (ABEF/CDGH) -> lanes lane0..lane0+3 of a sliced block.
+ST_SHA_INLINE void store_sliced4(const __m128i* abef, const __m128i* cdgh, uint32_t* blk, size_t lane0) {
+  __m128i lo[4], hi[4];  // {a, b, c, d} and {e, f, g, h} of each stream
+  for (int k = 0; k < 4; ++k) {
+    const __m128i feba = _mm_shuffle_epi32(abef[k], 0x1B);
+    const __m128i dchg = _mm_shuffle_epi32(cdgh[k], 0xB1);
+    lo[k] = _mm_blend_epi16(feba, dchg, 0xF0);
+    hi[k] = _mm_alignr_epi8(dchg, feba, 8);
+  }
+  transpose4(lo[0], lo[1], lo[2], lo[3]);
+  transpose4(hi[0], hi[1], hi[2], hi[3]);
+  for (int w = 0; w < 4; ++w) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(blk + w * kSlicedLanes + lane0), lo[w]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(blk + (4 + w) * kSlicedLanes + lane0), hi[w]);
+  }
+}
+
+ST_SHA_INLINE void iv4(__m128i* abef, __m128i* cdgh) {
+  for (int k = 0; k < 4; ++k) { abef[k] = iv_abef(); cdgh[k] = iv_cdgh(); }
+}
+
+// Message groups 2, 3 of a 32-byte message (the constant padding words).
+ST_SHA_INLINE void pad32(__m128i* m) {
+  m[2] = _mm_set_epi32(0, 0, 0, int(0x80000000u));
+  m[3] = _mm_set_epi32(256, 0, 0, 0);
+}
+
 void leaves32_sliced_shani(const uint8_t* leaves, uint32_t* out, size_t nblocks) {
-  leaves32_sliced_via(hash32_batch_shani, leaves, out, nblocks);
+  for (size_t b = 0; b < nblocks; ++b) {
+    uint32_t* blk = out + b * kSlicedBlockWords;
+    for (size_t lane0 = 0; lane0 < kSlicedLanes; lane0 += 4) {
+      const uint8_t* p = leaves + (b * kSlicedLanes + lane0) * 32;
+      __m128i abef[4], cdgh[4], m[4][4];
+      for (int k = 0; k < 4; ++k) { m[k][0] = load_be(p + 32 * k); m[k][1] = load_be(p + 32 * k + 16); pad32(m[k]); }
+      iv4(abef, cdgh);
+      compress_streams<2>(abef, cdgh, m);
+      compress_streams<2>(abef + 2, cdgh + 2, m + 2);
+      store_sliced4(abef, cdgh, blk, lane0);
+    }
+  }
 }
+
 void parents_sliced_shani(const uint32_t* children, uint32_t* parents, size_t nblocks) {
-  parents_sliced_via(hash64_batch_shani, children, parents, nblocks);
+  for (size_t b = 0; b < nblocks; ++b) {
+    uint32_t* blk = parents + b * kSlicedBlockWords;
+    for (size_t lane0 = 0; lane0 < kSlicedLanes; lane0 += 4) {
+      // Parents lane0..lane0+3 <- children 2 lane0 .. 2 lane0 + 7 of the 32 in blocks 2b, 2b+1.
+      const size_t child0 = 2 * lane0;
+      const uint32_t* cblk = children + (2 * b + child0 / kSlicedLanes) * kSlicedBlockWords;
+      __m128i cw[8][2];
+      load_sliced4(cblk, child0 % kSlicedLanes, cw);
+      load_sliced4(cblk, child0 % kSlicedLanes + 4, cw + 4);
+      __m128i abef[4], cdgh[4], m[4][4];
+      for (int k = 0; k < 4; ++k) {
+        m[k][0] = cw[2 * k][0]; m[k][1] = cw[2 * k][1];
+        m[k][2] = cw[2 * k + 1][0]; m[k][3] = cw[2 * k + 1][1];
+      }
+      iv4(abef, cdgh);
+      compress_streams<2>(abef, cdgh, m);
+      compress_pad64<2>(abef, cdgh);
+      compress_streams<2>(abef + 2, cdgh + 2, m + 2);
+      compress_pad64<2>(abef + 2, cdgh + 2);
+      store_sliced4(abef, cdgh, blk, lane0);
+    }
+  }
 }
+
 void digests_sliced_shani(const uint32_t* in, uint32_t* out, size_t nblocks) {
-  digests_sliced_via(hash32_batch_shani, in, out, nblocks);
+  // in == out: each 4-lane group is loaded before it is stored, and groups are disjoint.
+  for (size_t b = 0; b < nblocks; ++b) {
+    for (size_t lane0 = 0; lane0 < kSlicedLanes; lane0 += 4) {
+      __m128i words[4][2], abef[4], cdgh[4], m[4][4];
+      load_sliced4(in + b * kSlicedBlockWords, lane0, words);
+      for (int k = 0; k < 4; ++k) { m[k][0] = words[k][0]; m[k][1] = words[k][1]; pad32(m[k]); }
+      iv4(abef, cdgh);
+      compress_streams<2>(abef, cdgh, m);
+      compress_streams<2>(abef + 2, cdgh + 2, m + 2);
+      store_sliced4(abef, cdgh, out + b * kSlicedBlockWords, lane0);
+    }
+  }
 }
 
 }  // namespace

@@ -138,9 +138,9 @@ int cmd_hash_bench(int argc, char** argv) {
   Args args("statetree hash-bench",
             "Times every SHA-256 kernel tier and entry point on L1/L2-resident buffers:\n"
             "ns per message and ns per 64-byte compression (median [min, max] over reps).");
-  args.option("kernel", "NAME", "portable, shani, avx2, avx512 or all (default: all available)", "all");
+  args.option("kernel", "NAME", "portable, shani, avx2, avx512, or all available", "all");
   args.option("reps", "R", "samples per entry point (each ~0.25 ms)", "31");
-  args.option("messages", "N", "messages per pass, a multiple of 16 (default 1024: 64 KiB in)", "1024");
+  args.option("messages", "N", "messages per pass, a multiple of 16 (1024 = 64 KiB of input, L2-resident)", "1024");
   args.flag("json", "print one JSON object instead of the table");
   if (!args.parse(argc, argv)) { std::fprintf(stderr, "statetree hash-bench: %s\n", args.error().c_str()); return 2; }
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }

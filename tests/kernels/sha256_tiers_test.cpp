@@ -148,7 +148,7 @@ TEST_CASE("sha256 hash32_batch / hash64_batch: n = 0..40, unaligned, aliasing, n
       // in == out
       std::vector<uint8_t> alias(data.begin() + off, data.begin() + off + 32 * n);
       k.hash32_batch(alias.data(), alias.data(), n);
-      CHECK(std::memcmp(alias.data(), out.data(), 32 * n) == 0);
+      CHECK((n == 0 || std::memcmp(alias.data(), out.data(), 32 * n) == 0));
 
       // hash64_batch
       std::fill(out.begin(), out.end(), 0xEE);
@@ -161,7 +161,7 @@ TEST_CASE("sha256 hash32_batch / hash64_batch: n = 0..40, unaligned, aliasing, n
       CHECK(canary);
       std::vector<uint8_t> alias64(data.begin() + off, data.begin() + off + 64 * n);
       k.hash64_batch(alias64.data(), alias64.data(), n);
-      CHECK(std::memcmp(alias64.data(), out.data(), 32 * n) == 0);
+      CHECK((n == 0 || std::memcmp(alias64.data(), out.data(), 32 * n) == 0));
     }
   });
 }
@@ -237,7 +237,7 @@ TEST_CASE("sha256 sliced entry points: layout, parents pairing, digests aliasing
       CHECK(ok);
       CHECK(dig.canary_ok());
       k.digests_sliced(children.p, children.p, nb);
-      CHECK(std::memcmp(children.p, dig.p, nb * kSlicedBlockWords * 4) == 0);
+      CHECK((nb == 0 || std::memcmp(children.p, dig.p, nb * kSlicedBlockWords * 4) == 0));
     }
   });
 }
