@@ -15,7 +15,9 @@
 // the first 32 bytes of the state, lanes little-endian.
 #include "kernels/keccak256.h"
 
+#include <atomic>
 #include <cstring>
+#include <string>
 
 #include "kernels/cpu_features.h"
 #include "kernels/keccak256_tiers.h"
@@ -154,16 +156,36 @@ struct BatchTier {
   keccak_detail::BatchFn batch;
 };
 
-BatchTier choose_batch_tier() {
+constexpr BatchTier kPortableTier{"portable", keccak_detail::keccak256_batch_portable};
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
-  if (cpu_features().avx512 && keccak_detail::keccak256_self_test(keccak_detail::keccak256_batch_avx512))
-    return {"avx512x8", keccak_detail::keccak256_batch_avx512};
+constexpr BatchTier kAvx512Tier{"avx512x8", keccak_detail::keccak256_batch_avx512};
 #endif
-  return {"portable", keccak_detail::keccak256_batch_portable};
+
+// The tier a name asks for, or an error message.
+const BatchTier* tier_by_name(std::string_view name, std::string& error) {
+  if (name == "portable") return &kPortableTier;
+  if (name == "avx512x8") {
+#if defined(STATETREE_HAVE_KECCAK256_AVX512)
+    if (!cpu_features().avx512) { error = "keccak256 kernel avx512x8: this CPU lacks AVX-512"; return nullptr; }
+    if (!keccak_detail::keccak256_self_test(kAvx512Tier.batch)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
+    return &kAvx512Tier;
+#else
+    error = "keccak256 kernel avx512x8: not compiled into this binary";
+    return nullptr;
+#endif
+  }
+  error = "unknown keccak256 kernel \"" + std::string(name) + "\" (auto, portable, avx512x8)";
+  return nullptr;
 }
 
-const BatchTier& batch_tier() {
-  static const BatchTier tier = choose_batch_tier();
+const BatchTier* choose_auto() {
+  std::string ignored;
+  if (const BatchTier* t = tier_by_name("avx512x8", ignored)) return t;
+  return &kPortableTier;
+}
+
+std::atomic<const BatchTier*>& active_tier() {
+  static std::atomic<const BatchTier*> tier{choose_auto()};
   return tier;
 }
 
@@ -206,9 +228,17 @@ void keccak256(const uint8_t* data, size_t len, uint8_t* out32) {
 }
 
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
-  batch_tier().batch(msgs, lens, out, n);
+  active_tier().load(std::memory_order_relaxed)->batch(msgs, lens, out, n);
 }
 
-const char* keccak256_kernel_name() { return batch_tier().name; }
+const char* keccak256_kernel_name() { return active_tier().load(std::memory_order_relaxed)->name; }
+
+std::optional<std::string> keccak256_select(std::string_view name) {
+  std::string error;
+  const BatchTier* t = name == "auto" ? choose_auto() : tier_by_name(name, error);
+  if (!t) return error;
+  active_tier().store(t, std::memory_order_relaxed);
+  return std::nullopt;
+}
 
 }  // namespace st::kernels
