@@ -151,23 +151,24 @@ void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, ui
 
 namespace {
 
-struct BatchTier {
+struct Tier {
   const char* name;
+  keccak_detail::SingleFn single;
   keccak_detail::BatchFn batch;
 };
 
-constexpr BatchTier kPortableTier{"portable", keccak_detail::keccak256_batch_portable};
+constexpr Tier kPortableTier{"portable", keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable};
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
-constexpr BatchTier kAvx512Tier{"avx512x8", keccak_detail::keccak256_batch_avx512};
+constexpr Tier kAvx512Tier{"avx512x8", keccak_detail::keccak256_avx512vl, keccak_detail::keccak256_batch_avx512};
 #endif
 
 // The tier a name asks for, or an error message.
-const BatchTier* tier_by_name(std::string_view name, std::string& error) {
+const Tier* tier_by_name(std::string_view name, std::string& error) {
   if (name == "portable") return &kPortableTier;
   if (name == "avx512x8") {
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
     if (!cpu_features().avx512) { error = "keccak256 kernel avx512x8: this CPU lacks AVX-512"; return nullptr; }
-    if (!keccak_detail::keccak256_self_test(kAvx512Tier.batch)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
+    if (!keccak_detail::keccak256_self_test(kAvx512Tier.single, kAvx512Tier.batch)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
     return &kAvx512Tier;
 #else
     error = "keccak256 kernel avx512x8: not compiled into this binary";
@@ -178,14 +179,14 @@ const BatchTier* tier_by_name(std::string_view name, std::string& error) {
   return nullptr;
 }
 
-const BatchTier* choose_auto() {
+const Tier* choose_auto() {
   std::string ignored;
-  if (const BatchTier* t = tier_by_name("avx512x8", ignored)) return t;
+  if (const Tier* t = tier_by_name("avx512x8", ignored)) return t;
   return &kPortableTier;
 }
 
-std::atomic<const BatchTier*>& active_tier() {
-  static std::atomic<const BatchTier*> tier{choose_auto()};
+std::atomic<const Tier*>& active_tier() {
+  static std::atomic<const Tier*> tier{choose_auto()};
   return tier;
 }
 
@@ -193,7 +194,7 @@ std::atomic<const BatchTier*>& active_tier() {
 
 namespace keccak_detail {
 
-bool keccak256_self_test(BatchFn batch) {
+bool keccak256_self_test(SingleFn single, BatchFn batch) {
   // Messages of lengths 0, 3 ("abc"), 135, 136, 137, 272 (+ a few more to fill 8+ lanes)
   // hashed by the tier and by the portable kernel must agree, and "" and "abc" must match
   // their published digests.
@@ -214,9 +215,10 @@ bool keccak256_self_test(BatchFn batch) {
   batch(msgs, kLens, got, kCount);
   if (std::memcmp(got, kEmpty, 32) != 0 || std::memcmp(got + 32, kAbc, 32) != 0) return false;
   for (size_t i = 0; i < kCount; ++i) {
-    uint8_t want[32];
+    uint8_t want[32], one[32];
     keccak256_portable(msgs[i], kLens[i], want);
-    if (std::memcmp(got + 32 * i, want, 32) != 0) return false;
+    single(msgs[i], kLens[i], one);
+    if (std::memcmp(got + 32 * i, want, 32) != 0 || std::memcmp(one, want, 32) != 0) return false;
   }
   return true;
 }
@@ -224,7 +226,7 @@ bool keccak256_self_test(BatchFn batch) {
 }  // namespace keccak_detail
 
 void keccak256(const uint8_t* data, size_t len, uint8_t* out32) {
-  keccak_detail::keccak256_portable(data, len, out32);
+  active_tier().load(std::memory_order_relaxed)->single(data, len, out32);
 }
 
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
@@ -235,7 +237,7 @@ const char* keccak256_kernel_name() { return active_tier().load(std::memory_orde
 
 std::optional<std::string> keccak256_select(std::string_view name) {
   std::string error;
-  const BatchTier* t = name == "auto" ? choose_auto() : tier_by_name(name, error);
+  const Tier* t = name == "auto" ? choose_auto() : tier_by_name(name, error);
   if (!t) return error;
   active_tier().store(t, std::memory_order_relaxed);
   return std::nullopt;

@@ -2,8 +2,9 @@
 // rate 136 bytes, capacity 512 bits), NOT FIPS-202 SHA3-256 (which pads with 0x06).
 //
 // Tiers: "portable" (fully unrolled scalar Keccak-f[1600], lanes in local variables) and,
-// where compiled in (STATETREE_HAVE_KECCAK256_AVX512) and supported by the CPU, "avx512x8"
-// (8 independent states, one per 64-bit lane of 25 zmm registers) for keccak256_batch.
+// where compiled in (STATETREE_HAVE_KECCAK256_AVX512) and supported by the CPU, "avx512x8":
+// keccak256_batch runs 8 independent states, one per 64-bit lane of 25 zmm registers, and
+// keccak256 runs one state in 25 xmm registers with AVX-512VL ternary-logic and rotates.
 // The batch tier is chosen once (thread-safe static init) after a known-answer self-test
 // (a failing self-test falls back to portable), or forced with keccak256_select.
 //
