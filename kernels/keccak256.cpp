@@ -1,7 +1,12 @@
 // keccak256 (portable tier + dispatch): Keccak-f[1600] with every round written out and the
 // 25 lanes held in local variables, two rounds per loop iteration (A -> E -> A) so that no
 // state copy is needed. The round body below was generated from the FIPS 202 definitions
-// (rho offsets from the (x,y) -> (y,2x+3y) walk, round constants from the rc LFSR):
+// (rho offsets from the (x,y) -> (y,2x+3y) walk, round constants from the rc LFSR), with
+// "lane complementing" (the Keccak team's implementation note): six lanes (be, bi, go, ki,
+// mi, sa) are kept complemented inside the permutation; complements pass through theta
+// and rho/pi unchanged (XOR and rotation commute with NOT), and each chi term is rewritten
+// with &, | and at most one ~ so that its output again has the chosen polarity. That needs
+// 8 NOTs per round instead of 25 (x86-64 without BMI has no and-not).
 //
 //   lane names  <row><column>, rows y = b g k m s (0..4), columns x = a e i o u (0..4),
 //   lane index  = x + 5*y, e.g. "ba" = 0, "be" = 1, "ga" = 5, "su" = 24.
@@ -36,7 +41,7 @@ constexpr uint64_t kRoundConstants[24] = {
 
 inline uint64_t rotl64(uint64_t v, unsigned n) { return (v << n) | (v >> (64 - n)); }
 
-#define KECCAK_ROUND(I, O, rc)  \
+#define KECCAK_ROUND_LC(I, O, rc)             \
   do {                                        \
   C0 = I##ba ^ I##ga ^ I##ka ^ I##ma ^ I##sa; \
   C1 = I##be ^ I##ge ^ I##ke ^ I##me ^ I##se; \
@@ -53,76 +58,77 @@ inline uint64_t rotl64(uint64_t v, unsigned n) { return (v << n) | (v >> (64 - n
   B2 = rotl64(I##ki ^ D2, 43);                \
   B3 = rotl64(I##mo ^ D3, 21);                \
   B4 = rotl64(I##su ^ D4, 14);                \
-  O##ba = B0 ^ (~B1 & B2) ^ rc;               \
-  O##be = B1 ^ (~B2 & B3);                    \
-  O##bi = B2 ^ (~B3 & B4);                    \
-  O##bo = B3 ^ (~B4 & B0);                    \
-  O##bu = B4 ^ (~B0 & B1);                    \
+  O##ba = B0 ^ (B1 | B2) ^ rc;                \
+  O##be = B1 ^ (~B2 | B3);                    \
+  O##bi = B2 ^ (B3 & B4);                     \
+  O##bo = B3 ^ (B4 | B0);                     \
+  O##bu = B4 ^ (B0 & B1);                     \
   B0 = rotl64(I##bo ^ D3, 28);                \
   B1 = rotl64(I##gu ^ D4, 20);                \
   B2 = rotl64(I##ka ^ D0, 3);                 \
   B3 = rotl64(I##me ^ D1, 45);                \
   B4 = rotl64(I##si ^ D2, 61);                \
-  O##ga = B0 ^ (~B1 & B2);                    \
-  O##ge = B1 ^ (~B2 & B3);                    \
-  O##gi = B2 ^ (~B3 & B4);                    \
-  O##go = B3 ^ (~B4 & B0);                    \
-  O##gu = B4 ^ (~B0 & B1);                    \
+  O##ga = B0 ^ (B1 | B2);                     \
+  O##ge = B1 ^ (B2 & B3);                     \
+  O##gi = B2 ^ (B3 | ~B4);                    \
+  O##go = B3 ^ (B4 | B0);                     \
+  O##gu = B4 ^ (B0 & B1);                     \
   B0 = rotl64(I##be ^ D1, 1);                 \
   B1 = rotl64(I##gi ^ D2, 6);                 \
   B2 = rotl64(I##ko ^ D3, 25);                \
   B3 = rotl64(I##mu ^ D4, 8);                 \
   B4 = rotl64(I##sa ^ D0, 18);                \
-  O##ka = B0 ^ (~B1 & B2);                    \
-  O##ke = B1 ^ (~B2 & B3);                    \
+  O##ka = B0 ^ (B1 | B2);                     \
+  O##ke = B1 ^ (B2 & B3);                     \
   O##ki = B2 ^ (~B3 & B4);                    \
-  O##ko = B3 ^ (~B4 & B0);                    \
-  O##ku = B4 ^ (~B0 & B1);                    \
+  O##ko = B3 ^ ~(B4 | B0);                    \
+  O##ku = B4 ^ (B0 & B1);                     \
   B0 = rotl64(I##bu ^ D4, 27);                \
   B1 = rotl64(I##ga ^ D0, 36);                \
   B2 = rotl64(I##ke ^ D1, 10);                \
   B3 = rotl64(I##mi ^ D2, 15);                \
   B4 = rotl64(I##so ^ D3, 56);                \
-  O##ma = B0 ^ (~B1 & B2);                    \
-  O##me = B1 ^ (~B2 & B3);                    \
-  O##mi = B2 ^ (~B3 & B4);                    \
-  O##mo = B3 ^ (~B4 & B0);                    \
-  O##mu = B4 ^ (~B0 & B1);                    \
+  O##ma = B0 ^ (B1 & B2);                     \
+  O##me = B1 ^ (B2 | B3);                     \
+  O##mi = B2 ^ (~B3 | B4);                    \
+  O##mo = B3 ^ ~(B4 & B0);                    \
+  O##mu = B4 ^ (B0 | B1);                     \
   B0 = rotl64(I##bi ^ D2, 62);                \
   B1 = rotl64(I##go ^ D3, 55);                \
   B2 = rotl64(I##ku ^ D4, 39);                \
   B3 = rotl64(I##ma ^ D0, 41);                \
   B4 = rotl64(I##se ^ D1, 2);                 \
   O##sa = B0 ^ (~B1 & B2);                    \
-  O##se = B1 ^ (~B2 & B3);                    \
-  O##si = B2 ^ (~B3 & B4);                    \
-  O##so = B3 ^ (~B4 & B0);                    \
-  O##su = B4 ^ (~B0 & B1);                    \
+  O##se = B1 ^ ~(B2 | B3);                    \
+  O##si = B2 ^ (B3 & B4);                     \
+  O##so = B3 ^ (B4 | B0);                     \
+  O##su = B4 ^ (B0 & B1);                     \
   } while (0)
 
 }  // namespace
 
 void keccak_f1600(uint64_t s[25]) {
-  uint64_t Aba = s[0], Abe = s[1], Abi = s[2], Abo = s[3], Abu = s[4];
-  uint64_t Aga = s[5], Age = s[6], Agi = s[7], Ago = s[8], Agu = s[9];
-  uint64_t Aka = s[10], Ake = s[11], Aki = s[12], Ako = s[13], Aku = s[14];
-  uint64_t Ama = s[15], Ame = s[16], Ami = s[17], Amo = s[18], Amu = s[19];
-  uint64_t Asa = s[20], Ase = s[21], Asi = s[22], Aso = s[23], Asu = s[24];
+  // Lanes 1, 2, 8, 12, 17, 20 (be, bi, go, ki, mi, sa) are held complemented (see above).
+  uint64_t Aba = s[0], Abe = ~s[1], Abi = ~s[2], Abo = s[3], Abu = s[4];
+  uint64_t Aga = s[5], Age = s[6], Agi = s[7], Ago = ~s[8], Agu = s[9];
+  uint64_t Aka = s[10], Ake = s[11], Aki = ~s[12], Ako = s[13], Aku = s[14];
+  uint64_t Ama = s[15], Ame = s[16], Ami = ~s[17], Amo = s[18], Amu = s[19];
+  uint64_t Asa = ~s[20], Ase = s[21], Asi = s[22], Aso = s[23], Asu = s[24];
   uint64_t Eba, Ebe, Ebi, Ebo, Ebu, Ega, Ege, Egi, Ego, Egu, Eka, Eke, Eki, Eko, Eku;
   uint64_t Ema, Eme, Emi, Emo, Emu, Esa, Ese, Esi, Eso, Esu;
   uint64_t B0, B1, B2, B3, B4, C0, C1, C2, C3, C4, D0, D1, D2, D3, D4;
   for (int round = 0; round < 24; round += 2) {
-    KECCAK_ROUND(A, E, kRoundConstants[round]);
-    KECCAK_ROUND(E, A, kRoundConstants[round + 1]);
+    KECCAK_ROUND_LC(A, E, kRoundConstants[round]);
+    KECCAK_ROUND_LC(E, A, kRoundConstants[round + 1]);
   }
-  s[0] = Aba; s[1] = Abe; s[2] = Abi; s[3] = Abo; s[4] = Abu;
-  s[5] = Aga; s[6] = Age; s[7] = Agi; s[8] = Ago; s[9] = Agu;
-  s[10] = Aka; s[11] = Ake; s[12] = Aki; s[13] = Ako; s[14] = Aku;
-  s[15] = Ama; s[16] = Ame; s[17] = Ami; s[18] = Amo; s[19] = Amu;
-  s[20] = Asa; s[21] = Ase; s[22] = Asi; s[23] = Aso; s[24] = Asu;
+  s[0] = Aba; s[1] = ~Abe; s[2] = ~Abi; s[3] = Abo; s[4] = Abu;
+  s[5] = Aga; s[6] = Age; s[7] = Agi; s[8] = ~Ago; s[9] = Agu;
+  s[10] = Aka; s[11] = Ake; s[12] = ~Aki; s[13] = Ako; s[14] = Aku;
+  s[15] = Ama; s[16] = Ame; s[17] = ~Ami; s[18] = Amo; s[19] = Amu;
+  s[20] = ~Asa; s[21] = Ase; s[22] = Asi; s[23] = Aso; s[24] = Asu;
 }
 
-#undef KECCAK_ROUND
+#undef KECCAK_ROUND_LC
 
 namespace keccak_detail {
 
