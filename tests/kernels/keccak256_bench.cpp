@@ -2,9 +2,11 @@
 // time). Skipped by default; run from a Release build:
 //   ./build/tests/test_kernels -ts="keccak256 bench" --no-skip
 // Figures: ns per hash, thread CPU time (less sensitive to preemption on a shared machine),
-// median [min..max] over repetitions, for fixed lengths and an MPT-like mix (66..535 bytes).
+// median [min..max] over repetitions, for fixed lengths and an MPT-like mix (66..535 bytes),
+// with OpenSSL's EVP SHA3-256 (same permutation and rate) as an outside reference.
 #include <doctest/doctest.h>
 
+#include <openssl/evp.h>
 #include <time.h>
 
 #include <cstdio>
@@ -59,6 +61,19 @@ TEST_CASE("keccak256 bench: ns per hash by tier") {
     if (len == 0)
       for (size_t i = 0; i < n; ++i) lens[i] = 66 + (i * 7919) % 470;
     std::printf("len %s\n", len ? std::to_string(len).c_str() : "mix 66..535");
+    // Reference: OpenSSL's SHA3-256 (same Keccak-f[1600] and rate, 0x06 padding; its
+    // assembly permutation) through EVP, one message at a time.
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    const auto so = ns_per_hash([&] {
+      unsigned out_len = 0;
+      for (size_t i = 0; i < n; ++i) {
+        EVP_DigestInit_ex(ctx, EVP_sha3_256(), nullptr);
+        EVP_DigestUpdate(ctx, msgs[i], lens[i]);
+        EVP_DigestFinal_ex(ctx, &out[32 * i], &out_len);
+      }
+    }, reps, n);
+    EVP_MD_CTX_free(ctx);
+    print("openssl sha3-256", so);
     const auto sp = ns_per_hash([&] { for (size_t i = 0; i < n; ++i) keccak_detail::keccak256_portable(msgs[i], lens[i], &out[32 * i]); }, reps, n);
     print("single portable", sp);
     const auto bp = ns_per_hash([&] { keccak_detail::keccak256_batch_portable(msgs.data(), lens.data(), out.data(), n); }, reps, n);
