@@ -54,6 +54,7 @@ class MerkleArena {
   size_t leaf_capacity_;
   size_t pow2_;
   uint32_t* words_;
+  size_t align_ = 64;
 };
 
 }  // namespace st::merkle
