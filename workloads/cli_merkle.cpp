@@ -103,10 +103,10 @@ int cmd_merkle(int argc, char** argv) {
     auto list = args.u64_list("pin", &err);
     if (!list) return fail(err);
     for (uint64_t c : *list) {
-      if (c >= CPU_SETSIZE) return fail("--pin: CPU " + std::to_string(c) + " out of range");
+      if (c >= CPU_SETSIZE || !pipeline::cpu_allowed(int(c)))
+        return fail("--pin: CPU " + std::to_string(c) + " is not available to this process");
       cpus.push_back(int(c));
     }
-    if (auto e = pipeline::pin_current_thread(cpus[0]); !e.empty()) return fail("--pin: " + e);
   }
   if (auto e = kernels::sha256_select(args.str("kernel"))) return fail(*e);
   const kernels::Sha256Kernel& kernel = kernels::sha256_active();

@@ -69,6 +69,12 @@ std::string pin_current_thread(int cpu) {
   return {};
 }
 
+bool cpu_allowed(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return cpu >= 0 && cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof set, &set) == 0 && CPU_ISSET(cpu, &set);
+}
+
 unsigned available_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -37,6 +37,9 @@ void parallel_for(size_t n, size_t grain, const std::function<void(size_t begin,
 // Pins the calling thread to one CPU. Returns an error message, or empty on success.
 std::string pin_current_thread(int cpu);
 
+// True when this process may run on `cpu` (it is in the current affinity mask).
+bool cpu_allowed(int cpu);
+
 // Number of CPUs this process may run on.
 unsigned available_cpus();
 
