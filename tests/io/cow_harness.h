@@ -3,7 +3,7 @@
 // anywhere. K records of one page each; a directory page maps record -> (page, version);
 // a free-list page holds the allocator's committed state.
 //
-//   commit: allocate new pages -> release superseded ones -> write records, directory,
+//   commit: release superseded pages -> allocate new ones -> write records, directory,
 //           free list -> sync -> publish manifest (root_page = directory) -> commit_durable
 //
 //   directory payload: [seq u64][K u64][(page u64, version u64) x K]
@@ -94,16 +94,19 @@ class CowDb {
     std::vector<uint64_t> rewrite;
     for (uint64_t r = 0; r < k_; ++r)
       if (page_[r] == kNoPage || splitmix64(rng) % 4 == 0) rewrite.push_back(r);
-    std::vector<uint64_t> fresh;
-    if (Status s = alloc_.allocate(rewrite.size() + 2, &fresh); !s.ok()) return s;
+    // Release first, then allocate: the allocator must not hand the released pages (the
+    // committed root's) back within this commit.
     const auto old_page = page_, old_version = version_;
-    for (size_t i = 0; i < rewrite.size(); ++i) {
-      const uint64_t r = rewrite[i];
+    for (uint64_t r : rewrite)
       if (page_[r] != kNoPage) alloc_.release(page_[r]);
-      page_[r] = fresh[i];
-      ++version_[r];
-    }
     if (dir_page_ != kNoPage) { alloc_.release(dir_page_); alloc_.release(free_page_); }
+    std::vector<uint64_t> fresh;
+    if (Status s = alloc_.allocate(rewrite.size() + 2, &fresh); !s.ok())
+      return abort(old_page, old_version, s);
+    for (size_t i = 0; i < rewrite.size(); ++i) {
+      page_[rewrite[i]] = fresh[i];
+      ++version_[rewrite[i]];
+    }
     const uint64_t new_dir = fresh[rewrite.size()], new_free = fresh[rewrite.size() + 1];
     const uint64_t new_seq = seq_ + 1;
 
