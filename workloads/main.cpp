@@ -16,6 +16,7 @@ struct Command {
 const Command kCommands[] = {
     {"merkle", st::cli::cmd_merkle, "Bitcoin-style SHA-256 Merkle root of a batch of leaves, with proofs and baselines"},
     {"root", st::cli::cmd_root, "state root of a genesis allocation or key/value file (--tree mpt|bintrie)"},
+    {"io-bench", st::cli::cmd_io_bench, "raw random page reads through the arena store at each queue depth (device baseline)"},
 };
 
 void print_usage(FILE* out) {

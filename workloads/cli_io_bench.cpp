@@ -1,0 +1,246 @@
+// cli_io_bench: `statetree io-bench`, the raw device baseline: uniformly random page reads
+// through the flat arena store (O_DIRECT + io_uring) at each queue depth, reporting IOPS,
+// per-read latency (mean, p50, p99) and microseconds per read amortized (wall / reads).
+// This is the "device's amortized cost" that read-bench's per-node I/O cost is held to.
+//
+// Protocol per run: create + fill the file with sealed pages (or --reuse an existing one),
+// then for each repetition and each queue depth, side by side: [--cold: evict] -> open a
+// store at that QD -> warm-up reads (QD1) -> timed reads. Files it created are deleted
+// unless --keep. Exit: 0 ok, 1 I/O error or corrupt page, 2 bad usage.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/stats/summary.h"
+#include "io/arena_store.h"
+#include "io/cold_cache.h"
+#include "io/random_reads.h"
+#include "workloads/cli_args.h"
+#include "workloads/commands.h"
+
+namespace st::cli {
+namespace {
+
+struct QdRun {
+  double iops, us_per_read, lat_mean_us, lat_p50_us, lat_p99_us;
+};
+
+double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+nlohmann::json summary_json(const std::vector<double>& v) {
+  const stats::Summary s = stats::summarize(v);
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
+}
+
+int fail(const std::string& msg, int code) {
+  std::fprintf(stderr, "statetree io-bench: %s\n", msg.c_str());
+  return code;
+}
+
+// Writes every page once (sealed, deterministic payload) at QD 64, then fdatasync.
+io::Status fill(io::ArenaFileStore& store) {
+  const uint32_t payload = store.payload_bytes();
+  const uint32_t batch = 256;
+  std::vector<unsigned char> bufs(size_t(batch) * payload);
+  std::vector<io::PageOp> ops;
+  for (uint64_t first = 0; first < store.capacity_pages(); first += batch) {
+    ops.clear();
+    for (uint64_t p = first; p < std::min<uint64_t>(first + batch, store.capacity_pages()); ++p) {
+      unsigned char* b = bufs.data() + size_t(p - first) * payload;
+      for (uint32_t i = 0; i < payload; i += 8) {
+        const uint64_t v = (p * 0x9e3779b97f4a7c15ull) ^ i;
+        std::memcpy(b + i, &v, std::min<uint32_t>(8, payload - i));
+      }
+      ops.push_back({io::PageOpKind::write, p, b, p});
+    }
+    if (io::Status s = io::run_batch(store, ops); !s.ok()) return s;
+  }
+  return store.sync();
+}
+
+}  // namespace
+
+int cmd_io_bench(int argc, char** argv) {
+  Args args("statetree io-bench",
+            "Raw random page reads through the arena store (O_DIRECT + io_uring) at each queue depth:\n"
+            "IOPS, latency per read (mean, p50, p99) and us per read amortized (the device baseline).");
+  args.option("file", "PATH", "arena file to create (must not exist unless --reuse)");
+  args.option("size-mib", "M", "file size in MiB", "256");
+  args.option("page-size", "B", "page size: 4096 or 16384", "4096");
+  args.option("qd", "LIST", "queue depths, comma-separated", "1,8,32,64");
+  args.option("reads", "N", "timed random reads per queue depth and repetition", "4096");
+  args.option("reps", "R", "repetitions (queue depths interleaved within each)", "3");
+  args.option("warmup", "W", "untimed QD1 reads before each timed run (first reads after idle are slow)", "32");
+  args.option("seed", "S", "random page sequence seed", "1");
+  args.flag("cold", "evict before each timed run: drop_caches when permitted (root), else posix_fadvise");
+  args.flag("reuse", "use an existing arena file of the given page size instead of creating one");
+  args.flag("keep", "keep the file this run created");
+  args.flag("buffered", "no O_DIRECT (for comparison)");
+  args.flag("json", "print one JSON object on stdout");
+  if (!args.parse(argc, argv)) return fail(args.error(), 2);
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+
+  std::string err;
+  const auto size_mib = args.u64("size-mib", &err);
+  const auto page_size = args.u64("page-size", &err);
+  const auto qds = args.u64_list("qd", &err);
+  const auto reads = args.u64("reads", &err);
+  const auto reps = args.u64("reps", &err);
+  const auto warmup = args.u64("warmup", &err);
+  const auto seed = args.u64("seed", &err);
+  if (!size_mib || !page_size || !qds || !reads || !reps || !warmup || !seed) return fail(err, 2);
+  const std::string path = args.str("file");
+  if (path.empty()) return fail("--file PATH is required", 2);
+  if (!io::valid_page_size(uint32_t(*page_size)) || *page_size > 16384)
+    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(*page_size) + ")", 2);
+  if (*size_mib == 0 || *size_mib > (1u << 20)) return fail("--size-mib must be in 1..1048576", 2);
+  for (uint64_t q : *qds)
+    if (q == 0 || q > 4096) return fail("--qd values must be in 1..4096 (got " + std::to_string(q) + ")", 2);
+  if (*reads == 0 || *reads > 100000000) return fail("--reads must be in 1..100000000", 2);
+  if (*reps == 0 || *reps > 1000) return fail("--reps must be in 1..1000", 2);
+  const bool json = args.given("json"), cold = args.given("cold"), reuse = args.given("reuse");
+
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && !reuse) return fail(path + " exists; remove it or pass --reuse", 2);
+  if (!existed && reuse) return fail(path + " does not exist (--reuse needs an arena file)", 2);
+  const uint64_t pages = (*size_mib << 20) / *page_size;
+
+  io::ArenaOptions o;
+  o.path = path;
+  o.page_size = uint32_t(*page_size);
+  o.capacity_pages = existed ? 0 : pages;
+  o.create = !existed;
+  o.direct_io = !args.given("buffered");
+  o.queue_depth = 64;
+  bool created = false;
+  auto cleanup = [&] { if (created && !args.given("keep")) std::filesystem::remove(path, ec); };
+
+  double fill_s = 0;
+  io::ArenaFeatures features;
+  uint64_t capacity = 0;
+  {
+    std::unique_ptr<io::ArenaFileStore> store;
+    io::Status s = io::ArenaFileStore::open(o, &store);
+    if (!s.ok()) return fail(s.message(), s.code() == io::Errc::unsupported ? 1 : 2);
+    created = !existed;
+    features = store->features();
+    capacity = store->capacity_pages();
+    if (!existed) {
+      if (!json) std::fprintf(stderr, "io-bench: filling %s (%llu pages of %llu B)...\n", path.c_str(),
+                              (unsigned long long)capacity, (unsigned long long)*page_size);
+      const double t0 = now_s();
+      s = fill(*store);
+      fill_s = now_s() - t0;
+      if (!s.ok()) { cleanup(); return fail("fill: " + s.message(), 1); }
+    }
+  }
+  o.create = false;
+  o.capacity_pages = 0;
+
+  std::vector<std::vector<QdRun>> runs(qds->size());
+  io::ColdResult cold_result;
+  io::WarmUpResult last_warm;
+  for (uint64_t rep = 0; rep < *reps; ++rep) {
+    for (size_t qi = 0; qi < qds->size(); ++qi) {
+      const uint32_t qd = uint32_t((*qds)[qi]);
+      if (cold) {
+        const std::string files[] = {path};
+        if (io::Status s = io::make_cold(files, true, &cold_result); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+      }
+      o.queue_depth = qd;
+      std::unique_ptr<io::ArenaFileStore> store;
+      if (io::Status s = io::ArenaFileStore::open(o, &store); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+      last_warm = io::warm_up(*store, uint32_t(*warmup), *seed * 7919 + rep * 31 + qi);
+      io::RandomReadResult r;
+      io::Status s = io::random_reads(*store, *reads, 2 * qd, *seed + rep * 1000003 + qi * 101, &r);
+      if (!s.ok()) { cleanup(); return fail(s.message(), 1); }
+      double sum = 0;
+      for (uint64_t l : r.latency_ns) sum += double(l);
+      runs[qi].push_back({r.iops(), r.us_per_read(), sum / double(r.reads) / 1e3,
+                          double(io::percentile_ns(r.latency_ns, 0.50)) / 1e3,
+                          double(io::percentile_ns(r.latency_ns, 0.99)) / 1e3});
+    }
+  }
+  cleanup();
+
+  nlohmann::json out;
+  out["command"] = "io-bench";
+  out["file"] = path;
+  out["page_size"] = *page_size;
+  out["pages"] = capacity;
+  out["size_mib"] = double(capacity * *page_size) / double(1 << 20);
+  out["reads_per_run"] = *reads;
+  out["reps"] = *reps;
+  out["warmup_reads"] = *warmup;
+  out["cold"] = cold ? nlohmann::json{{"protocol", io::cold_protocol_name(cold_result.protocol)},
+                                      {"detail", cold_result.detail}}
+                     : nlohmann::json(nullptr);
+  out["regime_note"] = existed ? "file reused: host-cache state unknown"
+                               : "file written by this run: the hypervisor host may still cache it";
+  out["features"] = {{"direct_io", features.direct_io},
+                     {"registered_buffers", features.registered_buffers},
+                     {"registered_file", features.registered_file},
+                     {"notes", features.notes}};
+  if (!existed) out["fill"] = {{"seconds", fill_s}, {"mib_per_s", double(capacity * *page_size) / double(1 << 20) / fill_s}};
+  out["warmup_last"] = {{"first_read_us", last_warm.first_read_us}, {"last_read_us", last_warm.last_read_us}};
+  nlohmann::json results = nlohmann::json::array();
+  for (size_t qi = 0; qi < qds->size(); ++qi) {
+    std::vector<double> iops, us, mean, p50, p99;
+    for (const QdRun& r : runs[qi]) {
+      iops.push_back(r.iops);
+      us.push_back(r.us_per_read);
+      mean.push_back(r.lat_mean_us);
+      p50.push_back(r.lat_p50_us);
+      p99.push_back(r.lat_p99_us);
+    }
+    results.push_back({{"qd", (*qds)[qi]},
+                       {"iops", summary_json(iops)},
+                       {"us_per_read_amortized", summary_json(us)},
+                       {"latency_us_mean", summary_json(mean)},
+                       {"latency_us_p50", summary_json(p50)},
+                       {"latency_us_p99", summary_json(p99)}});
+  }
+  out["results"] = results;
+
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  }
+  std::printf("io-bench: %s, %llu pages x %llu B, %llu reads/run, %llu reps, cold: %s\n", path.c_str(),
+              (unsigned long long)capacity, (unsigned long long)*page_size, (unsigned long long)*reads,
+              (unsigned long long)*reps, cold ? io::cold_protocol_name(cold_result.protocol) : "no");
+  std::printf("features: O_DIRECT %s, registered buffers %s, registered file %s%s%s\n",
+              features.direct_io ? "on" : "off", features.registered_buffers ? "on" : "off",
+              features.registered_file ? "on" : "off", features.notes.empty() ? "" : "; ",
+              features.notes.c_str());
+  std::printf("medians over reps [min..max]\n");
+  std::printf("%5s %22s %22s %20s %20s %20s\n", "QD", "IOPS", "us/read amortized", "lat mean us", "lat p50 us", "lat p99 us");
+  for (const auto& r : results) {
+    auto cell = [&](const char* k) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.1f [%.1f..%.1f]", r[k]["median"].get<double>(), r[k]["min"].get<double>(),
+                    r[k]["max"].get<double>());
+      return std::string(b);
+    };
+    std::printf("%5llu %22s %22s %20s %20s %20s\n", (unsigned long long)r["qd"].get<uint64_t>(), cell("iops").c_str(),
+                cell("us_per_read_amortized").c_str(), cell("latency_us_mean").c_str(), cell("latency_us_p50").c_str(),
+                cell("latency_us_p99").c_str());
+  }
+  std::printf("note: %s\n", out["regime_note"].get<std::string>().c_str());
+  return 0;
+}
+
+}  // namespace st::cli
