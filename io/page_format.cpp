@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "io/crc32c.h"
+#include "io/xxh64.h"
 
 namespace st::io {
 namespace {
@@ -25,6 +25,10 @@ uint32_t load_u32_le(const unsigned char* p) {
   return v;
 }
 
+uint32_t page_checksum(const unsigned char* page, uint32_t page_size) {
+  return uint32_t(xxh64(page, page_size - 4, 0));
+}
+
 }  // namespace
 
 const char* page_check_name(PageCheck c) {
@@ -42,7 +46,7 @@ void seal_page(unsigned char* page, uint32_t page_size, uint64_t page_id) {
   unsigned char* t = page + page_size - kPageTrailerBytes;
   store_u64_le(t, page_id);
   store_u32_le(t + 8, kPageMagic);
-  store_u32_le(t + 12, crc32c(page, page_size - 4));
+  store_u32_le(t + 12, page_checksum(page, page_size));
 }
 
 PageCheck check_page(const unsigned char* page, uint32_t page_size, uint64_t page_id) {
@@ -53,7 +57,7 @@ PageCheck check_page(const unsigned char* page, uint32_t page_size, uint64_t pag
     return std::memcmp(t, kZero, kPageTrailerBytes) == 0 ? PageCheck::never_written
                                                           : PageCheck::bad_magic;
   }
-  if (crc32c(page, page_size - 4) != load_u32_le(t + 12)) return PageCheck::bad_checksum;
+  if (page_checksum(page, page_size) != load_u32_le(t + 12)) return PageCheck::bad_checksum;
   if (load_u64_le(t) != page_id) return PageCheck::wrong_page_id;
   return PageCheck::ok;
 }
