@@ -109,8 +109,9 @@ struct ArenaFileStore::Impl {
     }
   }
 
-  // Starts queued ops while slots are free (the top-up loop), then submits.
-  void top_up() {
+  // Starts queued ops while slots are free (the top-up loop), then submits unless the
+  // caller is about to submit-and-wait anyway (one syscall instead of two).
+  void top_up(bool flush = true) {
     while (!free_slots.empty() && !pending.empty()) {
       const uint32_t i = free_slots.back();
       free_slots.pop_back();
@@ -128,7 +129,7 @@ struct ArenaFileStore::Impl {
       ++in_flight;
       prep(i);
     }
-    flush_sq();
+    if (flush) flush_sq();
   }
 
   void finish(uint32_t i, Errc code, int err, PageCheck check) {
@@ -366,14 +367,16 @@ size_t ArenaFileStore::reap(std::span<PageCompletion> out, size_t wait_for) {
   size_t n = 0;
   for (;;) {
     m.process_cqes();
-    m.top_up();
+    m.top_up(/*flush=*/false);
     while (n < out.size() && !m.done.empty()) {
       out[n++] = m.done.front();
       m.done.pop_front();
     }
-    if (n >= want || n == out.size()) return n;
-    if (m.in_flight == 0) return n;  // nothing can arrive (cannot happen while want > n)
-    m.wait_one();
+    if (n >= want || n == out.size() || m.in_flight == 0) {
+      m.flush_sq();  // never return with prepared SQEs the kernel has not seen
+      return n;
+    }
+    m.wait_one();  // submits the prepared SQEs and waits in one io_uring_enter
   }
 }
 

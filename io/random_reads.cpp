@@ -15,7 +15,9 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-uint64_t next_page(uint64_t& x, uint64_t capacity) {
+}  // namespace
+
+uint64_t random_page(uint64_t& x, uint64_t capacity) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -23,6 +25,8 @@ uint64_t next_page(uint64_t& x, uint64_t capacity) {
   return z % capacity;
 }
 
+namespace {
+uint64_t next_page(uint64_t& x, uint64_t capacity) { return random_page(x, capacity); }
 }  // namespace
 
 Status random_reads(NodeStore& store, uint64_t reads, uint32_t window, uint64_t seed,

@@ -5,7 +5,9 @@
 //
 // Protocol per run: create + fill the file with sealed pages (or --reuse an existing one),
 // then for each repetition and each queue depth, side by side: [--cold: evict] -> open a
-// store at that QD -> warm-up reads (QD1) -> timed reads. Files it created are deleted
+// store at that QD -> warm-up reads (QD1) -> timed reads; then (unless --no-raw) the same
+// page sequence through a store-less io_uring loop (io/raw_reads.h), order alternating by
+// repetition, and the ratio store/raw of the amortized cost per read. Files it created are deleted
 // unless --keep. Exit: 0 ok, 1 I/O error or corrupt page, 2 bad usage.
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "io/arena_store.h"
 #include "io/cold_cache.h"
 #include "io/random_reads.h"
+#include "io/raw_reads.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 
@@ -32,6 +35,15 @@ namespace {
 struct QdRun {
   double iops, us_per_read, lat_mean_us, lat_p50_us, lat_p99_us;
 };
+
+QdRun to_run(const io::RandomReadResult& r) {
+  double sum = 0;
+  for (uint64_t l : r.latency_ns) sum += double(l);
+  return {r.iops(), r.us_per_read(), sum / double(r.reads) / 1e3,
+          double(io::percentile_ns(r.latency_ns, 0.50)) / 1e3, double(io::percentile_ns(r.latency_ns, 0.99)) / 1e3};
+}
+
+nlohmann::json runs_json(const std::vector<QdRun>& runs);
 
 double now_s() {
   timespec ts;
@@ -70,6 +82,22 @@ io::Status fill(io::ArenaFileStore& store) {
   return store.sync();
 }
 
+nlohmann::json runs_json(const std::vector<QdRun>& runs) {
+  std::vector<double> iops, us, mean, p50, p99;
+  for (const QdRun& r : runs) {
+    iops.push_back(r.iops);
+    us.push_back(r.us_per_read);
+    mean.push_back(r.lat_mean_us);
+    p50.push_back(r.lat_p50_us);
+    p99.push_back(r.lat_p99_us);
+  }
+  return {{"iops", summary_json(iops)},
+          {"us_per_read_amortized", summary_json(us)},
+          {"latency_us_mean", summary_json(mean)},
+          {"latency_us_p50", summary_json(p50)},
+          {"latency_us_p99", summary_json(p99)}};
+}
+
 }  // namespace
 
 int cmd_io_bench(int argc, char** argv) {
@@ -88,6 +116,7 @@ int cmd_io_bench(int argc, char** argv) {
   args.flag("reuse", "use an existing arena file of the given page size instead of creating one");
   args.flag("keep", "keep the file this run created");
   args.flag("buffered", "no O_DIRECT (for comparison)");
+  args.flag("no-raw", "skip the store-less io_uring baseline");
   args.flag("json", "print one JSON object on stdout");
   if (!args.parse(argc, argv)) return fail(args.error(), 2);
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
@@ -150,28 +179,48 @@ int cmd_io_bench(int argc, char** argv) {
   o.create = false;
   o.capacity_pages = 0;
 
-  std::vector<std::vector<QdRun>> runs(qds->size());
+  const bool raw = !args.given("no-raw");
+  std::vector<std::vector<QdRun>> runs(qds->size()), raw_runs(qds->size());
+  std::vector<std::vector<double>> ratios(qds->size());
   io::ColdResult cold_result;
   io::WarmUpResult last_warm;
   for (uint64_t rep = 0; rep < *reps; ++rep) {
     for (size_t qi = 0; qi < qds->size(); ++qi) {
       const uint32_t qd = uint32_t((*qds)[qi]);
-      if (cold) {
-        const std::string files[] = {path};
-        if (io::Status s = io::make_cold(files, true, &cold_result); !s.ok()) { cleanup(); return fail(s.message(), 1); }
-      }
       o.queue_depth = qd;
-      std::unique_ptr<io::ArenaFileStore> store;
-      if (io::Status s = io::ArenaFileStore::open(o, &store); !s.ok()) { cleanup(); return fail(s.message(), 1); }
-      last_warm = io::warm_up(*store, uint32_t(*warmup), *seed * 7919 + rep * 31 + qi);
-      io::RandomReadResult r;
-      io::Status s = io::random_reads(*store, *reads, 2 * qd, *seed + rep * 1000003 + qi * 101, &r);
-      if (!s.ok()) { cleanup(); return fail(s.message(), 1); }
-      double sum = 0;
-      for (uint64_t l : r.latency_ns) sum += double(l);
-      runs[qi].push_back({r.iops(), r.us_per_read(), sum / double(r.reads) / 1e3,
-                          double(io::percentile_ns(r.latency_ns, 0.50)) / 1e3,
-                          double(io::percentile_ns(r.latency_ns, 0.99)) / 1e3});
+      const uint64_t run_seed = *seed + rep * 1000003 + qi * 101;
+      auto evict = [&]() -> io::Status {
+        if (!cold) return {};
+        const std::string files[] = {path};
+        return io::make_cold(files, true, &cold_result);
+      };
+      auto run_store = [&]() -> io::Status {
+        if (io::Status s = evict(); !s.ok()) return s;
+        std::unique_ptr<io::ArenaFileStore> store;
+        if (io::Status s = io::ArenaFileStore::open(o, &store); !s.ok()) return s;
+        last_warm = io::warm_up(*store, uint32_t(*warmup), *seed * 7919 + rep * 31 + qi);
+        io::RandomReadResult r;
+        if (io::Status s = io::random_reads(*store, *reads, 2 * qd, run_seed, &r); !s.ok()) return s;
+        runs[qi].push_back(to_run(r));
+        return {};
+      };
+      auto run_raw = [&]() -> io::Status {
+        if (io::Status s = evict(); !s.ok()) return s;
+        io::RandomReadResult r;
+        if (io::Status s = io::raw_random_reads(path, uint32_t(*page_size), capacity, qd, *warmup,
+                                                *seed * 7919 + rep * 31 + qi, &r); !s.ok())
+          return s;
+        if (io::Status s = io::raw_random_reads(path, uint32_t(*page_size), capacity, qd, *reads, run_seed, &r); !s.ok())
+          return s;
+        raw_runs[qi].push_back(to_run(r));
+        return {};
+      };
+      // Alternate which goes first so neither always gets the warmer device.
+      const bool raw_first = raw && rep % 2 == 1;
+      if (raw_first) if (io::Status s = run_raw(); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+      if (io::Status s = run_store(); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+      if (raw && !raw_first) if (io::Status s = run_raw(); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+      if (raw) ratios[qi].push_back(runs[qi].back().us_per_read / raw_runs[qi].back().us_per_read);
     }
   }
   cleanup();
@@ -198,20 +247,13 @@ int cmd_io_bench(int argc, char** argv) {
   out["warmup_last"] = {{"first_read_us", last_warm.first_read_us}, {"last_read_us", last_warm.last_read_us}};
   nlohmann::json results = nlohmann::json::array();
   for (size_t qi = 0; qi < qds->size(); ++qi) {
-    std::vector<double> iops, us, mean, p50, p99;
-    for (const QdRun& r : runs[qi]) {
-      iops.push_back(r.iops);
-      us.push_back(r.us_per_read);
-      mean.push_back(r.lat_mean_us);
-      p50.push_back(r.lat_p50_us);
-      p99.push_back(r.lat_p99_us);
+    nlohmann::json row = runs_json(runs[qi]);
+    row["qd"] = (*qds)[qi];
+    if (raw) {
+      row["raw"] = runs_json(raw_runs[qi]);
+      row["store_over_raw_us_per_read"] = summary_json(ratios[qi]);
     }
-    results.push_back({{"qd", (*qds)[qi]},
-                       {"iops", summary_json(iops)},
-                       {"us_per_read_amortized", summary_json(us)},
-                       {"latency_us_mean", summary_json(mean)},
-                       {"latency_us_p50", summary_json(p50)},
-                       {"latency_us_p99", summary_json(p99)}});
+    results.push_back(row);
   }
   out["results"] = results;
 
@@ -227,17 +269,28 @@ int cmd_io_bench(int argc, char** argv) {
               features.registered_file ? "on" : "off", features.notes.empty() ? "" : "; ",
               features.notes.c_str());
   std::printf("medians over reps [min..max]\n");
-  std::printf("%5s %22s %22s %20s %20s %20s\n", "QD", "IOPS", "us/read amortized", "lat mean us", "lat p50 us", "lat p99 us");
-  for (const auto& r : results) {
+  std::printf("%-5s %5s %22s %22s %20s %20s %22s\n", "path", "QD", "IOPS", "us/read amortized", "lat mean us",
+              "lat p50 us", "lat p99 us");
+  auto print_row = [&](const char* name, uint64_t qd, const nlohmann::json& r) {
     auto cell = [&](const char* k) {
       char b[64];
       std::snprintf(b, sizeof b, "%.1f [%.1f..%.1f]", r[k]["median"].get<double>(), r[k]["min"].get<double>(),
                     r[k]["max"].get<double>());
       return std::string(b);
     };
-    std::printf("%5llu %22s %22s %20s %20s %20s\n", (unsigned long long)r["qd"].get<uint64_t>(), cell("iops").c_str(),
-                cell("us_per_read_amortized").c_str(), cell("latency_us_mean").c_str(), cell("latency_us_p50").c_str(),
-                cell("latency_us_p99").c_str());
+    std::printf("%-5s %5llu %22s %22s %20s %20s %22s\n", name, (unsigned long long)qd, cell("iops").c_str(),
+                cell("us_per_read_amortized").c_str(), cell("latency_us_mean").c_str(),
+                cell("latency_us_p50").c_str(), cell("latency_us_p99").c_str());
+  };
+  for (const auto& r : results) {
+    const uint64_t qd = r["qd"].get<uint64_t>();
+    print_row("store", qd, r);
+    if (raw) {
+      print_row("raw", qd, r["raw"]);
+      const auto& q = r["store_over_raw_us_per_read"];
+      std::printf("%-5s %5llu store/raw us per read: %.2f [%.2f..%.2f]\n", "ratio", (unsigned long long)qd,
+                  q["median"].get<double>(), q["min"].get<double>(), q["max"].get<double>());
+    }
   }
   std::printf("note: %s\n", out["regime_note"].get<std::string>().c_str());
   return 0;
