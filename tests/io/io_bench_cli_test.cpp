@@ -64,10 +64,27 @@ TEST_CASE("io-bench: JSON per queue depth, temp file removed, bad input exits 2"
   CHECK(j["results"][1]["qd"] == 4);
   for (const auto& q : j["results"]) {
     CHECK(q["iops"]["median"].get<double>() > 0);
+    CHECK(q["raw"]["iops"]["median"].get<double>() > 0);
+    CHECK(q["store_over_raw_us_per_read"]["median"].get<double>() > 0);
     CHECK(q["iops"]["min"].get<double>() <= q["iops"]["max"].get<double>());
     CHECK(q["latency_us_p50"]["median"].get<double>() <= q["latency_us_p99"]["median"].get<double>());
   }
   CHECK(!std::filesystem::exists(file));
+
+  // --keep leaves the file; --reuse reads it again; --no-raw drops the baseline.
+  r = run_cmd(binary() + " io-bench --file " + file + " --size-mib 1 --qd 2 --reads 16 --reps 1 --keep --json 2>/dev/null");
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::filesystem::exists(file));
+  r = run_cmd(binary() + " io-bench --file " + file + " --reuse --qd 2 --reads 16 --reps 1 --no-raw --json 2>/dev/null");
+  REQUIRE(r.exit_code == 0);
+  const auto k = nlohmann::json::parse(r.out);
+  CHECK(k["results"][0].count("raw") == 0);
+  CHECK(k["regime_note"] == "file reused: host-cache state unknown");
+  CHECK(std::filesystem::exists(file));  // --reuse never deletes what it did not create
+  r = run_cmd(binary() + " io-bench --file " + file + " --size-mib 1 2>&1");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "statetree io-bench: " + file + " exists; remove it or pass --reuse\n");
+  std::filesystem::remove(file);
 
   for (const std::string bad : {" --page-size 8192", " --qd 1,x", " --size-mib 0", " --bogus 1"}) {
     CAPTURE(bad);
