@@ -21,7 +21,8 @@
 namespace st::io {
 namespace {
 
-enum class SlotState : uint8_t { free, in_flight };
+// free -> in_flight (SQE/CQE outstanding) -> [read landed: awaiting verify+copy] -> free
+enum class SlotState : uint8_t { free, in_flight, landed };
 
 struct Slot {
   SlotState state = SlotState::free;
@@ -58,14 +59,16 @@ struct ArenaFileStore::Impl {
   unsigned char* arena = nullptr;  // queue_depth * page_size, aligned to 4096
   std::vector<Slot> slots;
   std::vector<uint32_t> free_slots;
+  std::vector<uint32_t> landed;  // reads whose bytes arrived, verified after the top-up
   std::deque<PageOp> pending;
   std::deque<PageCompletion> done;
   uint64_t capacity = 0;
-  uint32_t in_flight = 0;
+  uint32_t in_flight = 0;  // slots with an SQE/CQE outstanding: never more than queue_depth
   StoreCounters counters;
 
   ~Impl() {
     if (ring_ok) {
+      pending.clear();  // nothing new starts; what the kernel holds must finish first
       drain();
       io_uring_queue_exit(&ring);
     }
@@ -112,7 +115,7 @@ struct ArenaFileStore::Impl {
   // Starts queued ops while slots are free (the top-up loop), then submits unless the
   // caller is about to submit-and-wait anyway (one syscall instead of two).
   void top_up(bool flush = true) {
-    while (!free_slots.empty() && !pending.empty()) {
+    while (in_flight < opt.queue_depth && !free_slots.empty() && !pending.empty()) {
       const uint32_t i = free_slots.back();
       free_slots.pop_back();
       Slot& s = slots[i];
@@ -127,11 +130,13 @@ struct ArenaFileStore::Impl {
         seal_page(slot_buf(i), ps(), s.op.page_id);
       }
       ++in_flight;
+      assert(in_flight <= opt.queue_depth);
       prep(i);
     }
     if (flush) flush_sq();
   }
 
+  // Finishes slot i (in_flight, or landed: then in_flight was already decremented).
   void finish(uint32_t i, Errc code, int err, PageCheck check) {
     Slot& s = slots[i];
     PageCompletion c;
@@ -151,8 +156,8 @@ struct ArenaFileStore::Impl {
       if (code == Errc::corrupt_page) ++counters.corrupt_pages;
     }
     done.push_back(c);
+    if (s.state == SlotState::in_flight) --in_flight;
     s.state = SlotState::free;
-    --in_flight;
     free_slots.push_back(i);
   }
 
@@ -180,11 +185,27 @@ struct ArenaFileStore::Impl {
       return prep(i);
     }
     if (s.op.kind == PageOpKind::read) {
-      const PageCheck check = check_page(slot_buf(i), ps(), s.op.page_id);
-      if (check != PageCheck::ok) return finish(i, Errc::corrupt_page, 0, check);
-      std::memcpy(s.op.buffer, slot_buf(i), page_payload_bytes(ps()));
+      // The device is done with this slot: verify after the queue has been topped up.
+      s.state = SlotState::landed;
+      --in_flight;
+      landed.push_back(i);
+      return;
     }
     finish(i, Errc::ok, 0, PageCheck::ok);
+  }
+
+  // Verifies each landed read and copies its payload out; a bad page is named, not returned.
+  void verify_landed() {
+    for (uint32_t i : landed) {
+      const PageCheck check = check_page(slot_buf(i), ps(), slots[i].op.page_id);
+      if (check != PageCheck::ok) {
+        finish(i, Errc::corrupt_page, 0, check);
+        continue;
+      }
+      std::memcpy(slots[i].op.buffer, slot_buf(i), page_payload_bytes(ps()));
+      finish(i, Errc::ok, 0, PageCheck::ok);
+    }
+    landed.clear();
   }
 
   // Handles every CQE available now; returns how many.
@@ -196,6 +217,10 @@ struct ArenaFileStore::Impl {
       ++count;
     }
     io_uring_cq_advance(&ring, count);
+    if (!landed.empty()) {
+      top_up();  // the device gets new reads (into spare buffers) before the CPU verifies
+      verify_landed();
+    }
     return count;
   }
 
@@ -281,7 +306,9 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
     return Status(Errc::unsupported, "io_uring opcode probe unavailable (kernel < 5.6)");
   }
 
-  const size_t arena_bytes = size_t(options.queue_depth) * ps;
+  // Two buffers per queue slot: while landed reads are verified, new reads use the spares.
+  const uint32_t buffers = 2 * options.queue_depth;
+  const size_t arena_bytes = size_t(buffers) * ps;
   void* p = nullptr;
   if (posix_memalign(&p, 4096, arena_bytes) != 0) return Status(Errc::sys, "cannot allocate buffer arena", ENOMEM);
   m.arena = static_cast<unsigned char*>(p);
@@ -303,8 +330,8 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
     else m.features.notes += std::string("registered file unavailable (") + std::strerror(-r) + "); ";
   }
 
-  m.slots.resize(options.queue_depth);
-  for (uint32_t i = options.queue_depth; i-- > 0;) m.free_slots.push_back(i);
+  m.slots.resize(buffers);
+  for (uint32_t i = buffers; i-- > 0;) m.free_slots.push_back(i);
 
   std::unique_ptr<ArenaFileStore> store(new ArenaFileStore(std::move(impl)));
   if (options.capacity_pages > store->capacity_pages()) {

@@ -2,15 +2,17 @@
 // (fallocate) of fixed-size pages, page id p at byte offset p * page_size, opened with
 // O_DIRECT and driven by io_uring (liburing is included only by arena_store.cpp):
 //
-//   caller ops --submit()--> pending FIFO --top_up()--> slots[0..QD) --SQE--> kernel
-//                                                         |  state: free | in_flight
-//   caller <--reap()-- done FIFO <--verify/copy-- CQE <---+  (EAGAIN/EINTR/short: resubmit)
+//   caller ops --submit()--> pending FIFO --top_up()--> slots --SQE--> kernel (<= QD in flight)
+//                                                         |  state: free | in_flight | landed
+//   caller <--reap()-- done FIFO <--verify/copy-- landed <-+- CQE (EAGAIN/EINTR/short: resubmit)
 //
-//   buffer arena: one aligned allocation of QD * page_size bytes, slot i owns
+//   buffer arena: one aligned allocation of 2 * QD * page_size bytes, slot i owns
 //   [i * page_size, (i+1) * page_size); registered with the ring when the kernel allows.
+//   Reads that land are verified only after the queue has been topped up again with the
+//   spare slots, so checksum + copy overlap the device instead of delaying it.
 //
 // Invariants: at most QD ops in the kernel; a slot is in_flight exactly while one SQE/CQE
-// for it is outstanding; a read's payload is copied to the caller only after its trailer
+// for it is outstanding; landed slots exist only inside one CQE-processing pass; a read's payload is copied to the caller only after its trailer
 // verified; writes are sealed (trailer + crc) in the slot buffer, so the caller's buffer
 // holds only the payload. Kernel features (io_uring itself, READ/WRITE ops, fixed buffers,
 // fixed files, O_DIRECT on this filesystem) are probed once at open; missing optional ones
@@ -30,7 +32,7 @@ struct ArenaOptions {
   uint32_t page_size = kPageSize4K;
   // create: the file's size in pages (preallocated). open: 0 = take it from the file size.
   uint64_t capacity_pages = 0;
-  uint32_t queue_depth = 32;     // 1..4096: slots, ring entries and buffer arena size
+  uint32_t queue_depth = 32;     // 1..4096: ops in the kernel (ring entries); 2x as many buffers
   bool create = false;           // create (or extend) the file; false: it must exist
   bool direct_io = true;         // O_DIRECT; falls back to buffered if the fs refuses it
   bool use_registered_buffers = true;
