@@ -29,6 +29,7 @@ struct Slot {
   uint8_t resubmits = 0;
   uint32_t bytes_done = 0;  // of the page already transferred (short transfers)
   uint64_t start_ns = 0;
+  uint64_t landed_ns = 0;  // when a read's last CQE was seen (0: not landed)
   PageOp op;
 };
 
@@ -147,7 +148,8 @@ struct ArenaFileStore::Impl {
     c.sys_errno = err;
     c.check = check;
     c.resubmits = s.resubmits;
-    c.latency_ns = now_ns() - s.start_ns;
+    c.latency_ns = (s.landed_ns ? s.landed_ns : now_ns()) - s.start_ns;
+    s.landed_ns = 0;
     if (code == Errc::ok) {
       if (s.op.kind == PageOpKind::read) { ++counters.reads; counters.bytes_read += ps(); }
       else { ++counters.writes; counters.bytes_written += ps(); }
@@ -187,6 +189,7 @@ struct ArenaFileStore::Impl {
     if (s.op.kind == PageOpKind::read) {
       // The device is done with this slot: verify after the queue has been topped up.
       s.state = SlotState::landed;
+      s.landed_ns = now_ns();
       --in_flight;
       landed.push_back(i);
       return;

@@ -38,7 +38,7 @@ struct PageOp {
 struct PageCompletion {
   uint64_t tag = 0;
   uint64_t page_id = 0;
-  uint64_t latency_ns = 0;  // from the op entering the device queue to its completion
+  uint64_t latency_ns = 0;  // from the op entering the device queue to its CQE being seen
   int32_t sys_errno = 0;    // for Errc::sys
   PageOpKind kind = PageOpKind::read;
   Errc code = Errc::ok;
