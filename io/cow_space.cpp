@@ -13,6 +13,7 @@ uint64_t get_u64(const unsigned char* p) { uint64_t v = 0; for (int i = 7; i >= 
 }  // namespace
 
 Status CowSpace::open() {
+  needs_reopen_ = false;
   Manifest m;
   Status s = slot_.load(&m);
   alloc_ = PageAllocator(store_.capacity_pages());
@@ -60,6 +61,8 @@ Status CowSpace::allocate(uint64_t n, std::vector<uint64_t>* pages) {
 }
 
 Status CowSpace::commit(Manifest next) {
+  if (needs_reopen_)
+    return Status(Errc::sys, "an earlier commit's outcome is unknown (manifest directory fsync failed); reopen the database");
   const uint32_t payload = store_.payload_bytes();
   for (uint64_t i = 0; committed_.free_list_page != kNoPage && i < committed_.free_list_pages; ++i)
     alloc_.release(committed_.free_list_page + i);
@@ -100,7 +103,14 @@ Status CowSpace::commit(Manifest next) {
   next.page_high_water = alloc_.high_water();
   next.free_list_page = first;
   next.free_list_pages = pages;
-  if (Status p = slot_.publish(next); !p.ok()) { abort(); return p; }
+  if (Status p = slot_.publish(next); !p.ok()) {
+    if (slot_.last_publish_outcome_unknown()) {
+      needs_reopen_ = true;  // keep every page allocated: the new root may be the live one
+      return Status(p.code(), "commit outcome unknown: " + p.message() + "; reopen the database", p.sys_errno());
+    }
+    abort();
+    return p;
+  }
   alloc_.commit_durable();
   committed_ = next;
   return {};

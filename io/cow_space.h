@@ -5,7 +5,10 @@
 //   engine: release(old pages) ... allocate(n) ... write node pages, reap them ok
 //   commit(next): write the free list into fresh pages -> store.sync()
 //                 -> slot.publish(manifest seq+1) -> allocator.commit_durable()
-//   any failure: abort() (the commit's pages return to free space; nothing published)
+//   any failure: abort() (the commit's pages return to free space; nothing published),
+//   except a publish whose outcome is unknown (rename done, directory fsync failed): then
+//   the space refuses further commits until it is reopened (Errc::sys), because the new
+//   manifest may be the current one and its pages must not be reused.
 //
 //   free-list blob, over free_list_pages contiguous pages from free_list_page:
 //   [length u64 LE][PageAllocator::serialize() bytes][zero padding]
@@ -47,6 +50,7 @@ class CowSpace {
   void abort() { alloc_.abort_commit(); }
 
   const PageAllocator& allocator() const { return alloc_; }
+  bool needs_reopen() const { return needs_reopen_; }
 
  private:
   Status grow_for(uint64_t n);
@@ -56,6 +60,7 @@ class CowSpace {
   StoreParams params_;
   PageAllocator alloc_;
   Manifest committed_;
+  bool needs_reopen_ = false;
 };
 
 }  // namespace st::io

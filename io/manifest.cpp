@@ -140,6 +140,7 @@ Status check_params(const StoreParams& d, const StoreParams& w) {
 }
 
 Status FileManifestSlot::publish(const Manifest& m) {
+  outcome_unknown_ = false;
   const auto bytes = encode_manifest(m);
   const std::string tmp = dir_ + "/MANIFEST.tmp", final_path = path();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -157,8 +158,13 @@ Status FileManifestSlot::publish(const Manifest& m) {
   if (stop_after_step == 2) return Status(Errc::injected_fault, "publish stopped after fsync");
   if (::rename(tmp.c_str(), final_path.c_str()) != 0)
     return Status::from_errno(errno, "rename " + tmp + " -> " + final_path);
-  if (stop_after_step == 3) return Status(Errc::injected_fault, "publish stopped after rename");
-  return fsync_path(dir_, O_RDONLY | O_DIRECTORY);
+  if (stop_after_step == 3) {
+    outcome_unknown_ = true;
+    return Status(Errc::injected_fault, "publish stopped after rename");
+  }
+  Status d = fsync_path(dir_, O_RDONLY | O_DIRECTORY);
+  if (!d.ok()) outcome_unknown_ = true;  // the rename may or may not survive a crash
+  return d;
 }
 
 Status FileManifestSlot::load(Manifest* out) {

@@ -76,6 +76,10 @@ class ManifestSlot {
   virtual ~ManifestSlot() = default;
   virtual Status publish(const Manifest& m) = 0;
   virtual Status load(Manifest* out) = 0;
+  // After a failed publish(): true if the new manifest may nevertheless be the current one
+  // (the rename happened, its directory fsync failed). The caller must then neither reuse
+  // the commit's pages nor assume the old root: it has to reopen.
+  virtual bool last_publish_outcome_unknown() const { return false; }
 };
 
 // DIR/MANIFEST, replaced via DIR/MANIFEST.tmp: write, fsync, rename, fsync DIR.
@@ -84,6 +88,7 @@ class FileManifestSlot final : public ManifestSlot {
   explicit FileManifestSlot(std::string dir) : dir_(std::move(dir)) {}
   Status publish(const Manifest& m) override;
   Status load(Manifest* out) override;
+  bool last_publish_outcome_unknown() const override { return outcome_unknown_; }
   std::string path() const { return dir_ + "/MANIFEST"; }
   // Test hook: stop publish() after this step (1 temp written, 2 temp fsynced, 3 renamed)
   // without finishing, as a crash there would.
@@ -91,6 +96,7 @@ class FileManifestSlot final : public ManifestSlot {
 
  private:
   std::string dir_;
+  bool outcome_unknown_ = false;
 };
 
 // In memory, with the same crash semantics: publish() is a single durable swap, and

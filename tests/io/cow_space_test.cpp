@@ -94,3 +94,45 @@ TEST_CASE("cow space: a failed publish keeps the previous commit; parameters are
   CHECK(s.code() == Errc::mismatch);
   CHECK(s.message() == "tree mismatch: database built with mpt, opened with bintrie");
 }
+
+TEST_CASE("cow space: a publish that may have happened blocks further commits until reopen") {
+  st::io::test::TempDir dir;
+  MemoryStore store(kPageSize4K, 64);
+  FileManifestSlot slot(dir.path());
+  CowSpace space(store, slot, params4k());
+  REQUIRE(space.open().ok());
+  std::vector<uint64_t> pages;
+  REQUIRE(space.allocate(2, &pages).ok());
+  REQUIRE(write_pages(store, pages).ok());
+  Manifest m;
+  m.root_page = pages[0];
+  REQUIRE(space.commit(m).ok());
+
+  // Stop before the rename: a clean failure, the old manifest is current, pages reusable.
+  std::vector<uint64_t> next;
+  REQUIRE(space.allocate(2, &next).ok());
+  REQUIRE(write_pages(store, next).ok());
+  slot.stop_after_step = 2;
+  m.root_page = next[0];
+  CHECK(space.commit(m).code() == Errc::injected_fault);
+  CHECK(!space.needs_reopen());
+  for (uint64_t p : next) CHECK(space.allocator().is_free(p));
+
+  // Stop after the rename: the new manifest is on disk, so its pages must stay allocated.
+  next.clear();
+  REQUIRE(space.allocate(2, &next).ok());
+  REQUIRE(write_pages(store, next).ok());
+  slot.stop_after_step = 3;
+  m.root_page = next[0];
+  Status s = space.commit(m);
+  CHECK(s.code() == Errc::injected_fault);
+  CHECK(s.message().find("commit outcome unknown") == 0);
+  CHECK(space.needs_reopen());
+  for (uint64_t p : next) CHECK(!space.allocator().is_free(p));
+  slot.stop_after_step.reset();
+  CHECK(space.commit(m).message().find("reopen the database") != std::string::npos);
+  REQUIRE(space.open().ok());
+  CHECK(space.committed().commit_seq == 2);  // the renamed manifest is the live one
+  CHECK(space.committed().root_page == next[0]);
+  for (uint64_t p : next) CHECK(!space.allocator().is_free(p));
+}
