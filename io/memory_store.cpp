@@ -117,6 +117,16 @@ void MemoryStore::submit(std::span<const PageOp> ops) {
 
 size_t MemoryStore::reap(std::span<PageCompletion> out, size_t) {
   size_t n = 0;
+  if (shuffle_) {
+    while (n < out.size() && !done_.empty()) {
+      uint64_t& x = *shuffle_;
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const size_t pick = size_t((x >> 33) % done_.size());
+      out[n++] = done_[pick];
+      done_.erase(done_.begin() + std::ptrdiff_t(pick));
+    }
+    return n;
+  }
   while (n < out.size() && !done_.empty()) {
     out[n++] = done_.front();
     done_.pop_front();

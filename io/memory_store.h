@@ -18,7 +18,9 @@
 //                    Set: each one is, by a hash of (seed, page id), lost, kept whole, or
 //                    kept torn at a 512-byte boundary (a real disk writes back in any order
 //                    and may be cut mid-page).
-// Ops complete at submit time; reap() hands the completions over.
+// Ops complete at submit time; reap() hands the completions over, in submission order or,
+// after set_completion_shuffle(seed), in a seeded random order (as a real device would),
+// so callers cannot come to rely on an order the arena store does not give.
 #pragma once
 
 #include <deque>
@@ -52,6 +54,7 @@ class MemoryStore final : public NodeStore {
   const StoreCounters& counters() const override { return counters_; }
 
   void set_fault_plan(const FaultPlan& plan);  // resets the write index
+  void set_completion_shuffle(std::optional<uint64_t> seed) { shuffle_ = seed; }
   uint64_t writes_since_plan() const { return writes_since_plan_; }
   bool crashed() const { return crashed_; }
   // Power loss: unsynced writes are dropped (or kept/torn per the plan); all ops fail
@@ -74,6 +77,7 @@ class MemoryStore final : public NodeStore {
   std::unordered_map<uint64_t, std::vector<unsigned char>> dirty_;
   std::deque<PageCompletion> done_;
   FaultPlan plan_;
+  std::optional<uint64_t> shuffle_;
   uint64_t writes_since_plan_ = 0;
   bool crashed_ = false;
   uint64_t crash_kept_whole_ = 0, crash_kept_torn_ = 0;
