@@ -57,7 +57,7 @@ struct ArenaFileStore::Impl {
   int fd = -1;
   io_uring ring{};
   bool ring_ok = false;
-  unsigned char* arena = nullptr;  // queue_depth * page_size, aligned to 4096
+  unsigned char* arena = nullptr;  // 2 * queue_depth * page_size, aligned to 4096
   std::vector<Slot> slots;
   std::vector<uint32_t> free_slots;
   std::vector<uint32_t> landed;  // reads whose bytes arrived, verified after the top-up

@@ -8,6 +8,8 @@
 //     lose the page cache, so this checks ordering/atomicity; power loss is what case 1
 //     models.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -99,25 +101,45 @@ TEST_CASE("crash harness (arena file + MANIFEST): SIGKILL a committing child at 
   int kills = 0;
   for (int round = 0; round < 8; ++round) {
     CAPTURE(round);
+    // The child reports 'o' once open and 'c' after each commit, so the kill lands while
+    // it commits (not while it opens) and round 0 is sure to see at least one commit.
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      ::close(fds[0]);
+      ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
       std::unique_ptr<ArenaFileStore> store;
       if (!ArenaFileStore::open(o, &store).ok()) ::_exit(3);
       FileManifestSlot slot(dir.path());
       CowDb db(*store, slot, 48);
       if (!db.open().ok()) ::_exit(4);
+      if (::write(fds[1], "o", 1) != 1) ::_exit(6);
       uint64_t crng = 1000 + uint64_t(round);
-      for (;;)
+      for (;;) {
         if (!db.commit(crng).ok()) ::_exit(5);
+        (void)!::write(fds[1], "c", 1);
+      }
     }
-    const long delay_us = 5000 + long(splitmix64(rng) % 80000);
+    ::close(fds[1]);
+    auto wait_for = [&](char want) {
+      pollfd p{fds[0], POLLIN, 0};
+      char ch = 0;
+      while (::poll(&p, 1, 20000) == 1 && ::read(fds[0], &ch, 1) == 1)
+        if (ch == want) return true;
+      return false;
+    };
+    CHECK(wait_for('o'));
+    if (round == 0) CHECK(wait_for('c'));
+    const long delay_us = 1000 + long(splitmix64(rng) % 60000);
     timespec ts{0, delay_us * 1000};
     ::nanosleep(&ts, nullptr);
     ::kill(pid, SIGKILL);
     int status = 0;
     REQUIRE(::waitpid(pid, &status, 0) == pid);
     CHECK_MESSAGE(WIFSIGNALED(status), "child exited early with status " << WEXITSTATUS(status));
+    ::close(fds[0]);
     ++kills;
 
     std::unique_ptr<ArenaFileStore> store;
