@@ -14,6 +14,8 @@
 //  - Every submitted op yields exactly one completion. A read completes ok only if the page
 //    verified; otherwise its code is corrupt_page and the caller's buffer is unspecified.
 //  - sync() makes every write whose completion was reaped before the call durable.
+//  - A store is used by one thread at a time (no internal locking); a pipeline gives each
+//    stage or worker its own store/ring over the same file.
 #pragma once
 
 #include <cstdint>
