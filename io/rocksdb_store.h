@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/random_reads.h"
 #include "io/status.h"
 
 namespace st::io {
@@ -55,5 +56,13 @@ class RocksKvStore {
   explicit RocksKvStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The RocksDB counterpart of random_reads(): `reads` Gets of keys chosen uniformly (same
+// generator as random_reads) among `keys` keys named rocks_bench_key(i), issued as
+// MultiGet batches of `batch` keys (MultiGet is synchronous: each key's latency is its
+// batch's). Every key must exist with a value of `value_bytes` bytes.
+std::string rocks_bench_key(uint64_t i);
+Status rocks_random_reads(RocksKvStore& db, uint64_t keys, uint32_t value_bytes, uint64_t reads, uint32_t batch,
+                          uint64_t seed, RandomReadResult* result);
 
 }  // namespace st::io

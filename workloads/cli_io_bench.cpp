@@ -7,7 +7,9 @@
 // then for each repetition and each queue depth, side by side: [--cold: evict] -> open a
 // store at that QD -> warm-up reads (QD1) -> timed reads; then (unless --no-raw) the same
 // page sequence through a store-less io_uring loop (io/raw_reads.h), order alternating by
-// repetition, and the ratio store/raw of the amortized cost per read. Files it created are deleted
+// repetition, and the ratio store/raw of the amortized cost per read. With --rocksdb, the
+// same number of page-payload-sized values in RocksDB (PATH.rocksdb), read by random
+// MultiGet batches of QD keys, as the LSM side of the "which database" comparison. Files it created are deleted
 // unless --keep. Exit: 0 ok, 1 I/O error or corrupt page, 2 bad usage.
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #include "io/cold_cache.h"
 #include "io/random_reads.h"
 #include "io/raw_reads.h"
+#include "io/rocksdb_store.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 
@@ -117,6 +120,7 @@ int cmd_io_bench(int argc, char** argv) {
   args.flag("keep", "keep the file this run created");
   args.flag("buffered", "no O_DIRECT (for comparison)");
   args.flag("no-raw", "skip the store-less io_uring baseline");
+  args.flag("rocksdb", "also read the same count of payload-sized values from RocksDB (PATH.rocksdb), MultiGet batches of QD");
   args.flag("json", "print one JSON object on stdout");
   if (!args.parse(argc, argv)) return fail(args.error(), 2);
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
@@ -146,6 +150,11 @@ int cmd_io_bench(int argc, char** argv) {
   if (existed && !reuse) return fail(path + " exists; remove it or pass --reuse", 2);
   if (!existed && reuse) return fail(path + " does not exist (--reuse needs an arena file)", 2);
   const uint64_t pages = (*size_mib << 20) / *page_size;
+  const bool rocks = args.given("rocksdb");
+  const std::string rocks_dir = path + ".rocksdb";
+  if (rocks && !io::rocksdb_available()) return fail("--rocksdb: this build has no RocksDB", 2);
+  const bool rocks_existed = rocks && std::filesystem::exists(rocks_dir, ec);
+  if (rocks_existed && !reuse) return fail(rocks_dir + " exists; remove it or pass --reuse", 2);
 
   io::ArenaOptions o;
   o.path = path;
@@ -155,7 +164,11 @@ int cmd_io_bench(int argc, char** argv) {
   o.direct_io = !args.given("buffered");
   o.queue_depth = 64;
   bool created = false;
-  auto cleanup = [&] { if (created && !args.given("keep")) std::filesystem::remove(path, ec); };
+  bool rocks_created = false;
+  auto cleanup = [&] {
+    if (created && !args.given("keep")) std::filesystem::remove(path, ec);
+    if (rocks_created && !args.given("keep")) std::filesystem::remove_all(rocks_dir, ec);
+  };
 
   double fill_s = 0;
   io::ArenaFeatures features;
@@ -179,8 +192,45 @@ int cmd_io_bench(int argc, char** argv) {
   o.create = false;
   o.capacity_pages = 0;
 
+  const uint32_t payload = io::page_payload_bytes(uint32_t(*page_size));
+  double rocks_fill_s = 0;
+  io::RocksOptions ro;
+  ro.dir = rocks_dir;
+  if (rocks && !rocks_existed) {
+    ro.sync_writes = false;  // the fill is one bulk load; flush() below makes it durable
+    std::unique_ptr<io::RocksKvStore> db;
+    if (io::Status s = io::RocksKvStore::open(ro, &db); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+    rocks_created = true;
+    if (!json) std::fprintf(stderr, "io-bench: filling %s (%llu values of %u B)...\n", rocks_dir.c_str(),
+                            (unsigned long long)capacity, payload);
+    const double t0 = now_s();
+    std::vector<std::string> keys, values;
+    std::vector<io::KvWrite> batch;
+    for (uint64_t first = 0; first < capacity; first += 1024) {
+      keys.clear();
+      values.clear();
+      batch.clear();
+      for (uint64_t i = first; i < std::min<uint64_t>(first + 1024, capacity); ++i) {
+        keys.push_back(io::rocks_bench_key(i));
+        std::string v(payload, '\0');
+        for (uint32_t b = 0; b < payload; b += 8) {
+          const uint64_t x = (i * 0x9e3779b97f4a7c15ull) ^ b;
+          std::memcpy(v.data() + b, &x, std::min<uint32_t>(8, payload - b));
+        }
+        values.push_back(std::move(v));
+      }
+      for (size_t k = 0; k < keys.size(); ++k) batch.push_back({keys[k], values[k]});
+      if (io::Status s = db->write_batch(batch); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+    }
+    if (io::Status s = db->flush(); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+    rocks_fill_s = now_s() - t0;
+  }
+  ro.sync_writes = true;
+  ro.create = false;
+  uint64_t rocks_bytes = 0;
+
   const bool raw = !args.given("no-raw");
-  std::vector<std::vector<QdRun>> runs(qds->size()), raw_runs(qds->size());
+  std::vector<std::vector<QdRun>> runs(qds->size()), raw_runs(qds->size()), rocks_runs(qds->size());
   std::vector<std::vector<double>> ratios(qds->size());
   io::ColdResult cold_result;
   io::WarmUpResult last_warm;
@@ -221,6 +271,25 @@ int cmd_io_bench(int argc, char** argv) {
       if (io::Status s = run_store(); !s.ok()) { cleanup(); return fail(s.message(), 1); }
       if (raw && !raw_first) if (io::Status s = run_raw(); !s.ok()) { cleanup(); return fail(s.message(), 1); }
       if (raw) ratios[qi].push_back(runs[qi].back().us_per_read / raw_runs[qi].back().us_per_read);
+      if (rocks) {
+        std::vector<std::string> files;
+        for (const auto& e : std::filesystem::directory_iterator(rocks_dir, ec))
+          if (e.is_regular_file(ec)) files.push_back(e.path().string());
+        if (cold) if (io::Status s = io::make_cold(files, true, &cold_result); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+        std::unique_ptr<io::RocksKvStore> db;
+        if (io::Status s = io::RocksKvStore::open(ro, &db); !s.ok()) { cleanup(); return fail(s.message(), 1); }
+        rocks_bytes = db->disk_bytes();
+        io::RandomReadResult r;
+        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, *warmup, 1, run_seed ^ 0x55, &r); !s.ok()) {
+          cleanup();
+          return fail(s.message(), 1);
+        }
+        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, *reads, qd, run_seed, &r); !s.ok()) {
+          cleanup();
+          return fail(s.message(), 1);
+        }
+        rocks_runs[qi].push_back(to_run(r));
+      }
     }
   }
   cleanup();
@@ -253,9 +322,13 @@ int cmd_io_bench(int argc, char** argv) {
       row["raw"] = runs_json(raw_runs[qi]);
       row["store_over_raw_us_per_read"] = summary_json(ratios[qi]);
     }
+    if (rocks) row["rocksdb"] = runs_json(rocks_runs[qi]);
     results.push_back(row);
   }
   out["results"] = results;
+  if (rocks)
+    out["rocksdb"] = {{"dir", rocks_dir}, {"values", capacity}, {"value_bytes", payload}, {"disk_bytes", rocks_bytes},
+                      {"fill_seconds", rocks_fill_s}, {"note", "MultiGet batches of QD keys; each key's latency is its batch's"}};
 
   if (json) {
     std::printf("%s\n", out.dump().c_str());
@@ -291,6 +364,7 @@ int cmd_io_bench(int argc, char** argv) {
       std::printf("%-5s %5llu store/raw us per read: %.2f [%.2f..%.2f]\n", "ratio", (unsigned long long)qd,
                   q["median"].get<double>(), q["min"].get<double>(), q["max"].get<double>());
     }
+    if (rocks) print_row("rocks", qd, r["rocksdb"]);
   }
   std::printf("note: %s\n", out["regime_note"].get<std::string>().c_str());
   return 0;

@@ -11,6 +11,7 @@
 
 #include "io/memory_store.h"
 #include "io/random_reads.h"
+#include "io/rocksdb_store.h"
 #include "tests/io/io_test_util.h"
 
 using namespace st::io;
@@ -85,6 +86,16 @@ TEST_CASE("io-bench: JSON per queue depth, temp file removed, bad input exits 2"
   CHECK(r.exit_code == 2);
   CHECK(r.out == "statetree io-bench: " + file + " exists; remove it or pass --reuse\n");
   std::filesystem::remove(file);
+
+  if (st::io::rocksdb_available()) {
+    r = run_cmd(binary() + " io-bench --file " + file + " --size-mib 1 --qd 4 --reads 32 --reps 1 --rocksdb --json 2>/dev/null");
+    REQUIRE(r.exit_code == 0);
+    const auto rj = nlohmann::json::parse(r.out);
+    CHECK(rj["rocksdb"]["values"] == 256);
+    CHECK(rj["rocksdb"]["disk_bytes"].get<uint64_t>() > 256 * 4000);
+    CHECK(rj["results"][0]["rocksdb"]["iops"]["median"].get<double>() > 0);
+    CHECK(!std::filesystem::exists(file + ".rocksdb"));
+  }
 
   for (const std::string bad : {" --page-size 8192", " --qd 1,x", " --size-mib 0", " --bogus 1"}) {
     CAPTURE(bad);
