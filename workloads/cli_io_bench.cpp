@@ -212,10 +212,11 @@ int cmd_io_bench(int argc, char** argv) {
       batch.clear();
       for (uint64_t i = first; i < std::min<uint64_t>(first + 1024, capacity); ++i) {
         keys.push_back(io::rocks_bench_key(i));
-        std::string v(payload, '\0');
+        std::string v(payload, '\0');  // incompressible, like node hashes
+        uint64_t x = i;
         for (uint32_t b = 0; b < payload; b += 8) {
-          const uint64_t x = (i * 0x9e3779b97f4a7c15ull) ^ b;
-          std::memcpy(v.data() + b, &x, std::min<uint32_t>(8, payload - b));
+          const uint64_t r = io::random_page(x, ~uint64_t(0));
+          std::memcpy(v.data() + b, &r, std::min<uint32_t>(8, payload - b));
         }
         values.push_back(std::move(v));
       }
