@@ -17,6 +17,7 @@ const Command kCommands[] = {
     {"merkle", st::cli::cmd_merkle, "Bitcoin-style SHA-256 Merkle root of a batch of leaves, with proofs and baselines"},
     {"hash-bench", st::cli::cmd_hash_bench, "SHA-256 kernel micro-benchmark: every tier and entry point, ns/message and ns/compression"},
     {"root", st::cli::cmd_root, "state root of a genesis allocation or key/value file (--tree mpt|bintrie)"},
+    {"io-bench", st::cli::cmd_io_bench, "raw random page reads through the arena store at each queue depth (device baseline)"},
 };
 
 void print_usage(FILE* out) {

@@ -1,0 +1,419 @@
+// arena_store: the io_uring engine of the flat arena file store (design in arena_store.h).
+// The only place besides rocksdb_store.cpp that talks to the kernel's I/O interfaces.
+#include "io/arena_store.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+namespace st::io {
+namespace {
+
+// free -> in_flight (SQE/CQE outstanding) -> [read landed: awaiting verify+copy] -> free
+enum class SlotState : uint8_t { free, in_flight, landed };
+
+struct Slot {
+  SlotState state = SlotState::free;
+  uint8_t resubmits = 0;
+  uint32_t bytes_done = 0;  // of the page already transferred (short transfers)
+  uint64_t start_ns = 0;
+  uint64_t landed_ns = 0;  // when a read's last CQE was seen (0: not landed)
+  PageOp op;
+};
+
+// Resubmissions allowed per op (EAGAIN, EINTR, short transfers) before it fails.
+constexpr uint8_t kMaxResubmits = 32;
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+int retry_eintr_fdatasync(int fd) {
+  int r;
+  do r = ::fdatasync(fd);
+  while (r != 0 && errno == EINTR);
+  return r == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+struct ArenaFileStore::Impl {
+  ArenaOptions opt;
+  ArenaFeatures features;
+  int fd = -1;
+  io_uring ring{};
+  bool ring_ok = false;
+  unsigned char* arena = nullptr;  // 2 * queue_depth * page_size, aligned to 4096
+  std::vector<Slot> slots;
+  std::vector<uint32_t> free_slots;
+  std::vector<uint32_t> landed;  // reads whose bytes arrived, verified after the top-up
+  std::deque<PageOp> pending;
+  std::deque<PageCompletion> done;
+  uint64_t capacity = 0;
+  uint32_t in_flight = 0;  // slots with an SQE/CQE outstanding: never more than queue_depth
+  StoreCounters counters;
+
+  ~Impl() {
+    if (ring_ok) {
+      pending.clear();  // nothing new starts; what the kernel holds must finish first
+      drain();
+      io_uring_queue_exit(&ring);
+    }
+    std::free(arena);
+    if (fd >= 0) ::close(fd);
+  }
+
+  uint32_t ps() const { return opt.page_size; }
+  unsigned char* slot_buf(uint32_t i) const { return arena + size_t(i) * ps(); }
+
+  // Prepares the SQE that transfers the rest of slot i's page.
+  void prep(uint32_t i) {
+    Slot& s = slots[i];
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    assert(sqe && "SQ ring holds at most queue_depth entries, one per slot");
+    unsigned char* buf = slot_buf(i) + s.bytes_done;
+    const unsigned len = ps() - s.bytes_done;
+    const uint64_t off = s.op.page_id * ps() + s.bytes_done;
+    const int fd_arg = features.registered_file ? 0 : fd;
+    if (s.op.kind == PageOpKind::read) {
+      if (features.registered_buffers) io_uring_prep_read_fixed(sqe, fd_arg, buf, len, off, 0);
+      else io_uring_prep_read(sqe, fd_arg, buf, len, off);
+    } else {
+      if (features.registered_buffers) io_uring_prep_write_fixed(sqe, fd_arg, buf, len, off, 0);
+      else io_uring_prep_write(sqe, fd_arg, buf, len, off);
+    }
+    if (features.registered_file) sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data(sqe, reinterpret_cast<void*>(uintptr_t(i)));
+  }
+
+  // Hands prepared SQEs to the kernel. EINTR: retry; EAGAIN/EBUSY: the kernel needs CQ
+  // room first, so leave them queued (reap() retries after consuming completions).
+  void flush_sq() {
+    for (int attempt = 0; io_uring_sq_ready(&ring) > 0 && attempt < 64; ++attempt) {
+      const int r = io_uring_submit(&ring);
+      ++counters.submit_calls;
+      if (r >= 0 || r == -EINTR) continue;
+      if (r == -EAGAIN || r == -EBUSY) return;
+      assert(false && "io_uring_submit failed on a valid ring");
+      return;
+    }
+  }
+
+  // Starts queued ops while slots are free (the top-up loop), then submits unless the
+  // caller is about to submit-and-wait anyway (one syscall instead of two).
+  void top_up(bool flush = true) {
+    while (in_flight < opt.queue_depth && !free_slots.empty() && !pending.empty()) {
+      const uint32_t i = free_slots.back();
+      free_slots.pop_back();
+      Slot& s = slots[i];
+      s.op = pending.front();
+      pending.pop_front();
+      s.state = SlotState::in_flight;
+      s.bytes_done = 0;
+      s.resubmits = 0;
+      s.start_ns = now_ns();
+      if (s.op.kind == PageOpKind::write) {
+        std::memcpy(slot_buf(i), s.op.buffer, page_payload_bytes(ps()));
+        seal_page(slot_buf(i), ps(), s.op.page_id);
+      }
+      ++in_flight;
+      assert(in_flight <= opt.queue_depth);
+      prep(i);
+    }
+    if (flush) flush_sq();
+  }
+
+  // Finishes slot i (in_flight, or landed: then in_flight was already decremented).
+  void finish(uint32_t i, Errc code, int err, PageCheck check) {
+    Slot& s = slots[i];
+    PageCompletion c;
+    c.tag = s.op.tag;
+    c.page_id = s.op.page_id;
+    c.kind = s.op.kind;
+    c.code = code;
+    c.sys_errno = err;
+    c.check = check;
+    c.resubmits = s.resubmits;
+    c.latency_ns = (s.landed_ns ? s.landed_ns : now_ns()) - s.start_ns;
+    s.landed_ns = 0;
+    if (code == Errc::ok) {
+      if (s.op.kind == PageOpKind::read) { ++counters.reads; counters.bytes_read += ps(); }
+      else { ++counters.writes; counters.bytes_written += ps(); }
+    } else {
+      ++counters.errors;
+      if (code == Errc::corrupt_page) ++counters.corrupt_pages;
+    }
+    done.push_back(c);
+    if (s.state == SlotState::in_flight) --in_flight;
+    s.state = SlotState::free;
+    free_slots.push_back(i);
+  }
+
+  // One CQE: finish, or resubmit the remainder (EAGAIN, EINTR, short transfer).
+  void handle(uint32_t i, int res) {
+    assert(i < slots.size() && slots[i].state == SlotState::in_flight);
+    Slot& s = slots[i];
+    if (opt.cqe_filter) res = opt.cqe_filter(s.op, s.bytes_done, res);
+    const uint32_t remaining = ps() - s.bytes_done;
+    if (res == -EINTR || res == -EAGAIN) {
+      (res == -EINTR ? counters.resubmits_eintr : counters.resubmits_eagain)++;
+      if (++s.resubmits > kMaxResubmits) return finish(i, Errc::sys, -res, PageCheck::ok);
+      return prep(i);
+    }
+    if (res < 0) return finish(i, Errc::sys, -res, PageCheck::ok);
+    if (res == 0) {  // no progress: end of file for a read, a device refusing a write
+      return s.op.kind == PageOpKind::read ? finish(i, Errc::end_of_file, 0, PageCheck::ok)
+                                           : finish(i, Errc::sys, EIO, PageCheck::ok);
+    }
+    assert(uint32_t(res) <= remaining);
+    if (uint32_t(res) < remaining) {
+      s.bytes_done += uint32_t(res);
+      ++counters.resubmits_short;
+      if (++s.resubmits > kMaxResubmits) return finish(i, Errc::sys, EIO, PageCheck::ok);
+      return prep(i);
+    }
+    if (s.op.kind == PageOpKind::read) {
+      // The device is done with this slot: verify after the queue has been topped up.
+      s.state = SlotState::landed;
+      s.landed_ns = now_ns();
+      --in_flight;
+      landed.push_back(i);
+      return;
+    }
+    finish(i, Errc::ok, 0, PageCheck::ok);
+  }
+
+  // Verifies each landed read and copies its payload out; a bad page is named, not returned.
+  void verify_landed() {
+    for (uint32_t i : landed) {
+      const PageCheck check = check_page(slot_buf(i), ps(), slots[i].op.page_id);
+      if (check != PageCheck::ok) {
+        finish(i, Errc::corrupt_page, 0, check);
+        continue;
+      }
+      std::memcpy(slots[i].op.buffer, slot_buf(i), page_payload_bytes(ps()));
+      finish(i, Errc::ok, 0, PageCheck::ok);
+    }
+    landed.clear();
+  }
+
+  // Handles every CQE available now; returns how many.
+  unsigned process_cqes() {
+    io_uring_cqe* cqe;
+    unsigned head, count = 0;
+    io_uring_for_each_cqe(&ring, head, cqe) {
+      handle(uint32_t(reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe))), cqe->res);
+      ++count;
+    }
+    io_uring_cq_advance(&ring, count);
+    if (!landed.empty()) {
+      top_up();  // the device gets new reads (into spare buffers) before the CPU verifies
+      verify_landed();
+    }
+    return count;
+  }
+
+  // Blocks until at least one CQE is available (submitting queued SQEs on the way).
+  void wait_one() {
+    for (;;) {
+      io_uring_cqe* cqe = nullptr;
+      const int r = io_uring_sq_ready(&ring) > 0 ? io_uring_submit_and_wait(&ring, 1)
+                                                 : io_uring_wait_cqe(&ring, &cqe);
+      if (r >= 0) return;
+      if (r == -EINTR) continue;
+      if (r == -EAGAIN || r == -EBUSY) { sched_yield(); continue; }
+      assert(false && "io_uring wait failed on a valid ring");
+      return;
+    }
+  }
+
+  void drain() {
+    while (in_flight > 0) {
+      wait_one();
+      process_cqes();
+    }
+  }
+};
+
+ArenaFileStore::ArenaFileStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ArenaFileStore::~ArenaFileStore() = default;
+
+Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFileStore>* out) {
+  if (!valid_page_size(options.page_size))
+    return Status(Errc::bad_argument, "page size " + std::to_string(options.page_size) +
+                                          " is not supported (4096 or 16384)");
+  if (options.queue_depth < 1 || options.queue_depth > 4096)
+    return Status(Errc::bad_argument,
+                  "queue depth " + std::to_string(options.queue_depth) + " is not in 1..4096");
+  if (options.path.empty()) return Status(Errc::bad_argument, "arena path is empty");
+
+  auto impl = std::make_unique<Impl>();
+  impl->opt = options;
+  Impl& m = *impl;
+  const uint64_t ps = options.page_size;
+
+  const int flags = O_RDWR | O_CLOEXEC | (options.create ? O_CREAT : 0);
+  if (options.direct_io) {
+    m.fd = ::open(options.path.c_str(), flags | O_DIRECT, 0644);
+    if (m.fd >= 0) m.features.direct_io = true;
+    else if (errno == EINVAL) m.features.notes += "O_DIRECT refused by the filesystem: buffered I/O; ";
+  }
+  if (m.fd < 0 && (!options.direct_io || errno == EINVAL)) m.fd = ::open(options.path.c_str(), flags, 0644);
+  if (m.fd < 0) {
+    if (errno == ENOENT) return Status(Errc::not_found, "arena file " + options.path + " does not exist");
+    return Status::from_errno(errno, "open " + options.path);
+  }
+  if (!options.direct_io) m.features.notes += "O_DIRECT off by option; ";
+
+  struct stat st;
+  if (::fstat(m.fd, &st) != 0) return Status::from_errno(errno, "fstat " + options.path);
+  if (uint64_t(st.st_size) % ps != 0)
+    return Status(Errc::bad_argument, "arena file " + options.path + " is " +
+                                          std::to_string(st.st_size) +
+                                          " bytes, not a whole number of " +
+                                          std::to_string(ps) + "-byte pages");
+  m.capacity = uint64_t(st.st_size) / ps;
+  if (!options.create && m.capacity == 0 && options.capacity_pages == 0)
+    return Status(Errc::bad_argument, "arena file " + options.path + " is empty");
+
+  // io_uring and the opcodes it must have.
+  const int qr = io_uring_queue_init(options.queue_depth, &m.ring, 0);
+  if (qr < 0)
+    return Status(Errc::unsupported,
+                  std::string("io_uring unavailable (io_uring_queue_init: ") + std::strerror(-qr) +
+                      "); check /proc/sys/kernel/io_uring_disabled", -qr);
+  m.ring_ok = true;
+  bool fixed_ops = false;
+  if (io_uring_probe* probe = io_uring_get_probe_ring(&m.ring)) {
+    const bool rw = io_uring_opcode_supported(probe, IORING_OP_READ) &&
+                    io_uring_opcode_supported(probe, IORING_OP_WRITE);
+    fixed_ops = io_uring_opcode_supported(probe, IORING_OP_READ_FIXED) &&
+                io_uring_opcode_supported(probe, IORING_OP_WRITE_FIXED);
+    io_uring_free_probe(probe);
+    if (!rw) return Status(Errc::unsupported, "io_uring lacks IORING_OP_READ/WRITE (kernel < 5.6)");
+  } else {
+    return Status(Errc::unsupported, "io_uring opcode probe unavailable (kernel < 5.6)");
+  }
+
+  // Two buffers per queue slot: while landed reads are verified, new reads use the spares.
+  const uint32_t buffers = 2 * options.queue_depth;
+  const size_t arena_bytes = size_t(buffers) * ps;
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, arena_bytes) != 0) return Status(Errc::sys, "cannot allocate buffer arena", ENOMEM);
+  m.arena = static_cast<unsigned char*>(p);
+  std::memset(m.arena, 0, arena_bytes);
+
+  if (options.use_registered_buffers) {
+    if (!fixed_ops) {
+      m.features.notes += "READ_FIXED/WRITE_FIXED unsupported: plain READ/WRITE; ";
+    } else {
+      iovec iov{m.arena, arena_bytes};
+      const int r = io_uring_register_buffers(&m.ring, &iov, 1);
+      if (r == 0) m.features.registered_buffers = true;
+      else m.features.notes += std::string("registered buffers unavailable (") + std::strerror(-r) + "); ";
+    }
+  }
+  if (options.use_registered_file) {
+    const int r = io_uring_register_files(&m.ring, &m.fd, 1);
+    if (r == 0) m.features.registered_file = true;
+    else m.features.notes += std::string("registered file unavailable (") + std::strerror(-r) + "); ";
+  }
+
+  m.slots.resize(buffers);
+  for (uint32_t i = buffers; i-- > 0;) m.free_slots.push_back(i);
+
+  std::unique_ptr<ArenaFileStore> store(new ArenaFileStore(std::move(impl)));
+  if (options.capacity_pages > store->capacity_pages()) {
+    Status g = store->grow(options.capacity_pages);
+    if (!g.ok()) return g;
+  }
+  *out = std::move(store);
+  return {};
+}
+
+uint32_t ArenaFileStore::page_size() const { return impl_->opt.page_size; }
+uint64_t ArenaFileStore::capacity_pages() const { return impl_->capacity; }
+const ArenaFeatures& ArenaFileStore::features() const { return impl_->features; }
+uint32_t ArenaFileStore::queue_depth() const { return impl_->opt.queue_depth; }
+const std::string& ArenaFileStore::path() const { return impl_->opt.path; }
+const StoreCounters& ArenaFileStore::counters() const { return impl_->counters; }
+
+Status ArenaFileStore::grow(uint64_t capacity_pages) {
+  Impl& m = *impl_;
+  if (capacity_pages <= m.capacity) return {};
+  const uint64_t ps = m.opt.page_size;
+  const off_t off = off_t(m.capacity * ps), len = off_t((capacity_pages - m.capacity) * ps);
+  int r;
+  do r = ::fallocate(m.fd, 0, off, len);
+  while (r != 0 && errno == EINTR);
+  if (r != 0) {
+    if (errno != EOPNOTSUPP) return Status::from_errno(errno, "fallocate " + m.opt.path);
+    if (::ftruncate(m.fd, off + len) != 0) return Status::from_errno(errno, "ftruncate " + m.opt.path);
+  }
+  m.capacity = capacity_pages;
+  return {};
+}
+
+void ArenaFileStore::submit(std::span<const PageOp> ops) {
+  Impl& m = *impl_;
+  for (const PageOp& op : ops) {
+    assert(op.buffer != nullptr);
+    if (op.page_id >= m.capacity) {
+      PageCompletion c;
+      c.tag = op.tag;
+      c.page_id = op.page_id;
+      c.kind = op.kind;
+      c.code = Errc::out_of_range;
+      ++m.counters.errors;
+      m.done.push_back(c);
+      continue;
+    }
+    m.pending.push_back(op);
+  }
+  m.top_up();
+}
+
+size_t ArenaFileStore::outstanding() const {
+  return impl_->pending.size() + impl_->in_flight + impl_->done.size();
+}
+
+size_t ArenaFileStore::reap(std::span<PageCompletion> out, size_t wait_for) {
+  Impl& m = *impl_;
+  const size_t want = std::min({wait_for, outstanding(), out.size()});
+  size_t n = 0;
+  for (;;) {
+    m.process_cqes();
+    m.top_up(/*flush=*/false);
+    while (n < out.size() && !m.done.empty()) {
+      out[n++] = m.done.front();
+      m.done.pop_front();
+    }
+    if (n >= want || n == out.size() || m.in_flight == 0) {
+      m.flush_sq();  // never return with prepared SQEs the kernel has not seen
+      return n;
+    }
+    m.wait_one();  // submits the prepared SQEs and waits in one io_uring_enter
+  }
+}
+
+Status ArenaFileStore::sync() {
+  ++impl_->counters.syncs;
+  const int err = retry_eintr_fdatasync(impl_->fd);
+  return err == 0 ? Status() : Status::from_errno(err, "fdatasync " + impl_->opt.path);
+}
+
+}  // namespace st::io

@@ -1,0 +1,79 @@
+// arena_store: the flat arena file store, the default node store. One preallocated file
+// (fallocate) of fixed-size pages, page id p at byte offset p * page_size, opened with
+// O_DIRECT and driven by io_uring (liburing is included only by arena_store.cpp):
+//
+//   caller ops --submit()--> pending FIFO --top_up()--> slots --SQE--> kernel (<= QD in flight)
+//                                                         |  state: free | in_flight | landed
+//   caller <--reap()-- done FIFO <--verify/copy-- landed <-+- CQE (EAGAIN/EINTR/short: resubmit)
+//
+//   buffer arena: one aligned allocation of 2 * QD * page_size bytes, slot i owns
+//   [i * page_size, (i+1) * page_size); registered with the ring when the kernel allows.
+//   Reads that land are verified only after the queue has been topped up again with the
+//   spare slots, so checksum + copy overlap the device instead of delaying it.
+//
+// Invariants: at most QD ops in the kernel; a slot is in_flight exactly while one SQE/CQE
+// for it is outstanding; landed slots exist only inside one CQE-processing pass; a read's payload is copied to the caller only after its trailer
+// verified; writes are sealed (trailer + crc) in the slot buffer, so the caller's buffer
+// holds only the payload. Kernel features (io_uring itself, READ/WRITE ops, fixed buffers,
+// fixed files, O_DIRECT on this filesystem) are probed once at open; missing optional ones
+// fall back and are listed in features().
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "io/node_store.h"
+
+namespace st::io {
+
+struct ArenaOptions {
+  std::string path;
+  uint32_t page_size = kPageSize4K;
+  // create: the file's size in pages (preallocated). open: 0 = take it from the file size.
+  uint64_t capacity_pages = 0;
+  uint32_t queue_depth = 32;     // 1..4096: ops in the kernel (ring entries); 2x as many buffers
+  bool create = false;           // create (or extend) the file; false: it must exist
+  bool direct_io = true;         // O_DIRECT; falls back to buffered if the fs refuses it
+  bool use_registered_buffers = true;
+  bool use_registered_file = true;
+  // Test hook: sees every CQE result (bytes or -errno) before the store handles it and may
+  // return another one, to force EINTR / EAGAIN / short transfers / errors.
+  std::function<int(const PageOp& op, uint32_t bytes_done, int res)> cqe_filter;
+};
+
+struct ArenaFeatures {
+  bool direct_io = false;
+  bool registered_buffers = false;
+  bool registered_file = false;
+  std::string notes;  // why an optional feature is off ("" when all are on)
+};
+
+class ArenaFileStore final : public NodeStore {
+ public:
+  // Opens (or creates) the arena. Errors: io_uring unavailable (unsupported), the file
+  // missing (not_found), a size that is not a whole number of pages (bad_argument), errno.
+  static Status open(const ArenaOptions& options, std::unique_ptr<ArenaFileStore>* out);
+  ~ArenaFileStore() override;
+
+  uint32_t page_size() const override;
+  uint64_t capacity_pages() const override;
+  Status grow(uint64_t capacity_pages) override;
+  void submit(std::span<const PageOp> ops) override;
+  size_t reap(std::span<PageCompletion> out, size_t wait_for) override;
+  size_t outstanding() const override;
+  Status sync() override;  // fdatasync
+  const StoreCounters& counters() const override;
+
+  const ArenaFeatures& features() const;
+  uint32_t queue_depth() const;
+  const std::string& path() const;
+
+  struct Impl;
+
+ private:
+  explicit ArenaFileStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace st::io

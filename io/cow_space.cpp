@@ -1,0 +1,119 @@
+// cow_space: allocator persistence and the atomic commit sequence (see the header).
+#include "io/cow_space.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace st::io {
+namespace {
+
+void put_u64(unsigned char* p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i)); }
+uint64_t get_u64(const unsigned char* p) { uint64_t v = 0; for (int i = 7; i >= 0; --i) v = (v << 8) | p[i]; return v; }
+
+}  // namespace
+
+Status CowSpace::open() {
+  needs_reopen_ = false;
+  Manifest m;
+  Status s = slot_.load(&m);
+  alloc_ = PageAllocator(store_.capacity_pages());
+  committed_ = Manifest{};
+  committed_.params = params_;
+  if (s.code() == Errc::not_found) return {};
+  if (!s.ok()) return s;
+  if (Status p = check_params(m.params, params_); !p.ok()) return p;
+  if (m.page_high_water > store_.capacity_pages())
+    return Status(Errc::corrupt_page, "manifest names " + std::to_string(m.page_high_water) +
+                                          " pages, the store has " + std::to_string(store_.capacity_pages()));
+  if (m.free_list_page != kNoPage) {
+    const uint32_t payload = store_.payload_bytes();
+    std::vector<unsigned char> blob(size_t(m.free_list_pages) * payload);
+    std::vector<PageOp> ops;
+    for (uint64_t i = 0; i < m.free_list_pages; ++i)
+      ops.push_back({PageOpKind::read, m.free_list_page + i, blob.data() + i * payload, i});
+    if (Status r = run_batch(store_, ops); !r.ok()) return r;
+    if (blob.size() < 8) return Status(Errc::corrupt_page, "free list: no pages");
+    const uint64_t len = get_u64(blob.data());
+    if (len > blob.size() - 8) return Status(Errc::corrupt_page, "free list: length beyond its pages");
+    if (Status d = PageAllocator::deserialize(std::span<const uint8_t>(blob.data() + 8, len),
+                                              store_.capacity_pages(), &alloc_); !d.ok())
+      return d;
+    if (alloc_.high_water() != m.page_high_water)
+      return Status(Errc::corrupt_page, "free list high water does not match the manifest");
+  }
+  committed_ = m;
+  return {};
+}
+
+Status CowSpace::grow_for(uint64_t n) {
+  const uint64_t cap = store_.capacity_pages();
+  const uint64_t want = std::max<uint64_t>({cap * 2, alloc_.high_water() + n + 64, 64});
+  if (Status g = store_.grow(want); !g.ok()) return g;
+  alloc_.set_capacity(store_.capacity_pages());
+  return {};
+}
+
+Status CowSpace::allocate(uint64_t n, std::vector<uint64_t>* pages) {
+  Status s = alloc_.allocate(n, pages);
+  if (s.code() != Errc::full) return s;
+  if (Status g = grow_for(n); !g.ok()) return g;
+  return alloc_.allocate(n, pages);
+}
+
+Status CowSpace::commit(Manifest next) {
+  if (needs_reopen_)
+    return Status(Errc::sys, "an earlier commit's outcome is unknown (manifest directory fsync failed); reopen the database");
+  const uint32_t payload = store_.payload_bytes();
+  for (uint64_t i = 0; committed_.free_list_page != kNoPage && i < committed_.free_list_pages; ++i)
+    alloc_.release(committed_.free_list_page + i);
+
+  // The free list describes the state after this commit, including its own pages: size the
+  // run with slack for the extents its allocation may split, and retry if it was short.
+  uint64_t first = 0, pages = 0;
+  std::vector<uint8_t> bytes;
+  for (int attempt = 0;; ++attempt) {
+    PageAllocator after = alloc_;
+    after.commit_durable();
+    const uint64_t estimate = 8 + after.serialize().size() + 64 + uint64_t(attempt) * payload;
+    pages = (estimate + payload - 1) / payload;
+    Status s = alloc_.allocate_run(pages, &first);
+    if (s.code() == Errc::full) {
+      if (Status g = grow_for(pages); !g.ok()) { abort(); return g; }
+      s = alloc_.allocate_run(pages, &first);
+    }
+    if (!s.ok()) { abort(); return s; }
+    after = alloc_;
+    after.commit_durable();
+    bytes = after.serialize();
+    if (8 + bytes.size() <= pages * payload) break;
+    for (uint64_t i = 0; i < pages; ++i) alloc_.release(first + i);  // allocated this commit: freed now
+    if (attempt > 8) { abort(); return Status(Errc::full, "free list does not fit its pages"); }
+  }
+
+  std::vector<unsigned char> blob(size_t(pages) * payload, 0);
+  put_u64(blob.data(), bytes.size());
+  std::memcpy(blob.data() + 8, bytes.data(), bytes.size());
+  std::vector<PageOp> ops;
+  for (uint64_t i = 0; i < pages; ++i) ops.push_back({PageOpKind::write, first + i, blob.data() + i * payload, i});
+  if (Status w = run_batch(store_, ops); !w.ok()) { abort(); return w; }
+  if (Status y = store_.sync(); !y.ok()) { abort(); return y; }
+
+  next.params = params_;
+  next.commit_seq = committed_.commit_seq + 1;
+  next.page_high_water = alloc_.high_water();
+  next.free_list_page = first;
+  next.free_list_pages = pages;
+  if (Status p = slot_.publish(next); !p.ok()) {
+    if (slot_.last_publish_outcome_unknown()) {
+      needs_reopen_ = true;  // keep every page allocated: the new root may be the live one
+      return Status(p.code(), "commit outcome unknown: " + p.message() + "; reopen the database", p.sys_errno());
+    }
+    abort();
+    return p;
+  }
+  alloc_.commit_durable();
+  committed_ = next;
+  return {};
+}
+
+}  // namespace st::io

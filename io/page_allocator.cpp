@@ -1,0 +1,162 @@
+// page_allocator: first-fit extent allocator with commit-deferred frees (see the header).
+#include "io/page_allocator.h"
+
+#include <cassert>
+#include <string>
+
+namespace st::io {
+
+uint64_t PageAllocator::free_pages() const {
+  uint64_t n = 0;
+  for (const auto& [start, len] : free_) n += len;
+  return n;
+}
+
+bool PageAllocator::is_free(uint64_t page) const {
+  if (page >= high_water_) return true;
+  auto it = free_.upper_bound(page);
+  if (it == free_.begin()) return false;
+  --it;
+  return page < it->first + it->second;
+}
+
+void PageAllocator::free_run(uint64_t start, uint64_t len) {
+  assert(len > 0 && start + len <= high_water_);
+  auto next = free_.lower_bound(start);
+  assert(next == free_.end() || next->first >= start + len);  // no double free
+  if (next != free_.end() && next->first == start + len) {
+    len += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    assert(prev->first + prev->second <= start);
+    if (prev->first + prev->second == start) {
+      prev->second += len;
+      return;
+    }
+  }
+  free_.emplace(start, len);
+}
+
+Status PageAllocator::allocate(uint64_t n, std::vector<uint64_t>* out) {
+  uint64_t available = free_pages() + (capacity_ - high_water_);
+  if (n > available)
+    return Status(Errc::full, "allocator: " + std::to_string(n) + " pages requested, " +
+                                  std::to_string(available) + " free of " + std::to_string(capacity_));
+  while (n > 0 && !free_.empty()) {
+    auto it = free_.begin();
+    const uint64_t start = it->first, len = it->second;
+    const uint64_t take = len < n ? len : n;
+    free_.erase(it);
+    if (take < len) free_.emplace(start + take, len - take);
+    for (uint64_t p = start; p < start + take; ++p) {
+      out->push_back(p);
+      allocated_in_commit_.insert(p);
+    }
+    n -= take;
+  }
+  for (; n > 0; --n) {
+    out->push_back(high_water_);
+    allocated_in_commit_.insert(high_water_++);
+  }
+  return {};
+}
+
+Status PageAllocator::allocate_run(uint64_t n, uint64_t* first) {
+  assert(n > 0);
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < n) continue;
+    const uint64_t start = it->first, len = it->second;
+    free_.erase(it);
+    if (n < len) free_.emplace(start + n, len - n);
+    for (uint64_t p = start; p < start + n; ++p) allocated_in_commit_.insert(p);
+    *first = start;
+    return {};
+  }
+  if (capacity_ - high_water_ < n)
+    return Status(Errc::full, "allocator: no run of " + std::to_string(n) + " free pages below capacity " +
+                                  std::to_string(capacity_));
+  *first = high_water_;
+  for (uint64_t p = 0; p < n; ++p) allocated_in_commit_.insert(high_water_++);
+  return {};
+}
+
+void PageAllocator::release(uint64_t page) {
+  assert(page < high_water_ && !is_free(page));
+  if (allocated_in_commit_.erase(page)) {
+    free_run(page, 1);
+    return;
+  }
+  pending_free_.push_back(page);
+}
+
+void PageAllocator::commit_durable() {
+  for (uint64_t p : pending_free_) free_run(p, 1);
+  pending_free_.clear();
+  allocated_in_commit_.clear();
+  high_water_at_commit_ = high_water_;
+}
+
+void PageAllocator::abort_commit() {
+  pending_free_.clear();
+  for (uint64_t p : allocated_in_commit_) free_run(p, 1);
+  allocated_in_commit_.clear();
+  // Trim the free tail above the committed high water mark back into "never allocated".
+  while (!free_.empty()) {
+    auto last = std::prev(free_.end());
+    if (last->first + last->second != high_water_ || high_water_ <= high_water_at_commit_) break;
+    const uint64_t cut_from = last->first > high_water_at_commit_ ? last->first : high_water_at_commit_;
+    const uint64_t start = last->first;
+    free_.erase(last);
+    if (cut_from > start) free_.emplace(start, cut_from - start);
+    high_water_ = cut_from;
+  }
+}
+
+void PageAllocator::set_capacity(uint64_t capacity_pages) {
+  if (capacity_pages > capacity_) capacity_ = capacity_pages;
+}
+
+std::vector<uint8_t> PageAllocator::serialize() const {
+  assert(pending_free_.empty() && allocated_in_commit_.empty());
+  std::vector<uint8_t> b;
+  auto put = [&](uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(uint8_t(v >> (8 * i))); };
+  put(high_water_);
+  put(free_.size());
+  for (const auto& [start, len] : free_) { put(start); put(len); }
+  return b;
+}
+
+Status PageAllocator::deserialize(std::span<const uint8_t> b, uint64_t capacity_pages, PageAllocator* out) {
+  size_t pos = 0;
+  auto get = [&](uint64_t* v) {
+    if (pos + 8 > b.size()) return false;
+    *v = 0;
+    for (int i = 7; i >= 0; --i) *v = (*v << 8) | b[pos + size_t(i)];
+    pos += 8;
+    return true;
+  };
+  uint64_t hw, n;
+  if (!get(&hw) || !get(&n)) return Status(Errc::corrupt_page, "free list: truncated header");
+  if (hw > capacity_pages)
+    return Status(Errc::corrupt_page, "free list: high water " + std::to_string(hw) + " beyond capacity " +
+                                          std::to_string(capacity_pages));
+  PageAllocator a(capacity_pages);
+  a.high_water_ = hw;
+  a.high_water_at_commit_ = hw;
+  uint64_t prev_end = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t start, len;
+    if (!get(&start) || !get(&len)) return Status(Errc::corrupt_page, "free list: truncated extent");
+    if (len == 0 || start < prev_end || (i > 0 && start == prev_end) || start + len > hw || start + len < start)
+      return Status(Errc::corrupt_page, "free list: extent " + std::to_string(i) + " is invalid");
+    a.free_.emplace(start, len);
+    prev_end = start + len;
+  }
+  if (pos != b.size()) return Status(Errc::corrupt_page, "free list: trailing bytes");
+  *out = std::move(a);
+  return {};
+}
+
+}  // namespace st::io

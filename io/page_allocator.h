@@ -1,0 +1,69 @@
+// page_allocator: free-space management for copy-on-write commits in an arena of pages.
+// A commit writes its new pages into free space only, so the pages of the last committed
+// root are never overwritten until a newer root is durable:
+//
+//   page states:   free --allocate()--> live (this commit) --release()--> free (same commit)
+//                  live (committed)  --release()--> pending_free --commit_durable()--> free
+//
+//   commit k:  allocate new pages, release the pages they supersede (pending), write, sync,
+//              publish manifest k, commit_durable()  (root k-1's pages become reusable)
+//   crash:     the reopened allocator is the one serialized with manifest k-1; pages written
+//              by the unfinished commit k were free in it, so they are simply reused.
+//
+// Invariants: a page is in exactly one of {free extents, live, pending_free}; free extents
+// are disjoint, non-adjacent (coalesced) and below high_water; allocation is first-fit from
+// the lowest free page, then extends high_water, never beyond capacity.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <unordered_set>
+#include <vector>
+
+#include "io/status.h"
+
+namespace st::io {
+
+class PageAllocator {
+ public:
+  explicit PageAllocator(uint64_t capacity_pages = 0) : capacity_(capacity_pages) {}
+
+  // n pages for the commit in progress (possibly in several runs), appended to *out.
+  // Errc::full (and nothing allocated) if they do not fit below capacity.
+  Status allocate(uint64_t n, std::vector<uint64_t>* out);
+  // One contiguous run of n pages; returns its first page, Errc::full if none fits.
+  Status allocate_run(uint64_t n, uint64_t* first);
+  // `page` is superseded by the commit in progress. A page allocated in this same commit is
+  // freed at once; a committed page stays intact until commit_durable().
+  void release(uint64_t page);
+  // The commit in progress is durable: its released pages become free.
+  void commit_durable();
+  // The commit in progress was abandoned: its allocations return to free space and its
+  // releases are forgotten (those pages still belong to the committed root).
+  void abort_commit();
+
+  void set_capacity(uint64_t capacity_pages);  // grow only
+  uint64_t capacity() const { return capacity_; }
+  uint64_t high_water() const { return high_water_; }
+  uint64_t free_pages() const;        // in free extents below high water
+  uint64_t pending_free_pages() const { return pending_free_.size(); }
+  bool is_free(uint64_t page) const;
+
+  // Committed state only (call after commit_durable(); asserts nothing is in progress):
+  // high water + free extents, little-endian u64s: [high_water][n][start,len]*n.
+  std::vector<uint8_t> serialize() const;
+  static Status deserialize(std::span<const uint8_t> bytes, uint64_t capacity_pages, PageAllocator* out);
+
+ private:
+  void free_run(uint64_t start, uint64_t len);  // coalescing insert
+
+  uint64_t capacity_ = 0;
+  uint64_t high_water_ = 0;
+  std::map<uint64_t, uint64_t> free_;  // start -> length
+  std::unordered_set<uint64_t> allocated_in_commit_;
+  std::vector<uint64_t> pending_free_;
+  uint64_t high_water_at_commit_ = 0;
+};
+
+}  // namespace st::io

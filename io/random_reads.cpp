@@ -1,0 +1,83 @@
+// random_reads: the windowed random-read loop (see the header).
+#include "io/random_reads.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <time.h>
+
+namespace st::io {
+namespace {
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace
+
+uint64_t random_page(uint64_t& x, uint64_t capacity) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return z % capacity;
+}
+
+namespace {
+uint64_t next_page(uint64_t& x, uint64_t capacity) { return random_page(x, capacity); }
+}  // namespace
+
+Status random_reads(NodeStore& store, uint64_t reads, uint32_t window, uint64_t seed,
+                    RandomReadResult* result) {
+  assert(store.outstanding() == 0 && window > 0);
+  *result = RandomReadResult{};
+  const uint64_t capacity = store.capacity_pages();
+  if (capacity == 0) return Status(Errc::bad_argument, "store has no pages");
+  const uint32_t payload = store.payload_bytes();
+  const uint32_t slots = uint32_t(std::min<uint64_t>(window, std::max<uint64_t>(reads, 1)));
+  std::vector<unsigned char> buffers(size_t(slots) * payload);
+  result->latency_ns.reserve(reads);
+  uint64_t rng = seed, issued = 0;
+  std::vector<PageOp> ops;
+  std::vector<PageCompletion> comps(std::max<uint32_t>(slots, 16));
+  Status first;
+
+  const uint64_t start = now_ns();
+  for (uint32_t i = 0; i < slots && issued < reads; ++i, ++issued)
+    ops.push_back({PageOpKind::read, next_page(rng, capacity), buffers.data() + size_t(i) * payload, i});
+  store.submit(ops);
+  uint64_t done = 0;
+  while (done < issued) {
+    const size_t n = store.reap(comps, 1);
+    ops.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const PageCompletion& c = comps[i];
+      ++done;
+      if (!c.ok()) {
+        if (first.ok()) first = Status(c.code, describe(c), c.sys_errno);
+        continue;
+      }
+      result->latency_ns.push_back(c.latency_ns);
+      if (issued < reads && first.ok()) {
+        ops.push_back({PageOpKind::read, next_page(rng, capacity), buffers.data() + c.tag * payload, c.tag});
+        ++issued;
+      }
+    }
+    if (!ops.empty()) store.submit(ops);
+  }
+  result->wall_ns = now_ns() - start;
+  result->reads = result->latency_ns.size();
+  return first;
+}
+
+uint64_t percentile_ns(std::vector<uint64_t> v, double q) {
+  if (v.empty()) return 0;
+  const size_t rank = size_t(std::ceil(q * double(v.size())));
+  const size_t idx = rank == 0 ? 0 : std::min(rank, v.size()) - 1;
+  std::nth_element(v.begin(), v.begin() + idx, v.end());
+  return v[idx];
+}
+
+}  // namespace st::io

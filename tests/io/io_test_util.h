@@ -1,0 +1,67 @@
+// io_test_util: shared helpers for the io tests: a self-deleting temp directory under /tmp,
+// deterministic page payloads, and an arena-open helper that skips (with a MESSAGE) where
+// the kernel lacks io_uring instead of failing.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/arena_store.h"
+
+namespace st::io::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/statetree-io-test-XXXXXX";
+    const char* p = ::mkdtemp(tmpl);
+    REQUIRE(p != nullptr);
+    path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+inline uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Deterministic payload bytes for (page, version).
+inline void fill_payload(unsigned char* p, size_t n, uint64_t page, uint64_t version) {
+  uint64_t x = page * 0x100000001b3ull + version * 0x9e3779b97f4a7c15ull + 7;
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t v = splitmix64(x);
+    std::memcpy(p + i, &v, std::min<size_t>(8, n - i));
+  }
+}
+
+// Opens an arena; returns nullptr after a MESSAGE when io_uring is unavailable here.
+inline std::unique_ptr<ArenaFileStore> open_arena_or_skip(const ArenaOptions& o) {
+  std::unique_ptr<ArenaFileStore> s;
+  Status st = ArenaFileStore::open(o, &s);
+  if (st.code() == Errc::unsupported) {
+    MESSAGE("skipped: " << st.message());
+    return nullptr;
+  }
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return s;
+}
+
+}  // namespace st::io::test
