@@ -31,6 +31,9 @@ constexpr size_t L = 8;
 // A partial last group of at most this many messages is hashed one by one with SHA-NI
 // (when present) instead of a full 8-lane pass over zero padding.
 constexpr size_t kTailSingles = 3;
+// hash_batch: when at most this many lanes are still busy and no message is left to start,
+// the rest is finished with single-stream SHA-NI (if present).
+constexpr size_t kStragglerLanes = 3;
 bool single_stream_is_fast() {
   static const bool fast = sha256_tier_available(Sha256Tier::shani);
   return fast;
@@ -219,7 +222,7 @@ void hash_batch_avx2(const uint8_t* const* msgs, const size_t* lens, uint8_t* ou
     load_blocks(blocks, w);
     simd::compress<V256, simd::ShapeData>(s, w);
     for (int i = 0; i < 8; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(state + 8 * i), s[i]);
-  });
+  }, straggler_compressor(), kStragglerLanes);
 }
 
 }  // namespace

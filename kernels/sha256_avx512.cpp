@@ -31,6 +31,7 @@
 // warnings per build. Silenced for this file only.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <cstring>
@@ -61,6 +62,9 @@ constexpr size_t L = 16;
 // A partial last group of at most this many messages is hashed one by one with SHA-NI
 // (when present) instead of a full 16-lane pass over zero padding.
 constexpr size_t kTailSingles = 3;
+// hash_batch: when at most this many lanes are still busy and no message is left to start,
+// the rest is finished with single-stream SHA-NI (if present).
+constexpr size_t kStragglerLanes = 3;
 bool single_stream_is_fast() {
   static const bool fast = sha256_tier_available(Sha256Tier::shani);
   return fast;
@@ -248,7 +252,7 @@ void hash_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* 
     load_blocks(blocks, w);
     simd::compress<V512, simd::ShapeData>(s, w);
     for (int i = 0; i < 8; ++i) _mm512_store_si512(state + 16 * i, s[i]);
-  });
+  }, straggler_compressor(), kStragglerLanes);
 }
 
 }  // namespace
