@@ -223,6 +223,11 @@ TEST_CASE("sha256 sliced entry points: layout, parents pairing, digests aliasing
       }
       CHECK(ok);
       CHECK(parents.canary_ok());
+      // In place: parent block b overwrites child block b (already consumed).
+      SlicedBuf inplace(2 * nb);
+      std::memcpy(inplace.p, children.p, children.words * 4);
+      k.parents_sliced(inplace.p, inplace.p, nb);
+      CHECK((nb == 0 || std::memcmp(inplace.p, parents.p, parents.words * 4) == 0));
 
       // digests_sliced, out of place then in place
       SlicedBuf dig(nb);
