@@ -54,6 +54,7 @@ struct Sha256Kernel {
   // Merkle parent level: 2*nblocks child blocks (sliced, contiguous, 64-byte aligned) ->
   // nblocks parent blocks: parent j of block b = SHA256(child 2j || child 2j+1) over the
   // 32 children of child blocks 2b and 2b+1 (children 0..15 in block 2b, 16..31 in 2b+1).
+  // parents == children (in place: parent block b overwrites child block b) is allowed.
   void (*parents_sliced)(const uint32_t* children, uint32_t* parents, size_t nblocks);
 
   // Re-hash sliced digests as 32-byte messages (double SHA-256): out = SHA256(in digest),

@@ -28,6 +28,16 @@ namespace {
 
 using vec = __m256i;
 constexpr size_t L = 8;
+// A partial last group of at most this many messages is hashed one by one with SHA-NI
+// (when present) instead of a full 8-lane pass over zero padding.
+constexpr size_t kTailSingles = 3;
+// hash_batch: when at most this many lanes are still busy and no message is left to start,
+// the rest is finished with single-stream SHA-NI (if present).
+constexpr size_t kStragglerLanes = 3;
+bool single_stream_is_fast() {
+  static const bool fast = sha256_tier_available(Sha256Tier::shani);
+  return fast;
+}
 
 template <int N>
 ST_SHA_INLINE vec ror(vec x) { return _mm256_or_si256(_mm256_srli_epi32(x, N), _mm256_slli_epi32(x, 32 - N)); }
@@ -175,7 +185,10 @@ ST_SHA_INLINE void hash64_group(const uint8_t* in, uint8_t* out) {
 void hash32_batch_avx2(const uint8_t* in, uint8_t* out, size_t n) {
   size_t i = 0;
   for (; i + L <= n; i += L) hash32_group(in + 32 * i, out + 32 * i);
-  if (const size_t rest = n - i) {
+  const size_t rest = n - i;
+  if (rest && rest <= kTailSingles && single_stream_is_fast()) {
+    for (; i < n; ++i) hash_single_best(in + 32 * i, 32, out + 32 * i);
+  } else if (rest) {
     alignas(32) uint8_t buf[L * 32] = {};
     std::memcpy(buf, in + 32 * i, 32 * rest);
     hash32_group(buf, buf);
@@ -187,7 +200,10 @@ void hash64_batch_avx2(const uint8_t* in, uint8_t* out, size_t n) {
   // out may equal in: group g reads in[512 g, 512 g + 512) before writing out[256 g, ...).
   size_t i = 0;
   for (; i + L <= n; i += L) hash64_group(in + 64 * i, out + 32 * i);
-  if (const size_t rest = n - i) {
+  const size_t rest = n - i;
+  if (rest && rest <= kTailSingles && single_stream_is_fast()) {
+    for (; i < n; ++i) hash_single_best(in + 64 * i, 64, out + 32 * i);
+  } else if (rest) {
     alignas(32) uint8_t buf[L * 64] = {};
     std::memcpy(buf, in + 64 * i, 64 * rest);
     hash64_group(buf, buf);
@@ -206,7 +222,7 @@ void hash_batch_avx2(const uint8_t* const* msgs, const size_t* lens, uint8_t* ou
     load_blocks(blocks, w);
     simd::compress<V256, simd::ShapeData>(s, w);
     for (int i = 0; i < 8; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(state + 8 * i), s[i]);
-  });
+  }, straggler_compressor(), kStragglerLanes);
 }
 
 }  // namespace

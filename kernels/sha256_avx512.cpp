@@ -26,6 +26,14 @@
 // hash32_batch, hash64_batch and digests_sliced (each group is loaded before it is stored).
 #include <immintrin.h>
 
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*
+// self-initialisation once inlined (GCC PR 105593, fixed in 12.3/13): thousands of false
+// warnings per build. Silenced for this file only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #include <cstring>
 
 #include "kernels/sha256.h"
@@ -51,6 +59,16 @@ struct V512 {
 
 using vec = __m512i;
 constexpr size_t L = 16;
+// A partial last group of at most this many messages is hashed one by one with SHA-NI
+// (when present) instead of a full 16-lane pass over zero padding.
+constexpr size_t kTailSingles = 3;
+// hash_batch: when at most this many lanes are still busy and no message is left to start,
+// the rest is finished with single-stream SHA-NI (if present).
+constexpr size_t kStragglerLanes = 3;
+bool single_stream_is_fast() {
+  static const bool fast = sha256_tier_available(Sha256Tier::shani);
+  return fast;
+}
 
 ST_SHA_INLINE vec bswap32(vec x) {
   const vec mask = _mm512_broadcast_i32x4(_mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3));
@@ -196,7 +214,10 @@ ST_SHA_INLINE void hash64_group(const uint8_t* in, uint8_t* out) {
 void hash32_batch_avx512(const uint8_t* in, uint8_t* out, size_t n) {
   size_t i = 0;
   for (; i + L <= n; i += L) hash32_group(in + 32 * i, out + 32 * i);
-  if (const size_t rest = n - i) {
+  const size_t rest = n - i;
+  if (rest && rest <= kTailSingles && single_stream_is_fast()) {
+    for (; i < n; ++i) hash_single_best(in + 32 * i, 32, out + 32 * i);
+  } else if (rest) {
     alignas(64) uint8_t buf[L * 32] = {};
     std::memcpy(buf, in + 32 * i, 32 * rest);
     hash32_group(buf, buf);
@@ -209,7 +230,10 @@ void hash64_batch_avx512(const uint8_t* in, uint8_t* out, size_t n) {
   // out[512 g, 512 g + 512), which lies in input already consumed.
   size_t i = 0;
   for (; i + L <= n; i += L) hash64_group(in + 64 * i, out + 32 * i);
-  if (const size_t rest = n - i) {
+  const size_t rest = n - i;
+  if (rest && rest <= kTailSingles && single_stream_is_fast()) {
+    for (; i < n; ++i) hash_single_best(in + 64 * i, 64, out + 32 * i);
+  } else if (rest) {
     alignas(64) uint8_t buf[L * 64] = {};
     std::memcpy(buf, in + 64 * i, 64 * rest);
     hash64_group(buf, buf);
@@ -228,7 +252,7 @@ void hash_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* 
     load_blocks(blocks, w);
     simd::compress<V512, simd::ShapeData>(s, w);
     for (int i = 0; i < 8; ++i) _mm512_store_si512(state + 16 * i, s[i]);
-  });
+  }, straggler_compressor(), kStragglerLanes);
 }
 
 }  // namespace

@@ -66,6 +66,15 @@ std::atomic<const Sha256Kernel*> g_active{nullptr};
 
 bool sha256_tier_available(Sha256Tier tier) { return compiled_table(tier) && cpu_supports(tier); }
 
+sha256_detail::CompressStateFn sha256_detail::straggler_compressor() {
+#if defined(STATETREE_HAVE_SHA256_SHANI)
+  static const CompressStateFn fn = cpu_supports(Sha256Tier::shani) ? compress_shani : nullptr;
+  return fn;
+#else
+  return nullptr;
+#endif
+}
+
 void sha256_detail::hash_single_best(const uint8_t* data, size_t len, uint8_t* out) {
   static const Sha256Kernel* const best =
       sha256_tier_available(Sha256Tier::shani) ? compiled_table(Sha256Tier::shani) : &kSha256Portable;

@@ -312,6 +312,18 @@ void digests_sliced_shani(const uint32_t* in, uint32_t* out, size_t nblocks) {
 
 }  // namespace
 
+// Single-stream compression of consecutive blocks from any state (used to finish the last
+// straggling lanes of the multi-buffer tiers' hash_batch).
+void compress_shani(uint32_t state[8], const uint8_t* blocks, size_t nblocks) {
+  __m128i abef, cdgh;
+  state_to_regs(state, abef, cdgh);
+  for (size_t b = 0; b < nblocks; ++b, blocks += 64) {
+    __m128i m[1][4] = {{load_be(blocks), load_be(blocks + 16), load_be(blocks + 32), load_be(blocks + 48)}};
+    compress_streams<1>(&abef, &cdgh, m);
+  }
+  regs_to_state(abef, cdgh, state);
+}
+
 extern const Sha256Kernel kSha256Shani;
 const Sha256Kernel kSha256Shani = {
     "shani",           Sha256Tier::shani,     hash_shani,           hash32_batch_shani,

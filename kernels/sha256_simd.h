@@ -12,7 +12,8 @@
 // 3. hash_batch_lanes<L>(): the multi-buffer scheduler for messages of arbitrary lengths:
 //    L lanes, each walks its message block by block (full blocks read in place, the 1-2
 //    padded tail blocks built in a per-lane buffer); a lane whose message ends is refilled
-//    with the next message, idle lanes hash a zero block whose result is discarded.
+//    with the next message, idle lanes hash a zero block whose result is discarded; the
+//    last few straggling lanes may be finished by a single-stream compressor.
 //
 // Invariants: no allocation, no I/O; everything here is a template or constexpr (no
 // out-of-line function that could be emitted with one file's ISA flags and linked into
@@ -157,9 +158,16 @@ ST_SHA_INLINE void compress(typename V::vec* s, typename V::vec* w) {
 // compress_lanes(state, blocks): state is word-sliced, state[w * L + j] = word w of lane j;
 // blocks[j] points at lane j's next 64-byte block (unaligned). Digests are written
 // big-endian to out[32 * i].
+//
+// Stragglers: once no message is left to start and at most `finish_lanes` lanes are still
+// active, a vector pass would mostly hash idle lanes; if `finish` (a single-stream
+// compressor of consecutive blocks from a state, e.g. SHA-NI) is given, each remaining
+// lane's blocks are run through it instead.
+using FinishFn = void (*)(uint32_t state[8], const uint8_t* blocks, size_t nblocks);
+
 template <size_t L, class CompressLanes>
 void hash_batch_lanes(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n,
-                      CompressLanes&& compress_lanes) {
+                      CompressLanes&& compress_lanes, FinishFn finish = nullptr, size_t finish_lanes = 0) {
   struct Lane {
     const uint8_t* data;     // next full block
     size_t full_left;        // full blocks still to read from data
@@ -195,8 +203,33 @@ void hash_batch_lanes(const uint8_t* const* msgs, const size_t* lens, uint8_t* o
     for (size_t w = 0; w < 8; ++w) state[w * L + j] = kIV[w];
   };
 
+  auto write_digest = [&](size_t msg, const uint32_t* words, size_t stride) {
+    uint8_t* d = out + 32 * msg;
+    for (size_t w = 0; w < 8; ++w) {
+      const uint32_t v = words[w * stride];
+      d[4 * w] = uint8_t(v >> 24); d[4 * w + 1] = uint8_t(v >> 16); d[4 * w + 2] = uint8_t(v >> 8); d[4 * w + 3] = uint8_t(v);
+    }
+  };
+
   for (size_t j = 0; j < L; ++j) start(j);
   for (;;) {
+    if (finish && next_msg >= n) {
+      size_t active = 0;
+      for (size_t j = 0; j < L; ++j) active += lanes[j].active;
+      if (active <= finish_lanes) {
+        for (size_t j = 0; j < L; ++j) {
+          Lane& ln = lanes[j];
+          if (!ln.active) continue;
+          uint32_t st[8];
+          for (size_t w = 0; w < 8; ++w) st[w] = state[w * L + j];
+          if (ln.full_left) finish(st, ln.data, ln.full_left);
+          finish(st, ln.tail + 64 * ln.tail_next, ln.tail_blocks - ln.tail_next);
+          write_digest(ln.msg, st, 1);
+          ln.active = false;
+        }
+        break;
+      }
+    }
     bool any = false;
     for (size_t j = 0; j < L; ++j) {
       Lane& ln = lanes[j];
@@ -210,11 +243,7 @@ void hash_batch_lanes(const uint8_t* const* msgs, const size_t* lens, uint8_t* o
     for (size_t j = 0; j < L; ++j) {
       Lane& ln = lanes[j];
       if (!ln.active || ln.full_left || ln.tail_next < ln.tail_blocks) continue;
-      uint8_t* d = out + 32 * ln.msg;
-      for (size_t w = 0; w < 8; ++w) {
-        const uint32_t v = state[w * L + j];
-        d[4 * w] = uint8_t(v >> 24); d[4 * w + 1] = uint8_t(v >> 16); d[4 * w + 2] = uint8_t(v >> 8); d[4 * w + 3] = uint8_t(v);
-      }
+      write_digest(ln.msg, state + j, L);
       start(j);
     }
   }

@@ -21,4 +21,15 @@ extern const Sha256Kernel kSha256Avx512;
 // portable). Lane-parallel tiers use it for `hash`: one message gains nothing from lanes.
 void hash_single_best(const uint8_t* data, size_t len, uint8_t* out);
 
+#if defined(STATETREE_HAVE_SHA256_SHANI)
+// SHA-NI compression of nblocks consecutive blocks into state[8] (a..h). CPU must have SHA-NI.
+void compress_shani(uint32_t state[8], const uint8_t* blocks, size_t nblocks);
+#endif
+
+// Single-stream compressor for the last few lanes of a multi-buffer hash_batch: SHA-NI when
+// compiled in and supported, else nullptr (a portable compression is slower than finishing
+// the lanes in the vector kernel).
+using CompressStateFn = void (*)(uint32_t state[8], const uint8_t* blocks, size_t nblocks);
+CompressStateFn straggler_compressor();
+
 }  // namespace st::kernels::sha256_detail

@@ -223,6 +223,11 @@ TEST_CASE("sha256 sliced entry points: layout, parents pairing, digests aliasing
       }
       CHECK(ok);
       CHECK(parents.canary_ok());
+      // In place: parent block b overwrites child block b (already consumed).
+      SlicedBuf inplace(2 * nb);
+      std::memcpy(inplace.p, children.p, children.words * 4);
+      k.parents_sliced(inplace.p, inplace.p, nb);
+      CHECK((nb == 0 || std::memcmp(inplace.p, parents.p, parents.words * 4) == 0));
 
       // digests_sliced, out of place then in place
       SlicedBuf dig(nb);
@@ -292,6 +297,13 @@ TEST_CASE("sha256_select forces each available tier and reports it as active") {
     }
     CHECK_FALSE(sha256_select(name).has_value());
     CHECK(std::string(sha256_active().name) == name);
+    // NIST vectors through the process-wide entry point with this tier forced.
+    uint8_t d[32];
+    sha256(reinterpret_cast<const uint8_t*>("abc"), 3, d);
+    CHECK(hex(d, 32) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const std::string million(1000000, 'a');
+    sha256(reinterpret_cast<const uint8_t*>(million.data()), million.size(), d);
+    CHECK(hex(d, 32) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   }
   CHECK_FALSE(sha256_select("auto").has_value());
 }
