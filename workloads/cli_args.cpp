@@ -1,6 +1,7 @@
 // cli_args: implementation of the strict option parser.
 #include "workloads/cli_args.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -23,7 +24,11 @@ bool Args::parse(int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") { help_ = true; continue; }
-    if (a.rfind("--", 0) != 0) { positional_.push_back(a); continue; }
+    if (a.rfind("--", 0) != 0) {
+      if (!accept_positional_) { error_ = "unexpected argument '" + a + "' (see " + command_ + " --help)"; return false; }
+      positional_.push_back(a);
+      continue;
+    }
     std::string name = a.substr(2), value;
     bool inline_value = false;
     if (auto eq = name.find('='); eq != std::string::npos) {
@@ -76,11 +81,14 @@ std::string Args::str(const std::string& name) const {
 }
 
 std::optional<uint64_t> parse_u64(const std::string& s) {
-  if (s.empty() || s[0] == '-' || s[0] == '+' || s[0] == ' ') return std::nullopt;
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const std::string digits = hex ? s.substr(2) : s;
+  if (digits.empty()) return std::nullopt;
+  for (char c : digits)  // strtoull alone would accept signs and spaces
+    if (!(hex ? std::isxdigit(static_cast<unsigned char>(c)) : std::isdigit(static_cast<unsigned char>(c)))) return std::nullopt;
   errno = 0;
   char* end = nullptr;
-  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  const unsigned long long v = std::strtoull(hex ? s.c_str() + 2 : s.c_str(), &end, hex ? 16 : 10);
+  const unsigned long long v = std::strtoull(digits.c_str(), &end, hex ? 16 : 10);
   if (errno != 0 || end == nullptr || *end != '\0') return std::nullopt;
   return uint64_t(v);
 }

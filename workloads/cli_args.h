@@ -21,6 +21,9 @@ class Args {
   void option(const std::string& name, const std::string& value_name, const std::string& help,
               std::optional<std::string> default_value = std::nullopt);
 
+  // Arguments without "--" are an error unless accepted here (then see positional()).
+  void accept_positional(bool accept) { accept_positional_ = accept; }
+
   // Parses argv[first..argc). Returns false and sets error() on bad input.
   bool parse(int argc, char** argv, int first = 0);
   const std::string& error() const { return error_; }
@@ -50,6 +53,7 @@ class Args {
   std::vector<std::string> positional_;
   std::string error_;
   bool help_ = false;
+  bool accept_positional_ = false;
 };
 
 // Parses a decimal (or 0x-hex) unsigned 64-bit integer strictly (whole string).

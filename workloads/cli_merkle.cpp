@@ -37,14 +37,15 @@ int fail(const std::string& msg, int code = 2) {
 }
 
 std::optional<std::string> read_file(const std::string& path, memory::LargeBuffer* out) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) return "cannot open " + path + ": " + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return path + " is not a regular file";
   std::ifstream in(path, std::ios::binary);
   if (!in) return "cannot open " + path + ": " + std::strerror(errno);
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) return "cannot read " + path;
-  in.seekg(0);
+  const auto size = uint64_t(st.st_size);
+  if (auto e = memory::check_fits_in_memory(size, "the input file")) return e;
   *out = memory::LargeBuffer(size_t(size));
-  if (size > 0 && !in.read(reinterpret_cast<char*>(out->data()), size)) return "cannot read " + path;
+  if (size > 0 && !in.read(reinterpret_cast<char*>(out->data()), std::streamsize(size))) return "cannot read " + path;
   return std::nullopt;
 }
 
@@ -80,7 +81,8 @@ int cmd_merkle(int argc, char** argv) {
   args.option("reps", "R", "timed repetitions", "5");
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
   args.option("proof", "I", "print and verify the inclusion proof of leaf I");
-  args.flag("double", "double SHA-256 (Bitcoin's own tree) instead of single");
+  args.flag("double", "double SHA-256 everywhere (leaf and node hashes) instead of single");
+  args.flag("leaf-hashes", "the 32-byte records are already leaf hashes (level 0 as given, e.g. txids; with --double: Bitcoin's tree)");
   args.flag("baseline", "also time the OpenSSL SHA256() and SHA256_Init/Update/Final loops, alternating");
   args.flag("json", "one JSON object on stdout");
   if (!args.parse(argc, argv)) return fail(args.error());
@@ -90,6 +92,7 @@ int cmd_merkle(int argc, char** argv) {
   std::string err;
   const bool json = args.given("json");
   const bool twice = args.given("double");
+  const bool given_hashes = args.given("leaf-hashes");
   if (args.given("leaves") == args.given("input")) return fail("give exactly one of --leaves N or --input FILE");
   auto threads = args.u64("threads", &err);
   auto reps = args.u64("reps", &err);
@@ -119,7 +122,11 @@ int cmd_merkle(int argc, char** argv) {
     auto leaves = args.u64("leaves", &err);
     if (!leaves) return fail(err);
     if (*leaves == 0) return fail("--leaves must be at least 1 (a tree with no leaves has no root)");
-    if (*leaves > (uint64_t(1) << 33)) return fail("--leaves is too large for this machine");
+    if (*leaves > (uint64_t(1) << 40)) return fail("--leaves is too large");
+    // Input + arena (+ the baselines' own node array) must fit in this machine's memory.
+    const uint64_t arena_bytes = merkle::MerkleArena::bytes_for(size_t(*leaves));
+    const uint64_t need = *leaves * 32 + arena_bytes * (args.given("baseline") ? 2 : 1);
+    if (auto e = memory::check_fits_in_memory(need, fmt::format("--leaves {}", *leaves))) return fail(*e);
     if (args.given("leaf-size") && record != 32) return fail("--leaf-size applies to --input only (synthetic leaves are 32 bytes)");
     record = 32;
     n = size_t(*leaves);
@@ -131,7 +138,12 @@ int cmd_merkle(int argc, char** argv) {
     if (input.size() % record != 0)
       return fail(fmt::format("{} has {} bytes, not a multiple of the record size {}", args.str("input"), input.size(), record));
     n = input.size() / record;
+    if (auto e = memory::check_fits_in_memory(merkle::MerkleArena::bytes_for(n) * (args.given("baseline") ? 2 : 1),
+                                              fmt::format("a tree of {} leaves", n)))
+      return fail(*e);
   }
+  if (given_hashes && record != 32) return fail("--leaf-hashes needs 32-byte records");
+  if (given_hashes && args.given("baseline")) return fail("--baseline times leaf hashing: it does not combine with --leaf-hashes");
   std::optional<size_t> proof_index;
   if (args.given("proof")) {
     auto p = args.u64("proof", &err);
@@ -152,7 +164,7 @@ int cmd_merkle(int argc, char** argv) {
   report::Progress progress("merkle", *reps);
   for (uint64_t rep = 0; rep < *reps; ++rep) {
     const uint64_t t0 = report::now_ns();
-    if (auto e = tree.add_fixed(input.data(), n, record)) return fail(*e);
+    if (auto e = given_hashes ? tree.set_leaf_hashes(input.data(), n) : tree.add_fixed(input.data(), n, record)) return fail(*e);
     const uint64_t t1 = report::now_ns();
     result = tree.compute();
     const uint64_t t2 = report::now_ns();
@@ -191,8 +203,11 @@ int cmd_merkle(int argc, char** argv) {
   bool proof_ok = true;
   if (proof_index) {
     const auto path = tree.proof(*proof_index);
-    const auto leaf = merkle::MerkleTree::leaf_hash(input.data() + *proof_index * record, record, options);
-    proof_ok = merkle::MerkleTree::verify(leaf, *proof_index, path, result.root, options);
+    const uint8_t* record_bytes = input.data() + *proof_index * record;
+    merkle::Digest leaf;
+    if (given_hashes) std::memcpy(leaf.data(), record_bytes, 32);
+    else leaf = merkle::MerkleTree::leaf_hash(record_bytes, record, options);
+    proof_ok = merkle::MerkleTree::verify(leaf, *proof_index, n, path, result.root, options);
     nlohmann::json p = nlohmann::json::array();
     for (const auto& d : path) p.push_back(report::hex(d));
     proof_json = {{"index", *proof_index}, {"leaf_hash", report::hex(leaf)}, {"path", p}, {"verified", proof_ok}};
@@ -207,6 +222,7 @@ int cmd_merkle(int argc, char** argv) {
     j["leaves"] = n;
     j["leaf_size_bytes"] = record;
     j["double_sha256"] = twice;
+    j["leaf_hashes_given"] = given_hashes;
     j["mutated"] = result.mutated;
     j["threads"] = scope.threads();
     j["pinned_cpus"] = cpus;

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace st::memory {
 
@@ -28,5 +30,11 @@ class LargeBuffer {
   size_t size_ = 0;
   size_t align_ = 64;
 };
+
+// Physical memory of this machine, in bytes.
+uint64_t physical_memory_bytes();
+
+// An error message when `bytes` for `what` exceed the machine's physical memory.
+std::optional<std::string> check_fits_in_memory(uint64_t bytes, const std::string& what);
 
 }  // namespace st::memory

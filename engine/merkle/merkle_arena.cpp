@@ -19,6 +19,8 @@ MerkleArena::MerkleArena(size_t leaf_capacity)
   words_ = reinterpret_cast<uint32_t*>(buffer_.data());
 }
 
+uint64_t MerkleArena::bytes_for(size_t leaf_capacity) { return uint64_t(2) * next_pow2_at_least_16(leaf_capacity) * 32; }
+
 Digest MerkleArena::get(size_t slot) const {
   Digest d;
   for (size_t w = 0; w < 8; ++w) {

@@ -38,6 +38,8 @@ class MerkleArena {
   size_t pow2() const { return pow2_; }
   size_t slot_count() const { return 2 * pow2_; }
   size_t bytes() const { return slot_count() * 32; }
+  // The bytes an arena for leaf_capacity leaves takes (before allocating it).
+  static uint64_t bytes_for(size_t leaf_capacity);
 
   // First slot of level k (0 = leaves).
   size_t level_offset(unsigned level) const { return 2 * pow2_ - 2 * (pow2_ >> level); }

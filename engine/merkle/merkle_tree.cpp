@@ -91,6 +91,23 @@ std::optional<std::string> MerkleTree::add_fixed(const uint8_t* data, size_t n, 
   return std::nullopt;
 }
 
+std::optional<std::string> MerkleTree::set_leaf_hashes(const uint8_t* hashes, size_t n) {
+  if (n == 0) return std::string("no leaves: a Merkle tree needs at least one leaf");
+  if (n > arena_.leaf_capacity()) return "too many leaves for this tree's capacity";
+  leaf_count_ = n;
+  leaf_compressions_ = 0;
+  const size_t blocks = (n + kSlicedLanes - 1) / kSlicedLanes;
+  pipeline::parallel_for(blocks, kLeafBlocksPerTask, [&](size_t b0, size_t b1) {
+    alignas(64) uint8_t digests[kSlicedLanes * 32] = {};
+    for (size_t b = b0; b < b1; ++b) {
+      const size_t count = std::min(kSlicedLanes, n - b * kSlicedLanes);
+      std::memcpy(digests, hashes + b * kSlicedLanes * 32, count * 32);
+      kernels::sha256_detail::slice_block(digests, arena_.block(b));
+    }
+  });
+  return std::nullopt;
+}
+
 std::optional<std::string> MerkleTree::add_variable(const uint8_t* const* leaves, const size_t* lens, size_t n) {
   if (n == 0) return std::string("no leaves: a Merkle tree needs at least one leaf");
   if (n > arena_.leaf_capacity()) return "too many leaves for this tree's capacity";
@@ -237,19 +254,25 @@ Digest MerkleTree::leaf_hash(const uint8_t* data, size_t len, MerkleOptions opti
   return hash_bytes(kernels::sha256_active(), data, len, options.double_sha256);
 }
 
-bool MerkleTree::verify(const Digest& leaf, size_t index, const std::vector<Digest>& path, const Digest& root,
-                        MerkleOptions options) {
+bool MerkleTree::verify(const Digest& leaf, size_t index, size_t leaf_count, const std::vector<Digest>& path,
+                        const Digest& root, MerkleOptions options) {
+  if (index >= leaf_count) return false;
   const Sha256Kernel& k = kernels::sha256_active();
   Digest h = leaf;
+  size_t count = leaf_count;  // nodes at the current level
   for (const Digest& sibling : path) {
-    uint8_t pair[64];
+    if (count == 1) return false;  // path longer than the tree is deep
     const bool right = index & 1;
+    const bool last_of_odd = !right && index == count - 1;
+    if (last_of_odd && sibling != h) return false;  // only a duplicated node pairs with itself
+    uint8_t pair[64];
     std::memcpy(pair, right ? sibling.data() : h.data(), 32);
     std::memcpy(pair + 32, right ? h.data() : sibling.data(), 32);
     h = hash_bytes(k, pair, 64, options.double_sha256);
     index >>= 1;
+    count = (count + 1) / 2;
   }
-  return index == 0 && h == root;
+  return count == 1 && h == root;
 }
 
 }  // namespace st::merkle

@@ -39,6 +39,9 @@ class MerkleTree {
   // addData for a batch of n fixed-size records (contiguous, leaf_size bytes each).
   // Returns an error when n == 0 or n > capacity.
   std::optional<std::string> add_fixed(const uint8_t* data, size_t n, size_t leaf_size);
+  // Level 0 given directly: n records of 32 bytes that are already leaf hashes (Bitcoin's
+  // tree over txids). No leaf hashing happens.
+  std::optional<std::string> set_leaf_hashes(const uint8_t* hashes, size_t n);
   // addData for n leaves of arbitrary lengths.
   std::optional<std::string> add_variable(const uint8_t* const* leaves, const size_t* lens, size_t n);
 
@@ -59,8 +62,11 @@ class MerkleTree {
 
   // The hash of one leaf, and proof verification (independent of any tree instance).
   static Digest leaf_hash(const uint8_t* data, size_t len, MerkleOptions options = {});
-  static bool verify(const Digest& leaf_hash, size_t index, const std::vector<Digest>& path, const Digest& root,
-                     MerkleOptions options = {});
+  // A proof verifies only for index < leaf_count, a path of exactly the tree's depth, and
+  // a "sibling equal to itself" only where the spec duplicates (the last node of an odd
+  // level): the same path claimed for a position that does not exist is rejected.
+  static bool verify(const Digest& leaf_hash, size_t index, size_t leaf_count, const std::vector<Digest>& path,
+                     const Digest& root, MerkleOptions options = {});
 
  private:
   void compute_chunk(size_t chunk, unsigned top_level, bool* mutated);

@@ -1,16 +1,22 @@
 // parallel: TBB-backed implementation of ThreadScope and parallel_for.
+//
+// A ThreadScope owns a task_arena with exactly `threads` slots (global_control raises the
+// worker limit when more threads than CPUs are asked for, for oversubscription studies);
+// parallel_for runs inside the innermost live scope's arena. With CPUs given, a scheduler
+// observer pins each thread on entry by its arena slot (slot k -> cpus[k % size]), so a
+// worker keeps its CPU across repeated arena entries.
 #include "engine/pipeline/parallel.h"
 
 #include <sched.h>
 
-#include <atomic>
 #include <cstring>
 #include <thread>
 
 #include <tbb/blocked_range.h>
-#include <tbb/info.h>
 #include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
 namespace st::pipeline {
@@ -19,46 +25,58 @@ namespace {
 
 class PinningObserver : public tbb::task_scheduler_observer {
  public:
-  explicit PinningObserver(std::vector<int> cpus) : cpus_(std::move(cpus)) { observe(true); }
+  PinningObserver(tbb::task_arena& arena, std::vector<int> cpus)
+      : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)) {
+    observe(true);
+  }
   ~PinningObserver() override { observe(false); }
-  void on_scheduler_entry(bool is_worker) override {
-    if (!is_worker) return;  // the caller is pinned by ThreadScope itself (to cpus_[0])
-    const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    pin_current_thread(cpus_[(i + 1) % cpus_.size()]);
+  void on_scheduler_entry(bool) override {
+    const int slot = tbb::this_task_arena::current_thread_index();
+    if (slot >= 0) pin_current_thread(cpus_[size_t(slot) % cpus_.size()]);
   }
 
  private:
   std::vector<int> cpus_;
-  std::atomic<size_t> next_{0};
 };
 
 }  // namespace
 
 struct ThreadScope::Impl {
   std::unique_ptr<tbb::global_control> control;
+  std::unique_ptr<tbb::task_arena> arena;
   std::unique_ptr<PinningObserver> observer;
+  Impl* previous = nullptr;
 };
+
+namespace {
+thread_local ThreadScope::Impl* t_current = nullptr;  // innermost scope of this thread
+}  // namespace
 
 ThreadScope::ThreadScope(unsigned threads, std::vector<int> cpus) : impl_(std::make_unique<Impl>()) {
   threads_ = threads == 0 ? available_cpus() : threads;
   impl_->control = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads_);
+  impl_->arena = std::make_unique<tbb::task_arena>(int(threads_), 1);
+  impl_->arena->initialize();
   if (!cpus.empty()) {
-    // TBB sizes its default arena from the affinity mask it first sees: read it before
-    // the caller is narrowed to one CPU, so pinning never silently drops workers.
-    (void)tbb::info::default_concurrency();
     pin_current_thread(cpus[0]);
-    impl_->observer = std::make_unique<PinningObserver>(std::move(cpus));
+    impl_->observer = std::make_unique<PinningObserver>(*impl_->arena, std::move(cpus));
   }
+  impl_->previous = t_current;
+  t_current = impl_.get();
 }
 
-ThreadScope::~ThreadScope() = default;
+ThreadScope::~ThreadScope() { t_current = impl_->previous; }
 
 void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body) {
   if (n == 0) return;
   if (grain == 0) grain = 1;
   if (n <= grain) { body(0, n); return; }
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain),
-                    [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
+  auto run = [&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain),
+                      [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
+  };
+  if (t_current) t_current->arena->execute(run);
+  else run();
 }
 
 std::string pin_current_thread(int cpu) {

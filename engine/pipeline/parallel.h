@@ -1,10 +1,11 @@
 // parallel: the engine's only door to TBB. Trees call these instead of including TBB, so
 // the threading library stays behind engine/pipeline.
 //
-// ThreadScope limits the process to `threads` workers for its lifetime and, when CPUs are
-// given, pins every thread that runs engine work (the caller and TBB workers) to one of
-// them round-robin (sched_setaffinity). parallel_for splits [0, n) into chunks of at least
-// `grain` items and runs body(begin, end) on them; it returns when all chunks are done.
+// ThreadScope runs the engine's parallel loops of the creating thread on exactly `threads`
+// threads (the caller plus workers) for its lifetime and, when CPUs are given, pins thread
+// k of the scope to cpus[k % size] (sched_setaffinity). Scopes nest per thread.
+// parallel_for splits [0, n) into chunks of at least `grain` items and runs body(begin,
+// end) on them; it returns when all chunks are done.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +26,9 @@ class ThreadScope {
 
   unsigned threads() const { return threads_; }
 
- private:
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
   unsigned threads_;
 };

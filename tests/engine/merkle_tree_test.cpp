@@ -129,19 +129,19 @@ TEST_CASE("merkle proofs verify for every leaf and fail when tampered") {
         CAPTURE(i);
         const Digest leaf = merkle::MerkleTree::leaf_hash(leaves[i].data(), 32, {twice});
         auto path = tree.proof(i);
-        CHECK(merkle::MerkleTree::verify(leaf, i, path, root, {twice}));
+        CHECK(merkle::MerkleTree::verify(leaf, i, n, path, root, {twice}));
         if (!path.empty()) {
           path[path.size() / 2][i % 32] ^= 1;
-          CHECK_FALSE(merkle::MerkleTree::verify(leaf, i, path, root, {twice}));
+          CHECK_FALSE(merkle::MerkleTree::verify(leaf, i, n, path, root, {twice}));
           path[path.size() / 2][i % 32] ^= 1;
           if ((i ^ 1) < n) {  // the same path claimed for the neighbour's position
-            const bool moved = merkle::MerkleTree::verify(leaf, i ^ 1, path, root, {twice});
+            const bool moved = merkle::MerkleTree::verify(leaf, i ^ 1, n, path, root, {twice});
             CHECK_FALSE(moved);
           }
         }
         Digest bad_leaf = leaf;
         bad_leaf[0] ^= 0x80;
-        CHECK_FALSE(merkle::MerkleTree::verify(bad_leaf, i, path, root, {twice}));
+        CHECK_FALSE(merkle::MerkleTree::verify(bad_leaf, i, n, path, root, {twice}));
       }
     }
   }
@@ -163,4 +163,78 @@ TEST_CASE("merkle rejects an empty batch and an over-capacity batch") {
   CHECK(tree.add_fixed(data, 0, 32).has_value());
   CHECK(tree.add_fixed(data, 5, 32).has_value());
   CHECK_FALSE(tree.add_fixed(data, 4, 32).has_value());
+}
+
+TEST_CASE("a proof is rejected at a position that does not exist or with the wrong depth") {
+  const auto leaves = reference::synthetic_leaves(3);
+  merkle::MerkleTree tree(3);
+  const auto flat = flatten(leaves);
+  REQUIRE_FALSE(tree.add_fixed(flat.data(), 3, 32).has_value());
+  const auto root = tree.compute().root;
+  const Digest leaf2 = merkle::MerkleTree::leaf_hash(leaves[2].data(), 32);
+  auto path = tree.proof(2);  // leaf 2 is duplicated: its level-0 sibling is itself
+  CHECK(merkle::MerkleTree::verify(leaf2, 2, 3, path, root));
+  CHECK_FALSE(merkle::MerkleTree::verify(leaf2, 3, 3, path, root));  // CVE-2012-2459 at proof level
+  // (Claimed with leaf_count 4 it verifies: [l0, l1, l2, l2] is the mutated 4-leaf list with
+  // this same root; the verifier must be given the real leaf count.)
+  auto longer = path;
+  longer.push_back(root);
+  CHECK_FALSE(merkle::MerkleTree::verify(leaf2, 2, 3, longer, root));
+  path.pop_back();
+  CHECK_FALSE(merkle::MerkleTree::verify(leaf2, 2, 3, path, root));
+}
+
+TEST_CASE("planted equal siblings are flagged on every tier, at level 0 and deep in the tree") {
+  TierGuard guard;
+  std::mt19937_64 rng(9);
+  for (auto tier : tiers()) {
+    REQUIRE_FALSE(kernels::sha256_select(kernels::sha256_tier_name(tier)).has_value());
+    for (size_t n : {size_t(37), size_t(9000), size_t(20000)}) {
+      std::vector<std::vector<uint8_t>> leaves(n, std::vector<uint8_t>(32));
+      for (auto& l : leaves)
+        for (auto& b : l) b = uint8_t(rng());
+      for (int plant : {0, 1, 2}) {
+        auto planted = leaves;
+        if (plant == 1) planted[n / 2 & ~size_t(1)] = planted[(n / 2 & ~size_t(1)) + 1];  // level 0 pair
+        if (plant == 2 && n >= 2048)  // two equal 1024-leaf subtrees side by side: a level-10 pair
+          for (size_t i = 0; i < 1024; ++i) planted[1024 + i] = planted[i];
+        for (bool twice : {false, true}) {
+          CAPTURE(kernels::sha256_tier_name(tier));
+          CAPTURE(n);
+          CAPTURE(plant);
+          bool ref_mutated = false;
+          const auto want = reference::merkle_root(planted, twice, &ref_mutated);
+          const auto got = root_fixed(planted, twice);
+          CHECK(hex(got.root) == hex(want));
+          CHECK(got.mutated == ref_mutated);
+          CHECK(got.mutated == (plant == 1 || (plant == 2 && n >= 2048)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("set_leaf_hashes builds Bitcoin's tree over given hashes; big trees use the parallel level path") {
+  std::mt19937_64 rng(3);
+  pipeline::ThreadScope scope(2);
+  for (size_t n : {size_t(1), size_t(2), size_t(5), size_t(1000), size_t((1u << 19) + 3)}) {
+    std::vector<reference::Digest32> hashes(n);
+    for (auto& h : hashes)
+      for (auto& b : h) b = uint8_t(rng());
+    std::vector<uint8_t> flat;
+    for (const auto& h : hashes) flat.insert(flat.end(), h.begin(), h.end());
+    for (bool twice : {false, true}) {
+      CAPTURE(n);
+      CAPTURE(twice);
+      merkle::MerkleTree tree(n, {twice});
+      REQUIRE_FALSE(tree.set_leaf_hashes(flat.data(), n).has_value());
+      const auto result = tree.compute();
+      CHECK(hex(result.root) == hex(reference::merkle_root_from_hashes(hashes, twice)));
+      const size_t i = n - 1;
+      Digest leaf;
+      std::copy(hashes[i].begin(), hashes[i].end(), leaf.begin());
+      CHECK(merkle::MerkleTree::verify(leaf, i, n, tree.proof(i), result.root, {twice}));
+      if (n > 100000) break;  // the big case once is enough
+    }
+  }
 }

@@ -3,6 +3,8 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+
 namespace st::reference {
 
 Digest32 sha256_openssl(const uint8_t* data, size_t len) {
@@ -36,6 +38,21 @@ Digest32 merkle_root(const std::vector<std::vector<uint8_t>>& leaves, bool twice
     level = std::move(next);
   }
   if (mutated) *mutated = m;
+  return level.at(0);
+}
+
+Digest32 merkle_root_from_hashes(std::vector<Digest32> level, bool twice) {
+  while (level.size() > 1) {
+    if (level.size() % 2) level.push_back(level.back());
+    std::vector<Digest32> next;
+    for (size_t i = 0; i < level.size(); i += 2) {
+      uint8_t pair[64];
+      std::copy(level[i].begin(), level[i].end(), pair);
+      std::copy(level[i + 1].begin(), level[i + 1].end(), pair + 32);
+      next.push_back(h(pair, 64, twice));
+    }
+    level = std::move(next);
+  }
   return level.at(0);
 }
 

@@ -16,6 +16,9 @@ Digest32 sha256_openssl(const uint8_t* data, size_t len);
 // Root of the leaves; `twice` = double SHA-256 everywhere. Precondition: leaves non-empty.
 Digest32 merkle_root(const std::vector<std::vector<uint8_t>>& leaves, bool twice, bool* mutated = nullptr);
 
+// Root over level 0 given as hashes (no leaf hashing), e.g. Bitcoin's txids with twice.
+Digest32 merkle_root_from_hashes(std::vector<Digest32> level, bool twice);
+
 // Synthetic benchmark leaf i: 32 bytes each equal to i mod 256.
 std::vector<std::vector<uint8_t>> synthetic_leaves(size_t n);
 

@@ -84,3 +84,57 @@ TEST_CASE("statetree merkle rejects bad input with one line and exit 2") {
   CHECK(run_statetree("merkle --help").exit_code == 0);
   CHECK(run_statetree("nosuchcommand").exit_code == 2);
 }
+
+TEST_CASE("statetree merkle rejects directories, signed numbers and stray arguments without crashing") {
+  for (const char* args : {"merkle --input /tmp", "merkle --leaves 0x-1", "merkle --leaves ' 5'", "merkle --leaves 5 extra",
+                           "merkle --leaves 99999999999", "merkle --leaves 4 --leaf-hashes --baseline"}) {
+    CAPTURE(args);
+    const auto r = run_statetree(args);
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("statetree merkle --leaf-hashes --double is Bitcoin's tree over the given txids") {
+  const std::string path = "/tmp/statetree_merkle_txids_test.bin";
+  std::vector<st::reference::Digest32> txids(7);
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (size_t i = 0; i < txids.size(); ++i) {
+      for (size_t b = 0; b < 32; ++b) txids[i][b] = uint8_t(i * 13 + b * 101);
+      out.write(reinterpret_cast<const char*>(txids[i].data()), 32);
+    }
+  }
+  const auto r = run_statetree("merkle --input " + path + " --leaf-hashes --double --reps 1 --proof 6 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["root"] == hex(st::reference::merkle_root_from_hashes(txids, true)));
+  CHECK(j["proof"]["verified"] == true);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("Bitcoin block 100,000: its four txids give its header's merkle root") {
+  // Display order (byte-reversed), as block explorers print them.
+  const char* txids[] = {"8c14f0db3df150123e6f3dbbf30f8b955a8249b62ac1d1ff16284aefa3d06d87",
+                         "fff2525b8931402dd09222c50775608f75787bd2b87e56995a7bdd30f79702c4",
+                         "6359f0868171b1d194cbee1af2f16ea598ae8fad666d9b012c8ed2b79a236ec4",
+                         "e9a66845e05d5abc0ad04ec80f774a7e585c6e8db975962d069a522137b80c1d"};
+  const std::string header_root = "f3e94742aca4b5ef85488dc37c06c3282295ffec960994b2c0d5ac2a25a95766";
+  auto reversed_bytes = [](const std::string& display) {
+    std::string bytes;
+    for (size_t i = display.size(); i >= 2; i -= 2) bytes += char(std::stoi(display.substr(i - 2, 2), nullptr, 16));
+    return bytes;
+  };
+  const std::string path = "/tmp/statetree_block100000.bin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (const char* t : txids) out << reversed_bytes(t);
+  }
+  const auto r = run_statetree("merkle --input " + path + " --leaf-hashes --double --reps 1 --json");
+  REQUIRE(r.exit_code == 0);
+  const std::string root = nlohmann::json::parse(r.out)["root"];
+  std::string display;
+  for (size_t i = root.size(); i >= 2; i -= 2) display += root.substr(i - 2, 2);
+  CHECK(display == header_root);
+  std::remove(path.c_str());
+}
