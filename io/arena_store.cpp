@@ -67,9 +67,12 @@ struct ArenaFileStore::Impl {
   uint32_t in_flight = 0;  // slots with an SQE/CQE outstanding: never more than queue_depth
   StoreCounters counters;
 
+  bool shutting_down = false;  // the caller's read buffers may already be gone
+
   ~Impl() {
     if (ring_ok) {
       pending.clear();  // nothing new starts; what the kernel holds must finish first
+      shutting_down = true;
       drain();
       io_uring_queue_exit(&ring);
     }
@@ -205,7 +208,7 @@ struct ArenaFileStore::Impl {
         finish(i, Errc::corrupt_page, 0, check);
         continue;
       }
-      std::memcpy(slots[i].op.buffer, slot_buf(i), page_payload_bytes(ps()));
+      if (!shutting_down) std::memcpy(slots[i].op.buffer, slot_buf(i), page_payload_bytes(ps()));
       finish(i, Errc::ok, 0, PageCheck::ok);
     }
     landed.clear();

@@ -25,6 +25,9 @@ Status CowSpace::open() {
   if (m.page_high_water > store_.capacity_pages())
     return Status(Errc::corrupt_page, "manifest names " + std::to_string(m.page_high_water) +
                                           " pages, the store has " + std::to_string(store_.capacity_pages()));
+  if (m.free_list_page == kNoPage && m.page_high_water > 0)  // pages in use but no record of which
+    return Status(Errc::corrupt_page, "manifest has " + std::to_string(m.page_high_water) +
+                                          " pages in use but no free list");
   if (m.free_list_page != kNoPage) {
     const uint32_t payload = store_.payload_bytes();
     std::vector<unsigned char> blob(size_t(m.free_list_pages) * payload);

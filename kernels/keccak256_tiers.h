@@ -22,7 +22,7 @@ void keccak256_avx512vl(const uint8_t* data, size_t len, uint8_t* out32);
 // Known-answer + cross-check against the portable kernel; true when the tier is correct.
 bool keccak256_self_test(SingleFn single, BatchFn batch);
 
-inline uint64_t load_le64(const uint8_t* p) {
+static inline uint64_t load_le64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -30,7 +30,7 @@ inline uint64_t load_le64(const uint8_t* p) {
 #endif
   return v;
 }
-inline void store_le64(uint8_t* p, uint64_t v) {
+static inline void store_le64(uint8_t* p, uint64_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   v = __builtin_bswap64(v);
 #endif
