@@ -1,0 +1,238 @@
+// batch_root: sort, sparse stem subtrees, stem nodes, internal levels (see batch_root.h).
+#include "engine/bintrie/batch_root.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "engine/bintrie/internal_reduce.h"
+#include "engine/bintrie/stem_bits.h"
+
+namespace st::bintrie {
+namespace {
+
+struct SortRec {
+  uint64_t prefix;  // first 8 key bytes, big-endian
+  uint32_t index;   // position in the input (later wins among equal keys)
+};
+
+// Stems per chunk of the stem-subtree pass: keeps the level buffers cache-resident.
+constexpr size_t kStemChunk = 2048;
+
+}  // namespace
+
+SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
+  std::vector<SortRec> recs(in.size());
+  for (size_t i = 0; i < in.size(); ++i) recs[i] = {load_be64(in[i].key.data()), uint32_t(i)};
+  auto less = [&](const SortRec& a, const SortRec& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const int c = std::memcmp(in[a.index].key.data() + 8, in[b.index].key.data() + 8, 24);
+    if (c != 0) return c < 0;
+    return a.index < b.index;
+  };
+  if (threads > 1) {
+    tbb::task_arena arena{int(threads)};
+    arena.execute([&] { tbb::parallel_sort(recs.begin(), recs.end(), less); });
+  } else {
+    std::sort(recs.begin(), recs.end(), less);
+  }
+  SortedEntries out;
+  out.entries.reserve(in.size());
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const Entry& e = in[recs[i].index];
+    // Keep the last write of a run of equal keys.
+    if (i + 1 < recs.size() && recs[i + 1].prefix == recs[i].prefix &&
+        std::memcmp(in[recs[i + 1].index].key.data(), e.key.data(), 32) == 0)
+      continue;
+    out.entries.push_back(e);
+  }
+  for (size_t i = 0; i < out.entries.size(); ++i) {
+    if (i == 0 || std::memcmp(out.entries[i].key.data(), out.entries[i - 1].key.data(), 31) != 0)
+      out.stem_begin.push_back(uint32_t(i));
+  }
+  out.stem_begin.push_back(uint32_t(out.entries.size()));
+  if (out.entries.empty()) out.stem_begin.clear();
+  return out;
+}
+
+std::vector<uint8_t> stem_depths(const SortedEntries& sorted) {
+  const size_t n = sorted.stems();
+  std::vector<uint8_t> depth(n, 0);
+  if (n < 2) return depth;
+  unsigned prev_lcp = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned next_lcp = i + 1 < n ? stem_lcp(sorted.stem(i), sorted.stem(i + 1)) : 0;
+    depth[i] = uint8_t(1 + std::max(prev_lcp, next_lcp));
+    prev_lcp = next_lcp;
+  }
+  return depth;
+}
+
+void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Bytes32* stem_hash_out,
+                BatchRootStats* stats) {
+  std::vector<uint8_t> pos, next_pos;
+  std::vector<uint32_t> off, next_off;
+  std::vector<Bytes32> hashes, msgs_as_pairs;  // msgs: 2 Bytes32 per message
+  size_t n32 = 0, n64 = 0;
+  for (size_t c0 = s0; c0 < s1; c0 += kStemChunk) {
+    const size_t c1 = std::min(s1, c0 + kStemChunk);
+    const size_t e0 = sorted.stem_begin[c0], e1 = sorted.stem_begin[c1];
+    const size_t ne = e1 - e0;
+    // Leaves: H(value) for every present value.
+    hashes.resize(ne);
+    pos.resize(ne);
+    for (size_t i = 0; i < ne; ++i) {
+      hashes[i] = sorted.entries[e0 + i].value;
+      pos[i] = sorted.entries[e0 + i].key[31];
+    }
+    h.hash32_batch(hashes[0].data(), hashes[0].data(), ne);
+    n32 += ne;
+    off.resize(c1 - c0 + 1);
+    for (size_t s = c0; s <= c1; ++s) off[s - c0] = sorted.stem_begin[s] - uint32_t(e0);
+    // 8 levels, sparse.
+    for (int level = 0; level < 8; ++level) {
+      msgs_as_pairs.resize(2 * off.back());
+      next_pos.resize(off.back());
+      next_off.resize(off.size());
+      size_t m = 0;
+      for (size_t s = 0; s + 1 < off.size(); ++s) {
+        next_off[s] = uint32_t(m);
+        for (size_t i = off[s]; i < off[s + 1];) {
+          const uint8_t p = pos[i];
+          Bytes32* msg = &msgs_as_pairs[2 * m];
+          if (i + 1 < off[s + 1] && (pos[i + 1] >> 1) == (p >> 1)) {
+            msg[0] = hashes[i];
+            msg[1] = hashes[i + 1];
+            i += 2;
+          } else {
+            if (p & 1) { msg[0] = Bytes32{}; msg[1] = hashes[i]; }
+            else { msg[0] = hashes[i]; msg[1] = Bytes32{}; }
+            i += 1;
+          }
+          next_pos[m] = uint8_t(p >> 1);
+          ++m;
+        }
+      }
+      next_off.back() = uint32_t(m);
+      hashes.resize(m);
+      h.hash64_batch(msgs_as_pairs[0].data(), hashes[0].data(), m);
+      n64 += m;
+      pos.swap(next_pos);
+      off.swap(next_off);
+    }
+    // Stem nodes: H(stem || 0x00 || R).
+    const size_t ns = c1 - c0;
+    msgs_as_pairs.resize(2 * ns);
+    for (size_t s = 0; s < ns; ++s) {
+      assert(off[s + 1] - off[s] == 1);
+      uint8_t* msg = msgs_as_pairs[2 * s].data();
+      std::memcpy(msg, sorted.stem(c0 + s), 31);
+      msg[31] = 0;
+      std::memcpy(msg + 32, hashes[s].data(), 32);
+    }
+    h.hash64_batch(msgs_as_pairs[0].data(), stem_hash_out[c0 - s0].data(), ns);
+    n64 += ns;
+  }
+  if (stats) {
+    stats->hash32_messages += n32;
+    stats->hash64_messages += n64;
+  }
+}
+
+Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt,
+                          BatchRootStats* stats) {
+  const size_t n = sorted.stems();
+  if (stats) { stats->entries = sorted.entries.size(); stats->stems = n; }
+  if (n == 0) return Bytes32{};
+  const std::vector<uint8_t> depth = stem_depths(sorted);
+  std::vector<Bytes32> stem_hash(n);
+
+  if (opt.threads <= 1 || n < 4096) {
+    hash_stems(h, sorted, 0, n, stem_hash.data(), stats);
+    if (n == 1) return stem_hash[0];
+    std::vector<ReduceItem> items(n);
+    for (size_t i = 0; i < n; ++i) items[i] = {uint32_t(i), depth[i], stem_hash[i]};
+    ReduceStats rs;
+    auto top = reduce_levels(h, sorted, std::move(items), 0, &rs);
+    if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }
+    assert(top.size() == 1);
+    return top[0].hash;
+  }
+
+  // Parallel: buckets by the top k bits of the stems.
+  unsigned k = opt.bucket_bits;
+  if (k == 0) {
+    k = 1;
+    while ((1u << k) < opt.threads * 16u) ++k;
+  }
+  const size_t nb = size_t(1) << k;
+  std::vector<uint32_t> bucket_begin(nb + 1, 0);
+  {
+    size_t s = 0;
+    for (size_t b = 0; b < nb; ++b) {
+      bucket_begin[b] = uint32_t(s);
+      while (s < n && (load_be64(sorted.stem(s)) >> (64 - k)) == b) ++s;
+    }
+    bucket_begin[nb] = uint32_t(n);
+  }
+  std::vector<ReduceItem> bucket_item(nb);
+  std::vector<uint8_t> bucket_has(nb, 0);
+  std::vector<BatchRootStats> bstats(nb);
+  std::vector<size_t> breduce(nb, 0);
+  tbb::task_arena arena{int(opt.threads)};
+  arena.execute([&] {
+    tbb::parallel_for(size_t(0), nb, [&](size_t b) {
+      const size_t s0 = bucket_begin[b], s1 = bucket_begin[b + 1];
+      if (s0 == s1) return;
+      hash_stems(h, sorted, s0, s1, stem_hash.data() + s0, &bstats[b]);
+      bucket_has[b] = 1;
+      if (s1 - s0 == 1) {
+        bucket_item[b] = {uint32_t(s0), depth[s0], stem_hash[s0]};
+        return;
+      }
+      std::vector<ReduceItem> items(s1 - s0);
+      for (size_t i = s0; i < s1; ++i) items[i - s0] = {uint32_t(i), depth[i], stem_hash[i]};
+      ReduceStats rs;
+      auto top = reduce_levels(h, sorted, std::move(items), k, &rs);
+      assert(top.size() == 1);
+      bucket_item[b] = top[0];
+      breduce[b] = rs.messages;
+    });
+  });
+  std::vector<ReduceItem> items;
+  for (size_t b = 0; b < nb; ++b) {
+    if (bucket_has[b]) items.push_back(bucket_item[b]);
+    if (stats) {
+      stats->hash32_messages += bstats[b].hash32_messages;
+      stats->hash64_messages += bstats[b].hash64_messages + breduce[b];
+      stats->internal_nodes += breduce[b];
+    }
+  }
+  if (items.size() == 1 && n == 1) return items[0].hash;
+  ReduceStats rs;
+  auto top = reduce_levels(h, sorted, std::move(items), 0, &rs);
+  if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }
+  assert(top.size() == 1);
+  return top[0].hash;
+}
+
+Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+                   BatchRootStats* stats) {
+  const SortedEntries sorted = sort_entries(entries, opt.threads);
+  return batch_root_sorted(h, sorted, opt, stats);
+}
+
+}  // namespace st::bintrie
+
+namespace st::bintrie {
+
+std::vector<ReduceItem> reduce_levels(const Hasher& h, const SortedEntries& sorted, std::vector<ReduceItem> items,
+                                      unsigned stop_depth, ReduceStats* stats) {
+  return reduce_levels_generic(h, [&](uint32_t rep) { return sorted.stem(rep); }, std::move(items), stop_depth, stats);
+}
+
+}  // namespace st::bintrie
