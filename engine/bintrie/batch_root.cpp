@@ -11,6 +11,7 @@
 
 #include "engine/bintrie/internal_reduce.h"
 #include "engine/bintrie/stem_bits.h"
+#include "engine/bintrie/stem_subtree.h"
 
 namespace st::bintrie {
 namespace {
@@ -74,67 +75,35 @@ std::vector<uint8_t> stem_depths(const SortedEntries& sorted) {
 
 void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Bytes32* stem_hash_out,
                 BatchRootStats* stats) {
-  std::vector<uint8_t> pos, next_pos;
-  std::vector<uint32_t> off, next_off;
-  std::vector<Bytes32> hashes, msgs_as_pairs;  // msgs: 2 Bytes32 per message
+  StemLevels L;
+  std::vector<Bytes32> msgs;
   size_t n32 = 0, n64 = 0;
   for (size_t c0 = s0; c0 < s1; c0 += kStemChunk) {
     const size_t c1 = std::min(s1, c0 + kStemChunk);
     const size_t e0 = sorted.stem_begin[c0], e1 = sorted.stem_begin[c1];
     const size_t ne = e1 - e0;
     // Leaves: H(value) for every present value.
-    hashes.resize(ne);
-    pos.resize(ne);
+    L.hash.resize(ne);
+    L.pos.resize(ne);
     for (size_t i = 0; i < ne; ++i) {
-      hashes[i] = sorted.entries[e0 + i].value;
-      pos[i] = sorted.entries[e0 + i].key[31];
+      L.hash[i] = sorted.entries[e0 + i].value;
+      L.pos[i] = sorted.entries[e0 + i].key[31];
     }
-    h.hash32_batch(hashes[0].data(), hashes[0].data(), ne);
+    h.hash32_batch(L.hash[0].data(), L.hash[0].data(), ne);
     n32 += ne;
-    off.resize(c1 - c0 + 1);
-    for (size_t s = c0; s <= c1; ++s) off[s - c0] = sorted.stem_begin[s] - uint32_t(e0);
-    // 8 levels, sparse.
-    for (int level = 0; level < 8; ++level) {
-      msgs_as_pairs.resize(2 * off.back());
-      next_pos.resize(off.back());
-      next_off.resize(off.size());
-      size_t m = 0;
-      for (size_t s = 0; s + 1 < off.size(); ++s) {
-        next_off[s] = uint32_t(m);
-        for (size_t i = off[s]; i < off[s + 1];) {
-          const uint8_t p = pos[i];
-          Bytes32* msg = &msgs_as_pairs[2 * m];
-          if (i + 1 < off[s + 1] && (pos[i + 1] >> 1) == (p >> 1)) {
-            msg[0] = hashes[i];
-            msg[1] = hashes[i + 1];
-            i += 2;
-          } else {
-            if (p & 1) { msg[0] = Bytes32{}; msg[1] = hashes[i]; }
-            else { msg[0] = hashes[i]; msg[1] = Bytes32{}; }
-            i += 1;
-          }
-          next_pos[m] = uint8_t(p >> 1);
-          ++m;
-        }
-      }
-      next_off.back() = uint32_t(m);
-      hashes.resize(m);
-      h.hash64_batch(msgs_as_pairs[0].data(), hashes[0].data(), m);
-      n64 += m;
-      pos.swap(next_pos);
-      off.swap(next_off);
-    }
+    L.off.resize(c1 - c0 + 1);
+    for (size_t s = c0; s <= c1; ++s) L.off[s - c0] = sorted.stem_begin[s] - uint32_t(e0);
+    n64 += stem_subtree_roots(h, L);
     // Stem nodes: H(stem || 0x00 || R).
     const size_t ns = c1 - c0;
-    msgs_as_pairs.resize(2 * ns);
+    msgs.resize(2 * ns);
     for (size_t s = 0; s < ns; ++s) {
-      assert(off[s + 1] - off[s] == 1);
-      uint8_t* msg = msgs_as_pairs[2 * s].data();
+      uint8_t* msg = msgs[2 * s].data();
       std::memcpy(msg, sorted.stem(c0 + s), 31);
       msg[31] = 0;
-      std::memcpy(msg + 32, hashes[s].data(), 32);
+      std::memcpy(msg + 32, L.hash[s].data(), 32);
     }
-    h.hash64_batch(msgs_as_pairs[0].data(), stem_hash_out[c0 - s0].data(), ns);
+    h.hash64_batch(msgs[0].data(), stem_hash_out[c0 - s0].data(), ns);
     n64 += ns;
   }
   if (stats) {

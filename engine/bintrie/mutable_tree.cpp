@@ -1,0 +1,241 @@
+// mutable_tree: batched writes, dirty marking and level-by-level re-hash (see mutable_tree.h).
+#include "engine/bintrie/mutable_tree.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "engine/bintrie/stem_bits.h"
+
+namespace st::bintrie {
+
+MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
+
+uint32_t MutableTree::new_internal() {
+  internal_.emplace_back();
+  internal_dirty_.push_back(0);
+  assert(internal_.size() < kRefIndexMask);
+  return uint32_t(internal_.size() - 1);
+}
+
+uint32_t MutableTree::new_stem(const uint8_t* stem31) {
+  StemNode s;
+  std::memcpy(s.stem.data(), stem31, 31);
+  s.slot_begin = uint32_t(slots_.size());
+  stems_.push_back(s);
+  assert(stems_.size() < kRefIndexMask);
+  return uint32_t(stems_.size() - 1);
+}
+
+void MutableTree::mark_internal_dirty(uint32_t idx, unsigned depth) {
+  if (internal_dirty_[idx]) return;
+  internal_dirty_[idx] = 1;
+  dirty_by_depth_[depth].push_back(idx);
+}
+
+const Bytes32& MutableTree::ref_hash(NodeRef r) const {
+  static const Bytes32 kZero{};
+  if (ref_is_internal(r)) return internal_[ref_index(r)].hash;
+  if (ref_is_stem(r)) return stems_[ref_index(r)].hash;
+  return kZero;
+}
+
+void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
+  StemNode* s = &stems_[si];
+  if (!s->dirty) { s->dirty = 1; dirty_stems_.push_back(si); }
+  for (const Entry& e : group) {
+    const uint8_t sub = e.key[31];
+    StemSlot* begin = slots_.data() + s->slot_begin;
+    StemSlot* end = begin + s->slot_count;
+    StemSlot* it = std::lower_bound(begin, end, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
+    if (it != end && it->sub == sub) {
+      it->value = e.value;
+      it->leaf_dirty = 1;
+      continue;
+    }
+    // Insert: grow by relocating the stem's slots to the end of the pool when full.
+    if (s->slot_count == s->slot_cap) {
+      const uint32_t new_cap = std::min<uint32_t>(256, std::max<uint32_t>(2, 2u * s->slot_cap));
+      const size_t new_begin = slots_.size();
+      const size_t pos = size_t(it - begin);
+      slots_.resize(new_begin + new_cap);
+      s = &stems_[si];
+      std::copy(slots_.begin() + s->slot_begin, slots_.begin() + s->slot_begin + s->slot_count, slots_.begin() + new_begin);
+      s->slot_begin = uint32_t(new_begin);
+      s->slot_cap = uint16_t(new_cap);
+      begin = slots_.data() + s->slot_begin;
+      end = begin + s->slot_count;
+      it = begin + pos;
+    }
+    std::move_backward(it, end, end + 1);
+    it->sub = sub;
+    it->value = e.value;
+    it->leaf_dirty = 1;
+    ++s->slot_count;
+    ++values_;
+  }
+}
+
+void MutableTree::apply(std::span<const Entry> writes) {
+  if (writes.empty()) return;
+  const SortedEntries sorted = sort_entries(writes);
+  for (size_t g = 0; g < sorted.stems(); ++g) {
+    const uint8_t* stem = sorted.stem(g);
+    std::span<const Entry> group(sorted.entries.data() + sorted.stem_begin[g], sorted.stem_begin[g + 1] - sorted.stem_begin[g]);
+    // Walk down; `parent`/`side` locate the child slot to rewrite (parent == UINT32_MAX: root).
+    uint32_t parent = UINT32_MAX;
+    unsigned side = 0, depth = 0;
+    NodeRef ref = root_;
+    auto set_slot = [&](NodeRef r) {
+      if (parent == UINT32_MAX) root_ = r;
+      else internal_[parent].child[side] = r;
+    };
+    for (;;) {
+      if (ref == kEmptyRef) {
+        const uint32_t si = new_stem(stem);
+        set_slot(kRefTagStem | si);
+        write_stem_values(si, group);
+        break;
+      }
+      if (ref_is_internal(ref)) {
+        const uint32_t ii = ref_index(ref);
+        mark_internal_dirty(ii, depth);
+        parent = ii;
+        side = stem_bit(stem, depth);
+        ref = internal_[ii].child[side];
+        ++depth;
+        continue;
+      }
+      const uint32_t existing = ref_index(ref);
+      const unsigned lcp = stem_lcp(stems_[existing].stem.data(), stem);
+      if (lcp == kStemBits) {
+        write_stem_values(existing, group);
+        break;
+      }
+      // Split: single-child internal nodes at depths depth..lcp-1, the splitting node at lcp.
+      const uint32_t si = new_stem(stem);
+      for (unsigned d = depth; d <= lcp; ++d) {
+        const uint32_t ni = new_internal();
+        set_slot(kRefTagInternal | ni);
+        mark_internal_dirty(ni, d);
+        parent = ni;
+        side = stem_bit(stem, d);
+      }
+      InternalNode& split = internal_[parent];
+      split.child[side] = kRefTagStem | si;
+      split.child[side ^ 1] = kRefTagStem | existing;
+      write_stem_values(si, group);
+      break;
+    }
+  }
+}
+
+Bytes32 MutableTree::commit(CommitStats* stats) {
+  CommitStats cs;
+  cs.dirty_stems = dirty_stems_.size();
+  // 1. Dirty leaves: one hash32_batch.
+  {
+    scratch_a_.clear();
+    for (uint32_t si : dirty_stems_) {
+      const StemNode& s = stems_[si];
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k)
+        if (slots_[k].leaf_dirty) scratch_a_.push_back(slots_[k].value);
+    }
+    if (!scratch_a_.empty()) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), scratch_a_.size());
+    cs.leaf_hashes = scratch_a_.size();
+    size_t j = 0;
+    for (uint32_t si : dirty_stems_) {
+      const StemNode& s = stems_[si];
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k)
+        if (slots_[k].leaf_dirty) { slots_[k].leaf_hash = scratch_a_[j++]; slots_[k].leaf_dirty = 0; }
+    }
+  }
+  // 2. Dirty stem subtrees (sparse, batched per level) and 3. stem nodes.
+  if (!dirty_stems_.empty()) {
+    StemLevels& L = levels_;
+    L.pos.clear();
+    L.hash.clear();
+    L.off.clear();
+    for (uint32_t si : dirty_stems_) {
+      const StemNode& s = stems_[si];
+      L.off.push_back(uint32_t(L.pos.size()));
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
+        L.pos.push_back(slots_[k].sub);
+        L.hash.push_back(slots_[k].leaf_hash);
+      }
+    }
+    L.off.push_back(uint32_t(L.pos.size()));
+    cs.subtree_hashes = stem_subtree_roots(h_, L);
+    const size_t n = dirty_stems_.size();
+    scratch_a_.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t* msg = scratch_a_[2 * i].data();
+      std::memcpy(msg, stems_[dirty_stems_[i]].stem.data(), 31);
+      msg[31] = 0;
+      std::memcpy(msg + 32, L.hash[i].data(), 32);
+    }
+    scratch_b_.resize(n);
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      StemNode& s = stems_[dirty_stems_[i]];
+      s.hash = scratch_b_[i];
+      s.dirty = 0;
+    }
+    cs.stem_hashes = n;
+    dirty_stems_.clear();
+  }
+  // 4. Dirty internal nodes, deepest first.
+  for (int d = int(kStemBits); d >= 0; --d) {
+    std::vector<uint32_t>& list = dirty_by_depth_[size_t(d)];
+    if (list.empty()) continue;
+    const size_t n = list.size();
+    scratch_a_.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const InternalNode& node = internal_[list[i]];
+      scratch_a_[2 * i] = ref_hash(node.child[0]);
+      scratch_a_[2 * i + 1] = ref_hash(node.child[1]);
+    }
+    scratch_b_.resize(n);
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      internal_[list[i]].hash = scratch_b_[i];
+      internal_dirty_[list[i]] = 0;
+    }
+    cs.internal_hashes += n;
+    list.clear();
+  }
+  root_hash_ = ref_hash(root_);
+  if (stats) *stats = cs;
+  return root_hash_;
+}
+
+std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
+  NodeRef ref = root_;
+  unsigned depth = 0;
+  while (ref_is_internal(ref)) {
+    ref = internal_[ref_index(ref)].child[stem_bit(stem31, depth)];
+    ++depth;
+  }
+  if (ref_is_stem(ref) && std::memcmp(stems_[ref_index(ref)].stem.data(), stem31, 31) == 0) return ref_index(ref);
+  return std::nullopt;
+}
+
+std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
+  const auto si = find_stem(key.data());
+  if (!si) return std::nullopt;
+  for (const StemSlot& s : slots(*si))
+    if (s.sub == key[31]) return s.value;
+  return std::nullopt;
+}
+
+void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const {
+  for (int i = 0; i < 256; ++i) out[i] = Bytes32{};
+  for (const StemSlot& s : slots(stem_index)) out[s.sub] = s.leaf_hash;
+}
+
+size_t MutableTree::memory_bytes() const {
+  return internal_.capacity() * sizeof(InternalNode) + internal_dirty_.capacity() + stems_.capacity() * sizeof(StemNode) +
+         slots_.capacity() * sizeof(StemSlot);
+}
+
+}  // namespace st::bintrie
