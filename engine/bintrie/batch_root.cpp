@@ -1,8 +1,8 @@
 // batch_root: sort, sparse stem subtrees, stem nodes, internal levels (see batch_root.h).
 #include "engine/bintrie/batch_root.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -24,33 +24,91 @@ struct SortRec {
 // Stems per chunk of the stem-subtree pass: keeps the level buffers cache-resident.
 constexpr size_t kStemChunk = 2048;
 
+// Small batches (an incremental block): one comparison sort, no bucket table.
+SortedEntries sort_entries_small(std::span<const Entry> in) {
+  std::vector<SortRec> recs(in.size());
+  for (size_t i = 0; i < in.size(); ++i) recs[i] = {load_be64(in[i].key.data()), uint32_t(i)};
+  std::sort(recs.begin(), recs.end(), [&](const SortRec& a, const SortRec& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const int c = std::memcmp(in[a.index].key.data() + 8, in[b.index].key.data() + 8, 24);
+    if (c != 0) return c < 0;
+    return a.index < b.index;
+  });
+  SortedEntries out;
+  out.entries.reserve(in.size());
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const Entry& e = in[recs[i].index];
+    if (i + 1 < recs.size() && recs[i + 1].prefix == recs[i].prefix &&
+        std::memcmp(in[recs[i + 1].index].key.data(), e.key.data(), 32) == 0)
+      continue;  // keep the last write of a run of equal keys
+    out.entries.push_back(e);
+  }
+  for (size_t i = 0; i < out.entries.size(); ++i)
+    if (i == 0 || std::memcmp(out.entries[i].key.data(), out.entries[i - 1].key.data(), 31) != 0)
+      out.stem_begin.push_back(uint32_t(i));
+  if (!out.entries.empty()) out.stem_begin.push_back(uint32_t(out.entries.size()));
+  return out;
+}
+
 }  // namespace
 
 SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
+  if (in.size() < 32768) return sort_entries_small(in);
+  // Counting sort on the top 16 key bits (stable: input order kept within a bucket), then a
+  // comparison sort inside each bucket (a few entries each for random keys).
+  constexpr unsigned kBucketBits = 16;
+  constexpr size_t kBuckets = size_t(1) << kBucketBits;
+  std::vector<uint32_t> bucket_start(kBuckets + 1, 0);
+  for (const Entry& e : in) bucket_start[(size_t(e.key[0]) << 8 | e.key[1]) + 1]++;
+  for (size_t b = 0; b < kBuckets; ++b) bucket_start[b + 1] += bucket_start[b];
   std::vector<SortRec> recs(in.size());
-  for (size_t i = 0; i < in.size(); ++i) recs[i] = {load_be64(in[i].key.data()), uint32_t(i)};
+  {
+    std::vector<uint32_t> fill(bucket_start.begin(), bucket_start.end() - 1);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const size_t b = size_t(in[i].key[0]) << 8 | in[i].key[1];
+      recs[fill[b]++] = {load_be64(in[i].key.data()), uint32_t(i)};
+    }
+  }
   auto less = [&](const SortRec& a, const SortRec& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const int c = std::memcmp(in[a.index].key.data() + 8, in[b.index].key.data() + 8, 24);
     if (c != 0) return c < 0;
     return a.index < b.index;
   };
+  auto sort_buckets = [&](size_t b0, size_t b1) {
+    for (size_t b = b0; b < b1; ++b) {
+      const size_t lo = bucket_start[b], hi = bucket_start[b + 1];
+      if (hi - lo > 1) std::sort(recs.begin() + long(lo), recs.begin() + long(hi), less);
+    }
+  };
+  SortedEntries out;
+  out.entries.resize(in.size());
+  auto gather = [&](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i) out.entries[i] = in[recs[i].index];
+  };
   if (threads > 1) {
     tbb::task_arena arena{int(threads)};
-    arena.execute([&] { tbb::parallel_sort(recs.begin(), recs.end(), less); });
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, kBuckets, 1024),
+                        [&](const tbb::blocked_range<size_t>& r) { sort_buckets(r.begin(), r.end()); });
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, in.size(), 65536),
+                        [&](const tbb::blocked_range<size_t>& r) { gather(r.begin(), r.end()); });
+    });
   } else {
-    std::sort(recs.begin(), recs.end(), less);
+    sort_buckets(0, kBuckets);
+    gather(0, in.size());
   }
-  SortedEntries out;
-  out.entries.reserve(in.size());
-  for (size_t i = 0; i < recs.size(); ++i) {
-    const Entry& e = in[recs[i].index];
-    // Keep the last write of a run of equal keys.
-    if (i + 1 < recs.size() && recs[i + 1].prefix == recs[i].prefix &&
-        std::memcmp(in[recs[i + 1].index].key.data(), e.key.data(), 32) == 0)
+  // Keep the last write of each run of equal keys (the run is in input order).
+  size_t kept = 0;
+  for (size_t i = 0; i < out.entries.size(); ++i) {
+    if (i + 1 < out.entries.size() && recs[i + 1].prefix == recs[i].prefix &&
+        std::memcmp(out.entries[i + 1].key.data(), out.entries[i].key.data(), 32) == 0)
       continue;
-    out.entries.push_back(e);
+    if (kept != i) out.entries[kept] = out.entries[i];
+    ++kept;
   }
+  out.entries.resize(kept);
+  out.stem_begin.reserve(kept + 1);
   for (size_t i = 0; i < out.entries.size(); ++i) {
     if (i == 0 || std::memcmp(out.entries[i].key.data(), out.entries[i - 1].key.data(), 31) != 0)
       out.stem_begin.push_back(uint32_t(i));
@@ -118,25 +176,16 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
   if (stats) { stats->entries = sorted.entries.size(); stats->stems = n; }
   if (n == 0) return Bytes32{};
   const std::vector<uint8_t> depth = stem_depths(sorted);
-  std::vector<Bytes32> stem_hash(n);
 
-  if (opt.threads <= 1 || n < 4096) {
-    hash_stems(h, sorted, 0, n, stem_hash.data(), stats);
-    if (n == 1) return stem_hash[0];
-    std::vector<ReduceItem> items(n);
-    for (size_t i = 0; i < n; ++i) items[i] = {uint32_t(i), depth[i], stem_hash[i]};
-    ReduceStats rs;
-    auto top = reduce_levels(h, sorted, std::move(items), 0, &rs);
-    if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }
-    assert(top.size() == 1);
-    return top[0].hash;
-  }
-
-  // Parallel: buckets by the top k bits of the stems.
+  // Buckets by the top k stem bits: small enough (about kStemChunk stems) that a bucket's
+  // stem subtrees and internal levels run in cache-resident buffers, and at least 16 per
+  // thread for load balance. Each bucket reduces to its node at depth k; the top k levels
+  // are reduced last. The serial path is the same loop without TBB.
   unsigned k = opt.bucket_bits;
   if (k == 0) {
-    k = 1;
-    while ((1u << k) < opt.threads * 16u) ++k;
+    while (k < 24 && (n >> k) > kStemChunk) ++k;
+    if (opt.threads > 1)
+      while (k < 24 && (1u << k) < opt.threads * 16u) ++k;
   }
   const size_t nb = size_t(1) << k;
   std::vector<uint32_t> bucket_begin(nb + 1, 0);
@@ -144,7 +193,7 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     size_t s = 0;
     for (size_t b = 0; b < nb; ++b) {
       bucket_begin[b] = uint32_t(s);
-      while (s < n && (load_be64(sorted.stem(s)) >> (64 - k)) == b) ++s;
+      while (s < n && (k == 0 || (load_be64(sorted.stem(s)) >> (64 - k)) == b)) ++s;
     }
     bucket_begin[nb] = uint32_t(n);
   }
@@ -152,26 +201,38 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
   std::vector<uint8_t> bucket_has(nb, 0);
   std::vector<BatchRootStats> bstats(nb);
   std::vector<size_t> breduce(nb, 0);
-  tbb::task_arena arena{int(opt.threads)};
-  arena.execute([&] {
-    tbb::parallel_for(size_t(0), nb, [&](size_t b) {
+  auto run_buckets = [&](size_t b0, size_t b1) {
+    std::vector<Bytes32> stem_hash;
+    std::vector<ReduceItem> items;
+    for (size_t b = b0; b < b1; ++b) {
       const size_t s0 = bucket_begin[b], s1 = bucket_begin[b + 1];
-      if (s0 == s1) return;
-      hash_stems(h, sorted, s0, s1, stem_hash.data() + s0, &bstats[b]);
+      if (s0 == s1) continue;
+      stem_hash.resize(s1 - s0);
+      hash_stems(h, sorted, s0, s1, stem_hash.data(), &bstats[b]);
       bucket_has[b] = 1;
       if (s1 - s0 == 1) {
-        bucket_item[b] = {uint32_t(s0), depth[s0], stem_hash[s0]};
-        return;
+        bucket_item[b] = {uint32_t(s0), depth[s0], load_be64(sorted.stem(s0)), stem_hash[0]};
+        continue;
       }
-      std::vector<ReduceItem> items(s1 - s0);
-      for (size_t i = s0; i < s1; ++i) items[i - s0] = {uint32_t(i), depth[i], stem_hash[i]};
+      items.resize(s1 - s0);
+      for (size_t i = s0; i < s1; ++i) items[i - s0] = {uint32_t(i), depth[i], load_be64(sorted.stem(i)), stem_hash[i - s0]};
       ReduceStats rs;
       auto top = reduce_levels(h, sorted, std::move(items), k, &rs);
+      items = {};
       assert(top.size() == 1);
       bucket_item[b] = top[0];
       breduce[b] = rs.messages;
+    }
+  };
+  if (opt.threads > 1) {
+    tbb::task_arena arena{int(opt.threads)};
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 1),
+                        [&](const tbb::blocked_range<size_t>& r) { run_buckets(r.begin(), r.end()); });
     });
-  });
+  } else {
+    run_buckets(0, nb);
+  }
   std::vector<ReduceItem> items;
   for (size_t b = 0; b < nb; ++b) {
     if (bucket_has[b]) items.push_back(bucket_item[b]);
@@ -181,7 +242,6 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
       stats->internal_nodes += breduce[b];
     }
   }
-  if (items.size() == 1 && n == 1) return items[0].hash;
   ReduceStats rs;
   auto top = reduce_levels(h, sorted, std::move(items), 0, &rs);
   if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }

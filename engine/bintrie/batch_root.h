@@ -41,7 +41,7 @@ struct BatchRootStats {
 
 struct BatchRootOptions {
   unsigned threads = 1;         // 1: the serial path (no TBB)
-  unsigned bucket_bits = 0;     // 0: chosen from threads (threads*8 buckets, rounded to 2^k)
+  unsigned bucket_bits = 0;     // 0: automatic (about 2048 stems per bucket, >= 16 buckets per thread)
 };
 
 // Sorted, deduplicated view of an entry set grouped by stem.

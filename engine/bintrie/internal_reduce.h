@@ -21,6 +21,7 @@ namespace st::bintrie {
 struct ReduceItem {
   uint32_t rep = 0;
   uint8_t depth = 0;
+  uint64_t prefix = 0;  // first 64 bits of the representative stem (no stem lookup while d <= 64)
   Bytes32 hash{};
 };
 

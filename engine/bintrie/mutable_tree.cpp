@@ -79,13 +79,52 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
 void MutableTree::apply(std::span<const Entry> writes) {
   if (writes.empty()) return;
   const SortedEntries sorted = sort_entries(writes);
-  for (size_t g = 0; g < sorted.stems(); ++g) {
+  const size_t groups = sorted.stems();
+  // Phase 1, read-only and level-synchronous: every stem group descends one internal level
+  // per round, with the next nodes of all groups prefetched first, so the cache misses of
+  // the batch overlap instead of being paid one after another. Internal nodes on the way
+  // are marked dirty here.
+  struct Cursor {
+    uint32_t parent;  // UINT32_MAX: the root slot
+    uint8_t side;
+    uint16_t depth;
+  };
+  std::vector<Cursor> cur(groups, Cursor{UINT32_MAX, 0, 0});
+  std::vector<uint32_t> active, next_active;
+  if (ref_is_internal(root_)) {
+    active.resize(groups);
+    for (size_t g = 0; g < groups; ++g) active[g] = uint32_t(g);
+  }
+  auto slot_ref = [&](const Cursor& c) { return c.parent == UINT32_MAX ? root_ : internal_[c.parent].child[c.side]; };
+  while (!active.empty()) {
+    for (uint32_t g : active) __builtin_prefetch(&internal_[ref_index(slot_ref(cur[g]))]);
+    next_active.clear();
+    for (uint32_t g : active) {
+      Cursor& c = cur[g];
+      const uint32_t ii = ref_index(slot_ref(c));
+      mark_internal_dirty(ii, c.depth);
+      const unsigned side = stem_bit(sorted.stem(g), c.depth);
+      c = {ii, uint8_t(side), uint16_t(c.depth + 1)};
+      if (ref_is_internal(internal_[ii].child[side])) next_active.push_back(g);
+    }
+    active.swap(next_active);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    const NodeRef r = slot_ref(cur[g]);
+    if (ref_is_stem(r)) __builtin_prefetch(&stems_[ref_index(r)]);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    const NodeRef r = slot_ref(cur[g]);
+    if (ref_is_stem(r)) __builtin_prefetch(&slots_[stems_[ref_index(r)].slot_begin]);
+  }
+  // Phase 2, in key order: resume each group at its cursor (an earlier group may have
+  // replaced the slot's content by a split, so re-read it and keep descending) and mutate.
+  for (size_t g = 0; g < groups; ++g) {
     const uint8_t* stem = sorted.stem(g);
     std::span<const Entry> group(sorted.entries.data() + sorted.stem_begin[g], sorted.stem_begin[g + 1] - sorted.stem_begin[g]);
-    // Walk down; `parent`/`side` locate the child slot to rewrite (parent == UINT32_MAX: root).
-    uint32_t parent = UINT32_MAX;
-    unsigned side = 0, depth = 0;
-    NodeRef ref = root_;
+    uint32_t parent = cur[g].parent;
+    unsigned side = cur[g].side, depth = cur[g].depth;
+    NodeRef ref = slot_ref(cur[g]);
     auto set_slot = [&](NodeRef r) {
       if (parent == UINT32_MAX) root_ = r;
       else internal_[parent].child[side] = r;
@@ -190,6 +229,13 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     if (list.empty()) continue;
     const size_t n = list.size();
     scratch_a_.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const InternalNode& node = internal_[list[i]];
+      for (NodeRef c : node.child) {
+        if (ref_is_internal(c)) __builtin_prefetch(&internal_[ref_index(c)].hash);
+        else if (ref_is_stem(c)) __builtin_prefetch(&stems_[ref_index(c)].hash);
+      }
+    }
     for (size_t i = 0; i < n; ++i) {
       const InternalNode& node = internal_[list[i]];
       scratch_a_[2 * i] = ref_hash(node.child[0]);

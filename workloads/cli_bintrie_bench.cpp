@@ -1,0 +1,243 @@
+// cli_bintrie_bench: `statetree bintrie-bench` — the binary trie's figures from issue 4,
+// each measured side by side with the bare hashing of exactly the same messages:
+//   from-scratch root of N random keys (key_i = SHA256(uint64_be(i)), value_i =
+//   SHA256(key_i): the vectors' random_N family) on 1 thread vs the bare hash32/hash64
+//   batches of the same message counts at the active kernel, and on T threads;
+//   incremental: W random writes into the N-key mutable tree (overwrites of existing keys,
+//   and new keys that split stems) vs the bare hashing of what was rehashed;
+//   group blobs per GD (count, bytes, mean blob bytes) and key proof sizes of the N tree.
+// Timings are medians with min/max over --reps; bare runs alternate with the engine runs.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "engine/bintrie/batch_root.h"
+#include "engine/bintrie/group_blob.h"
+#include "engine/bintrie/mutable_tree.h"
+#include "engine/bintrie/proof.h"
+#include "engine/stats/summary.h"
+#include "kernels/sha256.h"
+#include "workloads/cli_args.h"
+#include "workloads/commands.h"
+#include "workloads/report.h"
+
+namespace st::cli {
+namespace {
+
+using st::bintrie::Bytes32;
+using st::bintrie::Entry;
+
+int fail(const std::string& msg, int code = 2) {
+  std::fprintf(stderr, "statetree bintrie-bench: %s\n", msg.c_str());
+  return code;
+}
+
+std::vector<Entry> random_entries(const st::bintrie::Hasher& sha, uint64_t begin, uint64_t end) {
+  std::vector<Entry> out(end - begin);
+  std::vector<uint8_t> idx(8 * (end - begin));
+  for (uint64_t i = begin; i < end; ++i)
+    for (int b = 0; b < 8; ++b) idx[8 * (i - begin) + b] = uint8_t(i >> (56 - 8 * b));
+  for (uint64_t i = begin; i < end; ++i) {
+    sha.hash(idx.data() + 8 * (i - begin), 8, out[i - begin].key.data());
+    sha.hash32_batch(out[i - begin].key.data(), out[i - begin].value.data(), 1);
+  }
+  return out;
+}
+
+// Bare hashing of n32 32-byte and n64 64-byte messages through the batch entry points, in
+// calls of `chunk` messages over a cache-resident buffer (the builder's own batch shape).
+double bare_hash_ns(const st::bintrie::Hasher& h, size_t n32, size_t n64) {
+  constexpr size_t chunk = 2048;
+  static std::vector<uint8_t> in(64 * chunk), out(32 * chunk);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = uint8_t(i * 29 + 1);
+  const uint64_t t0 = report::now_ns();
+  for (size_t done = 0; done < n32; done += chunk) h.hash32_batch(in.data(), out.data(), std::min(chunk, n32 - done));
+  for (size_t done = 0; done < n64; done += chunk) h.hash64_batch(in.data(), out.data(), std::min(chunk, n64 - done));
+  return double(report::now_ns() - t0);
+}
+
+nlohmann::json ms_json(const std::vector<double>& ns) {
+  std::vector<double> ms;
+  for (double x : ns) ms.push_back(x / 1e6);
+  return report::summary_json(stats::summarize(ms));
+}
+
+std::string ms_str(const std::vector<double>& ns) {
+  const auto s = stats::summarize(ns);
+  return fmt::format("{:.1f} ms [{:.1f}..{:.1f}]", s.median / 1e6, s.min / 1e6, s.max / 1e6);
+}
+
+std::string ratio_str(const std::vector<double>& r) {
+  const auto s = stats::summarize(r);
+  return fmt::format("{:.2f}x [{:.2f}..{:.2f}]", s.median, s.min, s.max);
+}
+
+}  // namespace
+
+int cmd_bintrie_bench(int argc, char** argv) {
+  Args args("statetree bintrie-bench", "EIP-7864 binary trie figures: batch root, incremental updates, threads, group blobs.");
+  args.option("keys", "N", "random keys in the tree (the vectors' random_N family)", "1000000");
+  args.option("writes", "W", "random writes per incremental batch", "4096");
+  args.option("reps", "R", "timed repetitions", "5");
+  args.option("threads", "T", "threads for the parallel from-scratch root", "2");
+  args.option("hash", "H", "tree hash: sha256 or blake3", "sha256");
+  args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
+  args.option("gd", "G[,G...]", "group depths for the blob statistics", "1,2,3,4,5,6,7,8");
+  args.flag("json", "one JSON object on stdout");
+  if (!args.parse(argc, argv)) return fail(args.error());
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  std::string err;
+  const auto n = args.u64("keys", &err);
+  const auto w = n ? args.u64("writes", &err) : std::nullopt;
+  const auto reps = w ? args.u64("reps", &err) : std::nullopt;
+  const auto threads = reps ? args.u64("threads", &err) : std::nullopt;
+  const auto gds = threads ? args.u64_list("gd", &err) : std::nullopt;
+  if (!gds) return fail(err);
+  if (*n < 2 || *n > 100000000) return fail("--keys must be in 2..100000000");
+  if (*w < 1 || *reps < 1 || *reps > 1000 || *threads < 1 || *threads > 256) return fail("--writes, --reps, --threads must be positive (reps <= 1000, threads <= 256)");
+  for (uint64_t g : *gds)
+    if (g < 1 || g > 8) return fail("--gd values must be in 1..8");
+  const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
+  if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
+  if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
+  const bool json = args.given("json");
+  const st::bintrie::Hasher h = st::bintrie::make_hasher(*kind);
+  const st::bintrie::Hasher sha = st::bintrie::make_hasher(st::bintrie::HashKind::sha256);
+
+  const std::vector<Entry> entries = random_entries(sha, 0, *n);
+
+  // 1. From-scratch root: 1 thread vs bare, T threads.
+  std::vector<double> root1_ns, bare_ns, rootT_ns, ratio_bare, speedup;
+  st::bintrie::BatchRootStats rs;
+  Bytes32 root{};
+  for (uint64_t r = 0; r < *reps; ++r) {
+    rs = {};
+    uint64_t t0 = report::now_ns();
+    root = st::bintrie::batch_root(h, entries, {}, &rs);
+    const double t1 = double(report::now_ns() - t0);
+    const double tb = bare_hash_ns(h, rs.hash32_messages, rs.hash64_messages);
+    st::bintrie::BatchRootOptions po;
+    po.threads = unsigned(*threads);
+    t0 = report::now_ns();
+    const Bytes32 root_t = st::bintrie::batch_root(h, entries, po);
+    const double tt = double(report::now_ns() - t0);
+    if (root_t != root) return fail("internal error: parallel root differs from serial root", 70);
+    root1_ns.push_back(t1);
+    bare_ns.push_back(tb);
+    rootT_ns.push_back(tt);
+    ratio_bare.push_back(t1 / tb);
+    speedup.push_back(t1 / tt);
+  }
+
+  // 2. Mutable tree of N keys, then incremental batches.
+  st::bintrie::MutableTree tree(h);
+  uint64_t t0 = report::now_ns();
+  tree.apply(entries);
+  const Bytes32 mroot = tree.commit();
+  const double build_ns = double(report::now_ns() - t0);
+  if (mroot != root) return fail("internal error: mutable-tree root differs from batch root", 70);
+  std::vector<double> upd_ns, upd_bare_ns, upd_ratio, ins_ns, ins_bare_ns, ins_ratio;
+  st::bintrie::CommitStats ucs, ics;
+  uint64_t rng = 0x9e3779b97f4a7c15ull;
+  auto next = [&] { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; };
+  uint64_t next_new_key = *n;
+  for (uint64_t r = 0; r < *reps; ++r) {
+    std::vector<Entry> upd(*w);
+    for (auto& e : upd) {
+      e.key = entries[next() % entries.size()].key;
+      for (int b = 0; b < 32; b += 8) { const uint64_t x = next(); std::memcpy(e.value.data() + b, &x, 8); }
+    }
+    t0 = report::now_ns();
+    tree.apply(upd);
+    tree.commit(&ucs);
+    const double tu = double(report::now_ns() - t0);
+    const double tub = bare_hash_ns(h, ucs.leaf_hashes, ucs.hash64());
+    upd_ns.push_back(tu);
+    upd_bare_ns.push_back(tub);
+    upd_ratio.push_back(tu / tub);
+    const std::vector<Entry> ins = random_entries(sha, next_new_key, next_new_key + *w);
+    next_new_key += *w;
+    t0 = report::now_ns();
+    tree.apply(ins);
+    tree.commit(&ics);
+    const double ti = double(report::now_ns() - t0);
+    const double tib = bare_hash_ns(h, ics.leaf_hashes, ics.hash64());
+    ins_ns.push_back(ti);
+    ins_bare_ns.push_back(tib);
+    ins_ratio.push_back(ti / tib);
+  }
+
+  // 3. Group blobs per GD and proof sizes, on the final tree.
+  nlohmann::json blobs = nlohmann::json::array();
+  std::vector<std::string> blob_lines;
+  for (uint64_t g : *gds) {
+    const auto c = st::bintrie::encode_tree_blobs(tree, unsigned(g), [](auto, auto) {});
+    const double mean_group = c.group_blobs ? double(c.group_bytes) / double(c.group_blobs) : 0;
+    blobs.push_back({{"gd", g}, {"group_blobs", c.group_blobs}, {"group_bytes", c.group_bytes},
+                     {"group_blob_bytes_mean", mean_group}, {"group_blobs_full", c.group_full},
+                     {"full_blob_bytes", st::bintrie::group_blob_size(unsigned(g), size_t(1) << g)},
+                     {"stem_blobs", c.stem_blobs}, {"stem_bytes", c.stem_bytes}});
+    blob_lines.push_back(fmt::format("  GD-{}: {:>8} group blobs, {:>11} B (mean {:>6.1f} B, full {} B, {} full) + {} stem blobs, {} B",
+                                     g, c.group_blobs, c.group_bytes, mean_group,
+                                     st::bintrie::group_blob_size(unsigned(g), size_t(1) << g), c.group_full,
+                                     c.stem_blobs, c.stem_bytes));
+  }
+  std::vector<double> proof_bytes, proof_depth;
+  for (int i = 0; i < 1000; ++i) {
+    const auto p = st::bintrie::prove_key(tree, entries[next() % entries.size()].key);
+    proof_bytes.push_back(double(st::bintrie::proof_size_bytes(p)));
+    proof_depth.push_back(double(p.siblings.size()));
+  }
+  const auto pb = stats::summarize(proof_bytes), pd = stats::summarize(proof_depth);
+
+  const std::string kernel = st::kernels::sha256_active().name;
+  if (json) {
+    nlohmann::json j = {
+        {"command", "bintrie-bench"}, {"hash", st::bintrie::hash_kind_name(*kind)}, {"sha256_kernel", kernel},
+        {"keys", *n}, {"writes", *w}, {"reps", *reps}, {"threads", *threads}, {"root", report::hex(root)},
+        {"from_scratch", {{"stems", rs.stems}, {"hash32_messages", rs.hash32_messages}, {"hash64_messages", rs.hash64_messages},
+                          {"root_1t_ms", ms_json(root1_ns)}, {"bare_hash_ms", ms_json(bare_ns)},
+                          {"ratio_to_bare", report::summary_json(stats::summarize(ratio_bare))},
+                          {"root_threads_ms", ms_json(rootT_ns)},
+                          {"speedup_threads", report::summary_json(stats::summarize(speedup))}}},
+        {"mutable_build_ms", build_ns / 1e6}, {"mutable_memory_bytes", tree.memory_bytes()},
+        {"incremental_update", {{"leaf_hashes", ucs.leaf_hashes}, {"hash64_messages", ucs.hash64()},
+                                {"internal_hashes", ucs.internal_hashes}, {"ms", ms_json(upd_ns)},
+                                {"bare_hash_ms", ms_json(upd_bare_ns)},
+                                {"ratio_to_bare", report::summary_json(stats::summarize(upd_ratio))}}},
+        {"incremental_insert", {{"leaf_hashes", ics.leaf_hashes}, {"hash64_messages", ics.hash64()},
+                                {"internal_hashes", ics.internal_hashes}, {"ms", ms_json(ins_ns)},
+                                {"bare_hash_ms", ms_json(ins_bare_ns)},
+                                {"ratio_to_bare", report::summary_json(stats::summarize(ins_ratio))}}},
+        {"blobs", blobs},
+        {"key_proof_bytes", report::summary_json(pb)}, {"key_proof_depth", report::summary_json(pd)}};
+    std::puts(j.dump().c_str());
+    return 0;
+  }
+  std::printf("bintrie-bench: %llu random keys, hash %s, SHA-256 kernel %s, %llu reps (median [min..max])\n",
+              (unsigned long long)*n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)*reps);
+  std::printf("root %s\n\n", report::hex(root).c_str());
+  std::printf("from scratch: %zu stems, %zu hash32 + %zu hash64 messages\n", rs.stems, rs.hash32_messages, rs.hash64_messages);
+  std::printf("  root, 1 thread        %s\n", ms_str(root1_ns).c_str());
+  std::printf("  bare hashing, same    %s\n", ms_str(bare_ns).c_str());
+  std::printf("  ratio root/bare       %s\n", ratio_str(ratio_bare).c_str());
+  std::printf("  root, %llu threads      %s  speedup %s\n", (unsigned long long)*threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
+  std::printf("\nmutable tree: build %.1f ms, %.1f MiB\n", build_ns / 1e6, double(tree.memory_bytes()) / 1048576.0);
+  std::printf("incremental, %llu overwrites of existing keys: %zu leaf + %zu node hashes (%zu internal)\n",
+              (unsigned long long)*w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);
+  std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
+              ms_str(upd_ns).c_str(), ms_str(upd_bare_ns).c_str(), ratio_str(upd_ratio).c_str());
+  std::printf("incremental, %llu new keys (stem splits): %zu leaf + %zu node hashes (%zu internal)\n",
+              (unsigned long long)*w, ics.leaf_hashes, ics.hash64(), ics.internal_hashes);
+  std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
+              ms_str(ins_ns).c_str(), ms_str(ins_bare_ns).c_str(), ratio_str(ins_ratio).c_str());
+  std::printf("\ngroup blobs of the final tree (%zu stems):\n", tree.stem_count());
+  for (const auto& l : blob_lines) std::printf("%s\n", l.c_str());
+  std::printf("\nkey proofs (1000 present keys): depth median %.0f [%.0f..%.0f], size median %.0f B [%.0f..%.0f]\n",
+              pd.median, pd.min, pd.max, pb.median, pb.min, pb.max);
+  return 0;
+}
+
+}  // namespace st::cli
