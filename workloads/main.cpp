@@ -15,6 +15,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"merkle", st::cli::cmd_merkle, "Bitcoin-style SHA-256 Merkle root of a batch of leaves, with proofs and baselines"},
+    {"hash-bench", st::cli::cmd_hash_bench, "SHA-256 kernel micro-benchmark: every tier and entry point, ns/message and ns/compression"},
     {"root", st::cli::cmd_root, "state root of a genesis allocation or key/value file (--tree mpt|bintrie)"},
     {"bintrie-bench", st::cli::cmd_bintrie_bench, "EIP-7864 binary trie figures: batch root vs bare hashing, incremental, threads, group blobs"},
 };
