@@ -7,6 +7,20 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
   size_t total = 0;
   for (int level = 0; level < 8; ++level) {
     const size_t n = L.off.back();
+    const size_t groups = L.off.size() - 1;
+    if (n == groups) {
+      // One node per stem (the common case of sparse stems): no pairing, offsets unchanged.
+      L.msgs.resize(2 * n);
+      for (size_t s = 0; s < n; ++s) {
+        const unsigned right = L.pos[s] & 1u;
+        L.msgs[2 * s + right] = L.hash[s];
+        L.msgs[2 * s + (right ^ 1u)] = Bytes32{};
+        L.pos[s] = uint8_t(L.pos[s] >> 1);
+      }
+      if (n) h.hash64_batch(L.msgs[0].data(), L.hash[0].data(), n);
+      total += n;
+      continue;
+    }
     L.msgs.resize(2 * n);
     L.next_pos.resize(n);
     L.next_off.resize(L.off.size());
