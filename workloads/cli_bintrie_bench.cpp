@@ -7,7 +7,11 @@
 //   and new keys that split stems) vs the bare hashing of what was rehashed;
 //   group blobs per GD (count, bytes, mean blob bytes) and key proof sizes of the N tree.
 // Timings are medians with min/max over --reps; bare runs alternate with the engine runs.
+#include <time.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,16 @@ namespace {
 
 using st::bintrie::Bytes32;
 using st::bintrie::Entry;
+
+// --clock cpu: single-thread timings in this thread's CPU time (robust on a shared,
+// oversubscribed machine); wall otherwise. The thread comparison is always wall time.
+bool g_cpu_clock = false;
+uint64_t clock_ns() {
+  if (!g_cpu_clock) return report::now_ns();
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
 
 int fail(const std::string& msg, int code = 2) {
   std::fprintf(stderr, "statetree bintrie-bench: %s\n", msg.c_str());
@@ -52,10 +66,10 @@ double bare_hash_ns(const st::bintrie::Hasher& h, size_t n32, size_t n64) {
   constexpr size_t chunk = 2048;
   static std::vector<uint8_t> in(64 * chunk), out(32 * chunk);
   for (size_t i = 0; i < in.size(); ++i) in[i] = uint8_t(i * 29 + 1);
-  const uint64_t t0 = report::now_ns();
+  const uint64_t t0 = clock_ns();
   for (size_t done = 0; done < n32; done += chunk) h.hash32_batch(in.data(), out.data(), std::min(chunk, n32 - done));
   for (size_t done = 0; done < n64; done += chunk) h.hash64_batch(in.data(), out.data(), std::min(chunk, n64 - done));
-  return double(report::now_ns() - t0);
+  return double(clock_ns() - t0);
 }
 
 nlohmann::json ms_json(const std::vector<double>& ns) {
@@ -85,6 +99,8 @@ int cmd_bintrie_bench(int argc, char** argv) {
   args.option("hash", "H", "tree hash: sha256 or blake3", "sha256");
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
   args.option("gd", "G[,G...]", "group depths for the blob statistics", "1,2,3,4,5,6,7,8");
+  args.option("dense-stems", "D", "full stems (256 values) for the stem-subtree keep comparison (0 = skip)", "4096");
+  args.option("clock", "wall|cpu", "clock for the single-thread timings (cpu: this thread's CPU time)", "wall");
   args.flag("json", "one JSON object on stdout");
   if (!args.parse(argc, argv)) return fail(args.error());
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
@@ -94,7 +110,9 @@ int cmd_bintrie_bench(int argc, char** argv) {
   const auto reps = w ? args.u64("reps", &err) : std::nullopt;
   const auto threads = reps ? args.u64("threads", &err) : std::nullopt;
   const auto gds = threads ? args.u64_list("gd", &err) : std::nullopt;
-  if (!gds) return fail(err);
+  const auto dense_opt = gds ? args.u64("dense-stems", &err) : std::nullopt;
+  if (!dense_opt) return fail(err);
+  if (*dense_opt > 1000000) return fail("--dense-stems must be at most 1000000");
   if (*n < 2 || *n > 100000000) return fail("--keys must be in 2..100000000");
   if (*w < 1 || *reps < 1 || *reps > 1000 || *threads < 1 || *threads > 256) return fail("--writes, --reps, --threads must be positive (reps <= 1000, threads <= 256)");
   for (uint64_t g : *gds)
@@ -102,6 +120,8 @@ int cmd_bintrie_bench(int argc, char** argv) {
   const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
   if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
   if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
+  if (args.str("clock") != "wall" && args.str("clock") != "cpu") return fail("--clock must be wall or cpu");
+  g_cpu_clock = args.str("clock") == "cpu";
   const bool json = args.given("json");
   const st::bintrie::Hasher h = st::bintrie::make_hasher(*kind);
   const st::bintrie::Hasher sha = st::bintrie::make_hasher(st::bintrie::HashKind::sha256);
@@ -109,14 +129,16 @@ int cmd_bintrie_bench(int argc, char** argv) {
   const std::vector<Entry> entries = random_entries(sha, 0, *n);
 
   // 1. From-scratch root: 1 thread vs bare, T threads.
-  std::vector<double> root1_ns, bare_ns, rootT_ns, ratio_bare, speedup;
+  std::vector<double> root1_ns, root1_wall_ns, bare_ns, rootT_ns, ratio_bare, speedup;
   st::bintrie::BatchRootStats rs;
   Bytes32 root{};
   for (uint64_t r = 0; r < *reps; ++r) {
     rs = {};
-    uint64_t t0 = report::now_ns();
+    const uint64_t w0 = report::now_ns();
+    uint64_t t0 = clock_ns();
     root = st::bintrie::batch_root(h, entries, {}, &rs);
-    const double t1 = double(report::now_ns() - t0);
+    const double t1 = double(clock_ns() - t0);
+    const double t1_wall = double(report::now_ns() - w0);
     const double tb = bare_hash_ns(h, rs.hash32_messages, rs.hash64_messages);
     st::bintrie::BatchRootOptions po;
     po.threads = unsigned(*threads);
@@ -128,15 +150,16 @@ int cmd_bintrie_bench(int argc, char** argv) {
     bare_ns.push_back(tb);
     rootT_ns.push_back(tt);
     ratio_bare.push_back(t1 / tb);
-    speedup.push_back(t1 / tt);
+    speedup.push_back(t1_wall / tt);
+    root1_wall_ns.push_back(t1_wall);
   }
 
   // 2. Mutable tree of N keys, then incremental batches.
   st::bintrie::MutableTree tree(h);
-  uint64_t t0 = report::now_ns();
+  uint64_t t0 = clock_ns();
   tree.apply(entries);
   const Bytes32 mroot = tree.commit();
-  const double build_ns = double(report::now_ns() - t0);
+  const double build_ns = double(clock_ns() - t0);
   if (mroot != root) return fail("internal error: mutable-tree root differs from batch root", 70);
   std::vector<double> upd_ns, upd_bare_ns, upd_ratio, ins_ns, ins_bare_ns, ins_ratio;
   st::bintrie::CommitStats ucs, ics;
@@ -149,24 +172,82 @@ int cmd_bintrie_bench(int argc, char** argv) {
       e.key = entries[next() % entries.size()].key;
       for (int b = 0; b < 32; b += 8) { const uint64_t x = next(); std::memcpy(e.value.data() + b, &x, 8); }
     }
-    t0 = report::now_ns();
+    t0 = clock_ns();
     tree.apply(upd);
     tree.commit(&ucs);
-    const double tu = double(report::now_ns() - t0);
+    const double tu = double(clock_ns() - t0);
     const double tub = bare_hash_ns(h, ucs.leaf_hashes, ucs.hash64());
     upd_ns.push_back(tu);
     upd_bare_ns.push_back(tub);
     upd_ratio.push_back(tu / tub);
     const std::vector<Entry> ins = random_entries(sha, next_new_key, next_new_key + *w);
     next_new_key += *w;
-    t0 = report::now_ns();
+    t0 = clock_ns();
     tree.apply(ins);
     tree.commit(&ics);
-    const double ti = double(report::now_ns() - t0);
+    const double ti = double(clock_ns() - t0);
     const double tib = bare_hash_ns(h, ics.leaf_hashes, ics.hash64());
     ins_ns.push_back(ti);
     ins_bare_ns.push_back(tib);
     ins_ratio.push_back(ti / tib);
+  }
+
+  // 2b. Dense stems: the stem-subtree keep decision. A tree of --dense-stems full stems
+  // (256 values each) takes W random writes. Measured: our apply+commit (leaf hashes kept,
+  // 8-level subtree recomputed over the present leaves). Counted for comparison: what
+  // go-ethereum hashes (every present value of each dirty stem again, plus the subtree) and
+  // what keeping all 255 inner nodes per stem would hash (written leaves + their ancestors).
+  const uint64_t dense_stems = *args.u64("dense-stems", &err);
+  std::vector<double> dense_ns, dense_bare_ns;
+  size_t dense_ours_leaf = 0, dense_ours_node = 0, dense_geth_leaf = 0, dense_geth_node = 0, dense_full_node = 0;
+  double dense_geth_bare_ms = 0, dense_full_bare_ms = 0;
+  if (dense_stems > 0) {
+    st::bintrie::MutableTree dt(h);
+    std::vector<Entry> full;
+    full.reserve(dense_stems * 256);
+    for (uint64_t s = 0; s < dense_stems; ++s) {
+      Entry e = entries[s % entries.size()];
+      e.key[0] ^= uint8_t(s >> 24);  // distinct stems even when s >= N
+      for (int sub = 0; sub < 256; ++sub) { e.key[31] = uint8_t(sub); e.value[0] = uint8_t(sub); full.push_back(e); }
+    }
+    dt.apply(full);
+    dt.commit();
+    for (uint64_t r = 0; r < *reps; ++r) {
+      std::vector<Entry> wr(*w);
+      std::vector<std::vector<uint8_t>> touched(dense_stems);
+      for (auto& e : wr) {
+        const uint64_t s = next() % dense_stems, sub = next() % 256;
+        e = full[s * 256 + sub];
+        e.value[1] ^= uint8_t(1 + r);
+        touched[s].push_back(uint8_t(sub));
+      }
+      st::bintrie::CommitStats dcs;
+      t0 = clock_ns();
+      dt.apply(wr);
+      dt.commit(&dcs);
+      dense_ns.push_back(double(clock_ns() - t0));
+      dense_bare_ns.push_back(bare_hash_ns(h, dcs.leaf_hashes, dcs.hash64()));
+      dense_ours_leaf = dcs.leaf_hashes;
+      dense_ours_node = dcs.hash64();
+      size_t dirty = 0, full_nodes = 0;
+      for (auto& t : touched) {
+        if (t.empty()) continue;
+        ++dirty;
+        std::sort(t.begin(), t.end());
+        t.erase(std::unique(t.begin(), t.end()), t.end());
+        for (int l = 1; l <= 8; ++l) {  // distinct ancestors per level
+          size_t distinct = 0;
+          int last = -1;
+          for (uint8_t sub : t) if (int(sub >> l) != last) { last = sub >> l; ++distinct; }
+          full_nodes += distinct;
+        }
+      }
+      dense_geth_leaf = 256 * dirty;
+      dense_geth_node = dcs.hash64();  // same subtree + stem + internal work as ours
+      dense_full_node = dcs.hash64() - dcs.subtree_hashes + full_nodes;
+      dense_geth_bare_ms = bare_hash_ns(h, dense_geth_leaf, dense_geth_node) / 1e6;
+      dense_full_bare_ms = bare_hash_ns(h, dcs.leaf_hashes, dense_full_node) / 1e6;
+    }
   }
 
   // 3. Group blobs per GD and proof sizes, on the final tree.
@@ -196,11 +277,11 @@ int cmd_bintrie_bench(int argc, char** argv) {
   if (json) {
     nlohmann::json j = {
         {"command", "bintrie-bench"}, {"hash", st::bintrie::hash_kind_name(*kind)}, {"sha256_kernel", kernel},
-        {"keys", *n}, {"writes", *w}, {"reps", *reps}, {"threads", *threads}, {"root", report::hex(root)},
+        {"keys", *n}, {"writes", *w}, {"reps", *reps}, {"threads", *threads}, {"clock", args.str("clock")}, {"root", report::hex(root)},
         {"from_scratch", {{"stems", rs.stems}, {"hash32_messages", rs.hash32_messages}, {"hash64_messages", rs.hash64_messages},
                           {"root_1t_ms", ms_json(root1_ns)}, {"bare_hash_ms", ms_json(bare_ns)},
                           {"ratio_to_bare", report::summary_json(stats::summarize(ratio_bare))},
-                          {"root_threads_ms", ms_json(rootT_ns)},
+                          {"root_1t_wall_ms", ms_json(root1_wall_ns)}, {"root_threads_ms", ms_json(rootT_ns)},
                           {"speedup_threads", report::summary_json(stats::summarize(speedup))}}},
         {"mutable_build_ms", build_ns / 1e6}, {"mutable_memory_bytes", tree.memory_bytes()},
         {"incremental_update", {{"leaf_hashes", ucs.leaf_hashes}, {"hash64_messages", ucs.hash64()},
@@ -211,19 +292,25 @@ int cmd_bintrie_bench(int argc, char** argv) {
                                 {"internal_hashes", ics.internal_hashes}, {"ms", ms_json(ins_ns)},
                                 {"bare_hash_ms", ms_json(ins_bare_ns)},
                                 {"ratio_to_bare", report::summary_json(stats::summarize(ins_ratio))}}},
+        {"dense_stem_writes", {{"stems", dense_stems}, {"ms", ms_json(dense_ns)}, {"bare_hash_ms", ms_json(dense_bare_ns)},
+                               {"ours", {{"leaf_hashes", dense_ours_leaf}, {"hash64_messages", dense_ours_node}}},
+                               {"geth_recompute", {{"leaf_hashes", dense_geth_leaf}, {"hash64_messages", dense_geth_node}, {"bare_hash_ms", dense_geth_bare_ms}}},
+                               {"keep_all_inner", {{"leaf_hashes", dense_ours_leaf}, {"hash64_messages", dense_full_node}, {"bare_hash_ms", dense_full_bare_ms}}}}},
         {"blobs", blobs},
         {"key_proof_bytes", report::summary_json(pb)}, {"key_proof_depth", report::summary_json(pd)}};
     std::puts(j.dump().c_str());
     return 0;
   }
-  std::printf("bintrie-bench: %llu random keys, hash %s, SHA-256 kernel %s, %llu reps (median [min..max])\n",
-              (unsigned long long)*n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)*reps);
+  std::printf("bintrie-bench: %llu random keys, hash %s, SHA-256 kernel %s, %llu reps (median [min..max]), %s clock\n",
+              (unsigned long long)*n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)*reps,
+              g_cpu_clock ? "thread-CPU" : "wall");
   std::printf("root %s\n\n", report::hex(root).c_str());
   std::printf("from scratch: %zu stems, %zu hash32 + %zu hash64 messages\n", rs.stems, rs.hash32_messages, rs.hash64_messages);
   std::printf("  root, 1 thread        %s\n", ms_str(root1_ns).c_str());
   std::printf("  bare hashing, same    %s\n", ms_str(bare_ns).c_str());
   std::printf("  ratio root/bare       %s\n", ratio_str(ratio_bare).c_str());
-  std::printf("  root, %llu threads      %s  speedup %s\n", (unsigned long long)*threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
+  std::printf("  root, 1 thread (wall)  %s\n", ms_str(root1_wall_ns).c_str());
+  std::printf("  root, %llu threads      %s  speedup (wall) %s\n", (unsigned long long)*threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
   std::printf("\nmutable tree: build %.1f ms, %.1f MiB\n", build_ns / 1e6, double(tree.memory_bytes()) / 1048576.0);
   std::printf("incremental, %llu overwrites of existing keys: %zu leaf + %zu node hashes (%zu internal)\n",
               (unsigned long long)*w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);
@@ -233,6 +320,13 @@ int cmd_bintrie_bench(int argc, char** argv) {
               (unsigned long long)*w, ics.leaf_hashes, ics.hash64(), ics.internal_hashes);
   std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
               ms_str(ins_ns).c_str(), ms_str(ins_bare_ns).c_str(), ratio_str(ins_ratio).c_str());
+  if (dense_stems > 0) {
+    std::printf("dense stems: %llu writes into %llu full stems (stem-subtree keep decision)\n", (unsigned long long)*w, (unsigned long long)dense_stems);
+    std::printf("  ours (leaf hashes kept): %zu leaf + %zu node hashes, apply+commit %s, bare %s\n", dense_ours_leaf, dense_ours_node,
+                ms_str(dense_ns).c_str(), ms_str(dense_bare_ns).c_str());
+    std::printf("  go-ethereum recompute:   %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_geth_leaf, dense_geth_node, dense_geth_bare_ms);
+    std::printf("  keep all inner nodes:    %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_ours_leaf, dense_full_node, dense_full_bare_ms);
+  }
   std::printf("\ngroup blobs of the final tree (%zu stems):\n", tree.stem_count());
   for (const auto& l : blob_lines) std::printf("%s\n", l.c_str());
   std::printf("\nkey proofs (1000 present keys): depth median %.0f [%.0f..%.0f], size median %.0f B [%.0f..%.0f]\n",

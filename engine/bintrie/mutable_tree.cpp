@@ -13,7 +13,6 @@ MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
 
 uint32_t MutableTree::new_internal() {
   internal_.emplace_back();
-  internal_dirty_.push_back(0);
   assert(internal_.size() < kRefIndexMask);
   return uint32_t(internal_.size() - 1);
 }
@@ -28,8 +27,8 @@ uint32_t MutableTree::new_stem(const uint8_t* stem31) {
 }
 
 void MutableTree::mark_internal_dirty(uint32_t idx, unsigned depth) {
-  if (internal_dirty_[idx]) return;
-  internal_dirty_[idx] = 1;
+  if (internal_[idx].dirty) return;
+  internal_[idx].dirty = 1;
   dirty_by_depth_[depth].push_back(idx);
 }
 
@@ -245,7 +244,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
     for (size_t i = 0; i < n; ++i) {
       internal_[list[i]].hash = scratch_b_[i];
-      internal_dirty_[list[i]] = 0;
+      internal_[list[i]].dirty = 0;
     }
     cs.internal_hashes += n;
     list.clear();
@@ -280,7 +279,7 @@ void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const 
 }
 
 size_t MutableTree::memory_bytes() const {
-  return internal_.capacity() * sizeof(InternalNode) + internal_dirty_.capacity() + stems_.capacity() * sizeof(StemNode) +
+  return internal_.capacity() * sizeof(InternalNode) + stems_.capacity() * sizeof(StemNode) +
          slots_.capacity() * sizeof(StemSlot);
 }
 

@@ -1,7 +1,7 @@
 // mutable_tree: the binary trie held in memory, updated by batches of writes and re-hashed
 // only along dirty paths, level by level.
 //
-//   internal nodes  flat array of {child[2] (tagged refs), hash}, 40 bytes each
+//   internal nodes  flat array of {child[2] (tagged refs), dirty, hash}, one 64-byte line each
 //   stems           flat array of {stem31, hash, slot range, dirty}; the stem's present
 //                   values live in a slot pool, ascending by sub index, each with its
 //                   cached leaf hash H(value)
@@ -42,8 +42,11 @@ inline bool ref_is_internal(NodeRef r) { return (r >> 30) == 1; }
 inline bool ref_is_stem(NodeRef r) { return (r >> 30) == 2; }
 inline uint32_t ref_index(NodeRef r) { return r & kRefIndexMask; }
 
-struct InternalNode {
+// One cache line per node (a 40-byte node would straddle lines and cost a second miss on
+// the random paths of an incremental batch); the dirty flag lives in the same line.
+struct alignas(64) InternalNode {
   NodeRef child[2] = {kEmptyRef, kEmptyRef};
+  uint8_t dirty = 0;
   Bytes32 hash{};
 };
 
@@ -116,7 +119,6 @@ class MutableTree {
   NodeRef root_ = kEmptyRef;
   Bytes32 root_hash_{};
   std::vector<InternalNode> internal_;
-  std::vector<uint8_t> internal_dirty_;
   std::vector<StemNode> stems_;
   std::vector<StemSlot> slots_;
   size_t values_ = 0;
