@@ -166,6 +166,30 @@ int cmd_bintrie_bench(int argc, char** argv) {
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   auto next = [&] { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; };
   uint64_t next_new_key = *n;
+  // 3. Group blobs per GD and proof sizes, on the N-key tree (before the incremental batches).
+  const size_t blob_stems = tree.stem_count();
+  nlohmann::json blobs = nlohmann::json::array();
+  std::vector<std::string> blob_lines;
+  for (uint64_t g : *gds) {
+    const auto c = st::bintrie::encode_tree_blobs(tree, unsigned(g), [](auto, auto) {});
+    const double mean_group = c.group_blobs ? double(c.group_bytes) / double(c.group_blobs) : 0;
+    blobs.push_back({{"gd", g}, {"group_blobs", c.group_blobs}, {"group_bytes", c.group_bytes},
+                     {"group_blob_bytes_mean", mean_group}, {"group_blobs_full", c.group_full},
+                     {"full_blob_bytes", st::bintrie::group_blob_size(unsigned(g), size_t(1) << g)},
+                     {"stem_blobs", c.stem_blobs}, {"stem_bytes", c.stem_bytes}});
+    blob_lines.push_back(fmt::format("  GD-{}: {:>8} group blobs, {:>11} B (mean {:>6.1f} B, full {} B, {} full) + {} stem blobs, {} B",
+                                     g, c.group_blobs, c.group_bytes, mean_group,
+                                     st::bintrie::group_blob_size(unsigned(g), size_t(1) << g), c.group_full,
+                                     c.stem_blobs, c.stem_bytes));
+  }
+  std::vector<double> proof_bytes, proof_depth;
+  for (int i = 0; i < 1000; ++i) {
+    const auto p = st::bintrie::prove_key(tree, entries[next() % entries.size()].key);
+    proof_bytes.push_back(double(st::bintrie::proof_size_bytes(p)));
+    proof_depth.push_back(double(p.siblings.size()));
+  }
+  const auto pb = stats::summarize(proof_bytes), pd = stats::summarize(proof_depth);
+
   for (uint64_t r = 0; r < *reps; ++r) {
     std::vector<Entry> upd(*w);
     for (auto& e : upd) {
@@ -250,29 +274,6 @@ int cmd_bintrie_bench(int argc, char** argv) {
     }
   }
 
-  // 3. Group blobs per GD and proof sizes, on the final tree.
-  nlohmann::json blobs = nlohmann::json::array();
-  std::vector<std::string> blob_lines;
-  for (uint64_t g : *gds) {
-    const auto c = st::bintrie::encode_tree_blobs(tree, unsigned(g), [](auto, auto) {});
-    const double mean_group = c.group_blobs ? double(c.group_bytes) / double(c.group_blobs) : 0;
-    blobs.push_back({{"gd", g}, {"group_blobs", c.group_blobs}, {"group_bytes", c.group_bytes},
-                     {"group_blob_bytes_mean", mean_group}, {"group_blobs_full", c.group_full},
-                     {"full_blob_bytes", st::bintrie::group_blob_size(unsigned(g), size_t(1) << g)},
-                     {"stem_blobs", c.stem_blobs}, {"stem_bytes", c.stem_bytes}});
-    blob_lines.push_back(fmt::format("  GD-{}: {:>8} group blobs, {:>11} B (mean {:>6.1f} B, full {} B, {} full) + {} stem blobs, {} B",
-                                     g, c.group_blobs, c.group_bytes, mean_group,
-                                     st::bintrie::group_blob_size(unsigned(g), size_t(1) << g), c.group_full,
-                                     c.stem_blobs, c.stem_bytes));
-  }
-  std::vector<double> proof_bytes, proof_depth;
-  for (int i = 0; i < 1000; ++i) {
-    const auto p = st::bintrie::prove_key(tree, entries[next() % entries.size()].key);
-    proof_bytes.push_back(double(st::bintrie::proof_size_bytes(p)));
-    proof_depth.push_back(double(p.siblings.size()));
-  }
-  const auto pb = stats::summarize(proof_bytes), pd = stats::summarize(proof_depth);
-
   const std::string kernel = st::kernels::sha256_active().name;
   if (json) {
     nlohmann::json j = {
@@ -327,7 +328,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
     std::printf("  go-ethereum recompute:   %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_geth_leaf, dense_geth_node, dense_geth_bare_ms);
     std::printf("  keep all inner nodes:    %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_ours_leaf, dense_full_node, dense_full_bare_ms);
   }
-  std::printf("\ngroup blobs of the final tree (%zu stems):\n", tree.stem_count());
+  std::printf("\ngroup blobs of the %llu-key tree (%zu stems):\n", (unsigned long long)*n, blob_stems);
   for (const auto& l : blob_lines) std::printf("%s\n", l.c_str());
   std::printf("\nkey proofs (1000 present keys): depth median %.0f [%.0f..%.0f], size median %.0f B [%.0f..%.0f]\n",
               pd.median, pd.min, pd.max, pb.median, pb.min, pb.max);
