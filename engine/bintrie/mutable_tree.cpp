@@ -171,7 +171,13 @@ void MutableTree::apply(std::span<const Entry> writes) {
 Bytes32 MutableTree::commit(CommitStats* stats) {
   CommitStats cs;
   cs.dirty_stems = dirty_stems_.size();
-  // 1. Dirty leaves: one hash32_batch.
+  // 1. Dirty leaves: one hash32_batch. Dense stems remember which subs were written.
+  std::vector<uint32_t> dense_stems, sparse_stems;
+  for (uint32_t si : dirty_stems_) {
+    const StemNode& s = stems_[si];
+    (s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues ? dense_stems : sparse_stems).push_back(si);
+  }
+  std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
   {
     scratch_a_.clear();
     for (uint32_t si : dirty_stems_) {
@@ -183,18 +189,66 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     cs.leaf_hashes = scratch_a_.size();
     size_t j = 0;
     for (uint32_t si : dirty_stems_) {
-      const StemNode& s = stems_[si];
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k)
-        if (slots_[k].leaf_dirty) { slots_[k].leaf_hash = scratch_a_[j++]; slots_[k].leaf_dirty = 0; }
+      StemNode& s = stems_[si];
+      const bool dense = s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues;
+      const bool fresh = dense && s.inner == UINT32_MAX;
+      if (fresh) {
+        assert(inner_.size() < (1u << 23));
+        s.inner = uint32_t(inner_.size());
+        inner_.emplace_back();
+        std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
+      }
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
+        StemSlot& slot = slots_[k];
+        const bool was_dirty = slot.leaf_dirty;
+        if (was_dirty) { slot.leaf_hash = scratch_a_[j++]; slot.leaf_dirty = 0; }
+        if (dense && (was_dirty || fresh)) {
+          inner_[s.inner].node[255 + slot.sub] = slot.leaf_hash;
+          dense_cur.push_back(s.inner << 9 | (255u + slot.sub));
+        }
+      }
     }
   }
-  // 2. Dirty stem subtrees (sparse, batched per level) and 3. stem nodes.
+  cs.dense_dirty_stems = dense_stems.size();
+  // 2a. Dense stems: rehash the ancestors of the written leaves, level by level, all dense
+  // stems in one hash64_batch per level (both children zero: zero, no hash).
+  if (!dense_cur.empty()) {
+    std::vector<uint32_t> next, hashed;
+    for (int level = 0; level < 8; ++level) {
+      std::sort(dense_cur.begin(), dense_cur.end());
+      next.clear();
+      for (uint32_t c : dense_cur) {
+        const uint32_t p = (c & ~511u) | (((c & 511u) - 1) / 2);
+        if (next.empty() || next.back() != p) next.push_back(p);
+      }
+      scratch_a_.resize(2 * next.size());
+      hashed.clear();
+      for (uint32_t p : next) {
+        StemInnerCache& t = inner_[p >> 9];
+        const uint32_t i = p & 511u;
+        if (is_zero64(t.node[2 * i + 1].data())) {
+          // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
+          t.node[i] = Bytes32{};
+          continue;
+        }
+        scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
+        scratch_a_[2 * hashed.size() + 1] = t.node[2 * i + 2];
+        hashed.push_back(p);
+      }
+      scratch_b_.resize(hashed.size());
+      if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
+      for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
+      cs.subtree_hashes += hashed.size();
+      dense_cur.swap(next);
+    }
+  }
+  // 2b. Sparse stems: the subtree over the present leaves (batched per level).
   if (!dirty_stems_.empty()) {
     StemLevels& L = levels_;
     L.pos.clear();
     L.hash.clear();
     L.off.clear();
-    for (uint32_t si : dirty_stems_) {
+    for (uint32_t si : sparse_stems) {
       const StemNode& s = stems_[si];
       L.off.push_back(uint32_t(L.pos.size()));
       for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
@@ -203,19 +257,21 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       }
     }
     L.off.push_back(uint32_t(L.pos.size()));
-    cs.subtree_hashes = stem_subtree_roots(h_, L);
-    const size_t n = dirty_stems_.size();
+    cs.subtree_hashes += stem_subtree_roots(h_, L);
+    // 3. Stem nodes H(stem || 0x00 || R), sparse then dense.
+    const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
     scratch_a_.resize(2 * n);
     for (size_t i = 0; i < n; ++i) {
+      const StemNode& s = stems_[i < ns ? sparse_stems[i] : dense_stems[i - ns]];
       uint8_t* msg = scratch_a_[2 * i].data();
-      std::memcpy(msg, stems_[dirty_stems_[i]].stem.data(), 31);
+      std::memcpy(msg, s.stem.data(), 31);
       msg[31] = 0;
-      std::memcpy(msg + 32, L.hash[i].data(), 32);
+      std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
     }
     scratch_b_.resize(n);
     h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
     for (size_t i = 0; i < n; ++i) {
-      StemNode& s = stems_[dirty_stems_[i]];
+      StemNode& s = stems_[i < ns ? sparse_stems[i] : dense_stems[i - ns]];
       s.hash = scratch_b_[i];
       s.dirty = 0;
     }
@@ -280,7 +336,7 @@ void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const 
 
 size_t MutableTree::memory_bytes() const {
   return internal_.capacity() * sizeof(InternalNode) + stems_.capacity() * sizeof(StemNode) +
-         slots_.capacity() * sizeof(StemSlot);
+         slots_.capacity() * sizeof(StemSlot) + inner_.capacity() * sizeof(StemInnerCache);
 }
 
 }  // namespace st::bintrie

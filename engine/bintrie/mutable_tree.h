@@ -2,15 +2,17 @@
 // only along dirty paths, level by level.
 //
 //   internal nodes  flat array of {child[2] (tagged refs), dirty, hash}, one 64-byte line each
-//   stems           flat array of {stem31, hash, slot range, dirty}; the stem's present
-//                   values live in a slot pool, ascending by sub index, each with its
-//                   cached leaf hash H(value)
+//   stems           flat array of {stem31, hash, slot range, dirty, inner}; the stem's
+//                   present values live in a slot pool, ascending by sub index, each with
+//                   its cached leaf hash H(value); dense stems (>= kDenseStemValues values)
+//                   also keep their 511-node subtree in a side pool
 //   ref             uint32: 0 = empty, 01b<<30 | i = internal i, 10b<<30 | i = stem i
 //
 // What is kept per stem (decided and measured, see docs/bintrie.md): the present values and
-// their leaf hashes, not the 255 inner nodes of the 8-level subtree. A write re-hashes the
-// written leaves and the sparse subtree over the stem's present leaves (8 nodes for a stem
-// with one value, at most 255 for a full stem), where go-ethereum rehashes all 511 nodes.
+// their leaf hashes; for dense stems also the whole subtree. A write to a sparse stem
+// re-hashes the written leaves and the sparse subtree over the stem's present leaves (8
+// nodes for a stem with one value); a write to a dense stem re-hashes the written leaves
+// and their 8 ancestors. go-ethereum re-hashes every present value and the whole subtree.
 //
 // Semantics (go-ethereum's): a write of a 32-byte zero value is a present zero; nothing is
 // ever removed; new stems split existing ones into chains of single-child internal nodes.
@@ -64,10 +66,23 @@ struct StemNode {
   uint32_t slot_begin = 0;
   uint16_t slot_count = 0;   // present values (1..256)
   uint16_t slot_cap = 0;
+  uint32_t inner = UINT32_MAX;  // index into the dense-stem cache, if any
 };
+
+// A dense stem's whole 8-level subtree in heap order: node[0] = R, children of i at 2i+1
+// and 2i+2, leaf hashes at 255 + sub (zero where absent). 16 KiB.
+struct StemInnerCache {
+  Bytes32 node[511];
+};
+
+// Stems with at least this many present values keep their whole subtree (StemInnerCache):
+// a write then rehashes only its 8 ancestors instead of the sparse subtree over every
+// present leaf (up to 255 nodes). Measured in docs/benchmarks-bintrie.md.
+inline constexpr uint16_t kDenseStemValues = 32;
 
 struct CommitStats {
   size_t dirty_stems = 0;
+  size_t dense_dirty_stems = 0;  // of which used the inner-node cache
   size_t leaf_hashes = 0;       // 32-byte messages
   size_t subtree_hashes = 0;    // 64-byte messages inside stem subtrees
   size_t stem_hashes = 0;       // 64-byte stem node messages
@@ -121,6 +136,7 @@ class MutableTree {
   std::vector<InternalNode> internal_;
   std::vector<StemNode> stems_;
   std::vector<StemSlot> slots_;
+  std::vector<StemInnerCache> inner_;
   size_t values_ = 0;
   std::vector<std::vector<uint32_t>> dirty_by_depth_;  // internal node indices
   std::vector<uint32_t> dirty_stems_;
