@@ -49,6 +49,7 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
     StemSlot* it = std::lower_bound(begin, end, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
     if (it != end && it->sub == sub) {
       it->value = e.value;
+      if (!it->leaf_dirty) dirty_leaves_.push_back({si, sub});
       it->leaf_dirty = 1;
       continue;
     }
@@ -70,6 +71,7 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
     it->sub = sub;
     it->value = e.value;
     it->leaf_dirty = 1;
+    dirty_leaves_.push_back({si, sub});
     ++s->slot_count;
     ++values_;
   }
@@ -179,35 +181,45 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
   }
   std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
   {
-    scratch_a_.clear();
-    for (uint32_t si : dirty_stems_) {
+    // The written slots, found by sub index (slots may have moved since the write).
+    auto find_slot = [&](uint32_t si, uint8_t sub) -> StemSlot& {
       const StemNode& s = stems_[si];
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k)
-        if (slots_[k].leaf_dirty) scratch_a_.push_back(slots_[k].value);
-    }
+      StemSlot* begin = slots_.data() + s.slot_begin;
+      StemSlot* it = std::lower_bound(begin, begin + s.slot_count, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
+      assert(it != begin + s.slot_count && it->sub == sub);
+      return *it;
+    };
+    scratch_a_.resize(dirty_leaves_.size());
+    for (size_t i = 0; i < dirty_leaves_.size(); ++i) scratch_a_[i] = find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second).value;
     if (!scratch_a_.empty()) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), scratch_a_.size());
     cs.leaf_hashes = scratch_a_.size();
-    size_t j = 0;
-    for (uint32_t si : dirty_stems_) {
-      StemNode& s = stems_[si];
-      const bool dense = s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues;
-      const bool fresh = dense && s.inner == UINT32_MAX;
-      if (fresh) {
-        assert(inner_.size() < (1u << 23));
-        s.inner = uint32_t(inner_.size());
-        inner_.emplace_back();
-        std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
-      }
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
-        StemSlot& slot = slots_[k];
-        const bool was_dirty = slot.leaf_dirty;
-        if (was_dirty) { slot.leaf_hash = scratch_a_[j++]; slot.leaf_dirty = 0; }
-        if (dense && (was_dirty || fresh)) {
-          inner_[s.inner].node[255 + slot.sub] = slot.leaf_hash;
-          dense_cur.push_back(s.inner << 9 | (255u + slot.sub));
-        }
-      }
+    for (size_t i = 0; i < dirty_leaves_.size(); ++i) {
+      StemSlot& slot = find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
+      slot.leaf_hash = scratch_a_[i];
+      slot.leaf_dirty = 0;
     }
+    // Dense stems: a new cache is filled from every present leaf, an existing one takes the
+    // written leaves.
+    for (uint32_t si : dense_stems) {
+      StemNode& s = stems_[si];
+      if (s.inner != UINT32_MAX) continue;
+      assert(inner_.size() < (1u << 23));
+      s.inner = uint32_t(inner_.size());
+      inner_.emplace_back();
+      std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
+        inner_[s.inner].node[255 + slots_[k].sub] = slots_[k].leaf_hash;
+        dense_cur.push_back(s.inner << 9 | (255u + slots_[k].sub));
+      }
+      s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
+    }
+    for (const auto& [si, sub] : dirty_leaves_) {
+      StemNode& s = stems_[si];
+      if (s.inner == UINT32_MAX || s.dirty == 2) continue;
+      inner_[s.inner].node[255 + sub] = find_slot(si, sub).leaf_hash;
+      dense_cur.push_back(s.inner << 9 | (255u + sub));
+    }
+    dirty_leaves_.clear();
   }
   cs.dense_dirty_stems = dense_stems.size();
   // 2a. Dense stems: rehash the ancestors of the written leaves, level by level, all dense

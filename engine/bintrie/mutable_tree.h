@@ -140,6 +140,7 @@ class MutableTree {
   size_t values_ = 0;
   std::vector<std::vector<uint32_t>> dirty_by_depth_;  // internal node indices
   std::vector<uint32_t> dirty_stems_;
+  std::vector<std::pair<uint32_t, uint8_t>> dirty_leaves_;  // (stem, sub) written since the last commit, once each
   // Commit scratch (kept to avoid reallocation between commits).
   StemLevels levels_;
   std::vector<Bytes32> scratch_a_, scratch_b_;
