@@ -78,13 +78,27 @@ SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
   auto sort_buckets = [&](size_t b0, size_t b1) {
     for (size_t b = b0; b < b1; ++b) {
       const size_t lo = bucket_start[b], hi = bucket_start[b + 1];
-      if (hi - lo > 1) std::sort(recs.begin() + long(lo), recs.begin() + long(hi), less);
+      if (hi - lo <= 1) continue;
+      if (hi - lo <= 24) {  // tiny bucket (the common case): insertion sort
+        for (size_t i = lo + 1; i < hi; ++i) {
+          const SortRec x = recs[i];
+          size_t j = i;
+          while (j > lo && less(x, recs[j - 1])) { recs[j] = recs[j - 1]; --j; }
+          recs[j] = x;
+        }
+      } else {
+        std::sort(recs.begin() + long(lo), recs.begin() + long(hi), less);
+      }
     }
   };
   SortedEntries out;
   out.entries.resize(in.size());
   auto gather = [&](size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; ++i) out.entries[i] = in[recs[i].index];
+    constexpr size_t kAhead = 16;  // random reads: keep several misses in flight
+    for (size_t i = i0; i < i1; ++i) {
+      if (i + kAhead < i1) __builtin_prefetch(&in[recs[i + kAhead].index]);
+      out.entries[i] = in[recs[i].index];
+    }
   };
   if (threads > 1) {
     tbb::task_arena arena{int(threads)};
