@@ -1,17 +1,21 @@
 // batch_root: the from-scratch root of a key/value set, built the data-oriented way.
 //
-//   1. sort (key prefix, index) records, keep the last write of each key;
-//   2. leaf hashes H(value) of every present value: one hash32_batch over all of them;
-//   3. stem subtrees, 8 levels, sparse: level l holds only the nodes with a present leaf
+//   1. sort (key prefix, index) records (counting sort on 16 key bits, then per bucket),
+//      keep the last write of each key;
+//   2. split the sorted stems by their top k bits into buckets of about 2,048 stems (at
+//      least 16 per thread); per bucket, in cache-resident buffers:
+//   3. leaf hashes H(value) of every present value: one hash32_batch;
+//   4. stem subtrees, 8 levels, sparse: level l holds only the nodes with a present leaf
 //      below (absent siblings are 32 zero bytes; two absent children are never hashed),
-//      all stems' level-l nodes in one hash64_batch;
-//   4. stem nodes H(stem || 0x00 || R): one hash64_batch;
-//   5. internal nodes level by level, deepest first: the depth of stem i is
-//      1 + max(lcp(i-1, i), lcp(i, i+1)); items at depth d pair with their sibling (the
-//      adjacent item sharing d-1 bits) or with an empty child, all of one depth in one batch.
-//
-// With threads > 1 the sorted stems are split by their top bits into buckets; steps 2-5 run
-// per bucket in parallel (TBB) down to the bucket depth, then the top levels serially.
+//      all of the bucket's level-l nodes in one hash64_batch;
+//   5. stem nodes H(stem || 0x00 || R): one hash64_batch;
+//   6. internal nodes level by level, deepest first, down to the bucket's node at depth k:
+//      the depth of stem i is 1 + max(lcp(i-1, i), lcp(i, i+1)); items at depth d pair
+//      with their sibling (the adjacent item sharing d-1 bits) or with an empty child, all
+//      of one depth in one batch;
+//   7. the bucket nodes are reduced the same way to the root.
+// With threads > 1 the buckets run in parallel (TBB parallel_for in a task_arena); the
+// serial path is the same loop.
 //
 // Invariants: the result equals the canonical EIP-7864 root (independent of input order,
 // last write wins); counts in BatchRootStats are exactly the messages hashed.
