@@ -62,7 +62,7 @@ inline void compress(const uint32_t cv[8], const uint32_t m_in[16], uint64_t cou
 
 inline void load_block(const uint8_t* p, size_t len, uint32_t m[16]) {
   uint8_t buf[kBlockBytes] = {};
-  std::memcpy(buf, p, len);
+  if (len) std::memcpy(buf, p, len);  // p may be null for the empty message
   for (int i = 0; i < 16; ++i) m[i] = load_le(buf + 4 * i);
 }
 
