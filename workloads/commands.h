@@ -8,5 +8,6 @@ int cmd_merkle(int argc, char** argv);
 int cmd_root(int argc, char** argv);
 int cmd_hash_bench(int argc, char** argv);
 int cmd_io_bench(int argc, char** argv);
+int cmd_bintrie_bench(int argc, char** argv);
 
 }  // namespace st::cli

@@ -1,0 +1,74 @@
+// batch_root: the from-scratch root of a key/value set, built the data-oriented way.
+//
+//   1. sort (key prefix, index) records (counting sort on 16 key bits, then per bucket),
+//      keep the last write of each key;
+//   2. split the sorted stems by their top k bits into buckets of about 2,048 stems (at
+//      least 16 per thread); per bucket, in cache-resident buffers:
+//   3. leaf hashes H(value) of every present value: one hash32_batch;
+//   4. stem subtrees, 8 levels, sparse: level l holds only the nodes with a present leaf
+//      below (absent siblings are 32 zero bytes; two absent children are never hashed),
+//      all of the bucket's level-l nodes in one hash64_batch;
+//   5. stem nodes H(stem || 0x00 || R): one hash64_batch;
+//   6. internal nodes level by level, deepest first, down to the bucket's node at depth k:
+//      the depth of stem i is 1 + max(lcp(i-1, i), lcp(i, i+1)); items at depth d pair
+//      with their sibling (the adjacent item sharing d-1 bits) or with an empty child, all
+//      of one depth in one batch;
+//   7. the bucket nodes are reduced the same way to the root.
+// With threads > 1 the buckets run in parallel (TBB parallel_for in a task_arena); the
+// serial path is the same loop.
+//
+// Invariants: the result equals the canonical EIP-7864 root (independent of input order,
+// last write wins); counts in BatchRootStats are exactly the messages hashed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/bintrie/hasher.h"
+
+namespace st::bintrie {
+
+struct Entry {
+  Bytes32 key{};
+  Bytes32 value{};
+};
+
+struct BatchRootStats {
+  size_t entries = 0;          // distinct keys
+  size_t stems = 0;
+  size_t hash32_messages = 0;  // leaf hashes
+  size_t hash64_messages = 0;  // stem-subtree, stem and internal nodes
+  size_t internal_nodes = 0;
+};
+
+struct BatchRootOptions {
+  unsigned threads = 1;         // 1: the serial path (no TBB)
+  unsigned bucket_bits = 0;     // 0: automatic (about 2048 stems per bucket, >= 16 buckets per thread)
+};
+
+// Sorted, deduplicated view of an entry set grouped by stem.
+struct SortedEntries {
+  std::vector<Entry> entries;        // ascending key, unique
+  std::vector<uint32_t> stem_begin;  // stem s owns entries[stem_begin[s] .. stem_begin[s+1])
+  size_t stems() const { return stem_begin.empty() ? 0 : stem_begin.size() - 1; }
+  const uint8_t* stem(size_t s) const { return entries[stem_begin[s]].key.data(); }
+};
+
+SortedEntries sort_entries(std::span<const Entry> entries, unsigned threads = 1);
+
+Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt = {},
+                   BatchRootStats* stats = nullptr);
+Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt = {},
+                          BatchRootStats* stats = nullptr);
+
+// Stem subtree hashes for a range of stems [s0, s1) of a sorted set: stem_hash_out[s - s0].
+// Exposed for the mutable tree's bulk build and for tests.
+void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Bytes32* stem_hash_out,
+                BatchRootStats* stats);
+
+// Depth of every stem in the canonical tree (0 for a single stem).
+std::vector<uint8_t> stem_depths(const SortedEntries& sorted);
+
+}  // namespace st::bintrie

@@ -1,0 +1,89 @@
+// group_blob: go-ethereum's group-depth disk layout of the binary trie (layout only: it never
+// changes the root). With group depth g (1..8) only internal nodes at depth = 0 mod g are
+// written; each writes its g-level internal subtree as one blob holding the hashes of the up
+// to 2^g entries at its bottom; the 2^g - 1 inner hashes are recomputed on load.
+//
+// Internal group blob:
+//   +------+---+---------------------+---------------------------+--------------------+
+//   | 0x02 | g | bitmap: 2^g bits,   | K x 3 bits (depth off - 1)| K x 32-byte hashes |
+//   |      |   | MSB first,          | MSB first, zero-padded to | in bitmap order    |
+//   |      |   | max(1, 2^g/8) bytes | whole bytes               |                    |
+//   +------+---+---------------------+---------------------------+--------------------+
+//   An entry ending early (a stem) at relative depth r with relative path p sits at bitmap
+//   position p << (g - r); entries at r = g are the next groups' roots or stems.
+//   Full blob sizes: GD-4 522, GD-5 1042, GD-6 2082, GD-7 4162, GD-8 8322 bytes.
+//
+// Stem blob:
+//   +------+---------+-----------------------------------+-------------------------------+
+//   | 0x01 | stem 31 | presence bitmap 32 bytes (bit i = | present values, 32 bytes each, |
+//   |      |         | slot i, MSB first)                | ascending slot order           |
+//   +------+---------+-----------------------------------+-------------------------------+
+//
+// Blob key: the node's bit path packed MSB first, then one byte holding the bit length.
+//
+// Strict decoding: wrong version byte, wrong or out-of-range g, truncation or trailing
+// bytes, bitmap bits beyond 2^g, non-zero padding, a depth offset > g, a misaligned entry,
+// overlapping entries, an empty group, or an early-ending entry without a sibling (a shape
+// the canonical tree never has) are error values, never a crash.
+//
+// Invariants: decode(encode(x)) == x; encode(decode(b)) == b for every accepted b.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/bintrie/mutable_tree.h"
+
+namespace st::bintrie {
+
+inline constexpr uint8_t kGroupBlobVersion = 0x02;
+inline constexpr uint8_t kStemBlobVersion = 0x01;
+
+struct GroupEntry {
+  uint16_t pos = 0;   // bitmap position (0 .. 2^g - 1)
+  uint8_t depth = 0;  // relative depth r (1..g)
+  Bytes32 hash{};
+};
+
+struct GroupBlob {
+  uint8_t g = 0;
+  std::vector<GroupEntry> entries;  // ascending pos
+};
+
+struct StemBlob {
+  Stem stem{};
+  std::array<uint8_t, 32> bitmap{};
+  std::vector<Bytes32> values;  // ascending slot
+};
+
+size_t group_blob_bitmap_bytes(unsigned g);
+size_t group_blob_size(unsigned g, size_t entries);
+
+void encode_group_blob(const GroupBlob& blob, std::vector<uint8_t>* out);
+std::variant<GroupBlob, std::string> decode_group_blob(std::span<const uint8_t> bytes, unsigned expected_g);
+
+void encode_stem_blob(const StemBlob& blob, std::vector<uint8_t>* out);
+std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> bytes);
+
+// Inner hashes of a loaded group, heap order (index 0 = the group root, children of i at
+// 2i+1, 2i+2), 2^g - 1 of them; empty positions are 32 zero bytes.
+std::vector<Bytes32> reconstruct_group(const Hasher& h, const GroupBlob& blob, size_t* hashes_computed = nullptr);
+// The stem node hash of a loaded stem blob.
+Bytes32 stem_blob_hash(const Hasher& h, const StemBlob& blob);
+
+// Blob key: bits packed MSB first, then the bit length.
+std::vector<uint8_t> blob_key(const uint8_t* path_bits_msb_first, unsigned bit_len);
+
+// Walks a committed tree and emits every blob at group depth g: callback(key, bytes).
+struct BlobCounts {
+  size_t group_blobs = 0, group_bytes = 0, group_entries = 0, group_full = 0;
+  size_t stem_blobs = 0, stem_bytes = 0;
+};
+BlobCounts encode_tree_blobs(const MutableTree& tree, unsigned g,
+                             const std::function<void(std::span<const uint8_t> key, std::span<const uint8_t> blob)>& emit);
+
+}  // namespace st::bintrie

@@ -1,0 +1,354 @@
+// mutable_tree: batched writes, dirty marking and level-by-level re-hash (see mutable_tree.h).
+#include "engine/bintrie/mutable_tree.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "engine/bintrie/stem_bits.h"
+
+namespace st::bintrie {
+
+MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
+
+uint32_t MutableTree::new_internal() {
+  internal_.emplace_back();
+  assert(internal_.size() < kRefIndexMask);
+  return uint32_t(internal_.size() - 1);
+}
+
+uint32_t MutableTree::new_stem(const uint8_t* stem31) {
+  StemNode s;
+  std::memcpy(s.stem.data(), stem31, 31);
+  s.slot_begin = uint32_t(slots_.size());
+  stems_.push_back(s);
+  assert(stems_.size() < kRefIndexMask);
+  return uint32_t(stems_.size() - 1);
+}
+
+void MutableTree::mark_internal_dirty(uint32_t idx, unsigned depth) {
+  if (internal_[idx].dirty) return;
+  internal_[idx].dirty = 1;
+  dirty_by_depth_[depth].push_back(idx);
+}
+
+const Bytes32& MutableTree::ref_hash(NodeRef r) const {
+  static const Bytes32 kZero{};
+  if (ref_is_internal(r)) return internal_[ref_index(r)].hash;
+  if (ref_is_stem(r)) return stems_[ref_index(r)].hash;
+  return kZero;
+}
+
+void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
+  StemNode* s = &stems_[si];
+  if (!s->dirty) { s->dirty = 1; dirty_stems_.push_back(si); }
+  for (const Entry& e : group) {
+    const uint8_t sub = e.key[31];
+    StemSlot* begin = slots_.data() + s->slot_begin;
+    StemSlot* end = begin + s->slot_count;
+    StemSlot* it = std::lower_bound(begin, end, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
+    if (it != end && it->sub == sub) {
+      it->value = e.value;
+      if (!it->leaf_dirty) dirty_leaves_.push_back({si, sub});
+      it->leaf_dirty = 1;
+      continue;
+    }
+    // Insert: grow by relocating the stem's slots to the end of the pool when full.
+    if (s->slot_count == s->slot_cap) {
+      const uint32_t new_cap = std::min<uint32_t>(256, std::max<uint32_t>(2, 2u * s->slot_cap));
+      const size_t new_begin = slots_.size();
+      const size_t pos = size_t(it - begin);
+      slots_.resize(new_begin + new_cap);
+      s = &stems_[si];
+      std::copy(slots_.begin() + s->slot_begin, slots_.begin() + s->slot_begin + s->slot_count, slots_.begin() + new_begin);
+      s->slot_begin = uint32_t(new_begin);
+      s->slot_cap = uint16_t(new_cap);
+      begin = slots_.data() + s->slot_begin;
+      end = begin + s->slot_count;
+      it = begin + pos;
+    }
+    std::move_backward(it, end, end + 1);
+    it->sub = sub;
+    it->value = e.value;
+    it->leaf_dirty = 1;
+    dirty_leaves_.push_back({si, sub});
+    ++s->slot_count;
+    ++values_;
+  }
+}
+
+void MutableTree::apply(std::span<const Entry> writes) {
+  if (writes.empty()) return;
+  const SortedEntries sorted = sort_entries(writes);
+  const size_t groups = sorted.stems();
+  // Phase 1, read-only and level-synchronous: every stem group descends one internal level
+  // per round, with the next nodes of all groups prefetched first, so the cache misses of
+  // the batch overlap instead of being paid one after another. Internal nodes on the way
+  // are marked dirty here.
+  struct Cursor {
+    uint32_t parent;  // UINT32_MAX: the root slot
+    uint8_t side;
+    uint16_t depth;
+  };
+  std::vector<Cursor> cur(groups, Cursor{UINT32_MAX, 0, 0});
+  std::vector<uint32_t> active, next_active;
+  if (ref_is_internal(root_)) {
+    active.resize(groups);
+    for (size_t g = 0; g < groups; ++g) active[g] = uint32_t(g);
+  }
+  auto slot_ref = [&](const Cursor& c) { return c.parent == UINT32_MAX ? root_ : internal_[c.parent].child[c.side]; };
+  while (!active.empty()) {
+    for (uint32_t g : active) __builtin_prefetch(&internal_[ref_index(slot_ref(cur[g]))]);
+    next_active.clear();
+    for (uint32_t g : active) {
+      Cursor& c = cur[g];
+      const uint32_t ii = ref_index(slot_ref(c));
+      mark_internal_dirty(ii, c.depth);
+      const unsigned side = stem_bit(sorted.stem(g), c.depth);
+      c = {ii, uint8_t(side), uint16_t(c.depth + 1)};
+      if (ref_is_internal(internal_[ii].child[side])) next_active.push_back(g);
+    }
+    active.swap(next_active);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    const NodeRef r = slot_ref(cur[g]);
+    if (ref_is_stem(r)) __builtin_prefetch(&stems_[ref_index(r)]);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    const NodeRef r = slot_ref(cur[g]);
+    if (ref_is_stem(r)) __builtin_prefetch(&slots_[stems_[ref_index(r)].slot_begin]);
+  }
+  // Phase 2, in key order: resume each group at its cursor (an earlier group may have
+  // replaced the slot's content by a split, so re-read it and keep descending) and mutate.
+  for (size_t g = 0; g < groups; ++g) {
+    const uint8_t* stem = sorted.stem(g);
+    std::span<const Entry> group(sorted.entries.data() + sorted.stem_begin[g], sorted.stem_begin[g + 1] - sorted.stem_begin[g]);
+    uint32_t parent = cur[g].parent;
+    unsigned side = cur[g].side, depth = cur[g].depth;
+    NodeRef ref = slot_ref(cur[g]);
+    auto set_slot = [&](NodeRef r) {
+      if (parent == UINT32_MAX) root_ = r;
+      else internal_[parent].child[side] = r;
+    };
+    for (;;) {
+      if (ref == kEmptyRef) {
+        const uint32_t si = new_stem(stem);
+        set_slot(kRefTagStem | si);
+        write_stem_values(si, group);
+        break;
+      }
+      if (ref_is_internal(ref)) {
+        const uint32_t ii = ref_index(ref);
+        mark_internal_dirty(ii, depth);
+        parent = ii;
+        side = stem_bit(stem, depth);
+        ref = internal_[ii].child[side];
+        ++depth;
+        continue;
+      }
+      const uint32_t existing = ref_index(ref);
+      const unsigned lcp = stem_lcp(stems_[existing].stem.data(), stem);
+      if (lcp == kStemBits) {
+        write_stem_values(existing, group);
+        break;
+      }
+      // Split: single-child internal nodes at depths depth..lcp-1, the splitting node at lcp.
+      const uint32_t si = new_stem(stem);
+      for (unsigned d = depth; d <= lcp; ++d) {
+        const uint32_t ni = new_internal();
+        set_slot(kRefTagInternal | ni);
+        mark_internal_dirty(ni, d);
+        parent = ni;
+        side = stem_bit(stem, d);
+      }
+      InternalNode& split = internal_[parent];
+      split.child[side] = kRefTagStem | si;
+      split.child[side ^ 1] = kRefTagStem | existing;
+      write_stem_values(si, group);
+      break;
+    }
+  }
+}
+
+Bytes32 MutableTree::commit(CommitStats* stats) {
+  CommitStats cs;
+  cs.dirty_stems = dirty_stems_.size();
+  // 1. Dirty leaves: one hash32_batch. Dense stems remember which subs were written.
+  std::vector<uint32_t> dense_stems, sparse_stems;
+  for (uint32_t si : dirty_stems_) {
+    const StemNode& s = stems_[si];
+    (s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues ? dense_stems : sparse_stems).push_back(si);
+  }
+  std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
+  {
+    // The written slots, found by sub index (slots may have moved since the write).
+    auto find_slot = [&](uint32_t si, uint8_t sub) -> StemSlot& {
+      const StemNode& s = stems_[si];
+      StemSlot* begin = slots_.data() + s.slot_begin;
+      StemSlot* it = std::lower_bound(begin, begin + s.slot_count, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
+      assert(it != begin + s.slot_count && it->sub == sub);
+      return *it;
+    };
+    scratch_a_.resize(dirty_leaves_.size());
+    for (size_t i = 0; i < dirty_leaves_.size(); ++i) scratch_a_[i] = find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second).value;
+    if (!scratch_a_.empty()) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), scratch_a_.size());
+    cs.leaf_hashes = scratch_a_.size();
+    for (size_t i = 0; i < dirty_leaves_.size(); ++i) {
+      StemSlot& slot = find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
+      slot.leaf_hash = scratch_a_[i];
+      slot.leaf_dirty = 0;
+    }
+    // Dense stems: a new cache is filled from every present leaf, an existing one takes the
+    // written leaves.
+    for (uint32_t si : dense_stems) {
+      StemNode& s = stems_[si];
+      if (s.inner != UINT32_MAX) continue;
+      assert(inner_.size() < (1u << 23));
+      s.inner = uint32_t(inner_.size());
+      inner_.emplace_back();
+      std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
+        inner_[s.inner].node[255 + slots_[k].sub] = slots_[k].leaf_hash;
+        dense_cur.push_back(s.inner << 9 | (255u + slots_[k].sub));
+      }
+      s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
+    }
+    for (const auto& [si, sub] : dirty_leaves_) {
+      StemNode& s = stems_[si];
+      if (s.inner == UINT32_MAX || s.dirty == 2) continue;
+      inner_[s.inner].node[255 + sub] = find_slot(si, sub).leaf_hash;
+      dense_cur.push_back(s.inner << 9 | (255u + sub));
+    }
+    dirty_leaves_.clear();
+  }
+  cs.dense_dirty_stems = dense_stems.size();
+  // 2a. Dense stems: rehash the ancestors of the written leaves, level by level, all dense
+  // stems in one hash64_batch per level (both children zero: zero, no hash).
+  if (!dense_cur.empty()) {
+    std::vector<uint32_t> next, hashed;
+    for (int level = 0; level < 8; ++level) {
+      std::sort(dense_cur.begin(), dense_cur.end());
+      next.clear();
+      for (uint32_t c : dense_cur) {
+        const uint32_t p = (c & ~511u) | (((c & 511u) - 1) / 2);
+        if (next.empty() || next.back() != p) next.push_back(p);
+      }
+      scratch_a_.resize(2 * next.size());
+      hashed.clear();
+      for (uint32_t p : next) {
+        StemInnerCache& t = inner_[p >> 9];
+        const uint32_t i = p & 511u;
+        if (is_zero64(t.node[2 * i + 1].data())) {
+          // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
+          t.node[i] = Bytes32{};
+          continue;
+        }
+        scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
+        scratch_a_[2 * hashed.size() + 1] = t.node[2 * i + 2];
+        hashed.push_back(p);
+      }
+      scratch_b_.resize(hashed.size());
+      if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
+      for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
+      cs.subtree_hashes += hashed.size();
+      dense_cur.swap(next);
+    }
+  }
+  // 2b. Sparse stems: the subtree over the present leaves (batched per level).
+  if (!dirty_stems_.empty()) {
+    StemLevels& L = levels_;
+    L.pos.clear();
+    L.hash.clear();
+    L.off.clear();
+    for (uint32_t si : sparse_stems) {
+      const StemNode& s = stems_[si];
+      L.off.push_back(uint32_t(L.pos.size()));
+      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
+        L.pos.push_back(slots_[k].sub);
+        L.hash.push_back(slots_[k].leaf_hash);
+      }
+    }
+    L.off.push_back(uint32_t(L.pos.size()));
+    cs.subtree_hashes += stem_subtree_roots(h_, L);
+    // 3. Stem nodes H(stem || 0x00 || R), sparse then dense.
+    const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
+    scratch_a_.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const StemNode& s = stems_[i < ns ? sparse_stems[i] : dense_stems[i - ns]];
+      uint8_t* msg = scratch_a_[2 * i].data();
+      std::memcpy(msg, s.stem.data(), 31);
+      msg[31] = 0;
+      std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
+    }
+    scratch_b_.resize(n);
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      StemNode& s = stems_[i < ns ? sparse_stems[i] : dense_stems[i - ns]];
+      s.hash = scratch_b_[i];
+      s.dirty = 0;
+    }
+    cs.stem_hashes = n;
+    dirty_stems_.clear();
+  }
+  // 4. Dirty internal nodes, deepest first.
+  for (int d = int(kStemBits); d >= 0; --d) {
+    std::vector<uint32_t>& list = dirty_by_depth_[size_t(d)];
+    if (list.empty()) continue;
+    const size_t n = list.size();
+    scratch_a_.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const InternalNode& node = internal_[list[i]];
+      for (NodeRef c : node.child) {
+        if (ref_is_internal(c)) __builtin_prefetch(&internal_[ref_index(c)].hash);
+        else if (ref_is_stem(c)) __builtin_prefetch(&stems_[ref_index(c)].hash);
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const InternalNode& node = internal_[list[i]];
+      scratch_a_[2 * i] = ref_hash(node.child[0]);
+      scratch_a_[2 * i + 1] = ref_hash(node.child[1]);
+    }
+    scratch_b_.resize(n);
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      internal_[list[i]].hash = scratch_b_[i];
+      internal_[list[i]].dirty = 0;
+    }
+    cs.internal_hashes += n;
+    list.clear();
+  }
+  root_hash_ = ref_hash(root_);
+  if (stats) *stats = cs;
+  return root_hash_;
+}
+
+std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
+  NodeRef ref = root_;
+  unsigned depth = 0;
+  while (ref_is_internal(ref)) {
+    ref = internal_[ref_index(ref)].child[stem_bit(stem31, depth)];
+    ++depth;
+  }
+  if (ref_is_stem(ref) && std::memcmp(stems_[ref_index(ref)].stem.data(), stem31, 31) == 0) return ref_index(ref);
+  return std::nullopt;
+}
+
+std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
+  const auto si = find_stem(key.data());
+  if (!si) return std::nullopt;
+  for (const StemSlot& s : slots(*si))
+    if (s.sub == key[31]) return s.value;
+  return std::nullopt;
+}
+
+void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const {
+  for (int i = 0; i < 256; ++i) out[i] = Bytes32{};
+  for (const StemSlot& s : slots(stem_index)) out[s.sub] = s.leaf_hash;
+}
+
+size_t MutableTree::memory_bytes() const {
+  return internal_.capacity() * sizeof(InternalNode) + stems_.capacity() * sizeof(StemNode) +
+         slots_.capacity() * sizeof(StemSlot) + inner_.capacity() * sizeof(StemInnerCache);
+}
+
+}  // namespace st::bintrie

@@ -1,0 +1,149 @@
+// mutable_tree: the binary trie held in memory, updated by batches of writes and re-hashed
+// only along dirty paths, level by level.
+//
+//   internal nodes  flat array of {child[2] (tagged refs), dirty, hash}, one 64-byte line each
+//   stems           flat array of {stem31, hash, slot range, dirty, inner}; the stem's
+//                   present values live in a slot pool, ascending by sub index, each with
+//                   its cached leaf hash H(value); dense stems (>= kDenseStemValues values)
+//                   also keep their 511-node subtree in a side pool
+//   ref             uint32: 0 = empty, 01b<<30 | i = internal i, 10b<<30 | i = stem i
+//
+// What is kept per stem (decided and measured, see docs/bintrie.md): the present values and
+// their leaf hashes; for dense stems also the whole subtree. A write to a sparse stem
+// re-hashes the written leaves and the sparse subtree over the stem's present leaves (8
+// nodes for a stem with one value); a write to a dense stem re-hashes the written leaves
+// and their 8 ancestors. go-ethereum re-hashes every present value and the whole subtree.
+//
+// Semantics (go-ethereum's): a write of a 32-byte zero value is a present zero; nothing is
+// ever removed; new stems split existing ones into chains of single-child internal nodes.
+//
+// apply() only records writes and marks dirty paths (one traversal per distinct stem, in
+// key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
+// hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
+// deepest first, one hash64_batch per depth.
+//
+// Invariants: after commit() every node's hash is its canonical hash; the shape is the
+// canonical shape of the key set (independent of write order and batching).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "engine/bintrie/batch_root.h"
+#include "engine/bintrie/stem_subtree.h"
+
+namespace st::bintrie {
+
+using NodeRef = uint32_t;
+inline constexpr NodeRef kEmptyRef = 0;
+inline constexpr uint32_t kRefTagInternal = 1u << 30, kRefTagStem = 2u << 30, kRefIndexMask = (1u << 30) - 1;
+inline bool ref_is_internal(NodeRef r) { return (r >> 30) == 1; }
+inline bool ref_is_stem(NodeRef r) { return (r >> 30) == 2; }
+inline uint32_t ref_index(NodeRef r) { return r & kRefIndexMask; }
+
+// One cache line per node (a 40-byte node would straddle lines and cost a second miss on
+// the random paths of an incremental batch); the dirty flag lives in the same line.
+struct alignas(64) InternalNode {
+  NodeRef child[2] = {kEmptyRef, kEmptyRef};
+  uint8_t dirty = 0;
+  Bytes32 hash{};
+};
+
+struct StemSlot {
+  Bytes32 value{};
+  Bytes32 leaf_hash{};
+  uint8_t sub = 0;
+  uint8_t leaf_dirty = 0;
+};
+
+struct StemNode {
+  Stem stem{};
+  uint8_t dirty = 0;
+  Bytes32 hash{};
+  uint32_t slot_begin = 0;
+  uint16_t slot_count = 0;   // present values (1..256)
+  uint16_t slot_cap = 0;
+  uint32_t inner = UINT32_MAX;  // index into the dense-stem cache, if any
+};
+
+// A dense stem's whole 8-level subtree in heap order: node[0] = R, children of i at 2i+1
+// and 2i+2, leaf hashes at 255 + sub (zero where absent). 16 KiB.
+struct StemInnerCache {
+  Bytes32 node[511];
+};
+
+// Stems with at least this many present values keep their whole subtree (StemInnerCache):
+// a write then rehashes only its 8 ancestors instead of the sparse subtree over every
+// present leaf (up to 255 nodes). Measured in docs/benchmarks-bintrie.md.
+inline constexpr uint16_t kDenseStemValues = 32;
+
+struct CommitStats {
+  size_t dirty_stems = 0;
+  size_t dense_dirty_stems = 0;  // of which used the inner-node cache
+  size_t leaf_hashes = 0;       // 32-byte messages
+  size_t subtree_hashes = 0;    // 64-byte messages inside stem subtrees
+  size_t stem_hashes = 0;       // 64-byte stem node messages
+  size_t internal_hashes = 0;   // 64-byte internal node messages
+  size_t hash64() const { return subtree_hashes + stem_hashes + internal_hashes; }
+};
+
+class MutableTree {
+ public:
+  explicit MutableTree(Hasher h);
+
+  // Records a batch of writes (later writes to a key win) and marks dirty paths.
+  void apply(std::span<const Entry> writes);
+  // Re-hashes everything dirty; returns the root.
+  Bytes32 commit(CommitStats* stats = nullptr);
+  // The root as of the last commit (apply() without commit() leaves it stale).
+  Bytes32 root() const { return root_hash_; }
+
+  std::optional<Bytes32> get(const Bytes32& key) const;
+  // Stem index of a stem, if present.
+  std::optional<uint32_t> find_stem(const uint8_t* stem31) const;
+
+  // Read access for blobs, proofs and statistics.
+  const Hasher& hasher() const { return h_; }
+  NodeRef root_ref() const { return root_; }
+  const InternalNode& internal(uint32_t i) const { return internal_[i]; }
+  const StemNode& stem(uint32_t i) const { return stems_[i]; }
+  std::span<const StemSlot> slots(uint32_t stem_index) const {
+    const StemNode& s = stems_[stem_index];
+    return {slots_.data() + s.slot_begin, s.slot_count};
+  }
+  // Hash of any ref (zero for empty), as of the last commit.
+  const Bytes32& ref_hash(NodeRef r) const;
+  size_t internal_count() const { return internal_.size(); }
+  size_t stem_count() const { return stems_.size(); }
+  size_t value_count() const { return values_; }
+  size_t memory_bytes() const;
+
+  // Leaf hashes of a stem spread over 256 positions (zeros where absent).
+  void stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const;
+
+ private:
+  uint32_t new_internal();
+  uint32_t new_stem(const uint8_t* stem31);
+  void mark_internal_dirty(uint32_t idx, unsigned depth);
+  void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
+
+  Hasher h_;
+  NodeRef root_ = kEmptyRef;
+  Bytes32 root_hash_{};
+  std::vector<InternalNode> internal_;
+  std::vector<StemNode> stems_;
+  std::vector<StemSlot> slots_;
+  std::vector<StemInnerCache> inner_;
+  size_t values_ = 0;
+  std::vector<std::vector<uint32_t>> dirty_by_depth_;  // internal node indices
+  std::vector<uint32_t> dirty_stems_;
+  std::vector<std::pair<uint32_t, uint8_t>> dirty_leaves_;  // (stem, sub) written since the last commit, once each
+  // Commit scratch (kept to avoid reallocation between commits).
+  StemLevels levels_;
+  std::vector<Bytes32> scratch_a_, scratch_b_;
+};
+
+}  // namespace st::bintrie

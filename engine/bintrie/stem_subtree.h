@@ -1,0 +1,42 @@
+// stem_subtree: the 8-level subtree over a stem's 256 value slots, computed sparsely for
+// many stems at once: level l holds only nodes with a present leaf below; a lone node is
+// paired with a 32-zero sibling; two absent children are never hashed (zero rule). All
+// stems' nodes of one level go through one hash64_batch.
+//
+// Layout of a batch of g stems (struct of arrays):
+//   pos[i]    slot index (level 0: sub index 0..255; level l: sub >> l), ascending per stem
+//   hash[i]   the node hash at that position
+//   off[s]    stem s owns items [off[s], off[s+1]); off has g+1 entries
+// After stem_subtree_roots, hash[s] is stem s's subtree root R (one item per stem).
+//
+// Invariants: every stem has at least one present leaf; results equal the dense 256-leaf
+// computation with the zero rule.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/bintrie/hasher.h"
+
+namespace st::bintrie {
+
+struct StemLevels {
+  std::vector<uint8_t> pos, next_pos;
+  std::vector<Bytes32> hash, msgs;  // msgs: 2 Bytes32 per message
+  std::vector<uint32_t> off, next_off;
+};
+
+// Reduces the 8 levels in place; returns the number of 64-byte messages hashed.
+size_t stem_subtree_roots(const Hasher& h, StemLevels& L);
+
+// All 8 levels of one stem, dense (256 + 128 + ... + 1 nodes, zeros where empty), for
+// proofs and blob reconstruction: level[0] = leaves, level[8][0] = R. leaf hashes in.
+struct DenseStemTree {
+  Bytes32 node[511];  // heap order: level 8 (root) at 0, children of i at 2i+1, 2i+2
+  const Bytes32& root() const { return node[0]; }
+  // Sibling path of leaf sub (8 hashes, leaf level first).
+  void siblings(uint8_t sub, Bytes32 out[8]) const;
+};
+void dense_stem_tree(const Hasher& h, const Bytes32 leaf_hash[256], DenseStemTree* out);
+
+}  // namespace st::bintrie
