@@ -1,15 +1,12 @@
 // batch_root: sort, sparse stem subtrees, stem nodes, internal levels (see batch_root.h).
 #include "engine/bintrie/batch_root.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 
 #include "engine/bintrie/internal_reduce.h"
+#include "engine/pipeline/parallel.h"
 #include "engine/bintrie/stem_bits.h"
 #include "engine/bintrie/stem_subtree.h"
 
@@ -101,13 +98,9 @@ SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
     }
   };
   if (threads > 1) {
-    tbb::task_arena arena{int(threads)};
-    arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, kBuckets, 1024),
-                        [&](const tbb::blocked_range<size_t>& r) { sort_buckets(r.begin(), r.end()); });
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, in.size(), 65536),
-                        [&](const tbb::blocked_range<size_t>& r) { gather(r.begin(), r.end()); });
-    });
+    pipeline::ThreadScope scope(unsigned(threads));
+    pipeline::parallel_for(kBuckets, 1024, sort_buckets);
+    pipeline::parallel_for(in.size(), 65536, gather);
   } else {
     sort_buckets(0, kBuckets);
     gather(0, in.size());
@@ -239,11 +232,8 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     }
   };
   if (opt.threads > 1) {
-    tbb::task_arena arena{int(opt.threads)};
-    arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 1),
-                        [&](const tbb::blocked_range<size_t>& r) { run_buckets(r.begin(), r.end()); });
-    });
+    pipeline::ThreadScope scope(unsigned(opt.threads));
+    pipeline::parallel_for(nb, 1, run_buckets);
   } else {
     run_buckets(0, nb);
   }
