@@ -1,0 +1,45 @@
+// node_codec: RLP encodings of the three MPT node kinds, each with its length twin.
+//
+//   leaf      : list[ HP(path, leaf=1), value ]        (value as an RLP string, non-empty)
+//   extension : list[ HP(path, leaf=0), child_ref ]    (child is a branch in canonical form)
+//   branch    : list[ ref0 .. ref15, value ]           (empty slot = 0x80, empty value = 0x80)
+//
+// Paths come as unpacked nibbles or as a nibble range of a packed key (the batch builder
+// never unpacks keys). Invariants: writers write exactly the *_size() bytes; no allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/mpt/node_ref.h"
+#include "kernels/hex_prefix.h"
+#include "kernels/rlp.h"
+
+namespace st::mpt {
+
+// Size of the RLP string holding HP(path) for a path of n nibbles.
+inline size_t hp_item_size(size_t n) {
+  const size_t hp = st::kernels::hex_prefix_size(n);
+  return hp == 1 ? 1 : st::kernels::rlp_header_size(hp) + hp;  // a 1-byte HP is < 0x80
+}
+
+inline size_t leaf_payload_size(size_t path_nibbles, const uint8_t* value, size_t value_len) {
+  return hp_item_size(path_nibbles) + st::kernels::rlp_string_size(value, value_len);
+}
+inline size_t leaf_size(size_t path_nibbles, const uint8_t* value, size_t value_len) {
+  return st::kernels::rlp_list_size(leaf_payload_size(path_nibbles, value, value_len));
+}
+inline size_t extension_size(size_t path_nibbles, const NodeRef& child) {
+  return st::kernels::rlp_list_size(hp_item_size(path_nibbles) + child.size_in_parent());
+}
+// Branch: refs[16] (empty allowed) and a value (value_len 0 = none).
+size_t branch_size(const NodeRef* refs, const uint8_t* value, size_t value_len);
+
+// Writers (return one past the end).
+uint8_t* put_leaf_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, const uint8_t* value, size_t value_len);
+uint8_t* put_leaf_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const uint8_t* value, size_t value_len);
+uint8_t* put_extension_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, const NodeRef& child);
+uint8_t* put_extension_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const NodeRef& child);
+uint8_t* put_branch(uint8_t* out, const NodeRef* refs, const uint8_t* value, size_t value_len);
+
+}  // namespace st::mpt
