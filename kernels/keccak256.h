@@ -1,0 +1,36 @@
+// keccak256: Ethereum's Keccak-256 (the original Keccak submission padding: 0x01 ... 0x80,
+// rate 136 bytes, capacity 512 bits), NOT FIPS-202 SHA3-256 (which pads with 0x06).
+//
+// Tiers: "portable" (fully unrolled scalar Keccak-f[1600], lanes in local variables) and,
+// where compiled in (STATETREE_HAVE_KECCAK256_AVX512) and supported by the CPU, "avx512x8"
+// (8 independent states, one per 64-bit lane of 25 zmm registers) for keccak256_batch.
+// The batch tier is chosen once (thread-safe static init) after a known-answer self-test;
+// a failing self-test falls back to portable.
+//
+// Invariants: pure functions, no allocation, no locks, no I/O, never throw. Inputs may be
+// unaligned; len 0 is allowed (data may then be null). Outputs are 32 bytes per message
+// and must not overlap the inputs of the same call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace st::kernels {
+
+inline constexpr size_t kKeccak256DigestBytes = 32;
+inline constexpr size_t kKeccak256RateBytes = 136;  // one absorbed block
+
+// One message of any length -> out32[32].
+void keccak256(const uint8_t* data, size_t len, uint8_t* out32);
+
+// n independent messages: msgs[i] / lens[i] -> out[32*i .. 32*i+31].
+void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
+
+// The tier keccak256_batch uses in this process: "portable" or "avx512x8".
+const char* keccak256_kernel_name();
+
+// The permutation itself (24 rounds) over 25 little-endian-interpreted lanes,
+// lane index = x + 5*y. Exposed for tests and for other tiers' tails.
+void keccak_f1600(uint64_t state[25]);
+
+}  // namespace st::kernels

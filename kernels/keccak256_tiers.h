@@ -1,0 +1,38 @@
+// keccak256_tiers: internal declarations shared by the Keccak-256 tiers (portable in
+// keccak256.cpp, avx512x8 in keccak256_avx512.cpp). Not part of the public API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace st::kernels::keccak_detail {
+
+using BatchFn = void (*)(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
+
+void keccak256_portable(const uint8_t* data, size_t len, uint8_t* out32);
+void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
+#if defined(STATETREE_HAVE_KECCAK256_AVX512)
+// Requires a CPU with AVX-512 F/BW/VL/DQ (check cpu_features() first).
+void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
+#endif
+
+// Known-answer + cross-check against the portable kernel; true when the tier is correct.
+bool keccak256_self_test(BatchFn batch);
+
+inline uint64_t load_le64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
+inline void store_le64(uint8_t* p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  std::memcpy(p, &v, 8);
+}
+
+}  // namespace st::kernels::keccak_detail

@@ -1,0 +1,166 @@
+// merkle_tree_test: the Merkle engine against the published vectors and the reference
+// oracle, for every SHA-256 tier, one and two threads, fixed and variable-length leaves,
+// single and double SHA-256; proofs; the CVE-2012-2459 mutation flag.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/merkle/merkle_tree.h"
+#include "engine/pipeline/parallel.h"
+#include "kernels/sha256.h"
+#include "reference/merkle_reference.h"
+
+using namespace st;
+using merkle::Digest;
+
+namespace {
+
+std::string hex(const Digest& d) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : d) { s += digits[b >> 4]; s += digits[b & 15]; }
+  return s;
+}
+
+std::vector<uint8_t> flatten(const std::vector<std::vector<uint8_t>>& leaves) {
+  std::vector<uint8_t> out;
+  for (const auto& l : leaves) out.insert(out.end(), l.begin(), l.end());
+  return out;
+}
+
+merkle::MerkleResult root_fixed(const std::vector<std::vector<uint8_t>>& leaves, bool twice) {
+  merkle::MerkleTree tree(leaves.size(), {twice});
+  const auto flat = flatten(leaves);
+  REQUIRE_FALSE(tree.add_fixed(flat.data(), leaves.size(), leaves[0].size()).has_value());
+  return tree.compute();
+}
+
+std::vector<kernels::Sha256Tier> tiers() {
+  std::vector<kernels::Sha256Tier> out;
+  for (auto t : {kernels::Sha256Tier::portable, kernels::Sha256Tier::shani, kernels::Sha256Tier::avx2,
+                 kernels::Sha256Tier::avx512})
+    if (kernels::sha256_tier_available(t)) out.push_back(t);
+  return out;
+}
+
+struct TierGuard {
+  ~TierGuard() { kernels::sha256_select("auto"); }
+};
+
+}  // namespace
+
+TEST_CASE("merkle roots match shared/vectors/merkle for every tier and thread count") {
+  std::ifstream in(std::string(STATETREE_VECTORS_DIR) + "/merkle/merkle_roots.json");
+  REQUIRE(in.good());
+  const auto vectors = nlohmann::json::parse(in);
+  TierGuard guard;
+  for (auto tier : tiers()) {
+    REQUIRE_FALSE(kernels::sha256_select(kernels::sha256_tier_name(tier)).has_value());
+    for (unsigned threads : {1u, 2u}) {
+      pipeline::ThreadScope scope(threads);
+      for (const auto& [n_str, root_hex] : vectors["roots"].items()) {
+        const size_t n = std::stoul(n_str);
+        CAPTURE(kernels::sha256_tier_name(tier));
+        CAPTURE(threads);
+        CAPTURE(n);
+        CHECK(hex(root_fixed(reference::synthetic_leaves(n), false).root) == root_hex.get<std::string>());
+      }
+    }
+  }
+}
+
+TEST_CASE("merkle engine equals the reference on random trees (chunk boundaries, double SHA, variable leaves)") {
+  std::mt19937_64 rng(42);
+  TierGuard guard;
+  const size_t sizes[] = {1, 2, 15, 16, 17, 31, 33, 255, 1000, 8191, 8192, 8193, 16384 + 16 + 1, 3 * 8192 + 77};
+  for (auto tier : tiers()) {
+    REQUIRE_FALSE(kernels::sha256_select(kernels::sha256_tier_name(tier)).has_value());
+    pipeline::ThreadScope scope(2);
+    for (size_t n : sizes) {
+      for (size_t leaf_size : {size_t(32), size_t(64), size_t(7)}) {
+        if (n > 2000 && leaf_size != 32) continue;  // keep the suite fast
+        std::vector<std::vector<uint8_t>> leaves(n, std::vector<uint8_t>(leaf_size));
+        for (auto& l : leaves)
+          for (auto& b : l) b = uint8_t(rng());
+        for (bool twice : {false, true}) {
+          CAPTURE(kernels::sha256_tier_name(tier));
+          CAPTURE(n);
+          CAPTURE(leaf_size);
+          CAPTURE(twice);
+          bool ref_mutated = true;
+          const auto want = reference::merkle_root(leaves, twice, &ref_mutated);
+          const auto got = root_fixed(leaves, twice);
+          CHECK(hex(got.root) == hex(want));
+          CHECK(got.mutated == ref_mutated);
+        }
+      }
+    }
+  }
+  // Variable-length leaves (0..300 bytes).
+  for (size_t n : {size_t(1), size_t(5), size_t(100), size_t(1234)}) {
+    std::vector<std::vector<uint8_t>> leaves(n);
+    std::vector<const uint8_t*> ptrs;
+    std::vector<size_t> lens;
+    for (auto& l : leaves) {
+      l.resize(rng() % 301);
+      for (auto& b : l) b = uint8_t(rng());
+    }
+    for (auto& l : leaves) { ptrs.push_back(l.data()); lens.push_back(l.size()); }
+    merkle::MerkleTree tree(n);
+    REQUIRE_FALSE(tree.add_variable(ptrs.data(), lens.data(), n).has_value());
+    CHECK(hex(tree.compute().root) == hex(reference::merkle_root(leaves, false)));
+  }
+}
+
+TEST_CASE("merkle proofs verify for every leaf and fail when tampered") {
+  for (size_t n : {size_t(1), size_t(2), size_t(3), size_t(7), size_t(16), size_t(33), size_t(100)}) {
+    for (bool twice : {false, true}) {
+      const auto leaves = reference::synthetic_leaves(n);
+      merkle::MerkleTree tree(n, {twice});
+      const auto flat = flatten(leaves);
+      REQUIRE_FALSE(tree.add_fixed(flat.data(), n, 32).has_value());
+      const auto root = tree.compute().root;
+      for (size_t i = 0; i < n; ++i) {
+        CAPTURE(n);
+        CAPTURE(i);
+        const Digest leaf = merkle::MerkleTree::leaf_hash(leaves[i].data(), 32, {twice});
+        auto path = tree.proof(i);
+        CHECK(merkle::MerkleTree::verify(leaf, i, path, root, {twice}));
+        if (!path.empty()) {
+          path[path.size() / 2][i % 32] ^= 1;
+          CHECK_FALSE(merkle::MerkleTree::verify(leaf, i, path, root, {twice}));
+          path[path.size() / 2][i % 32] ^= 1;
+          if ((i ^ 1) < n) {  // the same path claimed for the neighbour's position
+            const bool moved = merkle::MerkleTree::verify(leaf, i ^ 1, path, root, {twice});
+            CHECK_FALSE(moved);
+          }
+        }
+        Digest bad_leaf = leaf;
+        bad_leaf[0] ^= 0x80;
+        CHECK_FALSE(merkle::MerkleTree::verify(bad_leaf, i, path, root, {twice}));
+      }
+    }
+  }
+}
+
+TEST_CASE("CVE-2012-2459: duplicating the last leaf keeps the root and is flagged as mutated") {
+  auto leaves = reference::synthetic_leaves(3);
+  const auto a = root_fixed(leaves, false);
+  leaves.push_back(leaves.back());
+  const auto b = root_fixed(leaves, false);
+  CHECK(hex(a.root) == hex(b.root));
+  CHECK_FALSE(a.mutated);
+  CHECK(b.mutated);
+}
+
+TEST_CASE("merkle rejects an empty batch and an over-capacity batch") {
+  merkle::MerkleTree tree(4);
+  uint8_t data[32 * 5] = {};
+  CHECK(tree.add_fixed(data, 0, 32).has_value());
+  CHECK(tree.add_fixed(data, 5, 32).has_value());
+  CHECK_FALSE(tree.add_fixed(data, 4, 32).has_value());
+}

@@ -1,0 +1,86 @@
+// cli_merkle_test: `statetree merkle` end to end: roots, JSON shape, proofs, baselines, and
+// one-line errors with a non-zero exit for bad input.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "reference/merkle_reference.h"
+#include "reference/run_command.h"
+
+using st::reference::run_statetree;
+
+namespace {
+std::string hex(const std::array<uint8_t, 32>& d) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : d) { s += digits[b >> 4]; s += digits[b & 15]; }
+  return s;
+}
+}  // namespace
+
+TEST_CASE("statetree merkle --json reports the vector root and every figure") {
+  const auto r = run_statetree("merkle --leaves 3 --reps 2 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["root"] == "57c18f197eec50ca58d6a40b85c7833da638f394689ad4fd8e86319f8aa507a8");
+  for (const char* key : {"add_ns_per_leaf", "compute_ns_per_leaf", "total_ns_per_leaf"}) {
+    REQUIRE(j.contains(key));
+    CHECK(j[key]["median"].get<double>() > 0);
+    CHECK(j[key]["min"].get<double>() <= j[key]["max"].get<double>());
+  }
+  CHECK(j["kernel"].is_string());
+  CHECK(j["compressions"] == 3 + 2 * (2 + 1));
+}
+
+TEST_CASE("statetree merkle baselines agree and proofs verify, for every kernel on this CPU") {
+  for (const char* kernel : {"portable", "shani", "avx2", "avx512"}) {
+    const auto r = run_statetree(std::string("merkle --leaves 1037 --reps 1 --baseline --proof 1036 --threads 2 --json --kernel ") + kernel);
+    if (r.exit_code == 2 && (r.err.find("lacks") != std::string::npos || r.err.find("not compiled") != std::string::npos)) { MESSAGE("skipped kernel " << kernel); continue; }
+    CAPTURE(kernel);
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["kernel"] == kernel);
+    CHECK(j["baselines_agree"] == true);
+    CHECK(j["proof"]["verified"] == true);
+    CHECK(j["root"] == hex(st::reference::merkle_root(st::reference::synthetic_leaves(1037), false)));
+  }
+}
+
+TEST_CASE("statetree merkle --input reads fixed-size records, --double is Bitcoin's tree") {
+  const std::string path = "/tmp/statetree_merkle_input_test.bin";
+  std::vector<std::vector<uint8_t>> leaves(21, std::vector<uint8_t>(80));
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      for (size_t b = 0; b < 80; ++b) leaves[i][b] = uint8_t(i * 31 + b * 7);
+      out.write(reinterpret_cast<const char*>(leaves[i].data()), 80);
+    }
+  }
+  for (bool twice : {false, true}) {
+    const auto r = run_statetree("merkle --input " + path + " --leaf-size 80 --reps 1 --json" + (twice ? " --double" : ""));
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["root"] == hex(st::reference::merkle_root(leaves, twice)));
+  }
+  const auto bad = run_statetree("merkle --input " + path + " --leaf-size 64");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("not a multiple") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("statetree merkle rejects bad input with one line and exit 2") {
+  for (const char* args : {"merkle --leaves 0", "merkle --leaves x", "merkle --leaves 4 --kernel sha3", "merkle",
+                           "merkle --leaves 4 --proof 4", "merkle --input /nonexistent/file", "merkle --leaves 4 --bogus",
+                           "merkle --leaves 4 --reps 0"}) {
+    CAPTURE(args);
+    const auto r = run_statetree(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  CHECK(run_statetree("merkle --help").exit_code == 0);
+  CHECK(run_statetree("nosuchcommand").exit_code == 2);
+}
