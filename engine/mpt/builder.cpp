@@ -360,7 +360,7 @@ Hash32 build_root(std::span<const KeyValue> pairs, const BuildOptions& options, 
       stats->keccak_bytes += s.stats.keccak_bytes;
     }
   }
-  return root_hash(top);
+  return root_hash_of(top);
 }
 
 Hash32 build_secure_root(std::span<const KeyValue> pairs, const BuildOptions& options, BuildStats* stats) {

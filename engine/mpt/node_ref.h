@@ -57,7 +57,7 @@ inline NodeRef make_ref(const uint8_t* enc, size_t len) {
 }
 
 // The trie root for a top node reference: hashes an embedded top node; empty -> kEmptyRoot.
-inline Hash32 root_hash(const NodeRef& top) {
+inline Hash32 root_hash_of(const NodeRef& top) {
   Hash32 h;
   if (top.len == 0) return kEmptyRoot;
   if (top.len == 32) std::memcpy(h.data(), top.bytes, 32);

@@ -1,0 +1,100 @@
+// trie: the mutable Merkle Patricia Trie. Applies batches of puts and deletes (one block's
+// writes) and recomputes the root by re-hashing only the dirty paths.
+//
+// Nodes live in a chunked arena (std::deque: growth never moves a node, ids are stable) with
+// free lists; a branch's 16 child ids live in a second chunked arena. Every node caches its
+// NodeRef; a structural change marks the node and all its ancestors dirty (each update
+// returns "changed" up the recursion). commit() collects the dirty nodes by depth and
+// encodes + hashes them one depth at a time, deepest first, with one keccak256_batch call
+// per depth; commit_many() does this for several tries at once (all storage tries of a
+// block share their batches).
+//
+// Canonical form after any sequence (so the root depends only on the contents): empty
+// values are never stored (put of an empty value = delete); a branch keeps >= 2 of its 17
+// slots; an extension always points to a branch; deletes collapse a one-slot branch into a
+// leaf / extension and merge short nodes (spec "Canonical form").
+// Keys are byte strings of at most kMaxKeyBytes (recursion depth is bounded by the key).
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "engine/mpt/builder.h"
+#include "engine/mpt/node_source.h"
+
+namespace st::mpt {
+
+struct CommitStats {
+  uint64_t nodes_rehashed = 0, keccak_calls = 0, keccak_bytes = 0, depths = 0;
+};
+
+class Trie final : public NodeSource {
+ public:
+  static constexpr size_t kMaxKeyBytes = 1024;
+
+  struct Write {
+    std::span<const uint8_t> key;
+    std::span<const uint8_t> value;  // empty = delete
+  };
+
+  Trie() = default;
+  Trie(const Trie&) = delete;
+  Trie& operator=(const Trie&) = delete;
+
+  void put(std::span<const uint8_t> key, std::span<const uint8_t> value);  // empty value = delete
+  void erase(std::span<const uint8_t> key);
+  void apply(std::span<const Write> writes);  // in order; later writes win
+  std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
+
+  // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
+  Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
+  static void commit_many(std::span<Trie* const> tries, CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
+  bool dirty() const { return root_ != kNoNode && nodes_[root_].dirty; }
+
+  size_t live_nodes() const { return nodes_.size() - free_nodes_.size(); }
+
+  // NodeSource
+  NodeId root_id() const override { return root_; }
+  NodeView view(NodeId id) const override;
+  NodeRef ref(NodeId id) const override { return nodes_[id].ref; }
+  void encode(NodeId id, std::vector<uint8_t>* out) const override;
+
+ private:
+  struct Node {
+    NodeKind kind = NodeKind::leaf;
+    bool dirty = true;
+    NodeRef ref;
+    std::vector<uint8_t> path;   // nibbles (leaf, extension)
+    std::vector<uint8_t> value;  // leaf value / branch value
+    NodeId child = kNoNode;      // extension: child; branch: index of its children block
+  };
+  struct Result {
+    NodeId id;
+    bool changed;
+  };
+
+  NodeId alloc(NodeKind kind);
+  void release(NodeId id);
+  NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
+  NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
+  std::array<NodeId, 16>& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
+  const std::array<NodeId, 16>& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
+
+  Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
+  Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
+
+  size_t encoded_size(const Node& x) const;
+  uint8_t* put_encoding(const Node& x, uint8_t* out) const;
+  void gather_refs(const Node& x, NodeRef* refs) const;
+
+  std::deque<Node> nodes_;
+  std::deque<std::array<NodeId, 16>> kids_;
+  std::vector<NodeId> free_nodes_;
+  std::vector<uint32_t> free_kids_;
+  NodeId root_ = kNoNode;
+  std::vector<uint8_t> nib_scratch_;
+};
+
+}  // namespace st::mpt
