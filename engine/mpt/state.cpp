@@ -2,6 +2,7 @@
 #include "engine/mpt/state.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/keccak256.h"
 
@@ -40,7 +41,8 @@ void MptState::apply(const st::state::StateDiff& diff) {
     for (const auto& w : d.storage_writes) { msgs.push_back(w.first.data()); lens.push_back(32); }
   std::vector<uint8_t> slot_keys(32 * msgs.size());
   if (!msgs.empty()) st::kernels::keccak256_batch(msgs.data(), lens.data(), slot_keys.data(), msgs.size());
-  size_t k = 0;
+  size_t k = 0;  // index of this account's first slot key
+  std::vector<uint32_t> order;
   for (const auto& d : diff.accounts) {
     if (d.destroyed) {
       auto it = accounts_.find(d.address);
@@ -50,20 +52,28 @@ void MptState::apply(const st::state::StateDiff& diff) {
       }
     }
     const bool touches = d.nonce || d.balance || d.code || !d.storage_writes.empty();
-    if (!touches) continue;
+    if (!touches) { k += d.storage_writes.size(); continue; }
     Acc& a = touch(d.address);
     if (d.nonce) a.fields.nonce = *d.nonce;
     if (d.balance) a.fields.balance = *d.balance;
     if (d.code) st::kernels::keccak256(d.code->data(), d.code->size(), a.fields.code_hash.data());
-    for (const auto& w : d.storage_writes) {
-      const std::span<const uint8_t> key(slot_keys.data() + 32 * k++, 32);
-      const std::vector<uint8_t> v = storage_value_rlp(w.second);
+    // This account's writes in hashed-key order (stable: a later write to the same slot
+    // still wins), so consecutive updates share the top of their paths in cache.
+    order.clear();
+    for (size_t i = 0; i < d.storage_writes.size(); ++i) order.push_back(uint32_t(k + i));
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      return std::memcmp(slot_keys.data() + 32 * size_t(x), slot_keys.data() + 32 * size_t(y), 32) < 0;
+    });
+    for (uint32_t i : order) {
+      const std::span<const uint8_t> key(slot_keys.data() + 32 * size_t(i), 32);
+      const std::vector<uint8_t> v = storage_value_rlp(d.storage_writes[i - k].second);
       if (!a.storage) {
         if (v.empty()) continue;
         a.storage = std::make_unique<Trie>();
       }
       a.storage->put(key, v);
     }
+    k += d.storage_writes.size();
   }
 }
 

@@ -52,10 +52,28 @@ NodeId Trie::alloc(NodeKind kind) {
     uint32_t k;
     if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
     else { k = uint32_t(kids_.size()); kids_.emplace_back(); }
-    kids_[k].fill(kNoNode);
+    Kids& kb = kids_[k];
+    kb.id.fill(kNoNode);
+    kb.dirty_mask = 0;
+    for (NodeRef& r : kb.ref) r.len = 0;
     x.child = k;
   }
   return id;
+}
+
+void Trie::set_kid(NodeId branch, unsigned nib, NodeId child) {
+  Kids& k = kids(branch);
+  k.id[nib] = child;
+  const uint32_t bit = 1u << nib;
+  if (child == kNoNode) {
+    k.ref[nib].len = 0;
+    k.dirty_mask &= ~bit;
+  } else if (nodes_[child].dirty) {
+    k.dirty_mask |= bit;
+  } else {
+    k.ref[nib] = nodes_[child].ref;
+    k.dirty_mask &= ~bit;
+  }
 }
 
 void Trie::release(NodeId id) {
@@ -103,10 +121,10 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         const uint8_t nib = leaf.path[c];
         leaf.path.erase(leaf.path.begin(), leaf.path.begin() + long(c) + 1);
         leaf.dirty = true;
-        kids(b)[nib] = n;
+        set_kid(b, nib, n);
       }
       if (c == rl) nodes_[b].value.assign(value.begin(), value.end());
-      else kids(b)[rest[c]] = new_leaf(rest + c + 1, rl - c - 1, value);
+      else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};
     }
     case NodeKind::extension: {
@@ -123,15 +141,15 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       Node& e = nodes_[n];
       const uint8_t nib = e.path[c];
       if (c + 1 == e.path.size()) {
-        kids(b)[nib] = e.child;
+        set_kid(b, nib, e.child);
         release(n);
       } else {
         e.path.erase(e.path.begin(), e.path.begin() + long(c) + 1);
         e.dirty = true;
-        kids(b)[nib] = n;
+        set_kid(b, nib, n);
       }
       if (c == rl) nodes_[b].value.assign(value.begin(), value.end());
-      else kids(b)[rest[c]] = new_leaf(rest + c + 1, rl - c - 1, value);
+      else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};  // rest[0..c) == the old prefix
     }
     case NodeKind::branch: {
@@ -142,9 +160,9 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         return {n, true};
       }
       const uint8_t nib = rest[0];
-      const Result r = insert(kids(n)[nib], key, klen, pos + 1, value);
+      const Result r = insert(kids(n).id[nib], key, klen, pos + 1, value);
       if (!r.changed) return {n, false};
-      kids(n)[nib] = r.id;
+      set_kid(n, nib, r.id);
       nodes_[n].dirty = true;
       return {n, true};
     }
@@ -186,15 +204,15 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
         if (x.value.empty()) return {n, false};
         x.value.clear();
       } else {
-        const Result r = remove(kids(n)[rest[0]], key, klen, pos + 1);
+        const Result r = remove(kids(n).id[rest[0]], key, klen, pos + 1);
         if (!r.changed) return {n, false};
-        kids(n)[rest[0]] = r.id;
+        set_kid(n, rest[0], r.id);
       }
       Node& b = nodes_[n];
       b.dirty = true;
       int count = b.value.empty() ? 0 : 1, last = -1;
       for (int i = 0; i < 16; ++i)
-        if (kids(n)[i] != kNoNode) { ++count; last = i; }
+        if (kids(n).id[i] != kNoNode) { ++count; last = i; }
       if (count >= 2) return {n, true};
       assert(count == 1);
       if (last < 0) {  // value only: a leaf with an empty path
@@ -203,7 +221,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
         release(n);
         return {l, true};
       }
-      const NodeId c = kids(n)[last];
+      const NodeId c = kids(n).id[last];
       release(n);
       Node& cn = nodes_[c];
       const uint8_t nib = uint8_t(last);
@@ -252,7 +270,7 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
         break;
       case NodeKind::branch:
         if (rl == 0) return x.value.empty() ? std::nullopt : std::optional(x.value);
-        n = kids(n)[nib[pos++]];
+        n = kids(n).id[nib[pos++]];
         break;
     }
   }
@@ -260,8 +278,9 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
 }
 
 void Trie::gather_refs(const Node& x, NodeRef* refs) const {
-  const auto& k = kids_[x.child];
-  for (int i = 0; i < 16; ++i) refs[i] = k[i] == kNoNode ? NodeRef{} : nodes_[k[i]].ref;
+  const Kids& k = kids_[x.child];
+  assert(k.dirty_mask == 0);  // children committed first
+  std::memcpy(refs, k.ref, sizeof k.ref);
 }
 
 size_t Trie::encoded_size(const Node& x) const {
@@ -297,7 +316,7 @@ NodeView Trie::view(NodeId id) const {
   v.path = x.path;
   v.value = x.value;
   if (x.kind == NodeKind::extension) v.child = x.child;
-  if (x.kind == NodeKind::branch) v.children = kids_[x.child];
+  if (x.kind == NodeKind::branch) v.children = kids_[x.child].id;
   else v.children.fill(kNoNode);
   return v;
 }
@@ -308,89 +327,145 @@ void Trie::encode(NodeId id, std::vector<uint8_t>* out) const {
   put_encoding(x, out->data());
 }
 
-void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
-  // 1. Collect the dirty nodes of every trie by depth (explicit stack, no recursion).
-  struct Item { Trie* t; NodeId id; };
-  std::vector<std::vector<Item>> by_depth;
-  std::vector<std::pair<Item, uint32_t>> stack;
-  for (Trie* t : tries)
-    if (t->dirty()) stack.push_back({{t, t->root_}, 0});
-  while (!stack.empty()) {
-    auto [it, d] = stack.back();
-    stack.pop_back();
-    if (by_depth.size() <= d) by_depth.resize(d + 1);
-    by_depth[d].push_back(it);
-    const Node& x = it.t->nodes_[it.id];
-    if (x.kind == NodeKind::extension) {
-      if (it.t->nodes_[x.child].dirty) stack.push_back({{it.t, x.child}, d + 1});
-    } else if (x.kind == NodeKind::branch) {
-      for (NodeId c : it.t->kids_[x.child])
-        if (c != kNoNode && it.t->nodes_[c].dirty) stack.push_back({{it.t, c}, d + 1});
-    }
-  }
-  // 2. Deepest depth first: size, encode into one buffer, one keccak batch per depth.
+namespace {
+
+struct CommitItem {
+  void* t;  // Trie*
+  NodeId id, parent;
+  uint32_t nib;
+};
+
+// Per-thread buffers of commit_many, reused across calls (no page faults per block).
+struct CommitScratch {
+  std::vector<std::vector<CommitItem>> by_depth;
   std::vector<size_t> off;
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
   std::vector<NodeRef*> targets;
   std::vector<uint8_t> digests;
+};
+
+void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
+  if (!capture) return;
+  if (capture->offsets.empty()) capture->offsets.push_back(0);
+  capture->bytes.insert(capture->bytes.end(), p, p + len);
+  capture->offsets.push_back(capture->bytes.size());
+}
+
+constexpr size_t kPrefetchAhead = 8;
+
+}  // namespace
+
+void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
+  thread_local CommitScratch sc;
+  // 1. Collect the dirty nodes of every trie, one depth at a time (breadth first, so the
+  //    nodes of the next depth can be prefetched while this one is scanned).
+  size_t depths = 0;
+  auto level_at = [&](size_t d) -> std::vector<CommitItem>& {
+    if (sc.by_depth.size() <= d) sc.by_depth.resize(d + 1);
+    return sc.by_depth[d];
+  };
+  {
+    auto& l0 = level_at(0);
+    l0.clear();
+    for (Trie* t : tries)
+      if (t->dirty()) l0.push_back({t, t->root_, kNoNode, 0});
+    depths = l0.empty() ? 0 : 1;
+  }
+  for (size_t d = 0; d < depths; ++d) {
+    auto& next = level_at(d + 1);
+    next.clear();
+    const auto& level = sc.by_depth[d];
+    for (size_t i = 0; i < level.size(); ++i) {
+      if (i + kPrefetchAhead < level.size()) {
+        const CommitItem& f = level[i + kPrefetchAhead];
+        __builtin_prefetch(&static_cast<Trie*>(f.t)->nodes_[f.id]);
+      }
+      const CommitItem& it = level[i];
+      Trie* t = static_cast<Trie*>(it.t);
+      const Node& x = t->nodes_[it.id];
+      if (x.kind == NodeKind::extension) {
+        if (t->nodes_[x.child].dirty) next.push_back({t, x.child, kNoNode, 0});
+      } else if (x.kind == NodeKind::branch) {
+        const Kids& k = t->kids_[x.child];
+        for (uint32_t m = k.dirty_mask; m; m &= m - 1) {
+          const uint32_t nib = uint32_t(__builtin_ctz(m));
+          next.push_back({t, k.id[nib], it.id, nib});
+        }
+      }
+    }
+    if (!next.empty()) depths = d + 2;
+  }
+  // 2. Deepest depth first: size, encode into one buffer, one keccak batch per depth, then
+  //    publish the refs into the parents' child blocks.
   CommitStats st;
-  for (size_t d = by_depth.size(); d-- > 0;) {
-    const auto& level = by_depth[d];
-    off.resize(level.size() + 1);
+  for (size_t d = depths; d-- > 0;) {
+    const auto& level = sc.by_depth[d];
+    sc.off.resize(level.size() + 1);
     size_t total = 0;
     for (size_t i = 0; i < level.size(); ++i) {
-      off[i] = total;
-      total += level[i].t->encoded_size(level[i].t->nodes_[level[i].id]);
+      if (i + kPrefetchAhead < level.size()) {
+        const CommitItem& f = level[i + kPrefetchAhead];
+        const Trie* ft = static_cast<const Trie*>(f.t);
+        const Node& fx = ft->nodes_[f.id];  // prefetched by the scan above, likely cached
+        if (fx.kind == NodeKind::branch) {
+          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
+          for (size_t line = 0; line < sizeof(Kids); line += 64) __builtin_prefetch(kb + line);
+        } else {
+          __builtin_prefetch(fx.path.data());
+          __builtin_prefetch(fx.value.data());
+        }
+      }
+      const Trie* t = static_cast<const Trie*>(level[i].t);
+      sc.off[i] = total;
+      total += t->encoded_size(t->nodes_[level[i].id]);
     }
-    off[level.size()] = total;
-    buf.resize(total);
-    msgs.clear();
-    lens.clear();
-    targets.clear();
+    sc.off[level.size()] = total;
+    if (sc.buf.size() < total) sc.buf.resize(total);
+    sc.msgs.clear();
+    sc.lens.clear();
+    sc.targets.clear();
     for (size_t i = 0; i < level.size(); ++i) {
-      Node& x = level[i].t->nodes_[level[i].id];
-      uint8_t* out = buf.data() + off[i];
-      const size_t len = size_t(level[i].t->put_encoding(x, out) - out);
-      assert(len == off[i + 1] - off[i]);
+      Trie* t = static_cast<Trie*>(level[i].t);
+      Node& x = t->nodes_[level[i].id];
+      uint8_t* out = sc.buf.data() + sc.off[i];
+      const size_t len = size_t(t->put_encoding(x, out) - out);
+      assert(len == sc.off[i + 1] - sc.off[i]);
       x.dirty = false;
-      const bool is_root = d == 0;  // the root is hashed even when short
-      if (len < 32 && !is_root) {
+      if (len < 32) {
         x.ref.len = uint8_t(len);
         std::memcpy(x.ref.bytes, out, len);
-      } else if (len < 32) {
-        // short root: keep the embedded ref (root_hash() hashes it), but count the call
-        x.ref.len = uint8_t(len);
-        std::memcpy(x.ref.bytes, out, len);
-        ++st.keccak_calls;
-        st.keccak_bytes += len;
-        if (capture) {
-          if (capture->offsets.empty()) capture->offsets.push_back(0);
-          capture->bytes.insert(capture->bytes.end(), out, out + len);
-          capture->offsets.push_back(capture->bytes.size());
+        if (d == 0) {  // a short root stays embedded in its ref; root_hash() hashes it
+          ++st.keccak_calls;
+          st.keccak_bytes += len;
+          capture_node(capture, out, len);
         }
       } else {
-        msgs.push_back(out);
-        lens.push_back(len);
-        targets.push_back(&x.ref);
-        if (capture) {
-          if (capture->offsets.empty()) capture->offsets.push_back(0);
-          capture->bytes.insert(capture->bytes.end(), out, out + len);
-          capture->offsets.push_back(capture->bytes.size());
-        }
+        sc.msgs.push_back(out);
+        sc.lens.push_back(len);
+        sc.targets.push_back(&x.ref);
+        capture_node(capture, out, len);
       }
     }
     st.nodes_rehashed += level.size();
     ++st.depths;
-    if (msgs.empty()) continue;
-    digests.resize(32 * msgs.size());
-    st::kernels::keccak256_batch(msgs.data(), lens.data(), digests.data(), msgs.size());
-    st.keccak_calls += msgs.size();
-    for (size_t i = 0; i < msgs.size(); ++i) {
-      targets[i]->len = 32;
-      std::memcpy(targets[i]->bytes, digests.data() + 32 * i, 32);
-      st.keccak_bytes += lens[i];
+    if (!sc.msgs.empty()) {
+      sc.digests.resize(32 * sc.msgs.size());
+      st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
+      st.keccak_calls += sc.msgs.size();
+      for (size_t i = 0; i < sc.msgs.size(); ++i) {
+        sc.targets[i]->len = 32;
+        std::memcpy(sc.targets[i]->bytes, sc.digests.data() + 32 * i, 32);
+        st.keccak_bytes += sc.lens[i];
+      }
+    }
+    for (const CommitItem& it : level) {
+      if (it.parent == kNoNode) continue;
+      Trie* t = static_cast<Trie*>(it.t);
+      Kids& k = t->kids(it.parent);
+      k.ref[it.nib] = t->nodes_[it.id].ref;
+      k.dirty_mask &= ~(1u << it.nib);
     }
   }
   if (stats) {

@@ -1,7 +1,7 @@
 // trie: the mutable Merkle Patricia Trie. Applies batches of puts and deletes (one block's
 // writes) and recomputes the root by re-hashing only the dirty paths.
 //
-// Nodes live in a chunked arena (std::deque: growth never moves a node, ids are stable) with
+// Nodes live in a chunked arena (chunked_arena.h: growth never moves a node, ids are stable) with
 // free lists; a branch's 16 child ids live in a second chunked arena. Every node caches its
 // NodeRef; a structural change marks the node and all its ancestors dirty (each update
 // returns "changed" up the recursion). commit() collects the dirty nodes by depth and
@@ -16,7 +16,7 @@
 // Keys are byte strings of at most kMaxKeyBytes (recursion depth is bounded by the key).
 #pragma once
 
-#include <deque>
+#include "engine/mpt/chunked_arena.h"
 #include <optional>
 #include <span>
 #include <vector>
@@ -79,8 +79,17 @@ class Trie final : public NodeSource {
   void release(NodeId id);
   NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
   NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
-  std::array<NodeId, 16>& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
-  const std::array<NodeId, 16>& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
+  // A branch's children: ids, their committed refs cached next to them (encoding a branch
+  // reads one 600-byte block instead of 16 scattered nodes) and a mask of dirty children
+  // (commit descends only into those). Invariant: for a clean child, ref[i] == its ref.
+  struct Kids {
+    std::array<NodeId, 16> id;
+    uint32_t dirty_mask;
+    NodeRef ref[16];
+  };
+  Kids& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
+  const Kids& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
+  void set_kid(NodeId branch, unsigned nib, NodeId child);
 
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
   Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
@@ -89,8 +98,8 @@ class Trie final : public NodeSource {
   uint8_t* put_encoding(const Node& x, uint8_t* out) const;
   void gather_refs(const Node& x, NodeRef* refs) const;
 
-  std::deque<Node> nodes_;
-  std::deque<std::array<NodeId, 16>> kids_;
+  ChunkedArena<Node> nodes_;
+  ChunkedArena<Kids> kids_;
   std::vector<NodeId> free_nodes_;
   std::vector<uint32_t> free_kids_;
   NodeId root_ = kNoNode;

@@ -1,0 +1,296 @@
+// cli_mpt_bench: `statetree mpt-bench` -- the MPT figures of issue 3, each measured side by
+// side with the bare Keccak-256 time of exactly the nodes the engine hashes:
+//
+//   from-scratch  root of N secure-trie entries (key_i = keccak256(u64_be(i)) sorted,
+//                 value_i = keccak256(key_i), 32 bytes) with build_root on 1 thread, vs
+//                 keccak256_batch over the same node encodings (captured once, batches of
+//                 4,096 messages, the builder's batch shape); then T threads vs 1.
+//   incremental   one contract with S storage slots in the state model; a block of W
+//                 distinct random slot updates (StateDiff: slot keys hashed, storage trie
+//                 dirty paths re-hashed, account leaf, account trie) vs keccak256_batch over
+//                 the dirty nodes' encodings. The encodings are captured from an identical
+//                 block (same slots, other values of the same length: same dirty nodes,
+//                 same sizes) applied just before the timed one.
+//   memory        peak RSS growth of one build per million entries; resident bytes of the
+//                 mutable trie per million slots.
+//
+// Every timing is repeated --reps times (reps interleaved: engine, bare keccak, engine ...)
+// and reported as median/min/max; ratios are computed per rep, then summarized.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/mpt/builder.h"
+#include "engine/mpt/state.h"
+#include "engine/stats/summary.h"
+#include "kernels/keccak256.h"
+#include "workloads/cli_args.h"
+#include "workloads/commands.h"
+#include "workloads/report.h"
+
+namespace st::cli {
+
+namespace {
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "statetree mpt-bench: %s\n", msg.c_str());
+  return 2;
+}
+
+uint64_t rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * 4096;
+}
+
+// keccak256_batch over captured encodings in batches of 4,096 messages; returns ns.
+struct BareKeccak {
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<uint8_t> out;
+  explicit BareKeccak(const mpt::NodeCapture& cap) {
+    for (size_t i = 0; i < cap.count(); ++i) {
+      msgs.push_back(cap.bytes.data() + cap.offsets[i]);
+      lens.push_back(cap.offsets[i + 1] - cap.offsets[i]);
+    }
+    out.resize(32 * 4096);
+  }
+  uint64_t run() {
+    const uint64_t t0 = report::now_ns();
+    for (size_t i = 0; i < msgs.size(); i += 4096) {
+      const size_t n = std::min<size_t>(4096, msgs.size() - i);
+      st::kernels::keccak256_batch(msgs.data() + i, lens.data() + i, out.data(), n);
+    }
+    return report::now_ns() - t0;
+  }
+};
+
+nlohmann::json ms_summary(const std::vector<double>& ns) {
+  std::vector<double> ms;
+  for (double v : ns) ms.push_back(v * 1e-6);
+  return report::summary_json(stats::summarize(ms));
+}
+
+}  // namespace
+
+int cmd_mpt_bench(int argc, char** argv) {
+  Args args("statetree mpt-bench", "MPT from-scratch and incremental root timings vs bare Keccak of the same nodes.");
+  args.option("entries", "N", "from-scratch: secure-trie entries", "1000000");
+  args.option("slots", "S", "incremental: storage slots in the state", "1000000");
+  args.option("writes", "W", "incremental: slot updates per block", "4096");
+  args.option("reps", "R", "repetitions of every timing", "5");
+  args.option("threads", "T", "the parallel from-scratch run's thread count", "2");
+  args.option("seed", "N", "random seed of the incremental blocks", "1");
+  args.flag("skip-scratch", "skip the from-scratch figures");
+  args.flag("skip-incremental", "skip the incremental figures");
+  args.flag("json", "print one JSON object");
+  if (!args.parse(argc, argv)) return fail(args.error());
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
+  std::string err;
+  auto entries = args.u64("entries", &err);
+  auto slots = entries ? args.u64("slots", &err) : std::nullopt;
+  auto writes = slots ? args.u64("writes", &err) : std::nullopt;
+  auto reps = writes ? args.u64("reps", &err) : std::nullopt;
+  auto threads = reps ? args.u64("threads", &err) : std::nullopt;
+  auto seed = threads ? args.u64("seed", &err) : std::nullopt;
+  if (!seed) return fail(err);
+  if (*entries < 1 || *entries > 100000000) return fail("--entries must be 1..100000000");
+  if (*slots < 1 || *slots > 100000000) return fail("--slots must be 1..100000000");
+  if (*writes < 1 || *writes > *slots) return fail("--writes must be 1..slots");
+  if (*reps < 1 || *reps > 1000) return fail("--reps must be 1..1000");
+  if (*threads < 1 || *threads > 1024) return fail("--threads must be 1..1024");
+  const bool json = args.given("json");
+
+  nlohmann::json j;
+  j["command"] = "mpt-bench";
+  j["keccak_kernel"] = st::kernels::keccak256_kernel_name();
+  j["reps"] = *reps;
+
+  if (!args.given("skip-scratch")) {
+    const size_t n = *entries;
+    const uint64_t rss0 = report::peak_rss_bytes();
+    std::vector<uint8_t> keys(32 * n), values(32 * n);
+    {
+      std::vector<uint8_t> be(8 * n);
+      std::vector<const uint8_t*> msgs(n);
+      std::vector<size_t> lens(n, 8);
+      for (size_t i = 0; i < n; ++i) {
+        for (int b = 0; b < 8; ++b) be[8 * i + b] = uint8_t(uint64_t(i) >> (56 - 8 * b));
+        msgs[i] = be.data() + 8 * i;
+      }
+      st::kernels::keccak256_batch(msgs.data(), lens.data(), keys.data(), n);
+    }
+    std::vector<mpt::KeyValue> pairs(n);
+    for (size_t i = 0; i < n; ++i) pairs[i] = {keys.data() + 32 * i, 32, values.data() + 32 * i, 32};
+    std::sort(pairs.begin(), pairs.end(), [](const mpt::KeyValue& a, const mpt::KeyValue& b) { return std::memcmp(a.key, b.key, 32) < 0; });
+    {
+      std::vector<const uint8_t*> msgs(n);
+      std::vector<size_t> lens(n, 32);
+      for (size_t i = 0; i < n; ++i) msgs[i] = pairs[i].key;
+      st::kernels::keccak256_batch(msgs.data(), lens.data(), values.data(), n);
+      for (size_t i = 0; i < n; ++i) pairs[i].value = values.data() + 32 * i;
+    }
+    const uint64_t rss_input = report::peak_rss_bytes();
+    mpt::BuildOptions serial;
+    mpt::BuildStats stats;
+    const mpt::Hash32 root = mpt::build_root(pairs, serial, &stats);
+    const uint64_t rss_build = report::peak_rss_bytes();
+    mpt::NodeCapture cap;
+    {
+      mpt::BuildOptions o;
+      o.capture = &cap;
+      if (mpt::build_root(pairs, o) != root) return fail("internal: capture build disagrees");
+    }
+    BareKeccak bare(cap);
+    mpt::BuildOptions par;
+    par.threads = unsigned(*threads);
+    std::vector<double> t1, tk, tp, ratio, speedup;
+    for (uint64_t r = 0; r < *reps; ++r) {
+      uint64_t a = report::now_ns();
+      const mpt::Hash32 r1 = mpt::build_root(pairs, serial);
+      const double ns1 = double(report::now_ns() - a);
+      const double nsk = double(bare.run());
+      a = report::now_ns();
+      const mpt::Hash32 rp = mpt::build_root(pairs, par);
+      const double nsp = double(report::now_ns() - a);
+      if (r1 != root || rp != root) return fail("internal: roots differ between runs");
+      t1.push_back(ns1); tk.push_back(nsk); tp.push_back(nsp);
+      ratio.push_back(ns1 / nsk);
+      speedup.push_back(ns1 / nsp);
+    }
+    nlohmann::json s;
+    s["entries"] = n;
+    s["root"] = "0x" + report::hex(root);
+    s["leaves"] = stats.leaves;
+    s["branches"] = stats.branches;
+    s["extensions"] = stats.extensions;
+    s["keccak_calls"] = stats.keccak_calls;
+    s["keccak_bytes"] = stats.keccak_bytes;
+    s["build_1t_ms"] = ms_summary(t1);
+    s["bare_keccak_ms"] = ms_summary(tk);
+    s["build_over_keccak"] = report::summary_json(stats::summarize(ratio));
+    s["threads"] = *threads;
+    s["build_nt_ms"] = ms_summary(tp);
+    s["speedup_nt_over_1t"] = report::summary_json(stats::summarize(speedup));
+    s["input_bytes"] = rss_input - rss0;
+    s["build_peak_extra_bytes_per_million"] = double(rss_build - rss_input) * 1e6 / double(n);
+    j["from_scratch"] = s;
+    if (!json) {
+      const auto S1 = stats::summarize(t1), SK = stats::summarize(tk), SP = stats::summarize(tp);
+      const auto R = stats::summarize(ratio), SU = stats::summarize(speedup);
+      std::printf("from-scratch root, %zu secure entries (keccak %s): root 0x%s\n", n, st::kernels::keccak256_kernel_name(),
+                  report::hex(root).c_str());
+      std::printf("  nodes: %llu leaves, %llu branches, %llu extensions; %llu keccak calls, %.1f MB hashed\n",
+                  (unsigned long long)stats.leaves, (unsigned long long)stats.branches, (unsigned long long)stats.extensions,
+                  (unsigned long long)stats.keccak_calls, double(stats.keccak_bytes) / 1e6);
+      std::printf("  build, 1 thread     %8.1f ms  (min %.1f, max %.1f)\n", S1.median * 1e-6, S1.min * 1e-6, S1.max * 1e-6);
+      std::printf("  bare keccak, same   %8.1f ms  (min %.1f, max %.1f)\n", SK.median * 1e-6, SK.min * 1e-6, SK.max * 1e-6);
+      std::printf("  build / keccak      %8.3f x   (min %.3f, max %.3f)\n", R.median, R.min, R.max);
+      std::printf("  build, %llu threads   %8.1f ms  (min %.1f, max %.1f); speedup %.2f x (min %.2f, max %.2f)\n",
+                  (unsigned long long)*threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
+      std::printf("  peak memory of a build: %.1f MB per million entries (input %.1f MB)\n",
+                  double(rss_build - rss_input) * 1e6 / double(n) / 1e6, double(rss_input - rss0) / 1e6);
+    }
+  }
+
+  if (!args.given("skip-incremental")) {
+    const size_t S = *slots, W = *writes;
+    st::state::Address contract{};
+    contract[0] = 0xc0;
+    mpt::MptState state;
+    const uint64_t rss0 = rss_bytes();
+    {
+      st::state::StateDiff d;
+      d.accounts.emplace_back();
+      d.accounts[0].address = contract;
+      d.accounts[0].code = std::vector<uint8_t>{0x60, 0x00};
+      d.accounts[0].storage_writes.resize(S);
+      for (size_t i = 0; i < S; ++i) {
+        st::state::Bytes32 slot{}, v{};
+        for (int b = 0; b < 8; ++b) { slot[31 - b] = uint8_t(uint64_t(i) >> (8 * b)); v[31 - b] = uint8_t(uint64_t(i + 1) >> (8 * b)); }
+        v[0] = 0x01;
+        d.accounts[0].storage_writes[i] = {slot, v};
+      }
+      state.apply(d);
+    }
+    state.root();
+    const uint64_t rss_state = rss_bytes();
+    std::mt19937_64 rng(*seed);
+    std::vector<double> tb, tk, ratio, dirty_nodes, calls, tapply;
+    auto block = [&](const std::vector<uint64_t>& which, uint8_t tag) {
+      st::state::StateDiff d;
+      d.accounts.emplace_back();
+      d.accounts[0].address = contract;
+      for (uint64_t i : which) {
+        st::state::Bytes32 slot{}, v{};
+        for (int b = 0; b < 8; ++b) slot[31 - b] = uint8_t(i >> (8 * b));
+        for (auto& x : v) x = uint8_t(rng());
+        v[0] = tag;  // nonzero, 32 bytes: same encoding sizes in both blocks
+        d.accounts[0].storage_writes.emplace_back(slot, v);
+      }
+      return d;
+    };
+    for (uint64_t r = 0; r < *reps; ++r) {
+      std::vector<uint64_t> which;
+      {
+        std::vector<uint8_t> seen(S, 0);
+        while (which.size() < W) {
+          const uint64_t i = rng() % S;
+          if (!seen[i]) { seen[i] = 1; which.push_back(i); }
+        }
+      }
+      // capture block (untimed), then the timed block over the same slots
+      const auto d1 = block(which, 0x02), d2 = block(which, 0x03);
+      mpt::NodeCapture cap;
+      mpt::CommitStats cs;
+      state.apply(d1);
+      state.root(&cs, &cap);
+      BareKeccak bare(cap);
+      const uint64_t a = report::now_ns();
+      state.apply(d2);
+      const uint64_t b = report::now_ns();
+      const mpt::Hash32 root = state.root();
+      const double ns = double(report::now_ns() - a);
+      (void)root;
+      tapply.push_back(double(b - a));
+      const double nsk = double(bare.run());
+      tb.push_back(ns); tk.push_back(nsk); ratio.push_back(ns / nsk);
+      dirty_nodes.push_back(double(cs.nodes_rehashed));
+      calls.push_back(double(cs.keccak_calls));
+    }
+    nlohmann::json s;
+    s["slots"] = S;
+    s["writes"] = W;
+    s["dirty_nodes"] = report::summary_json(stats::summarize(dirty_nodes));
+    s["dirty_keccak_calls"] = report::summary_json(stats::summarize(calls));
+    s["block_ms"] = ms_summary(tb);
+    s["apply_ms"] = ms_summary(tapply);
+    s["bare_keccak_ms"] = ms_summary(tk);
+    s["block_over_keccak"] = report::summary_json(stats::summarize(ratio));
+    s["trie_resident_bytes_per_million_slots"] = double(rss_state - rss0) * 1e6 / double(S);
+    j["incremental"] = s;
+    if (!json) {
+      const auto B = stats::summarize(tb), K = stats::summarize(tk), R = stats::summarize(ratio);
+      std::printf("incremental: %zu slot updates into %zu slots (one contract, state model)\n", W, S);
+      std::printf("  dirty nodes %.0f, keccak calls %.0f (medians)\n", stats::summarize(dirty_nodes).median,
+                  stats::summarize(calls).median);
+      std::printf("  apply + root        %8.2f ms  (min %.2f, max %.2f)\n", B.median * 1e-6, B.min * 1e-6, B.max * 1e-6);
+      const auto A = stats::summarize(tapply);
+      std::printf("    of which apply    %8.2f ms  (min %.2f, max %.2f)\n", A.median * 1e-6, A.min * 1e-6, A.max * 1e-6);
+      std::printf("  bare keccak, dirty  %8.2f ms  (min %.2f, max %.2f)\n", K.median * 1e-6, K.min * 1e-6, K.max * 1e-6);
+      std::printf("  block / keccak      %8.3f x   (min %.3f, max %.3f)\n", R.median, R.min, R.max);
+      std::printf("  mutable trie: %.1f MB resident per million slots\n", double(rss_state - rss0) / double(S));
+    }
+  }
+  if (json) std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+}  // namespace st::cli
