@@ -1,6 +1,8 @@
 // hex_prefix: compact path encoding and its checked decoder (see hex_prefix.h).
 #include "kernels/hex_prefix.h"
 
+#include <cstring>
+
 namespace st::kernels {
 
 uint8_t* hex_prefix_put(uint8_t* out, const uint8_t* nib, size_t n, bool leaf) {
@@ -22,8 +24,9 @@ uint8_t* hex_prefix_put_key(uint8_t* out, const uint8_t* key, size_t b, size_t e
   else *out++ = uint8_t(flag << 4);
   if ((i & 1) == 0) {
     // byte-aligned: copy whole bytes
-    const uint8_t* src = key + (i >> 1);
-    for (size_t k = 0, m = (e - i) / 2; k < m; ++k) *out++ = src[k];
+    const size_t m = (e - i) / 2;
+    std::memcpy(out, key + (i >> 1), m);
+    out += m;
   } else {
     for (; i < e; i += 2) *out++ = uint8_t((key_nibble(key, i) << 4) | key_nibble(key, i + 1));
   }

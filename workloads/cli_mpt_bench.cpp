@@ -18,6 +18,7 @@
 // and reported as median/min/max; ratios are computed per rep, then summarized.
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <string>
@@ -37,9 +38,40 @@ namespace st::cli {
 
 namespace {
 
+// CPU time of the calling thread (ns): excludes the time the thread waits descheduled,
+// which on a shared, oversubscribed machine dominates wall-clock noise.
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
 int fail(const std::string& msg) {
   std::fprintf(stderr, "statetree mpt-bench: %s\n", msg.c_str());
   return 2;
+}
+
+// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS; false where unsupported.
+bool reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return bool(out);
+}
+
+// VmHWM (peak resident set since start or the last reset), bytes.
+uint64_t peak_rss_now() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmHWM:") {
+      uint64_t kb = 0;
+      in >> kb;
+      return kb * 1024;
+    }
+    std::getline(in, key);
+  }
+  return 0;
 }
 
 uint64_t rss_bytes() {
@@ -61,13 +93,18 @@ struct BareKeccak {
     }
     out.resize(32 * 4096);
   }
-  uint64_t run() {
-    const uint64_t t0 = report::now_ns();
+  // Adds n more messages of len bytes each (e.g. the slot keys a block hashes).
+  void add(const uint8_t* base, size_t n, size_t len) {
+    for (size_t i = 0; i < n; ++i) { msgs.push_back(base + i * len); lens.push_back(len); }
+  }
+  // Returns {wall ns, thread CPU ns}.
+  std::pair<uint64_t, uint64_t> run() {
+    const uint64_t t0 = report::now_ns(), c0 = thread_cpu_ns();
     for (size_t i = 0; i < msgs.size(); i += 4096) {
       const size_t n = std::min<size_t>(4096, msgs.size() - i);
       st::kernels::keccak256_batch(msgs.data() + i, lens.data() + i, out.data(), n);
     }
-    return report::now_ns() - t0;
+    return {report::now_ns() - t0, thread_cpu_ns() - c0};
   }
 };
 
@@ -115,7 +152,6 @@ int cmd_mpt_bench(int argc, char** argv) {
 
   if (!args.given("skip-scratch")) {
     const size_t n = *entries;
-    const uint64_t rss0 = report::peak_rss_bytes();
     std::vector<uint8_t> keys(32 * n), values(32 * n);
     {
       std::vector<uint8_t> be(8 * n);
@@ -137,11 +173,12 @@ int cmd_mpt_bench(int argc, char** argv) {
       st::kernels::keccak256_batch(msgs.data(), lens.data(), values.data(), n);
       for (size_t i = 0; i < n; ++i) pairs[i].value = values.data() + 32 * i;
     }
-    const uint64_t rss_input = report::peak_rss_bytes();
+    const uint64_t rss_input = rss_bytes();
+    const bool hwm_reset = reset_peak_rss();
     mpt::BuildOptions serial;
     mpt::BuildStats stats;
     const mpt::Hash32 root = mpt::build_root(pairs, serial, &stats);
-    const uint64_t rss_build = report::peak_rss_bytes();
+    const uint64_t rss_build = hwm_reset ? std::max(peak_rss_now(), rss_input) : rss_input;
     mpt::NodeCapture cap;
     {
       mpt::BuildOptions o;
@@ -151,12 +188,16 @@ int cmd_mpt_bench(int argc, char** argv) {
     BareKeccak bare(cap);
     mpt::BuildOptions par;
     par.threads = unsigned(*threads);
-    std::vector<double> t1, tk, tp, ratio, speedup;
+    std::vector<double> t1, tk, tp, ratio, speedup, c1, ck, cratio;
     for (uint64_t r = 0; r < *reps; ++r) {
       uint64_t a = report::now_ns();
+      const uint64_t ca = thread_cpu_ns();
       const mpt::Hash32 r1 = mpt::build_root(pairs, serial);
+      const double cpu1 = double(thread_cpu_ns() - ca);
       const double ns1 = double(report::now_ns() - a);
-      const double nsk = double(bare.run());
+      const auto [nsk_wall, nsk_cpu] = bare.run();
+      const double nsk = double(nsk_wall);
+      c1.push_back(cpu1); ck.push_back(double(nsk_cpu)); cratio.push_back(cpu1 / double(nsk_cpu));
       a = report::now_ns();
       const mpt::Hash32 rp = mpt::build_root(pairs, par);
       const double nsp = double(report::now_ns() - a);
@@ -176,10 +217,15 @@ int cmd_mpt_bench(int argc, char** argv) {
     s["build_1t_ms"] = ms_summary(t1);
     s["bare_keccak_ms"] = ms_summary(tk);
     s["build_over_keccak"] = report::summary_json(stats::summarize(ratio));
+    s["build_1t_cpu_ms"] = ms_summary(c1);
+    s["bare_keccak_cpu_ms"] = ms_summary(ck);
+    s["build_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
     s["threads"] = *threads;
     s["build_nt_ms"] = ms_summary(tp);
     s["speedup_nt_over_1t"] = report::summary_json(stats::summarize(speedup));
-    s["input_bytes"] = rss_input - rss0;
+    s["input_bytes"] = 88 * n;  // key 32 + value 32 + KeyValue 24
+    s["peak_rss_during_build_bytes"] = rss_build;
+    s["peak_rss_measured"] = hwm_reset;
     s["build_peak_extra_bytes_per_million"] = double(rss_build - rss_input) * 1e6 / double(n);
     j["from_scratch"] = s;
     if (!json) {
@@ -192,11 +238,14 @@ int cmd_mpt_bench(int argc, char** argv) {
                   (unsigned long long)stats.keccak_calls, double(stats.keccak_bytes) / 1e6);
       std::printf("  build, 1 thread     %8.1f ms  (min %.1f, max %.1f)\n", S1.median * 1e-6, S1.min * 1e-6, S1.max * 1e-6);
       std::printf("  bare keccak, same   %8.1f ms  (min %.1f, max %.1f)\n", SK.median * 1e-6, SK.min * 1e-6, SK.max * 1e-6);
-      std::printf("  build / keccak      %8.3f x   (min %.3f, max %.3f)\n", R.median, R.min, R.max);
+      std::printf("  build / keccak      %8.3f x   (min %.3f, max %.3f)   wall clock\n", R.median, R.min, R.max);
+      const auto CR = stats::summarize(cratio), C1 = stats::summarize(c1), CK = stats::summarize(ck);
+      std::printf("  thread CPU time: build %.1f ms, bare keccak %.1f ms, build / keccak %.3f x (min %.3f, max %.3f)\n",
+                  C1.median * 1e-6, CK.median * 1e-6, CR.median, CR.min, CR.max);
       std::printf("  build, %llu threads   %8.1f ms  (min %.1f, max %.1f); speedup %.2f x (min %.2f, max %.2f)\n",
                   (unsigned long long)*threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
-      std::printf("  peak memory of a build: %.1f MB per million entries (input %.1f MB)\n",
-                  double(rss_build - rss_input) * 1e6 / double(n) / 1e6, double(rss_input - rss0) / 1e6);
+      std::printf("  memory: input %.1f MB per million entries (88 B each); the build adds %.1f MB per million at peak%s\n",
+                  88.0, double(rss_build - rss_input) / double(n), hwm_reset ? "" : " (peak RSS reset unsupported: not measured)");
     }
   }
 
@@ -223,7 +272,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     state.root();
     const uint64_t rss_state = rss_bytes();
     std::mt19937_64 rng(*seed);
-    std::vector<double> tb, tk, ratio, dirty_nodes, calls, tapply;
+    std::vector<double> tb, tk, ratio, dirty_nodes, calls, tapply, cb, ck, cratio, cka, crat_all;
     auto block = [&](const std::vector<uint64_t>& which, uint8_t tag) {
       st::state::StateDiff d;
       d.accounts.emplace_back();
@@ -252,16 +301,25 @@ int cmd_mpt_bench(int argc, char** argv) {
       mpt::CommitStats cs;
       state.apply(d1);
       state.root(&cs, &cap);
-      BareKeccak bare(cap);
-      const uint64_t a = report::now_ns();
+      BareKeccak bare(cap), bare_all(cap);
+      std::vector<uint8_t> slot_bytes;
+      for (const auto& w : d2.accounts[0].storage_writes) slot_bytes.insert(slot_bytes.end(), w.first.begin(), w.first.end());
+      bare_all.add(slot_bytes.data(), d2.accounts[0].storage_writes.size(), 32);
+      const uint64_t a = report::now_ns(), ca = thread_cpu_ns();
       state.apply(d2);
       const uint64_t b = report::now_ns();
       const mpt::Hash32 root = state.root();
-      const double ns = double(report::now_ns() - a);
+      const double ns = double(report::now_ns() - a), cpu = double(thread_cpu_ns() - ca);
       (void)root;
       tapply.push_back(double(b - a));
-      const double nsk = double(bare.run());
+      const auto [nsk_wall, nsk_cpu] = bare.run();
+      const double nsk = double(nsk_wall);
       tb.push_back(ns); tk.push_back(nsk); ratio.push_back(ns / nsk);
+      cb.push_back(cpu); ck.push_back(double(nsk_cpu)); cratio.push_back(cpu / double(nsk_cpu));
+      const auto [nsa_wall, nsa_cpu] = bare_all.run();
+      cka.push_back(double(nsa_cpu));
+      crat_all.push_back(cpu / double(nsa_cpu));
+      (void)nsa_wall;
       dirty_nodes.push_back(double(cs.nodes_rehashed));
       calls.push_back(double(cs.keccak_calls));
     }
@@ -274,6 +332,11 @@ int cmd_mpt_bench(int argc, char** argv) {
     s["apply_ms"] = ms_summary(tapply);
     s["bare_keccak_ms"] = ms_summary(tk);
     s["block_over_keccak"] = report::summary_json(stats::summarize(ratio));
+    s["block_cpu_ms"] = ms_summary(cb);
+    s["bare_keccak_cpu_ms"] = ms_summary(ck);
+    s["block_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
+    s["bare_keccak_with_slot_keys_cpu_ms"] = ms_summary(cka);
+    s["block_over_keccak_with_slot_keys_cpu"] = report::summary_json(stats::summarize(crat_all));
     s["trie_resident_bytes_per_million_slots"] = double(rss_state - rss0) * 1e6 / double(S);
     j["incremental"] = s;
     if (!json) {
@@ -285,7 +348,13 @@ int cmd_mpt_bench(int argc, char** argv) {
       const auto A = stats::summarize(tapply);
       std::printf("    of which apply    %8.2f ms  (min %.2f, max %.2f)\n", A.median * 1e-6, A.min * 1e-6, A.max * 1e-6);
       std::printf("  bare keccak, dirty  %8.2f ms  (min %.2f, max %.2f)\n", K.median * 1e-6, K.min * 1e-6, K.max * 1e-6);
-      std::printf("  block / keccak      %8.3f x   (min %.3f, max %.3f)\n", R.median, R.min, R.max);
+      std::printf("  block / keccak      %8.3f x   (min %.3f, max %.3f)   wall clock\n", R.median, R.min, R.max);
+      const auto CR = stats::summarize(cratio), CB = stats::summarize(cb), CK = stats::summarize(ck);
+      std::printf("  thread CPU time: block %.2f ms, bare keccak %.2f ms, block / keccak %.3f x (min %.3f, max %.3f)\n",
+                  CB.median * 1e-6, CK.median * 1e-6, CR.median, CR.min, CR.max);
+      const auto CA = stats::summarize(cka), RA = stats::summarize(crat_all);
+      std::printf("  bare keccak of the dirty nodes + the %zu slot keys: %.2f ms CPU; block / that %.3f x (min %.3f, max %.3f)\n",
+                  W, CA.median * 1e-6, RA.median, RA.min, RA.max);
       std::printf("  mutable trie: %.1f MB resident per million slots\n", double(rss_state - rss0) / double(S));
     }
   }

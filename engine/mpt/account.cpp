@@ -59,6 +59,11 @@ bool is_zero(const st::state::Bytes32& v) {
   return true;
 }
 
+size_t put_storage_value_rlp(uint8_t* out, const st::state::Bytes32& v) {
+  if (is_zero(v)) return 0;
+  return size_t(rlp_put_uint_be(out, v.data(), 32) - out);
+}
+
 std::vector<uint8_t> storage_value_rlp(const st::state::Bytes32& v) {
   if (is_zero(v)) return {};
   std::vector<uint8_t> out(rlp_uint_be_size(v.data(), 32));

@@ -66,12 +66,13 @@ void MptState::apply(const st::state::StateDiff& diff) {
     });
     for (uint32_t i : order) {
       const std::span<const uint8_t> key(slot_keys.data() + 32 * size_t(i), 32);
-      const std::vector<uint8_t> v = storage_value_rlp(d.storage_writes[i - k].second);
+      uint8_t vbuf[33];
+      const size_t vlen = put_storage_value_rlp(vbuf, d.storage_writes[i - k].second);
       if (!a.storage) {
-        if (v.empty()) continue;
+        if (vlen == 0) continue;
         a.storage = std::make_unique<Trie>();
       }
-      a.storage->put(key, v);
+      a.storage->put(key, std::span<const uint8_t>(vbuf, vlen));
     }
     k += d.storage_writes.size();
   }

@@ -17,6 +17,13 @@ namespace {
 size_t common_prefix(const uint8_t* a, size_t an, const uint8_t* b, size_t bn) {
   const size_t n = std::min(an, bn);
   size_t i = 0;
+  while (i + 8 <= n) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) break;
+    i += 8;
+  }
   while (i < n && a[i] == b[i]) ++i;
   return i;
 }
@@ -277,20 +284,14 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
   return std::nullopt;
 }
 
-void Trie::gather_refs(const Node& x, NodeRef* refs) const {
-  const Kids& k = kids_[x.child];
-  assert(k.dirty_mask == 0);  // children committed first
-  std::memcpy(refs, k.ref, sizeof k.ref);
-}
-
 size_t Trie::encoded_size(const Node& x) const {
   switch (x.kind) {
     case NodeKind::leaf: return leaf_size(x.path.size(), x.value.data(), x.value.size());
     case NodeKind::extension: return extension_size(x.path.size(), nodes_[x.child].ref);
     case NodeKind::branch: {
-      NodeRef refs[16];
-      gather_refs(x, refs);
-      return branch_size(refs, x.value.data(), x.value.size());
+      const Kids& k = kids_[x.child];
+      assert(k.dirty_mask == 0);  // children committed first
+      return branch_size(k.ref, x.value.data(), x.value.size());
     }
   }
   return 0;
@@ -300,11 +301,7 @@ uint8_t* Trie::put_encoding(const Node& x, uint8_t* out) const {
   switch (x.kind) {
     case NodeKind::leaf: return put_leaf_nibbles(out, x.path.data(), x.path.size(), x.value.data(), x.value.size());
     case NodeKind::extension: return put_extension_nibbles(out, x.path.data(), x.path.size(), nodes_[x.child].ref);
-    case NodeKind::branch: {
-      NodeRef refs[16];
-      gather_refs(x, refs);
-      return put_branch(out, refs, x.value.data(), x.value.size());
-    }
+    case NodeKind::branch: return put_branch(out, kids_[x.child].ref, x.value.data(), x.value.size());
   }
   return out;
 }

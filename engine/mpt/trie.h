@@ -96,7 +96,6 @@ class Trie final : public NodeSource {
 
   size_t encoded_size(const Node& x) const;
   uint8_t* put_encoding(const Node& x, uint8_t* out) const;
-  void gather_refs(const Node& x, NodeRef* refs) const;
 
   ChunkedArena<Node> nodes_;
   ChunkedArena<Kids> kids_;
