@@ -1,7 +1,12 @@
 // keccak256 (portable tier + dispatch): Keccak-f[1600] with every round written out and the
 // 25 lanes held in local variables, two rounds per loop iteration (A -> E -> A) so that no
 // state copy is needed. The round body below was generated from the FIPS 202 definitions
-// (rho offsets from the (x,y) -> (y,2x+3y) walk, round constants from the rc LFSR):
+// (rho offsets from the (x,y) -> (y,2x+3y) walk, round constants from the rc LFSR), with
+// "lane complementing" (the Keccak team's implementation note): six lanes (be, bi, go, ki,
+// mi, sa) are kept complemented inside the permutation; complements pass through theta
+// and rho/pi unchanged (XOR and rotation commute with NOT), and each chi term is rewritten
+// with &, | and at most one ~ so that its output again has the chosen polarity. That needs
+// 8 NOTs per round instead of 25 (x86-64 without BMI has no and-not).
 //
 //   lane names  <row><column>, rows y = b g k m s (0..4), columns x = a e i o u (0..4),
 //   lane index  = x + 5*y, e.g. "ba" = 0, "be" = 1, "ga" = 5, "su" = 24.
@@ -15,7 +20,9 @@
 // the first 32 bytes of the state, lanes little-endian.
 #include "kernels/keccak256.h"
 
+#include <atomic>
 #include <cstring>
+#include <string>
 
 #include "kernels/cpu_features.h"
 #include "kernels/keccak256_tiers.h"
@@ -34,7 +41,7 @@ constexpr uint64_t kRoundConstants[24] = {
 
 inline uint64_t rotl64(uint64_t v, unsigned n) { return (v << n) | (v >> (64 - n)); }
 
-#define KECCAK_ROUND(I, O, rc)  \
+#define KECCAK_ROUND_LC(I, O, rc)             \
   do {                                        \
   C0 = I##ba ^ I##ga ^ I##ka ^ I##ma ^ I##sa; \
   C1 = I##be ^ I##ge ^ I##ke ^ I##me ^ I##se; \
@@ -51,76 +58,77 @@ inline uint64_t rotl64(uint64_t v, unsigned n) { return (v << n) | (v >> (64 - n
   B2 = rotl64(I##ki ^ D2, 43);                \
   B3 = rotl64(I##mo ^ D3, 21);                \
   B4 = rotl64(I##su ^ D4, 14);                \
-  O##ba = B0 ^ (~B1 & B2) ^ rc;               \
-  O##be = B1 ^ (~B2 & B3);                    \
-  O##bi = B2 ^ (~B3 & B4);                    \
-  O##bo = B3 ^ (~B4 & B0);                    \
-  O##bu = B4 ^ (~B0 & B1);                    \
+  O##ba = B0 ^ (B1 | B2) ^ rc;                \
+  O##be = B1 ^ (~B2 | B3);                    \
+  O##bi = B2 ^ (B3 & B4);                     \
+  O##bo = B3 ^ (B4 | B0);                     \
+  O##bu = B4 ^ (B0 & B1);                     \
   B0 = rotl64(I##bo ^ D3, 28);                \
   B1 = rotl64(I##gu ^ D4, 20);                \
   B2 = rotl64(I##ka ^ D0, 3);                 \
   B3 = rotl64(I##me ^ D1, 45);                \
   B4 = rotl64(I##si ^ D2, 61);                \
-  O##ga = B0 ^ (~B1 & B2);                    \
-  O##ge = B1 ^ (~B2 & B3);                    \
-  O##gi = B2 ^ (~B3 & B4);                    \
-  O##go = B3 ^ (~B4 & B0);                    \
-  O##gu = B4 ^ (~B0 & B1);                    \
+  O##ga = B0 ^ (B1 | B2);                     \
+  O##ge = B1 ^ (B2 & B3);                     \
+  O##gi = B2 ^ (B3 | ~B4);                    \
+  O##go = B3 ^ (B4 | B0);                     \
+  O##gu = B4 ^ (B0 & B1);                     \
   B0 = rotl64(I##be ^ D1, 1);                 \
   B1 = rotl64(I##gi ^ D2, 6);                 \
   B2 = rotl64(I##ko ^ D3, 25);                \
   B3 = rotl64(I##mu ^ D4, 8);                 \
   B4 = rotl64(I##sa ^ D0, 18);                \
-  O##ka = B0 ^ (~B1 & B2);                    \
-  O##ke = B1 ^ (~B2 & B3);                    \
+  O##ka = B0 ^ (B1 | B2);                     \
+  O##ke = B1 ^ (B2 & B3);                     \
   O##ki = B2 ^ (~B3 & B4);                    \
-  O##ko = B3 ^ (~B4 & B0);                    \
-  O##ku = B4 ^ (~B0 & B1);                    \
+  O##ko = B3 ^ ~(B4 | B0);                    \
+  O##ku = B4 ^ (B0 & B1);                     \
   B0 = rotl64(I##bu ^ D4, 27);                \
   B1 = rotl64(I##ga ^ D0, 36);                \
   B2 = rotl64(I##ke ^ D1, 10);                \
   B3 = rotl64(I##mi ^ D2, 15);                \
   B4 = rotl64(I##so ^ D3, 56);                \
-  O##ma = B0 ^ (~B1 & B2);                    \
-  O##me = B1 ^ (~B2 & B3);                    \
-  O##mi = B2 ^ (~B3 & B4);                    \
-  O##mo = B3 ^ (~B4 & B0);                    \
-  O##mu = B4 ^ (~B0 & B1);                    \
+  O##ma = B0 ^ (B1 & B2);                     \
+  O##me = B1 ^ (B2 | B3);                     \
+  O##mi = B2 ^ (~B3 | B4);                    \
+  O##mo = B3 ^ ~(B4 & B0);                    \
+  O##mu = B4 ^ (B0 | B1);                     \
   B0 = rotl64(I##bi ^ D2, 62);                \
   B1 = rotl64(I##go ^ D3, 55);                \
   B2 = rotl64(I##ku ^ D4, 39);                \
   B3 = rotl64(I##ma ^ D0, 41);                \
   B4 = rotl64(I##se ^ D1, 2);                 \
   O##sa = B0 ^ (~B1 & B2);                    \
-  O##se = B1 ^ (~B2 & B3);                    \
-  O##si = B2 ^ (~B3 & B4);                    \
-  O##so = B3 ^ (~B4 & B0);                    \
-  O##su = B4 ^ (~B0 & B1);                    \
+  O##se = B1 ^ ~(B2 | B3);                    \
+  O##si = B2 ^ (B3 & B4);                     \
+  O##so = B3 ^ (B4 | B0);                     \
+  O##su = B4 ^ (B0 & B1);                     \
   } while (0)
 
 }  // namespace
 
 void keccak_f1600(uint64_t s[25]) {
-  uint64_t Aba = s[0], Abe = s[1], Abi = s[2], Abo = s[3], Abu = s[4];
-  uint64_t Aga = s[5], Age = s[6], Agi = s[7], Ago = s[8], Agu = s[9];
-  uint64_t Aka = s[10], Ake = s[11], Aki = s[12], Ako = s[13], Aku = s[14];
-  uint64_t Ama = s[15], Ame = s[16], Ami = s[17], Amo = s[18], Amu = s[19];
-  uint64_t Asa = s[20], Ase = s[21], Asi = s[22], Aso = s[23], Asu = s[24];
+  // Lanes 1, 2, 8, 12, 17, 20 (be, bi, go, ki, mi, sa) are held complemented (see above).
+  uint64_t Aba = s[0], Abe = ~s[1], Abi = ~s[2], Abo = s[3], Abu = s[4];
+  uint64_t Aga = s[5], Age = s[6], Agi = s[7], Ago = ~s[8], Agu = s[9];
+  uint64_t Aka = s[10], Ake = s[11], Aki = ~s[12], Ako = s[13], Aku = s[14];
+  uint64_t Ama = s[15], Ame = s[16], Ami = ~s[17], Amo = s[18], Amu = s[19];
+  uint64_t Asa = ~s[20], Ase = s[21], Asi = s[22], Aso = s[23], Asu = s[24];
   uint64_t Eba, Ebe, Ebi, Ebo, Ebu, Ega, Ege, Egi, Ego, Egu, Eka, Eke, Eki, Eko, Eku;
   uint64_t Ema, Eme, Emi, Emo, Emu, Esa, Ese, Esi, Eso, Esu;
   uint64_t B0, B1, B2, B3, B4, C0, C1, C2, C3, C4, D0, D1, D2, D3, D4;
   for (int round = 0; round < 24; round += 2) {
-    KECCAK_ROUND(A, E, kRoundConstants[round]);
-    KECCAK_ROUND(E, A, kRoundConstants[round + 1]);
+    KECCAK_ROUND_LC(A, E, kRoundConstants[round]);
+    KECCAK_ROUND_LC(E, A, kRoundConstants[round + 1]);
   }
-  s[0] = Aba; s[1] = Abe; s[2] = Abi; s[3] = Abo; s[4] = Abu;
-  s[5] = Aga; s[6] = Age; s[7] = Agi; s[8] = Ago; s[9] = Agu;
-  s[10] = Aka; s[11] = Ake; s[12] = Aki; s[13] = Ako; s[14] = Aku;
-  s[15] = Ama; s[16] = Ame; s[17] = Ami; s[18] = Amo; s[19] = Amu;
-  s[20] = Asa; s[21] = Ase; s[22] = Asi; s[23] = Aso; s[24] = Asu;
+  s[0] = Aba; s[1] = ~Abe; s[2] = ~Abi; s[3] = Abo; s[4] = Abu;
+  s[5] = Aga; s[6] = Age; s[7] = Agi; s[8] = ~Ago; s[9] = Agu;
+  s[10] = Aka; s[11] = Ake; s[12] = ~Aki; s[13] = Ako; s[14] = Aku;
+  s[15] = Ama; s[16] = Ame; s[17] = ~Ami; s[18] = Amo; s[19] = Amu;
+  s[20] = ~Asa; s[21] = Ase; s[22] = Asi; s[23] = Aso; s[24] = Asu;
 }
 
-#undef KECCAK_ROUND
+#undef KECCAK_ROUND_LC
 
 namespace keccak_detail {
 
@@ -149,21 +157,42 @@ void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, ui
 
 namespace {
 
-struct BatchTier {
+struct Tier {
   const char* name;
+  keccak_detail::SingleFn single;
   keccak_detail::BatchFn batch;
 };
 
-BatchTier choose_batch_tier() {
+constexpr Tier kPortableTier{"portable", keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable};
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
-  if (cpu_features().avx512 && keccak_detail::keccak256_self_test(keccak_detail::keccak256_batch_avx512))
-    return {"avx512x8", keccak_detail::keccak256_batch_avx512};
+constexpr Tier kAvx512Tier{"avx512x8", keccak_detail::keccak256_avx512vl, keccak_detail::keccak256_batch_avx512};
 #endif
-  return {"portable", keccak_detail::keccak256_batch_portable};
+
+// The tier a name asks for, or an error message.
+const Tier* tier_by_name(std::string_view name, std::string& error) {
+  if (name == "portable") return &kPortableTier;
+  if (name == "avx512x8") {
+#if defined(STATETREE_HAVE_KECCAK256_AVX512)
+    if (!cpu_features().avx512) { error = "keccak256 kernel avx512x8: this CPU lacks AVX-512"; return nullptr; }
+    if (!keccak_detail::keccak256_self_test(kAvx512Tier.single, kAvx512Tier.batch)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
+    return &kAvx512Tier;
+#else
+    error = "keccak256 kernel avx512x8: not compiled into this binary";
+    return nullptr;
+#endif
+  }
+  error = "unknown keccak256 kernel \"" + std::string(name) + "\" (auto, portable, avx512x8)";
+  return nullptr;
 }
 
-const BatchTier& batch_tier() {
-  static const BatchTier tier = choose_batch_tier();
+const Tier* choose_auto() {
+  std::string ignored;
+  if (const Tier* t = tier_by_name("avx512x8", ignored)) return t;
+  return &kPortableTier;
+}
+
+std::atomic<const Tier*>& active_tier() {
+  static std::atomic<const Tier*> tier{choose_auto()};
   return tier;
 }
 
@@ -171,7 +200,7 @@ const BatchTier& batch_tier() {
 
 namespace keccak_detail {
 
-bool keccak256_self_test(BatchFn batch) {
+bool keccak256_self_test(SingleFn single, BatchFn batch) {
   // Messages of lengths 0, 3 ("abc"), 135, 136, 137, 272 (+ a few more to fill 8+ lanes)
   // hashed by the tier and by the portable kernel must agree, and "" and "abc" must match
   // their published digests.
@@ -192,9 +221,10 @@ bool keccak256_self_test(BatchFn batch) {
   batch(msgs, kLens, got, kCount);
   if (std::memcmp(got, kEmpty, 32) != 0 || std::memcmp(got + 32, kAbc, 32) != 0) return false;
   for (size_t i = 0; i < kCount; ++i) {
-    uint8_t want[32];
+    uint8_t want[32], one[32];
     keccak256_portable(msgs[i], kLens[i], want);
-    if (std::memcmp(got + 32 * i, want, 32) != 0) return false;
+    single(msgs[i], kLens[i], one);
+    if (std::memcmp(got + 32 * i, want, 32) != 0 || std::memcmp(one, want, 32) != 0) return false;
   }
   return true;
 }
@@ -202,13 +232,21 @@ bool keccak256_self_test(BatchFn batch) {
 }  // namespace keccak_detail
 
 void keccak256(const uint8_t* data, size_t len, uint8_t* out32) {
-  keccak_detail::keccak256_portable(data, len, out32);
+  active_tier().load(std::memory_order_relaxed)->single(data, len, out32);
 }
 
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
-  batch_tier().batch(msgs, lens, out, n);
+  active_tier().load(std::memory_order_relaxed)->batch(msgs, lens, out, n);
 }
 
-const char* keccak256_kernel_name() { return batch_tier().name; }
+const char* keccak256_kernel_name() { return active_tier().load(std::memory_order_relaxed)->name; }
+
+std::optional<std::string> keccak256_select(std::string_view name) {
+  std::string error;
+  const Tier* t = name == "auto" ? choose_auto() : tier_by_name(name, error);
+  if (!t) return error;
+  active_tier().store(t, std::memory_order_relaxed);
+  return std::nullopt;
+}
 
 }  // namespace st::kernels

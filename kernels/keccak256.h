@@ -2,10 +2,11 @@
 // rate 136 bytes, capacity 512 bits), NOT FIPS-202 SHA3-256 (which pads with 0x06).
 //
 // Tiers: "portable" (fully unrolled scalar Keccak-f[1600], lanes in local variables) and,
-// where compiled in (STATETREE_HAVE_KECCAK256_AVX512) and supported by the CPU, "avx512x8"
-// (8 independent states, one per 64-bit lane of 25 zmm registers) for keccak256_batch.
-// The batch tier is chosen once (thread-safe static init) after a known-answer self-test;
-// a failing self-test falls back to portable.
+// where compiled in (STATETREE_HAVE_KECCAK256_AVX512) and supported by the CPU, "avx512x8":
+// keccak256_batch runs 8 independent states, one per 64-bit lane of 25 zmm registers, and
+// keccak256 runs one state in 25 xmm registers with AVX-512VL ternary-logic and rotates.
+// The batch tier is chosen once (thread-safe static init) after a known-answer self-test
+// (a failing self-test falls back to portable), or forced with keccak256_select.
 //
 // Invariants: pure functions, no allocation, no locks, no I/O, never throw. Inputs may be
 // unaligned; len 0 is allowed (data may then be null). Outputs are 32 bytes per message
@@ -14,6 +15,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace st::kernels {
 
@@ -28,6 +32,11 @@ void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* ou
 
 // The tier keccak256_batch uses in this process: "portable" or "avx512x8".
 const char* keccak256_kernel_name();
+
+// Forces the batch tier for experiments: "auto" (best available), "portable", "avx512x8".
+// Returns an error (unknown name, not compiled in, CPU lacks it, self-test failed) or
+// nullopt. Call at start-up, before worker threads hash.
+std::optional<std::string> keccak256_select(std::string_view name);
 
 // The permutation itself (24 rounds) over 25 little-endian-interpreted lanes,
 // lane index = x + 5*y. Exposed for tests and for other tiers' tails.

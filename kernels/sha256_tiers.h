@@ -17,4 +17,8 @@ extern const Sha256Kernel kSha256Avx2;
 extern const Sha256Kernel kSha256Avx512;
 #endif
 
+// The fastest single-stream hash on this CPU (SHA-NI when compiled in and supported, else
+// portable). Lane-parallel tiers use it for `hash`: one message gains nothing from lanes.
+void hash_single_best(const uint8_t* data, size_t len, uint8_t* out);
+
 }  // namespace st::kernels::sha256_detail

@@ -17,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include "engine/memory/large_buffer.h"
 #include "engine/merkle/merkle_roofline.h"
 #include "engine/merkle/merkle_tree.h"
 #include "engine/pipeline/parallel.h"
@@ -35,14 +36,14 @@ int fail(const std::string& msg, int code = 2) {
   return code;
 }
 
-std::optional<std::string> read_file(const std::string& path, std::vector<uint8_t>* out) {
+std::optional<std::string> read_file(const std::string& path, memory::LargeBuffer* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "cannot open " + path + ": " + std::strerror(errno);
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   if (size < 0) return "cannot read " + path;
   in.seekg(0);
-  out->resize(size_t(size));
+  *out = memory::LargeBuffer(size_t(size));
   if (size > 0 && !in.read(reinterpret_cast<char*>(out->data()), size)) return "cannot read " + path;
   return std::nullopt;
 }
@@ -111,7 +112,7 @@ int cmd_merkle(int argc, char** argv) {
   const kernels::Sha256Kernel& kernel = kernels::sha256_active();
 
   // Input.
-  std::vector<uint8_t> input;
+  memory::LargeBuffer input;
   size_t n = 0;
   size_t record = size_t(*leaf_size);
   if (args.given("leaves")) {
@@ -122,11 +123,11 @@ int cmd_merkle(int argc, char** argv) {
     if (args.given("leaf-size") && record != 32) return fail("--leaf-size applies to --input only (synthetic leaves are 32 bytes)");
     record = 32;
     n = size_t(*leaves);
-    input.resize(n * 32);
+    input = memory::LargeBuffer(n * 32);
     for (size_t i = 0; i < n; ++i) std::memset(input.data() + 32 * i, int(i % 256), 32);
   } else {
     if (auto e = read_file(args.str("input"), &input)) return fail(*e);
-    if (input.empty()) return fail(args.str("input") + " is empty: a tree with no leaves has no root");
+    if (input.size() == 0) return fail(args.str("input") + " is empty: a tree with no leaves has no root");
     if (input.size() % record != 0)
       return fail(fmt::format("{} has {} bytes, not a multiple of the record size {}", args.str("input"), input.size(), record));
     n = input.size() / record;

@@ -6,6 +6,7 @@ namespace st::cli {
 
 int cmd_merkle(int argc, char** argv);
 int cmd_root(int argc, char** argv);
+int cmd_hash_bench(int argc, char** argv);
 int cmd_mpt_bench(int argc, char** argv);
 
 }  // namespace st::cli

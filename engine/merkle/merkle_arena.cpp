@@ -1,8 +1,6 @@
 // merkle_arena: allocation and per-slot access of the word-sliced node store.
 #include "engine/merkle/merkle_arena.h"
 
-#include <cstdlib>
-#include <new>
 
 namespace st::merkle {
 
@@ -15,12 +13,11 @@ size_t next_pow2_at_least_16(size_t n) {
 inline size_t word_index(size_t slot, size_t w) { return (slot / 16) * 128 + w * 16 + slot % 16; }
 }  // namespace
 
+// The buffer is 64-byte (large: 2 MiB, huge-page) aligned: see memory/large_buffer.h.
 MerkleArena::MerkleArena(size_t leaf_capacity)
-    : leaf_capacity_(leaf_capacity), pow2_(next_pow2_at_least_16(leaf_capacity)) {
-  words_ = static_cast<uint32_t*>(::operator new(bytes(), std::align_val_t(64)));
+    : leaf_capacity_(leaf_capacity), pow2_(next_pow2_at_least_16(leaf_capacity)), buffer_(2 * pow2_ * 32) {
+  words_ = reinterpret_cast<uint32_t*>(buffer_.data());
 }
-
-MerkleArena::~MerkleArena() { ::operator delete(words_, std::align_val_t(64)); }
 
 Digest MerkleArena::get(size_t slot) const {
   Digest d;

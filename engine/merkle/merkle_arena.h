@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/memory/large_buffer.h"
+
 namespace st::merkle {
 
 using Digest = std::array<uint8_t, 32>;
@@ -29,7 +31,6 @@ using Digest = std::array<uint8_t, 32>;
 class MerkleArena {
  public:
   explicit MerkleArena(size_t leaf_capacity);
-  ~MerkleArena();
   MerkleArena(const MerkleArena&) = delete;
   MerkleArena& operator=(const MerkleArena&) = delete;
 
@@ -53,6 +54,7 @@ class MerkleArena {
  private:
   size_t leaf_capacity_;
   size_t pow2_;
+  memory::LargeBuffer buffer_;
   uint32_t* words_;
 };
 

@@ -131,5 +131,50 @@ TEST_CASE("keccak256 reads unaligned input and null data with length 0") {
 }
 
 TEST_CASE("keccak256 self-test accepts the dispatched and portable tiers") {
-  CHECK(keccak_detail::keccak256_self_test(keccak_detail::keccak256_batch_portable));
+  CHECK(keccak_detail::keccak256_self_test(keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable));
+}
+
+TEST_CASE("keccak256_select: names, errors, and each tier agrees with the vectors") {
+  const auto vectors = load_vectors();
+  // All 200 mixed-length messages in one batch, then the same lengths in reverse, then
+  // 64 equal-length messages (several full lane groups), through every selectable tier.
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<std::string> want;
+  for (const Vector& v : vectors) { msgs.push_back(v.msg.data()); lens.push_back(v.msg.size()); want.push_back(v.digest_hex); }
+  for (size_t i = vectors.size(); i-- > 0;) { msgs.push_back(vectors[i].msg.data()); lens.push_back(vectors[i].msg.size()); want.push_back(vectors[i].digest_hex); }
+  const Vector* one_block = nullptr;
+  for (const Vector& v : vectors) if (v.msg.size() == 135) one_block = &v;
+  REQUIRE(one_block != nullptr);
+  for (int i = 0; i < 64; ++i) { msgs.push_back(one_block->msg.data()); lens.push_back(135); want.push_back(one_block->digest_hex); }
+
+  CHECK(keccak256_select("sha3").value_or("").find("unknown keccak256 kernel") != std::string::npos);
+  for (const char* name : {"portable", "avx512x8", "auto"}) {
+    CAPTURE(name);
+    auto err = keccak256_select(name);
+    if (err) {
+      MESSAGE("keccak256 tier not available here: " << *err);
+      CHECK(std::string(name) == "avx512x8");
+      continue;
+    }
+    if (std::string(name) != "auto") CHECK(std::string(keccak256_kernel_name()) == name);
+    size_t bad_single = 0;
+    for (const Vector& v : vectors) {
+      uint8_t one[32];
+      keccak256(v.msg.data(), v.msg.size(), one);
+      bad_single += to_hex(one, 32) != v.digest_hex;
+    }
+    CHECK(bad_single == 0);
+    // Batches of every size from 0 to 40 taken from the mixed list, and the whole list.
+    for (size_t n : {size_t(0), size_t(1), size_t(3), size_t(4), size_t(7), size_t(8), size_t(9), size_t(15), size_t(16),
+                     size_t(17), size_t(33), size_t(40), msgs.size()}) {
+      CAPTURE(n);
+      std::vector<uint8_t> out(32 * n);
+      keccak256_batch(msgs.data(), lens.data(), out.data(), n);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; ++i) bad += to_hex(&out[32 * i], 32) != want[i];
+      CHECK(bad == 0);
+    }
+  }
+  CHECK_FALSE(keccak256_select("auto").has_value());
 }

@@ -10,7 +10,7 @@ using namespace st::kernels;
 
 TEST_CASE("sha256 self-test passes for every available tier") {
   for (Sha256Tier t : {Sha256Tier::portable, Sha256Tier::shani, Sha256Tier::avx2, Sha256Tier::avx512}) {
-    if (!sha256_tier_available(t)) { MESSAGE("tier not available here: " << sha256_tier_name(t)); continue; }
+    if (!sha256_tier_available(t)) { MESSAGE("tier not available here: " << std::string(sha256_tier_name(t))); continue; }
     CAPTURE(sha256_tier_name(t));
     CHECK(sha256_self_test(t) == "");
   }
