@@ -176,29 +176,33 @@ class ChunkBuilder {
     return Cur{false, op, o.first_key, o.depth, o.height};
   }
 
-  size_t encode(const Op& op, uint8_t* out, bool size_only) {
+  // Upper bound of an op's encoding (exact for leaves and extensions).
+  size_t bound(const Op& op) const {
     const KeyValue& k = kv_[op.key];
     switch (op.kind) {
-      case kLeaf: {
-        const size_t n = size_t(k.key_len) * 2;
-        if (size_only) return leaf_size(n - op.a, k.value, k.value_len);
-        return size_t(put_leaf_key(out, k.key, op.a, n, k.value, k.value_len) - out);
-      }
-      case kExt: {
-        const NodeRef& child = s_.refs[op.c];
-        if (size_only) return extension_size(op.b - op.a, child);
-        return size_t(put_extension_key(out, k.key, op.a, op.b, child) - out);
-      }
+      case kLeaf: return leaf_size(size_t(k.key_len) * 2 - op.a, k.value, k.value_len);
+      case kExt: return extension_size(op.b - op.a, s_.refs[op.c]);
       default: {
-        NodeRef refs[16];
+        const uint32_t v = s_.slots[size_t(op.b) * 17 + 16];
+        return kBranchMaxFixed + (v == kNone ? 0 : st::kernels::rlp_string_size(kv_[v].value, kv_[v].value_len));
+      }
+    }
+  }
+
+  // Writes an op's encoding (one pass: sizes and bytes together); returns its length.
+  size_t encode(const Op& op, uint8_t* out) const {
+    const KeyValue& k = kv_[op.key];
+    switch (op.kind) {
+      case kLeaf: return size_t(put_leaf_key(out, k.key, op.a, size_t(k.key_len) * 2, k.value, k.value_len) - out);
+      case kExt: return size_t(put_extension_key(out, k.key, op.a, op.b, s_.refs[op.c]) - out);
+      default: {
+        const NodeRef* ch[16];
         const uint32_t* slot = &s_.slots[size_t(op.b) * 17];
-        for (int c = 0; c < 16; ++c)
-          if (slot[c] != kNone) refs[c] = s_.refs[slot[c]];
+        for (int c = 0; c < 16; ++c) ch[c] = slot[c] == kNone ? nullptr : &s_.refs[slot[c]];
         const uint8_t* v = nullptr;
         size_t vlen = 0;
         if (slot[16] != kNone) { v = kv_[slot[16]].value; vlen = kv_[slot[16]].value_len; }
-        if (size_only) return branch_size(refs, v, vlen);
-        return size_t(put_branch(out, refs, v, vlen) - out);
+        return size_t(put_branch_ptrs(out, ch, v, vlen) - out);
       }
     }
   }
@@ -220,34 +224,35 @@ class ChunkBuilder {
     BuildStats& st = s_.stats;
     for (size_t h = 0; h <= max_h; ++h) {
       const uint32_t b = s_.height_start[h], e = s_.height_start[h + 1];
+      // 1. encode every node of this height into one flat buffer (bounded, one pass)
       s_.enc_off.resize(size_t(e - b) + 1);
       size_t total = 0;
       for (uint32_t j = b; j < e; ++j) {
         const Op& op = s_.ops[s_.order[j]];
-        const size_t sz = encode(op, nullptr, true);
+        const size_t need = total + bound(op);
+        if (s_.buf.size() < need) s_.buf.resize(std::max(need, s_.buf.size() * 2));
         s_.enc_off[j - b] = total;
-        total += sz;
+        total += encode(op, s_.buf.data() + total);
         if (op.kind == kLeaf) ++st.leaves; else if (op.kind == kBranch) ++st.branches; else ++st.extensions;
       }
       s_.enc_off[e - b] = total;
-      if (s_.buf.size() < total) s_.buf.resize(std::max(total, s_.buf.size() * 2));
+      // 2. embed the short ones, hash the rest in one batch
       s_.msgs.clear();
       s_.lens.clear();
       s_.msg_op.clear();
       for (uint32_t j = b; j < e; ++j) {
         const uint32_t id = s_.order[j];
-        uint8_t* out = s_.buf.data() + s_.enc_off[j - b];
-        const size_t len = encode(s_.ops[id], out, false);
-        assert(len == s_.enc_off[j - b + 1] - s_.enc_off[j - b]);
+        const uint8_t* enc = s_.buf.data() + s_.enc_off[j - b];
+        const size_t len = s_.enc_off[j - b + 1] - s_.enc_off[j - b];
         NodeRef& r = s_.refs[id];
         if (len < 32) {
           r.len = uint8_t(len);
-          std::memcpy(r.bytes, out, len);
+          std::memcpy(r.bytes, enc, len);
         } else {
-          s_.msgs.push_back(out);
+          s_.msgs.push_back(enc);
           s_.lens.push_back(len);
           s_.msg_op.push_back(id);
-          capture_append(cap_, out, len);
+          capture_append(cap_, enc, len);
         }
       }
       const size_t m = s_.msgs.size();

@@ -1,6 +1,8 @@
 // node_codec: MPT node encoders (see node_codec.h).
 #include "engine/mpt/node_codec.h"
 
+#include <cstring>
+
 namespace st::mpt {
 
 using namespace st::kernels;
@@ -50,6 +52,28 @@ uint8_t* put_extension_nibbles(uint8_t* out, const uint8_t* nib, size_t n, const
   out = put_hp_item_header(out, n);
   out = hex_prefix_put(out, nib, n, false);
   return child.put(out);
+}
+
+uint8_t* put_branch_ptrs(uint8_t* out, const NodeRef* const* ch, const uint8_t* value, size_t value_len) {
+  size_t payload = value_len ? rlp_string_size(value, value_len) : 1;
+  for (int i = 0; i < 16; ++i) payload += ch[i] ? ch[i]->size_in_parent() : 1;
+  out = rlp_put_list_header(out, payload);
+  for (int i = 0; i < 16; ++i) {
+    const NodeRef* r = ch[i];
+    if (!r || r->len == 0) {
+      *out++ = 0x80;
+    } else if (r->len == 32) {
+      *out = 0xa0;
+      std::memcpy(out + 1, r->bytes, 32);
+      out += 33;
+    } else {
+      std::memcpy(out, r->bytes, r->len);
+      out += r->len;
+    }
+  }
+  if (value_len) return rlp_put_string(out, value, value_len);
+  *out++ = 0x80;
+  return out;
 }
 
 uint8_t* put_branch(uint8_t* out, const NodeRef* refs, const uint8_t* value, size_t value_len) {

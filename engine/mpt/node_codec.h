@@ -41,5 +41,9 @@ uint8_t* put_leaf_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const 
 uint8_t* put_extension_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, const NodeRef& child);
 uint8_t* put_extension_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const NodeRef& child);
 uint8_t* put_branch(uint8_t* out, const NodeRef* refs, const uint8_t* value, size_t value_len);
+// Single pass (size and write together) over 16 child pointers (nullptr = empty slot):
+// the batch builder's hot path. Writes at most kBranchMaxFixed + rlp_string_size(value).
+inline constexpr size_t kBranchMaxFixed = 9 + 16 * 33 + 1;
+uint8_t* put_branch_ptrs(uint8_t* out, const NodeRef* const* children, const uint8_t* value, size_t value_len);
 
 }  // namespace st::mpt
