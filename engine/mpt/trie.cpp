@@ -284,6 +284,11 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
   return std::nullopt;
 }
 
+size_t Trie::encoded_bound(const Node& x) const {
+  if (x.kind != NodeKind::branch) return encoded_size(x);
+  return kBranchMaxFixed + (x.value.empty() ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
+}
+
 size_t Trie::encoded_size(const Node& x) const {
   switch (x.kind) {
     case NodeKind::leaf: return leaf_size(x.path.size(), x.value.data(), x.value.size());
@@ -375,9 +380,21 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     next.clear();
     const auto& level = sc.by_depth[d];
     for (size_t i = 0; i < level.size(); ++i) {
-      if (i + kPrefetchAhead < level.size()) {
-        const CommitItem& f = level[i + kPrefetchAhead];
+      if (i + 2 * kPrefetchAhead < level.size()) {
+        const CommitItem& f = level[i + 2 * kPrefetchAhead];
         __builtin_prefetch(&static_cast<Trie*>(f.t)->nodes_[f.id]);
+      }
+      if (i + kPrefetchAhead < level.size()) {  // its node line was prefetched above
+        const CommitItem& f = level[i + kPrefetchAhead];
+        const Trie* ft = static_cast<const Trie*>(f.t);
+        const Node& fx = ft->nodes_[f.id];
+        if (fx.kind == NodeKind::branch) {
+          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
+          for (size_t line = 0; line < sizeof(Kids); line += 64) __builtin_prefetch(kb + line);
+        } else if (fx.kind == NodeKind::leaf) {
+          __builtin_prefetch(fx.path.data());
+          __builtin_prefetch(fx.value.data());
+        }
       }
       const CommitItem& it = level[i];
       Trie* t = static_cast<Trie*>(it.t);
@@ -400,35 +417,24 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
   for (size_t d = depths; d-- > 0;) {
     const auto& level = sc.by_depth[d];
     sc.off.resize(level.size() + 1);
+    sc.msgs.clear();
+    sc.lens.clear();
+    sc.targets.clear();
     size_t total = 0;
     for (size_t i = 0; i < level.size(); ++i) {
       if (i + kPrefetchAhead < level.size()) {
         const CommitItem& f = level[i + kPrefetchAhead];
-        const Trie* ft = static_cast<const Trie*>(f.t);
-        const Node& fx = ft->nodes_[f.id];  // prefetched by the scan above, likely cached
-        if (fx.kind == NodeKind::branch) {
-          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
-          for (size_t line = 0; line < sizeof(Kids); line += 64) __builtin_prefetch(kb + line);
-        } else {
-          __builtin_prefetch(fx.path.data());
-          __builtin_prefetch(fx.value.data());
-        }
+        __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
       }
-      const Trie* t = static_cast<const Trie*>(level[i].t);
-      sc.off[i] = total;
-      total += t->encoded_size(t->nodes_[level[i].id]);
-    }
-    sc.off[level.size()] = total;
-    if (sc.buf.size() < total) sc.buf.resize(total);
-    sc.msgs.clear();
-    sc.lens.clear();
-    sc.targets.clear();
-    for (size_t i = 0; i < level.size(); ++i) {
       Trie* t = static_cast<Trie*>(level[i].t);
       Node& x = t->nodes_[level[i].id];
-      uint8_t* out = sc.buf.data() + sc.off[i];
+      // one pass: bound, write, record (offsets, not pointers: the buffer may grow)
+      const size_t need = total + t->encoded_bound(x);
+      if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
+      uint8_t* out = sc.buf.data() + total;
       const size_t len = size_t(t->put_encoding(x, out) - out);
-      assert(len == sc.off[i + 1] - sc.off[i]);
+      sc.off[i] = total;
+      total += len;
       x.dirty = false;
       if (len < 32) {
         x.ref.len = uint8_t(len);
@@ -439,12 +445,14 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
           capture_node(capture, out, len);
         }
       } else {
-        sc.msgs.push_back(out);
         sc.lens.push_back(len);
         sc.targets.push_back(&x.ref);
+        sc.msgs.push_back(reinterpret_cast<const uint8_t*>(sc.off[i]));  // offset for now
         capture_node(capture, out, len);
       }
     }
+    sc.off[level.size()] = total;
+    for (auto& m : sc.msgs) m = sc.buf.data() + reinterpret_cast<size_t>(m);
     st.nodes_rehashed += level.size();
     ++st.depths;
     if (!sc.msgs.empty()) {

@@ -95,6 +95,7 @@ class Trie final : public NodeSource {
   Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
 
   size_t encoded_size(const Node& x) const;
+  size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
   uint8_t* put_encoding(const Node& x, uint8_t* out) const;
 
   ChunkedArena<Node> nodes_;
