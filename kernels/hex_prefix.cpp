@@ -15,24 +15,6 @@ uint8_t* hex_prefix_put(uint8_t* out, const uint8_t* nib, size_t n, bool leaf) {
   return out;
 }
 
-uint8_t* hex_prefix_put_key(uint8_t* out, const uint8_t* key, size_t b, size_t e, bool leaf) {
-  const size_t n = e - b;
-  const bool odd = n & 1;
-  const uint8_t flag = uint8_t((leaf ? 2 : 0) + (odd ? 1 : 0));
-  size_t i = b;
-  if (odd) { *out++ = uint8_t((flag << 4) | key_nibble(key, i)); ++i; }
-  else *out++ = uint8_t(flag << 4);
-  if ((i & 1) == 0) {
-    // byte-aligned: copy whole bytes
-    const size_t m = (e - i) / 2;
-    std::memcpy(out, key + (i >> 1), m);
-    out += m;
-  } else {
-    for (; i < e; i += 2) *out++ = uint8_t((key_nibble(key, i) << 4) | key_nibble(key, i + 1));
-  }
-  return out;
-}
-
 const char* hex_prefix_error_name(HexPrefixError e) {
   switch (e) {
     case HexPrefixError::ok: return "ok";

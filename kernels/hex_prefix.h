@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace st::kernels {
 
@@ -25,7 +26,21 @@ inline uint8_t key_nibble(const uint8_t* key, size_t i) { return i & 1 ? key[i >
 
 // Writers return one past the last byte written (exactly hex_prefix_size(n) bytes).
 uint8_t* hex_prefix_put(uint8_t* out, const uint8_t* nibbles, size_t n, bool leaf);
-uint8_t* hex_prefix_put_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, bool leaf);
+inline uint8_t* hex_prefix_put_key(uint8_t* out, const uint8_t* key, size_t b, size_t e, bool leaf) {
+  const size_t n = e - b;
+  const bool odd = n & 1;
+  const uint8_t flag = uint8_t((leaf ? 2 : 0) + (odd ? 1 : 0));
+  size_t i = b;
+  if (odd) { *out++ = uint8_t((flag << 4) | key_nibble(key, i)); ++i; }
+  else *out++ = uint8_t(flag << 4);
+  if ((i & 1) == 0) {  // byte-aligned: whole bytes
+    const size_t m = (e - i) / 2;
+    if (m) std::memcpy(out, key + (i >> 1), m);
+    return out + m;
+  }
+  for (; i < e; i += 2) *out++ = uint8_t((key_nibble(key, i) << 4) | key_nibble(key, i + 1));
+  return out;
+}
 
 enum class HexPrefixError : uint8_t { ok = 0, empty, bad_flag, nonzero_padding };
 const char* hex_prefix_error_name(HexPrefixError e);

@@ -13,30 +13,7 @@ uint8_t* put_be(uint8_t* out, size_t n, size_t nbytes) {
   return out;
 }
 
-uint8_t* put_header(uint8_t* out, size_t payload_len, uint8_t short_base, uint8_t long_base) {
-  if (payload_len < 56) {
-    *out++ = uint8_t(short_base + payload_len);
-    return out;
-  }
-  const size_t k = rlp_be_length(payload_len);
-  *out++ = uint8_t(long_base + k);
-  return put_be(out, payload_len, k);
-}
-
 }  // namespace
-
-uint8_t* rlp_put_string_header(uint8_t* out, size_t payload_len) { return put_header(out, payload_len, 0x80, 0xb7); }
-uint8_t* rlp_put_list_header(uint8_t* out, size_t payload_len) { return put_header(out, payload_len, 0xc0, 0xf7); }
-
-uint8_t* rlp_put_string(uint8_t* out, const uint8_t* data, size_t len) {
-  if (len == 1 && data[0] < 0x80) {
-    *out++ = data[0];
-    return out;
-  }
-  out = rlp_put_string_header(out, len);
-  if (len) std::memcpy(out, data, len);
-  return out + len;
-}
 
 size_t rlp_uint_size(uint64_t v) {
   if (v < 0x80) return 1;  // 0 -> 0x80, 1..127 -> itself

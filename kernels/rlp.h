@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace st::kernels {
 
@@ -52,10 +53,33 @@ inline size_t rlp_string_size(const uint8_t* data, size_t len) {
 // Total encoded size of a list whose items' encodings total payload_len bytes.
 inline size_t rlp_list_size(size_t payload_len) { return rlp_header_size(payload_len) + payload_len; }
 
-// Writers: return the pointer one past the last byte written.
-uint8_t* rlp_put_string_header(uint8_t* out, size_t payload_len);  // long/short string header
-uint8_t* rlp_put_list_header(uint8_t* out, size_t payload_len);
-uint8_t* rlp_put_string(uint8_t* out, const uint8_t* data, size_t len);
+// Writers: return the pointer one past the last byte written. Inline: they sit in the
+// per-node hot loops of the MPT engine.
+inline uint8_t* rlp_put_header_(uint8_t* out, size_t payload_len, uint8_t short_base, uint8_t long_base) {
+  if (payload_len < 56) {
+    *out++ = uint8_t(short_base + payload_len);
+    return out;
+  }
+  const size_t k = rlp_be_length(payload_len);
+  *out++ = uint8_t(long_base + k);
+  for (size_t i = k; i > 0; --i) *out++ = uint8_t(payload_len >> (8 * (i - 1)));
+  return out;
+}
+inline uint8_t* rlp_put_string_header(uint8_t* out, size_t payload_len) {  // long/short string header
+  return rlp_put_header_(out, payload_len, 0x80, 0xb7);
+}
+inline uint8_t* rlp_put_list_header(uint8_t* out, size_t payload_len) {
+  return rlp_put_header_(out, payload_len, 0xc0, 0xf7);
+}
+inline uint8_t* rlp_put_string(uint8_t* out, const uint8_t* data, size_t len) {
+  if (len == 1 && data[0] < 0x80) {
+    *out++ = data[0];
+    return out;
+  }
+  out = rlp_put_string_header(out, len);
+  if (len) std::memcpy(out, data, len);
+  return out + len;
+}
 
 // Unsigned integers: uint64 and big-endian byte strings of any width (leading zeros are
 // trimmed, so a 32-byte U256 of value 0 encodes as 0x80).

@@ -331,7 +331,8 @@ bool is_sorted_unique(std::span<const KeyValue> pairs) {
     if (i == 0) continue;
     const KeyValue& a = pairs[i - 1];
     const KeyValue& b = pairs[i];
-    const int c = std::memcmp(a.key, b.key, std::min(a.key_len, b.key_len));
+    const uint32_t m = std::min(a.key_len, b.key_len);
+    const int c = m ? std::memcmp(a.key, b.key, m) : 0;
     if (c > 0 || (c == 0 && a.key_len >= b.key_len)) return false;
   }
   return true;

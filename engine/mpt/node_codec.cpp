@@ -26,13 +26,6 @@ size_t branch_size(const NodeRef* refs, const uint8_t* value, size_t value_len) 
   return rlp_list_size(branch_payload(refs, value, value_len));
 }
 
-uint8_t* put_leaf_key(uint8_t* out, const uint8_t* key, size_t b, size_t e, const uint8_t* value, size_t value_len) {
-  out = rlp_put_list_header(out, leaf_payload_size(e - b, value, value_len));
-  out = put_hp_item_header(out, e - b);
-  out = hex_prefix_put_key(out, key, b, e, true);
-  return rlp_put_string(out, value, value_len);
-}
-
 uint8_t* put_leaf_nibbles(uint8_t* out, const uint8_t* nib, size_t n, const uint8_t* value, size_t value_len) {
   out = rlp_put_list_header(out, leaf_payload_size(n, value, value_len));
   out = put_hp_item_header(out, n);
@@ -52,28 +45,6 @@ uint8_t* put_extension_nibbles(uint8_t* out, const uint8_t* nib, size_t n, const
   out = put_hp_item_header(out, n);
   out = hex_prefix_put(out, nib, n, false);
   return child.put(out);
-}
-
-uint8_t* put_branch_ptrs(uint8_t* out, const NodeRef* const* ch, const uint8_t* value, size_t value_len) {
-  size_t payload = value_len ? rlp_string_size(value, value_len) : 1;
-  for (int i = 0; i < 16; ++i) payload += ch[i] ? ch[i]->size_in_parent() : 1;
-  out = rlp_put_list_header(out, payload);
-  for (int i = 0; i < 16; ++i) {
-    const NodeRef* r = ch[i];
-    if (!r || r->len == 0) {
-      *out++ = 0x80;
-    } else if (r->len == 32) {
-      *out = 0xa0;
-      std::memcpy(out + 1, r->bytes, 32);
-      out += 33;
-    } else {
-      std::memcpy(out, r->bytes, r->len);
-      out += r->len;
-    }
-  }
-  if (value_len) return rlp_put_string(out, value, value_len);
-  *out++ = 0x80;
-  return out;
 }
 
 uint8_t* put_branch(uint8_t* out, const NodeRef* refs, const uint8_t* value, size_t value_len) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "engine/mpt/node_ref.h"
 #include "kernels/hex_prefix.h"
@@ -36,7 +37,6 @@ inline size_t extension_size(size_t path_nibbles, const NodeRef& child) {
 size_t branch_size(const NodeRef* refs, const uint8_t* value, size_t value_len);
 
 // Writers (return one past the end).
-uint8_t* put_leaf_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, const uint8_t* value, size_t value_len);
 uint8_t* put_leaf_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const uint8_t* value, size_t value_len);
 uint8_t* put_extension_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, const NodeRef& child);
 uint8_t* put_extension_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const NodeRef& child);
@@ -44,6 +44,35 @@ uint8_t* put_branch(uint8_t* out, const NodeRef* refs, const uint8_t* value, siz
 // Single pass (size and write together) over 16 child pointers (nullptr = empty slot):
 // the batch builder's hot path. Writes at most kBranchMaxFixed + rlp_string_size(value).
 inline constexpr size_t kBranchMaxFixed = 9 + 16 * 33 + 1;
-uint8_t* put_branch_ptrs(uint8_t* out, const NodeRef* const* children, const uint8_t* value, size_t value_len);
+
+// Hot-path writers, inline (the batch builder calls them once per node).
+inline uint8_t* put_leaf_key(uint8_t* out, const uint8_t* key, size_t b, size_t e, const uint8_t* value, size_t value_len) {
+  out = st::kernels::rlp_put_list_header(out, leaf_payload_size(e - b, value, value_len));
+  out = (st::kernels::hex_prefix_size(e - b) == 1 ? out : st::kernels::rlp_put_string_header(out, st::kernels::hex_prefix_size(e - b)));
+  out = st::kernels::hex_prefix_put_key(out, key, b, e, true);
+  return st::kernels::rlp_put_string(out, value, value_len);
+}
+
+inline uint8_t* put_branch_ptrs(uint8_t* out, const NodeRef* const* ch, const uint8_t* value, size_t value_len) {
+  size_t payload = value_len ? st::kernels::rlp_string_size(value, value_len) : 1;
+  for (int i = 0; i < 16; ++i) payload += ch[i] ? ch[i]->size_in_parent() : 1;
+  out = st::kernels::rlp_put_list_header(out, payload);
+  for (int i = 0; i < 16; ++i) {
+    const NodeRef* r = ch[i];
+    if (!r || r->len == 0) {
+      *out++ = 0x80;
+    } else if (r->len == 32) {
+      *out = 0xa0;
+      std::memcpy(out + 1, r->bytes, 32);
+      out += 33;
+    } else {
+      std::memcpy(out, r->bytes, r->len);
+      out += r->len;
+    }
+  }
+  if (value_len) return st::kernels::rlp_put_string(out, value, value_len);
+  *out++ = 0x80;
+  return out;
+}
 
 }  // namespace st::mpt

@@ -42,7 +42,7 @@ std::vector<Bytes> prove(const NodeSource& trie, std::span<const uint8_t> path_k
     const NodeView v = trie.view(id);
     if (v.kind == NodeKind::leaf) break;
     if (v.kind == NodeKind::extension) {
-      if (nib.size() - pos < v.path.size() || std::memcmp(v.path.data(), nib.data() + pos, v.path.size()) != 0) break;
+      if (nib.size() - pos < v.path.size() || (!v.path.empty() && std::memcmp(v.path.data(), nib.data() + pos, v.path.size()) != 0)) break;
       pos += v.path.size();
       id = v.child;
     } else {
@@ -84,7 +84,7 @@ ProofResult verify_proof(const Hash32& root, std::span<const uint8_t> path_key, 
       bool leaf = false;
       if (hex_prefix_decode(items[0].payload, items[0].payload_len, path.data(), &plen, &leaf) != HexPrefixError::ok)
         return fail("bad hex-prefix path");
-      const bool match = nib.size() - pos >= plen && std::memcmp(path.data(), nib.data() + pos, plen) == 0;
+      const bool match = nib.size() - pos >= plen && (plen == 0 || std::memcmp(path.data(), nib.data() + pos, plen) == 0);
       if (leaf) {
         if (items[1].is_list || items[1].payload_len == 0) return fail("bad leaf value");
         if (match && pos + plen == nib.size()) r.value = Bytes(items[1].payload, items[1].payload + items[1].payload_len);
