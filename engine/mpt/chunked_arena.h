@@ -3,7 +3,10 @@
 // stay valid). Chunk sizes double: chunk 0 holds [0, 16), chunk c >= 1 holds
 // [2^(c+3), 2^(c+4)), so a small trie (one contract's few slots) costs a few hundred bytes
 // while a 1M-node trie has ~17 chunks whose table stays in L1 (std::deque's map of
-// 512-byte blocks is itself a cache miss per access at that size).
+// 512-byte blocks is itself a cache miss per access at that size). Chunk storage is a
+// memory::LargeBuffer: chunks of 4 MiB and more are 2 MiB aligned and advised to use
+// transparent huge pages (random node accesses in a 1M-slot trie otherwise pay a TLB miss
+// and a page walk each).
 #pragma once
 
 #include <cstddef>
@@ -11,11 +14,20 @@
 #include <memory>
 #include <vector>
 
+#include "engine/memory/large_buffer.h"
+
 namespace st::mpt {
 
 template <class T>
 class ChunkedArena {
  public:
+  ChunkedArena() = default;
+  ChunkedArena(const ChunkedArena&) = delete;
+  ChunkedArena& operator=(const ChunkedArena&) = delete;
+  ~ChunkedArena() {
+    for (size_t c = 0; c < chunks_.size(); ++c) std::destroy_n(base(c), chunk_size(c));
+  }
+
   T& operator[](size_t i) { return at(i); }
   const T& operator[](size_t i) const { return const_cast<ChunkedArena*>(this)->at(i); }
   size_t size() const { return size_; }
@@ -23,7 +35,10 @@ class ChunkedArena {
   // Appends a default-constructed element and returns it.
   T& emplace_back() {
     const size_t c = chunk_of(size_);
-    if (c == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(c == 0 ? 16 : size_t(1) << (c + 3)));
+    if (c == chunks_.size()) {
+      chunks_.emplace_back(sizeof(T) * chunk_size(c));
+      std::uninitialized_default_construct_n(base(c), chunk_size(c));
+    }
     T& t = at(size_);
     ++size_;
     return t;
@@ -31,13 +46,15 @@ class ChunkedArena {
 
  private:
   static size_t chunk_of(size_t i) { return i < 16 ? 0 : size_t(63 - __builtin_clzll(i)) - 3; }
+  static size_t chunk_size(size_t c) { return c == 0 ? 16 : size_t(1) << (c + 3); }
+  T* base(size_t c) { return reinterpret_cast<T*>(chunks_[c].data()); }
   T& at(size_t i) {
-    if (i < 16) return chunks_[0][i];
+    if (i < 16) return base(0)[i];
     const unsigned b = unsigned(63 - __builtin_clzll(i));
-    return chunks_[b - 3][i - (size_t(1) << b)];
+    return base(b - 3)[i - (size_t(1) << b)];
   }
 
-  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::vector<st::memory::LargeBuffer> chunks_;
   size_t size_ = 0;
 };
 
