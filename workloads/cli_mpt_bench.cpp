@@ -208,7 +208,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     mpt::BuildOptions par;
     par.threads = unsigned(*threads);
     par.chunk_keys = *chunk_keys;
-    std::vector<double> t1, tk, tp, ratio, speedup, c1, ck, cratio, pcpu;
+    std::vector<double> t1, tk, tp, ratio, speedup, c1, ck, cratio, pcpu, threads_used;
     for (uint64_t r = 0; r < *reps; ++r) {
       uint64_t a = report::now_ns();
       const uint64_t ca = thread_cpu_ns();
@@ -220,7 +220,9 @@ int cmd_mpt_bench(int argc, char** argv) {
       c1.push_back(cpu1); ck.push_back(double(nsk_cpu)); cratio.push_back(cpu1 / double(nsk_cpu));
       a = report::now_ns();
       const uint64_t pa = process_cpu_ns();
-      const mpt::Hash32 rp = mpt::build_root(pairs, par);
+      mpt::BuildStats pst;
+      const mpt::Hash32 rp = mpt::build_root(pairs, par, &pst);
+      threads_used.push_back(double(pst.threads_used));
       const double nsp = double(report::now_ns() - a);
       pcpu.push_back(double(process_cpu_ns() - pa));
       if (r1 != root || rp != root) return fail("internal: roots differ between runs");
@@ -246,6 +248,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     s["threads"] = *threads;
     s["build_nt_ms"] = ms_summary(tp);
     s["build_nt_process_cpu_ms"] = ms_summary(pcpu);
+    s["build_nt_threads_used"] = report::summary_json(stats::summarize(threads_used));
     s["speedup_nt_over_1t"] = report::summary_json(stats::summarize(speedup));
     s["input_bytes"] = 88 * n;  // key 32 + value 32 + KeyValue 24
     s["peak_rss_during_build_bytes"] = rss_build;
@@ -269,8 +272,9 @@ int cmd_mpt_bench(int argc, char** argv) {
       std::printf("  build, %llu threads   %8.1f ms  (min %.1f, max %.1f); speedup %.2f x (min %.2f, max %.2f)\n",
                   (unsigned long long)*threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
       const auto PC = stats::summarize(pcpu);
-      std::printf("  (%llu-thread run: %.1f ms process CPU for %.1f ms wall = %.2f cores busy on average)\n",
-                  (unsigned long long)*threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median);
+      std::printf("  (%llu-thread run: %.1f ms process CPU for %.1f ms wall = %.2f cores busy on average; %.0f threads built chunks)\n",
+                  (unsigned long long)*threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median,
+                  stats::summarize(threads_used).median);
       std::printf("  memory: input %.1f MB per million entries (88 B each); the build adds %.1f MB per million at peak%s\n",
                   88.0, double(rss_build - rss_input) / double(n), hwm_reset ? "" : " (peak RSS reset unsupported: not measured)");
     }

@@ -364,6 +364,7 @@ Hash32 build_root(std::span<const KeyValue> pairs, const BuildOptions& options, 
       stats->extensions += s.stats.extensions;
       stats->keccak_calls += s.stats.keccak_calls;
       stats->keccak_bytes += s.stats.keccak_bytes;
+      if (s.stats.leaves) ++stats->threads_used;
     }
   }
   return root_hash_of(top);

@@ -49,6 +49,7 @@ struct BuildOptions {
 struct BuildStats {
   uint64_t leaves = 0, branches = 0, extensions = 0;
   uint64_t keccak_calls = 0, keccak_bytes = 0;
+  uint32_t threads_used = 0;  // distinct threads that built at least one chunk
 };
 
 // Root of the trie holding sorted_pairs (see the preconditions above). Empty -> kEmptyRoot.
