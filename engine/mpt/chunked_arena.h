@@ -1,9 +1,11 @@
 // chunked_arena: a growable array of T addressed by 32-bit index, stored in chunks that are
 // allocated once and never move (growth appends a chunk; no realloc-and-copy; references
-// stay valid). Chunk sizes double: chunk 0 holds [0, 16), chunk c >= 1 holds
-// [2^(c+3), 2^(c+4)), so a small trie (one contract's few slots) costs a few hundred bytes
-// while a 1M-node trie has ~17 chunks whose table stays in L1 (std::deque's map of
-// 512-byte blocks is itself a cache miss per access at that size). Chunk storage is a
+// stay valid). Chunk sizes double up to 2^16 elements, then stay at 2^16: chunk 0 holds
+// [0, 16), chunk c in 1..13 holds [2^(c+3), 2^(c+4)), chunk 14 + k holds
+// [2^17 + k*2^16, 2^17 + (k+1)*2^16). A small trie (one contract's few slots) costs a few
+// hundred bytes, a 1M-node trie has ~28 chunks whose table stays in L1 (std::deque's map
+// of 512-byte blocks is itself a cache miss per access at that size), and the unused
+// capacity is at most one chunk. Chunk storage is a
 // memory::LargeBuffer: chunks of 4 MiB and more are 2 MiB aligned and advised to use
 // transparent huge pages (random node accesses in a 1M-slot trie otherwise pay a TLB miss
 // and a page walk each).
@@ -45,10 +47,15 @@ class ChunkedArena {
   }
 
  private:
-  static size_t chunk_of(size_t i) { return i < 16 ? 0 : size_t(63 - __builtin_clzll(i)) - 3; }
-  static size_t chunk_size(size_t c) { return c == 0 ? 16 : size_t(1) << (c + 3); }
+  static constexpr size_t kSteady = size_t(1) << 17;  // first index in fixed-size chunks
+  static size_t chunk_of(size_t i) {
+    if (i >= kSteady) return 14 + ((i - kSteady) >> 16);
+    return i < 16 ? 0 : size_t(63 - __builtin_clzll(i)) - 3;
+  }
+  static size_t chunk_size(size_t c) { return c == 0 ? 16 : c <= 13 ? size_t(1) << (c + 3) : size_t(1) << 16; }
   T* base(size_t c) { return reinterpret_cast<T*>(chunks_[c].data()); }
   T& at(size_t i) {
+    if (i >= kSteady) return base(14 + ((i - kSteady) >> 16))[(i - kSteady) & 0xffff];
     if (i < 16) return base(0)[i];
     const unsigned b = unsigned(63 - __builtin_clzll(i));
     return base(b - 3)[i - (size_t(1) << b)];

@@ -36,7 +36,8 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   }
 }
 
-bool same(const std::vector<uint8_t>& a, std::span<const uint8_t> b) {
+template <class A>
+bool same(const A& a, std::span<const uint8_t> b) {
   return a.size() == b.size() && (b.empty() || std::memcmp(a.data(), b.data(), b.size()) == 0);
 }
 
@@ -86,21 +87,21 @@ void Trie::set_kid(NodeId branch, unsigned nib, NodeId child) {
 void Trie::release(NodeId id) {
   Node& x = nodes_[id];
   if (x.kind == NodeKind::branch) free_kids_.push_back(x.child);
-  x.path = {};
-  x.value = {};
+  x.path.reset();
+  x.value.reset();
   free_nodes_.push_back(id);
 }
 
 NodeId Trie::new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value) {
   const NodeId id = alloc(NodeKind::leaf);
-  nodes_[id].path.assign(nib, nib + n);
-  nodes_[id].value.assign(value.begin(), value.end());
+  nodes_[id].path.assign(nib, n);
+  nodes_[id].value.assign(value);
   return id;
 }
 
 NodeId Trie::new_ext(const uint8_t* nib, size_t n, NodeId child) {
   const NodeId id = alloc(NodeKind::extension);
-  nodes_[id].path.assign(nib, nib + n);
+  nodes_[id].path.assign(nib, n);
   nodes_[id].child = child;
   return id;
 }
@@ -115,7 +116,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       const size_t c = common_prefix(x.path.data(), x.path.size(), rest, rl);
       if (c == x.path.size() && c == rl) {
         if (same(x.value, value)) return {n, false};
-        x.value.assign(value.begin(), value.end());
+        x.value.assign(value);
         x.dirty = true;
         return {n, true};
       }
@@ -126,11 +127,11 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         release(n);
       } else {
         const uint8_t nib = leaf.path[c];
-        leaf.path.erase(leaf.path.begin(), leaf.path.begin() + long(c) + 1);
+        leaf.path.erase_prefix(c + 1);
         leaf.dirty = true;
         set_kid(b, nib, n);
       }
-      if (c == rl) nodes_[b].value.assign(value.begin(), value.end());
+      if (c == rl) nodes_[b].value.assign(value);
       else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};
     }
@@ -151,18 +152,18 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         set_kid(b, nib, e.child);
         release(n);
       } else {
-        e.path.erase(e.path.begin(), e.path.begin() + long(c) + 1);
+        e.path.erase_prefix(c + 1);
         e.dirty = true;
         set_kid(b, nib, n);
       }
-      if (c == rl) nodes_[b].value.assign(value.begin(), value.end());
+      if (c == rl) nodes_[b].value.assign(value);
       else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};  // rest[0..c) == the old prefix
     }
     case NodeKind::branch: {
       if (rl == 0) {
         if (same(x.value, value)) return {n, false};
-        x.value.assign(value.begin(), value.end());
+        x.value.assign(value);
         x.dirty = true;
         return {n, true};
       }
@@ -201,7 +202,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
         e.dirty = true;
         return {n, true};
       }
-      c.path.insert(c.path.begin(), e.path.begin(), e.path.end());  // merge short nodes
+      c.path.prepend(e.path.data(), e.path.size());  // merge short nodes
       c.dirty = true;
       release(n);
       return {r.id, true};
@@ -233,7 +234,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
       Node& cn = nodes_[c];
       const uint8_t nib = uint8_t(last);
       if (cn.kind == NodeKind::branch) return {new_ext(&nib, 1, c), true};
-      cn.path.insert(cn.path.begin(), nib);
+      cn.path.prepend(&nib, 1);
       cn.dirty = true;
       return {c, true};
     }
@@ -268,7 +269,7 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
     const size_t rl = nib.size() - pos;
     switch (x.kind) {
       case NodeKind::leaf:
-        if (x.path.size() == rl && std::equal(x.path.begin(), x.path.end(), nib.begin() + long(pos))) return x.value;
+        if (x.path.size() == rl && std::equal(x.path.begin(), x.path.end(), nib.begin() + long(pos))) return x.value.to_vector();
         return std::nullopt;
       case NodeKind::extension:
         if (rl < x.path.size() || !std::equal(x.path.begin(), x.path.end(), nib.begin() + long(pos))) return std::nullopt;
@@ -276,7 +277,7 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
         n = x.child;
         break;
       case NodeKind::branch:
-        if (rl == 0) return x.value.empty() ? std::nullopt : std::optional(x.value);
+        if (rl == 0) return x.value.empty() ? std::nullopt : std::optional(x.value.to_vector());
         n = kids(n).id[nib[pos++]];
         break;
     }

@@ -23,6 +23,7 @@
 
 #include "engine/mpt/builder.h"
 #include "engine/mpt/node_source.h"
+#include "engine/mpt/small_bytes.h"
 
 namespace st::mpt {
 
@@ -66,8 +67,8 @@ class Trie final : public NodeSource {
     NodeKind kind = NodeKind::leaf;
     bool dirty = true;
     NodeRef ref;
-    std::vector<uint8_t> path;   // nibbles (leaf, extension)
-    std::vector<uint8_t> value;  // leaf value / branch value
+    SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
+    SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
     NodeId child = kNoNode;      // extension: child; branch: index of its children block
   };
   struct Result {
