@@ -33,6 +33,9 @@ class NodeSource {
  public:
   virtual ~NodeSource() = default;
   virtual NodeId root_id() const = 0;  // kNoNode for the empty trie
+  // True when every node's ref() and encode() reflect the current contents (no pending
+  // writes); proofs require it.
+  virtual bool committed() const = 0;
   virtual NodeView view(NodeId id) const = 0;
   // Committed nodes only (after the owner computed the root).
   virtual NodeRef ref(NodeId id) const = 0;

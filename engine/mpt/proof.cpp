@@ -1,6 +1,8 @@
 // proof: prover over any NodeSource, and the hardened verifier (see proof.h).
 #include "engine/mpt/proof.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/mpt/account.h"
@@ -29,6 +31,11 @@ bool hash_matches(std::span<const uint8_t> enc, const uint8_t* want) {
 }  // namespace
 
 std::vector<Bytes> prove(const NodeSource& trie, std::span<const uint8_t> path_key) {
+  // Programmer error, always checked (cheap): a proof over stale refs would be silently wrong.
+  if (!trie.committed()) {
+    std::fprintf(stderr, "mpt::prove: the trie has uncommitted writes (compute its root first)\n");
+    std::abort();
+  }
   std::vector<Bytes> out;
   const std::vector<uint8_t> nib = nibbles_of(path_key);
   size_t pos = 0;

@@ -23,7 +23,8 @@ namespace st::mpt {
 
 using Bytes = std::vector<uint8_t>;
 
-// Proof of `path_key` (the trie key, already hashed for a secure trie) in a committed trie.
+// Proof of `path_key` (the trie key, already hashed for a secure trie) in a committed trie
+// (precondition, checked: trie.committed(); compute the root first).
 std::vector<Bytes> prove(const NodeSource& trie, std::span<const uint8_t> path_key);
 
 struct ProofResult {

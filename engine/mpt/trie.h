@@ -58,6 +58,7 @@ class Trie final : public NodeSource {
 
   // NodeSource
   NodeId root_id() const override { return root_; }
+  bool committed() const override { return !dirty(); }
   NodeView view(NodeId id) const override;
   NodeRef ref(NodeId id) const override { return nodes_[id].ref; }
   void encode(NodeId id, std::vector<uint8_t>* out) const override;
