@@ -9,5 +9,6 @@ int cmd_root(int argc, char** argv);
 int cmd_hash_bench(int argc, char** argv);
 int cmd_io_bench(int argc, char** argv);
 int cmd_bintrie_bench(int argc, char** argv);
+int cmd_mpt_bench(int argc, char** argv);
 
 }  // namespace st::cli

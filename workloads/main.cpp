@@ -16,6 +16,7 @@ struct Command {
 const Command kCommands[] = {
     {"merkle", st::cli::cmd_merkle, "Bitcoin-style SHA-256 Merkle root of a batch of leaves, with proofs and baselines"},
     {"hash-bench", st::cli::cmd_hash_bench, "SHA-256 kernel micro-benchmark: every tier and entry point, ns/message and ns/compression"},
+    {"mpt-bench", st::cli::cmd_mpt_bench, "MPT from-scratch / incremental root timings vs bare Keccak of the same nodes"},
     {"root", st::cli::cmd_root, "state root of a genesis allocation or key/value file (--tree mpt|bintrie)"},
     {"io-bench", st::cli::cmd_io_bench, "raw random page reads through the arena store at each queue depth (device baseline)"},
     {"bintrie-bench", st::cli::cmd_bintrie_bench, "EIP-7864 binary trie figures: batch root vs bare hashing, incremental, threads, group blobs"},

@@ -1,0 +1,67 @@
+// builder: the MPT root of a sorted batch of (key, value) pairs, built from scratch.
+//
+// Shape of the computation (no per-node heap objects, no tree of pointers):
+//   1. Split: a key range larger than chunk_keys whose keys share nibbles [0, D) becomes a
+//      branch at depth D (+ an extension over [d0, D) when D > d0) whose children are the
+//      sub-ranges of nibble D, found by binary search and built in parallel (TBB).
+//   2. Chunk: a range of at most chunk_keys keys is built by one streaming stack pass over
+//      the adjacent-key common prefixes (silkworm-HashBuilder style), which emits the
+//      nodes in post-order into a flat per-thread arena of 20-byte ops (no hashing yet).
+//   3. Hash: the chunk's ops are bucketed by height (leaves 0, a parent = 1 + its tallest
+//      child); one height at a time, every node is sized (length twins), encoded into one
+//      flat buffer, and all encodings of >= 32 bytes go through ONE keccak256_batch call.
+//
+// Inputs: keys strictly ascending in byte order (= nibble order; a prefix sorts first),
+// values non-empty. Plain keys may be prefixes of each other (branch value slot); secure
+// keys (32-byte hashes) never are. Invariant: the result equals the root of the trie that
+// holds exactly these pairs, whatever the chunking or thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/mpt/node_ref.h"
+
+namespace st::mpt {
+
+struct KeyValue {
+  const uint8_t* key;
+  uint32_t key_len;
+  const uint8_t* value;
+  uint32_t value_len;
+};
+
+// Every encoding the builder hashes, in one flat buffer (for the bare-Keccak baseline).
+struct NodeCapture {
+  std::vector<uint8_t> bytes;
+  std::vector<size_t> offsets;  // node i = bytes[offsets[i] .. offsets[i+1])  (size+1 entries)
+  size_t count() const { return offsets.empty() ? 0 : offsets.size() - 1; }
+};
+
+struct BuildOptions {
+  unsigned threads = 1;         // 1 = serial on the calling thread; 0 = all hardware threads
+  size_t chunk_keys = 4096;     // ranges up to this size are built by one serial stack pass
+  NodeCapture* capture = nullptr;  // when set, the build runs serially and records encodings
+};
+
+struct BuildStats {
+  uint64_t leaves = 0, branches = 0, extensions = 0;
+  uint64_t keccak_calls = 0, keccak_bytes = 0;
+  uint32_t threads_used = 0;  // distinct threads that built at least one chunk
+};
+
+// Root of the trie holding sorted_pairs (see the preconditions above). Empty -> kEmptyRoot.
+Hash32 build_root(std::span<const KeyValue> sorted_pairs, const BuildOptions& options = {},
+                  BuildStats* stats = nullptr);
+
+// True when keys are strictly ascending and every value is non-empty.
+bool is_sorted_unique(std::span<const KeyValue> pairs);
+
+// Secure trie: the path of each pair is keccak256(key). Hashes the keys (batched), sorts by
+// hash and builds. Duplicate keys or empty values are a precondition violation.
+Hash32 build_secure_root(std::span<const KeyValue> pairs, const BuildOptions& options = {},
+                         BuildStats* stats = nullptr);
+
+}  // namespace st::mpt

@@ -1,0 +1,111 @@
+// trie: the mutable Merkle Patricia Trie. Applies batches of puts and deletes (one block's
+// writes) and recomputes the root by re-hashing only the dirty paths.
+//
+// Nodes live in a chunked arena (chunked_arena.h: growth never moves a node, ids are stable) with
+// free lists; a branch's 16 child ids live in a second chunked arena. Every node caches its
+// NodeRef; a structural change marks the node and all its ancestors dirty (each update
+// returns "changed" up the recursion). commit() collects the dirty nodes by depth and
+// encodes + hashes them one depth at a time, deepest first, with one keccak256_batch call
+// per depth; commit_many() does this for several tries at once (all storage tries of a
+// block share their batches).
+//
+// Canonical form after any sequence (so the root depends only on the contents): empty
+// values are never stored (put of an empty value = delete); a branch keeps >= 2 of its 17
+// slots; an extension always points to a branch; deletes collapse a one-slot branch into a
+// leaf / extension and merge short nodes (spec "Canonical form").
+// Keys are byte strings of at most kMaxKeyBytes (recursion depth is bounded by the key).
+#pragma once
+
+#include "engine/mpt/chunked_arena.h"
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "engine/mpt/builder.h"
+#include "engine/mpt/node_source.h"
+#include "engine/mpt/small_bytes.h"
+
+namespace st::mpt {
+
+struct CommitStats {
+  uint64_t nodes_rehashed = 0, keccak_calls = 0, keccak_bytes = 0, depths = 0;
+};
+
+class Trie final : public NodeSource {
+ public:
+  static constexpr size_t kMaxKeyBytes = 1024;
+
+  struct Write {
+    std::span<const uint8_t> key;
+    std::span<const uint8_t> value;  // empty = delete
+  };
+
+  Trie() = default;
+  Trie(const Trie&) = delete;
+  Trie& operator=(const Trie&) = delete;
+
+  void put(std::span<const uint8_t> key, std::span<const uint8_t> value);  // empty value = delete
+  void erase(std::span<const uint8_t> key);
+  void apply(std::span<const Write> writes);  // in order; later writes win
+  std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
+
+  // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
+  Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
+  static void commit_many(std::span<Trie* const> tries, CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
+  bool dirty() const { return root_ != kNoNode && nodes_[root_].dirty; }
+
+  size_t live_nodes() const { return nodes_.size() - free_nodes_.size(); }
+
+  // NodeSource
+  NodeId root_id() const override { return root_; }
+  bool committed() const override { return !dirty(); }
+  NodeView view(NodeId id) const override;
+  NodeRef ref(NodeId id) const override { return nodes_[id].ref; }
+  void encode(NodeId id, std::vector<uint8_t>* out) const override;
+
+ private:
+  struct Node {
+    NodeKind kind = NodeKind::leaf;
+    bool dirty = true;
+    NodeRef ref;
+    SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
+    SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
+    NodeId child = kNoNode;      // extension: child; branch: index of its children block
+  };
+  struct Result {
+    NodeId id;
+    bool changed;
+  };
+
+  NodeId alloc(NodeKind kind);
+  void release(NodeId id);
+  NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
+  NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
+  // A branch's children: ids, their committed refs cached next to them (encoding a branch
+  // reads one 600-byte block instead of 16 scattered nodes) and a mask of dirty children
+  // (commit descends only into those). Invariant: for a clean child, ref[i] == its ref.
+  struct Kids {
+    std::array<NodeId, 16> id;
+    uint32_t dirty_mask;
+    NodeRef ref[16];
+  };
+  Kids& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
+  const Kids& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
+  void set_kid(NodeId branch, unsigned nib, NodeId child);
+
+  Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
+  Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
+
+  size_t encoded_size(const Node& x) const;
+  size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
+  uint8_t* put_encoding(const Node& x, uint8_t* out) const;
+
+  ChunkedArena<Node> nodes_;
+  ChunkedArena<Kids> kids_;
+  std::vector<NodeId> free_nodes_;
+  std::vector<uint32_t> free_kids_;
+  NodeId root_ = kNoNode;
+  std::vector<uint8_t> nib_scratch_;
+};
+
+}  // namespace st::mpt

@@ -1,0 +1,398 @@
+// cli_mpt_bench: `statetree mpt-bench` -- the MPT figures of issue 3, each measured side by
+// side with the bare Keccak-256 time of exactly the nodes the engine hashes:
+//
+//   from-scratch  root of N secure-trie entries (key_i = keccak256(u64_be(i)) sorted,
+//                 value_i = keccak256(key_i), 32 bytes) with build_root on 1 thread, vs
+//                 keccak256_batch over the same node encodings (captured once, batches of
+//                 4,096 messages, the builder's batch shape); then T threads vs 1.
+//   incremental   one contract with S storage slots in the state model; a block of W
+//                 distinct random slot updates (StateDiff: slot keys hashed, storage trie
+//                 dirty paths re-hashed, account leaf, account trie) vs keccak256_batch over
+//                 the dirty nodes' encodings. The encodings are captured from an identical
+//                 block (same slots, other values of the same length: same dirty nodes,
+//                 same sizes) applied just before the timed one.
+//   memory        peak RSS growth of one build per million entries; resident bytes of the
+//                 mutable trie per million slots.
+//
+// Every timing is repeated --reps times (reps interleaved: engine, bare keccak, engine ...)
+// and reported as median/min/max; ratios are computed per rep, then summarized.
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/mpt/builder.h"
+#include "engine/mpt/state.h"
+#include "engine/stats/summary.h"
+#include "kernels/keccak256.h"
+#include "workloads/cli_args.h"
+#include "workloads/commands.h"
+#include "workloads/report.h"
+
+namespace st::cli {
+
+namespace {
+
+// CPU time of the calling thread (ns): excludes the time the thread waits descheduled,
+// which on a shared, oversubscribed machine dominates wall-clock noise.
+uint64_t process_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "statetree mpt-bench: %s\n", msg.c_str());
+  return 2;
+}
+
+// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS; false where unsupported.
+bool reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return bool(out);
+}
+
+// VmHWM (peak resident set since start or the last reset), bytes.
+uint64_t peak_rss_now() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmHWM:") {
+      uint64_t kb = 0;
+      in >> kb;
+      return kb * 1024;
+    }
+    std::getline(in, key);
+  }
+  return 0;
+}
+
+uint64_t rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * 4096;
+}
+
+// keccak256_batch over captured encodings in batches of 4,096 messages; returns ns.
+struct BareKeccak {
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<uint8_t> out;
+  explicit BareKeccak(const mpt::NodeCapture& cap) {
+    for (size_t i = 0; i < cap.count(); ++i) {
+      msgs.push_back(cap.bytes.data() + cap.offsets[i]);
+      lens.push_back(cap.offsets[i + 1] - cap.offsets[i]);
+    }
+    out.resize(32 * 4096);
+  }
+  // Adds n more messages of len bytes each (e.g. the slot keys a block hashes).
+  void add(const uint8_t* base, size_t n, size_t len) {
+    for (size_t i = 0; i < n; ++i) { msgs.push_back(base + i * len); lens.push_back(len); }
+  }
+  // Returns {wall ns, thread CPU ns}.
+  std::pair<uint64_t, uint64_t> run() {
+    const uint64_t t0 = report::now_ns(), c0 = thread_cpu_ns();
+    for (size_t i = 0; i < msgs.size(); i += 4096) {
+      const size_t n = std::min<size_t>(4096, msgs.size() - i);
+      st::kernels::keccak256_batch(msgs.data() + i, lens.data() + i, out.data(), n);
+    }
+    return {report::now_ns() - t0, thread_cpu_ns() - c0};
+  }
+};
+
+nlohmann::json ms_summary(const std::vector<double>& ns) {
+  std::vector<double> ms;
+  for (double v : ns) ms.push_back(v * 1e-6);
+  return report::summary_json(stats::summarize(ms));
+}
+
+}  // namespace
+
+int cmd_mpt_bench(int argc, char** argv) {
+  Args args("statetree mpt-bench", "MPT from-scratch and incremental root timings vs bare Keccak of the same nodes.");
+  args.option("entries", "N", "from-scratch: secure-trie entries", "1000000");
+  args.option("slots", "S", "incremental: storage slots in the state", "1000000");
+  args.option("writes", "W", "incremental: slot updates per block", "4096");
+  args.option("reps", "R", "repetitions of every timing", "5");
+  args.option("threads", "T", "the parallel from-scratch run's thread count", "2");
+  args.option("seed", "N", "random seed of the incremental blocks", "1");
+  args.option("chunk-keys", "K", "builder: ranges up to K keys are built by one serial stack pass", "4096");
+  args.flag("skip-scratch", "skip the from-scratch figures");
+  args.flag("skip-incremental", "skip the incremental figures");
+  args.flag("json", "print one JSON object");
+  if (!args.parse(argc, argv)) return fail(args.error());
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
+  std::string err;
+  auto entries = args.u64("entries", &err);
+  auto slots = entries ? args.u64("slots", &err) : std::nullopt;
+  auto writes = slots ? args.u64("writes", &err) : std::nullopt;
+  auto reps = writes ? args.u64("reps", &err) : std::nullopt;
+  auto threads = reps ? args.u64("threads", &err) : std::nullopt;
+  auto seed = threads ? args.u64("seed", &err) : std::nullopt;
+  auto chunk_keys = seed ? args.u64("chunk-keys", &err) : std::nullopt;
+  if (!chunk_keys) return fail(err);
+  if (*chunk_keys < 1 || *chunk_keys > 100000000) return fail("--chunk-keys must be 1..100000000");
+  if (*entries < 1 || *entries > 100000000) return fail("--entries must be 1..100000000");
+  if (*slots < 1 || *slots > 100000000) return fail("--slots must be 1..100000000");
+  if (*writes < 1 || *writes > *slots) return fail("--writes must be 1..slots");
+  if (*reps < 1 || *reps > 1000) return fail("--reps must be 1..1000");
+  if (*threads < 1 || *threads > 1024) return fail("--threads must be 1..1024");
+  const bool json = args.given("json");
+
+  nlohmann::json j;
+  j["command"] = "mpt-bench";
+  j["keccak_kernel"] = st::kernels::keccak256_kernel_name();
+  j["reps"] = *reps;
+
+  if (!args.given("skip-scratch")) {
+    const size_t n = *entries;
+    std::vector<uint8_t> keys(32 * n), values(32 * n);
+    {
+      std::vector<uint8_t> be(8 * n);
+      std::vector<const uint8_t*> msgs(n);
+      std::vector<size_t> lens(n, 8);
+      for (size_t i = 0; i < n; ++i) {
+        for (int b = 0; b < 8; ++b) be[8 * i + b] = uint8_t(uint64_t(i) >> (56 - 8 * b));
+        msgs[i] = be.data() + 8 * i;
+      }
+      st::kernels::keccak256_batch(msgs.data(), lens.data(), keys.data(), n);
+    }
+    std::vector<mpt::KeyValue> pairs(n);
+    for (size_t i = 0; i < n; ++i) pairs[i] = {keys.data() + 32 * i, 32, values.data() + 32 * i, 32};
+    std::sort(pairs.begin(), pairs.end(), [](const mpt::KeyValue& a, const mpt::KeyValue& b) { return std::memcmp(a.key, b.key, 32) < 0; });
+    {
+      // Lay the keys out in sorted order, as a sorted source (a snapshot, a sorted file)
+      // delivers them: the builder streams through keys and values sequentially.
+      std::vector<uint8_t> sorted_keys(32 * n);
+      for (size_t i = 0; i < n; ++i) std::memcpy(sorted_keys.data() + 32 * i, pairs[i].key, 32);
+      keys.swap(sorted_keys);
+      for (size_t i = 0; i < n; ++i) pairs[i].key = keys.data() + 32 * i;
+    }
+    {
+      std::vector<const uint8_t*> msgs(n);
+      std::vector<size_t> lens(n, 32);
+      for (size_t i = 0; i < n; ++i) msgs[i] = pairs[i].key;
+      st::kernels::keccak256_batch(msgs.data(), lens.data(), values.data(), n);
+      for (size_t i = 0; i < n; ++i) pairs[i].value = values.data() + 32 * i;
+    }
+    const uint64_t rss_input = rss_bytes();
+    const bool hwm_reset = reset_peak_rss();
+    mpt::BuildOptions serial;
+    serial.chunk_keys = *chunk_keys;
+    mpt::BuildStats stats;
+    const mpt::Hash32 root = mpt::build_root(pairs, serial, &stats);
+    const uint64_t rss_build = hwm_reset ? std::max(peak_rss_now(), rss_input) : rss_input;
+    mpt::NodeCapture cap;
+    {
+      mpt::BuildOptions o;
+      o.capture = &cap;
+      o.chunk_keys = *chunk_keys;
+      if (mpt::build_root(pairs, o) != root) return fail("internal: capture build disagrees");
+    }
+    BareKeccak bare(cap);
+    mpt::BuildOptions par;
+    par.threads = unsigned(*threads);
+    par.chunk_keys = *chunk_keys;
+    std::vector<double> t1, tk, tp, ratio, speedup, c1, ck, cratio, pcpu, threads_used;
+    for (uint64_t r = 0; r < *reps; ++r) {
+      uint64_t a = report::now_ns();
+      const uint64_t ca = thread_cpu_ns();
+      const mpt::Hash32 r1 = mpt::build_root(pairs, serial);
+      const double cpu1 = double(thread_cpu_ns() - ca);
+      const double ns1 = double(report::now_ns() - a);
+      const auto [nsk_wall, nsk_cpu] = bare.run();
+      const double nsk = double(nsk_wall);
+      c1.push_back(cpu1); ck.push_back(double(nsk_cpu)); cratio.push_back(cpu1 / double(nsk_cpu));
+      a = report::now_ns();
+      const uint64_t pa = process_cpu_ns();
+      mpt::BuildStats pst;
+      const mpt::Hash32 rp = mpt::build_root(pairs, par, &pst);
+      threads_used.push_back(double(pst.threads_used));
+      const double nsp = double(report::now_ns() - a);
+      pcpu.push_back(double(process_cpu_ns() - pa));
+      if (r1 != root || rp != root) return fail("internal: roots differ between runs");
+      t1.push_back(ns1); tk.push_back(nsk); tp.push_back(nsp);
+      ratio.push_back(ns1 / nsk);
+      speedup.push_back(ns1 / nsp);
+    }
+    nlohmann::json s;
+    s["entries"] = n;
+    s["chunk_keys"] = *chunk_keys;
+    s["root"] = "0x" + report::hex(root);
+    s["leaves"] = stats.leaves;
+    s["branches"] = stats.branches;
+    s["extensions"] = stats.extensions;
+    s["keccak_calls"] = stats.keccak_calls;
+    s["keccak_bytes"] = stats.keccak_bytes;
+    s["build_1t_ms"] = ms_summary(t1);
+    s["bare_keccak_ms"] = ms_summary(tk);
+    s["build_over_keccak"] = report::summary_json(stats::summarize(ratio));
+    s["build_1t_cpu_ms"] = ms_summary(c1);
+    s["bare_keccak_cpu_ms"] = ms_summary(ck);
+    s["build_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
+    s["threads"] = *threads;
+    s["build_nt_ms"] = ms_summary(tp);
+    s["build_nt_process_cpu_ms"] = ms_summary(pcpu);
+    s["build_nt_threads_used"] = report::summary_json(stats::summarize(threads_used));
+    s["speedup_nt_over_1t"] = report::summary_json(stats::summarize(speedup));
+    s["input_bytes"] = 88 * n;  // key 32 + value 32 + KeyValue 24
+    s["peak_rss_during_build_bytes"] = rss_build;
+    s["peak_rss_measured"] = hwm_reset;
+    s["build_peak_extra_bytes_per_million"] = double(rss_build - rss_input) * 1e6 / double(n);
+    j["from_scratch"] = s;
+    if (!json) {
+      const auto S1 = stats::summarize(t1), SK = stats::summarize(tk), SP = stats::summarize(tp);
+      const auto R = stats::summarize(ratio), SU = stats::summarize(speedup);
+      std::printf("from-scratch root, %zu secure entries (keccak %s): root 0x%s\n", n, st::kernels::keccak256_kernel_name(),
+                  report::hex(root).c_str());
+      std::printf("  nodes: %llu leaves, %llu branches, %llu extensions; %llu keccak calls, %.1f MB hashed\n",
+                  (unsigned long long)stats.leaves, (unsigned long long)stats.branches, (unsigned long long)stats.extensions,
+                  (unsigned long long)stats.keccak_calls, double(stats.keccak_bytes) / 1e6);
+      std::printf("  build, 1 thread     %8.1f ms  (min %.1f, max %.1f)\n", S1.median * 1e-6, S1.min * 1e-6, S1.max * 1e-6);
+      std::printf("  bare keccak, same   %8.1f ms  (min %.1f, max %.1f)\n", SK.median * 1e-6, SK.min * 1e-6, SK.max * 1e-6);
+      std::printf("  build / keccak      %8.3f x   (min %.3f, max %.3f)   wall clock\n", R.median, R.min, R.max);
+      const auto CR = stats::summarize(cratio), C1 = stats::summarize(c1), CK = stats::summarize(ck);
+      std::printf("  thread CPU time: build %.1f ms, bare keccak %.1f ms, build / keccak %.3f x (min %.3f, max %.3f)\n",
+                  C1.median * 1e-6, CK.median * 1e-6, CR.median, CR.min, CR.max);
+      std::printf("  build, %llu threads   %8.1f ms  (min %.1f, max %.1f); speedup %.2f x (min %.2f, max %.2f)\n",
+                  (unsigned long long)*threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
+      const auto PC = stats::summarize(pcpu);
+      std::printf("  (%llu-thread run: %.1f ms process CPU for %.1f ms wall = %.2f cores busy on average; %.0f threads built chunks)\n",
+                  (unsigned long long)*threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median,
+                  stats::summarize(threads_used).median);
+      std::printf("  memory: input %.1f MB per million entries (88 B each); the build adds %.1f MB per million at peak%s\n",
+                  88.0, double(rss_build - rss_input) / double(n), hwm_reset ? "" : " (peak RSS reset unsupported: not measured)");
+    }
+  }
+
+  if (!args.given("skip-incremental")) {
+    const size_t S = *slots, W = *writes;
+    st::state::Address contract{};
+    contract[0] = 0xc0;
+    mpt::MptState state;
+    const uint64_t rss0 = rss_bytes();
+    {
+      st::state::StateDiff d;
+      d.accounts.emplace_back();
+      d.accounts[0].address = contract;
+      d.accounts[0].code = std::vector<uint8_t>{0x60, 0x00};
+      d.accounts[0].storage_writes.resize(S);
+      for (size_t i = 0; i < S; ++i) {
+        st::state::Bytes32 slot{}, v{};
+        for (int b = 0; b < 8; ++b) { slot[31 - b] = uint8_t(uint64_t(i) >> (8 * b)); v[31 - b] = uint8_t(uint64_t(i + 1) >> (8 * b)); }
+        v[0] = 0x01;
+        d.accounts[0].storage_writes[i] = {slot, v};
+      }
+      state.apply(d);
+    }
+    state.root();
+    const uint64_t rss_state = rss_bytes();
+    std::mt19937_64 rng(*seed);
+    std::vector<double> tb, tk, ratio, dirty_nodes, calls, tapply, cb, ck, cratio, cka, crat_all, capply;
+    auto block = [&](const std::vector<uint64_t>& which, uint8_t tag) {
+      st::state::StateDiff d;
+      d.accounts.emplace_back();
+      d.accounts[0].address = contract;
+      for (uint64_t i : which) {
+        st::state::Bytes32 slot{}, v{};
+        for (int b = 0; b < 8; ++b) slot[31 - b] = uint8_t(i >> (8 * b));
+        for (auto& x : v) x = uint8_t(rng());
+        v[0] = tag;  // nonzero, 32 bytes: same encoding sizes in both blocks
+        d.accounts[0].storage_writes.emplace_back(slot, v);
+      }
+      return d;
+    };
+    for (uint64_t r = 0; r < *reps; ++r) {
+      std::vector<uint64_t> which;
+      {
+        std::vector<uint8_t> seen(S, 0);
+        while (which.size() < W) {
+          const uint64_t i = rng() % S;
+          if (!seen[i]) { seen[i] = 1; which.push_back(i); }
+        }
+      }
+      // capture block (untimed), then the timed block over the same slots
+      const auto d1 = block(which, 0x02), d2 = block(which, 0x03);
+      mpt::NodeCapture cap;
+      mpt::CommitStats cs;
+      state.apply(d1);
+      state.root(&cs, &cap);
+      BareKeccak bare(cap), bare_all(cap);
+      std::vector<uint8_t> slot_bytes;
+      for (const auto& w : d2.accounts[0].storage_writes) slot_bytes.insert(slot_bytes.end(), w.first.begin(), w.first.end());
+      bare_all.add(slot_bytes.data(), d2.accounts[0].storage_writes.size(), 32);
+      const uint64_t a = report::now_ns(), ca = thread_cpu_ns();
+      state.apply(d2);
+      const uint64_t b = report::now_ns();
+      capply.push_back(double(thread_cpu_ns() - ca));
+      const mpt::Hash32 root = state.root();
+      const double ns = double(report::now_ns() - a), cpu = double(thread_cpu_ns() - ca);
+      (void)root;
+      tapply.push_back(double(b - a));
+      const auto [nsk_wall, nsk_cpu] = bare.run();
+      const double nsk = double(nsk_wall);
+      tb.push_back(ns); tk.push_back(nsk); ratio.push_back(ns / nsk);
+      cb.push_back(cpu); ck.push_back(double(nsk_cpu)); cratio.push_back(cpu / double(nsk_cpu));
+      const auto [nsa_wall, nsa_cpu] = bare_all.run();
+      cka.push_back(double(nsa_cpu));
+      crat_all.push_back(cpu / double(nsa_cpu));
+      (void)nsa_wall;
+      dirty_nodes.push_back(double(cs.nodes_rehashed));
+      calls.push_back(double(cs.keccak_calls));
+    }
+    nlohmann::json s;
+    s["slots"] = S;
+    s["writes"] = W;
+    s["dirty_nodes"] = report::summary_json(stats::summarize(dirty_nodes));
+    s["dirty_keccak_calls"] = report::summary_json(stats::summarize(calls));
+    s["block_ms"] = ms_summary(tb);
+    s["apply_ms"] = ms_summary(tapply);
+    s["apply_cpu_ms"] = ms_summary(capply);
+    s["bare_keccak_ms"] = ms_summary(tk);
+    s["block_over_keccak"] = report::summary_json(stats::summarize(ratio));
+    s["block_cpu_ms"] = ms_summary(cb);
+    s["bare_keccak_cpu_ms"] = ms_summary(ck);
+    s["block_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
+    s["bare_keccak_with_slot_keys_cpu_ms"] = ms_summary(cka);
+    s["block_over_keccak_with_slot_keys_cpu"] = report::summary_json(stats::summarize(crat_all));
+    s["trie_resident_bytes_per_million_slots"] = double(rss_state - rss0) * 1e6 / double(S);
+    j["incremental"] = s;
+    if (!json) {
+      const auto B = stats::summarize(tb), K = stats::summarize(tk), R = stats::summarize(ratio);
+      std::printf("incremental: %zu slot updates into %zu slots (one contract, state model)\n", W, S);
+      std::printf("  dirty nodes %.0f, keccak calls %.0f (medians)\n", stats::summarize(dirty_nodes).median,
+                  stats::summarize(calls).median);
+      std::printf("  apply + root        %8.2f ms  (min %.2f, max %.2f)\n", B.median * 1e-6, B.min * 1e-6, B.max * 1e-6);
+      const auto A = stats::summarize(tapply);
+      std::printf("    of which apply    %8.2f ms  (min %.2f, max %.2f)\n", A.median * 1e-6, A.min * 1e-6, A.max * 1e-6);
+      std::printf("  bare keccak, dirty  %8.2f ms  (min %.2f, max %.2f)\n", K.median * 1e-6, K.min * 1e-6, K.max * 1e-6);
+      std::printf("  block / keccak      %8.3f x   (min %.3f, max %.3f)   wall clock\n", R.median, R.min, R.max);
+      const auto CR = stats::summarize(cratio), CB = stats::summarize(cb), CK = stats::summarize(ck);
+      std::printf("  thread CPU time: block %.2f ms (apply %.2f), bare keccak %.2f ms, block / keccak %.3f x (min %.3f, max %.3f)\n",
+                  CB.median * 1e-6, stats::summarize(capply).median * 1e-6, CK.median * 1e-6, CR.median, CR.min, CR.max);
+      const auto CA = stats::summarize(cka), RA = stats::summarize(crat_all);
+      std::printf("  bare keccak of the dirty nodes + the %zu slot keys: %.2f ms CPU; block / that %.3f x (min %.3f, max %.3f)\n",
+                  W, CA.median * 1e-6, RA.median, RA.min, RA.max);
+      std::printf("  mutable trie: %.1f MB resident per million slots\n", double(rss_state - rss0) / double(S));
+    }
+  }
+  if (json) std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+}  // namespace st::cli
