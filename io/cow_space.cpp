@@ -1,16 +1,12 @@
 // cow_space: allocator persistence and the atomic commit sequence (see the header).
 #include "io/cow_space.h"
 
+#include "io/byte_order.h"
+
 #include <algorithm>
 #include <cstring>
 
 namespace st::io {
-namespace {
-
-void put_u64(unsigned char* p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i)); }
-uint64_t get_u64(const unsigned char* p) { uint64_t v = 0; for (int i = 7; i >= 0; --i) v = (v << 8) | p[i]; return v; }
-
-}  // namespace
 
 Status CowSpace::open() {
   needs_reopen_ = false;

@@ -4,6 +4,8 @@
 // the rename itself durable. A crash before the rename leaves the old MANIFEST in place.
 #include "io/manifest.h"
 
+#include "io/byte_order.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,10 +20,6 @@ namespace {
 
 constexpr uint32_t kManifestMagic = 0x464d5453u;  // "STMF"
 
-void put_u64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i)); }
-void put_u32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i)); }
-uint64_t get_u64(const uint8_t* p) { uint64_t v = 0; for (int i = 7; i >= 0; --i) v = (v << 8) | p[i]; return v; }
-uint32_t get_u32(const uint8_t* p) { uint32_t v = 0; for (int i = 3; i >= 0; --i) v = (v << 8) | p[i]; return v; }
 
 Status write_all(int fd, const uint8_t* p, size_t n, const std::string& path) {
   while (n > 0) {

@@ -6,11 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/sha256_constants.h"
+
 namespace st::kernels::sha256_detail {
 
-inline constexpr uint32_t kInit[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-extern const uint32_t kRound[64];
 
 // state <- compress(state, blocks), nblocks consecutive 64-byte blocks.
 void compress_portable(uint32_t state[8], const uint8_t* blocks, size_t nblocks);

@@ -25,22 +25,14 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/sha256_constants.h"
+
 namespace st::kernels::sha256_detail::simd {
 
 #define ST_SHA_INLINE inline __attribute__((always_inline))
 
-inline constexpr uint32_t kK[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-inline constexpr uint32_t kIV[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+inline constexpr const uint32_t (&kK)[64] = sha256_detail::kRound;
+inline constexpr const uint32_t (&kIV)[8] = sha256_detail::kInit;
 
 constexpr uint32_t c_ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 constexpr uint32_t c_ssig0(uint32_t x) { return c_ror(x, 7) ^ c_ror(x, 18) ^ (x >> 3); }
@@ -114,7 +106,7 @@ ST_SHA_INLINE void round_step(typename V::vec* s, typename V::vec* w) {
       constexpr uint32_t kConst = (S.known[t - 2] ? c_ssig1(S.value[t - 2]) : 0u) + (S.known[t - 7] ? S.value[t - 7] : 0u) +
                                   (S.known[t - 15] ? c_ssig0(S.value[t - 15]) : 0u) + (S.known[t - 16] ? S.value[t - 16] : 0u);
       // Start from the variable term that is always present when W[t] is unknown.
-      vec acc;
+      vec acc{};  // always assigned by the first term; initialised so GCC 12 -O2 sees it
       bool have = false;
       auto add_term = [&](vec x) { acc = have ? V::add(acc, x) : x; have = true; };
       if constexpr (!S.known[t - 16]) add_term(w[t & 15]);

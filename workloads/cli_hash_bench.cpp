@@ -22,6 +22,7 @@
 #include "engine/stats/summary.h"
 #include "kernels/sha256.h"
 #include "workloads/cli_args.h"
+#include "workloads/report.h"
 #include "workloads/commands.h"
 
 namespace st::cli {
@@ -128,10 +129,6 @@ std::string fmt_summary(const stats::Summary& s) {
   return buf;
 }
 
-nlohmann::json summary_json(const stats::Summary& s) {
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
-}
-
 }  // namespace
 
 int cmd_hash_bench(int argc, char** argv) {
@@ -205,7 +202,7 @@ int cmd_hash_bench(int argc, char** argv) {
     j["results"] = nlohmann::json::array();
     for (const Entry& e : results)
       j["results"].push_back({{"kernel", e.kernel}, {"entry", e.entry}, {"compressions_per_msg", e.compressions_per_msg},
-                              {"ns_per_msg", summary_json(e.ns_per_msg)}, {"ns_per_compression", summary_json(e.ns_per_compression)}});
+                              {"ns_per_msg", report::summary_json(e.ns_per_msg)}, {"ns_per_compression", report::summary_json(e.ns_per_compression)}});
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }

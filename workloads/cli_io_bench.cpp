@@ -30,6 +30,7 @@
 #include "io/raw_reads.h"
 #include "io/rocksdb_store.h"
 #include "workloads/cli_args.h"
+#include "workloads/report.h"
 #include "workloads/commands.h"
 
 namespace st::cli {
@@ -54,10 +55,7 @@ double now_s() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-nlohmann::json summary_json(const std::vector<double>& v) {
-  const stats::Summary s = stats::summarize(v);
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
-}
+nlohmann::json summary_json(const std::vector<double>& v) { return report::summary_json(stats::summarize(v)); }
 
 int fail(const std::string& msg, int code) {
   std::fprintf(stderr, "statetree io-bench: %s\n", msg.c_str());

@@ -98,7 +98,7 @@ SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
     }
   };
   if (threads > 1) {
-    pipeline::ThreadScope scope(unsigned(threads));
+    pipeline::ThreadScope scope{unsigned(threads)};
     pipeline::parallel_for(kBuckets, 1024, sort_buckets);
     pipeline::parallel_for(in.size(), 65536, gather);
   } else {
@@ -232,7 +232,7 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     }
   };
   if (opt.threads > 1) {
-    pipeline::ThreadScope scope(unsigned(opt.threads));
+    pipeline::ThreadScope scope{unsigned(opt.threads)};
     pipeline::parallel_for(nb, 1, run_buckets);
   } else {
     run_buckets(0, nb);
