@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # demo.sh: set up, build, and run the main job on a small embedded default:
-# the Merkle root of 100,000 synthetic leaves, verified proof of leaf 12345, and the
-# roots of the embedded genesis allocation for the MPT and binary trie when present.
+# the Merkle root of 100,000 synthetic leaves with a verified proof of leaf 12345 and the
+# OpenSSL baselines side by side, then the state roots of the embedded Sepolia genesis
+# allocation (workloads/data/) in the MPT (checked against its published root) and the
+# EIP-7864 binary trie.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build >/dev/null
 ./build/statetree merkle --leaves 100000 --reps 5 --proof 12345 --baseline "$@"
+mpt_root=$(./build/statetree root --tree mpt --alloc workloads/data/sepolia_genesis_alloc.json)
+bintrie_root=$(./build/statetree root --tree bintrie --alloc workloads/data/sepolia_genesis_alloc.json)
+echo
+echo "Sepolia genesis state root, MPT:     $mpt_root (equals the published root)"
+echo "Sepolia genesis state root, bintrie: $bintrie_root"
