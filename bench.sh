@@ -15,8 +15,6 @@ mkdir -p results
 studies=("$@")
 [[ ${#studies[@]} -eq 0 ]] && studies=(kernels merkle mpt bintrie io)
 
-has_command() { $BIN --help | grep -q "^  $1 "; }
-
 run() {  # run STUDY ARGS... : one JSON line appended to results/STUDY.jsonl
   local study=$1; shift
   echo "+ statetree $*" >&2
@@ -46,14 +44,13 @@ if len(rows)>=2:
     print(f"2 threads vs 1: {rows[0]['total_ns_per_leaf']['median']/rows[1]['total_ns_per_leaf']['median']:.2f}x")
 PY
       ;;
-    kernels|mpt|bintrie|io)
-      cmd=$([[ $study == kernels ]] && echo hash-bench || echo "$study-bench")
-      if has_command "$cmd"; then
-        : > "results/$study.jsonl"
-        run "$study" "$cmd" --reps "$REPS"
-      else
-        echo "bench.sh: $study: statetree has no $cmd command yet, skipped" >&2
-      fi
+    kernels) : > results/kernels.jsonl; run kernels hash-bench --reps "$REPS" ;;
+    mpt) : > results/mpt.jsonl; run mpt mpt-bench --reps 5 ;;
+    bintrie) : > results/bintrie.jsonl; run bintrie bintrie-bench --reps 5 ;;
+    io)
+      : > results/io.jsonl
+      rm -f results/io-bench.arena
+      run io io-bench --file results/io-bench.arena --size-mib 256 --qd 1,8,32 --reps 5 --rocksdb
       ;;
     *) echo "bench.sh: unknown study '$study'" >&2; exit 2 ;;
   esac
