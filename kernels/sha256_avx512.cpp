@@ -212,33 +212,13 @@ ST_SHA_INLINE void hash64_group(const uint8_t* in, uint8_t* out) {
 }
 
 void hash32_batch_avx512(const uint8_t* in, uint8_t* out, size_t n) {
-  size_t i = 0;
-  for (; i + L <= n; i += L) hash32_group(in + 32 * i, out + 32 * i);
-  const size_t rest = n - i;
-  if (rest && rest <= kTailSingles && single_stream_is_fast()) {
-    for (; i < n; ++i) hash_single_best(in + 32 * i, 32, out + 32 * i);
-  } else if (rest) {
-    alignas(64) uint8_t buf[L * 32] = {};
-    std::memcpy(buf, in + 32 * i, 32 * rest);
-    hash32_group(buf, buf);
-    std::memcpy(out + 32 * i, buf, 32 * rest);
-  }
+  simd::batch_fixed<L, 32>(in, out, n, [](const uint8_t* i, uint8_t* o) { hash32_group(i, o); }, kTailSingles,
+                           single_stream_is_fast, hash_single_best);
 }
 
 void hash64_batch_avx512(const uint8_t* in, uint8_t* out, size_t n) {
-  // out may equal in: group g reads in[1024 g, 1024 g + 1024) before writing
-  // out[512 g, 512 g + 512), which lies in input already consumed.
-  size_t i = 0;
-  for (; i + L <= n; i += L) hash64_group(in + 64 * i, out + 32 * i);
-  const size_t rest = n - i;
-  if (rest && rest <= kTailSingles && single_stream_is_fast()) {
-    for (; i < n; ++i) hash_single_best(in + 64 * i, 64, out + 32 * i);
-  } else if (rest) {
-    alignas(64) uint8_t buf[L * 64] = {};
-    std::memcpy(buf, in + 64 * i, 64 * rest);
-    hash64_group(buf, buf);
-    std::memcpy(out + 32 * i, buf, 32 * rest);
-  }
+  simd::batch_fixed<L, 64>(in, out, n, [](const uint8_t* i, uint8_t* o) { hash64_group(i, o); }, kTailSingles,
+                           single_stream_is_fast, hash_single_best);
 }
 
 void hash_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {

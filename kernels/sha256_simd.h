@@ -9,7 +9,10 @@
 //    policy of vector ops (add, set1, the four sigma functions, Ch, Maj) that each ISA file
 //    defines in its own anonymous namespace, so every instantiation has internal linkage
 //    and is compiled with that file's flags only (no ODR mixing of ISA code).
-// 3. hash_batch_lanes<L>(): the multi-buffer scheduler for messages of arbitrary lengths:
+// 3. batch_fixed<L, Bytes>(): n contiguous fixed-size messages in groups of L lanes; the
+//    last partial group goes either to single-stream hashing (few messages, when that is
+//    fast) or to one zero-padded group in a stack buffer.
+// 4. hash_batch_lanes<L>(): the multi-buffer scheduler for messages of arbitrary lengths:
 //    L lanes, each walks its message block by block (full blocks read in place, the 1-2
 //    padded tail blocks built in a per-lane buffer); a lane whose message ends is refilled
 //    with the next message, idle lanes hash a zero block whose result is discarded; the
@@ -156,6 +159,24 @@ ST_SHA_INLINE void compress(typename V::vec* s, typename V::vec* w) {
 // compressor of consecutive blocks from a state, e.g. SHA-NI) is given, each remaining
 // lane's blocks are run through it instead.
 using FinishFn = void (*)(uint32_t state[8], const uint8_t* blocks, size_t nblocks);
+
+template <size_t L, size_t kMsgBytes, class Group, class SinglesFast, class Single>
+ST_SHA_INLINE void batch_fixed(const uint8_t* in, uint8_t* out, size_t n, Group group, size_t tail_singles,
+                               SinglesFast singles_fast, Single single) {
+  // out may equal in: group g reads in[L*kMsgBytes*g, +L*kMsgBytes) before writing
+  // out[32*L*g, +32*L), which lies in input already consumed (kMsgBytes >= 32).
+  size_t i = 0;
+  for (; i + L <= n; i += L) group(in + kMsgBytes * i, out + 32 * i);
+  const size_t rest = n - i;
+  if (rest && rest <= tail_singles && singles_fast()) {
+    for (; i < n; ++i) single(in + kMsgBytes * i, kMsgBytes, out + 32 * i);
+  } else if (rest) {
+    alignas(64) uint8_t buf[L * kMsgBytes] = {};
+    std::memcpy(buf, in + kMsgBytes * i, kMsgBytes * rest);
+    group(buf, buf);
+    std::memcpy(out + 32 * i, buf, 32 * rest);
+  }
+}
 
 template <size_t L, class CompressLanes>
 void hash_batch_lanes(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n,
