@@ -34,10 +34,11 @@ constexpr size_t kLeafBlocksPerTask = 64;  // addData parallel grain (1024 leave
 uint64_t compressions_for_length(size_t len) { return (uint64_t(len) + 9 + 63) / 64; }
 
 Digest hash_bytes(const Sha256Kernel& k, const uint8_t* data, size_t len, bool twice) {
-  Digest d;
+  Digest d, twice_d;
   k.hash(data, len, d.data());
-  if (twice) k.hash(d.data(), 32, d.data());
-  return d;
+  if (!twice) return d;
+  k.hash(d.data(), 32, twice_d.data());  // `hash` promises nothing about in == out
+  return twice_d;
 }
 
 }  // namespace
