@@ -2,6 +2,7 @@
 #include "engine/bintrie/batch_root.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
@@ -13,10 +14,8 @@
 namespace st::bintrie {
 namespace {
 
-struct SortRec {
-  uint64_t prefix;  // first 8 key bytes, big-endian
-  uint32_t index;   // position in the input (later wins among equal keys)
-};
+// (key prefix, input index); among equal keys the later index wins.
+using SortRec = SortedRef;
 
 // Stems per chunk of the stem-subtree pass: keeps the level buffers cache-resident.
 constexpr size_t kStemChunk = 2048;
@@ -49,7 +48,11 @@ SortedEntries sort_entries_small(std::span<const Entry> in) {
 
 }  // namespace
 
-SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
+uint64_t SortedEntries::stem_prefix(size_t s) const {
+  return src ? ref[stem_begin[s]].prefix : load_be64(stem(s));
+}
+
+SortedEntries sort_entries(std::span<const Entry> in, unsigned threads, bool materialize) {
   if (in.size() < 32768) return sort_entries_small(in);
   // Counting sort on the top 16 key bits (stable: input order kept within a bucket), then a
   // comparison sort inside each bucket (a few entries each for random keys).
@@ -89,6 +92,36 @@ SortedEntries sort_entries(std::span<const Entry> in, unsigned threads) {
     }
   };
   SortedEntries out;
+  if (!materialize) {
+    // Index form: no copy of the entries. Dedupe and stem starts compare prefixes first and
+    // touch the (random-order) input only when the 8-byte prefixes are equal.
+    if (threads > 1) {
+      pipeline::ThreadScope scope{unsigned(threads)};
+      pipeline::parallel_for(kBuckets, 1024, sort_buckets);
+    } else {
+      sort_buckets(0, kBuckets);
+    }
+    out.src = in.data();
+    size_t kept_n = 0;  // compact in place: the records become the view
+    for (size_t i = 0; i < recs.size(); ++i) {
+      if (i + 1 < recs.size() && recs[i + 1].prefix == recs[i].prefix &&
+          std::memcmp(in[recs[i + 1].index].key.data(), in[recs[i].index].key.data(), 32) == 0)
+        continue;  // keep the last write of a run of equal keys
+      recs[kept_n++] = recs[i];
+    }
+    recs.resize(kept_n);
+    out.ref = std::move(recs);
+    const size_t kept = out.ref.size();
+    out.stem_begin.reserve(kept + 1);
+    for (size_t i = 0; i < kept; ++i) {
+      if (i == 0 || out.ref[i].prefix != out.ref[i - 1].prefix ||
+          std::memcmp(in[out.ref[i].index].key.data(), in[out.ref[i - 1].index].key.data(), 31) != 0)
+        out.stem_begin.push_back(uint32_t(i));
+    }
+    out.stem_begin.push_back(uint32_t(kept));
+    if (kept == 0) out.stem_begin.clear();
+    return out;
+  }
   out.entries.resize(in.size());
   auto gather = [&](size_t i0, size_t i1) {
     constexpr size_t kAhead = 16;  // random reads: keep several misses in flight
@@ -131,7 +164,11 @@ std::vector<uint8_t> stem_depths(const SortedEntries& sorted) {
   if (n < 2) return depth;
   unsigned prev_lcp = 0;
   for (size_t i = 0; i < n; ++i) {
-    const unsigned next_lcp = i + 1 < n ? stem_lcp(sorted.stem(i), sorted.stem(i + 1)) : 0;
+    unsigned next_lcp = 0;
+    if (i + 1 < n) {
+      const uint64_t x = sorted.stem_prefix(i) ^ sorted.stem_prefix(i + 1);
+      next_lcp = x ? unsigned(std::countl_zero(x)) : stem_lcp(sorted.stem(i), sorted.stem(i + 1));
+    }
     depth[i] = uint8_t(1 + std::max(prev_lcp, next_lcp));
     prev_lcp = next_lcp;
   }
@@ -150,9 +187,19 @@ void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t 
     // Leaves: H(value) for every present value.
     L.hash.resize(ne);
     L.pos.resize(ne);
-    for (size_t i = 0; i < ne; ++i) {
-      L.hash[i] = sorted.entries[e0 + i].value;
-      L.pos[i] = sorted.entries[e0 + i].key[31];
+    if (sorted.src) {
+      constexpr size_t kAhead = 16;  // index form: random reads, keep several misses in flight
+      for (size_t i = 0; i < ne; ++i) {
+        if (i + kAhead < ne) __builtin_prefetch(&sorted.entry(e0 + i + kAhead).value);
+        const Entry& e = sorted.entry(e0 + i);
+        L.hash[i] = e.value;
+        L.pos[i] = e.key[31];
+      }
+    } else {
+      for (size_t i = 0; i < ne; ++i) {
+        L.hash[i] = sorted.entries[e0 + i].value;
+        L.pos[i] = sorted.entries[e0 + i].key[31];
+      }
     }
     h.hash32_batch(L.hash[0].data(), L.hash[0].data(), ne);
     n32 += ne;
@@ -180,7 +227,7 @@ void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t 
 Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt,
                           BatchRootStats* stats) {
   const size_t n = sorted.stems();
-  if (stats) { stats->entries = sorted.entries.size(); stats->stems = n; }
+  if (stats) { stats->entries = sorted.size(); stats->stems = n; }
   if (n == 0) return Bytes32{};
   const std::vector<uint8_t> depth = stem_depths(sorted);
 
@@ -200,7 +247,7 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     size_t s = 0;
     for (size_t b = 0; b < nb; ++b) {
       bucket_begin[b] = uint32_t(s);
-      while (s < n && (k == 0 || (load_be64(sorted.stem(s)) >> (64 - k)) == b)) ++s;
+      while (s < n && (k == 0 || (sorted.stem_prefix(s) >> (64 - k)) == b)) ++s;
     }
     bucket_begin[nb] = uint32_t(n);
   }
@@ -218,11 +265,11 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
       hash_stems(h, sorted, s0, s1, stem_hash.data(), &bstats[b]);
       bucket_has[b] = 1;
       if (s1 - s0 == 1) {
-        bucket_item[b] = {uint32_t(s0), depth[s0], load_be64(sorted.stem(s0)), stem_hash[0]};
+        bucket_item[b] = {uint32_t(s0), depth[s0], sorted.stem_prefix(s0), stem_hash[0]};
         continue;
       }
       items.resize(s1 - s0);
-      for (size_t i = s0; i < s1; ++i) items[i - s0] = {uint32_t(i), depth[i], load_be64(sorted.stem(i)), stem_hash[i - s0]};
+      for (size_t i = s0; i < s1; ++i) items[i - s0] = {uint32_t(i), depth[i], sorted.stem_prefix(i), stem_hash[i - s0]};
       ReduceStats rs;
       auto top = reduce_levels(h, sorted, std::move(items), k, &rs);
       items = {};
@@ -255,7 +302,7 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
 
 Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
                    BatchRootStats* stats) {
-  const SortedEntries sorted = sort_entries(entries, opt.threads);
+  const SortedEntries sorted = sort_entries(entries, opt.threads, /*materialize=*/false);
   return batch_root_sorted(h, sorted, opt, stats);
 }
 

@@ -48,15 +48,29 @@ struct BatchRootOptions {
   unsigned bucket_bits = 0;     // 0: automatic (about 2048 stems per bucket, >= 16 buckets per thread)
 };
 
-// Sorted, deduplicated view of an entry set grouped by stem.
+// Sorted, deduplicated view of an entry set grouped by stem. Two forms:
+//   materialized (the default): `entries` holds copies in key order;
+//   index (sort_entries(..., materialize = false)): `entries` is empty, `ref[i]` names the
+//     input entry of rank i (src must outlive the view) with its 8-byte key prefix, so the
+//     batch root never copies the entries (64 MB for 1M keys) and splits stems by prefix
+//     without touching them.
+struct SortedRef {
+  uint64_t prefix;  // first 8 key bytes, big-endian
+  uint32_t index;   // position in src
+};
 struct SortedEntries {
-  std::vector<Entry> entries;        // ascending key, unique
-  std::vector<uint32_t> stem_begin;  // stem s owns entries[stem_begin[s] .. stem_begin[s+1])
+  std::vector<Entry> entries;        // materialized form: ascending key, unique
+  const Entry* src = nullptr;        // index form: the input
+  std::vector<SortedRef> ref;        // index form: ascending key, unique
+  std::vector<uint32_t> stem_begin;  // stem s owns entries [stem_begin[s] .. stem_begin[s+1])
+  size_t size() const { return src ? ref.size() : entries.size(); }
+  const Entry& entry(size_t i) const { return src ? src[ref[i].index] : entries[i]; }
   size_t stems() const { return stem_begin.empty() ? 0 : stem_begin.size() - 1; }
-  const uint8_t* stem(size_t s) const { return entries[stem_begin[s]].key.data(); }
+  const uint8_t* stem(size_t s) const { return entry(stem_begin[s]).key.data(); }
+  uint64_t stem_prefix(size_t s) const;
 };
 
-SortedEntries sort_entries(std::span<const Entry> entries, unsigned threads = 1);
+SortedEntries sort_entries(std::span<const Entry> entries, unsigned threads = 1, bool materialize = true);
 
 Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt = {},
                    BatchRootStats* stats = nullptr);

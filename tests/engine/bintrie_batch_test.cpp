@@ -89,3 +89,29 @@ TEST_CASE("bintrie batch root: parallel path on a large set equals serial") {
   // internal nodes and some single-child ones.
   CHECK(s1.hash64_messages >= 20000 * 9 + 19999);
 }
+
+TEST_CASE("bintrie sort_entries: index form equals materialized form (large set: bucket sort path)") {
+  // > 32768 writes so the bucket sort runs; structured writes give equal 8-byte prefixes,
+  // shared stems and repeated keys, the cases where the index form must read the input.
+  std::mt19937_64 rng(7);
+  const auto writes = random_writes(rng, 40000);
+  for (unsigned threads : {1u, 2u}) {
+    const SortedEntries m = sort_entries(writes, threads, true);
+    const SortedEntries x = sort_entries(writes, threads, false);
+    REQUIRE(x.src == writes.data());
+    REQUIRE(m.size() == x.size());
+    REQUIRE(m.stem_begin == x.stem_begin);
+    for (size_t i = 0; i < m.size(); ++i) {
+      CHECK(m.entry(i).key == x.entry(i).key);
+      CHECK(m.entry(i).value == x.entry(i).value);
+    }
+    for (size_t s = 0; s < m.stems(); ++s) CHECK(m.stem_prefix(s) == x.stem_prefix(s));
+    const Hasher h = make_hasher(HashKind::sha256);
+    BatchRootOptions o;
+    o.threads = threads;
+    BatchRootStats sm, sx;
+    CHECK(hex(batch_root_sorted(h, m, o, &sm)) == hex(batch_root(h, writes, o, &sx)));
+    CHECK(sm.hash64_messages == sx.hash64_messages);
+    CHECK(sm.entries == sx.entries);
+  }
+}
