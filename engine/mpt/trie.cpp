@@ -433,9 +433,15 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       const size_t need = total + t->encoded_bound(x);
       if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
       uint8_t* out = sc.buf.data() + total;
-      const size_t len = size_t(t->put_encoding(x, out) - out);
-      sc.off[i] = total;
-      total += len;
+      uint8_t* end;
+      if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
+        out = put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end);
+      } else {
+        end = t->put_encoding(x, out);
+      }
+      const size_t len = size_t(end - out);
+      sc.off[i] = size_t(out - sc.buf.data());
+      total = size_t(end - sc.buf.data());
       x.dirty = false;
       if (len < 32) {
         x.ref.len = uint8_t(len);
