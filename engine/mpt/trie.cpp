@@ -423,9 +423,25 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     sc.targets.clear();
     size_t total = 0;
     for (size_t i = 0; i < level.size(); ++i) {
+      // two stages, as in step 1: the node line 2*ahead, then (from that line) the child
+      // block or the leaf's path and value 1*ahead (step 1's prefetches of a large block
+      // are evicted by the time its depth is encoded)
+      if (i + 2 * kPrefetchAhead < level.size()) {
+        const CommitItem& f = level[i + 2 * kPrefetchAhead];
+        __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
+      }
       if (i + kPrefetchAhead < level.size()) {
         const CommitItem& f = level[i + kPrefetchAhead];
-        __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
+        const Trie* ft = static_cast<const Trie*>(f.t);
+        const Node& fx = ft->nodes_[f.id];
+        if (fx.kind == NodeKind::branch) {
+          const uintptr_t refs_begin = reinterpret_cast<uintptr_t>(&ft->kids_[fx.child].ref[0]);
+          for (uintptr_t line = refs_begin & ~uintptr_t(63); line < refs_begin + sizeof(NodeRef) * 16; line += 64)
+            __builtin_prefetch(reinterpret_cast<const void*>(line));
+        } else if (fx.kind == NodeKind::leaf) {
+          __builtin_prefetch(fx.path.data());
+          __builtin_prefetch(fx.value.data());
+        }
       }
       Trie* t = static_cast<Trie*>(level[i].t);
       Node& x = t->nodes_[level[i].id];
