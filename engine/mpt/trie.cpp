@@ -3,6 +3,8 @@
 // change the contents (same value, delete of an absent key) leaves every hash cached.
 #include "engine/mpt/trie.h"
 
+#include "kernels/hex_prefix.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -283,6 +285,56 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
     }
   }
   return std::nullopt;
+}
+
+void Trie::prefetch_paths(std::span<const std::span<const uint8_t>> keys) const {
+  assert(keys.size() <= kWarmGroup);
+  struct Cursor {
+    NodeId n;           // node to visit next, or (after a branch step) its parent's child block
+    uint32_t pos;       // nibble index into the key
+    uint32_t key;       // index into keys
+    bool via_block;     // n is a child block; the child is its id[nibble pos - 1]
+  };
+  Cursor cur[kWarmGroup];
+  size_t active = 0;
+  if (root_ != kNoNode)
+    for (size_t i = 0; i < keys.size(); ++i) cur[active++] = {root_, 0, uint32_t(i), false};
+  while (active) {
+    // 1. request every cursor's node lines
+    for (size_t a = 0; a < active; ++a) {
+      const char* p = reinterpret_cast<const char*>(&nodes_[cur[a].n]);
+      for (size_t line = 0; line < sizeof(Node); line += 64) __builtin_prefetch(p + line);
+    }
+    // 2. read each node, step past it; for a branch request the child-id line
+    size_t kept = 0;
+    for (size_t a = 0; a < active; ++a) {
+      Cursor c = cur[a];
+      const std::span<const uint8_t> key = keys[c.key];
+      const Node& x = nodes_[c.n];
+      if (x.kind == NodeKind::leaf) continue;
+      if (x.kind == NodeKind::extension) {
+        c.pos += uint32_t(x.path.size());
+        c.n = x.child;
+      } else {
+        if (c.pos >= 2 * key.size()) continue;
+        __builtin_prefetch(&kids_[x.child].id[st::kernels::key_nibble(key.data(), c.pos)]);
+        c.n = x.child;
+        c.via_block = true;
+        ++c.pos;
+      }
+      cur[kept++] = c;
+    }
+    // 3. resolve the branch steps (their id lines were requested in 2)
+    active = 0;
+    for (size_t a = 0; a < kept; ++a) {
+      Cursor c = cur[a];
+      if (c.via_block) {
+        c.n = kids_[c.n].id[st::kernels::key_nibble(keys[c.key].data(), c.pos - 1)];
+        c.via_block = false;
+      }
+      if (c.n != kNoNode && c.pos <= 2 * keys[c.key].size()) cur[active++] = c;
+    }
+  }
 }
 
 size_t Trie::encoded_bound(const Node& x) const {
