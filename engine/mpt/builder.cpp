@@ -20,6 +20,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <utility>
 #include <cassert>
 #include <cstring>
 
@@ -61,7 +62,7 @@ struct Scratch {
   std::vector<uint32_t> slots;
   std::vector<NodeRef> refs;
   std::vector<uint32_t> order, height_start;
-  std::vector<size_t> enc_off;
+  std::vector<size_t> msg_off;  // per hashed node of the current height: where its encoding begins in buf
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
@@ -189,20 +190,38 @@ class ChunkBuilder {
     }
   }
 
-  // Writes an op's encoding (one pass: sizes and bytes together); returns its length.
-  size_t encode(const Op& op, uint8_t* out) const {
+  // Writes an op's encoding into out[0..bound(op)) (one pass: sizes and bytes together) and
+  // returns [begin, end) of it. A branch's children are written first at out + 9 (room for
+  // the largest RLP list header), then its header right in front of them, so the branch
+  // starts at out + 9 - header size: no separate sizing pass over the 16 child refs.
+  std::pair<uint8_t*, uint8_t*> encode(const Op& op, uint8_t* out) const {
     const KeyValue& k = kv_[op.key];
     switch (op.kind) {
-      case kLeaf: return size_t(put_leaf_key(out, k.key, op.a, size_t(k.key_len) * 2, k.value, k.value_len) - out);
-      case kExt: return size_t(put_extension_key(out, k.key, op.a, op.b, s_.refs[op.c]) - out);
+      case kLeaf: return {out, put_leaf_key(out, k.key, op.a, size_t(k.key_len) * 2, k.value, k.value_len)};
+      case kExt: return {out, put_extension_key(out, k.key, op.a, op.b, s_.refs[op.c])};
       default: {
-        const NodeRef* ch[16];
         const uint32_t* slot = &s_.slots[size_t(op.b) * 17];
-        for (int c = 0; c < 16; ++c) ch[c] = slot[c] == kNone ? nullptr : &s_.refs[slot[c]];
-        const uint8_t* v = nullptr;
-        size_t vlen = 0;
-        if (slot[16] != kNone) { v = kv_[slot[16]].value; vlen = kv_[slot[16]].value_len; }
-        return size_t(put_branch_ptrs(out, ch, v, vlen) - out);
+        uint8_t* const body = out + 9;
+        uint8_t* p = body;
+        for (int c = 0; c < 16; ++c) {
+          const uint32_t id = slot[c];
+          if (id == kNone) { *p++ = 0x80; continue; }
+          const NodeRef& r = s_.refs[id];
+          if (r.len == 32) {
+            *p = 0xa0;
+            std::memcpy(p + 1, r.bytes, 32);
+            p += 33;
+          } else {
+            std::memcpy(p, r.bytes, r.len);
+            p += r.len;
+          }
+        }
+        if (slot[16] != kNone) p = st::kernels::rlp_put_string(p, kv_[slot[16]].value, kv_[slot[16]].value_len);
+        else *p++ = 0x80;
+        const size_t payload = size_t(p - body);
+        uint8_t* begin = body - st::kernels::rlp_header_size(payload);
+        st::kernels::rlp_put_list_header(begin, payload);
+        return {begin, p};
       }
     }
   }
@@ -224,39 +243,42 @@ class ChunkBuilder {
     BuildStats& st = s_.stats;
     for (size_t h = 0; h <= max_h; ++h) {
       const uint32_t b = s_.height_start[h], e = s_.height_start[h + 1];
-      // 1. encode every node of this height into one flat buffer (bounded, one pass)
-      s_.enc_off.resize(size_t(e - b) + 1);
-      size_t total = 0;
-      for (uint32_t j = b; j < e; ++j) {
-        const Op& op = s_.ops[s_.order[j]];
-        const size_t need = total + bound(op);
-        if (s_.buf.size() < need) s_.buf.resize(std::max(need, s_.buf.size() * 2));
-        s_.enc_off[j - b] = total;
-        total += encode(op, s_.buf.data() + total);
-        if (op.kind == kLeaf) ++st.leaves; else if (op.kind == kBranch) ++st.branches; else ++st.extensions;
-      }
-      s_.enc_off[e - b] = total;
-      // 2. embed the short ones, hash the rest in one batch
-      s_.msgs.clear();
-      s_.lens.clear();
-      s_.msg_op.clear();
+      // 1. encode every node of this height into one flat buffer (bounded, one pass); a short
+      //    encoding is embedded in its ref right away, a long one is queued for the batch
+      //    (by offset: buf may grow during the pass)
+      const size_t count = size_t(e - b);
+      s_.msg_off.resize(count);
+      s_.lens.resize(count);
+      s_.msg_op.resize(count);
+      size_t total = 0, m = 0;
       for (uint32_t j = b; j < e; ++j) {
         const uint32_t id = s_.order[j];
-        const uint8_t* enc = s_.buf.data() + s_.enc_off[j - b];
-        const size_t len = s_.enc_off[j - b + 1] - s_.enc_off[j - b];
-        NodeRef& r = s_.refs[id];
+        const Op& op = s_.ops[id];
+        const size_t need = total + bound(op);
+        if (s_.buf.size() < need) s_.buf.resize(std::max(need, s_.buf.size() * 2));
+        uint8_t* const base = s_.buf.data();
+        const auto [begin, end] = encode(op, base + total);
+        total = size_t(end - base);
+        const size_t len = size_t(end - begin);
         if (len < 32) {
+          NodeRef& r = s_.refs[id];
           r.len = uint8_t(len);
-          std::memcpy(r.bytes, enc, len);
+          std::memcpy(r.bytes, begin, len);
         } else {
-          s_.msgs.push_back(enc);
-          s_.lens.push_back(len);
-          s_.msg_op.push_back(id);
-          capture_append(cap_, enc, len);
+          s_.msg_off[m] = size_t(begin - base);
+          s_.lens[m] = len;
+          s_.msg_op[m] = id;
+          ++m;
         }
+        if (op.kind == kLeaf) ++st.leaves; else if (op.kind == kBranch) ++st.branches; else ++st.extensions;
       }
-      const size_t m = s_.msgs.size();
+      // 2. hash the long ones in one batch
       if (!m) continue;
+      s_.msgs.resize(m);
+      for (size_t j = 0; j < m; ++j) {
+        s_.msgs[j] = s_.buf.data() + s_.msg_off[j];
+        capture_append(cap_, s_.msgs[j], s_.lens[j]);
+      }
       s_.digests.resize(32 * m);
       st::kernels::keccak256_batch(s_.msgs.data(), s_.lens.data(), s_.digests.data(), m);
       st.keccak_calls += m;

@@ -41,8 +41,7 @@ uint8_t* put_leaf_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const 
 uint8_t* put_extension_key(uint8_t* out, const uint8_t* key, size_t nib_begin, size_t nib_end, const NodeRef& child);
 uint8_t* put_extension_nibbles(uint8_t* out, const uint8_t* nibbles, size_t n, const NodeRef& child);
 uint8_t* put_branch(uint8_t* out, const NodeRef* refs, const uint8_t* value, size_t value_len);
-// Single pass (size and write together) over 16 child pointers (nullptr = empty slot):
-// the batch builder's hot path. Writes at most kBranchMaxFixed + rlp_string_size(value).
+// Upper bound of a branch encoding without its value item: 9-byte header, 16 hash refs, 0x80.
 inline constexpr size_t kBranchMaxFixed = 9 + 16 * 33 + 1;
 
 // Hot-path writers, inline (the batch builder calls them once per node).
@@ -53,26 +52,33 @@ inline uint8_t* put_leaf_key(uint8_t* out, const uint8_t* key, size_t b, size_t 
   return st::kernels::rlp_put_string(out, value, value_len);
 }
 
-inline uint8_t* put_branch_ptrs(uint8_t* out, const NodeRef* const* ch, const uint8_t* value, size_t value_len) {
-  size_t payload = value_len ? st::kernels::rlp_string_size(value, value_len) : 1;
-  for (int i = 0; i < 16; ++i) payload += ch[i] ? ch[i]->size_in_parent() : 1;
-  out = st::kernels::rlp_put_list_header(out, payload);
+// Branch in one pass over refs[16] (sizes and bytes together): the payload is written at
+// out + 9 (room for the largest list header) and the header right in front of it. Returns
+// the encoding's first byte (out + 9 - header size) and sets *end one past its last; writes
+// only within out[0, kBranchMaxFixed + rlp_string_size(value)). Same bytes as put_branch.
+inline uint8_t* put_branch_tail(uint8_t* out, const NodeRef* refs, const uint8_t* value, size_t value_len, uint8_t** end) {
+  uint8_t* const body = out + 9;
+  uint8_t* p = body;
   for (int i = 0; i < 16; ++i) {
-    const NodeRef* r = ch[i];
-    if (!r || r->len == 0) {
-      *out++ = 0x80;
-    } else if (r->len == 32) {
-      *out = 0xa0;
-      std::memcpy(out + 1, r->bytes, 32);
-      out += 33;
+    const NodeRef& r = refs[i];
+    if (r.len == 32) {
+      *p = 0xa0;
+      std::memcpy(p + 1, r.bytes, 32);
+      p += 33;
+    } else if (r.len == 0) {
+      *p++ = 0x80;
     } else {
-      std::memcpy(out, r->bytes, r->len);
-      out += r->len;
+      std::memcpy(p, r.bytes, r.len);
+      p += r.len;
     }
   }
-  if (value_len) return st::kernels::rlp_put_string(out, value, value_len);
-  *out++ = 0x80;
-  return out;
+  if (value_len) p = st::kernels::rlp_put_string(p, value, value_len);
+  else *p++ = 0x80;
+  const size_t payload = size_t(p - body);
+  uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
+  st::kernels::rlp_put_list_header(begin, payload);
+  *end = p;
+  return begin;
 }
 
 }  // namespace st::mpt

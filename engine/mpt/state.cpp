@@ -64,7 +64,14 @@ void MptState::apply(const st::state::StateDiff& diff) {
     std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
       return std::memcmp(slot_keys.data() + 32 * size_t(x), slot_keys.data() + 32 * size_t(y), 32) < 0;
     });
-    for (uint32_t i : order) {
+    for (size_t j = 0; j < order.size(); ++j) {
+      const uint32_t i = order[j];
+      if (a.storage && j % Trie::kWarmGroup == 0) {  // overlap the cache misses of the next group's paths
+        std::span<const uint8_t> group[Trie::kWarmGroup];
+        const size_t g = std::min(Trie::kWarmGroup, order.size() - j);
+        for (size_t q = 0; q < g; ++q) group[q] = {slot_keys.data() + 32 * size_t(order[j + q]), 32};
+        a.storage->prefetch_paths({group, g});
+      }
       const std::span<const uint8_t> key(slot_keys.data() + 32 * size_t(i), 32);
       uint8_t vbuf[33];
       const size_t vlen = put_storage_value_rlp(vbuf, d.storage_writes[i - k].second);

@@ -3,6 +3,8 @@
 // change the contents (same value, delete of an absent key) leaves every hash cached.
 #include "engine/mpt/trie.h"
 
+#include "kernels/hex_prefix.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -285,6 +287,56 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
   return std::nullopt;
 }
 
+void Trie::prefetch_paths(std::span<const std::span<const uint8_t>> keys) const {
+  assert(keys.size() <= kWarmGroup);
+  struct Cursor {
+    NodeId n;           // node to visit next, or (after a branch step) its parent's child block
+    uint32_t pos;       // nibble index into the key
+    uint32_t key;       // index into keys
+    bool via_block;     // n is a child block; the child is its id[nibble pos - 1]
+  };
+  Cursor cur[kWarmGroup];
+  size_t active = 0;
+  if (root_ != kNoNode)
+    for (size_t i = 0; i < keys.size(); ++i) cur[active++] = {root_, 0, uint32_t(i), false};
+  while (active) {
+    // 1. request every cursor's node lines
+    for (size_t a = 0; a < active; ++a) {
+      const char* p = reinterpret_cast<const char*>(&nodes_[cur[a].n]);
+      for (size_t line = 0; line < sizeof(Node); line += 64) __builtin_prefetch(p + line);
+    }
+    // 2. read each node, step past it; for a branch request the child-id line
+    size_t kept = 0;
+    for (size_t a = 0; a < active; ++a) {
+      Cursor c = cur[a];
+      const std::span<const uint8_t> key = keys[c.key];
+      const Node& x = nodes_[c.n];
+      if (x.kind == NodeKind::leaf) continue;
+      if (x.kind == NodeKind::extension) {
+        c.pos += uint32_t(x.path.size());
+        c.n = x.child;
+      } else {
+        if (c.pos >= 2 * key.size()) continue;
+        __builtin_prefetch(&kids_[x.child].id[st::kernels::key_nibble(key.data(), c.pos)]);
+        c.n = x.child;
+        c.via_block = true;
+        ++c.pos;
+      }
+      cur[kept++] = c;
+    }
+    // 3. resolve the branch steps (their id lines were requested in 2)
+    active = 0;
+    for (size_t a = 0; a < kept; ++a) {
+      Cursor c = cur[a];
+      if (c.via_block) {
+        c.n = kids_[c.n].id[st::kernels::key_nibble(keys[c.key].data(), c.pos - 1)];
+        c.via_block = false;
+      }
+      if (c.n != kNoNode && c.pos <= 2 * keys[c.key].size()) cur[active++] = c;
+    }
+  }
+}
+
 size_t Trie::encoded_bound(const Node& x) const {
   if (x.kind != NodeKind::branch) return encoded_size(x);
   return kBranchMaxFixed + (x.value.empty() ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
@@ -423,9 +475,25 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     sc.targets.clear();
     size_t total = 0;
     for (size_t i = 0; i < level.size(); ++i) {
+      // two stages, as in step 1: the node line 2*ahead, then (from that line) the child
+      // block or the leaf's path and value 1*ahead (step 1's prefetches of a large block
+      // are evicted by the time its depth is encoded)
+      if (i + 2 * kPrefetchAhead < level.size()) {
+        const CommitItem& f = level[i + 2 * kPrefetchAhead];
+        __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
+      }
       if (i + kPrefetchAhead < level.size()) {
         const CommitItem& f = level[i + kPrefetchAhead];
-        __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
+        const Trie* ft = static_cast<const Trie*>(f.t);
+        const Node& fx = ft->nodes_[f.id];
+        if (fx.kind == NodeKind::branch) {
+          const uintptr_t refs_begin = reinterpret_cast<uintptr_t>(&ft->kids_[fx.child].ref[0]);
+          for (uintptr_t line = refs_begin & ~uintptr_t(63); line < refs_begin + sizeof(NodeRef) * 16; line += 64)
+            __builtin_prefetch(reinterpret_cast<const void*>(line));
+        } else if (fx.kind == NodeKind::leaf) {
+          __builtin_prefetch(fx.path.data());
+          __builtin_prefetch(fx.value.data());
+        }
       }
       Trie* t = static_cast<Trie*>(level[i].t);
       Node& x = t->nodes_[level[i].id];
@@ -433,9 +501,15 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       const size_t need = total + t->encoded_bound(x);
       if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
       uint8_t* out = sc.buf.data() + total;
-      const size_t len = size_t(t->put_encoding(x, out) - out);
-      sc.off[i] = total;
-      total += len;
+      uint8_t* end;
+      if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
+        out = put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end);
+      } else {
+        end = t->put_encoding(x, out);
+      }
+      const size_t len = size_t(end - out);
+      sc.off[i] = size_t(out - sc.buf.data());
+      total = size_t(end - sc.buf.data());
       x.dirty = false;
       if (len < 32) {
         x.ref.len = uint8_t(len);

@@ -48,6 +48,12 @@ class Trie final : public NodeSource {
   void erase(std::span<const uint8_t> key);
   void apply(std::span<const Write> writes);  // in order; later writes win
   std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
+  // Read-only cache warm-up before a group of puts: walks the keys' current paths in
+  // lockstep, one level per round, prefetching every node and child-id line before any of
+  // them is read (the misses of the group overlap instead of being chased key by key).
+  // No effect on contents; keys.size() <= kWarmGroup.
+  static constexpr size_t kWarmGroup = 16;
+  void prefetch_paths(std::span<const std::span<const uint8_t>> keys) const;
 
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
