@@ -1,6 +1,7 @@
 // arena_store: the io_uring engine of the flat arena file store (design in arena_store.h).
 // The only place besides rocksdb_store.cpp that talks to the kernel's I/O interfaces.
 #include "io/arena_store.h"
+#include "io/monotonic_clock.h"
 
 #include <fcntl.h>
 #include <liburing.h>
@@ -36,11 +37,6 @@ struct Slot {
 // Resubmissions allowed per op (EAGAIN, EINTR, short transfers) before it fails.
 constexpr uint8_t kMaxResubmits = 32;
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 int retry_eintr_fdatasync(int fd) {
   int r;
@@ -128,7 +124,7 @@ struct ArenaFileStore::Impl {
       s.state = SlotState::in_flight;
       s.bytes_done = 0;
       s.resubmits = 0;
-      s.start_ns = now_ns();
+      s.start_ns = monotonic_ns();
       if (s.op.kind == PageOpKind::write) {
         std::memcpy(slot_buf(i), s.op.buffer, page_payload_bytes(ps()));
         seal_page(slot_buf(i), ps(), s.op.page_id);
@@ -151,7 +147,7 @@ struct ArenaFileStore::Impl {
     c.sys_errno = err;
     c.check = check;
     c.resubmits = s.resubmits;
-    c.latency_ns = (s.landed_ns ? s.landed_ns : now_ns()) - s.start_ns;
+    c.latency_ns = (s.landed_ns ? s.landed_ns : monotonic_ns()) - s.start_ns;
     s.landed_ns = 0;
     if (code == Errc::ok) {
       if (s.op.kind == PageOpKind::read) { ++counters.reads; counters.bytes_read += ps(); }
@@ -192,7 +188,7 @@ struct ArenaFileStore::Impl {
     if (s.op.kind == PageOpKind::read) {
       // The device is done with this slot: verify after the queue has been topped up.
       s.state = SlotState::landed;
-      s.landed_ns = now_ns();
+      s.landed_ns = monotonic_ns();
       --in_flight;
       landed.push_back(i);
       return;

@@ -1,5 +1,6 @@
 // random_reads: the windowed random-read loop (see the header).
 #include "io/random_reads.h"
+#include "io/monotonic_clock.h"
 
 #include <algorithm>
 #include <cassert>
@@ -9,11 +10,6 @@
 namespace st::io {
 namespace {
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 }  // namespace
 
@@ -44,7 +40,7 @@ Status random_reads(NodeStore& store, uint64_t reads, uint32_t window, uint64_t 
   std::vector<PageCompletion> comps(std::max<uint32_t>(slots, 16));
   Status first;
 
-  const uint64_t start = now_ns();
+  const uint64_t start = monotonic_ns();
   for (uint32_t i = 0; i < slots && issued < reads; ++i, ++issued)
     ops.push_back({PageOpKind::read, next_page(rng, capacity), buffers.data() + size_t(i) * payload, i});
   store.submit(ops);
@@ -67,7 +63,7 @@ Status random_reads(NodeStore& store, uint64_t reads, uint32_t window, uint64_t 
     }
     if (!ops.empty()) store.submit(ops);
   }
-  result->wall_ns = now_ns() - start;
+  result->wall_ns = monotonic_ns() - start;
   result->reads = result->latency_ns.size();
   return first;
 }

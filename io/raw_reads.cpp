@@ -1,5 +1,6 @@
 // raw_reads: the store-less io_uring read loop (see the header).
 #include "io/raw_reads.h"
+#include "io/monotonic_clock.h"
 
 #include <fcntl.h>
 #include <liburing.h>
@@ -14,11 +15,6 @@
 namespace st::io {
 namespace {
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 }  // namespace
 
@@ -47,7 +43,7 @@ Status raw_random_reads(const std::string& path, uint32_t page_size, uint64_t pa
   result->latency_ns.reserve(reads);
   uint64_t rng = seed, issued = 0, done = 0;
   Status status;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = monotonic_ns();
   while (done < reads && status.ok()) {
     while (!free_slots.empty() && issued < reads) {
       const uint32_t slot = free_slots.back();
@@ -56,7 +52,7 @@ Status raw_random_reads(const std::string& path, uint32_t page_size, uint64_t pa
       io_uring_prep_read(sqe, fd, buf + size_t(slot) * page_size, page_size,
                          random_page(rng, pages) * page_size);
       io_uring_sqe_set_data(sqe, reinterpret_cast<void*>(uintptr_t(slot)));
-      start_ns[slot] = now_ns();
+      start_ns[slot] = monotonic_ns();
       ++issued;
     }
     const int r = io_uring_submit_and_wait(&ring, 1);
@@ -66,7 +62,7 @@ Status raw_random_reads(const std::string& path, uint32_t page_size, uint64_t pa
     }
     io_uring_cqe* cqe;
     unsigned head, count = 0;
-    const uint64_t now = now_ns();
+    const uint64_t now = monotonic_ns();
     io_uring_for_each_cqe(&ring, head, cqe) {
       const uint32_t slot = uint32_t(reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe)));
       if (cqe->res != int(page_size) && status.ok())
@@ -84,7 +80,7 @@ Status raw_random_reads(const std::string& path, uint32_t page_size, uint64_t pa
     io_uring_cqe* cqe;
     if (io_uring_wait_cqe(&ring, &cqe) == 0) { io_uring_cqe_seen(&ring, cqe); ++done; }
   }
-  result->wall_ns = now_ns() - t0;
+  result->wall_ns = monotonic_ns() - t0;
   result->reads = result->latency_ns.size();
   std::free(mem);
   io_uring_queue_exit(&ring);

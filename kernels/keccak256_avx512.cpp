@@ -282,20 +282,7 @@ const uint8_t* next_block(Slot& s, bool& final) {
 }  // namespace
 
 void keccak256_avx512vl(const uint8_t* data, size_t len, uint8_t* out32) {
-  uint64_t state[25] = {};
-  while (len >= kKeccak256RateBytes) {
-    for (size_t i = 0; i < kRateWords; ++i) state[i] ^= load_le64(data + 8 * i);
-    keccak_f1600_x1(state);
-    data += kKeccak256RateBytes;
-    len -= kKeccak256RateBytes;
-  }
-  uint8_t last[kKeccak256RateBytes] = {};
-  if (len) std::memcpy(last, data, len);
-  last[len] ^= 0x01;
-  last[kKeccak256RateBytes - 1] ^= 0x80;
-  for (size_t i = 0; i < kRateWords; ++i) state[i] ^= load_le64(last + 8 * i);
-  keccak_f1600_x1(state);
-  for (size_t i = 0; i < 4; ++i) store_le64(out32 + 8 * i, state[i]);
+  keccak256_sponge(data, len, out32, [](uint64_t* state) { keccak_f1600_x1(state); });
 }
 
 void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {

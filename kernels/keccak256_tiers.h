@@ -37,4 +37,25 @@ static inline void store_le64(uint8_t* p, uint64_t v) {
   std::memcpy(p, &v, 8);
 }
 
+// Keccak-256 sponge over one message with a given single-state permutation (header
+// template: each tier instantiates it with its own permutation and flags).
+template <class Permute>
+static inline void keccak256_sponge(const uint8_t* data, size_t len, uint8_t* out32, Permute permute) {
+  constexpr size_t kRate = 136;
+  uint64_t state[25] = {};
+  while (len >= kRate) {
+    for (size_t i = 0; i < kRate / 8; ++i) state[i] ^= load_le64(data + 8 * i);
+    permute(state);
+    data += kRate;
+    len -= kRate;
+  }
+  uint8_t last[kRate] = {};
+  if (len) std::memcpy(last, data, len);
+  last[len] ^= 0x01;
+  last[kRate - 1] ^= 0x80;
+  for (size_t i = 0; i < kRate / 8; ++i) state[i] ^= load_le64(last + 8 * i);
+  permute(state);
+  for (size_t i = 0; i < 4; ++i) store_le64(out32 + 8 * i, state[i]);
+}
+
 }  // namespace st::kernels::keccak_detail
