@@ -1,0 +1,78 @@
+// db_files: the files of one database directory opened for a tree (tree_db.h has the
+// layout), and the commit protocol around a tree writer, the same for every tree:
+//
+//   arena:   PageWriter w(files.arena->pages(), files.arena->space());
+//            SubtreePacker p(w); ... p.push(...) ...; p.finish(&roots);
+//            files.commit_arena(w, root_locator, manifest_fields)
+//              -> writes the commit record page (root locator + source spec), w.finish(),
+//                 CowSpace::commit (sync, publish MANIFEST); on error CowSpace::abort()
+//   rocksdb: files.rocks->write_batch(node batches ...);
+//            files.commit_rocks(manifest_fields)
+//              -> writes the commit record under kRocksCommitKey (synced WriteBatch),
+//                 flushes, publishes MANIFEST
+//
+//   commit record (arena: one page's payload; RocksDB: the value):
+//   +--------------+-----------+-------------------+--------------+----------------------+
+//   | "STCR" u32   | version   | root locator u64  | spec len u32 | spec bytes (JSON)    |
+//   +--------------+-----------+-------------------+--------------+----------------------+
+//
+// Invariants: a commit is visible only once the MANIFEST naming it is published; opening
+// checks the manifest's parameters before touching any page; a directory with a manifest
+// but no commit (a build that crashed before its first commit) opens as "holds no state".
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/persist/page_reader.h"
+#include "engine/persist/page_writer.h"
+#include "engine/persist/record_page.h"
+#include "engine/persist/tree_db.h"
+#include "io/rocksdb_store.h"
+#include "io/store_dir.h"
+
+namespace st::persist {
+
+inline constexpr uint32_t kCommitRecordMagic = 0x52435453u;  // "STCR"
+inline constexpr uint32_t kCommitRecordVersion = 1;
+inline constexpr std::string_view kRocksCommitKey = "\xff" "commit";
+
+struct CommitInfo {
+  Locator root = kNoLocator;   // arena: the root record (kNoLocator = empty tree)
+  std::string spec;            // the source's spec_json()
+};
+
+std::vector<uint8_t> encode_commit_record(const CommitInfo& c);
+io::Status decode_commit_record(std::span<const uint8_t> bytes, CommitInfo* out);
+
+struct DbFiles {
+  StoreKind store = StoreKind::arena;
+  std::string dir;
+  std::unique_ptr<io::StoreDir> arena;          // arena store
+  std::unique_ptr<io::RocksKvStore> rocks;      // rocksdb store
+  std::unique_ptr<io::FileManifestSlot> rocks_manifest;
+  io::Manifest manifest;                        // as opened / last committed
+  CommitInfo commit;                            // of the last commit (when manifest.commit_seq > 0)
+
+  // Creates or opens DIR for a build (an existing arena database must have the same
+  // parameters; an existing RocksDB database is refused: path-keyed nodes are overwritten
+  // in place, so it cannot keep the previous state readable).
+  static io::Status for_build(const DbOptions& o, DbFiles* out);
+  // Opens an existing database; reads the commit record. Errors: no database, another
+  // version or parameters, no commit yet ("holds no state: the build never committed").
+  static io::Status for_read(const DbOptions& o, DbFiles* out);
+  // Reads the store kind and parameters of DIR from its files (open_any_db()).
+  static io::Status probe(const std::string& dir, DbOptions* o);
+
+  // The manifest fields a tree fills in; commit_* set the rest.
+  struct Fields {
+    std::array<uint8_t, 32> root_hash{};
+    uint64_t node_count = 0, key_count = 0, payload_bytes = 0;
+  };
+  io::Status commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec);
+  io::Status commit_rocks(const Fields& f, const std::string& spec);
+  uint64_t disk_bytes() const;
+  std::vector<std::string> data_files() const;
+};
+
+}  // namespace st::persist

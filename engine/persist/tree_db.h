@@ -1,0 +1,133 @@
+// tree_db: what `statetree build / verify / get / read-bench` see of a persistent state
+// tree, whichever tree (MPT: mpt_db.h, binary trie: bintrie_db.h) and whichever store
+// (the flat arena file, RocksDB keyed by path).
+//
+// A database directory:
+//   DIR/MANIFEST      the manifest (io/manifest.h): format version, tree, hash, GD, page
+//                     size, root hash, counts; replaced atomically by each commit
+//   DIR/pages.arena   arena store: the record pages (record_page.h); the manifest's
+//                     root_page names the commit record page (commit_record.h)
+//   DIR/rocksdb/      RocksDB store: nodes keyed by path, plus the commit record under
+//                     kRocksCommitKey, written in the commit's last WriteBatch before the
+//                     manifest is published
+//
+// Lookups are batched level by level: lookup() resolves all keys of the batch together,
+// one depth (arena: one round of page reads; RocksDB: one MultiGet) at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/bintrie/proof.h"
+#include "engine/mpt/proof.h"
+#include "engine/state/state_source.h"
+#include "io/manifest.h"
+#include "io/status.h"
+
+namespace st::persist {
+
+enum class StoreKind : uint8_t { arena, rocksdb };
+const char* store_kind_name(StoreKind k);
+
+struct DbOptions {
+  std::string dir;
+  StoreKind store = StoreKind::arena;
+  io::StoreParams params;        // tree kind, hash, group depth, page size
+  uint32_t queue_depth = 32;     // arena: ops in the kernel
+  bool direct_io = true;
+  uint64_t rocks_block_cache_bytes = 8ull << 20;
+};
+
+// Called now and then during long operations: done / total in the operation's own unit.
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+struct BuildReport {
+  std::array<uint8_t, 32> root{};
+  uint64_t accounts = 0, slots = 0;       // what the source held
+  uint64_t nodes = 0;                     // records / RocksDB node entries written
+  uint64_t pages = 0;                     // arena pages written (0 for RocksDB)
+  uint64_t node_bytes = 0;                // encoded node bytes (bodies)
+  uint64_t disk_bytes = 0;                // bytes of the database files after the build
+  double page_fill = 0;                   // arena: record bytes / payload bytes
+  uint64_t build_ns = 0;                  // hashing + encoding + writing, commit included
+  uint64_t commit_ns = 0;                 // sync + manifest publish
+};
+
+struct AccountInfo {
+  bool exists = false;
+  uint64_t nonce = 0;
+  state::U256 balance{};
+  state::Bytes32 code_hash{};
+  state::Bytes32 storage_root{};  // MPT only (zero for the binary trie)
+  uint64_t code_size = 0;         // binary trie only (its basic-data leaf holds it)
+};
+
+struct LookupAnswer {
+  AccountInfo account;
+  std::optional<state::Bytes32> slot_value;  // for a slot key: the value; nullopt = absent
+};
+
+struct LookupStats {
+  uint64_t keys = 0;
+  uint64_t rounds = 0;            // arena: read rounds; RocksDB: MultiGet calls
+  uint64_t page_reads = 0;        // arena pages read; RocksDB: keys fetched by MultiGet
+  uint64_t bytes_read = 0;        // arena: device bytes; RocksDB: value bytes returned
+  uint64_t nodes_visited = 0;     // records / nodes decoded on the keys' paths
+  std::vector<uint32_t> reads_per_round;
+};
+
+struct VerifyReport {
+  bool ok = false;
+  std::string error;              // first inconsistency (one line) when !ok
+  uint64_t nodes = 0, pages = 0, bytes = 0;
+  uint64_t accounts = 0, slots = 0;   // leaves found
+  std::array<uint8_t, 32> root{};     // recomputed
+};
+
+// A proof in the tree's own shape (mpt: eth_getProof; bintrie: the key proofs of the
+// account's basic-data and code-hash leaves, and of the slot).
+struct BintrieStateProof {
+  bintrie::KeyProof basic_data, code_hash;
+  std::optional<bintrie::KeyProof> slot;
+  state::Bytes32 slot_key{};           // tree key of the slot
+  state::Bytes32 basic_data_key{}, code_hash_key{};
+};
+using StateProof = std::variant<mpt::AccountProof, BintrieStateProof>;
+
+class TreeDb {
+ public:
+  virtual ~TreeDb() = default;
+  virtual const io::Manifest& manifest() const = 0;
+  // The spec_json() of the source the database was built from.
+  virtual const std::string& source_spec() const = 0;
+  // Level-by-level batched lookup. cold_pages: drop the page cache of the reader first
+  // (each batch starts cold at the engine level; the OS cache is the caller's business).
+  virtual io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out,
+                            LookupStats* stats, bool cold_pages = true) = 0;
+  // Re-reads every node, re-hashes, checks every page checksum and the root.
+  virtual io::Status verify(VerifyReport* report, const ProgressFn& progress = {}) = 0;
+  virtual io::Status prove(const state::StateKey& key, StateProof* out) = 0;
+  // Files a cold run must evict (arena file or RocksDB SST files).
+  virtual std::vector<std::string> data_files() const = 0;
+  // The page store (arena only; nullptr for RocksDB): for the raw-read reference.
+  virtual io::NodeStore* page_store() = 0;
+};
+
+// Builds the state of `source` into options.dir (a new directory, or an existing arena
+// database of the same parameters: the build then replaces its state in one copy-on-write
+// commit; the previous state stays readable until the commit is durable).
+io::Status build_db(const DbOptions& options, const state::StateSource& source, BuildReport* report,
+                    const ProgressFn& progress = {});
+// Opens a database; options.params must match what it was built with (one-line error).
+// options.params.tree_kind picks the tree; open_any_db() takes every parameter from the
+// manifest instead (verify / get / read-bench).
+io::Status open_db(const DbOptions& options, std::unique_ptr<TreeDb>* out);
+io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out);
+
+}  // namespace st::persist

@@ -1,0 +1,71 @@
+// state_source: a whole state (accounts, code, storage) offered account by account with
+// random access, so a tree builder can visit accounts in whatever order its key layout
+// needs (the MPT by keccak(address), the binary trie by stem) without holding the whole
+// state twice. Implementations: the deterministic synthetic ERC20 state
+// (synthetic_state.h) and a genesis Allocation (AllocationSource below).
+//
+// Invariants: account(i) is a pure function of i (same output on every call, any order,
+// any thread with its own scratch); addresses are unique; storage slots of one account are
+// unique; values are non-zero (a source describes present state, not writes).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/state/state_types.h"
+
+namespace st::state {
+
+// One account, in caller-owned scratch (reused between calls: no allocation per account
+// after warm-up).
+struct AccountRecord {
+  Address address{};
+  uint64_t nonce = 0;
+  U256 balance{};
+  std::vector<uint8_t> code;
+  std::vector<std::pair<Bytes32, Bytes32>> storage;  // slot -> value, any order, no zero values
+};
+
+// A key of the state: an account, or one storage slot of it.
+struct StateKey {
+  Address address{};
+  std::optional<Bytes32> slot;
+};
+
+class StateSource {
+ public:
+  virtual ~StateSource() = default;
+  virtual uint64_t account_count() const = 0;
+  virtual uint64_t slot_count() const = 0;  // sum of storage sizes
+  virtual void account(uint64_t i, AccountRecord* out) const = 0;
+  // The key of storage slot j (0 <= j < storage size) of account i, without generating the
+  // whole account: read-bench samples existing keys this way. nullopt if j is out of range.
+  virtual std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const = 0;
+  virtual uint64_t storage_size(uint64_t i) const = 0;
+  // One line that recreates the source, stored with a database (JSON object text).
+  virtual std::string spec_json() const = 0;
+};
+
+// A genesis allocation (or any Allocation) as a StateSource; zero storage values are
+// dropped (they are absent state). The allocation must outlive the source.
+class AllocationSource final : public StateSource {
+ public:
+  AllocationSource(const Allocation& alloc, std::string spec_json);
+  uint64_t account_count() const override { return alloc_.accounts.size(); }
+  uint64_t slot_count() const override { return slots_; }
+  void account(uint64_t i, AccountRecord* out) const override;
+  std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
+  uint64_t storage_size(uint64_t i) const override { return nonzero_[i].size(); }
+  std::string spec_json() const override { return spec_; }
+
+ private:
+  const Allocation& alloc_;
+  std::string spec_;
+  std::vector<std::vector<const std::pair<const Bytes32, Bytes32>*>> nonzero_;
+  uint64_t slots_ = 0;
+};
+
+}  // namespace st::state
