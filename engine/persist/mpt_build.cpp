@@ -26,7 +26,7 @@ namespace {
 
 constexpr size_t kHashChunk = 4096;
 constexpr size_t kRocksBatchNodes = 10000;
-constexpr uint64_t kProgressEvery = 1u << 16;  // keys (accounts + slots) between progress calls
+constexpr uint64_t kProgressMaxEvery = 1u << 16;  // keys (accounts + slots) between progress calls, at most
 
 uint64_t now_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -105,7 +105,8 @@ class AccountHook final : public MptLeafHook {
  public:
   AccountHook(const state::StateSource& src, const std::vector<AccountKey>& accs, MptNodeSink& sink,
               RocksSink* rocks, const ProgressFn& progress, uint64_t total_keys)
-      : src_(src), accs_(accs), sink_(sink), rocks_(rocks), progress_(progress), total_keys_(total_keys) {}
+      : src_(src), accs_(accs), sink_(sink), rocks_(rocks), progress_(progress), total_keys_(total_keys),
+        progress_every_(std::clamp<uint64_t>(total_keys / 64, 1, kProgressMaxEvery)) {}
 
   io::Status leaf(size_t i, std::vector<uint8_t>* value, uint32_t* children) override {
     src_.account(accs_[i].index, &rec_);
@@ -144,7 +145,7 @@ class AccountHook final : public MptLeafHook {
     mpt::put_account_rlp(value->data(), f);
     slots_total += slots_.size();
     const uint64_t done = i + 1 + slots_total;
-    if (progress_ && done - last_progress_ >= kProgressEvery) {
+    if (progress_ && done - last_progress_ >= progress_every_) {
       last_progress_ = done;
       progress_(done, total_keys_);
     }
@@ -161,6 +162,7 @@ class AccountHook final : public MptLeafHook {
   RocksSink* rocks_;
   const ProgressFn& progress_;
   uint64_t total_keys_;
+  uint64_t progress_every_;  // about 64 calls per build
   uint64_t last_progress_ = 0;
   state::AccountRecord rec_;
   std::vector<SlotEntry> slots_;

@@ -150,7 +150,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
         c.storage = true;
         c.pos = 0;
         c.expect = f.storage_root;
-        c.loc = rv->child_count ? rv->child(0) : kNoLocator;
+        c.loc = rv && rv->child_count ? rv->child(0) : kNoLocator;
         return {};
       }
       if (rv) {
