@@ -172,7 +172,7 @@ TEST_CASE("persist mpt: a build killed at random points reopens at the old or th
       const io::Status s = build(o, to_b ? static_cast<const state::StateSource&>(sb) : sa, &r);
       ::_exit(s.ok() ? 0 : 3);
     }
-    const uint64_t delay_us = rng() % (build_us + build_us / 4 + 1);
+    const uint64_t delay_us = rng() % (2 * build_us + 5000);  // some kills land after the commit
     ::usleep(useconds_t(delay_us));
     ::kill(pid, SIGKILL);
     int status = 0;
