@@ -95,6 +95,7 @@ class SlotHook final : public MptLeafHook {
     *children = 0;
     return {};
   }
+  bool values_known() const override { return true; }
 
  private:
   const std::vector<SlotEntry>& e_;

@@ -43,6 +43,9 @@ class MptLeafHook {
   // The value of leaf i (into *value) and how many record children it has (0 or 1; a
   // child must have been sunk by this call, last).
   virtual io::Status leaf(size_t i, std::vector<uint8_t>* value, uint32_t* record_children) = 0;
+  // True when leaf() is cheap, side-effect free and yields no record children (storage
+  // tries): the writer then encodes every leaf up front and hashes them in one keccak batch.
+  virtual bool values_known() const { return false; }
 };
 
 struct MptTrieCounts {

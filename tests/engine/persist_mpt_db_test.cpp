@@ -275,6 +275,8 @@ struct CaptureSink final : persist::MptNodeSink {
 };
 struct ValueHook final : persist::MptLeafHook {
   std::vector<std::vector<uint8_t>> values;
+  bool known = false;  // exercise the batched-leaf path
+  bool values_known() const override { return known; }
   io::Status leaf(size_t i, std::vector<uint8_t>* v, uint32_t* c) override {
     *v = values[i];
     *c = 0;
@@ -329,10 +331,37 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
   uint64_t claimed = 0;
   for (uint32_t c : s2.children) claimed += c;
   CHECK(claimed + 1 == s2.nodes.size());  // every sunk node but the top has one parent
+  // Leaves encoded and hashed in one batch up front: the same nodes in the same order.
+  for (ValueHook* h : {&hook, &h2}) {
+    h->known = true;
+    CaptureSink s3;
+    mpt::Hash32 root3;
+    const bool small = h == &hook;
+    REQUIRE(persist::write_mpt_trie(small ? keys[0].data() : rk[0].data(), 32, small ? keys.size() : rk.size(),
+                                    persist::MptRecordKind::leaf, *h, s3, &root3, &counts).ok());
+    const CaptureSink& want = small ? sink : s2;
+    CHECK(s3.nodes == want.nodes);
+    CHECK(s3.children == want.children);
+    h->known = false;
+  }
+  // One key: its leaf is the top (depth 0) on both paths.
+  for (bool known : {false, true}) {
+    ValueHook one;
+    one.known = known;
+    one.values.push_back({0x42});
+    CaptureSink s4;
+    REQUIRE(persist::write_mpt_trie(rk[0].data(), 32, 1, persist::MptRecordKind::leaf, one, s4, &root, &counts).ok());
+    kv.assign(1, {rk[0].data(), 32, one.values[0].data(), 1});
+    CHECK(root == mpt::build_root(kv));
+    CHECK(s4.nodes.size() == 1);
+  }
   // Duplicate keys are an error, not a wrong trie.
   rk[1] = rk[0];
-  CHECK(persist::write_mpt_trie(rk[0].data(), 32, rk.size(), persist::MptRecordKind::leaf, h2, s2, &root, &counts).code() ==
-        io::Errc::bad_argument);
+  for (bool known : {false, true}) {
+    h2.known = known;
+    CHECK(persist::write_mpt_trie(rk[0].data(), 32, rk.size(), persist::MptRecordKind::leaf, h2, s2, &root, &counts).code() ==
+          io::Errc::bad_argument);
+  }
 }
 
 TEST_CASE("persist mpt: the disk-node decoder refuses hostile bytes") {
