@@ -3,7 +3,7 @@
 // with a VALID page checksum (a bug or an attacker, not bit rot) is still caught by the
 // hash checks and strict decoding, never a crash or a wrong answer; a build of state B over
 // a database holding A, SIGKILLed at random points in a child process, always reopens at A
-// or B and verifies.
+// or B and verifies; a RocksDB node changed or deleted is an error naming its path key.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <set>
 
 #include "engine/persist/page_reader.h"
+#include "io/rocksdb_store.h"
 #include "tests/engine/persist_mpt_test_util.h"
 
 using namespace pmpt_test;
@@ -190,4 +192,74 @@ TEST_CASE("persist mpt: a build killed at random points reopens at the old or th
     CHECK(vr.accounts == (is_a ? a : b).accounts.size());
   }
   MESSAGE("crash rounds: reopened at A " << saw_a << " times, at B " << saw_b << " times (build " << build_us << " us)");
+}
+
+TEST_CASE("persist mpt: a changed or missing RocksDB node is an error naming its path key") {
+  if (!io::rocksdb_available()) {
+    MESSAGE("RocksDB not compiled in: skipped");
+    return;
+  }
+  TempDir dir("rocks_tamper");
+  const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
+  const state::Allocation a = random_alloc(33, 100, 5, 60);
+  AllocSource src(a);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  const std::vector<state::StateKey> keys = all_keys(a);
+  // The top node of the account trie, under the key "A".
+  const std::string root_key = "A";
+  auto with_db = [&](const std::function<void(io::RocksKvStore&)>& f) {
+    io::RocksOptions ro;
+    ro.dir = dir.path + "/rocksdb";
+    ro.create = false;
+    std::unique_ptr<io::RocksKvStore> kv;
+    REQUIRE(io::RocksKvStore::open(ro, &kv).ok());
+    f(*kv);
+  };
+  std::string orig;
+  with_db([&](io::RocksKvStore& kv) {
+    const std::string_view k = root_key;
+    std::vector<std::string> vals;
+    std::vector<uint8_t> found;
+    REQUIRE(kv.multi_get({&k, 1}, &vals, &found).ok());
+    REQUIRE(found[0]);
+    orig = vals[0];
+    std::string bad = orig;
+    bad[bad.size() / 2] ^= 0x10;
+    const io::KvWrite w{root_key, bad, false};
+    REQUIRE(kv.write_batch({&w, 1}).ok());
+  });
+  {
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(open(o, &db).ok());
+    persist::VerifyReport vr;
+    CHECK_FALSE(db->verify(&vr).ok());
+    CHECK(vr.error.find("path key 41") != std::string::npos);  // 'A' in hex
+    std::vector<persist::LookupAnswer> ans;
+    const io::Status s = db->lookup(keys, &ans, nullptr);
+    CHECK_FALSE(s.ok());
+    CHECK(s.message().find("hash does not match") != std::string::npos);
+  }
+  with_db([&](io::RocksKvStore& kv) {
+    const io::KvWrite w{root_key, {}, true};  // the root node deleted
+    REQUIRE(kv.write_batch({&w, 1}).ok());
+  });
+  {
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(open(o, &db).ok());
+    persist::VerifyReport vr;
+    const io::Status s = db->verify(&vr);
+    CHECK_FALSE(s.ok());
+    CHECK(s.message().find("missing") != std::string::npos);
+    std::vector<persist::LookupAnswer> ans;
+    CHECK_FALSE(db->lookup(keys, &ans, nullptr).ok());
+  }
+  with_db([&](io::RocksKvStore& kv) {
+    const io::KvWrite w{root_key, orig, false};
+    REQUIRE(kv.write_batch({&w, 1}).ok());
+  });
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(open(o, &db).ok());
+  persist::VerifyReport vr;
+  CHECK(db->verify(&vr).message() == "");
 }
