@@ -102,7 +102,8 @@ class BintrieDb final : public TreeDb {
   bool empty_tree() const { return files_.manifest.root_hash == Bytes32{}; }
   Locator root_loc() const { return files_.commit.root; }
 
-  // Arena: the node at l (its page loaded). *complete = false: load `need` first.
+  // Arena: the node at l (its page loaded). *complete = false: load `need` first (and
+  // call again). *records counts the records read.
   io::Status read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records);
   // Arena: read_node, loading whatever it needs (verify, prove).
   io::Status read_node_sync(Locator l, Node* out, uint64_t* records);
@@ -203,8 +204,9 @@ io::Status BintrieDb::read_node_sync(Locator l, Node* out, uint64_t* records) {
     if (io::Status st = reader_->load(need); !st) return st;
     need.clear();
     bool complete = false;
-    if (io::Status st = read_node(l, out, &complete, &need, records); !st) return st;
-    if (complete) return {};
+    uint64_t n = 0;
+    if (io::Status st = read_node(l, out, &complete, &need, &n); !st) return st;
+    if (complete) { *records += n; return {}; }
   }
   return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": record parts did not load"};
 }
@@ -303,8 +305,10 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
       c.need.clear();
       while (!c.done && reader_->loaded(locator_page(c.loc))) {
         bool complete = false;
-        if (io::Status st = read_node(c.loc, &node, &complete, &c.need, &records); !st) return st;
+        uint64_t n = 0;
+        if (io::Status st = read_node(c.loc, &node, &complete, &c.need, &n); !st) return st;
         if (!complete) break;
+        records += n;
         if (io::Status st = step(c, node, "binary trie " + bd::locator_name(c.loc), &ans[i]); !st) return st;
       }
     }
