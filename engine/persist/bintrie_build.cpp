@@ -13,19 +13,17 @@
 //
 // Memory: entries (64 B/leaf) + sort index (16 B/leaf) + one hash per stem (32 B) + lcp
 // (1 B/stem): about 1.3 GB for 10M slots + 1M accounts.
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie_db.h"
 #include "engine/persist/bintrie_disk.h"
 #include "engine/persist/subtree_packer.h"
+#include "engine/pipeline/parallel.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist {
@@ -106,17 +104,19 @@ io::Status collect_leaves(const bintrie::KeyScheme& ks, const state::StateSource
   std::vector<uint64_t> err_at(kWindow), slots(kWindow);
   for (size_t w0 = 0; w0 < chunks; w0 += kWindow) {
     const size_t w1 = std::min(chunks, w0 + kWindow);
-    tbb::parallel_for(size_t(w0), w1, [&](size_t c) {
-      const size_t k = c - w0;
-      part[k].clear();
-      err[k].clear();
-      slots[k] = 0;
+    pipeline::parallel_for(w1 - w0, 1, [&](size_t lo, size_t hi) {
       state::AccountRecord rec;
-      for (uint64_t i = bounds[c]; i < bounds[c + 1]; ++i) {
-        src.account(i, &rec);
-        std::string e = account_entries(ks, rec, &part[k]);
-        if (!e.empty()) { err[k] = std::move(e); err_at[k] = i; return; }
-        slots[k] += rec.storage.size();
+      for (size_t k = lo; k < hi; ++k) {
+        const size_t c = w0 + k;
+        part[k].clear();
+        err[k].clear();
+        slots[k] = 0;
+        for (uint64_t i = bounds[c]; i < bounds[c + 1]; ++i) {
+          src.account(i, &rec);
+          std::string e = account_entries(ks, rec, &part[k]);
+          if (!e.empty()) { err[k] = std::move(e); err_at[k] = i; break; }
+          slots[k] += rec.storage.size();
+        }
       }
     });
     for (size_t c = w0; c < w1; ++c) {
@@ -315,19 +315,23 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
   if (io::Status st = collect_leaves(ks, src, progress, &leaves); !st) return st;
   if (leaves.entries.size() >= (uint64_t(1) << 32))
     return {io::Errc::bad_argument, "binary trie build: more than 2^32 leaves"};
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = std::max(1u, pipeline::concurrency());
   const bintrie::SortedEntries sorted = bintrie::sort_entries(leaves.entries, threads, /*materialize=*/false);
   const size_t n = sorted.stems();
   std::vector<Bytes32> stem_hash(n);
   constexpr size_t kHashBlock = 8192;
-  tbb::parallel_for(size_t(0), (n + kHashBlock - 1) / kHashBlock, [&](size_t blk) {
-    const size_t s0 = blk * kHashBlock, s1 = std::min(n, s0 + kHashBlock);
-    bintrie::hash_stems(h, sorted, s0, s1, stem_hash.data() + s0, nullptr);
+  pipeline::parallel_for((n + kHashBlock - 1) / kHashBlock, 1, [&](size_t lo, size_t hi) {
+    for (size_t blk = lo; blk < hi; ++blk) {
+      const size_t s0 = blk * kHashBlock, s1 = std::min(n, s0 + kHashBlock);
+      bintrie::hash_stems(h, sorted, s0, s1, stem_hash.data() + s0, nullptr);
+    }
   });
   std::vector<uint8_t> lcp(n ? n - 1 : 0);
-  tbb::parallel_for(size_t(0), lcp.size(), [&](size_t i) {
-    const uint64_t x = sorted.stem_prefix(i) ^ sorted.stem_prefix(i + 1);
-    lcp[i] = uint8_t(x ? unsigned(std::countl_zero(x)) : bintrie::stem_lcp(sorted.stem(i), sorted.stem(i + 1)));
+  pipeline::parallel_for(lcp.size(), 65536, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) {
+      const uint64_t x = sorted.stem_prefix(i) ^ sorted.stem_prefix(i + 1);
+      lcp[i] = uint8_t(x ? unsigned(std::countl_zero(x)) : bintrie::stem_lcp(sorted.stem(i), sorted.stem(i + 1)));
+    }
   });
   if (progress) progress(600, kProgressTotal);
 
