@@ -46,9 +46,10 @@ struct Node {
   std::vector<Locator> children;
 };
 
-io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const std::string& where, Node* out) {
+// want: 0 = either (by the version byte: RocksDB), 1 = a stem blob, 2 = a group blob.
+io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const std::string& where, Node* out, int want = 0) {
   if (blob.empty()) return {io::Errc::corrupt_page, where + ": empty blob"};
-  if (blob[0] == bintrie::kGroupBlobVersion) {
+  if (want == 2 || (want == 0 && blob[0] == bintrie::kGroupBlobVersion)) {
     auto r = bintrie::decode_group_blob(blob, g);
     if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where + ": " + *e};
     out->is_group = true;
@@ -136,7 +137,7 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
     case bd::kStem:
     case bd::kGroup:
     case bd::kGroupSplit: {
-      if (io::Status st = decode_blob(rec.body, g_, where(), out); !st) return st;
+      if (io::Status st = decode_blob(rec.body, g_, where(), out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
       if (rec.kind == bd::kStem) {
         if (out->is_group) return bad("stem record holds a group blob");
         if (rec.child_count != 0) return bad("stem record with " + std::to_string(rec.child_count) + " children");
@@ -188,7 +189,7 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
           return bad("piece " + std::to_string(i) + " (" + bd::locator_name(rec.child(i)) + ") is not a stem piece");
         blob.insert(blob.end(), piece.body.begin(), piece.body.end());
       }
-      if (io::Status st = decode_blob(blob, g_, where(), out); !st) return st;
+      if (io::Status st = decode_blob(blob, g_, where(), out, 1); !st) return st;
       if (out->is_group) return bad("chunked stem holds a group blob");
       *complete = true;
       return {};
@@ -386,7 +387,7 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
   struct Item {
     Locator loc;
     Bytes32 expect;
-    bintrie::Stem path;  // the first `depth` bits are the node's position
+    Bytes32 path;        // the first `depth` bits are the node's position
     uint8_t depth;
     uint8_t stem_only;
   };
@@ -456,6 +457,8 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
                                                                        : ": group hash does not match its parent's entry")});
         for (size_t e = 0; e < node.group.entries.size(); ++e) {
           const auto& ent = node.group.entries[e];
+          if (it.depth + ent.depth > kMaxDepth)
+            return fail({io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)});
           Item ch;
           ch.loc = arena ? node.children[e] : kNoLocator;
           ch.expect = ent.hash;

@@ -447,6 +447,72 @@ TEST_CASE("persist bintrie: a flipped byte in pages.arena is that page's corrupt
   CHECK(st.message().find("page " + std::to_string(page)) != std::string::npos);
 }
 
+// Rewrites one record body byte of the root record's page, with a valid page checksum (the
+// decoders, not the checksum, must catch it). Returns the root locator.
+persist::Locator rewrite_root_record(const DbOptions& o, size_t body_offset_from_end, uint8_t new_value, bool from_start) {
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  const persist::Locator root = files.commit.root;
+  REQUIRE(root != persist::kNoLocator);
+  io::NodeStore& store = files.arena->pages();
+  std::vector<uint8_t> buf(store.payload_bytes());
+  io::PageOp op{io::PageOpKind::read, persist::locator_page(root), buf.data(), 0};
+  REQUIRE(io::run_batch(store, {&op, 1}).ok());
+  persist::RecordPage page;
+  REQUIRE(persist::decode_record_page(op.page_id, buf, &page).empty());
+  const auto& rec = page.records[persist::locator_index(root)];
+  REQUIRE(rec.body.size() > body_offset_from_end);
+  const size_t at = size_t(rec.body.data() - buf.data()) +
+                    (from_start ? body_offset_from_end : rec.body.size() - 1 - body_offset_from_end);
+  buf[at] = new_value;
+  op.kind = io::PageOpKind::write;
+  REQUIRE(io::run_batch(store, {&op, 1}).ok());
+  REQUIRE(store.sync().ok());
+  return root;
+}
+
+TEST_CASE("persist bintrie: inconsistent records are errors naming the record") {
+  const VecSource s = random_state(9, 300, 3, 30);
+  TempDir dir;
+  const DbOptions o = options(dir.sub("db"), StoreKind::arena, 4, io::HashKind::sha256);
+  REQUIRE(bt_build(o, s, nullptr).ok());
+  std::unique_ptr<TreeDb> db;
+  // A hash byte of the root group's last entry: lookups still work, verify names the record.
+  const persist::Locator root = rewrite_root_record(o, 0, 0x5a, false);
+  const std::string name = "binary trie " + persist::bintrie_disk::locator_name(root);
+  REQUIRE(bt_open(o, &db).ok());
+  persist::VerifyReport vr;
+  io::Status st = db->verify(&vr);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find(name) == 0);
+  CHECK(st.message().find("hash") != std::string::npos);
+  MESSAGE(st.message());
+  db.reset();
+  // The group blob's version byte: every walk fails on that record.
+  rewrite_root_record(o, 0, 0x07, true);
+  REQUIRE(bt_open(o, &db).ok());
+  st = db->verify(&vr);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find(name) == 0);
+  MESSAGE(st.message());
+  std::vector<persist::LookupAnswer> ans;
+  const state::StateKey k{s.accounts[0].address, std::nullopt};
+  st = db->lookup({&k, 1}, &ans, nullptr);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find(name) == 0);
+  persist::StateProof proof;
+  CHECK_FALSE(db->prove(k, &proof).ok());
+  db.reset();
+  // The group depth byte (another g): named too.
+  rewrite_root_record(o, 0, 0x02, true);
+  rewrite_root_record(o, 1, 0x03, true);
+  REQUIRE(bt_open(o, &db).ok());
+  st = db->verify(&vr);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find(name) == 0);
+  MESSAGE(st.message());
+}
+
 // The crash harness's child: builds one state into a database and exits. Runs only when
 // the parent test below re-executes this binary with STATETREE_PBIN_CRASH_DIR set.
 TEST_CASE("persist bintrie crash child") {
