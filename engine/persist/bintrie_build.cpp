@@ -243,14 +243,13 @@ class ArenaSink final : public BlobSink {
     return p_.push(bd::kStemChunked, {}, pieces);
   }
   io::Status after_child(uint32_t i, uint32_t k) override {
-    if (k <= kMaxChildren) return {};
-    if (i + 1 == bd::kHalfEntries) { ++records; return p_.push(bd::kHalf, {}, bd::kHalfEntries); }
-    if (i + 1 == k) { ++records; return p_.push(bd::kHalf, {}, k - bd::kHalfEntries); }
-    return {};
+    if (k <= kMaxChildren || i + 1 != k) return {};
+    ++records;
+    return p_.push(bd::kHalf, {}, k - bd::kSplitDirect);
   }
   io::Status group(std::span<const uint8_t> blob, uint32_t k, const uint8_t*, unsigned) override {
     ++records;
-    if (k > kMaxChildren) return p_.push(bd::kGroupSplit, blob, 2);
+    if (k > kMaxChildren) return p_.push(bd::kGroupSplit, blob, kMaxChildren);
     return p_.push(bd::kGroup, blob, k);
   }
   uint64_t records = 0;

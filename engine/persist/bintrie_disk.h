@@ -10,9 +10,13 @@
 //   2 group         group blob           one per blob entry, in bitmap order (the stems
 //                                        that end inside the group, and the next groups /
 //                                        stems at its bottom)
-//   3 group, split  group blob           2 half records (only when the blob has more than
-//                                        kMaxChildren = 255 entries: a full GD-8 group)
-//   4 half          empty                entries [0, 128) / [128, k) of the split group
+//   3 group, split  group blob           entries [0, 254) directly, then one half record
+//                                        (only when the blob has more than kMaxChildren =
+//                                        255 entries: a full GD-8 group)
+//   4 half          empty                entries [254, k) of the split group (2 children:
+//                                        only lookups of the last 2 of 256 positions pay
+//                                        the extra hop, and the tiny half record packs
+//                                        with its group)
 //   5 stem, chunked empty                pieces; the stem blob = their bodies concatenated
 //                                        (only a stem blob too large for one page: a stem
 //                                        with more than ~125 values in 4 KiB pages)
@@ -51,7 +55,7 @@ enum RecordKind : uint8_t {
   kStemChunked = 5,
   kPiece = 6,
 };
-inline constexpr uint32_t kHalfEntries = 128;  // entries per half of a split group
+inline constexpr uint32_t kSplitDirect = kMaxChildren - 1;  // entries a split group holds directly
 
 // The trie's hash from the store parameters (sha256 or blake3; anything else is an error).
 io::Status hasher_for(const io::StoreParams& p, bintrie::Hasher* out);

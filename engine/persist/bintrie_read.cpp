@@ -44,6 +44,9 @@ struct Node {
   bintrie::GroupBlob group;
   bintrie::StemBlob stem;
   std::vector<Locator> children;
+  // A split group whose half record (children kSplitDirect..) was not loaded: children
+  // holds only the direct ones and the half is here.
+  Locator split_half = kNoLocator;
 };
 
 // want: 0 = either (by the version byte: RocksDB), 1 = a stem blob, 2 = a group blob.
@@ -138,6 +141,7 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
     case bd::kGroup:
     case bd::kGroupSplit: {
       if (io::Status st = decode_blob(rec.body, g_, where(), out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
+      out->split_half = kNoLocator;
       if (rec.kind == bd::kStem) {
         if (out->is_group) return bad("stem record holds a group blob");
         if (rec.child_count != 0) return bad("stem record with " + std::to_string(rec.child_count) + " children");
@@ -154,23 +158,22 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
         *complete = true;
         return {};
       }
-      if (rec.child_count != 2 || k <= kMaxChildren)
-        return bad("split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " halves");
-      const Locator halves[2] = {rec.child(0), rec.child(1)};
-      bool all = true;
-      for (Locator h : halves)
-        if (!reader_->loaded(locator_page(h))) { need->push_back(h); all = false; }
-      if (!all) return {};
-      for (int i = 0; i < 2; ++i) {
-        RecordView half;
-        if (io::Status st = reader_->record(halves[i], &half); !st) return st;
-        ++*records;
-        const size_t want = i == 0 ? bd::kHalfEntries : k - bd::kHalfEntries;
-        if (half.kind != bd::kHalf || half.child_count != want || !half.body.empty())
-          return bad("half " + std::to_string(i) + " (" + bd::locator_name(halves[i]) + ") is not a half of " +
-                     std::to_string(want) + " children");
-        for (uint32_t j = 0; j < half.child_count; ++j) out->children.push_back(half.child(j));
+      if (rec.child_count != kMaxChildren || k <= kMaxChildren)
+        return bad("split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+      const Locator half_loc = rec.child(bd::kSplitDirect);
+      for (uint32_t i = 0; i < bd::kSplitDirect; ++i) out->children.push_back(rec.child(i));
+      *complete = true;
+      if (!reader_->loaded(locator_page(half_loc))) {
+        out->split_half = half_loc;  // loaded only when a walk needs those children
+        return {};
       }
+      RecordView half;
+      if (io::Status st = reader_->record(half_loc, &half); !st) return st;
+      ++*records;
+      if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
+        return bad("child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(half_loc) +
+                   ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
+      for (uint32_t j = 0; j < half.child_count; ++j) out->children.push_back(half.child(j));
       *complete = true;
       return {};
     }
@@ -207,6 +210,10 @@ io::Status BintrieDb::read_node_sync(Locator l, Node* out, uint64_t* records) {
     bool complete = false;
     uint64_t n = 0;
     if (io::Status st = read_node(l, out, &complete, &need, &n); !st) return st;
+    if (complete && out->split_half != kNoLocator) {
+      need.push_back(out->split_half);
+      complete = false;
+    }
     if (complete) { *records += n; return {}; }
   }
   return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": record parts did not load"};
@@ -231,14 +238,12 @@ void BintrieDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnsw
     if (!match) return;
     const auto basic = bd::stem_value(*stem, bintrie::kBasicDataLeafKey);
     const auto code = bd::stem_value(*stem, bintrie::kCodeHashLeafKey);
-    if (!basic && !code) return;
+    if (!basic) return;  // an account exists iff its basic-data leaf is present
     ans->account.exists = true;
-    if (basic) {
-      const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
-      ans->account.nonce = bdata.nonce;
-      ans->account.balance = bdata.balance_be;
-      ans->account.code_size = bdata.code_size;
-    }
+    const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
+    ans->account.nonce = bdata.nonce;
+    ans->account.balance = bdata.balance_be;
+    ans->account.code_size = bdata.code_size;
     if (code) ans->account.code_hash = *code;
   } else if (match) {
     ans->slot_value = bd::stem_value(*stem, c.key[31]);
@@ -256,6 +261,10 @@ io::Status BintrieDb::step(Cursor& c, const Node& n, const std::string& where, L
   const auto e = bd::find_entry(n.group, pos);
   if (!e) {
     finish_stem(c, nullptr, ans);
+    return {};
+  }
+  if (n.split_half != kNoLocator && *e >= n.children.size()) {
+    c.need.push_back(n.split_half);  // the walk resumes at this group once it is loaded
     return {};
   }
   const unsigned r = n.group.entries[*e].depth;
@@ -311,6 +320,7 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
         if (!complete) break;
         records += n;
         if (io::Status st = step(c, node, "binary trie " + bd::locator_name(c.loc), &ans[i]); !st) return st;
+        if (!c.need.empty()) break;
       }
     }
   }
