@@ -11,8 +11,8 @@
 // of all cursors.
 //
 // Verify: breadth-first over the nodes, in chunks of kVerifyChunk (one load / MultiGet per
-// chunk; the page cache is dropped between levels and whenever it holds more than
-// kMaxCachedPages), each node carrying the hash its parent committed to: a stem's hash is
+// chunk; the page cache is kept across levels, since a page holds a group and part of its
+// subtree, and dropped whenever it holds more than kMaxCachedPages), each node carrying the hash its parent committed to: a stem's hash is
 // recomputed from its values, a group's from its entries (reconstruct_group), and compared;
 // a stem's bits must continue the path of its position.
 //
@@ -413,7 +413,8 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
   const uint64_t total = files_.manifest.node_count;
   while (!level.empty()) {
     next.clear();
-    if (arena) reader_->clear();
+    // The page cache is kept across levels (a page holds a group and part of its subtree)
+    // but dropped whenever it holds more than kMaxCachedPages.
     for (size_t c0 = 0; c0 < level.size(); c0 += kVerifyChunk) {
       const size_t c1 = std::min(level.size(), c0 + kVerifyChunk);
       if (arena) {
