@@ -73,13 +73,14 @@ uint64_t SyntheticState::rand(uint64_t tag, uint64_t i, uint64_t j) const {
 }
 
 // x -> (a*x + o) mod D with gcd(a, D) = 1: a bijection of [0, D) per (contract, tag).
-uint64_t SyntheticState::perm(uint64_t contract, uint64_t tag, uint64_t x) const {
-  const uint64_t d = domain_;
-  if (d == 1) return 0;
-  uint64_t a = 1 + rand(tag, contract, 0) % (d - 1);
-  while (std::gcd(a, d) != 1) a = a % (d - 1) + 1;
-  const uint64_t o = rand(tag + 1, contract, 0) % d;
-  return uint64_t((unsigned __int128)a * x % d + o) % d;
+SyntheticState::Perm SyntheticState::perm(uint64_t contract, uint64_t tag) const {
+  Perm p;
+  p.d = domain_;
+  if (p.d == 1) return p;
+  p.a = 1 + rand(tag, contract, 0) % (p.d - 1);
+  while (std::gcd(p.a, p.d) != 1) p.a = p.a % (p.d - 1) + 1;
+  p.o = rand(tag + 1, contract, 0) % p.d;
+  return p;
 }
 
 Address SyntheticState::address(uint64_t i) const {
@@ -102,16 +103,17 @@ Bytes32 SyntheticState::value_of(uint64_t contract, uint64_t j) const {
 Bytes32 SyntheticState::slot_of(uint64_t c, uint64_t j) const {
   Bytes32 slot{};
   if (j == 0) return slot;  // totalSupply
+  const Perm owner_of = perm(c, kTagOwnerPerm), spender_of = perm(c, kTagSpenderPerm);
   uint8_t m[64];
   if (j % 2 == 0) {
-    const Address holder = address(spec_.contracts + perm(c, kTagOwnerPerm, j / 2 - 1));
+    const Address holder = address(spec_.contracts + owner_of(j / 2 - 1));
     mapping_message(holder.data(), kBalancesMappingSlot, m);
     kernels::keccak256(m, 64, slot.data());
     return slot;
   }
   const uint64_t a = (j - 1) / 2;
-  const Address owner = address(spec_.contracts + perm(c, kTagOwnerPerm, a));
-  const Address spender = address(spec_.contracts + perm(c, kTagSpenderPerm, a));
+  const Address owner = address(spec_.contracts + owner_of(a));
+  const Address spender = address(spec_.contracts + spender_of(a));
   mapping_message(owner.data(), kAllowancesMappingSlot, m);
   uint8_t inner[32];
   kernels::keccak256(m, 64, inner);
@@ -166,16 +168,17 @@ void SyntheticState::account(uint64_t i, AccountRecord* out) const {
   if (s_count == 0) return;
   out->storage[0] = {Bytes32{}, value_of(c, 0)};
   thread_local Scratch addr_s, map_s, outer_s;
+  const Perm owner_of = perm(c, kTagOwnerPerm), spender_of = perm(c, kTagSpenderPerm);
   for (uint64_t first = 1; first < s_count; first += kChunk) {
     const uint64_t last = std::min<uint64_t>(first + kChunk, s_count);
     // Pass 1: the holder / owner / spender addresses (one or two per slot).
     addr_s.msgs.resize(2 * kChunk * kAddrMsgBytes);
     size_t n_addr = 0;
     for (uint64_t j = first; j < last; ++j) {
-      const uint64_t idx = j % 2 == 0 ? perm(c, kTagOwnerPerm, j / 2 - 1) : perm(c, kTagOwnerPerm, (j - 1) / 2);
+      const uint64_t idx = j % 2 == 0 ? owner_of(j / 2 - 1) : owner_of((j - 1) / 2);
       address_message(spec_.seed, spec_.contracts + idx, addr_s.msgs.data() + n_addr++ * kAddrMsgBytes);
       if (j % 2 == 1)
-        address_message(spec_.seed, spec_.contracts + perm(c, kTagSpenderPerm, (j - 1) / 2),
+        address_message(spec_.seed, spec_.contracts + spender_of((j - 1) / 2),
                         addr_s.msgs.data() + n_addr++ * kAddrMsgBytes);
     }
     batch(addr_s, n_addr, kAddrMsgBytes);

@@ -60,7 +60,11 @@ class SyntheticState final : public StateSource {
  private:
   Bytes32 slot_of(uint64_t contract, uint64_t j) const;
   Bytes32 value_of(uint64_t contract, uint64_t j) const;
-  uint64_t perm(uint64_t contract, uint64_t tag, uint64_t x) const;
+  struct Perm {
+    uint64_t a = 0, o = 0, d = 1;
+    uint64_t operator()(uint64_t x) const { return uint64_t(((unsigned __int128)a * x + o) % d); }
+  };
+  Perm perm(uint64_t contract, uint64_t tag) const;
   uint64_t rand(uint64_t tag, uint64_t i, uint64_t j) const;
   SyntheticSpec spec_;
   uint64_t domain_;  // D above
