@@ -14,17 +14,14 @@
 // is known when it is emitted, and every child of a height-h node has height < h.
 #include "engine/mpt/builder.h"
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <cassert>
 #include <cstring>
 
 #include "engine/mpt/node_codec.h"
+#include "engine/pipeline/parallel.h"
 #include "kernels/hex_prefix.h"
 #include "kernels/keccak256.h"
 
@@ -77,7 +74,8 @@ struct Ctx {
   size_t chunk;
   NodeCapture* capture;
   bool parallel;
-  tbb::enumerable_thread_specific<Scratch>* ets;
+  std::vector<Scratch>* scratch;  // one per thread slot (pipeline::thread_slot())
+  Scratch& local() const { return parallel ? (*scratch)[st::pipeline::thread_slot()] : (*scratch)[0]; }
 };
 
 inline size_t nibble_len(const KeyValue& k) { return size_t(k.key_len) * 2; }
@@ -307,7 +305,7 @@ NodeRef hash_small(Scratch& s, NodeCapture* cap, const std::vector<uint8_t>& enc
 
 NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0) {
   if (hi - lo <= c.chunk) {
-    Scratch& s = c.ets->local();
+    Scratch& s = c.local();
     return ChunkBuilder(s, c.kv, c.capture).build(lo, hi, d0);
   }
   const std::span<const KeyValue> kv = c.kv;
@@ -326,10 +324,10 @@ NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0) {
   auto body = [&](size_t nib) {
     if (bounds[nib + 1] > bounds[nib]) child[nib] = build_range(c, bounds[nib], bounds[nib + 1], D + 1);
   };
-  if (c.parallel) tbb::parallel_for(size_t(0), size_t(16), body);
+  if (c.parallel) st::pipeline::parallel_for(16, 1, [&](size_t b, size_t e) { for (size_t nib = b; nib < e; ++nib) body(nib); });
   else for (size_t nib = 0; nib < 16; ++nib) body(nib);
 
-  Scratch& s = c.ets->local();
+  Scratch& s = c.local();
   const uint8_t* v = value_pair ? value_pair->value : nullptr;
   const size_t vlen = value_pair ? value_pair->value_len : 0;
   std::vector<uint8_t> enc(branch_size(child, v, vlen));
@@ -363,24 +361,22 @@ bool is_sorted_unique(std::span<const KeyValue> pairs) {
 Hash32 build_root(std::span<const KeyValue> pairs, const BuildOptions& options, BuildStats* stats) {
   if (pairs.empty()) return kEmptyRoot;
   assert(is_sorted_unique(pairs));
-  tbb::enumerable_thread_specific<Scratch> ets;
-  Ctx c{pairs, std::max<size_t>(options.chunk_keys, 1), options.capture, false, &ets};
-  NodeRef top;
-  if (options.capture || options.threads == 1) {
-    top = build_range(c, 0, pairs.size(), 0);
-  } else {
-    c.parallel = true;
-    tbb::task_arena arena(options.threads == 0 ? tbb::task_arena::automatic : int(options.threads));
-    arena.execute([&] { top = build_range(c, 0, pairs.size(), 0); });
-  }
+  const bool parallel = !options.capture && options.threads != 1;
+  std::optional<st::pipeline::ThreadScope> scope;
+  if (parallel) scope.emplace(options.threads);
+  // Slots of the scope's threads are < concurrency(); the calling thread outside the
+  // scope's loops keeps whatever slot it has elsewhere (never concurrently with them).
+  std::vector<Scratch> scratch(parallel ? std::max(st::pipeline::concurrency(), st::pipeline::thread_slot() + 1) : 1);
+  Ctx c{pairs, std::max<size_t>(options.chunk_keys, 1), options.capture, parallel, &scratch};
+  NodeRef top = build_range(c, 0, pairs.size(), 0);
   if (top.len < 32) {
     capture_append(options.capture, top.bytes, top.len);
-    ++ets.local().stats.keccak_calls;
-    ets.local().stats.keccak_bytes += top.len;
+    ++c.local().stats.keccak_calls;
+    c.local().stats.keccak_bytes += top.len;
   }
   if (stats) {
     *stats = BuildStats{};
-    for (const Scratch& s : ets) {
+    for (const Scratch& s : scratch) {
       stats->leaves += s.stats.leaves;
       stats->branches += s.stats.branches;
       stats->extensions += s.stats.extensions;
@@ -402,8 +398,12 @@ Hash32 build_secure_root(std::span<const KeyValue> pairs, const BuildOptions& op
   std::vector<KeyValue> sorted(n);
   for (size_t i = 0; i < n; ++i) sorted[i] = KeyValue{hashed.data() + 32 * i, 32, pairs[i].value, pairs[i].value_len};
   auto less = [](const KeyValue& a, const KeyValue& b) { return std::memcmp(a.key, b.key, 32) < 0; };
-  if (options.threads == 1 || options.capture) std::sort(sorted.begin(), sorted.end(), less);
-  else tbb::parallel_sort(sorted.begin(), sorted.end(), less);
+  if (options.threads == 1 || options.capture) {
+    std::sort(sorted.begin(), sorted.end(), less);
+  } else {
+    st::pipeline::ThreadScope scope(options.threads);
+    st::pipeline::parallel_sort(sorted.begin(), sorted.end(), less);
+  }
   return build_root(sorted, options, stats);
 }
 

@@ -69,7 +69,7 @@ class SubtreePacker {
 
   io::Status place(Cluster& c, Locator* root);  // writes c into the open page (sealing it if needed)
   io::Status seal();                            // writes the open page
-  void merge_into(Cluster& dst, Cluster& src);  // appends src's records; returns nothing
+  void merge_into(Cluster& dst, Cluster& src);  // appends src's records (local refs rebased)
 
   PageWriter& out_;
   uint32_t payload_;
@@ -77,6 +77,8 @@ class SubtreePacker {
   std::vector<Cluster> spare_;  // recycled clusters (keep their capacity)
   RecordPageBuilder open_;
   uint64_t open_page_ = ~uint64_t(0);
+  std::vector<uint8_t> page_buf_;
+  std::vector<Locator> kid_buf_;
   PackStats stats_;
 };
 

@@ -28,6 +28,7 @@
 #include "engine/mpt/proof.h"
 #include "engine/state/state_source.h"
 #include "io/manifest.h"
+#include "io/node_store.h"
 #include "io/status.h"
 
 namespace st::persist {

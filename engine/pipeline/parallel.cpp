@@ -79,6 +79,16 @@ void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_
   else run();
 }
 
+unsigned thread_slot() {
+  const int slot = tbb::this_task_arena::current_thread_index();
+  return slot < 0 ? 0u : unsigned(slot);
+}
+
+unsigned concurrency() {
+  const int c = t_current ? t_current->arena->max_concurrency() : tbb::this_task_arena::max_concurrency();
+  return c < 1 ? 1u : unsigned(c);
+}
+
 std::string pin_current_thread(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -8,6 +8,7 @@
 // end) on them; it returns when all chunks are done.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -35,6 +36,41 @@ class ThreadScope {
 
 // Runs body over [0, n) in parallel chunks (serially when n <= grain).
 void parallel_for(size_t n, size_t grain, const std::function<void(size_t begin, size_t end)>& body);
+
+// The calling thread's slot in the parallel work it runs in: unique among the threads
+// running concurrently there, and < concurrency() of the thread that started the work.
+// Lets a tree keep one scratch buffer per thread without including TBB.
+unsigned thread_slot();
+// How many threads the calling thread's parallel loops may use (its innermost scope's
+// thread count, or the default arena's).
+unsigned concurrency();
+
+// std::sort of [first, last) split over concurrency() threads: the parts are sorted in
+// parallel, then merged pairwise in parallel rounds. Same result as std::sort (which it is
+// for small ranges or one thread).
+template <class It, class Less>
+void parallel_sort(It first, It last, Less less) {
+  const size_t n = size_t(last - first);
+  const size_t parts = std::min<size_t>(concurrency(), n / 4096);
+  if (parts <= 1) {
+    std::sort(first, last, less);
+    return;
+  }
+  std::vector<size_t> b(parts + 1);
+  for (size_t i = 0; i <= parts; ++i) b[i] = n * i / parts;
+  parallel_for(parts, 1, [&](size_t lo, size_t hi) {
+    for (size_t p = lo; p < hi; ++p) std::sort(first + b[p], first + b[p + 1], less);
+  });
+  for (size_t width = 1; width < parts; width *= 2) {
+    const size_t merges = (parts + 2 * width - 1) / (2 * width);
+    parallel_for(merges, 1, [&](size_t lo, size_t hi) {
+      for (size_t m = lo; m < hi; ++m) {
+        const size_t a = 2 * width * m, mid = std::min(a + width, parts), end = std::min(a + 2 * width, parts);
+        if (mid < end) std::inplace_merge(first + b[a], first + b[mid], first + b[end], less);
+      }
+    });
+  }
+}
 
 // Pins the calling thread to one CPU. Returns an error message, or empty on success.
 std::string pin_current_thread(int cpu);

@@ -1,0 +1,227 @@
+// db_files: opening a database directory and the commit protocol around tree writers.
+#include "engine/persist/db_files.h"
+
+#include <cstring>
+#include <filesystem>
+
+#include "io/byte_order.h"
+
+namespace st::persist {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr size_t kCommitHeaderBytes = 20;  // magic, version, root locator, spec length
+
+std::string rocks_dir(const std::string& dir) { return dir + "/rocksdb"; }
+std::string arena_file(const std::string& dir) { return dir + "/pages.arena"; }
+bool exists(const std::string& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+io::Status open_rocks(const DbOptions& o, bool create, std::unique_ptr<io::RocksKvStore>* out) {
+  io::RocksOptions r;
+  r.dir = rocks_dir(o.dir);
+  r.create = create;
+  r.direct_reads = o.direct_io;
+  r.block_cache_bytes = o.rocks_block_cache_bytes;
+  return io::RocksKvStore::open(r, out);
+}
+
+io::StoreDirOptions arena_options(const DbOptions& o) {
+  io::StoreDirOptions s;
+  s.dir = o.dir;
+  s.params = o.params;
+  s.queue_depth = o.queue_depth;
+  s.direct_io = o.direct_io;
+  return s;
+}
+}  // namespace
+
+const char* store_kind_name(StoreKind k) { return k == StoreKind::arena ? "arena" : "rocksdb"; }
+
+std::vector<uint8_t> encode_commit_record(const CommitInfo& c) {
+  std::vector<uint8_t> b(kCommitHeaderBytes + c.spec.size());
+  io::put_u32(b.data(), kCommitRecordMagic);
+  io::put_u32(b.data() + 4, kCommitRecordVersion);
+  io::put_u64(b.data() + 8, c.root);
+  io::put_u32(b.data() + 16, uint32_t(c.spec.size()));
+  std::memcpy(b.data() + kCommitHeaderBytes, c.spec.data(), c.spec.size());
+  return b;
+}
+
+io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out) {
+  if (b.size() < kCommitHeaderBytes || io::get_u32(b.data()) != kCommitRecordMagic)
+    return io::Status(io::Errc::corrupt_page, "commit record: bad magic");
+  if (io::get_u32(b.data() + 4) != kCommitRecordVersion)
+    return io::Status(io::Errc::mismatch, "commit record version " + std::to_string(io::get_u32(b.data() + 4)) +
+                                              ", this build reads version " + std::to_string(kCommitRecordVersion));
+  const uint32_t len = io::get_u32(b.data() + 16);
+  if (len > b.size() - kCommitHeaderBytes) return io::Status(io::Errc::corrupt_page, "commit record: spec past its end");
+  out->root = io::get_u64(b.data() + 8);
+  out->spec.assign(reinterpret_cast<const char*>(b.data() + kCommitHeaderBytes), len);
+  return {};
+}
+
+io::Status DbFiles::probe(const std::string& dir, DbOptions* o) {
+  if (!exists(dir)) return io::Status(io::Errc::not_found, dir + ": no such database directory");
+  io::FileManifestSlot slot(dir);
+  io::Manifest m;
+  if (io::Status s = slot.load(&m); !s.ok()) {
+    if (s.code() == io::Errc::not_found) return io::Status(io::Errc::not_found, dir + ": not a statetree database (no MANIFEST)");
+    return s;
+  }
+  o->dir = dir;
+  o->params = m.params;
+  if (exists(arena_file(dir))) o->store = StoreKind::arena;
+  else if (exists(rocks_dir(dir))) o->store = StoreKind::rocksdb;
+  else return io::Status(io::Errc::not_found, dir + ": MANIFEST without pages.arena or rocksdb/");
+  return {};
+}
+
+io::Status DbFiles::for_build(const DbOptions& o, DbFiles* out) {
+  out->store = o.store;
+  out->dir = o.dir;
+  if (o.dir.empty()) return io::Status(io::Errc::bad_argument, "--db: empty directory name");
+  const bool has_manifest = exists(o.dir + "/MANIFEST");
+  if (o.store == StoreKind::rocksdb) {
+    if (has_manifest)
+      return io::Status(io::Errc::bad_argument, o.dir + " already holds a database; a RocksDB store (nodes keyed by "
+                                                       "path, overwritten in place) is built into a new directory");
+    std::error_code ec;
+    fs::create_directories(o.dir, ec);
+    if (ec) return io::Status(io::Errc::sys, "create directory " + o.dir + ": " + ec.message(), ec.value());
+    if (io::Status s = open_rocks(o, true, &out->rocks); !s.ok()) return s;
+    out->rocks_manifest = std::make_unique<io::FileManifestSlot>(o.dir);
+    out->manifest = io::Manifest{};
+    out->manifest.params = o.params;
+    return out->rocks_manifest->publish(out->manifest);
+  }
+  if (!has_manifest) {
+    if (io::Status s = io::StoreDir::create(arena_options(o), &out->arena); !s.ok()) return s;
+    out->manifest = out->arena->space().committed();
+    return {};
+  }
+  DbOptions probed;
+  if (io::Status s = probe(o.dir, &probed); !s.ok()) return s;
+  if (probed.store != StoreKind::arena)
+    return io::Status(io::Errc::mismatch, o.dir + " holds a " + std::string(store_kind_name(probed.store)) +
+                                              " database, not an arena one");
+  if (io::Status s = io::StoreDir::open(arena_options(o), &out->arena); !s.ok()) return s;
+  io::CowSpace& space = out->arena->space();
+  out->manifest = space.committed();
+  // A rebuild replaces the state: every page of the committed state is superseded by this
+  // commit (its free-list pages are released by CowSpace::commit itself). They stay intact
+  // until the new manifest is published.
+  const io::Manifest& m = out->manifest;
+  const uint64_t fl_begin = m.free_list_page, fl_end = m.free_list_page == io::kNoPage ? 0 : fl_begin + m.free_list_pages;
+  for (uint64_t p = 0; p < space.allocator().high_water(); ++p)
+    if (!space.allocator().is_free(p) && !(p >= fl_begin && p < fl_end)) space.release(p);
+  return {};
+}
+
+io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) {
+  DbOptions probed;
+  if (io::Status s = probe(o.dir, &probed); !s.ok()) return s;
+  if (io::Status s = io::check_params(probed.params, o.params); !s.ok()) return s;
+  if (probed.store != o.store)
+    return io::Status(io::Errc::mismatch, std::string("store mismatch: database is ") + store_kind_name(probed.store) +
+                                              ", opened as " + store_kind_name(o.store));
+  out->store = o.store;
+  out->dir = o.dir;
+  std::vector<uint8_t> record;
+  if (o.store == StoreKind::arena) {
+    if (io::Status s = io::StoreDir::open(arena_options(o), &out->arena); !s.ok()) return s;
+    out->manifest = out->arena->space().committed();
+    if (out->manifest.commit_seq == 0)
+      return io::Status(io::Errc::not_found, o.dir + " holds no state: its build never committed");
+    io::NodeStore& store = out->arena->pages();
+    record.resize(store.payload_bytes());
+    const io::PageOp op{io::PageOpKind::read, out->manifest.root_page, record.data(), 0};
+    if (io::Status s = io::run_batch(store, std::span<const io::PageOp>(&op, 1)); !s.ok()) return s;
+  } else {
+    out->rocks_manifest = std::make_unique<io::FileManifestSlot>(o.dir);
+    if (io::Status s = out->rocks_manifest->load(&out->manifest); !s.ok()) return s;
+    if (out->manifest.commit_seq == 0)
+      return io::Status(io::Errc::not_found, o.dir + " holds no state: its build never committed");
+    if (io::Status s = open_rocks(o, false, &out->rocks); !s.ok()) return s;
+    const std::string_view key = kRocksCommitKey;
+    std::vector<std::string> values;
+    std::vector<uint8_t> found;
+    if (io::Status s = out->rocks->multi_get(std::span<const std::string_view>(&key, 1), &values, &found); !s.ok())
+      return s;
+    if (!found[0]) return io::Status(io::Errc::corrupt_page, o.dir + ": the manifest names a commit RocksDB does not hold");
+    record.assign(values[0].begin(), values[0].end());
+  }
+  return decode_commit_record(record, &out->commit);
+}
+
+io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec) {
+  io::CowSpace& space = arena->space();
+  auto fail = [&](io::Status s) {
+    (void)w.finish();
+    space.abort();
+    return s;
+  };
+  CommitInfo info{root, spec};
+  std::vector<uint8_t> rec = encode_commit_record(info);
+  if (rec.size() > w.payload_bytes())
+    return fail(io::Status(io::Errc::bad_argument, "source spec too long for the commit record"));
+  rec.resize(w.payload_bytes(), 0);
+  uint64_t page = 0;
+  if (io::Status s = w.new_page(&page); !s.ok()) return fail(s);
+  if (io::Status s = w.write(page, rec.data()); !s.ok()) return fail(s);
+  if (io::Status s = w.finish(); !s.ok()) {
+    space.abort();
+    return s;
+  }
+  io::Manifest next;
+  next.root_hash = f.root_hash;
+  next.root_page = page;
+  next.node_count = f.node_count;
+  next.key_count = f.key_count;
+  next.payload_bytes = f.payload_bytes;
+  next.pages_used = space.allocator().high_water() - space.allocator().free_pages();
+  if (io::Status s = space.commit(next); !s.ok()) return s;  // commit() aborts on failure itself
+  manifest = space.committed();
+  commit = info;
+  return {};
+}
+
+io::Status DbFiles::commit_rocks(const Fields& f, const std::string& spec) {
+  CommitInfo info{kNoLocator, spec};
+  const std::vector<uint8_t> rec = encode_commit_record(info);
+  const io::KvWrite wr{kRocksCommitKey, std::string_view(reinterpret_cast<const char*>(rec.data()), rec.size())};
+  if (io::Status s = rocks->write_batch(std::span<const io::KvWrite>(&wr, 1)); !s.ok()) return s;
+  if (io::Status s = rocks->flush(); !s.ok()) return s;
+  io::Manifest next = manifest;
+  next.commit_seq = manifest.commit_seq + 1;
+  next.root_hash = f.root_hash;
+  next.node_count = f.node_count;
+  next.key_count = f.key_count;
+  next.payload_bytes = f.payload_bytes;
+  if (io::Status s = rocks_manifest->publish(next); !s.ok()) return s;
+  manifest = next;
+  commit = info;
+  return {};
+}
+
+uint64_t DbFiles::disk_bytes() const {
+  if (store == StoreKind::rocksdb) return rocks ? rocks->disk_bytes() : 0;
+  return manifest.page_high_water * uint64_t(manifest.params.page_size);
+}
+
+std::vector<std::string> DbFiles::data_files() const {
+  std::vector<std::string> files;
+  if (store == StoreKind::arena) {
+    files.push_back(arena_file(dir));
+    return files;
+  }
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(rocks_dir(dir), ec))
+    if (e.is_regular_file(ec)) files.push_back(e.path().string());
+  return files;
+}
+
+}  // namespace st::persist

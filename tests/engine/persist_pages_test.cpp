@@ -1,0 +1,312 @@
+// Tests of the shared persistent-tree layer: record pages (round trip, strict decoding of
+// hostile bytes), the subtree packer + page writer + page reader over an in-memory store
+// (random trees read back record by record), and the database files (commit record,
+// rebuild = copy-on-write replacement, parameter mismatch, no-commit directories).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include "engine/persist/db_files.h"
+#include "engine/persist/page_reader.h"
+#include "engine/persist/page_writer.h"
+#include "engine/persist/record_page.h"
+#include "engine/persist/subtree_packer.h"
+#include "io/memory_store.h"
+
+using namespace st::persist;
+namespace io = st::io;
+
+namespace {
+
+struct TestNode {
+  uint8_t kind = 0;
+  std::vector<uint8_t> body;
+  std::vector<int> kids;  // indices into the node vector
+};
+
+// A random tree in post-order (children before parents); returns the root index.
+int random_tree(std::mt19937_64& rng, std::vector<TestNode>* nodes, int depth, int max_body) {
+  TestNode n;
+  if (depth > 0) {
+    const int k = int(rng() % 6);  // 0..5 children
+    for (int i = 0; i < k; ++i) n.kids.push_back(random_tree(rng, nodes, depth - 1, max_body));
+  }
+  n.kind = uint8_t(rng());
+  n.body.resize(rng() % size_t(max_body));
+  for (auto& b : n.body) b = uint8_t(rng());
+  nodes->push_back(n);
+  return int(nodes->size() - 1);
+}
+
+// Pushes the subtree at `root` in post-order.
+void push_tree(SubtreePacker& p, const std::vector<TestNode>& nodes, int root) {
+  for (int k : nodes[root].kids) push_tree(p, nodes, k);
+  REQUIRE(p.push(nodes[root].kind, nodes[root].body, uint32_t(nodes[root].kids.size())).ok());
+}
+
+// Reads the tree back level by level through a PageReader and compares every record.
+void check_tree(PageReader& r, const std::vector<TestNode>& nodes, int root, Locator root_loc, uint64_t* rounds) {
+  std::vector<std::pair<int, Locator>> level{{root, root_loc}};
+  while (!level.empty()) {
+    std::vector<Locator> locs;
+    for (auto& [i, l] : level) locs.push_back(l);
+    REQUIRE(r.load(locs).ok());
+    std::vector<std::pair<int, Locator>> next;
+    for (auto& [i, l] : level) {
+      RecordView v;
+      REQUIRE(r.record(l, &v).ok());
+      CHECK(v.kind == nodes[i].kind);
+      REQUIRE(v.child_count == nodes[i].kids.size());
+      CHECK(std::vector<uint8_t>(v.body.begin(), v.body.end()) == nodes[i].body);
+      for (uint32_t c = 0; c < v.child_count; ++c) next.push_back({nodes[i].kids[c], v.child(c)});
+    }
+    level.swap(next);
+    ++*rounds;
+  }
+}
+
+struct MemDb {
+  io::MemoryStore store{4096, 64};
+  io::MemoryManifestSlot slot;
+  io::StoreParams params;
+  io::CowSpace space{store, slot, params};
+  MemDb() { REQUIRE(space.open().ok()); }
+};
+
+}  // namespace
+
+TEST_CASE("record page: build, decode, and every record as written") {
+  RecordPageBuilder b(4080);
+  const std::vector<uint8_t> body1{1, 2, 3}, body2(100, 7);
+  const Locator kids[2] = {make_locator(5, 1), make_locator(1ull << 40, 65535)};
+  CHECK(b.add(9, {}, body1) == 0);
+  CHECK(b.add(3, kids, body2) == 1);
+  CHECK(b.bytes_used() == kPageHeaderBytes + record_footprint(3, 0) + record_footprint(100, 2));
+  std::vector<uint8_t> page(4080);
+  b.finish(page.data());
+  RecordPage parsed;
+  REQUIRE(decode_record_page(7, page, &parsed).empty());
+  REQUIRE(parsed.records.size() == 2);
+  CHECK(parsed.records[0].kind == 9);
+  CHECK(parsed.records[0].child_count == 0);
+  CHECK(parsed.records[0].body.size() == 3);
+  CHECK(parsed.records[1].child(0) == kids[0]);
+  CHECK(parsed.records[1].child(1) == kids[1]);
+  CHECK(locator_page(parsed.records[1].child(1)) == (1ull << 40));
+  CHECK(locator_index(parsed.records[1].child(1)) == 65535);
+  CHECK(std::vector<uint8_t>(parsed.records[1].body.begin(), parsed.records[1].body.end()) == body2);
+}
+
+TEST_CASE("record page: hostile bytes are an error naming the page, never an out-of-bounds view") {
+  RecordPageBuilder b(4080);
+  const std::vector<uint8_t> body(50, 1);
+  const Locator kid[1] = {make_locator(2, 0)};
+  for (int i = 0; i < 10; ++i) b.add(uint8_t(i), kid, body);
+  std::vector<uint8_t> good(4080);
+  b.finish(good.data());
+  std::mt19937_64 rng(42);
+  int rejected = 0;
+  for (int t = 0; t < 3000; ++t) {
+    std::vector<uint8_t> page = good;
+    const int flips = 1 + int(rng() % 3);
+    for (int f = 0; f < flips; ++f) page[rng() % 700] ^= uint8_t(1 + rng() % 255);
+    RecordPage parsed;
+    const std::string err = decode_record_page(11, page, &parsed);
+    if (!err.empty()) {
+      ++rejected;
+      CHECK(err.find("page 11") != std::string::npos);
+      CHECK(parsed.records.empty());
+      continue;
+    }
+    for (const RecordView& r : parsed.records) {  // every view lies inside the payload
+      CHECK(r.body.data() >= page.data());
+      CHECK(r.body.data() + r.body.size() <= page.data() + page.size());
+      CHECK(r.child_bytes + r.child_count * 8 <= r.body.data());
+    }
+  }
+  CHECK(rejected > 0);
+  std::vector<uint8_t> zero(4080, 0);
+  RecordPage parsed;
+  CHECK(!decode_record_page(1, zero, &parsed).empty());  // all zero: end offset inside the header
+  RecordPageBuilder empty(4080);
+  empty.finish(zero.data());
+  CHECK(decode_record_page(1, zero, &parsed).empty());  // an empty page has no records
+  CHECK(parsed.records.empty());
+  zero[4079] = 1;
+  CHECK(!decode_record_page(1, zero, &parsed).empty());  // non-zero padding
+}
+
+TEST_CASE("subtree packer: random trees read back exactly; children share their parent's page") {
+  std::mt19937_64 rng(7);
+  for (int t = 0; t < 40; ++t) {
+    MemDb db;
+    std::vector<TestNode> nodes;
+    const int max_body = t % 2 ? 600 : 60;
+    const int root = random_tree(rng, &nodes, 2 + int(rng() % 5), max_body);
+    std::vector<Locator> roots;
+    uint64_t pages = 0;
+    {
+      PageWriter w(db.store, db.space, 8);
+      SubtreePacker p(w);
+      push_tree(p, nodes, root);
+      CHECK(p.pending() == 1);
+      REQUIRE(p.finish(&roots).ok());
+      REQUIRE(w.finish().ok());
+      pages = p.stats().pages;
+      CHECK(p.stats().records == nodes.size());
+      CHECK(w.pages_written() == pages);
+      CHECK(p.stats().fill() <= 1.0);
+    }
+    REQUIRE(roots.size() == 1);
+    PageReader r(db.store);
+    uint64_t levels = 0;
+    check_tree(r, nodes, root, roots[0], &levels);
+    CHECK(r.counters().page_reads == pages);  // every page read exactly once
+    if (max_body == 60 && nodes.size() <= 30) CHECK(pages == 1);  // a small tree is one page
+  }
+}
+
+TEST_CASE("subtree packer: a node too large for a page is an error, several roots come back in order") {
+  MemDb db;
+  PageWriter w(db.store, db.space);
+  SubtreePacker p(w);
+  std::vector<uint8_t> huge(4100, 1);
+  io::Status s = p.push(1, huge, 0);
+  CHECK(s.code() == io::Errc::bad_argument);
+  CHECK(s.message().find("does not fit a 4096-byte page") != std::string::npos);
+  CHECK(p.push(1, std::vector<uint8_t>{1}, 1).code() == io::Errc::bad_argument);  // no pending child
+  std::vector<uint8_t> a(3000, 2), b(3000, 3);
+  REQUIRE(p.push(1, a, 0).ok());
+  REQUIRE(p.push(2, b, 0).ok());
+  std::vector<Locator> roots;
+  REQUIRE(p.finish(&roots).ok());
+  REQUIRE(w.finish().ok());
+  REQUIRE(roots.size() == 2);
+  CHECK(locator_page(roots[0]) != locator_page(roots[1]));
+  PageReader r(db.store);
+  REQUIRE(r.load(roots).ok());
+  RecordView v;
+  REQUIRE(r.record(roots[1], &v).ok());
+  CHECK(v.kind == 2);
+  CHECK(r.counters().rounds == 1);
+  CHECK(r.counters().page_reads == 2);
+  CHECK(r.record(make_locator(locator_page(roots[1]), 9), &v).code() == io::Errc::corrupt_page);
+}
+
+TEST_CASE("page reader: a corrupt page is named and nothing of its round is cached") {
+  MemDb db;
+  std::vector<Locator> roots;
+  {
+    PageWriter w(db.store, db.space);
+    SubtreePacker p(w);
+    REQUIRE(p.push(1, std::vector<uint8_t>(3000, 1), 0).ok());
+    REQUIRE(p.push(1, std::vector<uint8_t>(3000, 2), 0).ok());
+    REQUIRE(p.finish(&roots).ok());
+    REQUIRE(w.finish().ok());
+  }
+  REQUIRE(db.store.sync().ok());
+  db.store.raw_page(locator_page(roots[1]))[100] ^= 0x10;
+  PageReader r(db.store);
+  io::Status s = r.load(roots);
+  CHECK(s.code() == io::Errc::corrupt_page);
+  CHECK(s.message().find("page " + std::to_string(locator_page(roots[1]))) != std::string::npos);
+  CHECK(r.cached_pages() == 0);
+}
+
+namespace {
+std::string temp_dir() {
+  char tmpl[] = "/tmp/statetree-persist-test-XXXXXX";
+  const char* p = ::mkdtemp(tmpl);
+  REQUIRE(p != nullptr);
+  return p;
+}
+
+// A one-record "tree" committed through DbFiles.
+io::Status commit_one(DbFiles& f, uint8_t tag, const std::string& spec) {
+  PageWriter w(f.arena->pages(), f.arena->space());
+  SubtreePacker p(w);
+  if (io::Status s = p.push(tag, std::vector<uint8_t>(500, tag), 0); !s.ok()) return s;
+  std::vector<Locator> roots;
+  if (io::Status s = p.finish(&roots); !s.ok()) return s;
+  DbFiles::Fields fields;
+  fields.root_hash[0] = tag;
+  fields.node_count = 1;
+  return f.commit_arena(w, roots[0], fields, spec);
+}
+}  // namespace
+
+TEST_CASE("db files: commit record round trip and version check") {
+  CommitInfo c{make_locator(12, 3), "{\"kind\":\"synthetic\"}"};
+  std::vector<uint8_t> b = encode_commit_record(c);
+  CommitInfo d;
+  REQUIRE(decode_commit_record(b, &d).ok());
+  CHECK(d.root == c.root);
+  CHECK(d.spec == c.spec);
+  b[4] = 9;
+  CHECK(decode_commit_record(b, &d).code() == io::Errc::mismatch);
+  b[4] = 1;
+  b[0] ^= 1;
+  CHECK(decode_commit_record(b, &d).code() == io::Errc::corrupt_page);
+  CHECK(decode_commit_record(std::span<const uint8_t>(b.data(), 5), &d).code() == io::Errc::corrupt_page);
+}
+
+TEST_CASE("db files: build, reopen, rebuild replaces the state copy-on-write, mismatches are one line") {
+  const std::string dir = temp_dir();
+  DbOptions o;
+  o.dir = dir + "/db";
+  o.params.tree_kind = io::TreeKind::bintrie;
+  o.params.hash_kind = io::HashKind::sha256;
+  o.params.group_depth = 4;
+  {
+    DbFiles f;
+    REQUIRE(DbFiles::for_build(o, &f).ok());
+    DbFiles r;  // before any commit: "holds no state"
+    io::Status s = DbFiles::for_read(o, &r);
+    CHECK(s.code() == io::Errc::not_found);
+    CHECK(s.message().find("holds no state") != std::string::npos);
+    REQUIRE(commit_one(f, 1, "A").ok());
+  }
+  uint64_t high_water_after_a = 0;
+  {
+    DbFiles r;
+    REQUIRE(DbFiles::for_read(o, &r).ok());
+    CHECK(r.commit.spec == "A");
+    CHECK(r.manifest.root_hash[0] == 1);
+    CHECK(r.manifest.commit_seq == 1);
+    high_water_after_a = r.manifest.page_high_water;
+  }
+  for (int round = 0; round < 4; ++round) {  // rebuilds reuse the old state's pages
+    DbFiles f;
+    REQUIRE(DbFiles::for_build(o, &f).ok());
+    REQUIRE(commit_one(f, uint8_t(2 + round), "B").ok());
+  }
+  {
+    DbFiles r;
+    REQUIRE(DbFiles::for_read(o, &r).ok());
+    CHECK(r.commit.spec == "B");
+    CHECK(r.manifest.root_hash[0] == 5);
+    CHECK(r.manifest.commit_seq == 5);
+    CHECK(r.manifest.page_high_water <= high_water_after_a + 4);  // space is recycled
+    PageReader reader(r.arena->pages());
+    REQUIRE(reader.load(std::span<const Locator>(&r.commit.root, 1)).ok());
+    RecordView v;
+    REQUIRE(reader.record(r.commit.root, &v).ok());
+    CHECK(v.kind == 5);
+  }
+  {
+    DbOptions other = o;
+    other.params.group_depth = 8;
+    DbFiles r;
+    io::Status s = DbFiles::for_read(other, &r);
+    CHECK(s.code() == io::Errc::mismatch);
+    CHECK(s.message().find("group depth") != std::string::npos);
+    DbOptions probed;
+    REQUIRE(DbFiles::probe(o.dir, &probed).ok());
+    CHECK(probed.store == StoreKind::arena);
+    CHECK(probed.params.group_depth == 4);
+    CHECK(DbFiles::probe(dir + "/nothing", &probed).code() == io::Errc::not_found);
+  }
+  std::filesystem::remove_all(dir);
+}
