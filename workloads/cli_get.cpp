@@ -123,12 +123,19 @@ int cmd_get(int argc, char** argv) {
   const io::Manifest& m = db->manifest();
   const bool bintrie = m.params.tree_kind == io::TreeKind::bintrie;
 
+  // The account key, then the slot key: one batch. (A slot key's answer holds the account
+  // fields only in the MPT, which walks the account to reach its storage trie; the binary
+  // trie keeps them in the account's header stem, another path.)
+  std::vector<state::StateKey> keys{{*address, std::nullopt}};
+  if (with_slot) keys.push_back(key);
   std::vector<persist::LookupAnswer> answers;
   persist::LookupStats stats;
-  if (io::Status s = db->lookup(std::span<const state::StateKey>(&key, 1), &answers, &stats); !s.ok())
-    return fail(s.message(), 1);
-  if (answers.size() != 1) return fail("lookup returned " + std::to_string(answers.size()) + " answers for 1 key", 1);
-  const persist::LookupAnswer& a = answers[0];
+  if (io::Status s = db->lookup(keys, &answers, &stats); !s.ok()) return fail(s.message(), 1);
+  if (answers.size() != keys.size())
+    return fail("lookup returned " + std::to_string(answers.size()) + " answers for " + std::to_string(keys.size()) +
+                " keys", 1);
+  persist::LookupAnswer a = answers[0];
+  if (with_slot) a.slot_value = answers[1].slot_value;
 
   nlohmann::json out = {{"command", "get"},
                         {"db", dir},
