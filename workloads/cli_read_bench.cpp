@@ -356,7 +356,8 @@ int cmd_read_bench(int argc, char** argv) {
                 cold_info.detail.empty() ? "" : (cold_info.detail + ")").c_str());
   else
     std::printf("cold: no (page cache as found; the arena reads with O_DIRECT anyway)\n");
-  std::printf("\nbatched, level by level: medians over reps [min..max]\n");
+  std::printf("\nbatched, level by level: medians over reps [min..max]%s\n",
+              arena ? "" : "\n(RocksDB: reads = keys fetched by MultiGet, KiB = value bytes returned, rounds = MultiGet calls)");
   std::printf("%5s %24s %8s %9s %7s %22s %22s %20s %20s\n", "QD", "us/lookup", "reads/lk", "KiB/lk", "rounds",
               "us/page read", "raw us/read", "engine/raw", "single/batched");
   for (const auto& r : results) {
