@@ -144,6 +144,7 @@ int cmd_read_bench(int argc, char** argv) {
     if (q == 0 || q > 4096) return fail("--qd values must be in 1..4096 (got " + std::to_string(q) + ")");
   if (*reps == 0 || *reps > 1000) return fail("--reps must be in 1..1000");
   if (*warmup > 100000) return fail("--warmup must be <= 100000");
+  if (*single_n == 0) return fail("--single must be >= 1");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   const bool json = args.given("json"), cold = args.given("cold"), accounts_only = args.given("accounts-only");
@@ -355,7 +356,7 @@ int cmd_read_bench(int argc, char** argv) {
     std::printf("cold: %s%s%s\n", cold_info.protocol.c_str(), cold_info.detail.empty() ? "" : " (",
                 cold_info.detail.empty() ? "" : (cold_info.detail + ")").c_str());
   else
-    std::printf("cold: no (page cache as found; the arena reads with O_DIRECT anyway)\n");
+    std::printf("cold: no (page cache as found%s)\n", arena ? "; the arena reads with O_DIRECT anyway" : "");
   std::printf("\nbatched, level by level: medians over reps [min..max]%s\n",
               arena ? "" : "\n(RocksDB: reads = keys fetched by MultiGet, KiB = value bytes returned, rounds = MultiGet calls)");
   std::printf("%5s %24s %8s %9s %7s %22s %22s %20s %20s\n", "QD", "us/lookup", "reads/lk", "KiB/lk", "rounds",

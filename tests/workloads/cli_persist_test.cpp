@@ -106,6 +106,7 @@ TEST_CASE("statetree build/verify/get/read-bench: bad input is one line on stder
            "read-bench --db " + d + " --keys 0",
            "read-bench --db " + d + " --keys 8 --qd 0",
            "read-bench --db " + d + " --keys 8 --qd 1,x",
+           "read-bench --db " + d + " --keys 8 --single 0",
            "read-bench --db " + missing + " --keys 8",
   };
   for (const std::string& c : cases) check_bad(c);
