@@ -10,5 +10,9 @@ int cmd_hash_bench(int argc, char** argv);
 int cmd_io_bench(int argc, char** argv);
 int cmd_bintrie_bench(int argc, char** argv);
 int cmd_mpt_bench(int argc, char** argv);
+int cmd_build(int argc, char** argv);
+int cmd_verify(int argc, char** argv);
+int cmd_get(int argc, char** argv);
+int cmd_read_bench(int argc, char** argv);
 
 }  // namespace st::cli

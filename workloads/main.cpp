@@ -20,6 +20,10 @@ const Command kCommands[] = {
     {"root", st::cli::cmd_root, "state root of a genesis allocation or key/value file (--tree mpt|bintrie)"},
     {"io-bench", st::cli::cmd_io_bench, "raw random page reads through the arena store at each queue depth (device baseline)"},
     {"bintrie-bench", st::cli::cmd_bintrie_bench, "EIP-7864 binary trie figures: batch root vs bare hashing, incremental, threads, group blobs"},
+    {"build", st::cli::cmd_build, "write a synthetic ERC20 state or a genesis allocation into a database (--tree mpt|bintrie)"},
+    {"verify", st::cli::cmd_verify, "re-read, re-hash and checksum every node of a database; exit 0 only if consistent"},
+    {"get", st::cli::cmd_get, "one account / storage slot of a database, with --proof its verified proof"},
+    {"read-bench", st::cli::cmd_read_bench, "cold lookups of random existing keys: batched per queue depth, one at a time, raw reads"},
 };
 
 void print_usage(FILE* out) {

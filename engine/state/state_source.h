@@ -6,7 +6,8 @@
 //
 // Invariants: account(i) is a pure function of i (same output on every call, any order,
 // any thread with its own scratch); addresses are unique; storage slots of one account are
-// unique; values are non-zero (a source describes present state, not writes).
+// unique; values are non-zero (a source describes present state, not writes); entry j of
+// account(i).storage is the slot slot_key(i, j) names.
 #pragma once
 
 #include <cstdint>
@@ -44,13 +45,19 @@ class StateSource {
   // The key of storage slot j (0 <= j < storage size) of account i, without generating the
   // whole account: read-bench samples existing keys this way. nullopt if j is out of range.
   virtual std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const = 0;
+  // The value of that slot (what account(i) lists for it); nullopt if j is out of range.
+  // Lets read-bench check every looked-up value without generating whole accounts. The
+  // default generates account(i) (storage[j] is slot j, see the invariant above).
+  virtual std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const;
   virtual uint64_t storage_size(uint64_t i) const = 0;
   // One line that recreates the source, stored with a database (JSON object text).
   virtual std::string spec_json() const = 0;
 };
 
 // A genesis allocation (or any Allocation) as a StateSource; zero storage values are
-// dropped (they are absent state). The allocation must outlive the source.
+// dropped (they are absent state); storage entries keep the allocation's (sorted) slot
+// order. The allocation must outlive the source. spec_json is whatever the caller wants
+// stored with a database (the CLI writes {"kind":"alloc","path":...,"accounts":...}).
 class AllocationSource final : public StateSource {
  public:
   AllocationSource(const Allocation& alloc, std::string spec_json);
@@ -58,6 +65,7 @@ class AllocationSource final : public StateSource {
   uint64_t slot_count() const override { return slots_; }
   void account(uint64_t i, AccountRecord* out) const override;
   std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
+  std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const override;
   uint64_t storage_size(uint64_t i) const override { return nonzero_[i].size(); }
   std::string spec_json() const override { return spec_; }
 

@@ -1,20 +1,32 @@
 // synthetic_state: the deterministic synthetic state of `statetree build`: EOAs plus
 // ERC20-like contracts whose storage holds what a token's storage holds, at Solidity's
-// mapping slots (specs/workloads.md):
+// mapping slots, in the storage layout of the study's ERC20 (specs/workloads.md):
 //
-//   account i, i < contracts           : contract c = i; code = a small fixed-size ERC20
-//                                        runtime stub (distinct per contract), nonce 1
-//     slot 2 (totalSupply)              : present when slots_per_contract >= 1
-//     balances[holder]  (mapping slot 0): keccak256(pad32(holder) || pad32(0))
-//     allowances[owner][spender] (slot 1): keccak256(pad32(spender) || keccak256(pad32(owner) || pad32(1)))
-//     storage slot j >= 1 of contract c : even j -> a balance, odd j -> an allowance, holders
-//                                        drawn from the EOAs by a seeded generator
-//   account i, i >= contracts          : EOA; nonce and balance from the generator
-//   addresses                          : keccak256("statetree" || seed || i)[12..32)
+//   account i, i < contracts           : contract c = i; nonce 1, balance 0; code = a
+//                                        kStubCodeBytes-byte ERC20-like runtime stub whose
+//                                        PUSH32 constant makes it distinct per contract
+//     storage entry j = 0               : slot 0 (totalSupply)
+//     storage entry j odd  (a=(j-1)/2)  : allowances[owner(a)][spender(a)] (mapping slot 3):
+//                                        keccak256(pad32(spender) || keccak256(pad32(owner) || pad32(3)))
+//     storage entry j even (b=j/2-1)    : balances[holder(b)] (mapping slot 2):
+//                                        keccak256(pad32(holder) || pad32(2))
+//     holder(b) = owner(b) = H(perm_c(b)), spender(a) = H(perm'_c(a)), where perm_c is a
+//     seeded affine bijection of [0, D), D = max(EOAs, slots_per_contract, 1), and
+//     H(h) = address(contracts + h) (an EOA when h < EOAs, otherwise an address that holds
+//     no account). perm_c being a bijection makes the slots of one contract distinct.
+//   account i, i >= contracts          : EOA; nonce 0..999, balance 1 wei .. 1000 ETH
+//   addresses                          : keccak256("statetree" || seed_be64 || i_be64)[12..32)
+//   storage values                     : non-zero, up to 128 bits, from (seed, c, j)
 //
-// Every value is a function of (seed, i, j) through splitmix64, so account(i) and
-// slot_key(i, j) are random-access and reproducible on any machine.
+// Every value is a function of (seed, i, j) through splitmix64, so account(i),
+// slot_key(i, j) and slot_value(i, j) are random-access and reproducible on any machine.
+// spec_json() = {"kind":"synthetic","version":1,"accounts":N,"contracts":C,
+// "slots_per_contract":S,"seed":X}; parse_synthetic_spec() reads it back (strict).
 #pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
 
 #include "engine/state/state_source.h"
 
@@ -25,23 +37,41 @@ struct SyntheticSpec {
   uint64_t contracts = 0;            // the first `contracts` accounts are token contracts
   uint64_t slots_per_contract = 0;   // storage slots per contract
   uint64_t seed = 1;
+  bool operator==(const SyntheticSpec&) const = default;
 };
+
+inline constexpr size_t kStubCodeBytes = 128;
+inline constexpr uint64_t kSyntheticSpecVersion = 1;
 
 class SyntheticState final : public StateSource {
  public:
+  // Precondition: spec.contracts <= spec.accounts (the CLI checks it).
   explicit SyntheticState(const SyntheticSpec& spec);
   const SyntheticSpec& spec() const { return spec_; }
   uint64_t account_count() const override { return spec_.accounts; }
   uint64_t slot_count() const override { return spec_.contracts * spec_.slots_per_contract; }
   void account(uint64_t i, AccountRecord* out) const override;
   std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
+  std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const override;
   uint64_t storage_size(uint64_t i) const override { return i < spec_.contracts ? spec_.slots_per_contract : 0; }
   std::string spec_json() const override;
   Address address(uint64_t i) const;
 
  private:
   Bytes32 slot_of(uint64_t contract, uint64_t j) const;
+  Bytes32 value_of(uint64_t contract, uint64_t j) const;
+  struct Perm {
+    uint64_t a = 0, o = 0, d = 1;
+    uint64_t operator()(uint64_t x) const { return uint64_t(((unsigned __int128)a * x + o) % d); }
+  };
+  Perm perm(uint64_t contract, uint64_t tag) const;
+  uint64_t rand(uint64_t tag, uint64_t i, uint64_t j) const;
   SyntheticSpec spec_;
+  uint64_t domain_;  // D above
 };
+
+// Parses what spec_json() wrote (fields in any order, whitespace allowed; every field
+// required, unknown fields and a "kind" other than "synthetic" are errors).
+std::variant<SyntheticSpec, std::string> parse_synthetic_spec(std::string_view json);
 
 }  // namespace st::state

@@ -1,0 +1,144 @@
+// persist_cli: see persist_cli.h.
+#include "workloads/persist_cli.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/state/synthetic_state.h"
+#include "workloads/genesis.h"
+#include "workloads/u256.h"
+
+namespace st::cli {
+
+int persist_fail(const char* cmd, const std::string& msg, int code) {
+  std::string line = msg;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::fprintf(stderr, "statetree %s: %s\n", cmd, line.c_str());
+  return code;
+}
+
+int exit_code_for(const io::Status& s) {
+  switch (s.code()) {
+    case io::Errc::not_found:
+    case io::Errc::mismatch:
+    case io::Errc::bad_argument:
+    case io::Errc::unsupported:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+namespace {
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Right-aligned hex digits into out[0..n).
+bool hex_into(std::string_view digits, uint8_t* out, size_t n) {
+  if (digits.empty() || digits.size() > 2 * n) return false;
+  std::fill(out, out + n, 0);
+  size_t nib = 0;
+  for (size_t k = digits.size(); k-- > 0; ++nib) {
+    const int d = hex_digit(digits[k]);
+    if (d < 0) return false;
+    out[n - 1 - nib / 2] |= uint8_t(nib % 2 ? d << 4 : d);
+  }
+  return true;
+}
+
+std::string_view strip0x(const std::string& t) {
+  std::string_view v(t);
+  if (v.size() >= 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) v.remove_prefix(2);
+  return v;
+}
+}  // namespace
+
+std::optional<state::Address> parse_address(const std::string& text, std::string* err) {
+  state::Address a{};
+  const std::string_view d = strip0x(text);
+  if (d.size() != 40 || !hex_into(d, a.data(), a.size())) {
+    *err = "bad --address " + workloads::quote_for_error(text) + ": want 40 hex digits (0x optional)";
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::optional<state::Bytes32> parse_slot(const std::string& text, std::string* err) {
+  state::Bytes32 s{};
+  if (!hex_into(strip0x(text), s.data(), s.size())) {
+    *err = "bad --slot " + workloads::quote_for_error(text) + ": want 1..64 hex digits (0x optional)";
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::string alloc_spec_json(const std::string& path, uint64_t accounts, uint64_t slots) {
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec) abs = path;
+  return nlohmann::json{{"kind", "alloc"}, {"path", abs}, {"accounts", accounts}, {"slots", slots}}.dump();
+}
+
+std::optional<std::string> load_source(const std::string& spec_json, LoadedSource* out) {
+  nlohmann::json j = nlohmann::json::parse(spec_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("kind") || !j["kind"].is_string())
+    return "the database's source spec is not understood: " + workloads::quote_for_error(spec_json);
+  const std::string kind = j["kind"].get<std::string>();
+  if (kind == "synthetic") {
+    auto spec = state::parse_synthetic_spec(spec_json);
+    if (auto* e = std::get_if<std::string>(&spec)) return *e;
+    const auto& s = std::get<state::SyntheticSpec>(spec);
+    out->source = std::make_unique<state::SyntheticState>(s);
+    out->description = "synthetic: " + std::to_string(s.accounts) + " accounts (" + std::to_string(s.contracts) +
+                       " contracts x " + std::to_string(s.slots_per_contract) + " slots), seed " +
+                       std::to_string(s.seed);
+    return std::nullopt;
+  }
+  if (kind == "alloc") {
+    if (!j.contains("path") || !j["path"].is_string() || !j.contains("accounts") || !j["accounts"].is_number_unsigned())
+      return "the database's alloc spec lacks path/accounts: " + workloads::quote_for_error(spec_json);
+    const std::string path = j["path"].get<std::string>();
+    auto loaded = workloads::load_genesis_alloc(path);
+    if (auto* e = std::get_if<std::string>(&loaded)) return "the database was built from " + path + ": " + *e;
+    out->alloc = std::make_unique<state::Allocation>(std::move(std::get<state::Allocation>(loaded)));
+    out->source = std::make_unique<state::AllocationSource>(*out->alloc, spec_json);
+    if (out->source->account_count() != j["accounts"].get<uint64_t>())
+      return "the allocation file " + path + " changed since the build (" +
+             std::to_string(out->source->account_count()) + " accounts, the database holds " +
+             std::to_string(j["accounts"].get<uint64_t>()) + ")";
+    out->description = "alloc: " + path + " (" + std::to_string(out->source->account_count()) + " accounts, " +
+                       std::to_string(out->source->slot_count()) + " slots)";
+    return std::nullopt;
+  }
+  return "the database's source kind '" + kind + "' is not understood";
+}
+
+persist::ProgressFn ProgressBar::fn() {
+  if (!enabled_) return {};
+  auto mu = std::make_shared<std::mutex>();
+  return [this, mu](uint64_t done, uint64_t total) {
+    std::lock_guard<std::mutex> lock(*mu);
+    if (!bar_ || total != total_) {
+      if (bar_) bar_->finish();
+      bar_ = std::make_unique<report::Progress>(what_, total);
+      total_ = total;
+    }
+    bar_->update(std::min(done, total));
+  };
+}
+
+void ProgressBar::finish() {
+  if (bar_) bar_->finish();
+}
+
+std::string hex0x(const uint8_t* p, size_t n) { return "0x" + report::hex(p, n); }
+
+}  // namespace st::cli

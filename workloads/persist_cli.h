@@ -1,0 +1,62 @@
+// persist_cli: what `statetree build / verify / get / read-bench` share: the one-line
+// error + exit code convention for database errors, key parsing, the state source a
+// database names in its commit record (its spec_json), and a progress adapter.
+//
+// Exit codes: 0 ok; 1 a failed check or an operating error on a database that exists
+// (corrupt page, I/O error); 2 bad input (options, a missing database, a database built
+// with other parameters than asked for, a build the store cannot do).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/persist/cold_reads.h"  // (includes tree_db.h after what it needs)
+#include "engine/persist/tree_db.h"
+#include "engine/state/state_source.h"
+#include "workloads/report.h"
+
+namespace st::cli {
+
+// Prints "statetree CMD: MSG" on stderr (one line) and returns code.
+int persist_fail(const char* cmd, const std::string& msg, int code);
+// The exit code for an io::Status from open/build: 2 for bad input (not_found, mismatch,
+// bad_argument, unsupported), 1 otherwise.
+int exit_code_for(const io::Status& s);
+
+// 40 hex digits, "0x" optional. nullopt + *err on anything else.
+std::optional<state::Address> parse_address(const std::string& text, std::string* err);
+// 1..64 hex digits, "0x" optional, left-padded to 32 bytes.
+std::optional<state::Bytes32> parse_slot(const std::string& text, std::string* err);
+
+// The source a database was built from, recreated from its spec_json: the synthetic state,
+// or the allocation file (the path recorded at build time; its account count must match).
+struct LoadedSource {
+  std::unique_ptr<state::Allocation> alloc;  // owns the allocation an AllocationSource reads
+  std::unique_ptr<state::StateSource> source;
+  std::string description;                   // one line for reports
+};
+// An error (one line) when the spec is unknown or the file is gone / changed.
+std::optional<std::string> load_source(const std::string& spec_json, LoadedSource* out);
+// The spec_json written for an --alloc build (absolute path, counts).
+std::string alloc_spec_json(const std::string& path, uint64_t accounts, uint64_t slots);
+
+// A ProgressFn drawing report::Progress (a new bar whenever the total changes).
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string what, bool enabled = true) : what_(std::move(what)), enabled_(enabled) {}
+  persist::ProgressFn fn();
+  void finish();
+
+ private:
+  std::string what_;
+  bool enabled_;
+  uint64_t total_ = 0;
+  std::unique_ptr<report::Progress> bar_;
+};
+
+std::string hex0x(const uint8_t* p, size_t n);
+template <class Bytes>
+std::string hex0x(const Bytes& b) { return hex0x(b.data(), b.size()); }
+
+}  // namespace st::cli
