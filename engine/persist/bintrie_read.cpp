@@ -326,6 +326,7 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
   }
   const ReadCounters& after = reader_->counters();
   s->rounds = after.rounds - before.rounds;
+  s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
   s->page_reads = after.page_reads - before.page_reads;
   s->bytes_read = after.bytes_read - before.bytes_read;
   s->nodes_visited = records;

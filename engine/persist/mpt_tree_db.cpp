@@ -54,6 +54,17 @@ struct Origin {
   const RecordView* rec = nullptr;  // arena record (nullptr: RocksDB value or embedded node)
   Locator loc = kNoLocator;
   const std::string* path_key = nullptr;  // RocksDB
+  // Arena lookups: each (record, expected hash) of a batch is checked once, and the checks
+  // are deferred into `pending` and hashed together (one keccak256_batch) before the batch
+  // returns any answer. Paths of a batch share their upper nodes.
+  std::unordered_map<Locator, Hash32>* verified = nullptr;
+  struct Check {
+    const uint8_t* body;
+    size_t len;
+    Hash32 expect;
+    Locator loc;
+  };
+  std::vector<Check>* pending = nullptr;
   std::string name() const {
     if (loc != kNoLocator) return loc_name(loc);
     if (path_key) return "node at path key " + path_key_hex(*path_key);
@@ -109,8 +120,12 @@ struct Cursor {
 // Processes the fetched node `body` (hash not yet checked) and the embedded nodes below it
 // on the key's path; leaves the cursor done or waiting for its next hashed node.
 io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited) {
-  if (!hash_is(body, c.expect.data()))
+  if (origin.verified && origin.pending && origin.loc != kNoLocator) {
+    auto [it, fresh] = origin.verified->try_emplace(origin.loc, c.expect);
+    if (fresh || it->second != c.expect) origin.pending->push_back({body.data(), body.size(), c.expect, origin.loc});
+  } else if (!hash_is(body, c.expect.data())) {
     return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": hash does not match its parent's reference"};
+  }
   if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
   const RecordView* rv = origin.rec;
   std::span<const uint8_t> cur = body;
@@ -313,10 +328,34 @@ class MptTreeDb final : public TreeDb {
     }
   }
 
+  // The deferred hash checks of a batch, kVerifyBatch messages per keccak256_batch call.
+  static io::Status check_pending(const std::vector<Origin::Check>& pending) {
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> hashes;
+    for (size_t b = 0; b < pending.size(); b += kVerifyBatch) {
+      const size_t n = std::min(kVerifyBatch, pending.size() - b);
+      msgs.resize(n);
+      lens.resize(n);
+      hashes.resize(32 * n);
+      for (size_t i = 0; i < n; ++i) {
+        msgs[i] = pending[b + i].body;
+        lens[i] = pending[b + i].len;
+      }
+      st::kernels::keccak256_batch(msgs.data(), lens.data(), hashes.data(), n);
+      for (size_t i = 0; i < n; ++i)
+        if (std::memcmp(hashes.data() + 32 * i, pending[b + i].expect.data(), 32) != 0)
+          return {io::Errc::corrupt_page, "mpt: " + loc_name(pending[b + i].loc) + ": hash does not match its parent's reference"};
+    }
+    return {};
+  }
+
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
     if (cold_pages) reader_->clear();
     const ReadCounters before = reader_->counters();
     std::vector<Locator> need;
+    std::unordered_map<Locator, Hash32> verified;
+    std::vector<Origin::Check> pending;
     io::Status s;
     for (;;) {
       need.clear();
@@ -344,6 +383,8 @@ class MptTreeDb final : public TreeDb {
           Origin o;
           o.rec = &rv;
           o.loc = c.loc;
+          o.verified = &verified;
+          o.pending = &pending;
           s = step(c, rv.body, o, &st->nodes_visited);
           if (!s.ok()) break;
         }
@@ -352,8 +393,10 @@ class MptTreeDb final : public TreeDb {
       }
       if (!s.ok() || !active) break;
     }
+    if (s.ok()) s = check_pending(pending);
     const ReadCounters& after = reader_->counters();
     st->rounds = after.rounds - before.rounds;
+    st->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
     st->page_reads = after.page_reads - before.page_reads;
     st->bytes_read = after.bytes_read - before.bytes_read;
     st->reads_per_round.assign(after.reads_per_round.begin() + long(std::min(before.reads_per_round.size(), after.reads_per_round.size())),

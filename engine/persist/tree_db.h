@@ -80,6 +80,7 @@ struct LookupStats {
   uint64_t page_reads = 0;        // arena pages read; RocksDB: keys fetched by MultiGet
   uint64_t bytes_read = 0;        // arena: device bytes; RocksDB: value bytes returned
   uint64_t nodes_visited = 0;     // records / nodes decoded on the keys' paths
+  uint64_t io_wait_ns = 0;        // arena: time inside page-read rounds (the rest of a lookup is CPU)
   std::vector<uint32_t> reads_per_round;
 };
 
