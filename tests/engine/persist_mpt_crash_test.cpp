@@ -69,7 +69,7 @@ TEST_CASE("persist mpt: a flipped byte in a page is reported as corruption of th
   TempDir dir("flip");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
   const state::Allocation a = random_alloc(31, 150, 8, 120);
-  AllocSource src(a);
+  state::AllocationSource src(a, kTestSpec);
   persist::BuildReport rep;
   REQUIRE(build(o, src, &rep).ok());
   const std::vector<uint64_t> pages = tree_pages(o);
@@ -107,7 +107,7 @@ TEST_CASE("persist mpt: records rewritten with valid page checksums are caught, 
   TempDir dir("tamper");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
   const state::Allocation a = random_alloc(32, 120, 6, 80);
-  AllocSource src(a);
+  state::AllocationSource src(a, kTestSpec);
   persist::BuildReport rep;
   REQUIRE(build(o, src, &rep).ok());
   const std::vector<uint64_t> pages = tree_pages(o);
@@ -150,7 +150,7 @@ TEST_CASE("persist mpt: a build killed at random points reopens at the old or th
   TempDir dir("crash");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
   const state::Allocation a = random_alloc(41, 300, 10, 150), b = random_alloc(42, 300, 12, 150);
-  AllocSource sa(a), sb(b);
+  state::AllocationSource sa(a, kTestSpec), sb(b, kTestSpec);
   persist::BuildReport ra, rb;
   REQUIRE(build(o, sa, &ra).ok());
   // How long a build of B takes here (scales the kill points; ASan is slower).
@@ -202,7 +202,7 @@ TEST_CASE("persist mpt: a changed or missing RocksDB node is an error naming its
   TempDir dir("rocks_tamper");
   const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
   const state::Allocation a = random_alloc(33, 100, 5, 60);
-  AllocSource src(a);
+  state::AllocationSource src(a, kTestSpec);
   persist::BuildReport rep;
   REQUIRE(build(o, src, &rep).ok());
   const std::vector<state::StateKey> keys = all_keys(a);

@@ -84,7 +84,7 @@ void full_check(StoreKind store, const state::Allocation& a, uint64_t seed) {
   CAPTURE(store_name);
   TempDir dir("db");
   const DbOptions o = mpt_options(dir.path, store);
-  AllocSource src(a);
+  state::AllocationSource src(a, kTestSpec);
   persist::BuildReport rep;
   uint64_t progress_calls = 0;
   REQUIRE(build(o, src, &rep, [&](uint64_t, uint64_t) { ++progress_calls; }).message() == "");
@@ -97,6 +97,11 @@ void full_check(StoreKind store, const state::Allocation& a, uint64_t seed) {
   CHECK(progress_calls > 0);
   if (store == StoreKind::arena) CHECK(rep.pages > 0);
 
+  {  // (RocksDB allows one opener at a time)
+    std::unique_ptr<persist::TreeDb> any;  // the dispatch from the manifest's parameters
+    REQUIRE(persist::open_any_db(o.dir, 8, &any).message() == "");
+    CHECK(any->manifest().root_hash == want);
+  }
   std::unique_ptr<persist::TreeDb> db;
   REQUIRE(open(o, &db).message() == "");
   CHECK(ref::to_hex(db->manifest().root_hash) == ref::to_hex(want));
@@ -180,7 +185,7 @@ TEST_CASE("persist mpt: tiny and empty states") {
     TempDir dir("empty");
     const DbOptions o = mpt_options(dir.path, store);
     state::Allocation none;
-    AllocSource src(none);
+    state::AllocationSource src(none, kTestSpec);
     persist::BuildReport rep;
     REQUIRE(build(o, src, &rep).message() == "");
     CHECK(rep.root == mpt::kEmptyRoot);
@@ -210,7 +215,7 @@ TEST_CASE("persist mpt: genesis state roots from disk") {
     const StoreKind store = std::string(net) == "sepolia" && io::rocksdb_available() ? StoreKind::rocksdb : StoreKind::arena;
     TempDir dir(net);
     const DbOptions o = mpt_options(dir.path, store);
-    AllocSource src(g.alloc);
+    state::AllocationSource src(g.alloc, kTestSpec);
     persist::BuildReport rep;
     REQUIRE(build(o, src, &rep).message() == "");
     CHECK(ref::to_hex(rep.root) == ref::to_hex(*g.expected_state_root));
@@ -227,7 +232,7 @@ TEST_CASE("persist mpt: rebuild replaces the state; the old one stays readable u
   TempDir dir("rebuild");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
   const state::Allocation a = random_alloc(21, 200, 10, 100), b = random_alloc(22, 150, 12, 120);
-  AllocSource sa(a), sb(b, "{\"test\":\"b\"}");
+  state::AllocationSource sa(a, kTestSpec), sb(b, "{\"test\":\"b\"}");
   persist::BuildReport ra, rb;
   REQUIRE(build(o, sa, &ra).ok());
   // During B's build (pages of B being written) the directory still opens at A.

@@ -1,8 +1,8 @@
 // persist_mpt_test_util: shared helpers of the persistent-MPT tests: a random Allocation
-// (EOAs + contracts with storage values of every RLP shape), a StateSource over an
-// Allocation that the tests own (no dependency on the CLI helper's sources), temp database
-// directories removed at scope exit, and build / open through DbFiles + build_mpt /
-// open_mpt directly (tree_db.cpp's dispatch also needs the binary trie's implementation).
+// (EOAs + contracts with storage values of every RLP shape), AllocationSource with a test
+// spec, temp database directories removed at scope exit, and build / open through
+// DbFiles + build_mpt / open_mpt directly (the entry points under test; the db test also
+// opens through tree_db.cpp's open_any_db).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -25,40 +25,8 @@ using st::persist::DbFiles;
 using st::persist::DbOptions;
 using st::persist::StoreKind;
 
-// A whole allocation as a StateSource (zero values dropped), owned by the test.
-class AllocSource final : public state::StateSource {
- public:
-  explicit AllocSource(const state::Allocation& a, std::string spec = "{\"test\":true}") : a_(a), spec_(std::move(spec)) {
-    for (const auto& [addr, acc] : a_.accounts) {
-      nz_.emplace_back();
-      for (const auto& kv : acc.storage)
-        if (!mpt::is_zero(kv.second)) nz_.back().push_back(kv);
-      slots_ += nz_.back().size();
-    }
-  }
-  uint64_t account_count() const override { return a_.accounts.size(); }
-  uint64_t slot_count() const override { return slots_; }
-  void account(uint64_t i, state::AccountRecord* out) const override {
-    const auto& [addr, acc] = a_.accounts[i];
-    out->address = addr;
-    out->nonce = acc.nonce;
-    out->balance = acc.balance;
-    out->code = acc.code;
-    out->storage.assign(nz_[i].begin(), nz_[i].end());
-  }
-  std::optional<state::StateKey> slot_key(uint64_t i, uint64_t j) const override {
-    if (j >= nz_[i].size()) return std::nullopt;
-    return state::StateKey{a_.accounts[i].first, nz_[i][j].first};
-  }
-  uint64_t storage_size(uint64_t i) const override { return nz_[i].size(); }
-  std::string spec_json() const override { return spec_; }
-
- private:
-  const state::Allocation& a_;
-  std::string spec_;
-  std::vector<std::vector<std::pair<state::Bytes32, state::Bytes32>>> nz_;
-  uint64_t slots_ = 0;
-};
+// The spec stored with the tests' databases (AllocationSource(alloc, kTestSpec)).
+inline const std::string kTestSpec = "{\"test\":true}";
 
 inline state::Bytes32 random_value(std::mt19937_64& rng) {
   state::Bytes32 v{};
