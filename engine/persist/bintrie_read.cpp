@@ -20,6 +20,7 @@
 // match its blob; walks stop at depth 248, so hostile data cannot loop.
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 #include "engine/bintrie/keys.h"
@@ -50,17 +51,19 @@ struct Node {
 };
 
 // want: 0 = either (by the version byte: RocksDB), 1 = a stem blob, 2 = a group blob.
-io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const std::string& where, Node* out, int want = 0) {
-  if (blob.empty()) return {io::Errc::corrupt_page, where + ": empty blob"};
+// Errors name the node through where() (built only on failure).
+template <class Where>
+io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const Where& where, Node* out, int want = 0) {
+  if (blob.empty()) return {io::Errc::corrupt_page, where() + ": empty blob"};
   if (want == 2 || (want == 0 && blob[0] == bintrie::kGroupBlobVersion)) {
     auto r = bintrie::decode_group_blob(blob, g);
-    if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where + ": " + *e};
+    if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where() + ": " + *e};
     out->is_group = true;
     out->group = std::move(std::get<bintrie::GroupBlob>(r));
     return {};
   }
   auto r = bintrie::decode_stem_blob(blob);
-  if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where + ": " + *e};
+  if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where() + ": " + *e};
   out->is_group = false;
   out->stem = std::move(std::get<bintrie::StemBlob>(r));
   return {};
@@ -115,7 +118,8 @@ class BintrieDb final : public TreeDb {
   io::Status rocks_get(const uint8_t* path, unsigned depth, Node* out, bool* found);
 
   // A cursor at a decoded node: moves on (group) or finishes (stem) and fills the answer.
-  io::Status step(Cursor& c, const Node& n, const std::string& where, LookupAnswer* ans);
+  // Returns nullptr, or what is wrong with the node (the caller names it).
+  const char* step(Cursor& c, const Node& n, LookupAnswer* ans);
   void finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans);
 
   io::Status lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats, bool cold);
@@ -140,7 +144,7 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
     case bd::kStem:
     case bd::kGroup:
     case bd::kGroupSplit: {
-      if (io::Status st = decode_blob(rec.body, g_, where(), out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
+      if (io::Status st = decode_blob(rec.body, g_, where, out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
       out->split_half = kNoLocator;
       if (rec.kind == bd::kStem) {
         if (out->is_group) return bad("stem record holds a group blob");
@@ -192,7 +196,7 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
           return bad("piece " + std::to_string(i) + " (" + bd::locator_name(rec.child(i)) + ") is not a stem piece");
         blob.insert(blob.end(), piece.body.begin(), piece.body.end());
       }
-      if (io::Status st = decode_blob(blob, g_, where(), out, 1); !st) return st;
+      if (io::Status st = decode_blob(blob, g_, where, out, 1); !st) return st;
       if (out->is_group) return bad("chunked stem holds a group blob");
       *complete = true;
       return {};
@@ -228,7 +232,7 @@ io::Status BintrieDb::rocks_get(const uint8_t* path, unsigned depth, Node* out, 
   *found = f[0] != 0;
   if (!*found) return {};
   return decode_blob({reinterpret_cast<const uint8_t*>(values[0].data()), values[0].size()}, g_,
-                     "binary trie node at path key " + bd::hex(k), out);
+                     [&] { return "binary trie node at path key " + bd::hex(k); }, out);
 }
 
 void BintrieDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans) {
@@ -250,28 +254,28 @@ void BintrieDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnsw
   }
 }
 
-io::Status BintrieDb::step(Cursor& c, const Node& n, const std::string& where, LookupAnswer* ans) {
+const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
   if (!n.is_group) {
     finish_stem(c, &n.stem, ans);
-    return {};
+    return nullptr;
   }
-  if (c.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
-  if (c.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(c.depth)};
+  if (c.stem_only) return "a group where its parent's entry ends in a stem";
+  if (c.depth >= kMaxDepth) return "a group at depth 248 or deeper";
   const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
   const auto e = bd::find_entry(n.group, pos);
   if (!e) {
     finish_stem(c, nullptr, ans);
-    return {};
+    return nullptr;
   }
   if (n.split_half != kNoLocator && *e >= n.children.size()) {
     c.need.push_back(n.split_half);  // the walk resumes at this group once it is loaded
-    return {};
+    return nullptr;
   }
   const unsigned r = n.group.entries[*e].depth;
   c.stem_only = r < g_;
   c.depth += r;
   if (!n.children.empty()) c.loc = n.children[*e];
-  return {};
+  return nullptr;
 }
 
 io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
@@ -299,8 +303,11 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
   if (cold) reader_->clear();
   const ReadCounters before = reader_->counters();
   std::vector<Locator> want;
-  uint64_t records = 0;
+  uint64_t visits = 0;
   Node node;
+  // Nodes decoded in this batch, by locator: the top groups are on every key's path.
+  std::unordered_map<Locator, size_t> memo;
+  std::deque<Node> memo_nodes;
   for (;;) {
     want.clear();
     for (const Cursor& c : cur) {
@@ -314,12 +321,25 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
       Cursor& c = cur[i];
       c.need.clear();
       while (!c.done && reader_->loaded(locator_page(c.loc))) {
-        bool complete = false;
-        uint64_t n = 0;
-        if (io::Status st = read_node(c.loc, &node, &complete, &c.need, &n); !st) return st;
-        if (!complete) break;
-        records += n;
-        if (io::Status st = step(c, node, "binary trie " + bd::locator_name(c.loc), &ans[i]); !st) return st;
+        const Node* np = nullptr;
+        if (auto it = memo.find(c.loc); it != memo.end()) {
+          np = &memo_nodes[it->second];
+        } else {
+          bool complete = false;
+          uint64_t n = 0;
+          if (io::Status st = read_node(c.loc, &node, &complete, &c.need, &n); !st) return st;
+          if (!complete) break;
+          np = &node;
+          if (node.split_half == kNoLocator) {
+            memo.emplace(c.loc, memo_nodes.size());
+            memo_nodes.push_back(std::move(node));
+            np = &memo_nodes.back();
+          }
+        }
+        ++visits;
+        const Locator at = c.loc;
+        if (const char* e = step(c, *np, &ans[i]))
+          return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(at) + ": " + e};
         if (!c.need.empty()) break;
       }
     }
@@ -329,7 +349,7 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
   s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
   s->page_reads = after.page_reads - before.page_reads;
   s->bytes_read = after.bytes_read - before.bytes_read;
-  s->nodes_visited = records;
+  s->nodes_visited = visits;
   s->reads_per_round.assign(after.reads_per_round.begin() + std::min(before.reads_per_round.size(), after.reads_per_round.size()),
                             after.reads_per_round.end());
   return {};
@@ -342,7 +362,7 @@ io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupA
   std::vector<uint32_t> slot_of(cur.size());
   std::vector<std::string> values;
   std::vector<uint8_t> found;
-  Node node;
+  std::vector<Node> decoded;  // one per distinct key of the round
   for (;;) {
     index.clear();
     keys.clear();
@@ -362,18 +382,27 @@ io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupA
     s->reads_per_round.push_back(uint32_t(keys.size()));
     for (size_t j = 0; j < keys.size(); ++j)
       if (found[j]) s->bytes_read += values[j].size();
+    decoded.resize(keys.size());
+    for (size_t j = 0; j < keys.size(); ++j) {
+      auto where = [&] {
+        return "binary trie node at path key " +
+               bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()});
+      };
+      if (!found[j]) return {io::Errc::corrupt_page, where() + ": missing"};
+      const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(values[j].data()), values[j].size()};
+      if (!blob.empty() && blob[0] != bintrie::kGroupBlobVersion && blob[0] != bintrie::kStemBlobVersion)
+        return {io::Errc::corrupt_page, where() + ": unknown blob version byte " + std::to_string(blob[0])};
+      if (io::Status st = decode_blob(blob, g_, where, &decoded[j]); !st) return st;
+    }
     for (size_t i = 0; i < cur.size(); ++i) {
       Cursor& c = cur[i];
       if (c.done) continue;
       const uint32_t j = slot_of[i];
-      const std::string where =
-          "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()});
-      if (!found[j]) return {io::Errc::corrupt_page, where + ": missing"};
-      if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[j].data()), values[j].size()}, g_, where, &node);
-          !st)
-        return st;
       s->nodes_visited++;
-      if (io::Status st = step(c, node, where, &ans[i]); !st) return st;
+      if (const char* e = step(c, decoded[j], &ans[i]))
+        return {io::Errc::corrupt_page, "binary trie node at path key " +
+                                            bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()}) +
+                                            ": " + e};
     }
   }
   return {};
@@ -448,7 +477,7 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
           rocks_bytes += values[i - c0].size();
           ++records;
           if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[i - c0].data()), values[i - c0].size()},
-                                          g_, where, &node);
+                                          g_, [&] { return where; }, &node);
               !st)
             return fail(st);
         }

@@ -148,17 +148,11 @@ DbOptions options(const std::string& dir, StoreKind store, unsigned gd, io::Hash
   return o;
 }
 
-// build_db / open_db without the dispatcher (tree_db.cpp also needs the MPT's functions).
+// Through the dispatcher (tree_db.cpp -> build_bintrie / open_bintrie).
 io::Status bt_build(const DbOptions& o, const state::StateSource& s, persist::BuildReport* rep) {
-  persist::DbFiles files;
-  if (io::Status st = persist::DbFiles::for_build(o, &files); !st.ok()) return st;
-  return persist::build_bintrie(files, o, s, rep, {});
+  return persist::build_db(o, s, rep);
 }
-io::Status bt_open(const DbOptions& o, std::unique_ptr<TreeDb>* out) {
-  persist::DbFiles files;
-  if (io::Status st = persist::DbFiles::for_read(o, &files); !st.ok()) return st;
-  return persist::open_bintrie(std::move(files), o, out);
-}
+io::Status bt_open(const DbOptions& o, std::unique_ptr<TreeDb>* out) { return persist::open_db(o, out); }
 
 struct MemState {
   bintrie::KeyScheme ks;
@@ -406,6 +400,13 @@ TEST_CASE("persist bintrie: parameter errors are one line") {
     st = bt_open(options(d, store, 4, io::HashKind::blake3), &db);
     CHECK_FALSE(st.ok());
     CHECK(bt_open(options(d, store, 4, io::HashKind::sha256), &db).ok());
+    // open_any_db takes the parameters from the manifest.
+    db.reset();
+    st = persist::open_any_db(d, 4, &db);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    CHECK(db->manifest().params.group_depth == 4);
+    persist::VerifyReport vr;
+    CHECK(db->verify(&vr).ok());
   }
 }
 
