@@ -4,7 +4,8 @@
 # asserted: compare the figures with docs/benchmarks.md.
 #
 #   ./bench.sh                 all studies with their default sizes
-#   ./bench.sh merkle          one study (merkle | kernels | mpt | bintrie | io)
+#   ./bench.sh merkle          one study (merkle | kernels | mpt | bintrie | io | persist)
+#   SLOTS=10000000 ./bench.sh persist   the persistent-state study at 10M slots (default 1M)
 #   REPS=11 ./bench.sh merkle  more repetitions
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -51,6 +52,25 @@ PY
       : > results/io.jsonl
       rm -f results/io-bench.arena
       run io io-bench --file results/io-bench.arena --size-mib 256 --qd 1,8,32 --reps 5 --rocksdb
+      ;;
+    persist)
+      # Build the same synthetic state into both trees and both stores, verify each, then
+      # cold batched / one-at-a-time lookups (read-bench) beside the raw page-read floor.
+      : > results/persist.jsonl
+      SLOTS=${SLOTS:-1000000}
+      CONTRACTS=${CONTRACTS:-1000}
+      ACCOUNTS=${ACCOUNTS:-$((SLOTS / 10))}
+      SPC=$((SLOTS / CONTRACTS))
+      for tree in mpt bintrie; do
+        for store in arena rocksdb; do
+          db=results/db-$tree-$store
+          rm -rf "$db"
+          run persist build --tree "$tree" --accounts "$ACCOUNTS" --contracts "$CONTRACTS" \
+            --slots-per-contract "$SPC" --db "$db" --store "$store"
+          run persist verify --db "$db"
+          run persist read-bench --db "$db" --keys 4096 --qd 1,8,32 --cold --reps 3
+        done
+      done
       ;;
     *) echo "bench.sh: unknown study '$study'" >&2; exit 2 ;;
   esac

@@ -1,0 +1,88 @@
+// bintrie_disk: how the binary trie at group depth g lives in record pages (record_page.h)
+// and in RocksDB, shared by the writer (bintrie_build.cpp) and the reader
+// (bintrie_read.cpp).
+//
+// Nodes are go-ethereum's blobs (bintrie/group_blob.h): a group blob for every internal node
+// at depth = 0 mod g, a stem blob for every stem. In the arena a blob is one record:
+//
+//   kind            body                 children (locators, in this order)
+//   1 stem          stem blob            none
+//   2 group         group blob           one per blob entry, in bitmap order (the stems
+//                                        that end inside the group, and the next groups /
+//                                        stems at its bottom)
+//   3 group, split  group blob           entries [0, 254) directly, then one half record
+//                                        (only when the blob has more than kMaxChildren =
+//                                        255 entries: a full GD-8 group)
+//   4 half          empty                entries [254, k) of the split group (2 children:
+//                                        only lookups of the last 2 of 256 positions pay
+//                                        the extra hop, and the tiny half record packs
+//                                        with its group)
+//   5 stem, chunked empty                pieces; the stem blob = their bodies concatenated
+//                                        (only a stem blob too large for one page: a stem
+//                                        with more than ~125 values in 4 KiB pages)
+//   6 piece         part of a stem blob  none
+//
+// Records are pushed in post-order, so the packer (subtree_packer.h) keeps a group with as
+// much of its subtree as fits in one page.
+//
+// RocksDB: the same blobs keyed as go-ethereum's path database keys them: blob_key(path
+// bits MSB first, bit length) (a node at depth d under the stem bits p[0..d)).
+//
+// Invariants: a group blob's entries and its record's children correspond one to one; a
+// group's size for a given g is bounded (group_blob_size(g, 2^g)) and must fit a page
+// (check_group_fits, before anything is written); stem blobs of any size are stored.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "engine/bintrie/group_blob.h"
+#include "engine/persist/record_page.h"
+#include "io/manifest.h"
+#include "io/status.h"
+
+namespace st::persist::bintrie_disk {
+
+using bintrie::Bytes32;
+
+enum RecordKind : uint8_t {
+  kStem = 1,
+  kGroup = 2,
+  kGroupSplit = 3,
+  kHalf = 4,
+  kStemChunked = 5,
+  kPiece = 6,
+};
+inline constexpr uint32_t kSplitDirect = kMaxChildren - 1;  // entries a split group holds directly
+
+// The trie's hash from the store parameters (sha256 or blake3; anything else is an error).
+io::Status hasher_for(const io::StoreParams& p, bintrie::Hasher* out);
+
+// ok if the largest group record at p.group_depth fits one page payload of p.page_size;
+// otherwise a one-line bad_argument error suggesting --page-size 16384 or a smaller --gd.
+io::Status check_group_fits(const io::StoreParams& p);
+
+// Bits [d, d + g) of a 32-byte key, MSB first (d + g <= 256).
+inline uint32_t key_bits(const uint8_t* key32, unsigned d, unsigned g) {
+  uint32_t v = 0;
+  for (unsigned i = 0; i < g; ++i) v = v << 1 | ((key32[(d + i) >> 3] >> (7 - ((d + i) & 7))) & 1u);
+  return v;
+}
+
+// Index of the entry of `blob` covering relative position `pos` (g bits), or nullopt if
+// the position is empty (entries ascend by pos and do not overlap: decode_group_blob).
+std::optional<uint32_t> find_entry(const bintrie::GroupBlob& blob, uint32_t pos);
+
+// The value of slot `sub` of a decoded stem blob, if present.
+std::optional<Bytes32> stem_value(const bintrie::StemBlob& blob, uint8_t sub);
+uint32_t stem_value_count(const bintrie::StemBlob& blob);
+
+// Whether the first `bits` bits of two 31-byte stems / keys agree.
+bool same_prefix(const uint8_t* a, const uint8_t* b, unsigned bits);
+
+std::string hex(std::span<const uint8_t> bytes);
+std::string locator_name(Locator l);  // "page 17 record 3"
+
+}  // namespace st::persist::bintrie_disk

@@ -1,0 +1,609 @@
+// bintrie_read: the binary trie database opened for reading (bintrie_db.h): batched
+// level-by-level lookups, verify, proofs, over the arena (record pages) or RocksDB (blobs
+// keyed by path). Layout: bintrie_disk.h.
+//
+// Lookup (arena): every key holds a cursor (its next record's locator and the bit depth
+// of that node). Each round loads the pages of all cursors' next records in one
+// submission; then each cursor walks on through records whose pages are loaded (a group:
+// decode, pick the entry covering the key's next g bits, take the child of that index; a
+// stem: compare stems, read the slot), so a record that shares a page with its parent
+// costs no I/O. RocksDB: each round is one MultiGet of the blob keys blob_key(key, depth)
+// of all cursors.
+//
+// Verify: breadth-first over the nodes, in chunks of kVerifyChunk (one load / MultiGet per
+// chunk; the page cache is kept across levels, since a page holds a group and part of its
+// subtree, and dropped whenever it holds more than kMaxCachedPages), each node carrying the hash its parent committed to: a stem's hash is
+// recomputed from its values, a group's from its entries (reconstruct_group), and compared;
+// a stem's bits must continue the path of its position.
+//
+// Invariants: every decode is strict (group_blob.h); a record's kind and child count must
+// match its blob; walks stop at depth 248, so hostile data cannot loop.
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "engine/bintrie/keys.h"
+#include "engine/bintrie/proof.h"
+#include "engine/bintrie/stem_bits.h"
+#include "engine/persist/bintrie_db.h"
+#include "engine/persist/bintrie_disk.h"
+
+namespace st::persist {
+namespace {
+
+using bintrie::Bytes32;
+namespace bd = bintrie_disk;
+
+constexpr size_t kVerifyChunk = 4096;
+constexpr size_t kMaxCachedPages = 16384;
+constexpr unsigned kMaxDepth = bintrie::kStemBits;  // no internal node at depth >= 248
+
+// A decoded node: a group (with its children's locators in the arena) or a stem.
+struct Node {
+  bool is_group = false;
+  bintrie::GroupBlob group;
+  bintrie::StemBlob stem;
+  std::vector<Locator> children;
+  // A split group whose half record (children kSplitDirect..) was not loaded: children
+  // holds only the direct ones and the half is here.
+  Locator split_half = kNoLocator;
+};
+
+// want: 0 = either (by the version byte: RocksDB), 1 = a stem blob, 2 = a group blob.
+io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const std::string& where, Node* out, int want = 0) {
+  if (blob.empty()) return {io::Errc::corrupt_page, where + ": empty blob"};
+  if (want == 2 || (want == 0 && blob[0] == bintrie::kGroupBlobVersion)) {
+    auto r = bintrie::decode_group_blob(blob, g);
+    if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where + ": " + *e};
+    out->is_group = true;
+    out->group = std::move(std::get<bintrie::GroupBlob>(r));
+    return {};
+  }
+  auto r = bintrie::decode_stem_blob(blob);
+  if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where + ": " + *e};
+  out->is_group = false;
+  out->stem = std::move(std::get<bintrie::StemBlob>(r));
+  return {};
+}
+
+// The hash of the node at relative depth r (1..g), relative path q, of a group whose inner
+// hashes are `inner` (reconstruct_group).
+Bytes32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Bytes32>& inner, unsigned r, uint32_t q) {
+  if (r < b.g) return inner[(size_t(1) << r) - 1 + q];
+  for (const auto& e : b.entries)
+    if (e.depth == b.g && e.pos == q) return e.hash;
+  return Bytes32{};
+}
+
+class BintrieDb final : public TreeDb {
+ public:
+  BintrieDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g)
+      : files_(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g) {
+    if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
+  }
+
+  const io::Manifest& manifest() const override { return files_.manifest; }
+  const std::string& source_spec() const override { return files_.commit.spec; }
+  std::vector<std::string> data_files() const override { return files_.data_files(); }
+  io::NodeStore* page_store() override { return files_.store == StoreKind::arena ? &files_.arena->pages() : nullptr; }
+
+  io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
+                    bool cold_pages) override;
+  io::Status verify(VerifyReport* report, const ProgressFn& progress) override;
+  io::Status prove(const state::StateKey& key, StateProof* out) override;
+
+ private:
+  struct Cursor {
+    Bytes32 key{};
+    bool account = false;
+    bool done = false;
+    bool stem_only = false;  // the parent's entry ends before the group's bottom: a stem
+    unsigned depth = 0;      // bit depth of the next node
+    Locator loc = kNoLocator;
+    std::vector<Locator> need;  // arena: extra records (halves, pieces) to load first
+  };
+
+  bool empty_tree() const { return files_.manifest.root_hash == Bytes32{}; }
+  Locator root_loc() const { return files_.commit.root; }
+
+  // Arena: the node at l (its page loaded). *complete = false: load `need` first (and
+  // call again). *records counts the records read.
+  io::Status read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records);
+  // Arena: read_node, loading whatever it needs (verify, prove).
+  io::Status read_node_sync(Locator l, Node* out, uint64_t* records);
+  // RocksDB: the node at (path, depth); found = false when absent.
+  io::Status rocks_get(const uint8_t* path, unsigned depth, Node* out, bool* found);
+
+  // A cursor at a decoded node: moves on (group) or finishes (stem) and fills the answer.
+  io::Status step(Cursor& c, const Node& n, const std::string& where, LookupAnswer* ans);
+  void finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans);
+
+  io::Status lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats, bool cold);
+  io::Status lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats);
+  io::Status prove_key(const Bytes32& key, bintrie::KeyProof* out);
+
+  DbFiles files_;
+  bintrie::Hasher h_;
+  bintrie::KeyScheme ks_;
+  unsigned g_;
+  std::unique_ptr<PageReader> reader_;
+};
+
+io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records) {
+  *complete = false;
+  RecordView rec;
+  if (io::Status st = reader_->record(l, &rec); !st) return st;
+  ++*records;
+  auto where = [&] { return "binary trie " + bd::locator_name(l); };
+  auto bad = [&](const std::string& what) { return io::Status(io::Errc::corrupt_page, where() + ": " + what); };
+  switch (rec.kind) {
+    case bd::kStem:
+    case bd::kGroup:
+    case bd::kGroupSplit: {
+      if (io::Status st = decode_blob(rec.body, g_, where(), out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
+      out->split_half = kNoLocator;
+      if (rec.kind == bd::kStem) {
+        if (out->is_group) return bad("stem record holds a group blob");
+        if (rec.child_count != 0) return bad("stem record with " + std::to_string(rec.child_count) + " children");
+        *complete = true;
+        return {};
+      }
+      if (!out->is_group) return bad("group record holds a stem blob");
+      const size_t k = out->group.entries.size();
+      out->children.clear();
+      if (rec.kind == bd::kGroup) {
+        if (rec.child_count != k || k > kMaxChildren)
+          return bad("group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+        for (uint32_t i = 0; i < k; ++i) out->children.push_back(rec.child(i));
+        *complete = true;
+        return {};
+      }
+      if (rec.child_count != kMaxChildren || k <= kMaxChildren)
+        return bad("split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+      const Locator half_loc = rec.child(bd::kSplitDirect);
+      for (uint32_t i = 0; i < bd::kSplitDirect; ++i) out->children.push_back(rec.child(i));
+      *complete = true;
+      if (!reader_->loaded(locator_page(half_loc))) {
+        out->split_half = half_loc;  // loaded only when a walk needs those children
+        return {};
+      }
+      RecordView half;
+      if (io::Status st = reader_->record(half_loc, &half); !st) return st;
+      ++*records;
+      if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
+        return bad("child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(half_loc) +
+                   ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
+      for (uint32_t j = 0; j < half.child_count; ++j) out->children.push_back(half.child(j));
+      *complete = true;
+      return {};
+    }
+    case bd::kStemChunked: {
+      if (rec.child_count == 0 || !rec.body.empty()) return bad("chunked stem without pieces");
+      bool all = true;
+      for (uint32_t i = 0; i < rec.child_count; ++i)
+        if (!reader_->loaded(locator_page(rec.child(i)))) { need->push_back(rec.child(i)); all = false; }
+      if (!all) return {};
+      std::vector<uint8_t> blob;
+      for (uint32_t i = 0; i < rec.child_count; ++i) {
+        RecordView piece;
+        if (io::Status st = reader_->record(rec.child(i), &piece); !st) return st;
+        ++*records;
+        if (piece.kind != bd::kPiece || piece.child_count != 0)
+          return bad("piece " + std::to_string(i) + " (" + bd::locator_name(rec.child(i)) + ") is not a stem piece");
+        blob.insert(blob.end(), piece.body.begin(), piece.body.end());
+      }
+      if (io::Status st = decode_blob(blob, g_, where(), out, 1); !st) return st;
+      if (out->is_group) return bad("chunked stem holds a group blob");
+      *complete = true;
+      return {};
+    }
+    default:
+      return bad("unexpected record kind " + std::to_string(rec.kind));
+  }
+}
+
+io::Status BintrieDb::read_node_sync(Locator l, Node* out, uint64_t* records) {
+  std::vector<Locator> need{l};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (io::Status st = reader_->load(need); !st) return st;
+    need.clear();
+    bool complete = false;
+    uint64_t n = 0;
+    if (io::Status st = read_node(l, out, &complete, &need, &n); !st) return st;
+    if (complete && out->split_half != kNoLocator) {
+      need.push_back(out->split_half);
+      complete = false;
+    }
+    if (complete) { *records += n; return {}; }
+  }
+  return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": record parts did not load"};
+}
+
+io::Status BintrieDb::rocks_get(const uint8_t* path, unsigned depth, Node* out, bool* found) {
+  const std::vector<uint8_t> k = bintrie::blob_key(path, depth);
+  std::string_view key(reinterpret_cast<const char*>(k.data()), k.size());
+  std::vector<std::string> values;
+  std::vector<uint8_t> f;
+  if (io::Status st = files_.rocks->multi_get({&key, 1}, &values, &f); !st) return st;
+  *found = f[0] != 0;
+  if (!*found) return {};
+  return decode_blob({reinterpret_cast<const uint8_t*>(values[0].data()), values[0].size()}, g_,
+                     "binary trie node at path key " + bd::hex(k), out);
+}
+
+void BintrieDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans) {
+  c.done = true;
+  const bool match = stem && std::memcmp(stem->stem.data(), c.key.data(), 31) == 0;
+  if (c.account) {
+    if (!match) return;
+    const auto basic = bd::stem_value(*stem, bintrie::kBasicDataLeafKey);
+    const auto code = bd::stem_value(*stem, bintrie::kCodeHashLeafKey);
+    if (!basic) return;  // an account exists iff its basic-data leaf is present
+    ans->account.exists = true;
+    const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
+    ans->account.nonce = bdata.nonce;
+    ans->account.balance = bdata.balance_be;
+    ans->account.code_size = bdata.code_size;
+    if (code) ans->account.code_hash = *code;
+  } else if (match) {
+    ans->slot_value = bd::stem_value(*stem, c.key[31]);
+  }
+}
+
+io::Status BintrieDb::step(Cursor& c, const Node& n, const std::string& where, LookupAnswer* ans) {
+  if (!n.is_group) {
+    finish_stem(c, &n.stem, ans);
+    return {};
+  }
+  if (c.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
+  if (c.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(c.depth)};
+  const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
+  const auto e = bd::find_entry(n.group, pos);
+  if (!e) {
+    finish_stem(c, nullptr, ans);
+    return {};
+  }
+  if (n.split_half != kNoLocator && *e >= n.children.size()) {
+    c.need.push_back(n.split_half);  // the walk resumes at this group once it is loaded
+    return {};
+  }
+  const unsigned r = n.group.entries[*e].depth;
+  c.stem_only = r < g_;
+  c.depth += r;
+  if (!n.children.empty()) c.loc = n.children[*e];
+  return {};
+}
+
+io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
+                             bool cold_pages) {
+  out->assign(keys.size(), LookupAnswer{});
+  std::vector<Cursor> cur(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Cursor& c = cur[i];
+    c.account = !keys[i].slot.has_value();
+    c.key = c.account ? bintrie::basic_data_key(ks_, keys[i].address)
+                      : bintrie::storage_slot_key(ks_, keys[i].address, *keys[i].slot);
+    c.loc = root_loc();
+    c.done = empty_tree();
+  }
+  LookupStats local;
+  LookupStats* s = stats ? stats : &local;
+  *s = {};
+  s->keys = keys.size();
+  if (files_.store == StoreKind::arena) return lookup_arena(cur, *out, s, cold_pages);
+  return lookup_rocks(cur, *out, s);
+}
+
+io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
+                                   bool cold) {
+  if (cold) reader_->clear();
+  const ReadCounters before = reader_->counters();
+  std::vector<Locator> want;
+  uint64_t records = 0;
+  Node node;
+  for (;;) {
+    want.clear();
+    for (const Cursor& c : cur) {
+      if (c.done) continue;
+      if (!c.need.empty()) want.insert(want.end(), c.need.begin(), c.need.end());
+      else want.push_back(c.loc);
+    }
+    if (want.empty()) break;
+    if (io::Status st = reader_->load(want); !st) return st;
+    for (size_t i = 0; i < cur.size(); ++i) {
+      Cursor& c = cur[i];
+      c.need.clear();
+      while (!c.done && reader_->loaded(locator_page(c.loc))) {
+        bool complete = false;
+        uint64_t n = 0;
+        if (io::Status st = read_node(c.loc, &node, &complete, &c.need, &n); !st) return st;
+        if (!complete) break;
+        records += n;
+        if (io::Status st = step(c, node, "binary trie " + bd::locator_name(c.loc), &ans[i]); !st) return st;
+        if (!c.need.empty()) break;
+      }
+    }
+  }
+  const ReadCounters& after = reader_->counters();
+  s->rounds = after.rounds - before.rounds;
+  s->page_reads = after.page_reads - before.page_reads;
+  s->bytes_read = after.bytes_read - before.bytes_read;
+  s->nodes_visited = records;
+  s->reads_per_round.assign(after.reads_per_round.begin() + std::min(before.reads_per_round.size(), after.reads_per_round.size()),
+                            after.reads_per_round.end());
+  return {};
+}
+
+io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s) {
+  std::unordered_map<std::string, uint32_t> index;
+  std::vector<std::string> keys;
+  std::vector<std::string_view> views;
+  std::vector<uint32_t> slot_of(cur.size());
+  std::vector<std::string> values;
+  std::vector<uint8_t> found;
+  Node node;
+  for (;;) {
+    index.clear();
+    keys.clear();
+    for (size_t i = 0; i < cur.size(); ++i) {
+      if (cur[i].done) continue;
+      const std::vector<uint8_t> k = bintrie::blob_key(cur[i].key.data(), cur[i].depth);
+      std::string ks(reinterpret_cast<const char*>(k.data()), k.size());
+      auto [it, fresh] = index.emplace(std::move(ks), uint32_t(keys.size()));
+      if (fresh) keys.push_back(it->first);
+      slot_of[i] = it->second;
+    }
+    if (keys.empty()) break;
+    views.assign(keys.begin(), keys.end());
+    if (io::Status st = files_.rocks->multi_get(views, &values, &found); !st) return st;
+    s->rounds++;
+    s->page_reads += keys.size();
+    s->reads_per_round.push_back(uint32_t(keys.size()));
+    for (size_t j = 0; j < keys.size(); ++j)
+      if (found[j]) s->bytes_read += values[j].size();
+    for (size_t i = 0; i < cur.size(); ++i) {
+      Cursor& c = cur[i];
+      if (c.done) continue;
+      const uint32_t j = slot_of[i];
+      const std::string where =
+          "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()});
+      if (!found[j]) return {io::Errc::corrupt_page, where + ": missing"};
+      if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[j].data()), values[j].size()}, g_, where, &node);
+          !st)
+        return st;
+      s->nodes_visited++;
+      if (io::Status st = step(c, node, where, &ans[i]); !st) return st;
+    }
+  }
+  return {};
+}
+
+io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
+  VerifyReport rep;
+  auto fail = [&](const io::Status& st) {
+    rep.ok = false;
+    rep.error = st.message();
+    if (report) *report = rep;
+    return st;
+  };
+  const Bytes32 want_root = files_.manifest.root_hash;
+  const bool arena = files_.store == StoreKind::arena;
+  if (arena && root_loc() == kNoLocator) {
+    if (!empty_tree()) return fail({io::Errc::corrupt_page, "binary trie: no root record but the manifest names a non-empty root"});
+    rep.ok = true;
+    if (report) *report = rep;
+    return {};
+  }
+  struct Item {
+    Locator loc;
+    Bytes32 expect;
+    Bytes32 path;        // the first `depth` bits are the node's position
+    uint8_t depth;
+    uint8_t stem_only;
+  };
+  std::vector<Item> level{{root_loc(), want_root, {}, 0, 0}}, next;
+  const ReadCounters before = arena ? reader_->counters() : ReadCounters{};
+  uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
+  Node node;
+  std::vector<Locator> locs;
+  std::vector<std::string> keys;
+  std::vector<std::string_view> views;
+  std::vector<std::string> values;
+  std::vector<uint8_t> found;
+  const uint64_t total = files_.manifest.node_count;
+  while (!level.empty()) {
+    next.clear();
+    // The page cache is kept across levels (a page holds a group and part of its subtree)
+    // but dropped whenever it holds more than kMaxCachedPages.
+    for (size_t c0 = 0; c0 < level.size(); c0 += kVerifyChunk) {
+      const size_t c1 = std::min(level.size(), c0 + kVerifyChunk);
+      if (arena) {
+        if (reader_->cached_pages() > kMaxCachedPages) reader_->clear();
+        locs.clear();
+        for (size_t i = c0; i < c1; ++i) locs.push_back(level[i].loc);
+        if (io::Status st = reader_->load(locs); !st) return fail(st);
+      } else {
+        keys.clear();
+        for (size_t i = c0; i < c1; ++i) {
+          const std::vector<uint8_t> k = bintrie::blob_key(level[i].path.data(), level[i].depth);
+          keys.emplace_back(reinterpret_cast<const char*>(k.data()), k.size());
+        }
+        views.assign(keys.begin(), keys.end());
+        if (io::Status st = files_.rocks->multi_get(views, &values, &found); !st) return fail(st);
+      }
+      for (size_t i = c0; i < c1; ++i) {
+        const Item it = level[i];
+        std::string where;
+        if (arena) {
+          where = "binary trie " + bd::locator_name(it.loc);
+          if (io::Status st = read_node_sync(it.loc, &node, &records); !st) return fail(st);
+        } else {
+          const std::string& k = keys[i - c0];
+          where = "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(k.data()), k.size()});
+          if (!found[i - c0]) {
+            if (it.depth == 0 && empty_tree()) continue;
+            return fail({io::Errc::corrupt_page, where + ": missing"});
+          }
+          rocks_bytes += values[i - c0].size();
+          ++records;
+          if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[i - c0].data()), values[i - c0].size()},
+                                          g_, where, &node);
+              !st)
+            return fail(st);
+        }
+        ++done_nodes;
+        if (!node.is_group) {
+          if (!bd::same_prefix(node.stem.stem.data(), it.path.data(), it.depth))
+            return fail({io::Errc::corrupt_page, where + ": stem " + bd::hex(node.stem.stem) + " does not continue its path"});
+          if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
+            return fail({io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"});
+          rep.slots += bd::stem_value_count(node.stem);
+          continue;
+        }
+        if (it.stem_only) return fail({io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"});
+        if (it.depth >= kMaxDepth) return fail({io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)});
+        const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
+        if (inner[0] != it.expect)
+          return fail({io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
+                                                                       : ": group hash does not match its parent's entry")});
+        for (size_t e = 0; e < node.group.entries.size(); ++e) {
+          const auto& ent = node.group.entries[e];
+          if (it.depth + ent.depth > kMaxDepth)
+            return fail({io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)});
+          Item ch;
+          ch.loc = arena ? node.children[e] : kNoLocator;
+          ch.expect = ent.hash;
+          ch.path = it.path;
+          ch.depth = uint8_t(it.depth + ent.depth);
+          ch.stem_only = ent.depth < g_;
+          for (unsigned b = 0; b < ent.depth; ++b) {
+            const unsigned d = it.depth + b;
+            const uint8_t mask = uint8_t(0x80 >> (d % 8));
+            if ((ent.pos >> (g_ - 1 - b)) & 1) ch.path[d / 8] |= mask;
+            else ch.path[d / 8] &= uint8_t(~mask);
+          }
+          next.push_back(ch);
+        }
+      }
+      if (progress) progress(done_nodes, std::max(total, done_nodes));
+    }
+    level.swap(next);
+  }
+  // A lone stem at the root: its hash is the root (checked as the root item's expect).
+  if (arena) {
+    const ReadCounters& after = reader_->counters();
+    rep.pages = after.page_reads - before.page_reads;
+    rep.bytes = after.bytes_read - before.bytes_read;
+    reader_->clear();
+  } else {
+    rep.bytes = rocks_bytes;
+  }
+  rep.nodes = records;
+  rep.root = want_root;
+  rep.ok = true;
+  if (report) *report = rep;
+  return {};
+}
+
+io::Status BintrieDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
+  *p = {};
+  if (empty_tree()) return {};
+  const bool arena = files_.store == StoreKind::arena;
+  Locator loc = root_loc();
+  unsigned depth = 0;
+  bool stem_only = false;
+  uint64_t records = 0;
+  Node node;
+  for (;;) {
+    std::string where;
+    if (arena) {
+      where = "binary trie " + bd::locator_name(loc);
+      if (io::Status st = read_node_sync(loc, &node, &records); !st) return st;
+    } else {
+      const std::vector<uint8_t> k = bintrie::blob_key(key.data(), depth);
+      where = "binary trie node at path key " + bd::hex(k);
+      bool found = false;
+      if (io::Status st = rocks_get(key.data(), depth, &node, &found); !st) return st;
+      if (!found) return {io::Errc::corrupt_page, where + ": missing"};
+    }
+    if (!node.is_group) {
+      Bytes32 leaves[256];
+      size_t j = 0;
+      for (int i = 0; i < 256; ++i) {
+        leaves[i] = Bytes32{};
+        if ((node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1) h_.hash(node.stem.values[j++].data(), 32, leaves[i].data());
+      }
+      bintrie::DenseStemTree dt;
+      bintrie::dense_stem_tree(h_, leaves, &dt);
+      p->stem = node.stem.stem;
+      if (std::memcmp(node.stem.stem.data(), key.data(), 31) != 0) {
+        p->end = bintrie::ProofEnd::other_stem;
+        p->other_subtree_root = dt.root();
+        return {};
+      }
+      p->end = bintrie::ProofEnd::key_stem;
+      dt.siblings(key[31], p->stem_siblings);
+      p->value = bd::stem_value(node.stem, key[31]);
+      return {};
+    }
+    if (stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
+    if (depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(depth)};
+    const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
+    const uint32_t pos = bd::key_bits(key.data(), depth, g_);
+    const auto e = bd::find_entry(node.group, pos);
+    unsigned r_end;
+    if (e) {
+      r_end = node.group.entries[*e].depth;
+    } else {
+      // The first empty node on the key's path inside the group.
+      r_end = 1;
+      while (r_end < g_ && group_node_hash(node.group, inner, r_end, pos >> (g_ - r_end)) != Bytes32{}) ++r_end;
+    }
+    for (unsigned t = 0; t < r_end; ++t) {
+      const uint32_t q = (pos >> (g_ - t - 1)) ^ 1u;
+      p->siblings.push_back(group_node_hash(node.group, inner, t + 1, q));
+    }
+    if (!e) {
+      p->end = bintrie::ProofEnd::empty;
+      return {};
+    }
+    stem_only = r_end < g_;
+    depth += r_end;
+    if (arena) loc = node.children[*e];
+  }
+}
+
+io::Status BintrieDb::prove(const state::StateKey& key, StateProof* out) {
+  BintrieStateProof p;
+  if (reader_) reader_->clear();  // proofs start cold (and the cache stays bounded)
+  p.basic_data_key = bintrie::basic_data_key(ks_, key.address);
+  p.code_hash_key = bintrie::code_hash_key(ks_, key.address);
+  if (io::Status st = prove_key(p.basic_data_key, &p.basic_data); !st) return st;
+  if (io::Status st = prove_key(p.code_hash_key, &p.code_hash); !st) return st;
+  if (key.slot) {
+    p.slot_key = bintrie::storage_slot_key(ks_, key.address, *key.slot);
+    bintrie::KeyProof sp;
+    if (io::Status st = prove_key(p.slot_key, &sp); !st) return st;
+    p.slot = std::move(sp);
+  }
+  *out = std::move(p);
+  return {};
+}
+
+}  // namespace
+
+io::Status open_bintrie(DbFiles&& files, const DbOptions& o, std::unique_ptr<TreeDb>* out) {
+  const io::StoreParams& p = files.manifest.params;
+  if (p.tree_kind != io::TreeKind::bintrie) return {io::Errc::mismatch, "open_bintrie: the database does not hold a binary trie"};
+  bintrie::Hasher h;
+  if (io::Status st = bintrie_disk::hasher_for(p, &h); !st) return st;
+  if (p.group_depth < 1 || p.group_depth > 8)
+    return {io::Errc::mismatch, "binary trie group depth " + std::to_string(p.group_depth) + " out of range 1..8"};
+  if (files.store == StoreKind::arena && !files.arena) return {io::Errc::bad_argument, "open_bintrie: arena store not open"};
+  if (files.store == StoreKind::rocksdb && !files.rocks) return {io::Errc::bad_argument, "open_bintrie: RocksDB store not open"};
+  const unsigned g = p.group_depth;
+  *out = std::make_unique<BintrieDb>(std::move(files), h, g);
+  return {};
+}
+
+}  // namespace st::persist

@@ -1,0 +1,291 @@
+// mpt_build: build_mpt, the write side of the persistent MPT (see mpt_db.h).
+//
+//   1. every account's address -> keccak256 (batch kernel, chunks of 4096), sorted: the
+//      account list (40 bytes per account) is the only state-sized structure in memory
+//   2. the account trie is written by write_mpt_trie over that list; its leaf hook
+//      generates account i, hashes + sorts its storage slots (one keccak batch), writes its
+//      storage trie (so memory peaks at the largest contract), then returns the account RLP
+//   3. arena: nodes go through the SubtreePacker into fresh COW pages, then commit_arena;
+//      RocksDB: nodes go into WriteBatches of kRocksBatchNodes under their path keys, then
+//      commit_rocks
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "engine/mpt/account.h"
+#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt_node.h"
+#include "engine/persist/mpt_trie_writer.h"
+#include "engine/persist/subtree_packer.h"
+#include "kernels/keccak256.h"
+
+namespace st::persist {
+
+namespace {
+
+constexpr size_t kHashChunk = 4096;
+constexpr size_t kRocksBatchNodes = 10000;
+constexpr uint64_t kProgressMaxEvery = 1u << 16;  // keys (accounts + slots) between progress calls, at most
+
+uint64_t now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+struct AccountKey {
+  uint8_t hash[32];
+  uint64_t index;
+};
+static_assert(offsetof(AccountKey, hash) == 0);
+
+struct SlotEntry {
+  uint8_t hash[32];
+  uint8_t value[33];
+  uint8_t value_len;
+};
+static_assert(offsetof(SlotEntry, hash) == 0);
+
+class PackerSink final : public MptNodeSink {
+ public:
+  explicit PackerSink(SubtreePacker& p) : packer_(p) {}
+  io::Status node(MptRecordKind kind, std::span<const uint8_t> rlp, uint32_t children, const uint8_t*,
+                  uint32_t) override {
+    return packer_.push(uint8_t(kind), rlp, children);
+  }
+
+ private:
+  SubtreePacker& packer_;
+};
+
+class RocksSink final : public MptNodeSink {
+ public:
+  explicit RocksSink(io::RocksKvStore& db) : db_(db) {}
+  void set_storage_owner(const uint8_t* account_hash) { owner_ = account_hash; }
+  io::Status node(MptRecordKind, std::span<const uint8_t> rlp, uint32_t, const uint8_t* key32,
+                  uint32_t depth) override {
+    keys_.push_back(owner_ ? storage_node_key(owner_, key32, depth) : account_node_key(key32, depth));
+    values_.emplace_back(reinterpret_cast<const char*>(rlp.data()), rlp.size());
+    if (keys_.size() >= kRocksBatchNodes) return flush();
+    return {};
+  }
+  io::Status flush() {
+    if (keys_.empty()) return {};
+    writes_.clear();
+    for (size_t i = 0; i < keys_.size(); ++i) writes_.push_back({keys_[i], values_[i], false});
+    io::Status s = db_.write_batch(writes_);
+    keys_.clear();
+    values_.clear();
+    return s;
+  }
+
+ private:
+  io::RocksKvStore& db_;
+  const uint8_t* owner_ = nullptr;
+  std::vector<std::string> keys_, values_;
+  std::vector<io::KvWrite> writes_;
+};
+
+// Storage leaves: values known up front, no record children.
+class SlotHook final : public MptLeafHook {
+ public:
+  explicit SlotHook(const std::vector<SlotEntry>& e) : e_(e) {}
+  io::Status leaf(size_t i, std::vector<uint8_t>* value, uint32_t* children) override {
+    value->assign(e_[i].value, e_[i].value + e_[i].value_len);
+    *children = 0;
+    return {};
+  }
+  bool values_known() const override { return true; }
+
+ private:
+  const std::vector<SlotEntry>& e_;
+};
+
+// Account leaves: the account's storage trie first, then its RLP.
+class AccountHook final : public MptLeafHook {
+ public:
+  AccountHook(const state::StateSource& src, const std::vector<AccountKey>& accs, MptNodeSink& sink,
+              RocksSink* rocks, const ProgressFn& progress, uint64_t total_keys)
+      : src_(src), accs_(accs), sink_(sink), rocks_(rocks), progress_(progress), total_keys_(total_keys),
+        progress_every_(std::clamp<uint64_t>(total_keys / 64, 1, kProgressMaxEvery)) {}
+
+  io::Status leaf(size_t i, std::vector<uint8_t>* value, uint32_t* children) override {
+    src_.account(accs_[i].index, &rec_);
+    slots_.clear();
+    msgs_.clear();
+    lens_.clear();
+    for (const auto& [slot, v] : rec_.storage) {
+      SlotEntry e;
+      e.value_len = uint8_t(mpt::put_storage_value_rlp(e.value, v));
+      if (e.value_len == 0) continue;  // zero = absent state
+      slots_.push_back(e);
+      msgs_.push_back(slot.data());
+      lens_.push_back(32);
+    }
+    hashes_.resize(32 * slots_.size());
+    if (!slots_.empty()) st::kernels::keccak256_batch(msgs_.data(), lens_.data(), hashes_.data(), slots_.size());
+    for (size_t j = 0; j < slots_.size(); ++j) std::memcpy(slots_[j].hash, hashes_.data() + 32 * j, 32);
+    std::sort(slots_.begin(), slots_.end(),
+              [](const SlotEntry& a, const SlotEntry& b) { return std::memcmp(a.hash, b.hash, 32) < 0; });
+    mpt::AccountFields f;
+    f.nonce = rec_.nonce;
+    f.balance = rec_.balance;
+    if (!rec_.code.empty()) st::kernels::keccak256(rec_.code.data(), rec_.code.size(), f.code_hash.data());
+    if (rocks_) rocks_->set_storage_owner(accs_[i].hash);
+    SlotHook hook(slots_);
+    io::Status s = write_mpt_trie(slots_.empty() ? nullptr : slots_[0].hash, sizeof(SlotEntry), slots_.size(), MptRecordKind::leaf, hook,
+                                  sink_, &f.storage_root, &storage_counts);
+    if (rocks_) rocks_->set_storage_owner(nullptr);
+    if (!s.ok()) {
+      if (s.code() == io::Errc::bad_argument)
+        return {s.code(), s.message() + " in the storage of account #" + std::to_string(accs_[i].index)};
+      return s;
+    }
+    *children = slots_.empty() ? 0 : 1;
+    value->resize(mpt::account_rlp_size(f));
+    mpt::put_account_rlp(value->data(), f);
+    slots_total += slots_.size();
+    const uint64_t done = i + 1 + slots_total;
+    if (progress_ && done - last_progress_ >= progress_every_) {
+      last_progress_ = done;
+      progress_(done, total_keys_);
+    }
+    return {};
+  }
+
+  uint64_t slots_total = 0;
+  MptTrieCounts storage_counts;
+
+ private:
+  const state::StateSource& src_;
+  const std::vector<AccountKey>& accs_;
+  MptNodeSink& sink_;
+  RocksSink* rocks_;
+  const ProgressFn& progress_;
+  uint64_t total_keys_;
+  uint64_t progress_every_;  // about 64 calls per build
+  uint64_t last_progress_ = 0;
+  state::AccountRecord rec_;
+  std::vector<SlotEntry> slots_;
+  std::vector<const uint8_t*> msgs_;
+  std::vector<size_t> lens_;
+  std::vector<uint8_t> hashes_;
+};
+
+// Hashes every address and sorts: the account trie's key order.
+io::Status hashed_accounts(const state::StateSource& src, std::vector<AccountKey>* out) {
+  const uint64_t n = src.account_count();
+  out->resize(n);
+  state::AccountRecord rec;
+  std::vector<state::Address> addrs(kHashChunk);
+  std::vector<const uint8_t*> msgs(kHashChunk);
+  std::vector<size_t> lens(kHashChunk, 20);
+  std::vector<uint8_t> h(32 * kHashChunk);
+  for (uint64_t b = 0; b < n; b += kHashChunk) {
+    const size_t m = size_t(std::min<uint64_t>(kHashChunk, n - b));
+    for (size_t j = 0; j < m; ++j) {
+      const uint64_t i = b + j;
+      std::optional<state::StateKey> k;
+      if (src.storage_size(i) > 0) k = src.slot_key(i, 0);  // the address without generating the storage
+      if (k) addrs[j] = k->address;
+      else {
+        src.account(i, &rec);
+        addrs[j] = rec.address;
+      }
+      msgs[j] = addrs[j].data();
+    }
+    st::kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), m);
+    for (size_t j = 0; j < m; ++j) {
+      std::memcpy((*out)[b + j].hash, h.data() + 32 * j, 32);
+      (*out)[b + j].index = b + j;
+    }
+  }
+  std::sort(out->begin(), out->end(),
+            [](const AccountKey& a, const AccountKey& b) { return std::memcmp(a.hash, b.hash, 32) < 0; });
+  for (size_t i = 1; i < out->size(); ++i)
+    if (std::memcmp((*out)[i - 1].hash, (*out)[i].hash, 32) == 0)
+      return {io::Errc::bad_argument, "mpt build: duplicate address (accounts #" + std::to_string((*out)[i - 1].index) +
+                                          " and #" + std::to_string((*out)[i].index) + ")"};
+  return {};
+}
+
+}  // namespace
+
+io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
+                     const ProgressFn& progress) {
+  (void)o;
+  const uint64_t t0 = now_ns();
+  BuildReport rep;
+  rep.accounts = src.account_count();
+  rep.slots = src.slot_count();
+  const uint64_t total_keys = rep.accounts + rep.slots;
+
+  std::vector<AccountKey> accs;
+  if (io::Status s = hashed_accounts(src, &accs); !s.ok()) return s;
+
+  mpt::Hash32 root{};
+  MptTrieCounts counts;
+  DbFiles::Fields fields;
+  uint64_t slots_written = 0, storage_sunk = 0, storage_bytes = 0;
+  auto write_tree = [&](MptNodeSink& sink, RocksSink* rocks) -> io::Status {
+    AccountHook hook(src, accs, sink, rocks, progress, total_keys);
+    io::Status s = write_mpt_trie(accs.empty() ? nullptr : accs[0].hash, sizeof(AccountKey), accs.size(),
+                                  MptRecordKind::account_leaf, hook, sink, &root, &counts);
+    slots_written = hook.slots_total;
+    storage_sunk = hook.storage_counts.sunk;
+    storage_bytes = hook.storage_counts.sunk_bytes;
+    return s;
+  };
+
+  if (files.store == StoreKind::arena) {
+    PageWriter w(files.arena->pages(), files.arena->space());
+    SubtreePacker packer(w);
+    PackerSink sink(packer);
+    std::vector<Locator> roots;
+    io::Status s = write_tree(sink, nullptr);
+    if (s.ok()) s = packer.finish(&roots);
+    if (s.ok() && roots.size() > 1) s = {io::Errc::bad_argument, "mpt build: more than one root record"};
+    if (!s.ok()) {
+      (void)w.finish();
+      files.arena->space().abort();
+      return s;
+    }
+    rep.nodes = counts.sunk + storage_sunk;
+    rep.node_bytes = counts.sunk_bytes + storage_bytes;
+    fields.root_hash = root;
+    fields.node_count = rep.nodes;
+    fields.key_count = rep.accounts + slots_written;
+    fields.payload_bytes = rep.node_bytes;
+    const uint64_t tc = now_ns();
+    s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json());
+    if (!s.ok()) return s;
+    rep.commit_ns = now_ns() - tc;
+    rep.pages = packer.stats().pages;
+    rep.page_fill = packer.stats().fill();
+  } else {
+    if (!files.rocks) return {io::Errc::bad_argument, "mpt build: RocksDB store not open"};
+    RocksSink sink(*files.rocks);
+    io::Status s = write_tree(sink, &sink);
+    if (s.ok()) s = sink.flush();
+    if (!s.ok()) return s;
+    rep.nodes = counts.sunk + storage_sunk;
+    rep.node_bytes = counts.sunk_bytes + storage_bytes;
+    fields.root_hash = root;
+    fields.node_count = rep.nodes;
+    fields.key_count = rep.accounts + slots_written;
+    fields.payload_bytes = rep.node_bytes;
+    const uint64_t tc = now_ns();
+    s = files.commit_rocks(fields, src.spec_json());
+    if (!s.ok()) return s;
+    rep.commit_ns = now_ns() - tc;
+  }
+  if (progress) progress(total_keys, total_keys);
+  rep.root = root;
+  rep.slots = slots_written;
+  rep.disk_bytes = files.disk_bytes();
+  rep.build_ns = now_ns() - t0;
+  if (report) *report = rep;
+  return {};
+}
+
+}  // namespace st::persist

@@ -1,0 +1,585 @@
+// mpt_tree_db: the read side of the persistent MPT: open_mpt and the TreeDb over either
+// store (see mpt_db.h for the on-disk form).
+//
+// Lookup (batched, level by level). Each key has a cursor: the trie it is in (account, then
+// the account's storage trie for a slot key), its nibble position, and the next node to
+// fetch (arena: a record locator; RocksDB: a path key) with the hash its parent holds for
+// it. One round:
+//   arena:   load() every distinct page the unfinished cursors need (one submission), then
+//            advance each cursor through records while the next record's page is loaded
+//            (a parent shares its page with its children, so one read covers levels)
+//   RocksDB: one multi_get over the distinct path keys of the unfinished cursors
+// A fetched node is used only after keccak(body) == the hash its parent holds (the root:
+// the manifest's root hash) and its RLP decoded strictly; embedded children are decoded
+// inline from the parent's bytes. An arena record must also agree with its node: kind,
+// and child count = the node's hashed references (account leaf: 1 iff its storage root is
+// not the empty root).
+//
+// Verify walks every node depth-first in batches (a stack of pending nodes; each batch =
+// one load / multi_get; the page cache is dropped when it grows past kVerifyCachePages):
+// memory is bounded by depth x fan-out x batch, not by the state.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "engine/mpt/account.h"
+#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt_node.h"
+#include "kernels/hex_prefix.h"
+#include "kernels/keccak256.h"
+
+namespace st::persist {
+
+namespace {
+
+using st::kernels::key_nibble;
+using Hash32 = mpt::Hash32;
+
+constexpr size_t kVerifyBatch = 2048;
+constexpr size_t kVerifyCachePages = 4096;
+
+std::string loc_name(Locator l) {
+  return "record " + std::to_string(locator_index(l)) + " of page " + std::to_string(locator_page(l));
+}
+
+bool hash_is(std::span<const uint8_t> body, const uint8_t* want) {
+  uint8_t h[32];
+  st::kernels::keccak256(body.data(), body.size(), h);
+  return std::memcmp(h, want, 32) == 0;
+}
+
+// Where a node came from, for error messages and record checks.
+struct Origin {
+  const RecordView* rec = nullptr;  // arena record (nullptr: RocksDB value or embedded node)
+  Locator loc = kNoLocator;
+  const std::string* path_key = nullptr;  // RocksDB
+  std::string name() const {
+    if (loc != kNoLocator) return loc_name(loc);
+    if (path_key) return "node at path key " + path_key_hex(*path_key);
+    return "node";
+  }
+};
+
+// Checks a record's kind and child count against its decoded node.
+std::string check_record(const RecordView& rv, const DiskNode& n, bool storage_trie, bool account_has_storage) {
+  const uint8_t k = rv.kind;
+  uint32_t want_children = 0;
+  switch (n.kind) {
+    case DiskNode::leaf:
+      if (k != uint8_t(storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf)) return "record kind does not match its leaf node";
+      want_children = (!storage_trie && account_has_storage) ? 1 : 0;
+      break;
+    case DiskNode::extension:
+      if (k != uint8_t(MptRecordKind::extension)) return "record kind does not match its extension node";
+      want_children = n.refs[0].kind == MptChildRef::hash ? 1 : 0;
+      break;
+    case DiskNode::branch:
+      if (k != uint8_t(MptRecordKind::branch)) return "record kind does not match its branch node";
+      want_children = n.hashed_refs();
+      break;
+  }
+  if (rv.child_count != want_children)
+    return "record has " + std::to_string(rv.child_count) + " children, its node references " +
+           std::to_string(want_children) + " by hash";
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// One key's walk.
+
+struct Cursor {
+  Hash32 acct{};   // keccak(address)
+  Hash32 slot{};   // keccak(slot)
+  bool want_slot = false;
+  bool storage = false;  // in the storage trie
+  bool done = false;
+  uint32_t pos = 0;      // nibble position in the current trie's key
+  Locator loc = kNoLocator;
+  Hash32 expect{};       // hash of the next node to fetch
+  LookupAnswer* ans = nullptr;
+  std::vector<mpt::Bytes>* account_proof = nullptr;  // prove(): hashed node bodies, root first
+  std::vector<mpt::Bytes>* storage_proof = nullptr;
+  const uint8_t* key() const { return storage ? slot.data() : acct.data(); }
+  std::string path_key() const {
+    return storage ? storage_node_key(acct.data(), slot.data(), pos) : account_node_key(acct.data(), pos);
+  }
+};
+
+// Processes the fetched node `body` (hash not yet checked) and the embedded nodes below it
+// on the key's path; leaves the cursor done or waiting for its next hashed node.
+io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited) {
+  if (!hash_is(body, c.expect.data()))
+    return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": hash does not match its parent's reference"};
+  if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
+  const RecordView* rv = origin.rec;
+  std::span<const uint8_t> cur = body;
+  DiskNode n;
+  for (;;) {
+    ++*nodes_visited;
+    if (std::string err = decode_disk_node(cur, &n); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    const uint8_t* key = c.key();
+    auto path_matches = [&] {
+      if (n.path_len > 64 - c.pos) return false;
+      for (uint32_t i = 0; i < n.path_len; ++i)
+        if (n.path[i] != key_nibble(key, c.pos + i)) return false;
+      return true;
+    };
+    if (n.kind == DiskNode::leaf) {
+      const bool match = path_matches() && c.pos + n.path_len == 64;
+      if (!c.storage) {
+        mpt::AccountFields f;
+        if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) {
+          if (rv || match) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+        }
+        if (rv) {
+          if (std::string err = check_record(*rv, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
+            return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+        }
+        if (!match) { c.done = true; return {}; }
+        AccountInfo& a = c.ans->account;
+        a.exists = true;
+        a.nonce = f.nonce;
+        a.balance = f.balance;
+        a.code_hash = f.code_hash;
+        a.storage_root = f.storage_root;
+        if (!c.want_slot || f.storage_root == mpt::kEmptyRoot) { c.done = true; return {}; }
+        if (origin.rec && !rv)
+          return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded account leaf with storage"};
+        c.storage = true;
+        c.pos = 0;
+        c.expect = f.storage_root;
+        c.loc = rv && rv->child_count ? rv->child(0) : kNoLocator;
+        return {};
+      }
+      if (rv) {
+        if (std::string err = check_record(*rv, n, true, false); !err.empty())
+          return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+      }
+      if (match) {
+        state::Bytes32 v;
+        if (std::string err = decode_storage_value(n.value, &v); !err.empty())
+          return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+        c.ans->slot_value = v;
+      }
+      c.done = true;
+      return {};
+    }
+    if (rv) {
+      if (std::string err = check_record(*rv, n, c.storage, false); !err.empty())
+        return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    }
+    MptChildRef ref;
+    uint32_t child_index = 0;
+    if (n.kind == DiskNode::extension) {
+      if (!path_matches()) { c.done = true; return {}; }
+      c.pos += n.path_len;
+      ref = n.refs[0];
+    } else {
+      if (c.pos >= 64) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": branch below a full key"};
+      const uint32_t nib = key_nibble(key, c.pos);
+      ++c.pos;
+      ref = n.refs[nib];
+      if (ref.kind == MptChildRef::hash) child_index = n.hashed_index(nib);
+    }
+    if (ref.kind == MptChildRef::none) { c.done = true; return {}; }
+    if (ref.kind == MptChildRef::embedded) {
+      cur = {ref.bytes, ref.len};
+      rv = nullptr;  // an embedded node has no record; it cannot hold a hashed reference
+      continue;
+    }
+    if (origin.rec && !rv) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded node with a hashed child"};
+    std::memcpy(c.expect.data(), ref.bytes, 32);
+    c.loc = rv ? rv->child(child_index) : kNoLocator;
+    return {};
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Verify: one pending node.
+
+struct VerifyItem {
+  Locator loc = kNoLocator;
+  Hash32 expect{};
+  bool storage = false;
+  uint8_t pos = 0;
+  std::array<uint8_t, 64> path{};   // nibbles [0, pos) of the node's key (RocksDB keys, account hash)
+  Hash32 owner{};                   // storage trie: the account's hashed address
+};
+
+class MptTreeDb final : public TreeDb {
+ public:
+  explicit MptTreeDb(DbFiles&& f) : files_(std::move(f)) {
+    if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
+  }
+  const io::Manifest& manifest() const override { return files_.manifest; }
+  const std::string& source_spec() const override { return files_.commit.spec; }
+  std::vector<std::string> data_files() const override { return files_.data_files(); }
+  io::NodeStore* page_store() override { return files_.arena ? &files_.arena->pages() : nullptr; }
+
+  io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
+                    bool cold_pages) override {
+    out->assign(keys.size(), LookupAnswer{});
+    std::vector<Cursor> cs(keys.size());
+    hash_keys(keys, cs, *out);
+    LookupStats st;
+    st.keys = keys.size();
+    io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, &st) : walk_rocks(cs, &st);
+    if (stats) *stats = st;
+    return s;
+  }
+
+  io::Status prove(const state::StateKey& key, StateProof* out) override {
+    mpt::AccountProof p;
+    p.address = key.address;
+    std::vector<Cursor> cs(1);
+    std::vector<LookupAnswer> ans(1);
+    hash_keys({&key, 1}, cs, ans);
+    mpt::StorageProof sp;
+    cs[0].account_proof = &p.account_proof;
+    cs[0].storage_proof = &sp.proof;
+    LookupStats st;
+    io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, false, &st) : walk_rocks(cs, &st);
+    if (!s.ok()) return s;
+    const AccountInfo& a = ans[0].account;
+    p.exists = a.exists;
+    if (a.exists) {
+      p.nonce = a.nonce;
+      p.balance = a.balance;
+      p.storage_root = a.storage_root;
+      p.code_hash = a.code_hash;
+    }
+    if (key.slot) {
+      sp.slot = *key.slot;
+      if (ans[0].slot_value) sp.value = *ans[0].slot_value;
+      p.storage_proofs.push_back(std::move(sp));
+    }
+    *out = std::move(p);
+    return {};
+  }
+
+  io::Status verify(VerifyReport* report, const ProgressFn& progress) override {
+    VerifyReport r;
+    io::Status s = verify_all(&r, progress);
+    if (s.ok()) {
+      const uint64_t keys = r.accounts + r.slots;
+      if (keys != files_.manifest.key_count)
+        s = {io::Errc::corrupt_page, "mpt verify: found " + std::to_string(keys) + " keys, the manifest says " +
+                                         std::to_string(files_.manifest.key_count)};
+      else if (r.nodes != files_.manifest.node_count)
+        s = {io::Errc::corrupt_page, "mpt verify: found " + std::to_string(r.nodes) + " nodes, the manifest says " +
+                                         std::to_string(files_.manifest.node_count)};
+    }
+    r.ok = s.ok();
+    if (!s.ok()) r.error = s.message();
+    if (report) *report = r;
+    return s;
+  }
+
+ private:
+  bool empty_state() const {
+    return files_.store == StoreKind::arena ? files_.commit.root == kNoLocator
+                                            : files_.manifest.root_hash == mpt::kEmptyRoot;
+  }
+
+  void hash_keys(std::span<const state::StateKey> keys, std::vector<Cursor>& cs, std::vector<LookupAnswer>& ans) {
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> h;
+    msgs.reserve(2 * keys.size());
+    for (const auto& k : keys) {
+      msgs.push_back(k.address.data());
+      lens.push_back(20);
+      if (k.slot) {
+        msgs.push_back(k.slot->data());
+        lens.push_back(32);
+      }
+    }
+    h.resize(32 * msgs.size());
+    if (!msgs.empty()) st::kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), msgs.size());
+    size_t m = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Cursor& c = cs[i];
+      std::memcpy(c.acct.data(), h.data() + 32 * m++, 32);
+      if (keys[i].slot) {
+        c.want_slot = true;
+        std::memcpy(c.slot.data(), h.data() + 32 * m++, 32);
+      }
+      c.ans = &ans[i];
+      c.expect = files_.manifest.root_hash;
+      c.loc = files_.commit.root;
+      c.done = empty_state();
+    }
+  }
+
+  io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
+    if (cold_pages) reader_->clear();
+    const ReadCounters before = reader_->counters();
+    std::vector<Locator> need;
+    io::Status s;
+    for (;;) {
+      need.clear();
+      for (const Cursor& c : cs) {
+        if (c.done) continue;
+        if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
+        if (!reader_->loaded(locator_page(c.loc))) need.push_back(c.loc);
+      }
+      if (!need.empty()) {
+        s = reader_->load(need);
+        if (!s.ok()) break;
+        for (Locator l : need)
+          if (!reader_->loaded(locator_page(l))) {
+            s = {io::Errc::corrupt_page, "mpt: page " + std::to_string(locator_page(l)) + " did not load"};
+            break;
+          }
+        if (!s.ok()) break;
+      }
+      bool active = false;
+      for (Cursor& c : cs) {
+        while (!c.done && c.loc != kNoLocator && reader_->loaded(locator_page(c.loc))) {
+          RecordView rv;
+          s = reader_->record(c.loc, &rv);
+          if (!s.ok()) break;
+          Origin o;
+          o.rec = &rv;
+          o.loc = c.loc;
+          s = step(c, rv.body, o, &st->nodes_visited);
+          if (!s.ok()) break;
+        }
+        if (!s.ok()) break;
+        active |= !c.done;
+      }
+      if (!s.ok() || !active) break;
+    }
+    const ReadCounters& after = reader_->counters();
+    st->rounds = after.rounds - before.rounds;
+    st->page_reads = after.page_reads - before.page_reads;
+    st->bytes_read = after.bytes_read - before.bytes_read;
+    st->reads_per_round.assign(after.reads_per_round.begin() + long(std::min(before.reads_per_round.size(), after.reads_per_round.size())),
+                               after.reads_per_round.end());
+    return s;
+  }
+
+  io::Status walk_rocks(std::vector<Cursor>& cs, LookupStats* st) {
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, uint32_t> index;
+    std::vector<uint32_t> which(cs.size());
+    std::vector<std::string_view> views;
+    std::vector<std::string> values;
+    std::vector<uint8_t> found;
+    for (;;) {
+      keys.clear();
+      index.clear();
+      for (size_t i = 0; i < cs.size(); ++i) {
+        if (cs[i].done) continue;
+        std::string k = cs[i].path_key();
+        auto [it, fresh] = index.try_emplace(std::move(k), uint32_t(keys.size()));
+        if (fresh) keys.push_back(it->first);
+        which[i] = it->second;
+      }
+      if (keys.empty()) return {};
+      views.assign(keys.begin(), keys.end());
+      if (io::Status s = files_.rocks->multi_get(views, &values, &found); !s.ok()) return s;
+      ++st->rounds;
+      st->page_reads += keys.size();
+      st->reads_per_round.push_back(uint32_t(keys.size()));
+      for (const auto& v : values) st->bytes_read += v.size();
+      for (size_t i = 0; i < cs.size(); ++i) {
+        if (cs[i].done) continue;
+        const uint32_t w = which[i];
+        Origin o;
+        o.path_key = &keys[w];
+        if (!found[w]) return {io::Errc::not_found, "mpt: " + o.name() + " is missing (its parent references it)"};
+        const std::string& v = values[w];
+        if (io::Status s = step(cs[i], {reinterpret_cast<const uint8_t*>(v.data()), v.size()}, o, &st->nodes_visited);
+            !s.ok())
+          return s;
+      }
+    }
+  }
+
+  // ---- verify ---------------------------------------------------------------------------
+
+  // Visits one node (hash already checked): counts it, checks it, queues its hashed
+  // children; embedded children are visited recursively from the parent's bytes.
+  io::Status visit(std::span<const uint8_t> body, const RecordView* rv, const VerifyItem& it, const Origin& o,
+                   VerifyReport* r, std::vector<VerifyItem>* stack) {
+    DiskNode n;
+    if (std::string err = decode_disk_node(body, &n); !err.empty())
+      return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + err};
+    auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
+    if (n.kind == DiskNode::leaf) {
+      if (it.pos + n.path_len != 64) return fail("leaf at nibble " + std::to_string(it.pos + n.path_len) + ", not 64");
+      if (it.storage) {
+        if (rv)
+          if (std::string err = check_record(*rv, n, true, false); !err.empty()) return fail(err);
+        state::Bytes32 v;
+        if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
+        ++r->slots;
+        return {};
+      }
+      mpt::AccountFields f;
+      if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return fail(err);
+      const bool has_storage = f.storage_root != mpt::kEmptyRoot;
+      if (rv) {
+        if (std::string err = check_record(*rv, n, false, has_storage); !err.empty()) return fail(err);
+      } else if (has_storage && files_.store == StoreKind::arena) {
+        return fail("embedded account leaf with storage");
+      }
+      ++r->accounts;
+      if (!has_storage) return {};
+      VerifyItem c;
+      c.storage = true;
+      c.expect = f.storage_root;
+      c.loc = rv ? rv->child(0) : kNoLocator;
+      for (uint32_t i = 0; i < it.pos; ++i) c.owner[i / 2] |= uint8_t(it.path[i] << (i & 1 ? 0 : 4));
+      for (uint32_t i = 0; i < n.path_len; ++i) {
+        const uint32_t q = it.pos + i;
+        c.owner[q / 2] |= uint8_t(n.path[i] << (q & 1 ? 0 : 4));
+      }
+      stack->push_back(c);
+      return {};
+    }
+    if (rv)
+      if (std::string err = check_record(*rv, n, it.storage, false); !err.empty()) return fail(err);
+    auto child = [&](const MptChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs) -> io::Status {
+      VerifyItem c = it;
+      for (uint32_t i = 0; i < consumed; ++i) c.path[it.pos + i] = nibs[i];
+      c.pos = uint8_t(it.pos + consumed);
+      if (ref.kind == MptChildRef::embedded) {
+        Origin eo = o;
+        eo.rec = nullptr;
+        return visit({ref.bytes, ref.len}, nullptr, c, eo, r, stack);
+      }
+      if (!rv && files_.store == StoreKind::arena) return fail("embedded node with a hashed child");
+      std::memcpy(c.expect.data(), ref.bytes, 32);
+      c.loc = rv ? rv->child(hashed_index) : kNoLocator;
+      stack->push_back(c);
+      return {};
+    };
+    if (n.kind == DiskNode::extension) {
+      if (it.pos + n.path_len >= 64) return fail("extension reaches the end of the key");
+      return child(n.refs[0], n.path_len, 0, n.path.data());
+    }
+    if (it.pos >= 64) return fail("branch below a full key");
+    if (!n.value.empty()) return fail("branch with a value in a secure trie");
+    // Children queued in nibble order (verify_all turns the queue over onto its stack, so
+    // they are read in the order they were packed in, which keeps the page cache warm).
+    for (uint32_t nib = 0; nib < 16; ++nib) {
+      const MptChildRef& ref = n.refs[nib];
+      if (ref.kind == MptChildRef::none) continue;
+      const uint8_t nb = uint8_t(nib);
+      if (io::Status s = child(ref, 1, n.hashed_index(nib), &nb); !s.ok()) return s;
+    }
+    return {};
+  }
+
+  io::Status verify_all(VerifyReport* r, const ProgressFn& progress) {
+    r->root = files_.manifest.root_hash;
+    if (empty_state()) {
+      if (files_.manifest.root_hash != mpt::kEmptyRoot)
+        return {io::Errc::corrupt_page, "mpt verify: no root node, but the manifest's root is not the empty root"};
+      return {};
+    }
+    const bool arena = files_.store == StoreKind::arena;
+    std::vector<VerifyItem> stack;
+    VerifyItem root;
+    root.expect = files_.manifest.root_hash;
+    root.loc = files_.commit.root;
+    stack.push_back(root);
+    std::vector<VerifyItem> batch, pushed;
+    std::vector<Locator> locs;
+    std::vector<std::string> keys;
+    std::vector<std::string_view> views;
+    std::vector<std::string> values;
+    std::vector<uint8_t> found;
+    std::vector<RecordView> rvs;
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> hashes;
+    std::vector<uint8_t> page_seen;
+    uint64_t bytes0 = arena ? reader_->counters().bytes_read : 0;
+    if (arena) reader_->clear();
+    uint64_t last_progress = 0;
+    while (!stack.empty()) {
+      const size_t m = std::min(kVerifyBatch, stack.size());
+      batch.assign(stack.end() - long(m), stack.end());
+      stack.resize(stack.size() - m);
+      std::reverse(batch.begin(), batch.end());  // top of the stack first
+      msgs.assign(m, nullptr);
+      lens.assign(m, 0);
+      if (arena) {
+        if (reader_->cached_pages() > kVerifyCachePages) reader_->clear();
+        locs.clear();
+        for (const auto& it : batch) {
+          if (it.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt verify: a hashed reference without a record child"};
+          locs.push_back(it.loc);
+        }
+        if (io::Status s = reader_->load(locs); !s.ok()) return s;
+        rvs.resize(m);
+        for (size_t i = 0; i < m; ++i) {
+          if (io::Status s = reader_->record(batch[i].loc, &rvs[i]); !s.ok()) return s;
+          msgs[i] = rvs[i].body.data();
+          lens[i] = rvs[i].body.size();
+          const uint64_t pg = locator_page(batch[i].loc);
+          if (pg >= page_seen.size()) page_seen.resize(std::max<size_t>(pg + 1, page_seen.size() * 2), 0);
+          if (!page_seen[pg]) { page_seen[pg] = 1; ++r->pages; }
+        }
+      } else {
+        keys.clear();
+        for (const auto& it : batch) {
+          keys.push_back(it.storage ? std::string(1, 'O') + std::string(reinterpret_cast<const char*>(it.owner.data()), 32)
+                                    : std::string(1, 'A'));
+          for (uint32_t i = 0; i < it.pos; ++i) keys.back().push_back(char(it.path[i]));
+        }
+        views.assign(keys.begin(), keys.end());
+        if (io::Status s = files_.rocks->multi_get(views, &values, &found); !s.ok()) return s;
+        for (size_t i = 0; i < m; ++i) {
+          if (!found[i])
+            return {io::Errc::not_found, "mpt verify: node at path key " + path_key_hex(keys[i]) + " is missing"};
+          msgs[i] = reinterpret_cast<const uint8_t*>(values[i].data());
+          lens[i] = values[i].size();
+          r->bytes += values[i].size();
+        }
+      }
+      hashes.resize(32 * m);
+      st::kernels::keccak256_batch(msgs.data(), lens.data(), hashes.data(), m);
+      pushed.clear();  // item 0's children first, each item's in nibble order
+      for (size_t i = 0; i < m; ++i) {
+        Origin o;
+        o.loc = arena ? batch[i].loc : kNoLocator;
+        o.path_key = arena ? nullptr : &keys[i];
+        o.rec = arena ? &rvs[i] : nullptr;
+        if (std::memcmp(hashes.data() + 32 * i, batch[i].expect.data(), 32) != 0)
+          return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": hash does not match its parent's reference"};
+        ++r->nodes;
+        if (io::Status s = visit({msgs[i], lens[i]}, o.rec, batch[i], o, r, &pushed); !s.ok()) return s;
+      }
+      // Reversed onto the stack: item 0's first child ends on top.
+      stack.insert(stack.end(), pushed.rbegin(), pushed.rend());
+      if (progress && r->nodes - last_progress >= 65536) {
+        last_progress = r->nodes;
+        progress(r->nodes, files_.manifest.node_count);
+      }
+    }
+    if (arena) r->bytes = reader_->counters().bytes_read - bytes0;
+    if (progress) progress(r->nodes, files_.manifest.node_count);
+    return {};
+  }
+
+  DbFiles files_;
+  std::unique_ptr<PageReader> reader_;
+};
+
+}  // namespace
+
+io::Status open_mpt(DbFiles&& files, const DbOptions& o, std::unique_ptr<TreeDb>* out) {
+  (void)o;
+  if (files.store == StoreKind::arena && !files.arena) return {io::Errc::bad_argument, "mpt open: arena store not open"};
+  if (files.store == StoreKind::rocksdb && !files.rocks) return {io::Errc::bad_argument, "mpt open: RocksDB store not open"};
+  *out = std::make_unique<MptTreeDb>(std::move(files));
+  return {};
+}
+
+}  // namespace st::persist
