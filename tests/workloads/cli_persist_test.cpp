@@ -79,34 +79,21 @@ TEST_CASE("statetree build/verify/get/read-bench: bad input is one line on stder
            "build --tree avl --accounts 10 --db " + d,
            "build --tree mpt --gd 5 --accounts 10 --db " + d,
            "build --tree bintrie --gd 9 --accounts 10 --db " + d,
-           "build --tree bintrie --gd 0 --accounts 10 --db " + d,
            "build --tree mpt --hash blake3 --accounts 10 --db " + d,
            "build --tree bintrie --hash md5 --accounts 10 --db " + d,
            "build --tree mpt --accounts 10 --contracts 11 --db " + d,
            "build --tree mpt --accounts 10 --slots-per-contract 5 --db " + d,
-           "build --tree mpt --accounts x --db " + d,
-           "build --tree mpt --accounts 0 --db " + d,
-           std::string("build --tree mpt --accounts 10"),
            "build --tree mpt --db " + d,
            "build --tree mpt --accounts 10 --store leveldb --db " + d,
            "build --tree mpt --accounts 10 --page-size 8192 --db " + d,
-           "build --tree mpt --accounts 10 --alloc /nonexistent.json --db " + d,
            "build --tree mpt --alloc /nonexistent/alloc.json --db " + d,
-           "build --tree mpt --accounts 10 --db " + d + " --bogus",
-           std::string("verify"),
            "verify --db " + missing,
            "verify --db " + empty,
-           "get --db " + d + " --address 0x12",
            "get --db " + d + " --address 0xzz00000000000000000000000000000000000000",
-           "get --db " + d,
            "get --db " + missing + " --address 0x1200000000000000000000000000000000000000",
            "get --db " + d + " --address 0x1200000000000000000000000000000000000000 --slot 0x" + std::string(65, '1'),
-           "get --db " + d + " --address 0x1200000000000000000000000000000000000000 --slot xyz",
            "read-bench --db " + d,
-           "read-bench --db " + d + " --keys 0",
            "read-bench --db " + d + " --keys 8 --qd 0",
-           "read-bench --db " + d + " --keys 8 --qd 1,x",
-           "read-bench --db " + d + " --keys 8 --single 0",
            "read-bench --db " + missing + " --keys 8",
   };
   for (const std::string& c : cases) check_bad(c);
@@ -118,6 +105,7 @@ namespace {
 
 // Builds a small synthetic state and checks everything the commands say about it.
 void round_trip(const std::string& tree, const std::string& store) {
+  const bool full = store == "arena";  // RocksDB: the same path minus the repeated checks (test time)
   const st::state::SyntheticSpec spec{300, 6, 40, 7};
   const st::state::SyntheticState src(spec);
   const std::string d = tmp_dir(tree + "_" + store);
@@ -139,7 +127,7 @@ void round_trip(const std::string& tree, const std::string& store) {
   CHECK(v["ok"] == true);
   CHECK(v["recomputed_root"] == root);
   CHECK(v["manifest_root"] == root);
-  CHECK(run_statetree("verify --db " + d).out.rfind("ok: ", 0) == 0);
+  if (full) CHECK(run_statetree("verify --db " + d).out.rfind("ok: ", 0) == 0);
 
   // A slot of contract 2 and the contract itself.
   const auto key = *src.slot_key(2, 9);
@@ -155,6 +143,15 @@ void round_trip(const std::string& tree, const std::string& store) {
   if (tree == "bintrie") CHECK(g["code_size"] == st::state::kStubCodeBytes);
 
   // An EOA: nonce and balance as the source says; an absent slot of it.
+  if (!full) {
+    r = run_statetree("read-bench --json --keys 32 --qd 4 --reps 1 --single 8 --warmup 2 --db " + d);
+    REQUIRE(r.exit_code == 0);
+    json rb = json::parse(r.out);
+    CHECK(rb["batched"][0]["batched"]["page_reads_per_lookup"].get<double>() > 0);
+    CHECK(!rb["batched"][0].contains("raw"));
+    std::filesystem::remove_all(d);
+    return;
+  }
   st::state::AccountRecord eoa;
   src.account(150, &eoa);
   r = run_statetree("get --json --proof --db " + d + " --address " + hex(eoa.address) + " --slot 0x01");
