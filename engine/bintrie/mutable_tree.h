@@ -93,6 +93,25 @@ struct StemInnerCache {
 // present leaf (up to 255 nodes). Measured in docs/benchmarks-bintrie.md.
 inline constexpr uint16_t kDenseStemValues = 32;
 
+// Allocation of the tree's big flat arrays: 4 MiB and more are 2 MiB aligned and advised to
+// use transparent huge pages (the random path walks of a 1M-key tree otherwise pay a TLB
+// miss and a page walk per node), smaller ones 64-byte aligned.
+void* tree_array_alloc(size_t bytes);
+void tree_array_free(void* p, size_t bytes);
+template <class T>
+struct TreeArrayAllocator {
+  using value_type = T;
+  TreeArrayAllocator() = default;
+  template <class U>
+  TreeArrayAllocator(const TreeArrayAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(tree_array_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { tree_array_free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const TreeArrayAllocator<U>&) const { return true; }
+};
+template <class T>
+using TreeArray = std::vector<T, TreeArrayAllocator<T>>;
+
 struct CommitStats {
   size_t dirty_stems = 0;
   size_t dense_dirty_stems = 0;  // of which used the inner-node cache
@@ -155,11 +174,11 @@ class MutableTree {
   NodeRef root_ = kEmptyRef;
   uint32_t epoch_ = 1;  // internal nodes with dirty_epoch == epoch_ are dirty
   Bytes32 root_hash_{};
-  std::vector<InternalNode> internal_;
-  std::vector<ChildHashes> pairs_;  // pairs_[i]: the children's hashes of internal_[i]
-  std::vector<StemNode> stems_;
-  std::vector<StemSlot> slots_;
-  std::vector<StemInnerCache> inner_;
+  TreeArray<InternalNode> internal_;
+  TreeArray<ChildHashes> pairs_;  // pairs_[i]: the children's hashes of internal_[i]
+  TreeArray<StemNode> stems_;
+  TreeArray<StemSlot> slots_;
+  TreeArray<StemInnerCache> inner_;
   size_t values_ = 0;
   std::vector<std::vector<DirtyNode>> dirty_by_depth_;
   std::vector<uint32_t> dirty_stems_;
