@@ -1,9 +1,9 @@
 // mutable_tree: the binary trie held in memory, updated by batches of writes and re-hashed
 // only along dirty paths, level by level.
 //
-//   internal nodes  flat array of {child[2] (tagged refs), parent, dirty} (16 bytes) and, in
-//                   step, one 64-byte line of their children's hashes (ChildHashes); a
-//                   node's own hash is in its parent's line
+//   internal nodes  flat array of {child[2] (tagged refs), parent, dirty_epoch} (16 bytes)
+//                   and, in step, one 64-byte line of their children's hashes
+//                   (ChildHashes); a node's own hash is in its parent's line
 //   stems           flat array of {stem31, hash, slot range, dirty, inner}; the stem's
 //                   present values live in a slot pool, ascending by sub index, each with
 //                   its cached leaf hash H(value); dense stems (>= kDenseStemValues values)
@@ -24,8 +24,9 @@
 // hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
 // deepest first, one hash64_batch per depth.
 //
-// Invariants: after commit() every node's hash is its canonical hash; the shape is the
-// canonical shape of the key set (independent of write order and batching).
+// Invariants: after commit() every node's hash is its canonical hash, and
+// child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child); the
+// shape is the canonical shape of the key set (independent of write order and batching).
 #pragma once
 
 #include <cstddef>
