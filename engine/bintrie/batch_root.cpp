@@ -5,6 +5,7 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <memory>
 
 #include "engine/bintrie/internal_reduce.h"
 #include "engine/pipeline/parallel.h"
@@ -54,70 +55,88 @@ uint64_t SortedEntries::stem_prefix(size_t s) const {
 
 SortedEntries sort_entries(std::span<const Entry> in, unsigned threads, bool materialize) {
   if (in.size() < 32768) return sort_entries_small(in);
-  // Counting sort on the top 16 key bits (stable: input order kept within a bucket), then a
-  // comparison sort inside each bucket (a few entries each for random keys).
-  constexpr unsigned kBucketBits = 16;
-  constexpr size_t kBuckets = size_t(1) << kBucketBits;
+  // Counting sort on the top key bits (stable: input order kept within a bucket), then a
+  // comparison sort inside each bucket: about 4 entries per bucket for random keys
+  // (kBucketBits = bit width of n - 2, 15..20), so the insertion sorts stay short.
+  const unsigned kBucketBits = std::clamp<unsigned>(unsigned(std::bit_width(in.size())) - 2, 15, 20);
+  const size_t kBuckets = size_t(1) << kBucketBits;
+  // Pass 1 reads the 64 MB input once (sequentially): the 8-byte key prefixes go to a
+  // compact array (8 MB) and the bucket sizes are counted; pass 2 scatters from that array,
+  // not from the input again.
   std::vector<uint32_t> bucket_start(kBuckets + 1, 0);
-  for (const Entry& e : in) bucket_start[(size_t(e.key[0]) << 8 | e.key[1]) + 1]++;
+  std::unique_ptr<uint64_t[]> prefix(new uint64_t[in.size()]);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint64_t p = load_be64(in[i].key.data());
+    prefix[i] = p;
+    bucket_start[(p >> (64 - kBucketBits)) + 1]++;
+  }
   for (size_t b = 0; b < kBuckets; ++b) bucket_start[b + 1] += bucket_start[b];
   std::vector<SortRec> recs(in.size());
   {
     std::vector<uint32_t> fill(bucket_start.begin(), bucket_start.end() - 1);
     for (size_t i = 0; i < in.size(); ++i) {
-      const size_t b = size_t(in[i].key[0]) << 8 | in[i].key[1];
-      recs[fill[b]++] = {load_be64(in[i].key.data()), uint32_t(i)};
+      const uint64_t p = prefix[i];
+      recs[fill[p >> (64 - kBucketBits)]++] = {p, uint32_t(i)};
     }
   }
+  prefix.reset();
   auto less = [&](const SortRec& a, const SortRec& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const int c = std::memcmp(in[a.index].key.data() + 8, in[b.index].key.data() + 8, 24);
     if (c != 0) return c < 0;
     return a.index < b.index;
   };
-  auto sort_buckets = [&](size_t b0, size_t b1) {
-    for (size_t b = b0; b < b1; ++b) {
-      const size_t lo = bucket_start[b], hi = bucket_start[b + 1];
-      if (hi - lo <= 1) continue;
-      if (hi - lo <= 24) {  // tiny bucket (the common case): insertion sort
-        for (size_t i = lo + 1; i < hi; ++i) {
-          const SortRec x = recs[i];
-          size_t j = i;
-          while (j > lo && less(x, recs[j - 1])) { recs[j] = recs[j - 1]; --j; }
-          recs[j] = x;
-        }
-      } else {
-        std::sort(recs.begin() + long(lo), recs.begin() + long(hi), less);
+  auto sort_bucket = [&](size_t lo, size_t hi) {
+    if (hi - lo <= 1) return;
+    if (hi - lo <= 24) {  // tiny bucket (the common case): insertion sort
+      for (size_t i = lo + 1; i < hi; ++i) {
+        const SortRec x = recs[i];
+        size_t j = i;
+        while (j > lo && less(x, recs[j - 1])) { recs[j] = recs[j - 1]; --j; }
+        recs[j] = x;
       }
+    } else {
+      std::sort(recs.begin() + long(lo), recs.begin() + long(hi), less);
     }
+  };
+  auto sort_buckets = [&](size_t b0, size_t b1) {
+    for (size_t b = b0; b < b1; ++b) sort_bucket(bucket_start[b], bucket_start[b + 1]);
   };
   SortedEntries out;
   if (!materialize) {
     // Index form: no copy of the entries. Dedupe and stem starts compare prefixes first and
-    // touch the (random-order) input only when the 8-byte prefixes are equal.
-    if (threads > 1) {
-      pipeline::ThreadScope scope{unsigned(threads)};
-      pipeline::parallel_for(kBuckets, 1024, sort_buckets);
-    } else {
-      sort_buckets(0, kBuckets);
-    }
+    // touch the (random-order) input only when the 8-byte prefixes are equal. The records
+    // are compacted in place (kept <= i) and become the view; the serial path does it bucket
+    // by bucket right after sorting each (the bucket is still in L1).
     out.src = in.data();
-    size_t kept_n = 0;  // compact in place: the records become the view
-    for (size_t i = 0; i < recs.size(); ++i) {
-      if (i + 1 < recs.size() && recs[i + 1].prefix == recs[i].prefix &&
-          std::memcmp(in[recs[i + 1].index].key.data(), in[recs[i].index].key.data(), 32) == 0)
-        continue;  // keep the last write of a run of equal keys
-      recs[kept_n++] = recs[i];
+    out.stem_begin.reserve(in.size() + 1);
+    size_t kept = 0;
+    auto compact = [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        const SortRec r = recs[i];
+        if (i + 1 < hi && recs[i + 1].prefix == r.prefix &&
+            std::memcmp(in[recs[i + 1].index].key.data(), in[r.index].key.data(), 32) == 0)
+          continue;  // keep the last write of a run of equal keys (equal keys share a bucket)
+        if (kept == 0 || recs[kept - 1].prefix != r.prefix ||
+            std::memcmp(in[recs[kept - 1].index].key.data(), in[r.index].key.data(), 31) != 0)
+          out.stem_begin.push_back(uint32_t(kept));
+        recs[kept++] = r;
+      }
+    };
+    if (threads > 1) {
+      {
+        pipeline::ThreadScope scope{unsigned(threads)};
+        pipeline::parallel_for(kBuckets, 1024, sort_buckets);
+      }
+      for (size_t b = 0; b < kBuckets; ++b) compact(bucket_start[b], bucket_start[b + 1]);
+    } else {
+      for (size_t b = 0; b < kBuckets; ++b) {
+        sort_bucket(bucket_start[b], bucket_start[b + 1]);
+        compact(bucket_start[b], bucket_start[b + 1]);
+      }
     }
-    recs.resize(kept_n);
+    recs.resize(kept);
     out.ref = std::move(recs);
-    const size_t kept = out.ref.size();
-    out.stem_begin.reserve(kept + 1);
-    for (size_t i = 0; i < kept; ++i) {
-      if (i == 0 || out.ref[i].prefix != out.ref[i - 1].prefix ||
-          std::memcmp(in[out.ref[i].index].key.data(), in[out.ref[i - 1].index].key.data(), 31) != 0)
-        out.stem_begin.push_back(uint32_t(i));
-    }
     out.stem_begin.push_back(uint32_t(kept));
     if (kept == 0) out.stem_begin.clear();
     return out;
@@ -184,37 +203,48 @@ void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t 
     const size_t c1 = std::min(s1, c0 + kStemChunk);
     const size_t e0 = sorted.stem_begin[c0], e1 = sorted.stem_begin[c1];
     const size_t ne = e1 - e0;
-    // Leaves: H(value) for every present value.
+    // Leaves: H(value) for every present value. Each entry is read once here: its value,
+    // its sub index and, for a stem's first entry, the 31 stem bytes of the stem message
+    // H(stem || 0x00 || R) (the index form reads the input in random order, so a second
+    // visit would be a second cache miss).
+    const size_t ns = c1 - c0;
     L.hash.resize(ne);
     L.pos.resize(ne);
-    if (sorted.src) {
-      constexpr size_t kAhead = 16;  // index form: random reads, keep several misses in flight
+    msgs.resize(2 * ns);
+    L.off.resize(ns + 1);
+    for (size_t s = c0; s <= c1; ++s) L.off[s - c0] = sorted.stem_begin[s] - uint32_t(e0);
+    auto gather = [&](auto&& entry_at, auto&& prefetch_at) {
+      size_t s = 0;
       for (size_t i = 0; i < ne; ++i) {
-        if (i + kAhead < ne) __builtin_prefetch(&sorted.entry(e0 + i + kAhead).value);
-        const Entry& e = sorted.entry(e0 + i);
-        L.hash[i] = e.value;
+        prefetch_at(i);
+        const Entry& e = entry_at(i);
+        copy32(L.hash[i], e.value);
         L.pos[i] = e.key[31];
+        if (L.off[s] == i) {  // first entry of stem s (every stem has at least one)
+          uint8_t* msg = msgs[2 * s].data();
+          std::memcpy(msg, e.key.data(), 31);
+          msg[31] = 0;
+          ++s;
+        }
       }
+    };
+    if (sorted.src) {
+      // Index form: random reads; the prefetch runs far enough ahead to keep many misses
+      // in flight (a DRAM miss is ~100 ns, an iteration a few ns).
+      constexpr size_t kAhead = 48;
+      const SortedRef* ref = sorted.ref.data() + e0;
+      const Entry* src = sorted.src;
+      gather([&](size_t i) -> const Entry& { return src[ref[i].index]; },
+             [&](size_t i) { if (i + kAhead < ne) __builtin_prefetch(&src[ref[i + kAhead].index]); });
     } else {
-      for (size_t i = 0; i < ne; ++i) {
-        L.hash[i] = sorted.entries[e0 + i].value;
-        L.pos[i] = sorted.entries[e0 + i].key[31];
-      }
+      const Entry* ent = sorted.entries.data() + e0;
+      gather([&](size_t i) -> const Entry& { return ent[i]; }, [](size_t) {});
     }
     h.hash32_batch(L.hash[0].data(), L.hash[0].data(), ne);
     n32 += ne;
-    L.off.resize(c1 - c0 + 1);
-    for (size_t s = c0; s <= c1; ++s) L.off[s - c0] = sorted.stem_begin[s] - uint32_t(e0);
     n64 += stem_subtree_roots(h, L);
-    // Stem nodes: H(stem || 0x00 || R).
-    const size_t ns = c1 - c0;
-    msgs.resize(2 * ns);
-    for (size_t s = 0; s < ns; ++s) {
-      uint8_t* msg = msgs[2 * s].data();
-      std::memcpy(msg, sorted.stem(c0 + s), 31);
-      msg[31] = 0;
-      std::memcpy(msg + 32, L.hash[s].data(), 32);
-    }
+    // Stem nodes: H(stem || 0x00 || R); the stem bytes are already in place.
+    for (size_t s = 0; s < ns; ++s) copy32(msgs[2 * s + 1], L.hash[s]);
     h.hash64_batch(msgs[0].data(), stem_hash_out[c0 - s0].data(), ns);
     n64 += ns;
   }
@@ -251,30 +281,40 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     }
     bucket_begin[nb] = uint32_t(n);
   }
-  std::vector<ReduceItem> bucket_item(nb);
+  struct BucketTop {
+    uint64_t prefix;
+    uint32_t rep;
+    uint8_t depth;
+    Bytes32 hash;
+  };
+  std::vector<BucketTop> bucket_item(nb);
   std::vector<uint8_t> bucket_has(nb, 0);
   std::vector<BatchRootStats> bstats(nb);
   std::vector<size_t> breduce(nb, 0);
+  auto stem_of = [&](uint32_t rep) { return sorted.stem(rep); };
   auto run_buckets = [&](size_t b0, size_t b1) {
-    std::vector<Bytes32> stem_hash;
-    std::vector<ReduceItem> items;
+    ReduceScratch S;
     for (size_t b = b0; b < b1; ++b) {
       const size_t s0 = bucket_begin[b], s1 = bucket_begin[b + 1];
       if (s0 == s1) continue;
-      stem_hash.resize(s1 - s0);
-      hash_stems(h, sorted, s0, s1, stem_hash.data(), &bstats[b]);
+      const size_t ns = s1 - s0;
+      S.begin(ns);
+      hash_stems(h, sorted, s0, s1, S.pool.data(), &bstats[b]);  // stem hashes land in the pool
       bucket_has[b] = 1;
-      if (s1 - s0 == 1) {
-        bucket_item[b] = {uint32_t(s0), depth[s0], sorted.stem_prefix(s0), stem_hash[0]};
+      if (ns == 1) {
+        bucket_item[b] = {sorted.stem_prefix(s0), uint32_t(s0), depth[s0], S.pool.data()[0]};
         continue;
       }
-      items.resize(s1 - s0);
-      for (size_t i = s0; i < s1; ++i) items[i - s0] = {uint32_t(i), depth[i], sorted.stem_prefix(i), stem_hash[i - s0]};
+      ReduceSlim* in = S.in.data();
+      uint8_t* dep = S.depth.data();
+      for (size_t i = 0; i < ns; ++i) {
+        in[i] = {sorted.stem_prefix(s0 + i), uint32_t(s0 + i), uint32_t(i)};
+        dep[i] = depth[s0 + i];
+      }
       ReduceStats rs;
-      auto top = reduce_levels(h, sorted, std::move(items), k, &rs);
-      items = {};
+      const auto top = reduce_levels(h, stem_of, S, ns, k, &rs);
       assert(top.size() == 1);
-      bucket_item[b] = top[0];
+      bucket_item[b] = {top[0].prefix, top[0].rep, uint8_t(k), S.pool.data()[top[0].hidx]};
       breduce[b] = rs.messages;
     }
   };
@@ -284,9 +324,17 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
   } else {
     run_buckets(0, nb);
   }
-  std::vector<ReduceItem> items;
+  ReduceScratch S;
+  S.begin(nb);
+  size_t ni = 0;
   for (size_t b = 0; b < nb; ++b) {
-    if (bucket_has[b]) items.push_back(bucket_item[b]);
+    if (bucket_has[b]) {
+      const BucketTop& t = bucket_item[b];
+      S.in.data()[ni] = {t.prefix, t.rep, uint32_t(ni)};
+      S.depth.data()[ni] = t.depth;
+      S.pool.data()[ni] = t.hash;
+      ++ni;
+    }
     if (stats) {
       stats->hash32_messages += bstats[b].hash32_messages;
       stats->hash64_messages += bstats[b].hash64_messages + breduce[b];
@@ -294,10 +342,10 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     }
   }
   ReduceStats rs;
-  auto top = reduce_levels(h, sorted, std::move(items), 0, &rs);
+  const auto top = reduce_levels(h, stem_of, S, ni, 0, &rs);
   if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }
   assert(top.size() == 1);
-  return top[0].hash;
+  return S.pool.data()[top[0].hidx];
 }
 
 Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
@@ -308,11 +356,3 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
 
 }  // namespace st::bintrie
 
-namespace st::bintrie {
-
-std::vector<ReduceItem> reduce_levels(const Hasher& h, const SortedEntries& sorted, std::vector<ReduceItem> items,
-                                      unsigned stop_depth, ReduceStats* stats) {
-  return reduce_levels_generic(h, [&](uint32_t rep) { return sorted.stem(rep); }, std::move(items), stop_depth, stats);
-}
-
-}  // namespace st::bintrie

@@ -1,40 +1,70 @@
 // mutable_tree: batched writes, dirty marking and level-by-level re-hash (see mutable_tree.h).
 #include "engine/bintrie/mutable_tree.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "engine/bintrie/stem_bits.h"
 
 namespace st::bintrie {
 
+namespace {
+constexpr size_t kHugeThreshold = size_t(4) << 20;
+constexpr size_t kHugeAlign = size_t(2) << 20;
+size_t tree_array_align(size_t bytes) { return bytes >= kHugeThreshold ? kHugeAlign : 64; }
+}  // namespace
+
+void* tree_array_alloc(size_t bytes) {
+  const size_t align = tree_array_align(bytes);
+  const size_t rounded = (bytes + align - 1) / align * align;
+  void* p = ::operator new(rounded ? rounded : align, std::align_val_t(align));
+#if defined(MADV_HUGEPAGE)
+  if (align == kHugeAlign) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void tree_array_free(void* p, size_t bytes) { ::operator delete(p, std::align_val_t(tree_array_align(bytes))); }
+
 MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
 
-uint32_t MutableTree::new_internal() {
+uint32_t MutableTree::new_internal(uint32_t parent) {
   internal_.emplace_back();
+  internal_.back().parent = parent;
+  pairs_.emplace_back();
   assert(internal_.size() < kRefIndexMask);
   return uint32_t(internal_.size() - 1);
 }
 
-uint32_t MutableTree::new_stem(const uint8_t* stem31) {
+uint32_t MutableTree::new_stem(const uint8_t* stem31, uint32_t parent) {
   StemNode s;
   std::memcpy(s.stem.data(), stem31, 31);
+  s.parent = parent;
   s.slot_begin = uint32_t(slots_.size());
   stems_.push_back(s);
   assert(stems_.size() < kRefIndexMask);
   return uint32_t(stems_.size() - 1);
 }
 
-void MutableTree::mark_internal_dirty(uint32_t idx, unsigned depth) {
-  if (internal_[idx].dirty) return;
-  internal_[idx].dirty = 1;
-  dirty_by_depth_[depth].push_back(idx);
+void MutableTree::mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side) {
+  if (internal_[idx].dirty_epoch == epoch_) return;
+  internal_[idx].dirty_epoch = epoch_;
+  dirty_by_depth_[depth].push_back({idx, parent == kNoParent ? kNoParent : parent << 1 | side});
 }
 
 const Bytes32& MutableTree::ref_hash(NodeRef r) const {
   static const Bytes32 kZero{};
-  if (ref_is_internal(r)) return internal_[ref_index(r)].hash;
+  if (ref_is_internal(r)) {
+    const uint32_t p = internal_[ref_index(r)].parent;
+    if (p == kNoParent) return root_hash_;
+    return pairs_[p].h[internal_[p].child[1] == r ? 1 : 0];
+  }
   if (ref_is_stem(r)) return stems_[ref_index(r)].hash;
   return kZero;
 }
@@ -103,7 +133,7 @@ void MutableTree::apply(std::span<const Entry> writes) {
     for (uint32_t g : active) {
       Cursor& c = cur[g];
       const uint32_t ii = ref_index(slot_ref(c));
-      mark_internal_dirty(ii, c.depth);
+      mark_internal_dirty(ii, c.depth, c.parent, c.side);
       const unsigned side = stem_bit(sorted.stem(g), c.depth);
       c = {ii, uint8_t(side), uint16_t(c.depth + 1)};
       if (ref_is_internal(internal_[ii].child[side])) next_active.push_back(g);
@@ -132,14 +162,14 @@ void MutableTree::apply(std::span<const Entry> writes) {
     };
     for (;;) {
       if (ref == kEmptyRef) {
-        const uint32_t si = new_stem(stem);
+        const uint32_t si = new_stem(stem, parent);
         set_slot(kRefTagStem | si);
         write_stem_values(si, group);
         break;
       }
       if (ref_is_internal(ref)) {
         const uint32_t ii = ref_index(ref);
-        mark_internal_dirty(ii, depth);
+        mark_internal_dirty(ii, depth, parent, side);
         parent = ii;
         side = stem_bit(stem, depth);
         ref = internal_[ii].child[side];
@@ -153,17 +183,21 @@ void MutableTree::apply(std::span<const Entry> writes) {
         break;
       }
       // Split: single-child internal nodes at depths depth..lcp-1, the splitting node at lcp.
-      const uint32_t si = new_stem(stem);
+      // The existing stem moves under the splitting node: its (committed) hash moves into
+      // that node's child-hash line; every node of the chain and the new stem are dirty.
       for (unsigned d = depth; d <= lcp; ++d) {
-        const uint32_t ni = new_internal();
+        const uint32_t ni = new_internal(parent);
         set_slot(kRefTagInternal | ni);
-        mark_internal_dirty(ni, d);
+        mark_internal_dirty(ni, d, parent, side);
         parent = ni;
         side = stem_bit(stem, d);
       }
+      const uint32_t si = new_stem(stem, parent);
       InternalNode& split = internal_[parent];
       split.child[side] = kRefTagStem | si;
       split.child[side ^ 1] = kRefTagStem | existing;
+      stems_[existing].parent = parent;
+      pairs_[parent].h[side ^ 1] = stems_[existing].hash;
       write_stem_values(si, group);
       break;
     }
@@ -283,41 +317,55 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     scratch_b_.resize(n);
     h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
     for (size_t i = 0; i < n; ++i) {
-      StemNode& s = stems_[i < ns ? sparse_stems[i] : dense_stems[i - ns]];
+      const uint32_t si = i < ns ? sparse_stems[i] : dense_stems[i - ns];
+      StemNode& s = stems_[si];
       s.hash = scratch_b_[i];
       s.dirty = 0;
+      if (s.parent != kNoParent) {
+        const unsigned side = internal_[s.parent].child[1] == (kRefTagStem | si) ? 1 : 0;
+        pairs_[s.parent].h[side] = scratch_b_[i];
+      }
     }
     cs.stem_hashes = n;
     dirty_stems_.clear();
   }
-  // 4. Dirty internal nodes, deepest first.
+  // 4. Dirty internal nodes, deepest first. A node's message is its child-hash line; its
+  // hash goes into its parent's line (read at the next depth) or is the root hash.
+  bool root_done = false;
   for (int d = int(kStemBits); d >= 0; --d) {
-    std::vector<uint32_t>& list = dirty_by_depth_[size_t(d)];
+    std::vector<DirtyNode>& list = dirty_by_depth_[size_t(d)];
     if (list.empty()) continue;
     const size_t n = list.size();
+    for (size_t i = 0; i < n; ++i) {
+      __builtin_prefetch(&pairs_[list[i].node]);
+      if (list[i].parent_side != kNoParent) __builtin_prefetch(&pairs_[list[i].parent_side >> 1], 1);
+    }
     scratch_a_.resize(2 * n);
     for (size_t i = 0; i < n; ++i) {
-      const InternalNode& node = internal_[list[i]];
-      for (NodeRef c : node.child) {
-        if (ref_is_internal(c)) __builtin_prefetch(&internal_[ref_index(c)].hash);
-        else if (ref_is_stem(c)) __builtin_prefetch(&stems_[ref_index(c)].hash);
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const InternalNode& node = internal_[list[i]];
-      scratch_a_[2 * i] = ref_hash(node.child[0]);
-      scratch_a_[2 * i + 1] = ref_hash(node.child[1]);
+      const ChildHashes& c = pairs_[list[i].node];
+      copy32(scratch_a_[2 * i], c.h[0]);
+      copy32(scratch_a_[2 * i + 1], c.h[1]);
     }
     scratch_b_.resize(n);
     h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
     for (size_t i = 0; i < n; ++i) {
-      internal_[list[i]].hash = scratch_b_[i];
-      internal_[list[i]].dirty = 0;
+      const DirtyNode& dn = list[i];
+      if (dn.parent_side == kNoParent) {
+        root_hash_ = scratch_b_[i];
+        root_done = true;
+      } else {
+        copy32(pairs_[dn.parent_side >> 1].h[dn.parent_side & 1], scratch_b_[i]);
+      }
     }
     cs.internal_hashes += n;
     list.clear();
   }
-  root_hash_ = ref_hash(root_);
+  // Every internal node is clean now: a new epoch (on wrap-around, clear the marks).
+  if (++epoch_ == 0) {
+    for (InternalNode& n : internal_) n.dirty_epoch = 0;
+    epoch_ = 1;
+  }
+  if (!root_done) root_hash_ = ref_is_stem(root_) ? stems_[ref_index(root_)].hash : ref_is_internal(root_) ? root_hash_ : Bytes32{};
   if (stats) *stats = cs;
   return root_hash_;
 }
@@ -347,7 +395,8 @@ void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const 
 }
 
 size_t MutableTree::memory_bytes() const {
-  return internal_.capacity() * sizeof(InternalNode) + stems_.capacity() * sizeof(StemNode) +
+  return internal_.capacity() * sizeof(InternalNode) + pairs_.capacity() * sizeof(ChildHashes) +
+         stems_.capacity() * sizeof(StemNode) +
          slots_.capacity() * sizeof(StemSlot) + inner_.capacity() * sizeof(StemInnerCache);
 }
 

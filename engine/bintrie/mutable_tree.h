@@ -1,7 +1,9 @@
 // mutable_tree: the binary trie held in memory, updated by batches of writes and re-hashed
 // only along dirty paths, level by level.
 //
-//   internal nodes  flat array of {child[2] (tagged refs), dirty, hash}, one 64-byte line each
+//   internal nodes  flat array of {child[2] (tagged refs), parent, dirty_epoch} (16 bytes)
+//                   and, in step, one 64-byte line of their children's hashes
+//                   (ChildHashes); a node's own hash is in its parent's line
 //   stems           flat array of {stem31, hash, slot range, dirty, inner}; the stem's
 //                   present values live in a slot pool, ascending by sub index, each with
 //                   its cached leaf hash H(value); dense stems (>= kDenseStemValues values)
@@ -22,8 +24,9 @@
 // hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
 // deepest first, one hash64_batch per depth.
 //
-// Invariants: after commit() every node's hash is its canonical hash; the shape is the
-// canonical shape of the key set (independent of write order and batching).
+// Invariants: after commit() every node's hash is its canonical hash, and
+// child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child); the
+// shape is the canonical shape of the key set (independent of write order and batching).
 #pragma once
 
 #include <cstddef>
@@ -44,12 +47,22 @@ inline bool ref_is_internal(NodeRef r) { return (r >> 30) == 1; }
 inline bool ref_is_stem(NodeRef r) { return (r >> 30) == 2; }
 inline uint32_t ref_index(NodeRef r) { return r & kRefIndexMask; }
 
-// One cache line per node (a 40-byte node would straddle lines and cost a second miss on
-// the random paths of an incremental batch); the dirty flag lives in the same line.
-struct alignas(64) InternalNode {
+// Internal node topology, 16 bytes (four per cache line): the path walks of apply() read
+// only these. A node's own hash is not here: it lives in its parent's ChildHashes (or in
+// the root hash), so commit() finds a dirty node's whole message, both child hashes, in
+// one line it can address (and prefetch) without first reading the node.
+inline constexpr uint32_t kNoParent = UINT32_MAX;
+struct InternalNode {
   NodeRef child[2] = {kEmptyRef, kEmptyRef};
-  uint8_t dirty = 0;
-  Bytes32 hash{};
+  uint32_t parent = kNoParent;  // internal index of the parent; kNoParent: the root
+  uint32_t dirty_epoch = 0;     // dirty iff equal to the tree's current epoch (commit() only
+                                // advances the epoch: it never writes these lines)
+};
+
+// The hashes of an internal node's two children (zero for an empty child), one cache
+// line: exactly the 64-byte message of the node's hash.
+struct alignas(64) ChildHashes {
+  Bytes32 h[2]{};
 };
 
 struct StemSlot {
@@ -63,6 +76,7 @@ struct StemNode {
   Stem stem{};
   uint8_t dirty = 0;
   Bytes32 hash{};
+  uint32_t parent = kNoParent;  // internal index of the parent; kNoParent: the root
   uint32_t slot_begin = 0;
   uint16_t slot_count = 0;   // present values (1..256)
   uint16_t slot_cap = 0;
@@ -79,6 +93,25 @@ struct StemInnerCache {
 // a write then rehashes only its 8 ancestors instead of the sparse subtree over every
 // present leaf (up to 255 nodes). Measured in docs/benchmarks-bintrie.md.
 inline constexpr uint16_t kDenseStemValues = 32;
+
+// Allocation of the tree's big flat arrays: 4 MiB and more are 2 MiB aligned and advised to
+// use transparent huge pages (the random path walks of a 1M-key tree otherwise pay a TLB
+// miss and a page walk per node), smaller ones 64-byte aligned.
+void* tree_array_alloc(size_t bytes);
+void tree_array_free(void* p, size_t bytes);
+template <class T>
+struct TreeArrayAllocator {
+  using value_type = T;
+  TreeArrayAllocator() = default;
+  template <class U>
+  TreeArrayAllocator(const TreeArrayAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(tree_array_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { tree_array_free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const TreeArrayAllocator<U>&) const { return true; }
+};
+template <class T>
+using TreeArray = std::vector<T, TreeArrayAllocator<T>>;
 
 struct CommitStats {
   size_t dirty_stems = 0;
@@ -116,6 +149,8 @@ class MutableTree {
   }
   // Hash of any ref (zero for empty), as of the last commit.
   const Bytes32& ref_hash(NodeRef r) const;
+  // The children's hashes of internal node i, as of the last commit.
+  const ChildHashes& child_hashes(uint32_t i) const { return pairs_[i]; }
   size_t internal_count() const { return internal_.size(); }
   size_t stem_count() const { return stems_.size(); }
   size_t value_count() const { return values_; }
@@ -125,20 +160,28 @@ class MutableTree {
   void stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const;
 
  private:
-  uint32_t new_internal();
-  uint32_t new_stem(const uint8_t* stem31);
-  void mark_internal_dirty(uint32_t idx, unsigned depth);
+  // A dirty internal node and where its hash goes: parent_side = parent << 1 | side, or
+  // kNoParent for the root.
+  struct DirtyNode {
+    uint32_t node;
+    uint32_t parent_side;
+  };
+  uint32_t new_internal(uint32_t parent);
+  uint32_t new_stem(const uint8_t* stem31, uint32_t parent);
+  void mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side);
   void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
+  uint32_t epoch_ = 1;  // internal nodes with dirty_epoch == epoch_ are dirty
   Bytes32 root_hash_{};
-  std::vector<InternalNode> internal_;
-  std::vector<StemNode> stems_;
-  std::vector<StemSlot> slots_;
-  std::vector<StemInnerCache> inner_;
+  TreeArray<InternalNode> internal_;
+  TreeArray<ChildHashes> pairs_;  // pairs_[i]: the children's hashes of internal_[i]
+  TreeArray<StemNode> stems_;
+  TreeArray<StemSlot> slots_;
+  TreeArray<StemInnerCache> inner_;
   size_t values_ = 0;
-  std::vector<std::vector<uint32_t>> dirty_by_depth_;  // internal node indices
+  std::vector<std::vector<DirtyNode>> dirty_by_depth_;
   std::vector<uint32_t> dirty_stems_;
   std::vector<std::pair<uint32_t, uint8_t>> dirty_leaves_;  // (stem, sub) written since the last commit, once each
   // Commit scratch (kept to avoid reallocation between commits).

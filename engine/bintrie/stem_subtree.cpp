@@ -1,6 +1,8 @@
 // stem_subtree: sparse batched and dense single-stem subtree hashing (see stem_subtree.h).
 #include "engine/bintrie/stem_subtree.h"
 
+#include <algorithm>
+
 namespace st::bintrie {
 
 size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
@@ -9,17 +11,28 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
     const size_t n = L.off.back();
     const size_t groups = L.off.size() - 1;
     if (n == groups) {
-      // One node per stem (the common case of sparse stems): no pairing, offsets unchanged.
-      L.msgs.resize(2 * n);
-      for (size_t s = 0; s < n; ++s) {
-        const unsigned right = L.pos[s] & 1u;
-        L.msgs[2 * s + right] = L.hash[s];
-        L.msgs[2 * s + (right ^ 1u)] = Bytes32{};
-        L.pos[s] = uint8_t(L.pos[s] >> 1);
+      // One node per stem (the common case of sparse stems): no pairing, offsets unchanged,
+      // and it stays so for the remaining levels. Those run back to back on blocks of
+      // kBlock stems, so the messages and hashes of a block stay in L1 between levels.
+      constexpr size_t kBlock = 128;  // 8 KiB of messages + 4 KiB of hashes
+      L.msgs.resize(2 * std::min(n, kBlock));
+      Bytes32* msgs = L.msgs.data();
+      for (size_t b0 = 0; b0 < n; b0 += kBlock) {
+        const size_t bn = std::min(kBlock, n - b0);
+        Bytes32* hash = L.hash.data() + b0;
+        uint8_t* pos = L.pos.data() + b0;
+        for (int l = 0; l < 8 - level; ++l) {
+          for (size_t s = 0; s < bn; ++s) {
+            const unsigned right = (pos[s] >> l) & 1u;
+            copy32(msgs[2 * s + right], hash[s]);
+            msgs[2 * s + (right ^ 1u)] = Bytes32{};
+          }
+          h.hash64_batch(msgs[0].data(), hash[0].data(), bn);
+        }
+        for (size_t s = 0; s < bn; ++s) pos[s] = 0;  // every stem's root is at position 0
       }
-      if (n) h.hash64_batch(L.msgs[0].data(), L.hash[0].data(), n);
-      total += n;
-      continue;
+      total += n * size_t(8 - level);
+      break;
     }
     L.msgs.resize(2 * n);
     L.next_pos.resize(n);
@@ -32,12 +45,12 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
         const uint8_t p = L.pos[i];
         Bytes32* msg = &L.msgs[2 * m];
         if (i + 1 < end && (L.pos[i + 1] >> 1) == (p >> 1)) {
-          msg[0] = L.hash[i];
-          msg[1] = L.hash[i + 1];
+          copy32(msg[0], L.hash[i]);
+          copy32(msg[1], L.hash[i + 1]);
           i += 2;
         } else {
-          if (p & 1) { msg[0] = Bytes32{}; msg[1] = L.hash[i]; }
-          else { msg[0] = L.hash[i]; msg[1] = Bytes32{}; }
+          copy32(msg[p & 1], L.hash[i]);
+          msg[(p & 1) ^ 1] = Bytes32{};
           i += 1;
         }
         L.next_pos[m] = uint8_t(p >> 1);

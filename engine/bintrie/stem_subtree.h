@@ -14,11 +14,27 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "engine/bintrie/hasher.h"
 
 namespace st::bintrie {
+
+// dst = src for 32 bytes, both halves loaded into registers before either is stored: the
+// message-building loops copy between buffers the compiler cannot prove disjoint, and an
+// interleaved load/store/load/store sequence (or a trip through a stack temporary) makes
+// the loop wait on its stores (measured: the dominant stall of those loops). GCC/Clang
+// vector extension, 16-byte lanes: plain SSE2 / NEON moves, no ISA flag needed.
+typedef uint8_t U8x16 __attribute__((vector_size(16), aligned(1)));
+inline void copy32(uint8_t* dst, const uint8_t* src) {
+  U8x16 lo, hi;
+  std::memcpy(&lo, src, 16);
+  std::memcpy(&hi, src + 16, 16);
+  std::memcpy(dst, &lo, 16);
+  std::memcpy(dst + 16, &hi, 16);
+}
+inline void copy32(Bytes32& dst, const Bytes32& src) { copy32(dst.data(), src.data()); }
 
 struct StemLevels {
   std::vector<uint8_t> pos, next_pos;
