@@ -37,34 +37,66 @@ using st::kernels::key_nibble;
 using Hash32 = mpt::Hash32;
 
 constexpr size_t kVerifyBatch = 2048;
-constexpr size_t kVerifyCachePages = 4096;
+constexpr size_t kVerifyCachePages = 16384;  // 64 MiB of 4 KiB pages
 
 std::string loc_name(Locator l) {
   return "record " + std::to_string(locator_index(l)) + " of page " + std::to_string(locator_page(l));
 }
 
-bool hash_is(std::span<const uint8_t> body, const uint8_t* want) {
-  uint8_t h[32];
-  st::kernels::keccak256(body.data(), body.size(), h);
-  return std::memcmp(h, want, 32) == 0;
-}
+// The hash checks of one lookup round, run as one keccak256 batch at the round's end (the
+// walk meanwhile trusts nothing but the strict decoder and the record checks, so a node
+// that fails its hash can at worst steer a key astray for the rest of the round, and the
+// round then fails naming that node; no answer of a failed lookup is returned).
+struct HashChecks {
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<Hash32> expect;
+  std::vector<Locator> locs;        // arena
+  std::vector<uint32_t> key_index;  // RocksDB: index into the round's keys
+  std::vector<uint8_t> out;
+  // Arena records already checked (or queued) in this walk with the hash they must have:
+  // the paths of a batch share their upper nodes, each (record, hash) is hashed once.
+  std::unordered_map<Locator, Hash32> seen;
+  void add(std::span<const uint8_t> body, const Hash32& want, Locator loc, uint32_t key) {
+    if (loc != kNoLocator) {
+      auto [it, fresh] = seen.try_emplace(loc, want);
+      if (!fresh && it->second == want) return;
+      it->second = want;
+    }
+    msgs.push_back(body.data());
+    lens.push_back(body.size());
+    expect.push_back(want);
+    locs.push_back(loc);
+    key_index.push_back(key);
+  }
+  // Index of the first node whose hash differs, or -1.
+  long run() {
+    const size_t n = msgs.size();
+    out.resize(32 * n);
+    if (n) st::kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), n);
+    long bad = -1;
+    for (size_t i = 0; i < n && bad < 0; ++i)
+      if (std::memcmp(out.data() + 32 * i, expect[i].data(), 32) != 0) bad = long(i);
+    return bad;
+  }
+  void reset() {  // a new walk (the pages may be re-read)
+    clear();
+    seen.clear();
+  }
+  void clear() {
+    msgs.clear();
+    lens.clear();
+    expect.clear();
+    locs.clear();
+    key_index.clear();
+  }
+};
 
 // Where a node came from, for error messages and record checks.
 struct Origin {
   const RecordView* rec = nullptr;  // arena record (nullptr: RocksDB value or embedded node)
   Locator loc = kNoLocator;
   const std::string* path_key = nullptr;  // RocksDB
-  // Arena lookups: each (record, expected hash) of a batch is checked once, and the checks
-  // are deferred into `pending` and hashed together (one keccak256_batch) before the batch
-  // returns any answer. Paths of a batch share their upper nodes.
-  std::unordered_map<Locator, Hash32>* verified = nullptr;
-  struct Check {
-    const uint8_t* body;
-    size_t len;
-    Hash32 expect;
-    Locator loc;
-  };
-  std::vector<Check>* pending = nullptr;
   std::string name() const {
     if (loc != kNoLocator) return loc_name(loc);
     if (path_key) return "node at path key " + path_key_hex(*path_key);
@@ -117,15 +149,12 @@ struct Cursor {
   }
 };
 
-// Processes the fetched node `body` (hash not yet checked) and the embedded nodes below it
-// on the key's path; leaves the cursor done or waiting for its next hashed node.
-io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited) {
-  if (origin.verified && origin.pending && origin.loc != kNoLocator) {
-    auto [it, fresh] = origin.verified->try_emplace(origin.loc, c.expect);
-    if (fresh || it->second != c.expect) origin.pending->push_back({body.data(), body.size(), c.expect, origin.loc});
-  } else if (!hash_is(body, c.expect.data())) {
-    return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": hash does not match its parent's reference"};
-  }
+// Processes the fetched node `body` and the embedded nodes below it on the key's path;
+// leaves the cursor done or waiting for its next hashed node. The body's hash check is
+// queued in `checks` (run at the end of the round).
+io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited,
+                HashChecks& checks, uint32_t key_index) {
+  checks.add(body, c.expect, origin.loc, key_index);
   if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
   const RecordView* rv = origin.rec;
   std::span<const uint8_t> cur = body;
@@ -328,34 +357,24 @@ class MptTreeDb final : public TreeDb {
     }
   }
 
-  // The deferred hash checks of a batch, kVerifyBatch messages per keccak256_batch call.
-  static io::Status check_pending(const std::vector<Origin::Check>& pending) {
-    std::vector<const uint8_t*> msgs;
-    std::vector<size_t> lens;
-    std::vector<uint8_t> hashes;
-    for (size_t b = 0; b < pending.size(); b += kVerifyBatch) {
-      const size_t n = std::min(kVerifyBatch, pending.size() - b);
-      msgs.resize(n);
-      lens.resize(n);
-      hashes.resize(32 * n);
-      for (size_t i = 0; i < n; ++i) {
-        msgs[i] = pending[b + i].body;
-        lens[i] = pending[b + i].len;
-      }
-      st::kernels::keccak256_batch(msgs.data(), lens.data(), hashes.data(), n);
-      for (size_t i = 0; i < n; ++i)
-        if (std::memcmp(hashes.data() + 32 * i, pending[b + i].expect.data(), 32) != 0)
-          return {io::Errc::corrupt_page, "mpt: " + loc_name(pending[b + i].loc) + ": hash does not match its parent's reference"};
+  io::Status run_checks(const std::vector<std::string>* keys) {
+    const long bad = checks_.run();
+    io::Status s;
+    if (bad >= 0) {
+      Origin o;
+      o.loc = checks_.locs[size_t(bad)];
+      if (keys) o.path_key = &(*keys)[checks_.key_index[size_t(bad)]];
+      s = {io::Errc::corrupt_page, "mpt: " + o.name() + ": hash does not match its parent's reference"};
     }
-    return {};
+    checks_.clear();
+    return s;
   }
 
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
     if (cold_pages) reader_->clear();
+    checks_.reset();
     const ReadCounters before = reader_->counters();
     std::vector<Locator> need;
-    std::unordered_map<Locator, Hash32> verified;
-    std::vector<Origin::Check> pending;
     io::Status s;
     for (;;) {
       need.clear();
@@ -383,17 +402,15 @@ class MptTreeDb final : public TreeDb {
           Origin o;
           o.rec = &rv;
           o.loc = c.loc;
-          o.verified = &verified;
-          o.pending = &pending;
-          s = step(c, rv.body, o, &st->nodes_visited);
+          s = step(c, rv.body, o, &st->nodes_visited, checks_, 0);
           if (!s.ok()) break;
         }
         if (!s.ok()) break;
         active |= !c.done;
       }
+      if (s.ok()) s = run_checks(nullptr);
       if (!s.ok() || !active) break;
     }
-    if (s.ok()) s = check_pending(pending);
     const ReadCounters& after = reader_->counters();
     st->rounds = after.rounds - before.rounds;
     st->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
@@ -411,6 +428,7 @@ class MptTreeDb final : public TreeDb {
     std::vector<std::string_view> views;
     std::vector<std::string> values;
     std::vector<uint8_t> found;
+    checks_.clear();
     for (;;) {
       keys.clear();
       index.clear();
@@ -435,10 +453,12 @@ class MptTreeDb final : public TreeDb {
         o.path_key = &keys[w];
         if (!found[w]) return {io::Errc::not_found, "mpt: " + o.name() + " is missing (its parent references it)"};
         const std::string& v = values[w];
-        if (io::Status s = step(cs[i], {reinterpret_cast<const uint8_t*>(v.data()), v.size()}, o, &st->nodes_visited);
+        if (io::Status s = step(cs[i], {reinterpret_cast<const uint8_t*>(v.data()), v.size()}, o, &st->nodes_visited,
+                                checks_, w);
             !s.ok())
           return s;
       }
+      if (io::Status s = run_checks(&keys); !s.ok()) return s;
     }
   }
 
@@ -613,6 +633,7 @@ class MptTreeDb final : public TreeDb {
 
   DbFiles files_;
   std::unique_ptr<PageReader> reader_;
+  HashChecks checks_;
 };
 
 }  // namespace
