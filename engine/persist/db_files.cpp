@@ -20,8 +20,11 @@ bool exists(const std::string& p) {
   return fs::exists(p, ec);
 }
 
+// A build (create) writes its node batches unsynced: nothing is visible before the commit,
+// and commit_rocks() flushes the memtable to synced SST files before the manifest names it.
 io::Status open_rocks(const DbOptions& o, bool create, std::unique_ptr<io::RocksKvStore>* out) {
   io::RocksOptions r;
+  r.sync_writes = !create;
   r.dir = rocks_dir(o.dir);
   r.create = create;
   r.direct_reads = o.direct_io;
