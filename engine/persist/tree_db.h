@@ -69,6 +69,9 @@ struct AccountInfo {
   uint64_t code_size = 0;         // binary trie only (its basic-data leaf holds it)
 };
 
+// For an account key: the account. For a slot key: the slot value; the MPT also fills the
+// account (the walk passes through its leaf), the binary trie does not (the account's
+// fields live on another stem: look the account key up in the same batch).
 struct LookupAnswer {
   AccountInfo account;
   std::optional<state::Bytes32> slot_value;  // for a slot key: the value; nullopt = absent
@@ -88,7 +91,9 @@ struct VerifyReport {
   bool ok = false;
   std::string error;              // first inconsistency (one line) when !ok
   uint64_t nodes = 0, pages = 0, bytes = 0;
-  uint64_t accounts = 0, slots = 0;   // leaves found
+  // Leaves found. MPT: accounts and storage slots. Binary trie: accounts = 0 and slots =
+  // every present leaf value (its leaves do not say which account field they are).
+  uint64_t accounts = 0, slots = 0;
   std::array<uint8_t, 32> root{};     // recomputed
 };
 
