@@ -237,6 +237,16 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
     return s;
   };
 
+  // What the manifest and the report say about the written tree (after write_tree).
+  auto fill_fields = [&] {
+    rep.nodes = counts.sunk + storage_sunk;
+    rep.node_bytes = counts.sunk_bytes + storage_bytes;
+    fields.root_hash = root;
+    fields.node_count = rep.nodes;
+    fields.key_count = rep.accounts + slots_written;
+    fields.payload_bytes = rep.node_bytes;
+  };
+
   if (files.store == StoreKind::arena) {
     PageWriter w(files.arena->pages(), files.arena->space());
     SubtreePacker packer(w);
@@ -250,12 +260,7 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
       files.arena->space().abort();
       return s;
     }
-    rep.nodes = counts.sunk + storage_sunk;
-    rep.node_bytes = counts.sunk_bytes + storage_bytes;
-    fields.root_hash = root;
-    fields.node_count = rep.nodes;
-    fields.key_count = rep.accounts + slots_written;
-    fields.payload_bytes = rep.node_bytes;
+    fill_fields();
     const uint64_t tc = now_ns();
     s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json());
     if (!s.ok()) return s;
@@ -268,12 +273,7 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
     io::Status s = write_tree(sink, &sink);
     if (s.ok()) s = sink.flush();
     if (!s.ok()) return s;
-    rep.nodes = counts.sunk + storage_sunk;
-    rep.node_bytes = counts.sunk_bytes + storage_bytes;
-    fields.root_hash = root;
-    fields.node_count = rep.nodes;
-    fields.key_count = rep.accounts + slots_written;
-    fields.payload_bytes = rep.node_bytes;
+    fill_fields();
     const uint64_t tc = now_ns();
     s = files.commit_rocks(fields, src.spec_json());
     if (!s.ok()) return s;

@@ -4,6 +4,7 @@
 // genesis cases included) at every group depth 1..8, both hashes, both stores; opening with
 // another GD is a one-line error; a flipped byte in pages.arena names its page; a build
 // SIGKILLed at random points leaves state A or B, verifying.
+#include "tests/io/io_test_util.h"
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -39,24 +40,7 @@ using persist::StoreKind;
 using persist::TreeDb;
 using state::Bytes32;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/statetree-pbin-test-XXXXXX";
-    const char* p = ::mkdtemp(tmpl);
-    REQUIRE(p != nullptr);
-    path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using st::io::test::TempDir;  // self-deleting directory under /tmp
 
 uint64_t mix(uint64_t& x) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ull);
@@ -253,7 +237,7 @@ void build_check(const VecSource& s, StoreKind store, unsigned gd, io::HashKind 
   CAPTURE(hash_name);
   CAPTURE(page);
   TempDir dir;
-  const DbOptions o = options(dir.sub("db"), store, gd, hash, page);
+  const DbOptions o = options(dir.file("db"), store, gd, hash, page);
   const MemState mem(s, bt_hash(hash));
   persist::BuildReport rep;
   io::Status st = bt_build(o, s, &rep);
@@ -335,7 +319,7 @@ TEST_CASE("persist bintrie: the vectors' genesis cases on disk have the vectors'
       const Bytes32 want = unhex32(c["root"][variant].get<std::string>());
       for (StoreKind store : stores()) {
         TempDir dir;
-        const DbOptions o = options(dir.sub("db"), store, 5, hash);
+        const DbOptions o = options(dir.file("db"), store, 5, hash);
         persist::BuildReport rep;
         io::Status st = bt_build(o, s, &rep);
         REQUIRE_MESSAGE(st.ok(), st.message());
@@ -382,14 +366,14 @@ TEST_CASE("persist bintrie: parameter errors are one line") {
   // GD 7 / 8 full groups do not fit 4 KiB pages: refused before anything is written.
   for (unsigned gd : {7u, 8u}) {
     persist::BuildReport rep;
-    io::Status st = bt_build(options(dir.sub("gd" + std::to_string(gd)), StoreKind::arena, gd, io::HashKind::sha256), s, &rep);
+    io::Status st = bt_build(options(dir.file("gd" + std::to_string(gd)), StoreKind::arena, gd, io::HashKind::sha256), s, &rep);
     CHECK_FALSE(st.ok());
     CHECK(st.message().find("--page-size 16384") != std::string::npos);
     CHECK(st.message().find('\n') == std::string::npos);
   }
   // Opening with another GD.
   for (StoreKind store : stores()) {
-    const std::string d = dir.sub(std::string("db-") + persist::store_kind_name(store));
+    const std::string d = dir.file(std::string("db-") + persist::store_kind_name(store));
     REQUIRE(bt_build(options(d, store, 4, io::HashKind::sha256), s, nullptr).ok());
     std::unique_ptr<TreeDb> db;
     io::Status st = bt_open(options(d, store, 5, io::HashKind::sha256), &db);
@@ -413,7 +397,7 @@ TEST_CASE("persist bintrie: parameter errors are one line") {
 TEST_CASE("persist bintrie: a flipped byte in pages.arena is that page's corruption") {
   const VecSource s = random_state(5, 300, 3, 30);
   TempDir dir;
-  const DbOptions o = options(dir.sub("db"), StoreKind::arena, 4, io::HashKind::sha256);
+  const DbOptions o = options(dir.file("db"), StoreKind::arena, 4, io::HashKind::sha256);
   REQUIRE(bt_build(o, s, nullptr).ok());
   uint64_t page = 0;
   {
@@ -475,7 +459,7 @@ persist::Locator rewrite_root_record(const DbOptions& o, size_t body_offset_from
 TEST_CASE("persist bintrie: inconsistent records are errors naming the record") {
   const VecSource s = random_state(9, 300, 3, 30);
   TempDir dir;
-  const DbOptions o = options(dir.sub("db"), StoreKind::arena, 4, io::HashKind::sha256);
+  const DbOptions o = options(dir.file("db"), StoreKind::arena, 4, io::HashKind::sha256);
   REQUIRE(bt_build(o, s, nullptr).ok());
   std::unique_ptr<TreeDb> db;
   // A hash byte of the root group's last entry: lookups still work, verify names the record.
@@ -527,7 +511,7 @@ TEST_CASE("persist bintrie crash child") {
 
 TEST_CASE("persist bintrie: SIGKILL during a rebuild leaves state A or state B, verifying") {
   TempDir dir;
-  const std::string db_dir = dir.sub("db");
+  const std::string db_dir = dir.file("db");
   const VecSource a = random_state(100, 4000, 4, 300), b = random_state(101, 4000, 4, 300);
   const MemState ma(a, bintrie::HashKind::sha256), mb(b, bintrie::HashKind::sha256);
   const DbOptions o = options(db_dir, StoreKind::arena, 4, io::HashKind::sha256);

@@ -14,6 +14,7 @@
 #include "engine/persist/record_page.h"
 #include "engine/persist/subtree_packer.h"
 #include "io/memory_store.h"
+#include "tests/io/io_test_util.h"
 
 using namespace st::persist;
 namespace io = st::io;
@@ -216,13 +217,6 @@ TEST_CASE("page reader: a corrupt page is named and nothing of its round is cach
 }
 
 namespace {
-std::string temp_dir() {
-  char tmpl[] = "/tmp/statetree-persist-test-XXXXXX";
-  const char* p = ::mkdtemp(tmpl);
-  REQUIRE(p != nullptr);
-  return p;
-}
-
 // A one-record "tree" committed through DbFiles.
 io::Status commit_one(DbFiles& f, uint8_t tag, const std::string& spec) {
   PageWriter w(f.arena->pages(), f.arena->space());
@@ -253,7 +247,8 @@ TEST_CASE("db files: commit record round trip and version check") {
 }
 
 TEST_CASE("db files: build, reopen, rebuild replaces the state copy-on-write, mismatches are one line") {
-  const std::string dir = temp_dir();
+  const st::io::test::TempDir tmp;
+  const std::string& dir = tmp.path();
   DbOptions o;
   o.dir = dir + "/db";
   o.params.tree_kind = io::TreeKind::bintrie;
@@ -308,5 +303,4 @@ TEST_CASE("db files: build, reopen, rebuild replaces the state copy-on-write, mi
     CHECK(probed.params.group_depth == 4);
     CHECK(DbFiles::probe(dir + "/nothing", &probed).code() == io::Errc::not_found);
   }
-  std::filesystem::remove_all(dir);
 }
