@@ -296,10 +296,11 @@ int cmd_read_bench(int argc, char** argv) {
                      : nlohmann::json(nullptr);
   nlohmann::json results = nlohmann::json::array();
   for (size_t qi = 0; qi < qds->size(); ++qi) {
-    std::vector<double> per_lookup, per_read, rawus, rawp50, rawp99;
+    std::vector<double> per_lookup, per_read, io_share, rawus, rawp50, rawp99;
     for (const auto& b : batched[qi]) {
       per_lookup.push_back(b.wall_us / double(k));
       per_read.push_back(b.stats.page_reads ? b.wall_us / double(b.stats.page_reads) : 0);
+      io_share.push_back(b.wall_us > 0 ? double(b.stats.io_wait_ns) / 1e3 / b.wall_us : 0);
     }
     for (const auto& r : raw[qi]) rawus.push_back(r.us_per_read), rawp50.push_back(r.p50_us), rawp99.push_back(r.p99_us);
     const persist::LookupStats& st = batched[qi].back().stats;
@@ -313,7 +314,9 @@ int cmd_read_bench(int argc, char** argv) {
           {"nodes_per_lookup", double(st.nodes_visited) / double(k)},
           {"page_reads", st.page_reads},
           {"rounds", st.rounds},
-          {"reads_per_round", st.reads_per_round}}},
+          {"reads_per_round", st.reads_per_round},
+          // arena: the share of the batch spent inside read rounds; the rest is CPU between them
+          {"io_wait_share", arena ? summary(io_share) : nlohmann::json(nullptr)}}},
         {"single_over_batched_per_lookup", summary(speedup[qi])},
     };
     if (!raw[qi].empty()) {
@@ -372,7 +375,11 @@ int cmd_read_bench(int argc, char** argv) {
                 cell(r["single_over_batched_per_lookup"], "%.1f").c_str());
     std::string rounds;
     for (const auto& x : b["reads_per_round"]) rounds += (rounds.empty() ? "" : " ") + std::to_string(x.get<uint64_t>());
-    std::printf("      reads per round: %s\n", rounds.c_str());
+    if (b["io_wait_share"].is_null())
+      std::printf("      reads per round: %s\n", rounds.c_str());
+    else
+      std::printf("      reads per round: %s; time inside read rounds: %.0f %% (the rest: CPU between rounds)\n",
+                  rounds.c_str(), 100.0 * b["io_wait_share"]["median"].get<double>());
   }
   const auto& s = out["single"];
   std::printf("\none key at a time (%llu keys, QD1): latency median %s us, p99 %s us, mean %s us, %s page reads/lookup\n",
