@@ -15,12 +15,12 @@
 // (1 B/stem): about 1.3 GB for 10M slots + 1M accounts.
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstring>
 
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie_db.h"
+#include "io/monotonic_clock.h"
 #include "engine/persist/bintrie_disk.h"
 #include "engine/persist/subtree_packer.h"
 #include "engine/pipeline/parallel.h"
@@ -32,12 +32,6 @@ namespace {
 using bintrie::Bytes32;
 using bintrie::Entry;
 namespace bd = bintrie_disk;
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
-}
 
 // The leaves of one account (as append_account_leaves writes a genesis account). Returns an
 // error message or "".
@@ -297,7 +291,7 @@ class RocksSink final : public BlobSink {
 
 io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                          const ProgressFn& progress) {
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = io::monotonic_ns();
   const io::StoreParams& p = o.params;
   if (p.tree_kind != io::TreeKind::bintrie) return {io::Errc::bad_argument, "build_bintrie: not a binary trie database"};
   bintrie::Hasher h;
@@ -359,9 +353,9 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     fields.root_hash = root;
     fields.node_count = sink.records;
     fields.payload_bytes = em.blob_bytes;
-    const uint64_t c0 = now_ns();
+    const uint64_t c0 = io::monotonic_ns();
     st = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json());
-    commit_ns = now_ns() - c0;
+    commit_ns = io::monotonic_ns() - c0;
     if (!st) return st;
     r.root = root;
     r.nodes = sink.records;
@@ -379,9 +373,9 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     fields.root_hash = root;
     fields.node_count = sink.records;
     fields.payload_bytes = em.blob_bytes;
-    const uint64_t c0 = now_ns();
+    const uint64_t c0 = io::monotonic_ns();
     st = files.commit_rocks(fields, src.spec_json());
-    commit_ns = now_ns() - c0;
+    commit_ns = io::monotonic_ns() - c0;
     if (!st) return st;
     r.root = root;
     r.nodes = sink.records;
@@ -389,7 +383,7 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
   }
   if (progress) progress(kProgressTotal, kProgressTotal);
   r.disk_bytes = files.disk_bytes();
-  r.build_ns = now_ns() - t0;
+  r.build_ns = io::monotonic_ns() - t0;
   r.commit_ns = commit_ns;
   if (report) *report = r;
   return {};

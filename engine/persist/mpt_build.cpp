@@ -9,12 +9,12 @@
 //      RocksDB: nodes go into WriteBatches of kRocksBatchNodes under their path keys, then
 //      commit_rocks
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <string>
 
 #include "engine/mpt/account.h"
 #include "engine/persist/mpt_db.h"
+#include "io/monotonic_clock.h"
 #include "engine/persist/mpt_node.h"
 #include "engine/persist/mpt_trie_writer.h"
 #include "engine/persist/subtree_packer.h"
@@ -27,11 +27,6 @@ namespace {
 constexpr size_t kHashChunk = 4096;
 constexpr size_t kRocksBatchNodes = 10000;
 constexpr uint64_t kProgressMaxEvery = 1u << 16;  // keys (accounts + slots) between progress calls, at most
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 struct AccountKey {
   uint8_t hash[32];
@@ -214,7 +209,7 @@ io::Status hashed_accounts(const state::StateSource& src, std::vector<AccountKey
 io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                      const ProgressFn& progress) {
   (void)o;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = io::monotonic_ns();
   BuildReport rep;
   rep.accounts = src.account_count();
   rep.slots = src.slot_count();
@@ -261,10 +256,10 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
       return s;
     }
     fill_fields();
-    const uint64_t tc = now_ns();
+    const uint64_t tc = io::monotonic_ns();
     s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json());
     if (!s.ok()) return s;
-    rep.commit_ns = now_ns() - tc;
+    rep.commit_ns = io::monotonic_ns() - tc;
     rep.pages = packer.stats().pages;
     rep.page_fill = packer.stats().fill();
   } else {
@@ -274,16 +269,16 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
     if (s.ok()) s = sink.flush();
     if (!s.ok()) return s;
     fill_fields();
-    const uint64_t tc = now_ns();
+    const uint64_t tc = io::monotonic_ns();
     s = files.commit_rocks(fields, src.spec_json());
     if (!s.ok()) return s;
-    rep.commit_ns = now_ns() - tc;
+    rep.commit_ns = io::monotonic_ns() - tc;
   }
   if (progress) progress(total_keys, total_keys);
   rep.root = root;
   rep.slots = slots_written;
   rep.disk_bytes = files.disk_bytes();
-  rep.build_ns = now_ns() - t0;
+  rep.build_ns = io::monotonic_ns() - t0;
   if (report) *report = rep;
   return {};
 }

@@ -1,17 +1,10 @@
 // page_reader: one submission per round of distinct uncached pages (see header).
 #include "engine/persist/page_reader.h"
+#include "io/monotonic_clock.h"
 
 #include <algorithm>
-#include <chrono>
 
 namespace st::persist {
-
-namespace {
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-}  // namespace
 
 PageReader::PageReader(io::NodeStore& store) : store_(store) {}
 
@@ -43,10 +36,10 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
     fresh[i].bytes.reset(new uint8_t[payload]);
     ops[i] = {io::PageOpKind::read, want_[i], fresh[i].bytes.get(), uint64_t(i)};
   }
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = io::monotonic_ns();
   std::vector<io::PageCompletion> done;
   io::Status s = io::run_batch(store_, ops, &done);
-  counters_.read_wall_ns += now_ns() - t0;
+  counters_.read_wall_ns += io::monotonic_ns() - t0;
   ++counters_.rounds;
   counters_.page_reads += want_.size();
   counters_.bytes_read += uint64_t(want_.size()) * store_.page_size();
