@@ -4,7 +4,8 @@
 //
 //   for each repetition, for each queue depth Q (the database reopened at Q):
 //     batched   [--cold: evict] -> warm up the I/O path -> ONE TreeDb::lookup of all K keys
-//               (level by level: one submission of distinct pages per depth)
+//               (arena: streamed, each key's walk advancing as its pages land; RocksDB:
+//               level by level, one MultiGet per depth)
 //     raw       [--cold: evict] -> warm up -> the same number of page reads as the batch
 //               made, uniformly random pages of the arena, raw io_uring at Q
 //               (engine/persist/cold_reads.h); order batched/raw alternates by repetition
@@ -113,7 +114,7 @@ struct RawRun {
 
 int cmd_read_bench(int argc, char** argv) {
   Args args("statetree read-bench",
-            "Lookups of K random existing keys of a database: batched level by level at each queue depth, one key at a\n"
+            "Lookups of K random existing keys of a database: batched (streamed) at each queue depth, one key at a\n"
             "time, and the raw page-read reference at the same queue depth (arena): latency, I/Os and bytes per lookup.");
   args.option("db", "DIR", "database directory (built by statetree build)");
   args.option("keys", "K", "random existing keys per batch (storage slots unless --accounts-only)");
@@ -315,6 +316,10 @@ int cmd_read_bench(int argc, char** argv) {
           {"page_reads", st.page_reads},
           {"rounds", st.rounds},
           {"reads_per_round", st.reads_per_round},
+          // arena (streamed): blocking waits for reads; reads outstanding per wave (rounds)
+          {"io_waits", st.io_waits},
+          {"reads_in_flight_mean", st.rounds ? double(st.reads_in_flight_sum) / double(st.rounds) : 0.0},
+          {"reads_in_flight_max", st.reads_in_flight_max},
           // arena: the share of the batch spent inside read rounds; the rest is CPU between them
           {"io_wait_share", arena ? summary(io_share) : nlohmann::json(nullptr)}}},
         {"single_over_batched_per_lookup", summary(speedup[qi])},
@@ -360,7 +365,7 @@ int cmd_read_bench(int argc, char** argv) {
                 cold_info.detail.empty() ? "" : (cold_info.detail + ")").c_str());
   else
     std::printf("cold: no (page cache as found%s)\n", arena ? "; the arena reads with O_DIRECT anyway" : "");
-  std::printf("\nbatched, level by level: medians over reps [min..max]%s\n",
+  std::printf("\nbatched (arena: streamed; RocksDB: level by level): medians over reps [min..max]%s\n",
               arena ? "" : "\n(RocksDB: reads = keys fetched by MultiGet, KiB = value bytes returned, rounds = MultiGet calls)");
   std::printf("%5s %24s %8s %9s %7s %22s %22s %20s %20s\n", "QD", "us/lookup", "reads/lk", "KiB/lk", "rounds",
               "us/page read", "raw us/read", "engine/raw", "single/batched");
@@ -377,9 +382,15 @@ int cmd_read_bench(int argc, char** argv) {
     for (const auto& x : b["reads_per_round"]) rounds += (rounds.empty() ? "" : " ") + std::to_string(x.get<uint64_t>());
     if (b["io_wait_share"].is_null())
       std::printf("      reads per round: %s\n", rounds.c_str());
-    else
+    else if (!rounds.empty())
       std::printf("      reads per round: %s; time inside read rounds: %.0f %% (the rest: CPU between rounds)\n",
                   rounds.c_str(), 100.0 * b["io_wait_share"]["median"].get<double>());
+    else
+      std::printf("      streamed: %llu blocking waits; %.1f reads outstanding per wave of completions (mean, max %llu); "
+                  "time blocked: %.0f %% (the rest: CPU, overlapping the reads in flight)\n",
+                  (unsigned long long)b["io_waits"].get<uint64_t>(), b["reads_in_flight_mean"].get<double>(),
+                  (unsigned long long)b["reads_in_flight_max"].get<uint64_t>(),
+                  100.0 * b["io_wait_share"]["median"].get<double>());
   }
   const auto& s = out["single"];
   std::printf("\none key at a time (%llu keys, QD1): latency median %s us, p99 %s us, mean %s us, %s page reads/lookup\n",

@@ -1,6 +1,7 @@
 // group_blob: encoders, strict decoders, reconstruction and the tree walk (see group_blob.h).
 #include "engine/bintrie/group_blob.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -34,63 +35,168 @@ void encode_group_blob(const GroupBlob& b, std::vector<uint8_t>* out) {
   for (size_t i = 0; i < k; ++i) std::memcpy(hashes + 32 * i, b.entries[i].hash.data(), 32);
 }
 
-std::variant<GroupBlob, std::string> decode_group_blob(std::span<const uint8_t> in, unsigned expected_g) {
-  if (in.size() < 2) return std::string("group blob truncated: " + std::to_string(in.size()) + " bytes");
-  if (in[0] != kGroupBlobVersion) return std::string("group blob: bad version byte " + std::to_string(in[0]));
+namespace {
+
+uint64_t bitmap_be64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
+  return v;
+}
+
+// Positions [lo, hi) of a big-endian bitmap word set: mask over bits 63 - q.
+uint64_t span_mask(unsigned lo, unsigned hi) {  // 0 <= lo < hi <= 64
+  const uint64_t from_lo = ~uint64_t(0) >> lo;
+  return hi >= 64 ? from_lo : from_lo & ~(~uint64_t(0) >> hi);
+}
+
+bool any_in_range(const uint64_t* words, uint32_t lo, uint32_t hi) {
+  while (lo < hi) {
+    const uint32_t w = lo / 64, a = lo % 64;
+    const uint32_t b = std::min<uint32_t>(64, a + (hi - lo));
+    if (words[w] & span_mask(a, b)) return true;
+    lo += b - a;
+  }
+  return false;
+}
+
+// Index of the lowest set position of a non-zero big-endian word.
+unsigned first_pos(uint64_t w) { return unsigned(std::countl_zero(w)); }
+
+}  // namespace
+
+bool GroupBlobView::find(uint32_t pos, uint32_t* index, unsigned* depth_out) const {
+  int w = int(pos / 64);
+  const unsigned q = pos % 64;
+  uint32_t p;
+  uint64_t m = words[w] >> (63 - q);  // positions <= q of this word, q at bit 0
+  if (m) {
+    p = pos - unsigned(std::countr_zero(m));
+  } else {
+    for (;;) {
+      if (--w < 0) return false;
+      if (words[w]) break;
+    }
+    p = uint32_t(w) * 64 + 63 - unsigned(std::countr_zero(words[w]));
+  }
+  const uint32_t pw = p / 64, pq = p % 64;
+  uint32_t idx = 0;
+  for (uint32_t i = 0; i < pw; ++i) idx += bit_count64(words[i]);
+  if (pq) idx += bit_count64(words[pw] >> (64 - pq));
+  const unsigned r = depth(idx);
+  if (pos >= p + (1u << (g - r))) return false;
+  *index = idx;
+  *depth_out = r;
+  return true;
+}
+
+std::string check_group_blob(std::span<const uint8_t> in, unsigned expected_g, GroupBlobView* v) {
+  if (in.size() < 2) return "group blob truncated: " + std::to_string(in.size()) + " bytes";
+  if (in[0] != kGroupBlobVersion) return "group blob: bad version byte " + std::to_string(in[0]);
   const unsigned g = in[1];
-  if (g < 1 || g > 8) return std::string("group blob: group depth " + std::to_string(g) + " out of range 1..8");
-  if (g != expected_g)
-    return std::string("group blob: group depth " + std::to_string(g) + ", expected " + std::to_string(expected_g));
+  if (g < 1 || g > 8) return "group blob: group depth " + std::to_string(g) + " out of range 1..8";
+  if (g != expected_g) return "group blob: group depth " + std::to_string(g) + ", expected " + std::to_string(expected_g);
   const size_t width = size_t(1) << g;
   const size_t bm = group_blob_bitmap_bytes(g);
-  if (in.size() < 2 + bm) return std::string("group blob truncated in the bitmap");
+  if (in.size() < 2 + bm) return "group blob truncated in the bitmap";
   const uint8_t* bitmap = in.data() + 2;
-  GroupBlob b;
-  b.g = uint8_t(g);
-  for (size_t i = 0; i < bm * 8; ++i) {
-    if (!((bitmap[i / 8] >> (7 - i % 8)) & 1)) continue;
-    if (i >= width) return std::string("group blob: bitmap bit " + std::to_string(i) + " beyond 2^g");
-    GroupEntry e;
-    e.pos = uint16_t(i);
-    b.entries.push_back(e);
+  if (bm * 8 > width) {  // g < 3: one byte, positions >= 2^g must be clear
+    const unsigned extra = bitmap[0] & ((1u << (8 - width)) - 1);
+    if (extra) return "group blob: bitmap bit " + std::to_string(7 - (31 - std::countl_zero(uint32_t(extra)))) + " beyond 2^g";
   }
-  const size_t k = b.entries.size();
-  if (k == 0) return std::string("group blob: no entries");
+  uint8_t padded[32] = {};
+  std::memcpy(padded, bitmap, bm);
+  uint32_t k = 0;
+  for (int w = 0; w < 4; ++w) {
+    v->words[w] = bitmap_be64(padded + 8 * w);
+    k += bit_count64(v->words[w]);
+  }
+  if (k == 0) return "group blob: no entries";
   if (in.size() != group_blob_size(g, k))
-    return std::string("group blob: " + std::to_string(in.size()) + " bytes, expected " +
-                       std::to_string(group_blob_size(g, k)) + " for " + std::to_string(k) + " entries");
-  const uint8_t* depths = bitmap + bm;
-  const size_t depth_bytes = (3 * k + 7) / 8;
-  for (size_t at = 3 * k; at < depth_bytes * 8; ++at)
-    if ((depths[at / 8] >> (7 - at % 8)) & 1) return std::string("group blob: non-zero padding bits");
-  for (size_t i = 0; i < k; ++i) {
-    unsigned v = 0;
-    for (unsigned bit = 0; bit < 3; ++bit) {
-      const size_t at = 3 * i + bit;
-      v = v << 1 | ((depths[at / 8] >> (7 - at % 8)) & 1u);
+    return "group blob: " + std::to_string(in.size()) + " bytes, expected " + std::to_string(group_blob_size(g, k)) +
+           " for " + std::to_string(k) + " entries";
+  v->g = uint8_t(g);
+  v->k = k;
+  v->depths = bitmap + bm;
+  const size_t depth_bytes = (3 * size_t(k) + 7) / 8;
+  v->hashes = v->depths + depth_bytes;
+  const unsigned pad = unsigned(depth_bytes * 8 - 3 * size_t(k));
+  if (pad && (v->depths[depth_bytes - 1] & ((1u << pad) - 1))) return "group blob: non-zero padding bits";
+  // Entries in position order: depth in range, aligned, not overlapping the previous one.
+  uint32_t i = 0, prev_end = 0;
+  bool early = false;
+  for (uint32_t w = 0; w < 4; ++w) {
+    for (uint64_t bits = v->words[w]; bits; bits &= ~(uint64_t(1) << 63 >> first_pos(bits))) {
+      const uint32_t pos = 64 * w + first_pos(bits);
+      const unsigned r = v->depth(i);
+      if (r > g) return "group blob: depth offset " + std::to_string(r) + " > g";
+      const unsigned span_bits = g - r;
+      if (pos & ((1u << span_bits) - 1)) return std::string("group blob: misaligned entry");
+      if (i > 0 && prev_end > pos) return std::string("group blob: overlapping entries");
+      prev_end = pos + (1u << span_bits);
+      early |= r < g;
+      ++i;
     }
-    const unsigned r = v + 1;
-    if (r > g) return std::string("group blob: depth offset " + std::to_string(r) + " > g");
-    b.entries[i].depth = uint8_t(r);
-    const unsigned span_bits = g - r;
-    if (b.entries[i].pos & ((1u << span_bits) - 1)) return std::string("group blob: misaligned entry");
-    if (i > 0) {
-      const auto& prev = b.entries[i - 1];
-      if (prev.pos + (1u << (g - prev.depth)) > b.entries[i].pos) return std::string("group blob: overlapping entries");
-    }
-    std::memcpy(b.entries[i].hash.data(), depths + depth_bytes + 32 * i, 32);
   }
   // Canonical shape: an entry ending early (r < g) is a stem, and a stem always has a
   // non-empty sibling subtree.
-  for (const auto& e : b.entries) {
-    if (e.depth >= g) continue;
-    const unsigned span = 1u << (g - e.depth);
-    const unsigned sib_lo = (e.pos ^ span), sib_hi = sib_lo + span;
-    bool found = false;
-    for (const auto& f : b.entries) found = found || (f.pos >= sib_lo && f.pos < sib_hi);
-    if (!found) return std::string("group blob: early entry without a sibling (non-canonical)");
+  if (early) {
+    i = 0;
+    for (uint32_t w = 0; w < 4; ++w) {
+      for (uint64_t bits = v->words[w]; bits; bits &= ~(uint64_t(1) << 63 >> first_pos(bits))) {
+        const uint32_t pos = 64 * w + first_pos(bits);
+        const unsigned r = v->depth(i++);
+        if (r >= g) continue;
+        const uint32_t span = 1u << (g - r);
+        const uint32_t sib_lo = pos ^ span;
+        if (!any_in_range(v->words, sib_lo, sib_lo + span))
+          return std::string("group blob: early entry without a sibling (non-canonical)");
+      }
+    }
+  }
+  return {};
+}
+
+std::variant<GroupBlob, std::string> decode_group_blob(std::span<const uint8_t> in, unsigned expected_g) {
+  GroupBlobView v;
+  if (std::string err = check_group_blob(in, expected_g, &v); !err.empty()) return err;
+  GroupBlob b;
+  b.g = v.g;
+  b.entries.resize(v.k);
+  uint32_t i = 0;
+  for (uint32_t w = 0; w < 4; ++w) {
+    for (uint64_t bits = v.words[w]; bits; bits &= ~(uint64_t(1) << 63 >> first_pos(bits))) {
+      GroupEntry& e = b.entries[i];
+      e.pos = uint16_t(64 * w + first_pos(bits));
+      e.depth = uint8_t(v.depth(i));
+      std::memcpy(e.hash.data(), v.hash(i), 32);
+      ++i;
+    }
   }
   return b;
+}
+
+const uint8_t* StemBlobView::value(uint8_t sub) const {
+  if (!((bitmap[sub / 8] >> (7 - sub % 8)) & 1)) return nullptr;
+  uint32_t idx = 0;
+  const unsigned w = sub / 64, q = sub % 64;
+  for (unsigned i = 0; i < w; ++i) idx += bit_count64(bitmap_be64(bitmap + 8 * i));
+  if (q) idx += bit_count64(bitmap_be64(bitmap + 8 * w) >> (64 - q));
+  return values + 32 * size_t(idx);
+}
+
+std::string check_stem_blob(std::span<const uint8_t> in, StemBlobView* v) {
+  if (in.size() < 64) return "stem blob truncated: " + std::to_string(in.size()) + " bytes";
+  if (in[0] != kStemBlobVersion) return "stem blob: bad version byte " + std::to_string(in[0]);
+  uint32_t k = 0;
+  for (int w = 0; w < 4; ++w) k += bit_count64(bitmap_be64(in.data() + 32 + 8 * w));
+  if (k == 0) return std::string("stem blob: no values");
+  if (in.size() != 64 + 32 * size_t(k))
+    return "stem blob: " + std::to_string(in.size()) + " bytes, expected " + std::to_string(64 + 32 * size_t(k));
+  v->stem = in.data() + 1;
+  v->bitmap = in.data() + 32;
+  v->values = in.data() + 64;
+  v->count = k;
+  return {};
 }
 
 void encode_stem_blob(const StemBlob& b, std::vector<uint8_t>* out) {
@@ -104,18 +210,13 @@ void encode_stem_blob(const StemBlob& b, std::vector<uint8_t>* out) {
 }
 
 std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> in) {
-  if (in.size() < 64) return std::string("stem blob truncated: " + std::to_string(in.size()) + " bytes");
-  if (in[0] != kStemBlobVersion) return std::string("stem blob: bad version byte " + std::to_string(in[0]));
+  StemBlobView v;
+  if (std::string err = check_stem_blob(in, &v); !err.empty()) return err;
   StemBlob b;
-  std::memcpy(b.stem.data(), in.data() + 1, 31);
-  std::memcpy(b.bitmap.data(), in.data() + 32, 32);
-  size_t k = 0;
-  for (uint8_t x : b.bitmap) k += size_t(std::popcount(x));
-  if (k == 0) return std::string("stem blob: no values");
-  if (in.size() != 64 + 32 * k)
-    return std::string("stem blob: " + std::to_string(in.size()) + " bytes, expected " + std::to_string(64 + 32 * k));
-  b.values.resize(k);
-  for (size_t i = 0; i < k; ++i) std::memcpy(b.values[i].data(), in.data() + 64 + 32 * i, 32);
+  std::memcpy(b.stem.data(), v.stem, 31);
+  std::memcpy(b.bitmap.data(), v.bitmap, 32);
+  b.values.resize(v.count);
+  for (size_t i = 0; i < v.count; ++i) std::memcpy(b.values[i].data(), v.values + 32 * i, 32);
   return b;
 }
 

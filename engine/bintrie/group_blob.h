@@ -26,7 +26,13 @@
 // overlapping entries, an empty group, or an early-ending entry without a sibling (a shape
 // the canonical tree never has) are error values, never a crash.
 //
-// Invariants: decode(encode(x)) == x; encode(decode(b)) == b for every accepted b.
+// Views (check_group_blob / check_stem_blob) run exactly the strict checks of the decoders
+// (the decoders are built on them) but copy nothing: a lookup that needs one entry of a
+// group, or one value of a stem, reads it in place. Bit counting is a portable SWAR
+// popcount (the portable build has no -mpopcnt; std::popcount would call libgcc).
+//
+// Invariants: decode(encode(x)) == x; encode(decode(b)) == b for every accepted b; a view
+// accepts exactly the blobs its decoder accepts, with the same error message.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +65,44 @@ struct StemBlob {
   std::array<uint8_t, 32> bitmap{};
   std::vector<Bytes32> values;  // ascending slot
 };
+
+// Set bits of x (portable SWAR, no libgcc call).
+inline unsigned bit_count64(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return unsigned((x * 0x0101010101010101ull) >> 56);
+}
+
+// A strictly checked group blob, read in place (valid while the bytes are).
+struct GroupBlobView {
+  uint8_t g = 0;
+  uint32_t k = 0;                   // entries
+  uint64_t words[4] = {};           // the bitmap, big-endian words: position q of word w = bit 63 - q
+  const uint8_t* depths = nullptr;  // K x 3 bits
+  const uint8_t* hashes = nullptr;  // K x 32 bytes
+  unsigned depth(uint32_t i) const {  // relative depth r of entry i (1..g)
+    const size_t at = 3 * size_t(i);
+    const unsigned w = unsigned(depths[at / 8]) << 8 | depths[at / 8 + 1];  // in bounds: hashes follow
+    return ((w >> (13 - at % 8)) & 7u) + 1;
+  }
+  const uint8_t* hash(uint32_t i) const { return hashes + 32 * size_t(i); }
+  // The entry covering relative position pos (g bits): its index and depth; false when
+  // the position is empty.
+  bool find(uint32_t pos, uint32_t* index, unsigned* depth) const;
+};
+// "" and *out filled, or the error decode_group_blob would return.
+std::string check_group_blob(std::span<const uint8_t> bytes, unsigned expected_g, GroupBlobView* out);
+
+// A strictly checked stem blob, read in place.
+struct StemBlobView {
+  const uint8_t* stem = nullptr;    // 31 bytes
+  const uint8_t* bitmap = nullptr;  // 32 bytes, slot i = bit 7 - i % 8 of byte i / 8
+  const uint8_t* values = nullptr;  // count x 32 bytes, ascending slot
+  uint32_t count = 0;
+  const uint8_t* value(uint8_t sub) const;  // nullptr when slot `sub` is absent
+};
+std::string check_stem_blob(std::span<const uint8_t> bytes, StemBlobView* out);
 
 size_t group_blob_bitmap_bytes(unsigned g);
 size_t group_blob_size(unsigned g, size_t entries);

@@ -48,9 +48,9 @@ std::optional<uint32_t> find_entry(const bintrie::GroupBlob& blob, uint32_t pos)
 std::optional<Bytes32> stem_value(const bintrie::StemBlob& blob, uint8_t sub) {
   if (!((blob.bitmap[sub / 8] >> (7 - sub % 8)) & 1)) return std::nullopt;
   size_t idx = 0;
-  for (unsigned i = 0; i < sub / 8u; ++i) idx += size_t(std::popcount(blob.bitmap[i]));
+  for (unsigned i = 0; i < sub / 8u; ++i) idx += bintrie::bit_count64(blob.bitmap[i]);
   const unsigned in_byte = sub % 8;
-  if (in_byte) idx += size_t(std::popcount(unsigned(blob.bitmap[sub / 8] >> (8 - in_byte))));
+  if (in_byte) idx += bintrie::bit_count64(unsigned(blob.bitmap[sub / 8] >> (8 - in_byte)));
   return blob.values[idx];
 }
 

@@ -64,11 +64,12 @@ io::Status hasher_for(const io::StoreParams& p, bintrie::Hasher* out);
 // otherwise a one-line bad_argument error suggesting --page-size 16384 or a smaller --gd.
 io::Status check_group_fits(const io::StoreParams& p);
 
-// Bits [d, d + g) of a 32-byte key, MSB first (d + g <= 256).
-inline uint32_t key_bits(const uint8_t* key32, unsigned d, unsigned g) {
-  uint32_t v = 0;
-  for (unsigned i = 0; i < g; ++i) v = v << 1 | ((key32[(d + i) >> 3] >> (7 - ((d + i) & 7))) & 1u);
-  return v;
+// Bits [d, d + g) of a 32-byte key, MSB first (d + g <= 256, g <= 8).
+inline uint32_t key_bits(const uint8_t* key32, unsigned d, unsigned g) {  // g <= 8
+  const unsigned byte = d >> 3, off = d & 7;
+  uint32_t w = uint32_t(key32[byte]) << 8;
+  if (off + g > 8) w |= key32[byte + 1];  // d + g <= 256: byte + 1 < 32 here
+  return (w >> (16 - off - g)) & ((1u << g) - 1);
 }
 
 // Index of the entry of `blob` covering relative position `pos` (g bits), or nullopt if

@@ -2,12 +2,13 @@
 // level-by-level lookups, verify, proofs, over the arena (record pages) or RocksDB (blobs
 // keyed by path). Layout: bintrie_disk.h.
 //
-// Lookup (arena): every key holds a cursor (its next record's locator and the bit depth
-// of that node). Each round loads the pages of all cursors' next records in one
-// submission; then each cursor walks on through records whose pages are loaded (a group:
-// decode, pick the entry covering the key's next g bits, take the child of that index; a
-// stem: compare stems, read the slot), so a record that shares a page with its parent
-// costs no I/O. RocksDB: each round is one MultiGet of the blob keys blob_key(key, depth)
+// Lookup (arena, streamed: page_reader.h): every key holds a cursor (its next record's
+// locator and the bit depth of that node). Each cursor walks through records whose pages
+// are cached (a group: check the blob in place, pick the entry covering the key's next g
+// bits, take the child of that index; a stem: compare stems, read the slot in place), so a
+// record that shares a page with its parent costs no I/O; at a page that is not cached it
+// waits, and goes on as soon as that page lands while the other reads are in flight.
+// RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
 // of all cursors.
 //
 // Verify: breadth-first over the nodes, in chunks of kVerifyChunk (one load / MultiGet per
@@ -103,8 +104,34 @@ class BintrieDb final : public TreeDb {
     bool stem_only = false;  // the parent's entry ends before the group's bottom: a stem
     unsigned depth = 0;      // bit depth of the next node
     Locator loc = kNoLocator;
-    std::vector<Locator> need;  // arena: extra records (halves, pieces) to load first
+    std::vector<Locator> need;  // RocksDB step(): unused (no split halves there)
+    uint32_t waits = 0;         // arena: page requests not yet landed
   };
+
+  // A node as a streamed lookup needs it: strictly checked views into cached pages (valid
+  // for the batch: the cache is dropped only between batches), nothing copied.
+  struct LiteNode {
+    bool is_group = false;
+    uint8_t kind = 0;
+    bintrie::GroupBlobView group;
+    bintrie::StemBlobView stem;
+    RecordView rec;               // the group's record: its children
+    Locator half = kNoLocator;    // split group: the record of children [kSplitDirect, k)
+  };
+  struct LookupState {
+    std::vector<Cursor>* cur = nullptr;
+    std::vector<LookupAnswer>* ans = nullptr;
+    std::unordered_map<Locator, uint32_t> memo;  // decoded nodes by locator
+    std::vector<LiteNode> nodes;
+    std::deque<std::vector<uint8_t>> chunked;    // chunked stems, reassembled
+    uint64_t visits = 0;
+  };
+  // The node at l (its page cached) into *out; *complete = false when parts of it (stem
+  // pieces) are still being read: cursor i then waits on them (its waits counted).
+  io::Status read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode* out, bool* complete);
+  // Walks cursor i through cached pages until it is done or waits for a page.
+  io::Status advance(uint32_t i, LookupState& ls);
+  void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
 
   bool empty_tree() const { return files_.manifest.root_hash == Bytes32{}; }
   Locator root_loc() const { return files_.commit.root; }
@@ -294,65 +321,208 @@ io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<
   LookupStats* s = stats ? stats : &local;
   *s = {};
   s->keys = keys.size();
-  if (files_.store == StoreKind::arena) return lookup_arena(cur, *out, s, cold_pages);
-  return lookup_rocks(cur, *out, s);
+  io::Status st = files_.store == StoreKind::arena ? lookup_arena(cur, *out, s, cold_pages) : lookup_rocks(cur, *out, s);
+  if (!st) out->clear();  // nothing of a failed lookup is an answer
+  return st;
 }
 
+io::Status BintrieDb::read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode* out, bool* complete) {
+  *complete = false;
+  RecordView rec;
+  if (io::Status st = reader_->record(l, &rec); !st) return st;
+  auto bad = [&](const std::string& what) {
+    return io::Status(io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": " + what);
+  };
+  out->kind = rec.kind;
+  out->half = kNoLocator;
+  switch (rec.kind) {
+    case bd::kStem: {
+      if (std::string e = bintrie::check_stem_blob(rec.body, &out->stem); !e.empty()) return bad(e);
+      if (rec.child_count != 0) return bad("stem record with " + std::to_string(rec.child_count) + " children");
+      out->is_group = false;
+      *complete = true;
+      return {};
+    }
+    case bd::kGroup:
+    case bd::kGroupSplit: {
+      if (std::string e = bintrie::check_group_blob(rec.body, g_, &out->group); !e.empty()) return bad(e);
+      out->is_group = true;
+      out->rec = rec;
+      const size_t k = out->group.k;
+      if (rec.kind == bd::kGroup) {
+        if (rec.child_count != k || k > kMaxChildren)
+          return bad("group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+      } else {
+        if (rec.child_count != kMaxChildren || k <= kMaxChildren)
+          return bad("split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+        out->half = rec.child(bd::kSplitDirect);
+      }
+      *complete = true;
+      return {};
+    }
+    case bd::kStemChunked: {
+      if (rec.child_count == 0 || !rec.body.empty()) return bad("chunked stem without pieces");
+      Cursor& c = (*ls.cur)[i];
+      for (uint32_t p = 0; p < rec.child_count; ++p) {
+        const uint64_t page = locator_page(rec.child(p));
+        if (!reader_->loaded(page) && !reader_->request(page, i)) ++c.waits;
+      }
+      if (c.waits) return {};
+      std::vector<uint8_t>& blob = ls.chunked.emplace_back();
+      for (uint32_t p = 0; p < rec.child_count; ++p) {
+        RecordView piece;
+        if (io::Status st = reader_->record(rec.child(p), &piece); !st) return st;
+        if (piece.kind != bd::kPiece || piece.child_count != 0)
+          return bad("piece " + std::to_string(p) + " (" + bd::locator_name(rec.child(p)) + ") is not a stem piece");
+        blob.insert(blob.end(), piece.body.begin(), piece.body.end());
+      }
+      if (std::string e = bintrie::check_stem_blob(blob, &out->stem); !e.empty()) return bad(e);
+      out->is_group = false;
+      *complete = true;
+      return {};
+    }
+    default:
+      return bad("unexpected record kind " + std::to_string(rec.kind));
+  }
+}
+
+void BintrieDb::finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans) {
+  c.done = true;
+  const bool match = stem && std::memcmp(stem->stem, c.key.data(), 31) == 0;
+  if (!match) return;
+  auto value = [&](uint8_t sub) -> std::optional<Bytes32> {
+    const uint8_t* v = stem->value(sub);
+    if (!v) return std::nullopt;
+    Bytes32 out;
+    std::memcpy(out.data(), v, 32);
+    return out;
+  };
+  if (c.account) {
+    const auto basic = value(bintrie::kBasicDataLeafKey);
+    if (!basic) return;  // an account exists iff its basic-data leaf is present
+    const auto code = value(bintrie::kCodeHashLeafKey);
+    ans->account.exists = true;
+    const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
+    ans->account.nonce = bdata.nonce;
+    ans->account.balance = bdata.balance_be;
+    ans->account.code_size = bdata.code_size;
+    if (code) ans->account.code_hash = *code;
+  } else {
+    ans->slot_value = value(c.key[31]);
+  }
+}
+
+io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
+  Cursor& c = (*ls.cur)[i];
+  while (!c.done) {
+    const uint64_t page = locator_page(c.loc);
+    if (!reader_->loaded(page) && !reader_->request(page, i)) {
+      c.waits = 1;
+      return {};
+    }
+    const Locator at = c.loc;
+    auto bad = [&](const std::string& what) {
+      return io::Status(io::Errc::corrupt_page, "binary trie " + bd::locator_name(at) + ": " + what);
+    };
+    uint32_t ni;
+    if (auto it = ls.memo.find(at); it != ls.memo.end()) {
+      ni = it->second;
+    } else {
+      LiteNode n;
+      bool complete = false;
+      if (io::Status st = read_lite(at, i, ls, &n, &complete); !st) return st;
+      if (!complete) return {};  // waits for stem pieces
+      ni = uint32_t(ls.nodes.size());
+      ls.nodes.push_back(n);
+      ls.memo.emplace(at, ni);
+    }
+    const LiteNode& n = ls.nodes[ni];
+    ++ls.visits;
+    if (!n.is_group) {
+      finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
+      return {};
+    }
+    if (c.stem_only) return bad("a group where its parent's entry ends in a stem");
+    if (c.depth >= kMaxDepth) return bad("a group at depth 248 or deeper");
+    const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
+    uint32_t e;
+    unsigned r;
+    if (!n.group.find(pos, &e, &r)) {
+      finish_stem_view(c, nullptr, &(*ls.ans)[i]);
+      return {};
+    }
+    Locator child;
+    if (n.half != kNoLocator && e >= bd::kSplitDirect) {
+      const uint64_t hp = locator_page(n.half);
+      if (!reader_->loaded(hp) && !reader_->request(hp, i)) {
+        --ls.visits;  // the walk resumes at this group once the half is cached
+        c.waits = 1;
+        return {};
+      }
+      RecordView half;
+      if (io::Status st = reader_->record(n.half, &half); !st) return st;
+      const size_t k = n.group.k;
+      if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
+        return bad("child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(n.half) +
+                   ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
+      child = half.child(e - bd::kSplitDirect);
+    } else {
+      child = n.rec.child(e);
+    }
+    c.stem_only = r < g_;
+    c.depth += r;
+    c.loc = child;
+  }
+  return {};
+}
+
+// Streamed (page_reader.h): every cursor advances as soon as the pages it waits for are
+// cached; the reads the walks ask for go out every kPollEvery advances (a non-blocking
+// poll, which also refills the device queue), so the queue stays full across levels and
+// the decoding overlaps the reads. Decoded nodes are kept per batch by locator (the top
+// groups are on every key's path).
 io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
                                    bool cold) {
+  constexpr size_t kPollEvery = 8;
   if (cold) reader_->clear();
+  reader_->reset_in_flight_max();
   const ReadCounters before = reader_->counters();
-  std::vector<Locator> want;
-  uint64_t visits = 0;
-  Node node;
-  // Nodes decoded in this batch, by locator: the top groups are on every key's path.
-  std::unordered_map<Locator, size_t> memo;
-  std::deque<Node> memo_nodes;
-  for (;;) {
-    want.clear();
-    for (const Cursor& c : cur) {
-      if (c.done) continue;
-      if (!c.need.empty()) want.insert(want.end(), c.need.begin(), c.need.end());
-      else want.push_back(c.loc);
-    }
-    if (want.empty()) break;
-    if (io::Status st = reader_->load(want); !st) return st;
-    for (size_t i = 0; i < cur.size(); ++i) {
+  LookupState ls;
+  ls.cur = &cur;
+  ls.ans = &ans;
+  std::vector<uint32_t> ready;
+  ready.reserve(cur.size());
+  for (size_t i = cur.size(); i-- > 0;)
+    if (!cur[i].done) ready.push_back(uint32_t(i));
+  io::Status st;
+  size_t since_poll = 0;
+  while (st.ok()) {
+    while (!ready.empty() && st.ok()) {
+      const uint32_t i = ready.back();
+      ready.pop_back();
       Cursor& c = cur[i];
-      c.need.clear();
-      while (!c.done && reader_->loaded(locator_page(c.loc))) {
-        const Node* np = nullptr;
-        if (auto it = memo.find(c.loc); it != memo.end()) {
-          np = &memo_nodes[it->second];
-        } else {
-          bool complete = false;
-          uint64_t n = 0;
-          if (io::Status st = read_node(c.loc, &node, &complete, &c.need, &n); !st) return st;
-          if (!complete) break;
-          np = &node;
-          if (node.split_half == kNoLocator) {
-            memo.emplace(c.loc, memo_nodes.size());
-            memo_nodes.push_back(std::move(node));
-            np = &memo_nodes.back();
-          }
-        }
-        ++visits;
-        const Locator at = c.loc;
-        if (const char* e = step(c, *np, &ans[i]))
-          return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(at) + ": " + e};
-        if (!c.need.empty()) break;
+      if (c.waits > 0 && --c.waits > 0) continue;  // still waiting for another page
+      st = advance(i, ls);
+      if (st.ok() && ++since_poll >= kPollEvery) {
+        since_poll = 0;
+        st = reader_->poll(&ready, false);
       }
     }
+    if (!st.ok() || reader_->idle()) break;
+    st = reader_->poll(&ready, true);
   }
+  if (!st.ok()) reader_->abandon();
   const ReadCounters& after = reader_->counters();
   s->rounds = after.rounds - before.rounds;
   s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
   s->page_reads = after.page_reads - before.page_reads;
   s->bytes_read = after.bytes_read - before.bytes_read;
-  s->nodes_visited = visits;
-  s->reads_per_round.assign(after.reads_per_round.begin() + std::min(before.reads_per_round.size(), after.reads_per_round.size()),
-                            after.reads_per_round.end());
-  return {};
+  s->io_waits = after.stream_waits - before.stream_waits;
+  s->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
+  s->reads_in_flight_max = after.stream_in_flight_max;
+  s->nodes_visited = ls.visits;
+  s->reads_per_round.clear();
+  return st;
 }
 
 io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s) {

@@ -1,14 +1,15 @@
 // mpt_tree_db: the read side of the persistent MPT: open_mpt and the TreeDb over either
 // store (see mpt_db.h for the on-disk form).
 //
-// Lookup (batched, level by level). Each key has a cursor: the trie it is in (account, then
-// the account's storage trie for a slot key), its nibble position, and the next node to
-// fetch (arena: a record locator; RocksDB: a path key) with the hash its parent holds for
-// it. One round:
-//   arena:   load() every distinct page the unfinished cursors need (one submission), then
-//            advance each cursor through records while the next record's page is loaded
-//            (a parent shares its page with its children, so one read covers levels)
-//   RocksDB: one multi_get over the distinct path keys of the unfinished cursors
+// Lookup (batched). Each key has a cursor: the trie it is in (account, then the account's
+// storage trie for a slot key), its nibble position, and the next node to fetch (arena: a
+// record locator; RocksDB: a path key) with the hash its parent holds for it.
+//   arena:   streamed (page_reader.h): each cursor advances through records while the next
+//            record's page is cached (a parent shares its page with its children, so one
+//            read covers levels), then waits on that page; it goes on as soon as the page
+//            lands, while the other reads are in flight (no per-level barrier)
+//   RocksDB: level by level, one multi_get over the distinct path keys of the unfinished
+//            cursors per round
 // A fetched node is used only after keccak(body) == the hash its parent holds (the root:
 // the manifest's root hash) and its RLP decoded strictly; embedded children are decoded
 // inline from the parent's bytes. An arena record must also agree with its node: kind,
@@ -43,10 +44,12 @@ std::string loc_name(Locator l) {
   return "record " + std::to_string(locator_index(l)) + " of page " + std::to_string(locator_page(l));
 }
 
-// The hash checks of one lookup round, run as one keccak256 batch at the round's end (the
-// walk meanwhile trusts nothing but the strict decoder and the record checks, so a node
-// that fails its hash can at worst steer a key astray for the rest of the round, and the
-// round then fails naming that node; no answer of a failed lookup is returned).
+// The hash checks of a lookup, run as keccak256 batches (arena: of >= 32 nodes between
+// waits for reads, and at the end; RocksDB: at the end of each round). The walk meanwhile
+// trusts nothing but the strict decoder and the record checks, so a node that fails its
+// hash can at worst steer a key astray (to more reads, bounded by the key's 64 nibbles)
+// until the next batch of checks, which then fails the lookup naming that node; no answer
+// of a failed lookup is returned.
 struct HashChecks {
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
@@ -152,17 +155,24 @@ struct Cursor {
 // Processes the fetched node `body` and the embedded nodes below it on the key's path;
 // leaves the cursor done or waiting for its next hashed node. The body's hash check is
 // queued in `checks` (run at the end of the round).
+// `decoded`: the fetched node already decoded (strictly) from `body`, or nullptr.
 io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited,
-                HashChecks& checks, uint32_t key_index) {
+                HashChecks& checks, uint32_t key_index, const DiskNode* decoded = nullptr) {
   checks.add(body, c.expect, origin.loc, key_index);
   if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
   const RecordView* rv = origin.rec;
   std::span<const uint8_t> cur = body;
-  DiskNode n;
+  DiskNode local;
+  const DiskNode* np = decoded;
   for (;;) {
     ++*nodes_visited;
-    if (std::string err = decode_disk_node(cur, &n); !err.empty())
-      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    if (!np) {
+      if (std::string err = decode_disk_node(cur, &local); !err.empty())
+        return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+      np = &local;
+    }
+    const DiskNode& n = *np;
+    np = nullptr;  // an embedded child is decoded from its parent's bytes
     const uint8_t* key = c.key();
     auto path_matches = [&] {
       if (n.path_len > 64 - c.pos) return false;
@@ -271,6 +281,7 @@ class MptTreeDb final : public TreeDb {
     st.keys = keys.size();
     io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, &st) : walk_rocks(cs, &st);
     if (stats) *stats = st;
+    if (!s.ok()) out->clear();  // nothing of a failed lookup is an answer
     return s;
   }
 
@@ -370,54 +381,90 @@ class MptTreeDb final : public TreeDb {
     return s;
   }
 
+  // Advances cursor i through records whose pages are cached; when it needs a page that
+  // is not, registers it as that page's waiter (the stream wakes it when the page lands).
+  io::Status advance(Cursor& c, uint32_t i, LookupStats* st) {
+    while (!c.done) {
+      if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
+      const uint64_t page = locator_page(c.loc);
+      if (!reader_->loaded(page) && !reader_->request(page, i)) return {};
+      RecordView rv;
+      if (io::Status s = reader_->record(c.loc, &rv); !s.ok()) return s;
+      Origin o;
+      o.rec = &rv;
+      o.loc = c.loc;
+      // The top levels of the account trie are on many keys' paths (a batch of K random
+      // keys shares its first log16(K) levels): their nodes are decoded once per batch.
+      const DiskNode* decoded = nullptr;
+      if (!c.storage && c.pos < memo_levels_) {
+        auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
+        if (fresh) {
+          memo_nodes_.emplace_back();
+          if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
+            memo_nodes_.pop_back();
+            memo_.erase(it);
+            return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
+          }
+        }
+        decoded = &memo_nodes_[it->second];
+      }
+      if (io::Status s = step(c, rv.body, o, &st->nodes_visited, checks_, 0, decoded); !s.ok()) return s;
+    }
+    return {};
+  }
+
+  // Streamed walk: every cursor advances as soon as the page it waits for lands; the
+  // reads the walks ask for are submitted every kPollEvery advances (a non-blocking poll
+  // that also refills the device queue), so the queue stays full across levels and the
+  // CPU work overlaps the reads. Hash checks run in batches of >= kCheckBatch nodes and
+  // at the end: no answer is returned before every node on its path matched its parent's
+  // hash (on any error the lookup fails and its answers are dropped by the caller).
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
+    constexpr size_t kPollEvery = 8;
+    constexpr size_t kCheckBatch = 32;
     if (cold_pages) reader_->clear();
     checks_.reset();
+    reader_->reset_in_flight_max();
+    memo_.clear();
+    memo_nodes_.clear();
+    memo_levels_ = 0;
+    for (size_t k = cs.size(); k >= 16; k /= 16) ++memo_levels_;
+    memo_nodes_.reserve(size_t(1) << (4 * memo_levels_));
     const ReadCounters before = reader_->counters();
-    std::vector<Locator> need;
+    std::vector<uint32_t> ready;
+    ready.reserve(cs.size());
+    for (size_t i = cs.size(); i-- > 0;)
+      if (!cs[i].done) ready.push_back(uint32_t(i));
     io::Status s;
-    for (;;) {
-      need.clear();
-      for (const Cursor& c : cs) {
-        if (c.done) continue;
-        if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
-        if (!reader_->loaded(locator_page(c.loc))) need.push_back(c.loc);
-      }
-      if (!need.empty()) {
-        s = reader_->load(need);
-        if (!s.ok()) break;
-        for (Locator l : need)
-          if (!reader_->loaded(locator_page(l))) {
-            s = {io::Errc::corrupt_page, "mpt: page " + std::to_string(locator_page(l)) + " did not load"};
-            break;
-          }
-        if (!s.ok()) break;
-      }
-      bool active = false;
-      for (Cursor& c : cs) {
-        while (!c.done && c.loc != kNoLocator && reader_->loaded(locator_page(c.loc))) {
-          RecordView rv;
-          s = reader_->record(c.loc, &rv);
-          if (!s.ok()) break;
-          Origin o;
-          o.rec = &rv;
-          o.loc = c.loc;
-          s = step(c, rv.body, o, &st->nodes_visited, checks_, 0);
-          if (!s.ok()) break;
+    size_t since_poll = 0;
+    while (s.ok()) {
+      while (!ready.empty() && s.ok()) {
+        const uint32_t i = ready.back();
+        ready.pop_back();
+        s = advance(cs[i], i, st);
+        if (s.ok() && ++since_poll >= kPollEvery) {
+          since_poll = 0;
+          s = reader_->poll(&ready, false);
         }
-        if (!s.ok()) break;
-        active |= !c.done;
       }
-      if (s.ok()) s = run_checks(nullptr);
-      if (!s.ok() || !active) break;
+      if (s.ok() && checks_.msgs.size() >= kCheckBatch) s = run_checks(nullptr);
+      if (!s.ok() || reader_->idle()) break;
+      s = reader_->poll(&ready, true);
+    }
+    if (s.ok()) s = run_checks(nullptr);
+    if (!s.ok()) {
+      reader_->abandon();
+      checks_.clear();
     }
     const ReadCounters& after = reader_->counters();
     st->rounds = after.rounds - before.rounds;
     st->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
     st->page_reads = after.page_reads - before.page_reads;
     st->bytes_read = after.bytes_read - before.bytes_read;
-    st->reads_per_round.assign(after.reads_per_round.begin() + long(std::min(before.reads_per_round.size(), after.reads_per_round.size())),
-                               after.reads_per_round.end());
+    st->io_waits = after.stream_waits - before.stream_waits;
+    st->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
+    st->reads_in_flight_max = after.stream_in_flight_max;
+    st->reads_per_round.clear();
     return s;
   }
 
@@ -634,6 +681,10 @@ class MptTreeDb final : public TreeDb {
   DbFiles files_;
   std::unique_ptr<PageReader> reader_;
   HashChecks checks_;
+  // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
+  std::unordered_map<Locator, uint32_t> memo_;
+  std::vector<DiskNode> memo_nodes_;
+  uint32_t memo_levels_ = 0;
 };
 
 }  // namespace

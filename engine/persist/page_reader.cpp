@@ -1,12 +1,19 @@
-// page_reader: one submission per round of distinct uncached pages (see header).
+// page_reader: level-by-level loads and streamed page reads over one cache (see header).
 #include "engine/persist/page_reader.h"
 #include "io/monotonic_clock.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace st::persist {
 
+namespace {
+constexpr size_t kReapMax = 256;  // completions taken per store reap() call
+}
+
 PageReader::PageReader(io::NodeStore& store) : store_(store) {}
+
+PageReader::~PageReader() { abandon(); }
 
 io::Status PageReader::load(std::span<const Locator> locators) {
   std::vector<uint64_t> ids;
@@ -17,6 +24,7 @@ io::Status PageReader::load(std::span<const Locator> locators) {
 }
 
 io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
+  assert(idle() && "load() during a stream");
   want_.clear();
   for (uint64_t p : page_ids) {
     if (pages_.count(p)) {
@@ -54,6 +62,109 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
   return {};
 }
 
+bool PageReader::request(uint64_t page_id, uint32_t waiter) {
+  if (pages_.count(page_id)) {
+    ++counters_.cache_hits;
+    return true;
+  }
+  auto [it, fresh] = in_flight_.try_emplace(page_id);
+  if (fresh) {
+    if (!spare_.empty()) {
+      it->second.bytes = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      it->second.bytes.reset(new uint8_t[store_.payload_bytes()]);
+    }
+    queued_.push_back(page_id);
+  } else {
+    ++counters_.cache_hits;  // one read serves several walks
+  }
+  it->second.waiters.push_back(waiter);
+  return false;
+}
+
+io::Status PageReader::finish_page(uint64_t page_id, Pending&& p, std::vector<uint32_t>* woken) {
+  Page pg;
+  pg.bytes = std::move(p.bytes);
+  std::string err = decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), store_.payload_bytes()),
+                                       &pg.parsed);
+  if (!err.empty()) {
+    spare_.push_back(std::move(pg.bytes));
+    return io::Status(io::Errc::corrupt_page, err);
+  }
+  pages_.emplace(page_id, std::move(pg));
+  woken->insert(woken->end(), p.waiters.begin(), p.waiters.end());
+  return {};
+}
+
+io::Status PageReader::poll(std::vector<uint32_t>* woken, bool block) {
+  ++counters_.stream_polls;
+  if (!queued_.empty()) {
+    ops_.clear();
+    for (uint64_t id : queued_) ops_.push_back({io::PageOpKind::read, id, in_flight_.at(id).bytes.get(), id});
+    store_.submit(ops_);
+    submitted_ += ops_.size();
+    counters_.page_reads += ops_.size();
+    counters_.bytes_read += uint64_t(ops_.size()) * store_.page_size();
+    queued_.clear();
+  }
+  if (submitted_ == 0) return {};
+  done_.resize(std::min<uint64_t>(submitted_, kReapMax));
+  const uint64_t outstanding = submitted_;
+  size_t n;
+  if (block) {
+    ++counters_.stream_waits;
+    const uint64_t t0 = io::monotonic_ns();
+    n = store_.reap(done_, 1);
+    counters_.read_wall_ns += io::monotonic_ns() - t0;
+  } else {
+    n = store_.reap(done_, 0);
+  }
+  if (n) {  // a wave: reads landed; how many were outstanding when they were reaped
+    ++counters_.rounds;
+    counters_.stream_in_flight_sum += outstanding;
+    counters_.stream_in_flight_max = std::max(counters_.stream_in_flight_max, outstanding);
+  }
+  submitted_ -= n;
+  io::Status first_error;
+  for (size_t i = 0; i < n; ++i) {
+    const io::PageCompletion& c = done_[i];
+    auto it = in_flight_.find(c.page_id);
+    assert(it != in_flight_.end() && "a completion for a page this reader did not submit");
+    if (it == in_flight_.end()) continue;
+    Pending p = std::move(it->second);
+    in_flight_.erase(it);
+    if (!first_error.ok()) {
+      spare_.push_back(std::move(p.bytes));
+      continue;
+    }
+    if (!c.ok()) {
+      first_error = io::Status(c.code == io::Errc::ok ? io::Errc::sys : c.code, io::describe(c));
+      spare_.push_back(std::move(p.bytes));
+      continue;
+    }
+    first_error = finish_page(c.page_id, std::move(p), woken);
+  }
+  if (!first_error.ok()) {
+    abandon();
+    return first_error;
+  }
+  return {};
+}
+
+void PageReader::abandon() {
+  while (submitted_ > 0) {
+    done_.resize(std::min<uint64_t>(submitted_, kReapMax));
+    const size_t n = store_.reap(done_, done_.size());
+    submitted_ -= n;
+    if (n == 0 && store_.outstanding() == 0) break;  // the store lost them: nothing can land
+  }
+  submitted_ = 0;
+  for (auto& [id, p] : in_flight_) spare_.push_back(std::move(p.bytes));
+  in_flight_.clear();
+  queued_.clear();
+}
+
 io::Status PageReader::record(Locator l, RecordView* out) const {
   auto it = pages_.find(locator_page(l));
   if (it == pages_.end())
@@ -68,6 +179,11 @@ io::Status PageReader::record(Locator l, RecordView* out) const {
   return {};
 }
 
-void PageReader::clear() { pages_.clear(); }
+void PageReader::clear() {
+  assert(idle() && "clear() during a stream");
+  for (auto& [id, p] : pages_)
+    if (spare_.size() < 4096) spare_.push_back(std::move(p.bytes));
+  pages_.clear();
+}
 
 }  // namespace st::persist

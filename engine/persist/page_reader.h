@@ -1,16 +1,43 @@
-// page_reader: the read side of the persistent tries. A lookup batch resolves level by
-// level: the caller collects the locators it needs next (all keys, one depth), load()
-// reads every distinct page among them that is not cached in ONE submission (the store
-// keeps the device queue topped up to its depth) and parses them; record() then serves any
-// record of a loaded page without I/O, so a walk continues through the records that share
-// a page until it needs the next one.
+// page_reader: the read side of the persistent tries, in two modes over one page cache.
 //
-// Counters: rounds (load() calls that read at least one page), page reads, bytes, and the
-// reads of each round, so a command can say "4 rounds, 3.9 reads per key".
+// Level by level (verify, proofs): the caller collects the locators it needs next (all
+// keys, one depth), load() reads every distinct page among them that is not cached in ONE
+// submission and parses them; record() then serves any record of a loaded page without
+// I/O, so a walk continues through the records that share a page until it needs the next.
+//
+// Streaming (batched lookups): walks ask for pages one at a time and are woken as each
+// page lands, so no walk waits for a whole level and the device queue stays topped up
+// across levels:
+//
+//   walk w needs page p:  request(p, w)  -> true: p is cached, go on
+//                                        -> false: w waits on p (p queued for reading, or
+//                                           already queued / in flight for another walk:
+//                                           one read, a list of waiters)
+//   driver loop:          poll(&woken, block)  submits the queued reads in one submit(),
+//                         reaps what has completed (block: at least one completion; the
+//                         store keeps QD reads in flight meanwhile), verifies and parses
+//                         each page, caches it, and appends its waiters to `woken`
+//                         (one entry per request() that returned false)
+//                         idle(): nothing queued or in flight = every walk is done or
+//                         failed
+//
+//   The driver should poll(block = false) every few walks it advances: a non-blocking poll
+//   submits the reads the walks asked for so far and refills the device queue from the
+//   reads that landed meanwhile (no system call when there is nothing to submit), so the
+//   device works while the CPU walks.
+//
+// Counters: rounds (level by level: load() calls that read a page; streaming: polls that
+// reaped pages, "waves"), page reads, bytes, cache hits (requests served without a new
+// read: cached, or already in flight for another walk), read_wall_ns (time inside load() /
+// blocked inside poll(): I/O the CPU did not overlap), reads_per_round (level by level
+// only), and for streaming the blocking polls and the reads outstanding at each wave
+// (their mean says how full the walks kept the queue).
 //
 // Invariants: a record is returned only from a page whose checksum verified and whose
 // layout decoded (record_page.h); a failed read (corrupt page, errno) is an error naming
-// the page; nothing is cached from a failed round.
+// the page; nothing is cached from a failed load() round nor from a failed page of a
+// stream. After a streaming error every outstanding read is reaped and dropped (abandon):
+// the reader is idle, its buffers free, and the caller must discard its walks.
 #pragma once
 
 #include <cstdint>
@@ -29,38 +56,77 @@ struct ReadCounters {
   uint64_t page_reads = 0;
   uint64_t bytes_read = 0;        // device bytes (whole pages)
   uint64_t cache_hits = 0;        // pages asked for that were already loaded
-  uint64_t read_wall_ns = 0;      // inside load(): submission to the last completion
-  std::vector<uint32_t> reads_per_round;
+  uint64_t read_wall_ns = 0;      // inside load() / blocked in poll(): submission to completion
+  std::vector<uint32_t> reads_per_round;  // load() only
+  // Streaming: blocking polls, and the sum / max over waves of the reads outstanding.
+  uint64_t stream_waits = 0;
+  uint64_t stream_in_flight_sum = 0;
+  uint64_t stream_in_flight_max = 0;
+  uint64_t stream_polls = 0;      // every poll(), blocking or not
 };
 
 class PageReader {
  public:
   explicit PageReader(io::NodeStore& store);
+  ~PageReader();
   PageReader(const PageReader&) = delete;
   PageReader& operator=(const PageReader&) = delete;
 
+  // ---- level by level ----
   // Loads the pages of `locators` (kNoLocator entries are ignored) that are not cached.
+  // Requires idle() (no stream in progress).
   io::Status load(std::span<const Locator> locators);
   io::Status load_pages(std::span<const uint64_t> page_ids);
+
+  // ---- streaming ----
+  // true: the page is cached (counted as a cache hit). false: `waiter` is registered on
+  // it and will be returned by a later poll() once the page is cached (the read is queued
+  // unless the page is already queued or in flight).
+  bool request(uint64_t page_id, uint32_t waiter);
+  // Submits the queued reads and reaps completions (block: waits for at least one when
+  // any read is outstanding). Appends the waiters of the pages that became cached. On a
+  // failed or corrupt page: abandon() and an error naming the page.
+  io::Status poll(std::vector<uint32_t>* woken, bool block);
+  bool idle() const { return in_flight_.empty(); }
+  size_t outstanding() const { return in_flight_.size(); }  // pages queued or in flight
+  // Reaps and drops every outstanding read, forgets every waiter (also done on error and
+  // by the destructor, so no buffer is freed while the store may still write into it).
+  void abandon();
+
+  // ---- either ----
   bool loaded(uint64_t page_id) const { return pages_.count(page_id) != 0; }
   // A record of a loaded page; an error (naming the locator) for an index past the page's
   // records or a page that is not loaded.
   io::Status record(Locator l, RecordView* out) const;
-  // Drops every cached page (cold-per-batch experiments); counters are kept.
+  // Drops every cached page (cold-per-batch experiments); counters are kept. Requires idle().
   void clear();
   size_t cached_pages() const { return pages_.size(); }
 
   const ReadCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
+  void reset_in_flight_max() { counters_.stream_in_flight_max = 0; }  // at the start of a stream
 
  private:
   struct Page {
     std::unique_ptr<uint8_t[]> bytes;
     RecordPage parsed;
   };
+  struct Pending {               // a streamed page queued or in flight
+    std::unique_ptr<uint8_t[]> bytes;
+    std::vector<uint32_t> waiters;
+  };
+  io::Status finish_page(uint64_t page_id, Pending&& p, std::vector<uint32_t>* woken);
+
   io::NodeStore& store_;
   std::unordered_map<uint64_t, Page> pages_;
   std::vector<uint64_t> want_;
+  // Streaming state.
+  std::unordered_map<uint64_t, Pending> in_flight_;  // queued or submitted, by page id
+  std::vector<uint64_t> queued_;                    // requested, not yet submitted
+  std::vector<io::PageOp> ops_;
+  std::vector<io::PageCompletion> done_;
+  std::vector<std::unique_ptr<uint8_t[]>> spare_;   // page buffers to reuse
+  uint64_t submitted_ = 0;                           // ops submitted, not yet reaped
   ReadCounters counters_;
 };
 

@@ -11,8 +11,9 @@
 //                     kRocksCommitKey, written in the commit's last WriteBatch before the
 //                     manifest is published
 //
-// Lookups are batched level by level: lookup() resolves all keys of the batch together,
-// one depth (arena: one round of page reads; RocksDB: one MultiGet) at a time.
+// Lookups are batched: lookup() resolves all keys of the batch together. Arena: streamed
+// (page_reader.h), each key's walk advances as soon as the page it needs lands, the device
+// queue kept full across levels; RocksDB: level by level, one MultiGet per depth.
 #pragma once
 
 #include <cstdint>
@@ -79,12 +80,17 @@ struct LookupAnswer {
 
 struct LookupStats {
   uint64_t keys = 0;
-  uint64_t rounds = 0;            // arena: read rounds; RocksDB: MultiGet calls
+  uint64_t rounds = 0;            // arena: waits that returned pages ("waves"); RocksDB: MultiGet calls
   uint64_t page_reads = 0;        // arena pages read; RocksDB: keys fetched by MultiGet
   uint64_t bytes_read = 0;        // arena: device bytes; RocksDB: value bytes returned
   uint64_t nodes_visited = 0;     // records / nodes decoded on the keys' paths
-  uint64_t io_wait_ns = 0;        // arena: time inside page-read rounds (the rest of a lookup is CPU)
-  std::vector<uint32_t> reads_per_round;
+  uint64_t io_wait_ns = 0;        // arena: time blocked waiting for page reads (the rest of a lookup is CPU)
+  std::vector<uint32_t> reads_per_round;  // level-by-level rounds (RocksDB); empty for streamed arena walks
+  // Arena (streamed walks): blocking waits for completions, and the reads outstanding at
+  // each wave (reads_in_flight_sum / rounds = how full the walks kept the queue; max).
+  uint64_t io_waits = 0;
+  uint64_t reads_in_flight_sum = 0;
+  uint64_t reads_in_flight_max = 0;
 };
 
 struct VerifyReport {

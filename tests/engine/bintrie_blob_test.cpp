@@ -244,3 +244,101 @@ TEST_CASE("bintrie blobs: fuzz, random mutations never crash and accepted blobs 
   CHECK(rejected > 1000);
   CHECK(accepted > 100);  // hash-byte flips keep blobs valid
 }
+
+namespace {
+
+// The entry covering pos by a linear scan of decoded entries (the obvious oracle).
+bool find_slow(const GroupBlob& b, uint32_t pos, uint32_t* index, unsigned* depth) {
+  for (size_t i = 0; i < b.entries.size(); ++i) {
+    const auto& e = b.entries[i];
+    if (pos >= e.pos && pos < uint32_t(e.pos) + (1u << (b.g - e.depth))) {
+      *index = uint32_t(i);
+      *depth = e.depth;
+      return true;
+    }
+  }
+  return false;
+}
+
+unsigned popcount_slow(uint64_t x) {
+  unsigned n = 0;
+  for (; x; x >>= 1) n += unsigned(x & 1);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("bintrie blobs: views accept exactly what the decoders accept, and find the decoder's entries") {
+  std::mt19937_64 rng(1234);
+  for (int i = 0; i < 2000; ++i) {
+    const uint64_t x = rng() & rng();
+    CHECK(bit_count64(x) == popcount_slow(x));
+  }
+  CHECK(bit_count64(~uint64_t(0)) == 64);
+  const MutableTree t = make_tree(600);
+  std::vector<std::pair<unsigned, std::vector<uint8_t>>> blobs;
+  for (unsigned g = 1; g <= 8; ++g)
+    encode_tree_blobs(t, g, [&](std::span<const uint8_t>, std::span<const uint8_t> b) {
+      if (blobs.size() < 6000) blobs.push_back({g, {b.begin(), b.end()}});
+    });
+  size_t groups = 0, stems = 0, mutated_ok = 0;
+  for (int iter = 0; iter < 30000; ++iter) {
+    auto [g, b] = blobs[rng() % blobs.size()];
+    if (iter % 3) {  // mutate two thirds of them
+      const unsigned kind = rng() % 3;
+      if (kind == 0 && !b.empty()) b[rng() % b.size()] ^= uint8_t(1u << (rng() % 8));
+      else if (kind == 1) b.resize(rng() % (b.size() + 1));
+      else if (!b.empty()) b[std::min<size_t>(b.size() - 1, 2 + rng() % 40)] = uint8_t(rng());
+    }
+    if (b.empty()) continue;
+    if (b[0] == kStemBlobVersion) {
+      StemBlobView v;
+      const std::string err = check_stem_blob(b, &v);
+      auto d = decode_stem_blob(b);
+      REQUIRE(err.empty() == std::holds_alternative<StemBlob>(d));
+      if (!err.empty()) {
+        CHECK(err == std::get<std::string>(d));
+        continue;
+      }
+      const StemBlob& sb = std::get<StemBlob>(d);
+      ++stems;
+      size_t j = 0;
+      for (unsigned sub = 0; sub < 256; ++sub) {
+        const uint8_t* val = v.value(uint8_t(sub));
+        const bool present = (sb.bitmap[sub / 8] >> (7 - sub % 8)) & 1;
+        REQUIRE((val != nullptr) == present);
+        if (present) CHECK(std::memcmp(val, sb.values[j++].data(), 32) == 0);
+      }
+      continue;
+    }
+    GroupBlobView v;
+    const std::string err = check_group_blob(b, g, &v);
+    auto d = decode_group_blob(b, g);
+    REQUIRE(err.empty() == std::holds_alternative<GroupBlob>(d));
+    if (!err.empty()) {
+      CHECK(err == std::get<std::string>(d));
+      continue;
+    }
+    const GroupBlob& gb = std::get<GroupBlob>(d);
+    ++groups;
+    if (iter % 3) ++mutated_ok;
+    REQUIRE(v.k == gb.entries.size());
+    for (uint32_t e = 0; e < v.k; ++e) {
+      CHECK(v.depth(e) == gb.entries[e].depth);
+      CHECK(std::memcmp(v.hash(e), gb.entries[e].hash.data(), 32) == 0);
+    }
+    for (uint32_t pos = 0; pos < (1u << g); ++pos) {
+      uint32_t i1 = 0, i2 = 0;
+      unsigned d1 = 0, d2 = 0;
+      const bool f1 = v.find(pos, &i1, &d1), f2 = find_slow(gb, pos, &i2, &d2);
+      REQUIRE(f1 == f2);
+      if (f1) {
+        CHECK(i1 == i2);
+        CHECK(d1 == d2);
+      }
+    }
+  }
+  CHECK(groups > 1000);
+  CHECK(stems > 1000);
+  CHECK(mutated_ok > 100);  // hash-byte changes keep blobs valid
+}
