@@ -484,6 +484,7 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
 io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
                                    bool cold) {
   constexpr size_t kPollEvery = 8;
+  const uint64_t cpu0 = thread_cpu_ns();
   if (cold) reader_->clear();
   reader_->reset_in_flight_max();
   const ReadCounters before = reader_->counters();
@@ -522,6 +523,7 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
   s->reads_in_flight_max = after.stream_in_flight_max;
   s->nodes_visited = ls.visits;
   s->reads_per_round.clear();
+  s->cpu_ns = thread_cpu_ns() - cpu0;
   return st;
 }
 

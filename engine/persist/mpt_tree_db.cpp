@@ -422,6 +422,7 @@ class MptTreeDb final : public TreeDb {
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
     constexpr size_t kPollEvery = 8;
     constexpr size_t kCheckBatch = 32;
+    const uint64_t cpu0 = thread_cpu_ns();
     if (cold_pages) reader_->clear();
     checks_.reset();
     reader_->reset_in_flight_max();
@@ -465,6 +466,7 @@ class MptTreeDb final : public TreeDb {
     st->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
     st->reads_in_flight_max = after.stream_in_flight_max;
     st->reads_per_round.clear();
+    st->cpu_ns = thread_cpu_ns() - cpu0;
     return s;
   }
 

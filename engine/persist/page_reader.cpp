@@ -4,11 +4,18 @@
 
 #include <algorithm>
 #include <cassert>
+#include <ctime>
 
 namespace st::persist {
 
 namespace {
 constexpr size_t kReapMax = 256;  // completions taken per store reap() call
+}
+
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
 PageReader::PageReader(io::NodeStore& store) : store_(store) {}

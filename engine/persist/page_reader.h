@@ -65,6 +65,9 @@ struct ReadCounters {
   uint64_t stream_polls = 0;      // every poll(), blocking or not
 };
 
+// CPU time of the calling thread (user + system), nanoseconds.
+uint64_t thread_cpu_ns();
+
 class PageReader {
  public:
   explicit PageReader(io::NodeStore& store);

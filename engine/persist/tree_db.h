@@ -89,6 +89,9 @@ struct LookupStats {
   // Arena (streamed walks): blocking waits for completions, and the reads outstanding at
   // each wave (reads_in_flight_sum / rounds = how full the walks kept the queue; max).
   uint64_t io_waits = 0;
+  // Arena: CPU time of the calling thread during the lookup (user + system, its syscalls
+  // included). wall - io_wait_ns - cpu_ns = time runnable but not running (a loaded machine).
+  uint64_t cpu_ns = 0;
   uint64_t reads_in_flight_sum = 0;
   uint64_t reads_in_flight_max = 0;
 };
