@@ -33,6 +33,11 @@
 // only), and for streaming the blocking polls and the reads outstanding at each wave
 // (their mean says how full the walks kept the queue).
 //
+// Page buffers: a cleared reader keeps up to 16,384 for its next batch and hands the rest,
+// and all of them when destroyed, to a process-wide pool (bounded at 64 MiB, by payload
+// size) from which readers take buffers 64 at a time: a batch reuses memory already
+// mapped instead of faulting fresh pages in.
+//
 // Invariants: a record is returned only from a page whose checksum verified and whose
 // layout decoded (record_page.h); a failed read (corrupt page, errno) is an error naming
 // the page; nothing is cached from a failed load() round nor from a failed page of a
