@@ -121,9 +121,12 @@ std::string check_group_blob(std::span<const uint8_t> in, unsigned expected_g, G
   v->hashes = v->depths + depth_bytes;
   const unsigned pad = unsigned(depth_bytes * 8 - 3 * size_t(k));
   if (pad && (v->depths[depth_bytes - 1] & ((1u << pad) - 1))) return "group blob: non-zero padding bits";
-  // Entries in position order: depth in range, aligned, not overlapping the previous one.
+  // Entries in position order: depth in range, aligned, not overlapping the previous one;
+  // and the canonical shape: an entry ending early (r < g) is a stem, and a stem always
+  // has a non-empty sibling subtree (reported after the other checks, as the decoder
+  // always did).
   uint32_t i = 0, prev_end = 0;
-  bool early = false;
+  bool lone_stem = false;
   for (uint32_t w = 0; w < 4; ++w) {
     for (uint64_t bits = v->words[w]; bits; bits &= ~(uint64_t(1) << 63 >> first_pos(bits))) {
       const uint32_t pos = 64 * w + first_pos(bits);
@@ -133,26 +136,15 @@ std::string check_group_blob(std::span<const uint8_t> in, unsigned expected_g, G
       if (pos & ((1u << span_bits) - 1)) return std::string("group blob: misaligned entry");
       if (i > 0 && prev_end > pos) return std::string("group blob: overlapping entries");
       prev_end = pos + (1u << span_bits);
-      early |= r < g;
+      if (r < g && !lone_stem) {
+        const uint32_t span = 1u << span_bits;
+        const uint32_t sib_lo = pos ^ span;
+        lone_stem = !any_in_range(v->words, sib_lo, sib_lo + span);
+      }
       ++i;
     }
   }
-  // Canonical shape: an entry ending early (r < g) is a stem, and a stem always has a
-  // non-empty sibling subtree.
-  if (early) {
-    i = 0;
-    for (uint32_t w = 0; w < 4; ++w) {
-      for (uint64_t bits = v->words[w]; bits; bits &= ~(uint64_t(1) << 63 >> first_pos(bits))) {
-        const uint32_t pos = 64 * w + first_pos(bits);
-        const unsigned r = v->depth(i++);
-        if (r >= g) continue;
-        const uint32_t span = 1u << (g - r);
-        const uint32_t sib_lo = pos ^ span;
-        if (!any_in_range(v->words, sib_lo, sib_lo + span))
-          return std::string("group blob: early entry without a sibling (non-canonical)");
-      }
-    }
-  }
+  if (lone_stem) return std::string("group blob: early entry without a sibling (non-canonical)");
   return {};
 }
 
