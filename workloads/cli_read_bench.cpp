@@ -368,7 +368,7 @@ int cmd_read_bench(int argc, char** argv) {
                 cold_info.detail.empty() ? "" : (cold_info.detail + ")").c_str());
   else
     std::printf("cold: no (page cache as found%s)\n", arena ? "; the arena reads with O_DIRECT anyway" : "");
-  std::printf("\nbatched (arena: streamed; RocksDB: level by level): medians over reps [min..max]%s\n",
+  std::printf("\nbatched, %s: medians over reps [min..max]%s\n", arena ? "streamed" : "level by level",
               arena ? "" : "\n(RocksDB: reads = keys fetched by MultiGet, KiB = value bytes returned, rounds = MultiGet calls)");
   std::printf("%5s %24s %8s %9s %7s %22s %22s %20s %20s\n", "QD", "us/lookup", "reads/lk", "KiB/lk", "rounds",
               "us/page read", "raw us/read", "engine/raw", "single/batched");

@@ -182,7 +182,7 @@ void round_trip(const std::string& tree, const std::string& store) {
   CHECK(rb["single"]["page_reads_per_lookup"]["median"].get<double>() > 0);
   r = run_statetree("read-bench --keys 8 --qd 4 --reps 1 --single 4 --warmup 1 --accounts-only --db " + d);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("batched, level by level") != std::string::npos);
+  CHECK(r.out.find(store == "arena" ? "batched, streamed" : "batched, level by level") != std::string::npos);
   check_bad("read-bench --keys 241 --db " + d);  // more slots than the state holds
 
   // Another tree over this directory: a parameter mismatch.
