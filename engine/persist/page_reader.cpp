@@ -181,8 +181,9 @@ io::Status PageReader::poll(std::vector<uint32_t>* woken, bool block) {
   if (block) {
     ++counters_.stream_waits;
     const uint64_t t0 = io::monotonic_ns();
-    // Wait for a few completions when many reads are outstanding: the store keeps its
-    // queue topped up while it waits, and fewer wake-ups cost less on a busy machine.
+    // Wait for a few completions when many reads are outstanding: the store refills its
+    // queue at each completion while it waits, and the walks resume with several pages
+    // at once instead of returning here after every single completion.
     n = store_.reap(done_, std::max<uint64_t>(1, std::min<uint64_t>(submitted_ / 4, kWaitMax)));
     counters_.read_wall_ns += io::monotonic_ns() - t0;
   } else {
