@@ -106,17 +106,24 @@ class ChunkBuilder {
   ChunkBuilder(Scratch& s, std::span<const KeyValue> kv, NodeCapture* cap) : s_(s), kv_(kv), cap_(cap) {}
 
   NodeRef build(size_t lo, size_t hi, size_t d0) {
-    s_.slots.assign(1, 0);
-    s_.stack.clear();
+    const size_t keys = hi - lo;
+    // Bounds of one chunk: at most keys - 1 branches (17 slots each) and as many
+    // extensions (1 slot each), keys open branches, keys messages per batch.
+    if (s_.slots.size() < 1 + (kBlock + 1) * keys) s_.slots.resize(1 + (kBlock + 1) * keys);
+    slots_ = s_.slots.data();
+    slots_[0] = 0;
+    nslots_ = 1;
+    if (s_.stack.size() < keys + 1) s_.stack.resize(keys + 1);
+    Open* const stack = s_.stack.data();
+    size_t top = 0;  // open branches: stack[0 .. top)
     for (auto& v : s_.branches) v.clear();
     for (auto& v : s_.exts) v.clear();
     max_h_ = 0;
     s_.emb.clear();
     has_emb_ = false;
-    s_.msgs.clear();
-    s_.lens.clear();
     if (s_.buf.size() < 65536) s_.buf.resize(65536);
     w_ = s_.buf.data();
+    begin_batch(keys);
     digest_count_ = 1;  // digest 0: zeros, read for empty slots
     if (s_.digests.size() < 32) s_.digests.resize(32);
     std::memset(s_.digests.data(), 0, 32);
@@ -125,39 +132,42 @@ class ChunkBuilder {
     for (size_t i = lo + 1; i < hi; ++i) {
       const uint32_t l = uint32_t(lcp_nibbles(kv_[i - 1], kv_[i]));
       assert(l >= d0);
-      while (!s_.stack.empty() && s_.stack.back().depth > l) {
-        Open o = s_.stack.back();
-        s_.stack.pop_back();
+      while (top && stack[top - 1].depth > l) {
+        Open o = stack[--top];
         attach(cur, o);
         cur = Cur{false, o.slot, o.first_key, o.depth, o.height};
       }
-      if (s_.stack.empty() || s_.stack.back().depth < l) {
-        const uint32_t slot = uint32_t(s_.slots.size());
-        s_.slots.resize(s_.slots.size() + kBlock, 0);
-        s_.stack.push_back(Open{l, slot, cur.first_key, 1});
+      if (!top || stack[top - 1].depth < l) {
+        const uint32_t slot = nslots_;
+        std::memset(slots_ + slot, 0, kBlock * sizeof(uint32_t));
+        nslots_ += kBlock;
+        stack[top++] = Open{l, slot, cur.first_key, 1};
       }
-      attach(cur, s_.stack.back());
+      attach(cur, stack[top - 1]);
       cur = Cur{true, uint32_t(i), uint32_t(i), 0, 0};
     }
-    while (!s_.stack.empty()) {
-      Open o = s_.stack.back();
-      s_.stack.pop_back();
+    while (top) {
+      Open o = stack[--top];
       attach(cur, o);
       cur = Cur{false, o.slot, o.first_key, o.depth, o.height};
     }
-    if (cur.is_leaf) s_.slots[0] = leaf_handle(cur.id, d0);
+    if (cur.is_leaf) slots_[0] = leaf_handle(cur.id, d0);
     else place_branch(cur, uint32_t(d0), 0);
+    assert(nslots_ <= s_.slots.size());
 
     hash_batch();  // the leaves
-    s_.stats.leaves += hi - lo;
+    s_.stats.leaves += keys;
     for (uint32_t h = 1; h <= max_h_; ++h) {
-      for (const ExtRec& e : s_.exts[h]) encode_ext(e);
-      for (const BranchRec& b : s_.branches[h]) encode_branch(b);
-      s_.stats.extensions += s_.exts[h].size();
-      s_.stats.branches += s_.branches[h].size();
+      const std::vector<ExtRec>& exts = s_.exts[h];
+      const std::vector<BranchRec>& branches = s_.branches[h];
+      begin_batch(exts.size() + branches.size());
+      for (const ExtRec& e : exts) encode_ext(e);
+      for (const BranchRec& b : branches) encode_branch(b);
+      s_.stats.extensions += exts.size();
+      s_.stats.branches += branches.size();
       hash_batch();
     }
-    return ref_of(s_.slots[0]);
+    return ref_of(slots_[0]);
   }
 
  private:
@@ -182,13 +192,13 @@ class ChunkBuilder {
     const size_t used = size_t(w_ - base);
     s_.buf.resize(std::max(2 * s_.buf.size(), used + need));
     uint8_t* const nb = s_.buf.data();
-    for (const uint8_t*& m : s_.msgs) m = nb + (m - base);
+    for (size_t j = 0; j < m_; ++j) msgs_[j] = nb + (msgs_[j] - base);
     w_ = nb + used;
   }
 
   // The handle of the encoding just written at [w_, end): embedded when short (w_ not
   // advanced), else queued for this height's batch.
-  uint32_t finish(uint8_t* begin, uint8_t* end) {
+  [[gnu::always_inline]] uint32_t finish(uint8_t* begin, uint8_t* end) {
     const size_t len = size_t(end - begin);
     if (len < 32) {
       const size_t off = s_.emb.size();
@@ -196,13 +206,13 @@ class ChunkBuilder {
       has_emb_ = true;
       return kEmbTag | uint32_t(off);
     }
-    s_.msgs.push_back(begin);
-    s_.lens.push_back(len);
+    msgs_[m_] = begin;
+    lens_[m_] = len;
     w_ = end;
-    return uint32_t(digest_count_ + s_.msgs.size() - 1);
+    return uint32_t(digest_count_ + m_++);
   }
 
-  uint32_t leaf_handle(uint32_t i, size_t path_begin) {
+  [[gnu::always_inline]] uint32_t leaf_handle(uint32_t i, size_t path_begin) {
     const KeyValue& k = kv_[i];
     reserve(leaf_suffix_bound(k.key_len, k.value_len));
     uint8_t* const end = put_leaf_suffix(w_, k.key, k.key_len, path_begin, k.value, k.value_len);
@@ -214,11 +224,11 @@ class ChunkBuilder {
     if (cur.is_leaf) {
       const KeyValue& k = kv_[cur.id];
       if (nibble_len(k) == P) {
-        s_.slots[parent.slot + 16] = cur.id + 1;
+        slots_[parent.slot + 16] = cur.id + 1;
         return;
       }
       const uint32_t h = leaf_handle(cur.id, P + 1);
-      s_.slots[parent.slot + key_nibble(k.key, P)] = h;
+      slots_[parent.slot + key_nibble(k.key, P)] = h;
       return;
     }
     const uint32_t placed = place_branch(cur, P + 1, parent.slot + key_nibble(kv_[cur.first_key].key, P));
@@ -234,8 +244,8 @@ class ChunkBuilder {
       s_.exts.resize(h + 2);
     }
     if (cur.depth > path_begin) {
-      const uint32_t e = uint32_t(s_.slots.size());
-      s_.slots.push_back(0);
+      const uint32_t e = nslots_++;
+      slots_[e] = 0;
       s_.branches[h].push_back(BranchRec{cur.id, e});
       s_.exts[h + 1].push_back(ExtRec{cur.first_key, path_begin, cur.depth, e, dst});
       max_h_ = std::max(max_h_, h + 1);
@@ -247,11 +257,11 @@ class ChunkBuilder {
   }
 
   void encode_ext(const ExtRec& e) {
-    const NodeRef child = ref_of(s_.slots[e.child]);
+    const NodeRef child = ref_of(slots_[e.child]);
     const uint8_t* key = kv_[e.key].key;
     reserve(extension_size(e.end - e.begin, child));
     uint8_t* const end = put_extension_key(w_, key, e.begin, e.end, child);
-    s_.slots[e.dst] = finish(w_, end);
+    slots_[e.dst] = finish(w_, end);
   }
 
   // Branch in one pass over its slots: children at w_ + 9 (room for the largest list
@@ -259,7 +269,7 @@ class ChunkBuilder {
   // empty (handle 0: 0x80) or hashed (a0 || digest): both cases write 33 bytes (a digest
   // or digest 0) and advance 1 or 33, no branch per slot.
   void encode_branch(const BranchRec& b) {
-    const uint32_t* const slot = &s_.slots[b.slot];
+    const uint32_t* const slot = slots_ + b.slot;
     const uint32_t vpair = slot[16];
     const KeyValue* v = vpair ? &kv_[vpair - 1] : nullptr;
     reserve(kBranchMaxFixed + (v ? st::kernels::rlp_string_size(v->value, v->value_len) : 0));
@@ -296,31 +306,47 @@ class ChunkBuilder {
     const size_t payload = size_t(p - body);
     uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
     st::kernels::rlp_put_list_header(begin, payload);
-    s_.slots[b.dst] = finish(begin, p);
+    slots_[b.dst] = finish(begin, p);
   }
 
   // Hashes the queued messages into digests[digest_count_ ..] and starts the next batch.
   void hash_batch() {
-    const size_t m = s_.msgs.size();
+    const size_t m = m_;
     if (m) {
       s_.digests.resize(32 * (digest_count_ + m));
-      for (size_t j = 0; j < m; ++j) {
-        capture_append(cap_, s_.msgs[j], s_.lens[j]);
-        s_.stats.keccak_bytes += s_.lens[j];
-      }
-      st::kernels::keccak256_batch(s_.msgs.data(), s_.lens.data(), s_.digests.data() + 32 * digest_count_, m);
+      size_t bytes = 0;
+      for (size_t j = 0; j < m; ++j) bytes += lens_[j];
+      if (cap_)
+        for (size_t j = 0; j < m; ++j) capture_append(cap_, msgs_[j], lens_[j]);
+      st::kernels::keccak256_batch(msgs_, lens_, s_.digests.data() + 32 * digest_count_, m);
       s_.stats.keccak_calls += m;
+      s_.stats.keccak_bytes += bytes;
       digest_count_ += m;
     }
-    s_.msgs.clear();
-    s_.lens.clear();
+    m_ = 0;
     w_ = s_.buf.data();
+  }
+
+  // Room for n messages in the next batch.
+  void begin_batch(size_t n) {
+    if (s_.msgs.size() < n) {
+      s_.msgs.resize(n);
+      s_.lens.resize(n);
+    }
+    msgs_ = s_.msgs.data();
+    lens_ = s_.lens.data();
+    m_ = 0;
   }
 
   Scratch& s_;
   std::span<const KeyValue> kv_;
   NodeCapture* cap_;
   uint8_t* w_ = nullptr;
+  uint32_t* slots_ = nullptr;
+  uint32_t nslots_ = 0;
+  const uint8_t** msgs_ = nullptr;
+  size_t* lens_ = nullptr;
+  size_t m_ = 0;
   size_t digest_count_ = 1;
   uint32_t max_h_ = 0;
   bool has_emb_ = false;
