@@ -12,9 +12,10 @@
 //                encoded from its children's handles into buf, its own handle is written to
 //                its dst, then one keccak256_batch for the height.
 //
-//   slots[]   uint32 handles. Element 0: the chunk root. Branch block (17 elements):
+//   slots[]   uint32 handles. Element 0: the chunk root. Branch block (18 elements):
 //             handles of children 0..15, then 1 + the pair index of the branch's value
-//             (prefix key), 0 = none. Extension: one element, its child's handle.
+//             (prefix key), 0 = none, then the mask of non-empty children (bit c = child
+//             c). Extension: one element, its child's handle.
 //   handle    0                   empty slot
 //             1 .. 2^31-1         hashed: digest at digests[32*handle] (digest 0 = zeros)
 //             kEmbTag | off       embedded (< 32 bytes): encoding at emb[off], length
@@ -22,11 +23,12 @@
 //                                 one-byte header 0xc0 + payload)
 //
 // Invariant: a node's handle is written before any node that reads it is encoded (a
-// parent's height exceeds its children's), so a branch is encoded in one pass over its 17
-// slots with no lookups beyond the digest it copies.
+// parent's height exceeds its children's), so a branch is encoded in one pass over its
+// non-empty children (mask) with no lookups beyond the digest it copies.
 #include "engine/mpt/builder.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <utility>
 #include <cassert>
@@ -45,7 +47,7 @@ using st::kernels::key_nibble;
 namespace {
 
 constexpr uint32_t kEmbTag = 0x80000000u;
-constexpr uint32_t kBlock = 17;  // slots per branch block
+constexpr uint32_t kBlock = 18;  // slots per branch block: 16 children, value, child mask
 
 struct Open {
   uint32_t depth, slot, first_key;
@@ -219,7 +221,7 @@ class ChunkBuilder {
     return finish(w_, end);
   }
 
-  void attach(const Cur& cur, Open& parent) {
+  [[gnu::always_inline]] void attach(const Cur& cur, Open& parent) {
     const uint32_t P = parent.depth;
     if (cur.is_leaf) {
       const KeyValue& k = kv_[cur.id];
@@ -228,10 +230,14 @@ class ChunkBuilder {
         return;
       }
       const uint32_t h = leaf_handle(cur.id, P + 1);
-      slots_[parent.slot + key_nibble(k.key, P)] = h;
+      const unsigned nib = key_nibble(k.key, P);
+      slots_[parent.slot + nib] = h;
+      slots_[parent.slot + 17] |= 1u << nib;
       return;
     }
-    const uint32_t placed = place_branch(cur, P + 1, parent.slot + key_nibble(kv_[cur.first_key].key, P));
+    const unsigned nib = key_nibble(kv_[cur.first_key].key, P);
+    slots_[parent.slot + 17] |= 1u << nib;
+    const uint32_t placed = place_branch(cur, P + 1, parent.slot + nib);
     parent.height = std::max<uint32_t>(parent.height, placed + 1);
   }
 
@@ -264,26 +270,36 @@ class ChunkBuilder {
     slots_[e.dst] = finish(w_, end);
   }
 
-  // Branch in one pass over its slots: children at w_ + 9 (room for the largest list
-  // header), the header right in front. Without embedded nodes in the chunk every child is
-  // empty (handle 0: 0x80) or hashed (a0 || digest): both cases write 33 bytes (a digest
-  // or digest 0) and advance 1 or 33, no branch per slot.
+  // Branch in one pass over its non-empty children: children at w_ + 9 (room for the
+  // largest list header), the header right in front. Without embedded nodes in the chunk
+  // every child is hashed (a0 || digest); a run of empty slots before it is one 16-byte
+  // store of 0x80 advanced by the run length (writes up to 16 bytes past the last slot,
+  // inside the reserved bound, overwritten by the value item).
   void encode_branch(const BranchRec& b) {
     const uint32_t* const slot = slots_ + b.slot;
     const uint32_t vpair = slot[16];
     const KeyValue* v = vpair ? &kv_[vpair - 1] : nullptr;
-    reserve(kBranchMaxFixed + (v ? st::kernels::rlp_string_size(v->value, v->value_len) : 0));
+    reserve(kBranchMaxFixed + 16 + (v ? st::kernels::rlp_string_size(v->value, v->value_len) : 0));
     uint8_t* const body = w_ + 9;
     uint8_t* p = body;
     const uint8_t* const digests = s_.digests.data();
     if (!has_emb_) {
-      for (int c = 0; c < 16; ++c) {
-        const uint32_t h = slot[c];
-        const size_t full = h != 0;
-        *p = uint8_t(0x80 | (full << 5));
-        std::memcpy(p + 1, digests + 32 * size_t(h), 32);
-        p += 1 + 32 * full;
+      uint8_t empties[16];
+      std::memset(empties, 0x80, 16);
+      uint32_t mask = slot[17];
+      unsigned next = 0;  // first slot not yet written
+      while (mask) {
+        const unsigned c = unsigned(std::countr_zero(mask));
+        mask &= mask - 1;
+        std::memcpy(p, empties, 16);
+        p += c - next;
+        *p = 0xa0;
+        std::memcpy(p + 1, digests + 32 * size_t(slot[c]), 32);
+        p += 33;
+        next = c + 1;
       }
+      std::memcpy(p, empties, 16);
+      p += 16 - next;
     } else {
       for (int c = 0; c < 16; ++c) {
         const uint32_t h = slot[c];
