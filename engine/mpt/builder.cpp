@@ -125,6 +125,7 @@ class ChunkBuilder {
     has_emb_ = false;
     if (s_.buf.size() < 65536) s_.buf.resize(65536);
     w_ = s_.buf.data();
+    buf_end_ = w_ + s_.buf.size();
     begin_batch(keys);
     digest_count_ = 1;  // digest 0: zeros, read for empty slots
     if (s_.digests.size() < 32) s_.digests.resize(32);
@@ -188,14 +189,17 @@ class ChunkBuilder {
   }
 
   // Room for `need` more bytes at w_; growing buf moves it, so queued messages are rebased.
-  void reserve(size_t need) {
+  [[gnu::always_inline]] void reserve(size_t need) {
+    if (size_t(buf_end_ - w_) < need) [[unlikely]] grow(need);
+  }
+  [[gnu::noinline]] void grow(size_t need) {
     uint8_t* const base = s_.buf.data();
-    if (size_t(base + s_.buf.size() - w_) >= need) return;
     const size_t used = size_t(w_ - base);
     s_.buf.resize(std::max(2 * s_.buf.size(), used + need));
     uint8_t* const nb = s_.buf.data();
     for (size_t j = 0; j < m_; ++j) msgs_[j] = nb + (msgs_[j] - base);
     w_ = nb + used;
+    buf_end_ = nb + s_.buf.size();
   }
 
   // The handle of the encoding just written at [w_, end): embedded when short (w_ not
@@ -210,6 +214,7 @@ class ChunkBuilder {
     }
     msgs_[m_] = begin;
     lens_[m_] = len;
+    batch_bytes_ += len;
     w_ = end;
     return uint32_t(digest_count_ + m_++);
   }
@@ -330,16 +335,15 @@ class ChunkBuilder {
     const size_t m = m_;
     if (m) {
       s_.digests.resize(32 * (digest_count_ + m));
-      size_t bytes = 0;
-      for (size_t j = 0; j < m; ++j) bytes += lens_[j];
       if (cap_)
         for (size_t j = 0; j < m; ++j) capture_append(cap_, msgs_[j], lens_[j]);
       st::kernels::keccak256_batch(msgs_, lens_, s_.digests.data() + 32 * digest_count_, m);
       s_.stats.keccak_calls += m;
-      s_.stats.keccak_bytes += bytes;
+      s_.stats.keccak_bytes += batch_bytes_;
       digest_count_ += m;
     }
     m_ = 0;
+    batch_bytes_ = 0;
     w_ = s_.buf.data();
   }
 
@@ -358,11 +362,13 @@ class ChunkBuilder {
   std::span<const KeyValue> kv_;
   NodeCapture* cap_;
   uint8_t* w_ = nullptr;
+  uint8_t* buf_end_ = nullptr;
   uint32_t* slots_ = nullptr;
   uint32_t nslots_ = 0;
   const uint8_t** msgs_ = nullptr;
   size_t* lens_ = nullptr;
   size_t m_ = 0;
+  size_t batch_bytes_ = 0;
   size_t digest_count_ = 1;
   uint32_t max_h_ = 0;
   bool has_emb_ = false;

@@ -78,9 +78,10 @@ inline void copy_small(uint8_t* dst, const uint8_t* src, size_t n) {
 inline size_t leaf_suffix_bound(size_t key_len, size_t value_len) { return 28 + key_len + value_len; }
 
 // Leaf over nibbles [b, 2*key_len) of key with a non-empty value; returns one past the end.
-inline uint8_t* put_leaf_suffix(uint8_t* out, const uint8_t* key, size_t key_len, size_t b, const uint8_t* value,
+[[gnu::always_inline]] inline uint8_t* put_leaf_suffix(uint8_t* out, const uint8_t* key, size_t key_len, size_t b, const uint8_t* value,
                                 size_t value_len) {
-  if (key_len > 52 || value_len > 55) return put_leaf_key(out, key, b, 2 * key_len, value, value_len);
+  if (key_len - 1 >= 52 || value_len > 55) [[unlikely]]  // key_len 0 or > 52, long value
+    return put_leaf_key(out, key, b, 2 * key_len, value, value_len);
   const size_t n = 2 * key_len - b;                                          // path nibbles
   const size_t hp = 1 + n / 2;                                               // <= 53 bytes
   const size_t hp_item = hp == 1 ? 1 : 1 + hp;                               // a 1-byte HP is < 0x80
@@ -95,8 +96,11 @@ inline uint8_t* put_leaf_suffix(uint8_t* out, const uint8_t* key, size_t key_len
     p += 2;
   }
   if (hp != 1) *p++ = uint8_t(0x80 + hp);
+  // Flag byte without a branch on the parity: 0x20, or 0x30 | the path's first nibble
+  // (reads key[0] when the path is even, key_len >= 1, and masks it away).
   const size_t odd = n & 1;
-  *p++ = odd ? uint8_t(0x30 | (key[b >> 1] & 0x0f)) : uint8_t(0x20);
+  const uint8_t odd_mask = uint8_t(0 - odd);
+  *p++ = uint8_t(0x20 | (0x10 & odd_mask) | (key[(b >> 1) & (0 - odd)] & 0x0f & odd_mask));
   const size_t from = (b + odd) >> 1;  // first whole path byte
   copy_small(p, key + from, key_len - from);
   p += key_len - from;
