@@ -235,12 +235,12 @@ class ChunkBuilder {
         return;
       }
       const uint32_t h = leaf_handle(cur.id, P + 1);
-      const unsigned nib = key_nibble(k.key, P);
+      const unsigned nib = nibble_at(k.key, P);
       slots_[parent.slot + nib] = h;
       slots_[parent.slot + 17] |= 1u << nib;
       return;
     }
-    const unsigned nib = key_nibble(kv_[cur.first_key].key, P);
+    const unsigned nib = nibble_at(kv_[cur.first_key].key, P);
     slots_[parent.slot + 17] |= 1u << nib;
     const uint32_t placed = place_branch(cur, P + 1, parent.slot + nib);
     parent.height = std::max<uint32_t>(parent.height, placed + 1);

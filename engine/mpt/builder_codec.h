@@ -53,7 +53,7 @@ inline size_t lcp_nibbles_of(const uint8_t* x, size_t xl, const uint8_t* y, size
 }
 
 // dst[0..n) = src[0..n) for n <= 64, as two possibly overlapping copies of one width.
-inline void copy_small(uint8_t* dst, const uint8_t* src, size_t n) {
+[[gnu::always_inline]] inline void copy_small(uint8_t* dst, const uint8_t* src, size_t n) {
   if (n >= 16) {
     if (n <= 32) {
       std::memcpy(dst, src, 16);
@@ -77,16 +77,20 @@ inline void copy_small(uint8_t* dst, const uint8_t* src, size_t n) {
 // bytes, value header and value, each header at most 9 bytes).
 inline size_t leaf_suffix_bound(size_t key_len, size_t value_len) { return 28 + key_len + value_len; }
 
+// Nibble i of a packed key, without a branch on the parity of i.
+inline unsigned nibble_at(const uint8_t* key, size_t i) { return (key[i >> 1] >> (4 * (~i & 1))) & 0x0f; }
+
 // Leaf over nibbles [b, 2*key_len) of key with a non-empty value; returns one past the end.
-[[gnu::always_inline]] inline uint8_t* put_leaf_suffix(uint8_t* out, const uint8_t* key, size_t key_len, size_t b, const uint8_t* value,
-                                size_t value_len) {
+[[gnu::always_inline]] inline uint8_t* put_leaf_suffix(uint8_t* out, const uint8_t* key, size_t key_len, size_t b,
+                                                       const uint8_t* value, size_t value_len) {
   if (key_len - 1 >= 52 || value_len > 55) [[unlikely]]  // key_len 0 or > 52, long value
     return put_leaf_key(out, key, b, 2 * key_len, value, value_len);
-  const size_t n = 2 * key_len - b;                                          // path nibbles
-  const size_t hp = 1 + n / 2;                                               // <= 53 bytes
-  const size_t hp_item = hp == 1 ? 1 : 1 + hp;                               // a 1-byte HP is < 0x80
+  const size_t odd = b & 1;              // = parity of the path's nibble count 2*key_len - b
+  const size_t from = (b + odd) >> 1;    // first whole path byte
+  const size_t m = key_len - from;       // whole path bytes; hex-prefix = 1 + m bytes (<= 53)
+  const size_t hp_item = m ? 2 + m : 1;  // a 1-byte HP (empty path) is < 0x80: no header
   const bool single = value_len == 1 && value[0] < 0x80;
-  const size_t payload = hp_item + (single ? 1 : 1 + value_len);             // <= 110
+  const size_t payload = hp_item + (single ? 1 : 1 + value_len);  // <= 110
   uint8_t* p = out;
   if (payload < 56) {
     *p++ = uint8_t(0xc0 + payload);
@@ -95,15 +99,13 @@ inline size_t leaf_suffix_bound(size_t key_len, size_t value_len) { return 28 + 
     p[1] = uint8_t(payload);
     p += 2;
   }
-  if (hp != 1) *p++ = uint8_t(0x80 + hp);
+  if (m) *p++ = uint8_t(0x81 + m);
   // Flag byte without a branch on the parity: 0x20, or 0x30 | the path's first nibble
-  // (reads key[0] when the path is even, key_len >= 1, and masks it away).
-  const size_t odd = n & 1;
+  // (= low half of key[from - 1]; for an even path key[0] is read and masked away).
   const uint8_t odd_mask = uint8_t(0 - odd);
-  *p++ = uint8_t(0x20 | (0x10 & odd_mask) | (key[(b >> 1) & (0 - odd)] & 0x0f & odd_mask));
-  const size_t from = (b + odd) >> 1;  // first whole path byte
-  copy_small(p, key + from, key_len - from);
-  p += key_len - from;
+  *p++ = uint8_t(0x20 | (odd_mask & (0x10 | (key[(b >> 1) & (0 - odd)] & 0x0f))));
+  copy_small(p, key + from, m);
+  p += m;
   if (single) {
     *p++ = value[0];
     return p;
