@@ -1,25 +1,40 @@
 // builder: batch MPT root over sorted pairs (see builder.h for the shape).
 //
-// Arena of one chunk (per thread, reused across chunks, cleared not freed):
+// One chunk (per thread, buffers reused across chunks, cleared not freed):
 //
-//   ops[]   : Op {key, a, b, c, kind, height}   24 bytes, post-order
-//               leaf      key = pair index, a = first nibble of its path (path = [a, 2*key_len))
-//               branch    key = leftmost pair, a = depth D, b = slot block index
-//               extension key = leftmost pair, a = path begin, b = path end (= branch D), c = child op
-//   slots[] : 17 uint32 per branch: child op ids for nibbles 0..15 (kNone = empty), then the
-//             pair index of the value stored in the branch (prefix key) or kNone
-//   refs[]  : NodeRef per op, filled height by height
+//   stack pass   adjacent-key common prefixes drive a stack of open branches. A leaf is
+//                encoded the moment it is attached (its path starts one nibble below its
+//                parent) straight into buf, the buffer the first keccak batch reads; a
+//                closed branch is queued in branches[height] with the slot (dst) where its
+//                handle must go; an extension (rare) in exts[height].
+//   hash         height 0: one keccak256_batch over all leaf encodings, digests straight
+//                into digests[]. Height h >= 1: every queued extension and branch is
+//                encoded from its children's handles into buf, its own handle is written to
+//                its dst, then one keccak256_batch for the height.
 //
-// Invariant: ops are emitted only after all their children (post-order), so a node's height
-// is known when it is emitted, and every child of a height-h node has height < h.
+//   slots[]   uint32 handles. Element 0: the chunk root. Branch block (18 elements):
+//             handles of children 0..15, then 1 + the pair index of the branch's value
+//             (prefix key), 0 = none, then the mask of non-empty children (bit c = child
+//             c). Extension: one element, its child's handle.
+//   handle    0                   empty slot
+//             1 .. 2^31-1         hashed: digest at digests[32*handle] (digest 0 = zeros)
+//             kEmbTag | off       embedded (< 32 bytes): encoding at emb[off], length
+//                                 emb[off] - 0xbf (an embedded node is a list with a
+//                                 one-byte header 0xc0 + payload)
+//
+// Invariant: a node's handle is written before any node that reads it is encoded (a
+// parent's height exceeds its children's), so a branch is encoded in one pass over its
+// non-empty children (mask) with no lookups beyond the digest it copies.
 #include "engine/mpt/builder.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <utility>
 #include <cassert>
 #include <cstring>
 
+#include "engine/mpt/builder_codec.h"
 #include "engine/mpt/node_codec.h"
 #include "engine/pipeline/parallel.h"
 #include "kernels/hex_prefix.h"
@@ -31,14 +46,8 @@ using st::kernels::key_nibble;
 
 namespace {
 
-constexpr uint32_t kNone = 0xffffffffu;
-enum : uint8_t { kLeaf = 0, kBranch = 1, kExt = 2 };
-
-struct Op {
-  uint32_t key, a, b, c;
-  uint8_t kind;
-  uint32_t height;
-};
+constexpr uint32_t kEmbTag = 0x80000000u;
+constexpr uint32_t kBlock = 18;  // slots per branch block: 16 children, value, child mask
 
 struct Open {
   uint32_t depth, slot, first_key;
@@ -48,24 +57,29 @@ struct Open {
 // The subtree most recently completed and not yet attached to a parent.
 struct Cur {
   bool is_leaf;
-  uint32_t id;  // pair index (leaf) or branch op id
+  uint32_t id;  // pair index (leaf) or the branch's slot block offset
   uint32_t first_key;
   uint32_t depth;  // branch depth (unused for leaves)
   uint32_t height;
 };
 
+struct BranchRec {
+  uint32_t slot, dst;  // slot block offset; where its handle goes
+};
+struct ExtRec {
+  uint32_t key, begin, end, child, dst;  // path = nibbles [begin, end) of pair key; child handle slot
+};
+
 struct Scratch {
-  std::vector<Op> ops;
   std::vector<uint32_t> slots;
-  std::vector<NodeRef> refs;
-  std::vector<uint32_t> order, height_start;
-  std::vector<size_t> msg_off;  // per hashed node of the current height: where its encoding begins in buf
-  std::vector<uint8_t> buf;
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
-  std::vector<uint32_t> msg_op;
-  std::vector<uint8_t> digests;
   std::vector<Open> stack;
+  std::vector<std::vector<BranchRec>> branches;  // by height
+  std::vector<std::vector<ExtRec>> exts;         // by height
+  std::vector<uint8_t> buf;                      // encodings of the batch being built
+  std::vector<const uint8_t*> msgs;              // into buf (rebased when buf grows)
+  std::vector<size_t> lens;
+  std::vector<uint8_t> digests;                  // 32 bytes per hashed node of the chunk
+  std::vector<uint8_t> emb;                      // embedded encodings
   BuildStats stats;
 };
 
@@ -80,20 +94,7 @@ struct Ctx {
 
 inline size_t nibble_len(const KeyValue& k) { return size_t(k.key_len) * 2; }
 
-inline size_t lcp_nibbles(const KeyValue& x, const KeyValue& y) {
-  const size_t n = std::min(x.key_len, y.key_len);
-  size_t i = 0;
-  while (i + 8 <= n) {
-    uint64_t a, b;
-    std::memcpy(&a, x.key + i, 8);
-    std::memcpy(&b, y.key + i, 8);
-    if (a != b) break;
-    i += 8;
-  }
-  while (i < n && x.key[i] == y.key[i]) ++i;
-  if (i == n) return 2 * n;
-  return 2 * i + ((x.key[i] >> 4) == (y.key[i] >> 4) ? 1 : 0);
-}
+inline size_t lcp_nibbles(const KeyValue& x, const KeyValue& y) { return lcp_nibbles_of(x.key, x.key_len, y.key, y.key_len); }
 
 void capture_append(NodeCapture* cap, const uint8_t* enc, size_t len) {
   if (!cap) return;
@@ -107,191 +108,270 @@ class ChunkBuilder {
   ChunkBuilder(Scratch& s, std::span<const KeyValue> kv, NodeCapture* cap) : s_(s), kv_(kv), cap_(cap) {}
 
   NodeRef build(size_t lo, size_t hi, size_t d0) {
-    s_.ops.clear();
-    s_.slots.clear();
-    s_.stack.clear();
+    const size_t keys = hi - lo;
+    // Bounds of one chunk: at most keys - 1 branches (17 slots each) and as many
+    // extensions (1 slot each), keys open branches, keys messages per batch.
+    if (s_.slots.size() < 1 + (kBlock + 1) * keys) s_.slots.resize(1 + (kBlock + 1) * keys);
+    slots_ = s_.slots.data();
+    slots_[0] = 0;
+    nslots_ = 1;
+    if (s_.stack.size() < keys + 1) s_.stack.resize(keys + 1);
+    Open* const stack = s_.stack.data();
+    size_t top = 0;  // open branches: stack[0 .. top)
+    for (auto& v : s_.branches) v.clear();
+    for (auto& v : s_.exts) v.clear();
+    max_h_ = 0;
+    s_.emb.clear();
+    has_emb_ = false;
+    if (s_.buf.size() < 65536) s_.buf.resize(65536);
+    w_ = s_.buf.data();
+    buf_end_ = w_ + s_.buf.size();
+    begin_batch(keys);
+    digest_count_ = 1;  // digest 0: zeros, read for empty slots
+    if (s_.digests.size() < 32) s_.digests.resize(32);
+    std::memset(s_.digests.data(), 0, 32);
+
     Cur cur{true, uint32_t(lo), uint32_t(lo), 0, 0};
     for (size_t i = lo + 1; i < hi; ++i) {
       const uint32_t l = uint32_t(lcp_nibbles(kv_[i - 1], kv_[i]));
       assert(l >= d0);
-      while (!s_.stack.empty() && s_.stack.back().depth > l) {
-        Open o = s_.stack.back();
-        s_.stack.pop_back();
+      while (top && stack[top - 1].depth > l) {
+        Open o = stack[--top];
         attach(cur, o);
-        cur = close(o);
+        cur = Cur{false, o.slot, o.first_key, o.depth, o.height};
       }
-      if (s_.stack.empty() || s_.stack.back().depth < l) {
-        const uint32_t slot = uint32_t(s_.slots.size() / 17);
-        s_.slots.resize(s_.slots.size() + 17, kNone);
-        s_.stack.push_back(Open{l, slot, cur.first_key, 1});
+      if (!top || stack[top - 1].depth < l) {
+        const uint32_t slot = nslots_;
+        std::memset(slots_ + slot, 0, kBlock * sizeof(uint32_t));
+        nslots_ += kBlock;
+        stack[top++] = Open{l, slot, cur.first_key, 1};
       }
-      attach(cur, s_.stack.back());
+      attach(cur, stack[top - 1]);
       cur = Cur{true, uint32_t(i), uint32_t(i), 0, 0};
     }
-    while (!s_.stack.empty()) {
-      Open o = s_.stack.back();
-      s_.stack.pop_back();
+    while (top) {
+      Open o = stack[--top];
       attach(cur, o);
-      cur = close(o);
+      cur = Cur{false, o.slot, o.first_key, o.depth, o.height};
     }
-    uint32_t root_op;
-    if (cur.is_leaf) root_op = emit(Op{cur.id, uint32_t(d0), 0, 0, kLeaf, 0});
-    else root_op = wrap(cur, uint32_t(d0));
-    hash_all();
-    return s_.refs[root_op];
+    if (cur.is_leaf) slots_[0] = leaf_handle(cur.id, d0);
+    else place_branch(cur, uint32_t(d0), 0);
+    assert(nslots_ <= s_.slots.size());
+
+    hash_batch();  // the leaves
+    s_.stats.leaves += keys;
+    for (uint32_t h = 1; h <= max_h_; ++h) {
+      const std::vector<ExtRec>& exts = s_.exts[h];
+      const std::vector<BranchRec>& branches = s_.branches[h];
+      begin_batch(exts.size() + branches.size());
+      for (const ExtRec& e : exts) encode_ext(e);
+      for (const BranchRec& b : branches) encode_branch(b);
+      s_.stats.extensions += exts.size();
+      s_.stats.branches += branches.size();
+      hash_batch();
+    }
+    return ref_of(slots_[0]);
   }
 
  private:
-  uint32_t emit(const Op& op) {
-    s_.ops.push_back(op);
-    return uint32_t(s_.ops.size() - 1);
+  NodeRef ref_of(uint32_t h) const {
+    NodeRef r;
+    if (h == 0) return r;
+    if (h & kEmbTag) {
+      const uint8_t* e = s_.emb.data() + (h & ~kEmbTag);
+      r.len = uint8_t(e[0] - 0xbf);
+      std::memcpy(r.bytes, e, r.len);
+    } else {
+      r.len = 32;
+      std::memcpy(r.bytes, s_.digests.data() + 32 * size_t(h), 32);
+    }
+    return r;
   }
 
-  // A completed branch placed under a parent whose child path starts at path_begin.
-  uint32_t wrap(const Cur& cur, uint32_t path_begin) {
-    if (cur.depth > path_begin) return emit(Op{cur.first_key, path_begin, cur.depth, cur.id, kExt, cur.height + 1});
-    return cur.id;
+  // Room for `need` more bytes at w_; growing buf moves it, so queued messages are rebased.
+  [[gnu::always_inline]] void reserve(size_t need) {
+    if (size_t(buf_end_ - w_) < need) [[unlikely]] grow(need);
+  }
+  [[gnu::noinline]] void grow(size_t need) {
+    uint8_t* const base = s_.buf.data();
+    const size_t used = size_t(w_ - base);
+    s_.buf.resize(std::max(2 * s_.buf.size(), used + need));
+    uint8_t* const nb = s_.buf.data();
+    for (size_t j = 0; j < m_; ++j) msgs_[j] = nb + (msgs_[j] - base);
+    w_ = nb + used;
+    buf_end_ = nb + s_.buf.size();
   }
 
-  void attach(const Cur& cur, Open& parent) {
+  // The handle of the encoding just written at [w_, end): embedded when short (w_ not
+  // advanced), else queued for this height's batch.
+  [[gnu::always_inline]] uint32_t finish(uint8_t* begin, uint8_t* end) {
+    const size_t len = size_t(end - begin);
+    if (len < 32) {
+      const size_t off = s_.emb.size();
+      s_.emb.insert(s_.emb.end(), begin, end);
+      has_emb_ = true;
+      return kEmbTag | uint32_t(off);
+    }
+    msgs_[m_] = begin;
+    lens_[m_] = len;
+    batch_bytes_ += len;
+    w_ = end;
+    return uint32_t(digest_count_ + m_++);
+  }
+
+  [[gnu::always_inline]] uint32_t leaf_handle(uint32_t i, size_t path_begin) {
+    const KeyValue& k = kv_[i];
+    reserve(leaf_suffix_bound(k.key_len, k.value_len));
+    uint8_t* const end = put_leaf_suffix(w_, k.key, k.key_len, path_begin, k.value, k.value_len);
+    return finish(w_, end);
+  }
+
+  [[gnu::always_inline]] void attach(const Cur& cur, Open& parent) {
     const uint32_t P = parent.depth;
-    uint32_t* slot = &s_.slots[size_t(parent.slot) * 17];
     if (cur.is_leaf) {
-      if (nibble_len(kv_[cur.id]) == P) {
-        slot[16] = cur.id;
+      const KeyValue& k = kv_[cur.id];
+      if (nibble_len(k) == P) {
+        slots_[parent.slot + 16] = cur.id + 1;
         return;
       }
-      const uint32_t op = emit(Op{cur.id, P + 1, 0, 0, kLeaf, 0});
-      slot[key_nibble(kv_[cur.id].key, P)] = op;
+      const uint32_t h = leaf_handle(cur.id, P + 1);
+      const unsigned nib = nibble_at(k.key, P);
+      slots_[parent.slot + nib] = h;
+      slots_[parent.slot + 17] |= 1u << nib;
       return;
     }
-    const uint32_t op = wrap(cur, P + 1);
-    slot[key_nibble(kv_[cur.first_key].key, P)] = op;
-    parent.height = std::max<uint32_t>(parent.height, s_.ops[op].height + 1);
+    const unsigned nib = nibble_at(kv_[cur.first_key].key, P);
+    slots_[parent.slot + 17] |= 1u << nib;
+    const uint32_t placed = place_branch(cur, P + 1, parent.slot + nib);
+    parent.height = std::max<uint32_t>(parent.height, placed + 1);
   }
 
-  Cur close(const Open& o) {
-    const uint32_t op = emit(Op{o.first_key, o.depth, o.slot, 0, kBranch, o.height});
-    return Cur{false, op, o.first_key, o.depth, o.height};
+  // Queues a closed branch (and the extension over [path_begin, depth) when its path is
+  // longer) whose handle goes to slots[dst]; returns the height of the node at dst.
+  uint32_t place_branch(const Cur& cur, uint32_t path_begin, uint32_t dst) {
+    const uint32_t h = cur.height;
+    if (h + 2 > s_.branches.size()) {
+      s_.branches.resize(h + 2);
+      s_.exts.resize(h + 2);
+    }
+    if (cur.depth > path_begin) {
+      const uint32_t e = nslots_++;
+      slots_[e] = 0;
+      s_.branches[h].push_back(BranchRec{cur.id, e});
+      s_.exts[h + 1].push_back(ExtRec{cur.first_key, path_begin, cur.depth, e, dst});
+      max_h_ = std::max(max_h_, h + 1);
+      return h + 1;
+    }
+    s_.branches[h].push_back(BranchRec{cur.id, dst});
+    max_h_ = std::max(max_h_, h);
+    return h;
   }
 
-  // Upper bound of an op's encoding (exact for leaves and extensions).
-  size_t bound(const Op& op) const {
-    const KeyValue& k = kv_[op.key];
-    switch (op.kind) {
-      case kLeaf: return leaf_size(size_t(k.key_len) * 2 - op.a, k.value, k.value_len);
-      case kExt: return extension_size(op.b - op.a, s_.refs[op.c]);
-      default: {
-        const uint32_t v = s_.slots[size_t(op.b) * 17 + 16];
-        return kBranchMaxFixed + (v == kNone ? 0 : st::kernels::rlp_string_size(kv_[v].value, kv_[v].value_len));
+  void encode_ext(const ExtRec& e) {
+    const NodeRef child = ref_of(slots_[e.child]);
+    const uint8_t* key = kv_[e.key].key;
+    reserve(extension_size(e.end - e.begin, child));
+    uint8_t* const end = put_extension_key(w_, key, e.begin, e.end, child);
+    slots_[e.dst] = finish(w_, end);
+  }
+
+  // Branch in one pass over its non-empty children: children at w_ + 9 (room for the
+  // largest list header), the header right in front. Without embedded nodes in the chunk
+  // every child is hashed (a0 || digest); a run of empty slots before it is one 16-byte
+  // store of 0x80 advanced by the run length (writes up to 16 bytes past the last slot,
+  // inside the reserved bound, overwritten by the value item).
+  void encode_branch(const BranchRec& b) {
+    const uint32_t* const slot = slots_ + b.slot;
+    const uint32_t vpair = slot[16];
+    const KeyValue* v = vpair ? &kv_[vpair - 1] : nullptr;
+    reserve(kBranchMaxFixed + 16 + (v ? st::kernels::rlp_string_size(v->value, v->value_len) : 0));
+    uint8_t* const body = w_ + 9;
+    uint8_t* p = body;
+    const uint8_t* const digests = s_.digests.data();
+    if (!has_emb_) {
+      uint8_t empties[16];
+      std::memset(empties, 0x80, 16);
+      uint32_t mask = slot[17];
+      unsigned next = 0;  // first slot not yet written
+      while (mask) {
+        const unsigned c = unsigned(std::countr_zero(mask));
+        mask &= mask - 1;
+        std::memcpy(p, empties, 16);
+        p += c - next;
+        *p = 0xa0;
+        std::memcpy(p + 1, digests + 32 * size_t(slot[c]), 32);
+        p += 33;
+        next = c + 1;
       }
-    }
-  }
-
-  // Writes an op's encoding into out[0..bound(op)) (one pass: sizes and bytes together) and
-  // returns [begin, end) of it. A branch's children are written first at out + 9 (room for
-  // the largest RLP list header), then its header right in front of them, so the branch
-  // starts at out + 9 - header size: no separate sizing pass over the 16 child refs.
-  std::pair<uint8_t*, uint8_t*> encode(const Op& op, uint8_t* out) const {
-    const KeyValue& k = kv_[op.key];
-    switch (op.kind) {
-      case kLeaf: return {out, put_leaf_key(out, k.key, op.a, size_t(k.key_len) * 2, k.value, k.value_len)};
-      case kExt: return {out, put_extension_key(out, k.key, op.a, op.b, s_.refs[op.c])};
-      default: {
-        const uint32_t* slot = &s_.slots[size_t(op.b) * 17];
-        uint8_t* const body = out + 9;
-        uint8_t* p = body;
-        for (int c = 0; c < 16; ++c) {
-          const uint32_t id = slot[c];
-          if (id == kNone) { *p++ = 0x80; continue; }
-          const NodeRef& r = s_.refs[id];
-          if (r.len == 32) {
-            *p = 0xa0;
-            std::memcpy(p + 1, r.bytes, 32);
-            p += 33;
-          } else {
-            std::memcpy(p, r.bytes, r.len);
-            p += r.len;
-          }
-        }
-        if (slot[16] != kNone) p = st::kernels::rlp_put_string(p, kv_[slot[16]].value, kv_[slot[16]].value_len);
-        else *p++ = 0x80;
-        const size_t payload = size_t(p - body);
-        uint8_t* begin = body - st::kernels::rlp_header_size(payload);
-        st::kernels::rlp_put_list_header(begin, payload);
-        return {begin, p};
-      }
-    }
-  }
-
-  void hash_all() {
-    const size_t n = s_.ops.size();
-    uint32_t max_h = 0;
-    for (const Op& op : s_.ops) max_h = std::max(max_h, op.height);
-    s_.height_start.assign(size_t(max_h) + 2, 0);
-    for (const Op& op : s_.ops) ++s_.height_start[size_t(op.height) + 1];
-    for (size_t h = 1; h < s_.height_start.size(); ++h) s_.height_start[h] += s_.height_start[h - 1];
-    s_.order.resize(n);
-    {
-      std::vector<uint32_t>& pos = s_.msg_op;  // reuse as a cursor array
-      pos.assign(s_.height_start.begin(), s_.height_start.end() - 1);
-      for (uint32_t i = 0; i < n; ++i) s_.order[pos[s_.ops[i].height]++] = i;
-    }
-    s_.refs.resize(n);
-    BuildStats& st = s_.stats;
-    for (size_t h = 0; h <= max_h; ++h) {
-      const uint32_t b = s_.height_start[h], e = s_.height_start[h + 1];
-      // 1. encode every node of this height into one flat buffer (bounded, one pass); a short
-      //    encoding is embedded in its ref right away, a long one is queued for the batch
-      //    (by offset: buf may grow during the pass)
-      const size_t count = size_t(e - b);
-      s_.msg_off.resize(count);
-      s_.lens.resize(count);
-      s_.msg_op.resize(count);
-      size_t total = 0, m = 0;
-      for (uint32_t j = b; j < e; ++j) {
-        const uint32_t id = s_.order[j];
-        const Op& op = s_.ops[id];
-        const size_t need = total + bound(op);
-        if (s_.buf.size() < need) s_.buf.resize(std::max(need, s_.buf.size() * 2));
-        uint8_t* const base = s_.buf.data();
-        const auto [begin, end] = encode(op, base + total);
-        total = size_t(end - base);
-        const size_t len = size_t(end - begin);
-        if (len < 32) {
-          NodeRef& r = s_.refs[id];
-          r.len = uint8_t(len);
-          std::memcpy(r.bytes, begin, len);
+      std::memcpy(p, empties, 16);
+      p += 16 - next;
+    } else {
+      for (int c = 0; c < 16; ++c) {
+        const uint32_t h = slot[c];
+        if (h == 0) {
+          *p++ = 0x80;
+        } else if (h & kEmbTag) {
+          const uint8_t* e = s_.emb.data() + (h & ~kEmbTag);
+          const size_t len = size_t(e[0] - 0xbf);
+          std::memcpy(p, e, len);
+          p += len;
         } else {
-          s_.msg_off[m] = size_t(begin - base);
-          s_.lens[m] = len;
-          s_.msg_op[m] = id;
-          ++m;
+          *p = 0xa0;
+          std::memcpy(p + 1, digests + 32 * size_t(h), 32);
+          p += 33;
         }
-        if (op.kind == kLeaf) ++st.leaves; else if (op.kind == kBranch) ++st.branches; else ++st.extensions;
-      }
-      // 2. hash the long ones in one batch
-      if (!m) continue;
-      s_.msgs.resize(m);
-      for (size_t j = 0; j < m; ++j) {
-        s_.msgs[j] = s_.buf.data() + s_.msg_off[j];
-        capture_append(cap_, s_.msgs[j], s_.lens[j]);
-      }
-      s_.digests.resize(32 * m);
-      st::kernels::keccak256_batch(s_.msgs.data(), s_.lens.data(), s_.digests.data(), m);
-      st.keccak_calls += m;
-      for (size_t j = 0; j < m; ++j) {
-        NodeRef& r = s_.refs[s_.msg_op[j]];
-        r.len = 32;
-        std::memcpy(r.bytes, s_.digests.data() + 32 * j, 32);
-        st.keccak_bytes += s_.lens[j];
       }
     }
+    if (v) p = st::kernels::rlp_put_string(p, v->value, v->value_len);
+    else *p++ = 0x80;
+    const size_t payload = size_t(p - body);
+    uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
+    st::kernels::rlp_put_list_header(begin, payload);
+    slots_[b.dst] = finish(begin, p);
+  }
+
+  // Hashes the queued messages into digests[digest_count_ ..] and starts the next batch.
+  void hash_batch() {
+    const size_t m = m_;
+    if (m) {
+      s_.digests.resize(32 * (digest_count_ + m));
+      if (cap_)
+        for (size_t j = 0; j < m; ++j) capture_append(cap_, msgs_[j], lens_[j]);
+      st::kernels::keccak256_batch(msgs_, lens_, s_.digests.data() + 32 * digest_count_, m);
+      s_.stats.keccak_calls += m;
+      s_.stats.keccak_bytes += batch_bytes_;
+      digest_count_ += m;
+    }
+    m_ = 0;
+    batch_bytes_ = 0;
+    w_ = s_.buf.data();
+  }
+
+  // Room for n messages in the next batch.
+  void begin_batch(size_t n) {
+    if (s_.msgs.size() < n) {
+      s_.msgs.resize(n);
+      s_.lens.resize(n);
+    }
+    msgs_ = s_.msgs.data();
+    lens_ = s_.lens.data();
+    m_ = 0;
   }
 
   Scratch& s_;
   std::span<const KeyValue> kv_;
   NodeCapture* cap_;
+  uint8_t* w_ = nullptr;
+  uint8_t* buf_end_ = nullptr;
+  uint32_t* slots_ = nullptr;
+  uint32_t nslots_ = 0;
+  const uint8_t** msgs_ = nullptr;
+  size_t* lens_ = nullptr;
+  size_t m_ = 0;
+  size_t batch_bytes_ = 0;
+  size_t digest_count_ = 1;
+  uint32_t max_h_ = 0;
+  bool has_emb_ = false;
 };
 
 NodeRef hash_small(Scratch& s, NodeCapture* cap, const std::vector<uint8_t>& enc) {

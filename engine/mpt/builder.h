@@ -5,11 +5,12 @@
 //      branch at depth D (+ an extension over [d0, D) when D > d0) whose children are the
 //      sub-ranges of nibble D, found by binary search and built in parallel (TBB).
 //   2. Chunk: a range of at most chunk_keys keys is built by one streaming stack pass over
-//      the adjacent-key common prefixes (silkworm-HashBuilder style), which emits the
-//      nodes in post-order into a flat per-thread arena of 20-byte ops (no hashing yet).
-//   3. Hash: the chunk's ops are bucketed by height (leaves 0, a parent = 1 + its tallest
-//      child); one height at a time, every node is sized (length twins), encoded into one
-//      flat buffer, and all encodings of >= 32 bytes go through ONE keccak256_batch call.
+//      the adjacent-key common prefixes (silkworm-HashBuilder style). A leaf is encoded the
+//      moment it is attached, straight into the buffer the first keccak batch reads; a
+//      closed branch is queued by height with the parent slot its handle goes to.
+//   3. Hash: one keccak256_batch over the chunk's leaves, then one height at a time every
+//      queued branch (and extension) is encoded from its children's handles (digest index
+//      or embedded bytes) and all encodings of >= 32 bytes go through ONE keccak256_batch.
 //
 // Inputs: keys strictly ascending in byte order (= nibble order; a prefix sorts first),
 // values non-empty. Plain keys may be prefixes of each other (branch value slot); secure
