@@ -14,6 +14,7 @@
 #include "../persist_mpt_test_util.h"
 #include "engine/mpt/state.h"
 #include "engine/persist/mpt_commit.h"
+#include "engine/state/synthetic_state.h"
 
 using namespace pmpt_test;
 
@@ -311,4 +312,61 @@ TEST_CASE("mpt commit: a commit killed at random points reopens at a committed r
   }
   check_db(o, models[at], roots[at]);
   MESSAGE("commit crash rounds: " << kills << " killed, state advanced in " << moved << " rounds, at commit " << at);
+}
+
+TEST_CASE("mpt commit: synthetic blocks; the spec names the state after them, which the database holds") {
+  TempDir dir("commit_synth");
+  const DbOptions o = mpt_options(dir.path, StoreKind::arena);
+  state::SyntheticSpec spec{150, 5, 120, 4};
+  spec.block_seed = 8;
+  spec.block_writes = 64;
+  state::SyntheticState live(spec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, live, &rep).ok());
+  {
+    CommitDb c(o);
+    state::StateDiff d;
+    for (int b = 0; b < 6; ++b) {
+      live.next_block(&d);
+      persist::MptCommitStats st;
+      REQUIRE(c.committer->commit(d, live.spec_json(), &st).message() == "");
+      CHECK(st.slot_writes > 0);
+    }
+  }
+  // The source the database names (what verify / get / read-bench recreate).
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(open(o, &db).message() == "");
+  auto parsed = state::parse_synthetic_spec(db->source_spec());
+  REQUIRE(std::holds_alternative<state::SyntheticSpec>(parsed));
+  CHECK(std::get<state::SyntheticSpec>(parsed).blocks == 6);
+  state::SyntheticState named(std::get<state::SyntheticSpec>(parsed));
+  state::Allocation alloc;
+  state::AccountRecord r;
+  for (uint64_t i = 0; i < named.account_count(); ++i) {
+    named.account(i, &r);
+    state::Account acc;
+    acc.nonce = r.nonce;
+    acc.balance = r.balance;
+    acc.code = r.code;
+    for (auto& [k, v] : r.storage) acc.storage[k] = v;
+    alloc.accounts.emplace_back(r.address, std::move(acc));
+  }
+  CHECK(db->manifest().root_hash == mpt::allocation_root(alloc));
+  persist::VerifyReport vr;
+  REQUIRE(db->verify(&vr).message() == "");
+  CHECK(vr.slots == named.slot_count());
+  CHECK(db->manifest().key_count == named.account_count() + named.slot_count());
+  std::vector<state::StateKey> keys;
+  std::vector<state::Bytes32> want;
+  for (uint64_t i = 0; i < 5; ++i)
+    for (uint64_t j = 0; j < named.storage_size(i); j += 3) {
+      keys.push_back(*named.slot_key(i, j));
+      want.push_back(*named.slot_value(i, j));
+    }
+  std::vector<persist::LookupAnswer> ans;
+  persist::LookupStats ls;
+  REQUIRE(db->lookup(keys, &ans, &ls).message() == "");
+  size_t bad = 0;
+  for (size_t k = 0; k < keys.size(); ++k) bad += !ans[k].slot_value || *ans[k].slot_value != want[k];
+  CHECK(bad == 0);
 }
