@@ -89,6 +89,7 @@ int cmd_commit(int argc, char** argv) {
 
   persist::MptCommitter committer(files);
   ProgressBar bar("commit", !json);
+  const persist::ProgressFn progress = bar.fn();  // stderr, on a terminal, after a second
   std::vector<double> ms, records_read, pages_read, pages_written, released;
   nlohmann::json rows = nlohmann::json::array();
   const uint64_t bytes_before = files.disk_bytes();
@@ -130,7 +131,7 @@ int cmd_commit(int argc, char** argv) {
                   (unsigned long long)st.pages_written, (unsigned long long)st.pages_released, ms.back(),
                   (unsigned long long)st.disk_bytes);
     }
-    bar.fn()(k + 1, *blocks);
+    if (progress) progress(k + 1, *blocks);
   }
   bar.finish();
   const uint64_t bytes_after = files.disk_bytes();
