@@ -90,7 +90,7 @@ int cmd_commit(int argc, char** argv) {
   persist::MptCommitter committer(files);
   ProgressBar bar("commit", !json);
   const persist::ProgressFn progress = bar.fn();  // stderr, on a terminal, after a second
-  std::vector<double> ms, records_read, pages_read, pages_written, released;
+  std::vector<double> ms, read_ms, publish_ms, records_read, pages_read, pages_written, released;
   nlohmann::json rows = nlohmann::json::array();
   const uint64_t bytes_before = files.disk_bytes();
   if (!json)
@@ -103,6 +103,8 @@ int cmd_commit(int argc, char** argv) {
     if (io::Status s = committer.commit(diff, src.spec_json(), &st); !s.ok())
       return fail("block " + std::to_string(src.spec().blocks - 1) + ": " + s.message(), exit_code_for(s));
     ms.push_back(double(st.commit_ns) * 1e-6);
+    read_ms.push_back(double(st.read_ns) * 1e-6);
+    publish_ms.push_back(double(st.publish_ns) * 1e-6);
     records_read.push_back(double(st.records_read));
     pages_read.push_back(double(st.pages_read));
     pages_written.push_back(double(st.pages_written));
@@ -122,6 +124,8 @@ int cmd_commit(int argc, char** argv) {
                     {"pages_released", st.pages_released},
                     {"keys_delta", st.keys_delta},
                     {"commit_ms", double(st.commit_ns) * 1e-6},
+                    {"read_ms", double(st.read_ns) * 1e-6},
+                    {"publish_ms", double(st.publish_ns) * 1e-6},
                     {"disk_bytes", st.disk_bytes}});
     if (!json) {
       bar.finish();
@@ -145,6 +149,8 @@ int cmd_commit(int argc, char** argv) {
                           {"block_seed", spec.block_seed},
                           {"root", hex0x(files.manifest.root_hash)},
                           {"commit_ms", sum(ms)},
+                          {"read_ms", sum(read_ms)},
+                          {"publish_ms", sum(publish_ms)},
                           {"records_read", sum(records_read)},
                           {"pages_read", sum(pages_read)},
                           {"pages_written", sum(pages_written)},
@@ -165,6 +171,8 @@ int cmd_commit(int argc, char** argv) {
               (unsigned long long)*blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
               (unsigned long long)(first_block + *blocks - 1), (unsigned long long)spec.block_seed);
   line("commit ms", ms, "%.1f [%.1f, %.1f]");
+  line(" of it reads ms", read_ms, "%.1f [%.1f, %.1f]");
+  line(" publish ms", publish_ms, "%.1f [%.1f, %.1f]");
   line("records read", records_read, "%.0f [%.0f, %.0f]");
   line("pages read", pages_read, "%.0f [%.0f, %.0f]");
   line("pages written", pages_written, "%.0f [%.0f, %.0f]");

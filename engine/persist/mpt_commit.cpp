@@ -773,7 +773,9 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
   f.key_count = uint64_t(int64_t(files_.manifest.key_count) + keys_delta);
   f.payload_bytes = files_.manifest.payload_bytes + c.bytes_written - superseded_bytes;
   const uint64_t pages_written = packer.stats().pages;
+  const uint64_t tp = io::monotonic_ns();
   if (io::Status s = files_.commit_arena(w, root_loc, f, spec_json); !s.ok()) return s;
+  const uint64_t publish_ns = io::monotonic_ns() - tp;
 
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   for (uint64_t page : released) dead_.erase(page);
@@ -795,6 +797,8 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
     out.pages_released = released.size() + (old_commit_page != io::kNoPage ? 1 : 0);
     out.keys_delta = keys_delta;
     out.commit_ns = io::monotonic_ns() - t0;
+    out.read_ns = reader.counters().read_wall_ns;
+    out.publish_ns = publish_ns;
     out.disk_bytes = files_.disk_bytes();
   }
   return {};

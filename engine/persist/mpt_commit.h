@@ -46,6 +46,8 @@ struct MptCommitStats {
   uint64_t pages_released = 0;     // tree pages proven dead + the previous commit record page
   int64_t keys_delta = 0;          // accounts + slots created minus deleted
   uint64_t commit_ns = 0;          // whole commit: reads, apply, encode, writes, sync, manifest
+  uint64_t read_ns = 0;            // inside page-read rounds (PageReader::load)
+  uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
   uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit
 };
 
