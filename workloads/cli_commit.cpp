@@ -90,7 +90,7 @@ int cmd_commit(int argc, char** argv) {
   persist::MptCommitter committer(files);
   ProgressBar bar("commit", !json);
   const persist::ProgressFn progress = bar.fn();  // stderr, on a terminal, after a second
-  std::vector<double> ms, read_ms, publish_ms, records_read, pages_read, pages_written, released;
+  std::vector<double> ms, read_ms, resolve_ms, apply_ms, write_ms, publish_ms, records_read, pages_read, pages_written, released;
   nlohmann::json rows = nlohmann::json::array();
   const uint64_t bytes_before = files.disk_bytes();
   if (!json)
@@ -104,6 +104,9 @@ int cmd_commit(int argc, char** argv) {
       return fail("block " + std::to_string(src.spec().blocks - 1) + ": " + s.message(), exit_code_for(s));
     ms.push_back(double(st.commit_ns) * 1e-6);
     read_ms.push_back(double(st.read_ns) * 1e-6);
+    resolve_ms.push_back(double(st.resolve_ns) * 1e-6);
+    apply_ms.push_back(double(st.apply_ns) * 1e-6);
+    write_ms.push_back(double(st.write_ns) * 1e-6);
     publish_ms.push_back(double(st.publish_ns) * 1e-6);
     records_read.push_back(double(st.records_read));
     pages_read.push_back(double(st.pages_read));
@@ -125,6 +128,9 @@ int cmd_commit(int argc, char** argv) {
                     {"keys_delta", st.keys_delta},
                     {"commit_ms", double(st.commit_ns) * 1e-6},
                     {"read_ms", double(st.read_ns) * 1e-6},
+                    {"resolve_ms", double(st.resolve_ns) * 1e-6},
+                    {"apply_ms", double(st.apply_ns) * 1e-6},
+                    {"write_ms", double(st.write_ns) * 1e-6},
                     {"publish_ms", double(st.publish_ns) * 1e-6},
                     {"disk_bytes", st.disk_bytes}});
     if (!json) {
@@ -150,6 +156,9 @@ int cmd_commit(int argc, char** argv) {
                           {"root", hex0x(files.manifest.root_hash)},
                           {"commit_ms", sum(ms)},
                           {"read_ms", sum(read_ms)},
+                          {"resolve_ms", sum(resolve_ms)},
+                          {"apply_ms", sum(apply_ms)},
+                          {"write_ms", sum(write_ms)},
                           {"publish_ms", sum(publish_ms)},
                           {"records_read", sum(records_read)},
                           {"pages_read", sum(pages_read)},
@@ -171,7 +180,10 @@ int cmd_commit(int argc, char** argv) {
               (unsigned long long)*blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
               (unsigned long long)(first_block + *blocks - 1), (unsigned long long)spec.block_seed);
   line("commit ms", ms, "%.1f [%.1f, %.1f]");
-  line(" of it reads ms", read_ms, "%.1f [%.1f, %.1f]");
+  line(" resolve ms", resolve_ms, "%.1f [%.1f, %.1f]");
+  line("  in read rounds", read_ms, "%.1f [%.1f, %.1f]");
+  line(" apply ms", apply_ms, "%.1f [%.1f, %.1f]");
+  line(" encode+write ms", write_ms, "%.1f [%.1f, %.1f]");
   line(" publish ms", publish_ms, "%.1f [%.1f, %.1f]");
   line("records read", records_read, "%.0f [%.0f, %.0f]");
   line("pages read", pages_read, "%.0f [%.0f, %.0f]");

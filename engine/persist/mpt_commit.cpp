@@ -719,7 +719,9 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
   Commit c(files_, reader);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
+  const uint64_t t_resolved = io::monotonic_ns();
   if (io::Status s = c.apply_all(); !s.ok()) return s;
+  const uint64_t t_applied = io::monotonic_ns();
 
   io::CowSpace& space = files_.arena->space();
   PageWriter w(files_.arena->pages(), space);
@@ -732,6 +734,7 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
     return s;
   }
 
+  const uint64_t t_encoded = io::monotonic_ns();
   // Superseded records: read from the committed state, not reused by the new tree.
   std::unordered_map<uint64_t, uint32_t> dead_now;
   uint64_t superseded = 0, superseded_bytes = 0;
@@ -798,6 +801,9 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
     out.keys_delta = keys_delta;
     out.commit_ns = io::monotonic_ns() - t0;
     out.read_ns = reader.counters().read_wall_ns;
+    out.resolve_ns = t_resolved - t0;
+    out.apply_ns = t_applied - t_resolved;
+    out.write_ns = t_encoded - t_applied;
     out.publish_ns = publish_ns;
     out.disk_bytes = files_.disk_bytes();
   }

@@ -47,6 +47,9 @@ struct MptCommitStats {
   int64_t keys_delta = 0;          // accounts + slots created minus deleted
   uint64_t commit_ns = 0;          // whole commit: reads, apply, encode, writes, sync, manifest
   uint64_t read_ns = 0;            // inside page-read rounds (PageReader::load)
+  uint64_t resolve_ns = 0;         // prepare + resolve (reads, hash checks, decoding)
+  uint64_t apply_ns = 0;           // apply passes (+ their collapse reads)
+  uint64_t write_ns = 0;           // encode, hash, pack, page writes (window-bounded waits)
   uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
   uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit
 };
