@@ -50,6 +50,7 @@ int cmd_commit(int argc, char** argv) {
   if (dir.empty()) return fail("--db DIR is required");
   const auto blocks = args.u64("blocks", &err);
   if (!blocks) return fail(err);
+  if (*blocks < 1 || *blocks > 1000000) return fail("--blocks must be in 1..1000000");
   const auto qd = args.u64("qd", &err);
   if (!qd) return fail(err);
   if (*qd < 1 || *qd > 4096) return fail("--qd must be in 1..4096");

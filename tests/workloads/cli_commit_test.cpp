@@ -43,6 +43,7 @@ TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-b
   const std::string db = tmp_dir("mpt"), bt = tmp_dir("bintrie");
   check_bad("commit", "--db DIR is required");
   check_bad("commit --db " + db, "no database");
+  check_bad("commit --db " + db + " --blocks 0", "--blocks must be in");
   REQUIRE(run_statetree("build --tree bintrie --accounts 50 --db " + bt).exit_code == 0);
   check_bad("commit --db " + bt, "not supported for bintrie databases yet");
   REQUIRE(run_statetree("build --tree mpt --accounts 300 --contracts 4 --slots-per-contract 200 --db " + db).exit_code == 0);
