@@ -75,6 +75,9 @@ struct AccountOp {
   std::optional<state::U256> balance;
   std::optional<Hash32> code_hash;
   std::vector<Op> slots;  // sorted by key, one per key
+  bool destroyed = false;  // old account and storage removed before the fields and writes
+  bool removed = false;    // destroyed and nothing else: the account leaf is deleted
+  uint64_t old_slots = 0;  // destroyed: slots of the old storage (all of it is read)
   int32_t old_leaf = -1;  // the account's leaf before (resolve)
   int32_t new_storage = -1;
 };
@@ -139,8 +142,7 @@ io::Status Commit::prepare(const state::StateDiff& diff) {
   std::map<state::Address, size_t> by_addr;
   std::vector<std::vector<std::pair<state::Bytes32, state::Bytes32>>> writes;
   for (const state::AccountDiff& a : diff.accounts) {
-    if (a.destroyed) return {io::Errc::bad_argument, "mpt commit: destroyed accounts are not supported yet"};
-    const bool any = a.nonce || a.balance || a.code || !a.storage_writes.empty();
+    const bool any = a.destroyed || a.nonce || a.balance || a.code || !a.storage_writes.empty();
     if (!any) continue;
     auto [it, fresh] = by_addr.emplace(a.address, accts_.size());
     if (fresh) {
@@ -149,6 +151,10 @@ io::Status Commit::prepare(const state::StateDiff& diff) {
       kernels::keccak256(a.address.data(), 20, accts_.back().key.data());
     }
     AccountOp& op = accts_[it->second];
+    if (a.destroyed) {  // what earlier diffs of this block gave the account is gone too
+      op = AccountOp{op.key, {}, {}, {}, {}, true};
+      writes[it->second].clear();
+    }
     if (a.nonce) op.nonce = a.nonce;
     if (a.balance) op.balance = a.balance;
     if (a.code) {
@@ -187,9 +193,12 @@ io::Status Commit::prepare(const state::StateDiff& diff) {
   }
   std::sort(accts_.begin(), accts_.end(), [](const AccountOp& x, const AccountOp& y) { return x.key < y.key; });
   for (size_t a = 0; a < accts_.size(); ++a) {
+    AccountOp& x = accts_[a];
+    x.removed = x.destroyed && !x.nonce && !x.balance && !x.code_hash && x.slots.empty();
     Op o;
-    o.key = accts_[a].key;
+    o.key = x.key;
     o.acct = int32_t(a);
+    o.del = x.removed;
     acct_ops_.push_back(o);
   }
   if (files_.commit.root != kNoLocator) root_ = add_stub(files_.commit.root, files_.manifest.root_hash.data(), false);
@@ -340,7 +349,7 @@ io::Status Commit::resolve() {
             a.slots[k.slot].existed = true;
           } else {
             a.old_leaf = k.node;
-            if (n.storage >= 0)
+            if (n.storage >= 0 && !a.destroyed)
               for (size_t s = 0; s < a.slots.size(); ++s) walks.push_back({n.storage, 0, k.acct, int32_t(s)});
           }
           break;
@@ -362,6 +371,41 @@ io::Status Commit::resolve() {
       if (io::Status s = expand(stubs); !s.ok()) return s;
     walks.swap(next);
   }
+  // A destroyed account's whole old storage is read, level by level across accounts, so
+  // that its records are counted (node and key counts) and its pages can be released.
+  for (;;) {
+    stubs.clear();
+    std::vector<int32_t> todo;
+    for (AccountOp& a : accts_)
+      if (a.destroyed && a.old_leaf >= 0 && nodes_[a.old_leaf].storage >= 0) todo.push_back(nodes_[a.old_leaf].storage);
+    uint64_t leaves = 0;
+    while (!todo.empty()) {
+      const int32_t x = todo.back();
+      todo.pop_back();
+      const Node& n = nodes_[x];
+      if (n.kind == Node::stub) stubs.push_back(x);
+      else if (n.kind == Node::leaf) ++leaves;
+      else if (n.kind == Node::ext) todo.push_back(n.kids[0]);
+      else
+        for (int32_t k : n.kids)
+          if (k >= 0) todo.push_back(k);
+    }
+    if (stubs.empty()) break;
+    if (io::Status s = expand(stubs); !s.ok()) return s;
+  }
+  for (AccountOp& a : accts_) {
+    if (!a.destroyed || a.old_leaf < 0 || nodes_[a.old_leaf].storage < 0) continue;
+    std::vector<int32_t> todo{nodes_[a.old_leaf].storage};
+    while (!todo.empty()) {
+      const Node& n = nodes_[todo.back()];
+      todo.pop_back();
+      if (n.kind == Node::leaf) ++a.old_slots;
+      else if (n.kind == Node::ext) todo.push_back(n.kids[0]);
+      else if (n.kind == Node::branch)
+        for (int32_t k : n.kids)
+          if (k >= 0) todo.push_back(k);
+    }
+  }
   return {};
 }
 
@@ -379,7 +423,7 @@ int32_t Commit::leaf_from(const Entry& e, uint32_t d, bool storage_trie) {
       pool_.insert(pool_.end(), e.op->val, e.op->val + e.op->val_len);
     } else {
       const AccountOp& a = accts_[e.op->acct];
-      if (a.old_leaf >= 0) n.val_off = nodes_[a.old_leaf].val_off, n.val_len = nodes_[a.old_leaf].val_len;
+      if (a.old_leaf >= 0 && !a.destroyed) n.val_off = nodes_[a.old_leaf].val_off, n.val_len = nodes_[a.old_leaf].val_len;
       n.acct = e.op->acct;
       n.storage = a.new_storage;
     }
@@ -566,7 +610,7 @@ io::Status Commit::apply_all() {
     ++passes;
     need_.clear();
     for (AccountOp& a : accts_) {
-      const int32_t old = a.old_leaf >= 0 ? nodes_[a.old_leaf].storage : -1;
+      const int32_t old = a.old_leaf >= 0 && !a.destroyed ? nodes_[a.old_leaf].storage : -1;
       a.new_storage = apply(old, a.slots, 0);
     }
     new_root_ = apply(root_, acct_ops_, 0);
@@ -767,7 +811,8 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
   f.node_count = files_.manifest.node_count + c.records_written - superseded;
   int64_t keys_delta = 0;
   for (const AccountOp& a : c.accts_) {
-    if (a.old_leaf < 0) ++keys_delta;
+    keys_delta += int64_t(!a.removed) - int64_t(a.old_leaf >= 0);
+    keys_delta -= int64_t(a.old_slots);
     for (const Op& o : a.slots) {
       if (o.existed && o.del) --keys_delta;
       if (!o.existed && !o.del) ++keys_delta;

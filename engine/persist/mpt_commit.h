@@ -23,7 +23,9 @@
 // Invariants: the new root equals the MPT root of (old state + diff) (tested against
 // engine/mpt); nothing of the committed state is overwritten (fresh pages only); a failed
 // or crashed commit leaves the previous manifest, root and free list current.
-// Not supported yet: AccountDiff::destroyed (bad_argument), RocksDB databases.
+// AccountDiff::destroyed (as mpt::MptState applies it: the account and its storage go, then
+// any given field or write recreates it) reads the whole old storage trie, so its records
+// are counted out of the manifest and its pages can be released. RocksDB: not supported.
 #pragma once
 
 #include <array>

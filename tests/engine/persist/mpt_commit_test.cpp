@@ -42,6 +42,10 @@ state::Allocation alloc_of(const Model& m) {
 
 void apply_diff(Model& m, const state::StateDiff& d) {
   for (const state::AccountDiff& a : d.accounts) {
+    if (a.destroyed) {
+      m.erase(a.address);
+      if (!a.nonce && !a.balance && !a.code && a.storage_writes.empty()) continue;
+    }
     state::Account& acc = m[a.address];
     if (a.nonce) acc.nonce = *a.nonce;
     if (a.balance) acc.balance = *a.balance;
@@ -106,7 +110,8 @@ state::StateDiff random_diff(std::mt19937_64& rng, const Model& m) {
         }
       }
     }
-    if (!a.nonce && !a.balance && !a.code && a.storage_writes.empty()) a.nonce = 7;
+    if (rng() % 25 == 0) a.destroyed = true;  // alone: the account goes; with writes: recreated
+    if (!a.destroyed && !a.nonce && !a.balance && !a.code && a.storage_writes.empty()) a.nonce = 7;
     d.accounts.push_back(std::move(a));
   }
   return d;
@@ -202,7 +207,7 @@ TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database 
   CHECK(passes_over_1 > 0);  // the random deletes did make collapses read siblings
 }
 
-TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, and grow back") {
+TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, grow back; destroyed accounts") {
   TempDir dir("commit_small");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
   state::Allocation a;
@@ -217,8 +222,19 @@ TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, and grow back")
   state::Address x{}, y{};
   x[0] = 1;
   y[0] = 2;
+  state::Address z{};
+  z[0] = 3;
+  state::Account c2;
+  c2.nonce = 9;
+  for (int k = 0; k < 60; ++k) {  // a storage trie of several records
+    state::Bytes32 s{}, v{};
+    s[0] = uint8_t(k);
+    v[31] = uint8_t(k + 1);
+    c2.storage[s] = v;
+  }
   a.accounts.push_back({x, c1});
   a.accounts.push_back({y, state::Account{}});
+  a.accounts.push_back({z, c2});
   state::AllocationSource src(a, kTestSpec);
   persist::BuildReport rep;
   REQUIRE(build(o, src, &rep).ok());
@@ -228,12 +244,15 @@ TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, and grow back")
     s[31] = k;
     return s;
   };
-  std::vector<state::StateDiff> steps(4);
+  std::vector<state::StateDiff> steps(6);
   steps[0].accounts.push_back({x, {}, {}, {}, {{slot(1), {}}, {slot(2), {}}}, false});   // one leaf left
   steps[1].accounts.push_back({x, {}, {}, {}, {{slot(3), {}}}, false});                  // storage empty
   steps[2].accounts.push_back({y, {}, {}, {}, {{slot(9), slot(4)}}, false});             // EOA gets storage
   steps[2].accounts.push_back({x, {}, {}, {}, {{slot(1), slot(5)}, {slot(2), slot(6)}}, false});
   steps[3].accounts.push_back({y, 5, {}, {}, {{slot(9), {}}}, false});
+  steps[4].accounts.push_back({z, {}, {}, {}, {{slot(7), slot(8)}}, true});  // destroyed, recreated with one slot
+  steps[5].accounts.push_back({z, {}, {}, {}, {}, true});                    // destroyed: gone
+  steps[5].accounts.push_back({x, {}, {}, {}, {}, true});
   for (const state::StateDiff& d : steps) {
     CommitDb c(o);
     apply_diff(m, d);
