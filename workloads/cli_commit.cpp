@@ -6,9 +6,10 @@
 // blocks applied so far, so `verify`, `get` and `read-bench` check every answer against the
 // state after them.
 //
-// Prints per block (one JSON line each with --json's "blocks" array, a table row without):
+// Prints per block (a table row; with --json an entry of the one object's "blocks" array):
 // root, records read, pages read, read rounds, records / pages written, pages released,
-// commit time, bytes on disk; then medians [min, max] over the blocks. The database's
+// commit time, bytes on disk; then medians [min, max] over the blocks, with the commit's
+// phases (resolve, of it inside read rounds, apply, encode + writes, publish). The database's
 // first commit of blocks fixes --writes and --seed: later runs continue the same sequence
 // (a different value given explicitly is an error). Binary-trie and RocksDB databases:
 // "commit: not supported for ... yet" (exit 2).
