@@ -389,3 +389,52 @@ TEST_CASE("mpt commit: synthetic blocks; the spec names the state after them, wh
   for (size_t k = 0; k < keys.size(); ++k) bad += !ans[k].slot_value || *ans[k].slot_value != want[k];
   CHECK(bad == 0);
 }
+
+TEST_CASE("mpt commit: a damaged page on a dirty path fails the commit, which leaves the database as it was") {
+  TempDir dir("commit_damage");
+  const DbOptions o = mpt_options(dir.path, StoreKind::arena);
+  const state::Allocation a = random_alloc(91, 120, 4, 200);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  Model m = model_of(a);
+  std::mt19937_64 rng(3);
+  const state::StateDiff d = random_diff(rng, m);
+  uint64_t root_page = 0, seq = 0;
+  {
+    DbFiles files;
+    REQUIRE(DbFiles::for_read(o, &files).message() == "");
+    root_page = persist::locator_page(files.commit.root);
+    seq = files.manifest.commit_seq;
+  }
+  // Flip one byte of the root record's page (every commit reads it).
+  const std::string arena = dir.path + "/pages.arena";
+  const uint64_t off = root_page * 4096 + 100;
+  auto flip = [&] {
+    std::FILE* f = std::fopen(arena.c_str(), "r+b");
+    REQUIRE(f);
+    std::fseek(f, long(off), SEEK_SET);
+    const int c = std::fgetc(f);
+    std::fseek(f, long(off), SEEK_SET);
+    std::fputc(c ^ 0x20, f);
+    std::fclose(f);
+  };
+  flip();
+  {
+    CommitDb c(o);
+    persist::MptCommitStats st;
+    const io::Status s = c.committer->commit(d, kTestSpec, &st);
+    CHECK(!s.ok());
+    CHECK(s.message().find(std::to_string(root_page)) != std::string::npos);  // names the page
+  }
+  flip();  // repaired: the database is still at its old commit, and takes the block now
+  {
+    CommitDb c(o);
+    CHECK(c.files.manifest.commit_seq == seq);
+    CHECK(c.files.manifest.root_hash == rep.root);
+    persist::MptCommitStats st;
+    REQUIRE(c.committer->commit(d, kTestSpec, &st).message() == "");
+  }
+  apply_diff(m, d);
+  check_db(o, m, mpt::allocation_root(alloc_of(m)));
+}
