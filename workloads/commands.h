@@ -14,5 +14,6 @@ int cmd_build(int argc, char** argv);
 int cmd_verify(int argc, char** argv);
 int cmd_get(int argc, char** argv);
 int cmd_read_bench(int argc, char** argv);
+int cmd_commit(int argc, char** argv);
 
 }  // namespace st::cli

@@ -40,6 +40,10 @@ io::Status SubtreePacker::seal() {
 }
 
 io::Status SubtreePacker::place(Cluster& c, Locator* root) {
+  if (c.placed != kNoLocator) {
+    *root = c.placed;
+    return {};
+  }
   if (open_.records() > 0 && open_.bytes_used() + c.footprint > payload_)
     if (io::Status s = seal(); !s.ok()) return s;
   if (open_.records() == 0)
@@ -98,10 +102,12 @@ io::Status SubtreePacker::push(uint8_t kind, std::span<const uint8_t> body, uint
     parent.refs.clear();
     parent.bytes.clear();
     parent.footprint = 0;
+    parent.placed = kNoLocator;
   }
   std::vector<Ref> refs(child_count);
   for (uint32_t i = 0; i < child_count; ++i) {
     Cluster& c = stack_[first + i];
+    if (placed[i] == kNoLocator && c.placed != kNoLocator) placed[i] = c.placed;
     if (placed[i] != kNoLocator) {
       refs[i] = {false, placed[i]};
     } else {
@@ -118,6 +124,20 @@ io::Status SubtreePacker::push(uint8_t kind, std::span<const uint8_t> body, uint
   stack_.resize(first);
   stack_.push_back(std::move(parent));
   return {};
+}
+
+void SubtreePacker::push_placed(Locator placed) {
+  Cluster c;
+  if (!spare_.empty()) {
+    c = std::move(spare_.back());
+    spare_.pop_back();
+    c.recs.clear();
+    c.refs.clear();
+    c.bytes.clear();
+  }
+  c.footprint = 0;
+  c.placed = placed;
+  stack_.push_back(std::move(c));
 }
 
 io::Status SubtreePacker::finish(std::vector<Locator>* roots) {

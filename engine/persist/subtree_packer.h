@@ -12,8 +12,13 @@
 //     is sealed and a new one started, so small sibling subtrees share pages.
 // finish() places what is left and returns the root locators of the pending subtrees.
 //
+// push_placed(locator) adds a pending subtree that is already on disk (a record of the
+// committed state that a copy-on-write commit keeps unchanged): a later push() may take it
+// as a child like any other pending subtree; its record is referenced by its existing
+// locator, never copied, and it takes no room in the parent's cluster.
+//
 // Invariants: a record's child locators always name records that are written in this
-// commit; a cluster never exceeds one page payload; every page written is a valid record
+// commit or records pushed with push_placed; a cluster never exceeds one page payload; every page written is a valid record
 // page (record_page.h). A node too large for an empty page is an error (bad_argument),
 // reported by push(), never a truncated record.
 #pragma once
@@ -43,6 +48,9 @@ class SubtreePacker {
 
   // child_count <= kMaxChildren and <= pending(); body non-empty or not, any bytes.
   io::Status push(uint8_t kind, std::span<const uint8_t> body, uint32_t child_count);
+  // A pending subtree that is already placed at `placed` (not kNoLocator): written nowhere,
+  // referenced by a later parent (or returned by finish()) as `placed`.
+  void push_placed(Locator placed);
   size_t pending() const { return stack_.size(); }
   // Places every pending subtree (in push order) and returns their roots' locators.
   io::Status finish(std::vector<Locator>* roots);
@@ -65,6 +73,7 @@ class SubtreePacker {
     std::vector<Ref> refs;
     std::vector<uint8_t> bytes;
     uint32_t footprint = 0;  // page bytes when placed (records + offsets)
+    Locator placed = kNoLocator;  // push_placed(): already on disk, no records of its own
   };
 
   io::Status place(Cluster& c, Locator* root);  // writes c into the open page (sealing it if needed)

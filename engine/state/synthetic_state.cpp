@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 
 #include "kernels/keccak256.h"
 
@@ -17,6 +18,9 @@ namespace st::state {
 namespace {
 
 constexpr uint64_t kTagNonce = 1, kTagEthBalance = 2, kTagWeiBalance = 3;
+constexpr uint64_t kTagBlockSender = 50, kTagBlockContract = 51, kTagBlockKind = 52, kTagBlockPick = 53,
+                   kTagBlockValue = 54, kTagBlockBalance = 56;
+constexpr uint64_t kBlockNewPerMille = 333, kBlockDeletePerMille = 20;  // the rest are updates
 constexpr uint64_t kTagOwnerPerm = 10, kTagSpenderPerm = 20, kTagValue = 30, kTagCode = 40;
 constexpr uint8_t kBalancesMappingSlot = 2, kAllowancesMappingSlot = 3;
 constexpr size_t kChunk = 256;  // slots hashed per batch pass
@@ -63,9 +67,129 @@ void batch(Scratch& s, size_t n, size_t msg_bytes) {
 
 }  // namespace
 
+struct ContractOverlay {
+  uint64_t added = 0;                              // new entries S, S+1, ...
+  std::vector<uint64_t> deleted;                   // sorted entry indices
+  std::unordered_map<uint64_t, Bytes32> values;    // changed / new entries
+};
+struct EoaOverlay {
+  uint64_t nonce = 0;
+  U256 balance{};
+};
+struct SyntheticState::Overlay {
+  std::unordered_map<uint64_t, ContractOverlay> contracts;
+  std::unordered_map<uint64_t, EoaOverlay> eoas;
+  int64_t slot_delta = 0;
+};
+
 SyntheticState::SyntheticState(const SyntheticSpec& spec) : spec_(spec) {
   const uint64_t eoas = spec_.accounts >= spec_.contracts ? spec_.accounts - spec_.contracts : 0;
   domain_ = std::max<uint64_t>({eoas, spec_.slots_per_contract, 1});
+  const uint64_t blocks = spec_.blocks;
+  spec_.blocks = 0;
+  for (uint64_t b = 0; b < blocks; ++b) next_block(nullptr);
+}
+
+uint64_t SyntheticState::block_rand(uint64_t tag, uint64_t block, uint64_t w) const {
+  return splitmix64(splitmix64(splitmix64(spec_.block_seed ^ (tag * 0x9fb21c651e98df25ull)) ^ block) + w);
+}
+
+uint64_t SyntheticState::slot_count() const {
+  return uint64_t(int64_t(spec_.contracts * spec_.slots_per_contract) + (overlay_ ? overlay_->slot_delta : 0));
+}
+
+uint64_t SyntheticState::storage_size(uint64_t i) const {
+  if (i >= spec_.contracts) return 0;
+  if (overlay_) {
+    auto it = overlay_->contracts.find(i);
+    if (it != overlay_->contracts.end())
+      return spec_.slots_per_contract + it->second.added - it->second.deleted.size();
+  }
+  return spec_.slots_per_contract;
+}
+
+// The j-th present entry: the smallest e with e - #{deleted <= e} == j (a fixed point reached
+// from below; the smallest one is never a deleted entry).
+uint64_t SyntheticState::entry_of(uint64_t c, uint64_t j) const {
+  if (!overlay_) return j;
+  auto it = overlay_->contracts.find(c);
+  if (it == overlay_->contracts.end()) return j;
+  const std::vector<uint64_t>& d = it->second.deleted;
+  uint64_t e = j;
+  for (;;) {
+    const uint64_t next = j + uint64_t(std::upper_bound(d.begin(), d.end(), e) - d.begin());
+    if (next == e) return e;
+    e = next;
+  }
+}
+
+void SyntheticState::next_block(StateDiff* out) {
+  if (!overlay_) overlay_ = std::make_shared<Overlay>();
+  Overlay& ov = *overlay_;
+  const uint64_t b = spec_.blocks++;
+  const uint64_t S = spec_.slots_per_contract;
+  const uint64_t eoas = spec_.accounts - spec_.contracts;
+  std::map<uint64_t, size_t> diff_of;  // account index -> its AccountDiff
+  auto diff = [&](uint64_t i) -> AccountDiff* {
+    if (!out) return nullptr;
+    auto [it, fresh] = diff_of.emplace(i, out->accounts.size());
+    if (fresh) {
+      out->accounts.emplace_back();
+      out->accounts.back().address = address(i);
+    }
+    return &out->accounts[it->second];
+  };
+  auto random_value = [&](uint64_t tag, uint64_t w) {
+    Bytes32 v{};
+    put_be64(v.data() + 16, block_rand(tag, b, w));
+    put_be64(v.data() + 24, block_rand(tag + 1, b, w));
+    if (std::all_of(v.begin(), v.end(), [](uint8_t x) { return x == 0; })) v[31] = 1;
+    return v;
+  };
+  if (out) out->accounts.clear();
+  for (uint64_t w = 0; w < spec_.block_writes; ++w) {
+    if (w % 2 == 0 && eoas > 0) {  // the transfer's sender
+      const uint64_t i = spec_.contracts + block_rand(kTagBlockSender, b, w) % eoas;
+      auto [it, fresh] = ov.eoas.emplace(i, EoaOverlay{});
+      if (fresh) {
+        AccountRecord r;
+        account(i, &r);
+        it->second.nonce = r.nonce;
+      }
+      it->second.nonce += 1;
+      const unsigned __int128 wei =
+          (unsigned __int128)(block_rand(kTagBlockBalance, b, w) % 1000) * 1000000000000000000ull +
+          block_rand(kTagBlockBalance + 1, b, w) % 1000000000000000000ull + 1;
+      it->second.balance = U256{};
+      put_be64(it->second.balance.data() + 16, uint64_t(wei >> 64));
+      put_be64(it->second.balance.data() + 24, uint64_t(wei));
+      if (AccountDiff* d = diff(i)) d->nonce = it->second.nonce, d->balance = it->second.balance;
+    }
+    if (spec_.contracts == 0) continue;
+    const uint64_t c = block_rand(kTagBlockContract, b, w) % spec_.contracts;
+    ContractOverlay& co = ov.contracts[c];
+    const uint64_t live = S + co.added - co.deleted.size();
+    const uint64_t kind = block_rand(kTagBlockKind, b, w) % 1000;
+    uint64_t e = 0;
+    Bytes32 v{};
+    if (live == 0 || kind < kBlockNewPerMille) {
+      e = S + co.added++;
+      v = random_value(kTagBlockValue, w);
+      co.values[e] = v;
+      ++ov.slot_delta;
+    } else {
+      e = entry_of(c, block_rand(kTagBlockPick, b, w) % live);
+      if (kind < kBlockNewPerMille + kBlockDeletePerMille) {
+        co.deleted.insert(std::upper_bound(co.deleted.begin(), co.deleted.end(), e), e);
+        co.values.erase(e);
+        --ov.slot_delta;
+      } else {
+        v = random_value(kTagBlockValue, w);
+        co.values[e] = v;
+      }
+    }
+    if (AccountDiff* d = diff(c)) d->storage_writes.push_back({slot_of(c, e), v});
+  }
 }
 
 uint64_t SyntheticState::rand(uint64_t tag, uint64_t i, uint64_t j) const {
@@ -103,8 +227,14 @@ Bytes32 SyntheticState::value_of(uint64_t contract, uint64_t j) const {
 Bytes32 SyntheticState::slot_of(uint64_t c, uint64_t j) const {
   Bytes32 slot{};
   if (j == 0) return slot;  // totalSupply
-  const Perm owner_of = perm(c, kTagOwnerPerm), spender_of = perm(c, kTagSpenderPerm);
   uint8_t m[64];
+  if (j >= spec_.slots_per_contract) {  // a block's new slot: balances[H(D + k)]
+    const Address holder = address(spec_.contracts + domain_ + (j - spec_.slots_per_contract));
+    mapping_message(holder.data(), kBalancesMappingSlot, m);
+    kernels::keccak256(m, 64, slot.data());
+    return slot;
+  }
+  const Perm owner_of = perm(c, kTagOwnerPerm), spender_of = perm(c, kTagSpenderPerm);
   if (j % 2 == 0) {
     const Address holder = address(spec_.contracts + owner_of(j / 2 - 1));
     mapping_message(holder.data(), kBalancesMappingSlot, m);
@@ -124,13 +254,21 @@ Bytes32 SyntheticState::slot_of(uint64_t c, uint64_t j) const {
 }
 
 std::optional<StateKey> SyntheticState::slot_key(uint64_t i, uint64_t j) const {
-  if (i >= spec_.contracts || j >= spec_.slots_per_contract) return std::nullopt;
-  return StateKey{address(i), slot_of(i, j)};
+  if (i >= spec_.contracts || j >= storage_size(i)) return std::nullopt;
+  return StateKey{address(i), slot_of(i, entry_of(i, j))};
 }
 
 std::optional<Bytes32> SyntheticState::slot_value(uint64_t i, uint64_t j) const {
-  if (i >= spec_.contracts || j >= spec_.slots_per_contract) return std::nullopt;
-  return value_of(i, j);
+  if (i >= spec_.contracts || j >= storage_size(i)) return std::nullopt;
+  const uint64_t e = entry_of(i, j);
+  if (overlay_) {
+    auto it = overlay_->contracts.find(i);
+    if (it != overlay_->contracts.end()) {
+      auto v = it->second.values.find(e);
+      if (v != it->second.values.end()) return v->second;
+    }
+  }
+  return value_of(i, e);
 }
 
 void SyntheticState::account(uint64_t i, AccountRecord* out) const {
@@ -144,6 +282,10 @@ void SyntheticState::account(uint64_t i, AccountRecord* out) const {
     put_be64(out->balance.data() + 16, uint64_t(wei >> 64));
     put_be64(out->balance.data() + 24, uint64_t(wei));
     out->code.clear();
+    if (overlay_) {
+      auto it = overlay_->eoas.find(i);
+      if (it != overlay_->eoas.end()) out->nonce = it->second.nonce, out->balance = it->second.balance;
+    }
     return;
   }
   const uint64_t c = i;
@@ -165,7 +307,7 @@ void SyntheticState::account(uint64_t i, AccountRecord* out) const {
 
   const uint64_t s_count = spec_.slots_per_contract;
   out->storage.resize(s_count);
-  if (s_count == 0) return;
+  if (s_count == 0) return overlay_storage(c, out);
   out->storage[0] = {Bytes32{}, value_of(c, 0)};
   thread_local Scratch addr_s, map_s, outer_s;
   const Perm owner_of = perm(c, kTagOwnerPerm), spender_of = perm(c, kTagSpenderPerm);
@@ -212,13 +354,36 @@ void SyntheticState::account(uint64_t i, AccountRecord* out) const {
       e.second = value_of(c, j);
     }
   }
+  overlay_storage(c, out);
+}
+
+void SyntheticState::overlay_storage(uint64_t c, AccountRecord* out) const {
+  const uint64_t s_count = spec_.slots_per_contract;
+  if (!overlay_) return;
+  auto it = overlay_->contracts.find(c);
+  if (it == overlay_->contracts.end()) return;
+  // The blocks' changes: deleted entries dropped, changed values, new entries appended.
+  const ContractOverlay& co = it->second;
+  thread_local std::vector<std::pair<Bytes32, Bytes32>> live;
+  live.clear();
+  for (uint64_t e = 0; e < s_count + co.added; ++e) {
+    if (std::binary_search(co.deleted.begin(), co.deleted.end(), e)) continue;
+    auto v = co.values.find(e);
+    if (e < s_count) live.push_back({out->storage[e].first, v != co.values.end() ? v->second : out->storage[e].second});
+    else live.push_back({slot_of(c, e), v->second});
+  }
+  out->storage.swap(live);
 }
 
 std::string SyntheticState::spec_json() const {
   return "{\"kind\":\"synthetic\",\"version\":" + std::to_string(kSyntheticSpecVersion) +
          ",\"accounts\":" + std::to_string(spec_.accounts) + ",\"contracts\":" + std::to_string(spec_.contracts) +
          ",\"slots_per_contract\":" + std::to_string(spec_.slots_per_contract) +
-         ",\"seed\":" + std::to_string(spec_.seed) + "}";
+         ",\"seed\":" + std::to_string(spec_.seed) +
+         (spec_.blocks ? ",\"blocks\":" + std::to_string(spec_.blocks) + ",\"block_seed\":" +
+                             std::to_string(spec_.block_seed) + ",\"block_writes\":" + std::to_string(spec_.block_writes)
+                       : std::string()) +
+         "}";
 }
 
 // A strict reader of a flat JSON object whose values are strings (no escapes) or unsigned
@@ -297,7 +462,18 @@ std::variant<SyntheticSpec, std::string> parse_synthetic_spec(std::string_view j
     if (!v) return std::string("synthetic state spec: missing number \"") + names[k] + "\"";
     *dst[k] = *v;
   }
-  if (fields.size() != 6) return "synthetic state spec: unknown fields";
+  size_t known = 6;
+  if (fields.count("blocks")) {
+    const char* bnames[] = {"blocks", "block_seed", "block_writes"};
+    uint64_t* bdst[] = {&s.blocks, &s.block_seed, &s.block_writes};
+    for (int k = 0; k < 3; ++k) {
+      const uint64_t* v = num_field(bnames[k]);
+      if (!v) return std::string("synthetic state spec: missing number \"") + bnames[k] + "\"";
+      *bdst[k] = *v;
+    }
+    known += 3;
+  }
+  if (fields.size() != known) return "synthetic state spec: unknown fields";
   if (s.contracts > s.accounts) return "synthetic state spec: contracts > accounts";
   return s;
 }

@@ -22,8 +22,23 @@
 // slot_key(i, j) and slot_value(i, j) are random-access and reproducible on any machine.
 // spec_json() = {"kind":"synthetic","version":1,"accounts":N,"contracts":C,
 // "slots_per_contract":S,"seed":X}; parse_synthetic_spec() reads it back (strict).
+//
+// Blocks (statetree commit): spec.blocks > 0 means the state after that many deterministic
+// blocks of block_writes storage writes each, drawn from block_seed; spec_json() then adds
+// "blocks":B,"block_seed":Y,"block_writes":W. Block b is a batch of ERC20 transfers: every
+// two writes one sender EOA (nonce + 1, a new balance) and one contract, whose write is
+//   1/3    a new slot: balances[fresh holder], holder = H(D + k), k = the contract's count of
+//          new slots so far (entry S + k; never one of the built slots)
+//   2 %    a delete (value zero) of a present slot, uniform over the contract's live slots
+//   rest   an update of a present slot to a new random non-zero value
+// The overlay (per touched contract: new entries, deleted entries, changed values; per
+// touched EOA: nonce, balance) is built by replaying the blocks at construction, so
+// account(), slot_key(), slot_value() describe the state after them. Entry indices j of
+// slot_key / slot_value are LIVE indices: deleted entries are skipped (the j-th present
+// slot), so every j < storage_size(i) names a present slot, as the StateSource contract says.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -37,6 +52,7 @@ struct SyntheticSpec {
   uint64_t contracts = 0;            // the first `contracts` accounts are token contracts
   uint64_t slots_per_contract = 0;   // storage slots per contract
   uint64_t seed = 1;
+  uint64_t blocks = 0, block_seed = 0, block_writes = 0;  // blocks applied on top (see above)
   bool operator==(const SyntheticSpec&) const = default;
 };
 
@@ -49,15 +65,23 @@ class SyntheticState final : public StateSource {
   explicit SyntheticState(const SyntheticSpec& spec);
   const SyntheticSpec& spec() const { return spec_; }
   uint64_t account_count() const override { return spec_.accounts; }
-  uint64_t slot_count() const override { return spec_.contracts * spec_.slots_per_contract; }
+  uint64_t slot_count() const override;
   void account(uint64_t i, AccountRecord* out) const override;
   std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
   std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const override;
-  uint64_t storage_size(uint64_t i) const override { return i < spec_.contracts ? spec_.slots_per_contract : 0; }
+  uint64_t storage_size(uint64_t i) const override;
   std::string spec_json() const override;
   Address address(uint64_t i) const;
+  // Generates block number spec().blocks (needs spec().block_writes), applies it to the
+  // overlay and counts it in spec().blocks; *out = its diff (nullptr: replay only).
+  void next_block(StateDiff* out);
 
  private:
+  struct Overlay;
+  void overlay_storage(uint64_t contract, AccountRecord* out) const;  // the blocks' storage changes
+  uint64_t entry_of(uint64_t contract, uint64_t live_j) const;  // live index -> entry
+  uint64_t block_rand(uint64_t tag, uint64_t block, uint64_t w) const;
+  std::shared_ptr<Overlay> overlay_;  // null: no blocks
   Bytes32 slot_of(uint64_t contract, uint64_t j) const;
   Bytes32 value_of(uint64_t contract, uint64_t j) const;
   struct Perm {

@@ -196,6 +196,50 @@ TEST_CASE("subtree packer: a node too large for a page is an error, several root
   CHECK(r.record(make_locator(locator_page(roots[1]), 9), &v).code() == io::Errc::corrupt_page);
 }
 
+TEST_CASE("subtree packer: push_placed children are referenced by their locators, never rewritten") {
+  MemDb db;
+  std::vector<Locator> old;
+  {
+    PageWriter w(db.store, db.space);
+    SubtreePacker p(w);
+    for (uint8_t k = 1; k <= 3; ++k) REQUIRE(p.push(k, std::vector<uint8_t>(40, k), 0).ok());
+    REQUIRE(p.finish(&old).ok());
+    REQUIRE(w.finish().ok());
+  }
+  REQUIRE(old.size() == 3);
+  std::vector<Locator> roots;
+  uint64_t pages = 0;
+  {
+    PageWriter w(db.store, db.space);
+    SubtreePacker p(w);
+    p.push_placed(old[0]);
+    REQUIRE(p.push(7, std::vector<uint8_t>(30, 7), 0).ok());
+    p.push_placed(old[2]);
+    CHECK(p.pending() == 3);
+    REQUIRE(p.push(8, std::vector<uint8_t>(20, 8), 3).ok());
+    p.push_placed(old[1]);  // a lone placed subtree: finish() returns it as is
+    REQUIRE(p.finish(&roots).ok());
+    REQUIRE(w.finish().ok());
+    pages = p.stats().pages;
+    CHECK(p.stats().records == 2);  // the placed ones are not records of this packer
+  }
+  CHECK(pages == 1);
+  REQUIRE(roots.size() == 2);
+  CHECK(roots[1] == old[1]);
+  PageReader r(db.store);
+  REQUIRE(r.load(roots).ok());
+  RecordView v;
+  REQUIRE(r.record(roots[0], &v).ok());
+  CHECK(v.kind == 8);
+  REQUIRE(v.child_count == 3);
+  CHECK(v.child(0) == old[0]);
+  CHECK(v.child(2) == old[2]);
+  CHECK(locator_page(v.child(1)) == locator_page(roots[0]));  // the new child shares the parent's page
+  RecordView c;
+  REQUIRE(r.record(v.child(1), &c).ok());
+  CHECK(c.kind == 7);
+}
+
 TEST_CASE("page reader: a corrupt page is named and nothing of its round is cached") {
   MemDb db;
   std::vector<Locator> roots;

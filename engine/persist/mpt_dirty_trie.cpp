@@ -1,0 +1,629 @@
+// mpt_dirty_trie: resolve (level-by-level reads of the dirty paths), apply (canonical
+// form), encode (post-order into the SubtreePacker) of one block commit (see the header).
+#include "engine/persist/mpt_dirty_trie.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "engine/mpt/account.h"
+#include "engine/mpt/node_codec.h"
+#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt_node.h"
+#include "kernels/keccak256.h"
+
+namespace st::persist::mpt_commit_detail {
+
+namespace {
+
+
+inline uint8_t nib(const uint8_t* key, uint32_t i) { return i % 2 == 0 ? key[i / 2] >> 4 : key[i / 2] & 0x0f; }
+
+std::string loc_name(Locator l) {
+  return "record " + std::to_string(locator_page(l)) + ":" + std::to_string(locator_index(l));
+}
+
+
+}  // namespace
+
+io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
+  std::map<state::Address, size_t> by_addr;
+  std::vector<std::vector<std::pair<state::Bytes32, state::Bytes32>>> writes;
+  for (const state::AccountDiff& a : diff.accounts) {
+    const bool any = a.destroyed || a.nonce || a.balance || a.code || !a.storage_writes.empty();
+    if (!any) continue;
+    auto [it, fresh] = by_addr.emplace(a.address, accts_.size());
+    if (fresh) {
+      accts_.emplace_back();
+      writes.emplace_back();
+      kernels::keccak256(a.address.data(), 20, accts_.back().key.data());
+    }
+    AccountOp& op = accts_[it->second];
+    if (a.destroyed) {  // what earlier diffs of this block gave the account is gone too
+      op = AccountOp{op.key, {}, {}, {}, {}, true};
+      writes[it->second].clear();
+    }
+    if (a.nonce) op.nonce = a.nonce;
+    if (a.balance) op.balance = a.balance;
+    if (a.code) {
+      Hash32 h = mpt::kEmptyCodeHash;
+      if (!a.code->empty()) kernels::keccak256(a.code->data(), a.code->size(), h.data());
+      op.code_hash = h;
+    }
+    auto& w = writes[it->second];
+    w.insert(w.end(), a.storage_writes.begin(), a.storage_writes.end());
+  }
+  // All slot keys in one keccak batch.
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  for (auto& w : writes)
+    for (auto& [slot, v] : w) msgs.push_back(slot.data()), lens.push_back(32);
+  std::vector<uint8_t> h(32 * msgs.size());
+  if (!msgs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), msgs.size());
+  size_t k = 0;
+  for (size_t a = 0; a < accts_.size(); ++a) {
+    std::vector<Op>& ops = accts_[a].slots;
+    for (auto& [slot, v] : writes[a]) {
+      Op o;
+      std::memcpy(o.key.data(), h.data() + 32 * k++, 32);
+      o.val_len = uint8_t(mpt::put_storage_value_rlp(o.val, v));
+      o.del = o.val_len == 0;
+      ops.push_back(o);
+    }
+    // Sorted by key; the last write of a key wins.
+    std::stable_sort(ops.begin(), ops.end(), [](const Op& x, const Op& y) { return x.key < y.key; });
+    size_t out = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i + 1 < ops.size() && ops[i + 1].key == ops[i].key) continue;
+      ops[out++] = ops[i];
+    }
+    ops.resize(out);
+  }
+  std::sort(accts_.begin(), accts_.end(), [](const AccountOp& x, const AccountOp& y) { return x.key < y.key; });
+  for (size_t a = 0; a < accts_.size(); ++a) {
+    AccountOp& x = accts_[a];
+    x.removed = x.destroyed && !x.nonce && !x.balance && !x.code_hash && x.slots.empty();
+    Op o;
+    o.key = x.key;
+    o.acct = int32_t(a);
+    o.del = x.removed;
+    acct_ops_.push_back(o);
+  }
+  if (files_.commit.root != kNoLocator) root_ = add_stub(files_.commit.root, files_.manifest.root_hash.data(), false);
+  else if (files_.manifest.root_hash != mpt::kEmptyRoot)
+    return {io::Errc::corrupt_page, "mpt commit: the manifest names a root but the commit record no root record"};
+  return {};
+}
+
+// Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
+// hashed children become stubs, embedded ones nodes of their own.
+std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool storage_trie) {
+  DiskNode dn;
+  if (std::string err = decode_disk_node(rlp, &dn); !err.empty()) return err;
+  Node n = nodes_[idx];
+  n.storage_trie = storage_trie;
+  n.path_len = dn.path_len;
+  std::copy(dn.path.begin(), dn.path.begin() + dn.path_len, n.path.begin());
+  uint8_t want_kind = 0;
+  uint32_t want_children = 0;
+  switch (dn.kind) {
+    case DiskNode::leaf: {
+      n.kind = Node::leaf;
+      n.val_off = uint32_t(pool_.size());
+      n.val_len = uint32_t(dn.value.size());
+      pool_.insert(pool_.end(), dn.value.begin(), dn.value.end());
+      want_kind = uint8_t(storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
+      if (!storage_trie) {
+        mpt::AccountFields f;
+        if (std::string err = mpt::decode_account_rlp(dn.value, &f); !err.empty()) return err;
+        if (f.storage_root != mpt::kEmptyRoot) {
+          if (!rv) return "embedded account leaf with storage";
+          want_children = 1;
+          if (rv->child_count == 1) n.storage = add_stub(rv->child(0), f.storage_root.data(), true);
+        }
+      }
+      break;
+    }
+    case DiskNode::extension:
+      n.kind = Node::ext;
+      want_kind = uint8_t(MptRecordKind::extension);
+      if (dn.refs[0].kind == MptChildRef::hash) {
+        if (!rv) return "embedded node with a hashed child";
+        want_children = 1;
+        if (rv->child_count == 1) n.kids[0] = add_stub(rv->child(0), dn.refs[0].bytes, storage_trie);
+      } else {
+        const int32_t c = add(Node{});
+        nodes_[c].fresh = false;
+        if (std::string err = fill(c, {dn.refs[0].bytes, dn.refs[0].len}, nullptr, storage_trie); !err.empty()) return err;
+        n.kids[0] = c;
+      }
+      break;
+    case DiskNode::branch: {
+      n.kind = Node::branch;
+      want_kind = uint8_t(MptRecordKind::branch);
+      if (!dn.value.empty()) return "branch with a value in a secure trie";
+      want_children = dn.hashed_refs();
+      if (want_children && !rv) return "embedded node with a hashed child";
+      uint32_t h = 0;
+      for (int i = 0; i < 16; ++i) {
+        const MptChildRef& r = dn.refs[i];
+        if (r.kind == MptChildRef::hash) {
+          if (rv && h < rv->child_count) n.kids[i] = add_stub(rv->child(h), r.bytes, storage_trie);
+          ++h;
+        } else if (r.kind == MptChildRef::embedded) {
+          const int32_t c = add(Node{});
+          nodes_[c].fresh = false;
+          if (std::string err = fill(c, {r.bytes, r.len}, nullptr, storage_trie); !err.empty()) return err;
+          n.kids[i] = c;
+        }
+      }
+      break;
+    }
+  }
+  if (rv) {
+    if (rv->kind != want_kind) return "record kind does not match its node";
+    if (rv->child_count != want_children)
+      return "record has " + std::to_string(rv->child_count) + " children, its node references " +
+             std::to_string(want_children) + " by hash";
+  }
+  n.fresh = false;
+  nodes_[idx] = n;
+  return {};
+}
+
+// Reads the records of `stubs` in one round, checks them against their parents' hashes (one
+// keccak batch) and decodes them in place.
+io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
+  std::sort(stubs.begin(), stubs.end());
+  stubs.erase(std::unique(stubs.begin(), stubs.end()), stubs.end());
+  std::vector<Locator> locs;
+  for (int32_t s : stubs) locs.push_back(nodes_[s].loc);
+  if (io::Status s = reader_.load(locs); !s.ok()) return s;
+  std::vector<RecordView> rvs(stubs.size());
+  std::vector<const uint8_t*> msgs(stubs.size());
+  std::vector<size_t> lens(stubs.size());
+  for (size_t i = 0; i < stubs.size(); ++i) {
+    if (io::Status s = reader_.record(locs[i], &rvs[i]); !s.ok()) return s;
+    msgs[i] = rvs[i].body.data();
+    lens[i] = rvs[i].body.size();
+  }
+  std::vector<uint8_t> h(32 * stubs.size());
+  if (!stubs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), stubs.size());
+  for (size_t i = 0; i < stubs.size(); ++i) {
+    if (std::memcmp(h.data() + 32 * i, nodes_[stubs[i]].hash.data(), 32) != 0)
+      return {io::Errc::corrupt_page, "mpt commit: " + loc_name(locs[i]) + ": hash differs from its parent's reference"};
+    const bool storage_trie = nodes_[stubs[i]].storage_trie;
+    if (std::string err = fill(stubs[i], rvs[i].body, &rvs[i], storage_trie); !err.empty())
+      return {io::Errc::corrupt_page, "mpt commit: " + loc_name(locs[i]) + ": " + err};
+    nodes_[stubs[i]].loc = locs[i];
+    nodes_[stubs[i]].body_len = uint32_t(rvs[i].body.size());
+    ++records_read;
+  }
+  return {};
+}
+
+// Level by level: every walk goes down through what is in memory; the stubs they stop at
+// are read together in one round.
+io::Status DirtyTrie::resolve() {
+  struct Walk {
+    int32_t node;
+    uint32_t pos;
+    int32_t acct;
+    int32_t slot;  // -1: the account walk
+  };
+  std::vector<Walk> walks, next;
+  for (size_t a = 0; a < accts_.size(); ++a) walks.push_back({root_, 0, int32_t(a), -1});
+  std::vector<int32_t> stubs;
+  while (!walks.empty()) {
+    stubs.clear();
+    next.clear();
+    for (size_t w = 0; w < walks.size(); ++w) {
+      Walk k = walks[w];
+      AccountOp& a = accts_[k.acct];
+      const uint8_t* key = k.slot < 0 ? a.key.data() : a.slots[k.slot].key.data();
+      for (;;) {
+        if (k.node < 0) break;
+        const Node& n = nodes_[k.node];
+        if (n.kind == Node::stub) {
+          stubs.push_back(k.node);
+          next.push_back(k);
+          break;
+        }
+        if (n.kind == Node::leaf) {
+          bool match = k.pos + n.path_len == 64;
+          for (uint32_t i = 0; match && i < n.path_len; ++i) match = n.path[i] == nib(key, k.pos + i);
+          if (!match) break;
+          if (k.slot >= 0) {
+            a.slots[k.slot].existed = true;
+          } else {
+            a.old_leaf = k.node;
+            if (n.storage >= 0 && !a.destroyed)
+              for (size_t s = 0; s < a.slots.size(); ++s) walks.push_back({n.storage, 0, k.acct, int32_t(s)});
+          }
+          break;
+        }
+        if (n.kind == Node::ext) {
+          bool match = k.pos + n.path_len <= 64;
+          for (uint32_t i = 0; match && i < n.path_len; ++i) match = n.path[i] == nib(key, k.pos + i);
+          if (!match) break;
+          k.pos += n.path_len;
+          k.node = n.kids[0];
+          continue;
+        }
+        if (k.pos >= 64) return {io::Errc::corrupt_page, "mpt commit: branch below a full key"};
+        k.node = n.kids[nib(key, k.pos)];
+        ++k.pos;
+      }
+    }
+    if (!stubs.empty())
+      if (io::Status s = expand(stubs); !s.ok()) return s;
+    walks.swap(next);
+  }
+  // A destroyed account's whole old storage is read, level by level across accounts, so
+  // that its records are counted (node and key counts) and its pages can be released.
+  for (;;) {
+    stubs.clear();
+    std::vector<int32_t> todo;
+    for (AccountOp& a : accts_)
+      if (a.destroyed && a.old_leaf >= 0 && nodes_[a.old_leaf].storage >= 0) todo.push_back(nodes_[a.old_leaf].storage);
+    uint64_t leaves = 0;
+    while (!todo.empty()) {
+      const int32_t x = todo.back();
+      todo.pop_back();
+      const Node& n = nodes_[x];
+      if (n.kind == Node::stub) stubs.push_back(x);
+      else if (n.kind == Node::leaf) ++leaves;
+      else if (n.kind == Node::ext) todo.push_back(n.kids[0]);
+      else
+        for (int32_t k : n.kids)
+          if (k >= 0) todo.push_back(k);
+    }
+    if (stubs.empty()) break;
+    if (io::Status s = expand(stubs); !s.ok()) return s;
+  }
+  for (AccountOp& a : accts_) {
+    if (!a.destroyed || a.old_leaf < 0 || nodes_[a.old_leaf].storage < 0) continue;
+    std::vector<int32_t> todo{nodes_[a.old_leaf].storage};
+    while (!todo.empty()) {
+      const Node& n = nodes_[todo.back()];
+      todo.pop_back();
+      if (n.kind == Node::leaf) ++a.old_slots;
+      else if (n.kind == Node::ext) todo.push_back(n.kids[0]);
+      else if (n.kind == Node::branch)
+        for (int32_t k : n.kids)
+          if (k >= 0) todo.push_back(k);
+    }
+  }
+  return {};
+}
+
+int32_t DirtyTrie::leaf_from(const Entry& e, uint32_t d, bool storage_trie) {
+  Node n;
+  if (e.keep >= 0) {
+    if (nodes_[e.keep].path_len == 64 - d) return e.keep;
+    n = nodes_[e.keep];
+  } else {
+    n.kind = Node::leaf;
+    n.storage_trie = storage_trie;
+    if (storage_trie) {
+      n.val_off = uint32_t(pool_.size());
+      n.val_len = e.op->val_len;
+      pool_.insert(pool_.end(), e.op->val, e.op->val + e.op->val_len);
+    } else {
+      const AccountOp& a = accts_[e.op->acct];
+      if (a.old_leaf >= 0 && !a.destroyed) n.val_off = nodes_[a.old_leaf].val_off, n.val_len = nodes_[a.old_leaf].val_len;
+      n.acct = e.op->acct;
+      n.storage = a.new_storage;
+    }
+  }
+  n.path_len = uint8_t(64 - d);
+  for (uint32_t i = d; i < 64; ++i) n.path[i - d] = nib(e.key, i);
+  return add(n);
+}
+
+// A canonical subtree over sorted, distinct entries that share nibbles [0, d).
+int32_t DirtyTrie::build(std::span<const Entry> es, uint32_t d, bool storage_trie) {
+  if (es.empty()) return -1;
+  if (es.size() == 1) return leaf_from(es[0], d, storage_trie);
+  const uint8_t* lo = es.front().key;
+  const uint8_t* hi = es.back().key;
+  uint32_t c = d;
+  while (c < 64 && nib(lo, c) == nib(hi, c)) ++c;
+  Node b;
+  b.kind = Node::branch;
+  b.storage_trie = storage_trie;
+  size_t i = 0;
+  while (i < es.size()) {
+    const uint8_t x = nib(es[i].key, c);
+    size_t j = i;
+    while (j < es.size() && nib(es[j].key, c) == x) ++j;
+    b.kids[x] = build(es.subspan(i, j - i), c + 1, storage_trie);
+    i = j;
+  }
+  const int32_t br = add(b);
+  if (c == d) return br;
+  Node e;
+  e.kind = Node::ext;
+  e.storage_trie = storage_trie;
+  e.path_len = uint8_t(c - d);
+  for (uint32_t k = d; k < c; ++k) e.path[k - d] = nib(lo, k);
+  e.kids[0] = br;
+  return add(e);
+}
+
+// prefix ++ child in canonical form: a short child (leaf, extension) absorbs the prefix, a
+// branch gets an extension. A child never read (a stub) is queued for loading.
+int32_t DirtyTrie::join(const uint8_t* prefix, uint32_t plen, int32_t child) {
+  Node c = nodes_[child];
+  if (c.kind == Node::leaf || c.kind == Node::ext) {
+    Node n = c;
+    n.path_len = uint8_t(plen + c.path_len);
+    std::copy(prefix, prefix + plen, n.path.begin());
+    std::copy(c.path.begin(), c.path.begin() + c.path_len, n.path.begin() + plen);
+    return add(n);
+  }
+  if (c.kind == Node::stub) need_.push_back(child);  // the pass is redone once it is read
+  Node e;
+  e.kind = Node::ext;
+  e.storage_trie = c.storage_trie;
+  e.path_len = uint8_t(plen);
+  std::copy(prefix, prefix + plen, e.path.begin());
+  e.kids[0] = child;
+  return add(e);
+}
+
+int32_t DirtyTrie::apply_branch(int32_t n, std::span<const Op> ops, uint32_t d) {
+  std::array<int32_t, 16> kids = nodes_[n].kids;
+  const bool storage_trie = nodes_[n].storage_trie;
+  bool changed = false;
+  size_t i = 0;
+  while (i < ops.size()) {
+    const uint8_t x = nib(ops[i].key.data(), d);
+    size_t j = i;
+    while (j < ops.size() && nib(ops[j].key.data(), d) == x) ++j;
+    const int32_t k = apply(kids[x], ops.subspan(i, j - i), d + 1);
+    if (k != kids[x]) changed = true, kids[x] = k;
+    i = j;
+  }
+  if (!changed) return n;
+  int count = 0, last = -1;
+  for (int x = 0; x < 16; ++x)
+    if (kids[x] >= 0) ++count, last = x;
+  if (count == 0) return -1;
+  if (count == 1) {
+    const uint8_t x = uint8_t(last);
+    return join(&x, 1, kids[last]);
+  }
+  Node b;
+  b.kind = Node::branch;
+  b.storage_trie = storage_trie;
+  b.kids = kids;
+  return add(b);
+}
+
+// The subtree at node n (nibble depth d) after the writes `ops` (sorted, distinct keys that
+// share nibbles [0, d)); returns n itself when nothing changed, -1 when it became empty.
+int32_t DirtyTrie::apply(int32_t n, std::span<const Op> ops, uint32_t d) {
+  if (ops.empty()) return n;
+  const bool storage_trie = ops[0].acct < 0;
+  std::vector<Entry> es;
+  if (n < 0) {
+    for (const Op& o : ops)
+      if (!o.del) es.push_back({o.key.data(), -1, &o});
+    return build(es, d, storage_trie);
+  }
+  const Node& node = nodes_[n];
+  switch (node.kind) {
+    case Node::stub:
+      need_.push_back(n);
+      return n;
+    case Node::leaf: {
+      uint8_t lkey[32];
+      std::memcpy(lkey, ops[0].key.data(), 32);
+      for (uint32_t i = 0; i < node.path_len; ++i) {
+        const uint32_t p = d + i;
+        lkey[p / 2] = p % 2 == 0 ? uint8_t((lkey[p / 2] & 0x0f) | (node.path[i] << 4))
+                                 : uint8_t((lkey[p / 2] & 0xf0) | node.path[i]);
+      }
+      bool leaf_placed = false, touched = false;
+      for (const Op& o : ops) {
+        const int c = std::memcmp(o.key.data(), lkey, 32);
+        if (!leaf_placed && c >= 0) {
+          leaf_placed = true;
+          if (c == 0) {
+            touched = true;
+            if (!o.del) es.push_back({o.key.data(), -1, &o});
+            continue;
+          }
+          es.push_back({nullptr, n, nullptr});
+        }
+        if (!o.del) es.push_back({o.key.data(), -1, &o});
+      }
+      if (!leaf_placed) es.push_back({nullptr, n, nullptr});
+      if (!touched && es.size() == 1) return n;  // only deletes of absent keys
+      for (Entry& e : es)
+        if (e.keep >= 0) e.key = lkey;
+      return build(es, d, storage_trie);
+    }
+    case Node::ext: {
+      const uint32_t len = node.path_len;
+      const std::array<uint8_t, 64> path = node.path;
+      const int32_t child = node.kids[0];
+      auto shares = [&](const Op& o) {
+        for (uint32_t i = 0; i < len; ++i)
+          if (nib(o.key.data(), d + i) != path[i]) return false;
+        return true;
+      };
+      bool diverging_insert = false;
+      std::vector<Op> shared;
+      for (const Op& o : ops) {
+        if (shares(o)) shared.push_back(o);
+        else if (!o.del) diverging_insert = true;
+      }
+      if (!diverging_insert) {
+        const int32_t c = apply(child, shared, d + len);
+        if (c == child) return n;
+        if (c < 0) return -1;
+        return join(path.data(), len, c);
+      }
+      // Split: the extension becomes a one-slot branch at its first nibble (collapsed
+      // again by apply_branch if the writes leave it with one slot).
+      Node b;
+      b.kind = Node::branch;
+      b.storage_trie = storage_trie;
+      if (len == 1) {
+        b.kids[path[0]] = child;
+      } else {
+        Node e;
+        e.kind = Node::ext;
+        e.storage_trie = storage_trie;
+        e.path_len = uint8_t(len - 1);
+        std::copy(path.begin() + 1, path.begin() + len, e.path.begin());
+        e.kids[0] = child;
+        b.kids[path[0]] = add(e);
+      }
+      const int32_t bi = add(b);
+      const int32_t r = apply_branch(bi, ops, d);
+      return r;
+    }
+    case Node::branch:
+      return apply_branch(n, ops, d);
+  }
+  return n;
+}
+
+io::Status DirtyTrie::apply_all() {
+  const size_t node_base = nodes_.size(), pool_base = pool_.size();
+  for (;;) {
+    ++passes;
+    need_.clear();
+    for (AccountOp& a : accts_) {
+      const int32_t old = a.old_leaf >= 0 && !a.destroyed ? nodes_[a.old_leaf].storage : -1;
+      a.new_storage = apply(old, a.slots, 0);
+    }
+    new_root_ = apply(root_, acct_ops_, 0);
+    if (need_.empty()) return {};
+    if (passes > 64) return {io::Errc::corrupt_page, "mpt commit: collapse reads do not converge"};
+    std::vector<int32_t> stubs = need_;
+    nodes_.resize(node_base);
+    pool_.resize(pool_base);
+    for (int32_t s : stubs)
+      if (s >= int32_t(node_base) || nodes_[s].kind != Node::stub)
+        return {io::Errc::corrupt_page, "mpt commit: internal: a collapse needs a node that is not a stub"};
+    if (io::Status s = expand(stubs); !s.ok()) return s;
+    return apply_all();  // nodes read: a new base
+  }
+}
+
+void DirtyTrie::mark_reused(int32_t n) {
+  if (n < 0) return;
+  Node& node = nodes_[n];
+  if (node.kind == Node::stub) return;
+  if (node.loc != kNoLocator) node.reused = true;
+  if (node.kind == Node::leaf) mark_reused(node.storage);
+  else if (node.kind == Node::ext) mark_reused(node.kids[0]);
+  else
+    for (int32_t k : node.kids) mark_reused(k);
+}
+
+io::Status DirtyTrie::encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed) {
+  const Node node = nodes_[n];
+  if (node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator)) {
+    p.push_placed(node.loc);
+    if (node.kind != Node::stub) mark_reused(n);
+    ref->len = 32;
+    std::memcpy(ref->bytes, node.hash.data(), 32);
+    *pushed = 1;
+    return {};
+  }
+  uint8_t buf[1024];
+  uint8_t* end = buf;
+  uint32_t kids_pushed = 0;
+  uint8_t kind = 0;
+  switch (node.kind) {
+    case Node::leaf: {
+      const uint8_t* value = pool_.data() + node.val_off;
+      size_t value_len = node.val_len;
+      std::vector<uint8_t> acct_rlp;
+      mpt::NodeRef sref;
+      if (!node.storage_trie && node.storage >= 0) {
+        uint32_t sp = 0;
+        if (io::Status s = encode(p, node.storage, true, &sref, &sp); !s.ok()) return s;
+        kids_pushed += sp;
+      }
+      if (!node.storage_trie && node.acct >= 0) {
+        const AccountOp& a = accts_[node.acct];
+        mpt::AccountFields f;
+        if (value_len)
+          if (std::string err = mpt::decode_account_rlp({value, value_len}, &f); !err.empty())
+            return {io::Errc::corrupt_page, "mpt commit: account leaf: " + err};
+        if (a.nonce) f.nonce = *a.nonce;
+        if (a.balance) f.balance = *a.balance;
+        if (a.code_hash) f.code_hash = *a.code_hash;
+        f.storage_root = mpt::kEmptyRoot;
+        if (node.storage >= 0) std::memcpy(f.storage_root.data(), sref.bytes, 32);
+        acct_rlp = mpt::account_rlp(f);
+        value = acct_rlp.data();
+        value_len = acct_rlp.size();
+      }
+      end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
+      kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
+      break;
+    }
+    case Node::ext: {
+      mpt::NodeRef cref;
+      uint32_t cp = 0;
+      if (io::Status s = encode(p, node.kids[0], false, &cref, &cp); !s.ok()) return s;
+      kids_pushed += cp;
+      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, cref);
+      kind = uint8_t(MptRecordKind::extension);
+      break;
+    }
+    case Node::branch: {
+      mpt::NodeRef refs[16];
+      for (int i = 0; i < 16; ++i) {
+        if (node.kids[i] < 0) continue;
+        uint32_t cp = 0;
+        if (io::Status s = encode(p, node.kids[i], false, &refs[i], &cp); !s.ok()) return s;
+        kids_pushed += cp;
+      }
+      end = mpt::put_branch(buf, refs, nullptr, 0);
+      kind = uint8_t(MptRecordKind::branch);
+      break;
+    }
+    case Node::stub: break;
+  }
+  const size_t len = size_t(end - buf);
+  if (len < 32 && !top) {
+    if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
+    ref->len = uint8_t(len);
+    std::memcpy(ref->bytes, buf, len);
+    *pushed = 0;
+    return {};
+  }
+  ref->len = 32;
+  kernels::keccak256(buf, len, ref->bytes);
+  if (io::Status s = p.push(kind, {buf, len}, kids_pushed); !s.ok()) return s;
+  ++records_written;
+  bytes_written += len;
+  *pushed = 1;
+  return {};
+}
+
+io::Status DirtyTrie::encode_all(SubtreePacker& packer, Locator* root_loc, Hash32* root_hash) {
+  *root_loc = kNoLocator;
+  *root_hash = mpt::kEmptyRoot;
+  if (new_root_ < 0) return {};
+  mpt::NodeRef ref;
+  uint32_t pushed = 0;
+  if (io::Status s = encode(packer, new_root_, true, &ref, &pushed); !s.ok()) return s;
+  std::memcpy(root_hash->data(), ref.bytes, 32);
+  std::vector<Locator> roots;
+  if (io::Status s = packer.finish(&roots); !s.ok()) return s;
+  if (roots.size() != 1) return {io::Errc::corrupt_page, "mpt commit: internal: " + std::to_string(roots.size()) + " roots"};
+  *root_loc = roots[0];
+  return {};
+}
+
+
+}  // namespace st::persist::mpt_commit_detail

@@ -1,0 +1,93 @@
+// cli_commit_test: `statetree commit` end to end: --help, bad input (one line on stderr,
+// exit 2: no database, a binary-trie database, a --writes that breaks the database's block
+// sequence), then blocks committed to a small synthetic MPT database: the JSON report, and
+// verify / get / read-bench check their answers against the state after the blocks.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/state/synthetic_state.h"
+#include "reference/run_command.h"
+
+using st::reference::run_statetree;
+using nlohmann::json;
+
+namespace {
+
+std::string tmp_dir(const std::string& name) {
+  const std::string d = "/tmp/statetree_cli_commit_" + std::to_string(getpid()) + "_" + name;
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+void check_bad(const std::string& cmd, const std::string& want) {
+  CAPTURE(cmd);
+  auto r = run_statetree(cmd);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  REQUIRE(!r.err.empty());
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  CHECK(r.err.find(want) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-bench check") {
+  auto h = run_statetree("commit --help");
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("--json") != std::string::npos);
+  const std::string db = tmp_dir("mpt"), bt = tmp_dir("bintrie");
+  check_bad("commit", "--db DIR is required");
+  check_bad("commit --db " + db, "no database");
+  check_bad("commit --db " + db + " --blocks 0", "--blocks must be in");
+  REQUIRE(run_statetree("build --tree bintrie --accounts 50 --db " + bt).exit_code == 0);
+  check_bad("commit --db " + bt, "not supported for bintrie databases yet");
+  REQUIRE(run_statetree("build --tree mpt --accounts 300 --contracts 4 --slots-per-contract 200 --db " + db).exit_code == 0);
+
+  auto r = run_statetree("commit --db " + db + " --blocks 3 --writes 64 --seed 5 --json");
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["blocks_applied"] == 3);
+  REQUIRE(j["blocks"].size() == 3);
+  for (const json& b : j["blocks"]) {
+    CHECK(b["slot_writes"].get<uint64_t>() > 0);
+    CHECK(b["records_read"].get<uint64_t>() > 0);
+    CHECK(b["pages_written"].get<uint64_t>() > 0);
+  }
+  // Later runs continue the sequence; another --writes would break it.
+  check_bad("commit --db " + db + " --writes 65", "would break its sequence");
+  auto r2 = run_statetree("commit --db " + db + " --blocks 2 --json");
+  REQUIRE(r2.exit_code == 0);
+  CHECK(json::parse(r2.out)["first_block"] == 3);
+
+  auto v = run_statetree("verify --db " + db + " --json");
+  CHECK(v.exit_code == 0);
+  CHECK(json::parse(v.out)["ok"] == true);
+  auto rb = run_statetree("read-bench --db " + db + " --keys 256 --qd 4 --reps 1 --json");
+  CHECK(rb.exit_code == 0);
+
+  // get answers the value of the state after the five blocks.
+  st::state::SyntheticSpec spec{300, 4, 200, 1};
+  spec.blocks = 5;
+  spec.block_seed = 5;
+  spec.block_writes = 64;
+  st::state::SyntheticState after(spec);
+  const auto key = *after.slot_key(2, after.storage_size(2) - 1);  // the newest slot of contract 2
+  const auto want = *after.slot_value(2, after.storage_size(2) - 1);
+  auto hex = [](const uint8_t* p, size_t n) {
+    static const char* d = "0123456789abcdef";
+    std::string s = "0x";
+    for (size_t i = 0; i < n; ++i) s += d[p[i] >> 4], s += d[p[i] & 15];
+    return s;
+  };
+  auto g = run_statetree("get --db " + db + " --address " + hex(key.address.data(), 20) + " --slot " +
+                         hex(key.slot->data(), 32) + " --json");
+  REQUIRE(g.exit_code == 0);
+  CHECK(json::parse(g.out)["value"] == hex(want.data(), 32));
+  std::filesystem::remove_all(db);
+  std::filesystem::remove_all(bt);
+}
