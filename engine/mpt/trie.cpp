@@ -319,13 +319,16 @@ struct BatchCursor {
   NodeId n;
   uint32_t lo, hi;
   uint32_t pos;
-  uint32_t parent;      // index of the parent cursor one depth up (root: ~0u)
-  uint8_t nib;          // the parent branch's slot (unused under an extension)
-  bool descended;       // n is a branch / extension whose children are cursors one depth down
-  bool changed;         // result: something below (or n itself) changed
-  bool child_gone;      // branch: a child slot became empty (collapse check)
-  NodeId result;        // result: the id now at this position (kNoNode = empty)
-  NodeId ext_child;     // extension: its child's new id
+  uint32_t parent;       // index of the parent cursor one depth up (root: ~0u)
+  uint32_t parent_kids;  // the parent branch's children block (kNoNode: the parent is an extension)
+  uint8_t nib;           // the parent branch's slot
+  bool descended;        // n is a branch / extension whose children are cursors one depth down
+  bool changed;          // result: something below (or n itself) changed
+  bool child_gone;       // branch: a child slot became empty (collapse check)
+  uint16_t dirty_bits;   // branch: children that are now dirty (set in the bottom-up pass)
+  uint16_t gone_bits;    // branch: children that are now empty
+  NodeId result;         // result: the id now at this position (kNoNode = empty)
+  NodeId ext_child;      // extension: its child's new id
 };
 
 struct BatchScratch {
@@ -355,7 +358,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     return sc.levels[d];
   };
   level_at(0).clear();
-  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, 0, false, false, false, root_, kNoNode});
+  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode});
   // 1. Top down, one depth at a time.
   for (;; ++depth) {
     auto& next = level_at(depth + 1);
@@ -387,7 +390,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           };
           if (follows(c.lo) && follows(c.hi - 1)) {
             c.descended = true;
-            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, 0, false, false, false, x.child, kNoNode});
+            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode});
             continue;
           }
         } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
@@ -397,7 +400,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
             while (e < c.hi && nibble(e, c.pos) == nb) ++e;
-            next.push_back({k.id[nb], w, e, c.pos + 1, ci, nb, false, false, false, k.id[nb], kNoNode});
+            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode});
             w = e;
           }
           continue;
@@ -419,32 +422,47 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     if (next.empty()) break;
   }
   // 2. Bottom up: finish the descended nodes of each depth, then hand every changed result
-  //    to its parent (the parent's depth is finished next).
+  //    to its parent (the parent's depth is finished next). A changed result is always a
+  //    dirty node (or empty), so the parent needs only its dirty-child bit and, when the id
+  //    moved, the new id: this pass writes the lines of the changed branches and the moved
+  //    child ids, nothing else (each node line prefetched ahead, for writing).
   for (size_t d = depth + 1; d-- > 0;) {
     auto& level = sc.levels[d];
-    for (BatchCursor& c : level) {
-      if (c.descended && c.changed) {
-        const Node& x = nodes_[c.n];
+    for (size_t i = 0; i < level.size(); ++i) {
+      if (i + kBatchAhead < level.size() && level[i + kBatchAhead].descended) __builtin_prefetch(&nodes_[level[i + kBatchAhead].n], 1);
+      BatchCursor& c = level[i];
+      if (!c.changed) continue;
+      if (c.descended) {
+        Node& x = nodes_[c.n];
         if (x.kind == NodeKind::extension) {
-          const Result r = relink_extension(c.n, c.ext_child);
-          c.result = r.id;
+          c.result = relink_extension(c.n, c.ext_child).id;
         } else {
-          nodes_[c.n].dirty = true;
+          x.dirty = true;
+          x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
         }
       }
-      if (!c.changed) continue;
       if (d == 0) {
         root_ = c.result;
         continue;
       }
       BatchCursor& p = sc.levels[d - 1][c.parent];
       p.changed = true;
-      if (nodes_[p.n].kind == NodeKind::extension) {
+      if (c.parent_kids == kNoNode) {
         p.ext_child = c.result;
+        continue;
+      }
+      const uint16_t bit = uint16_t(1u << c.nib);
+      Kids& k = kids_[c.parent_kids];
+      if (c.result == kNoNode) {
+        k.id[c.nib] = kNoNode;
+        k.ref[c.nib].len = 0;
+        p.gone_bits |= bit;
+        p.child_gone = true;
       } else {
-        set_kid(p.n, c.nib, c.result);
-        if (c.result == kNoNode) p.child_gone = true;
+        assert(nodes_[c.result].dirty);
+        if (c.result != c.n) k.id[c.nib] = c.result;
+        p.dirty_bits |= bit;
       }
     }
   }
