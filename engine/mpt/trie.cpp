@@ -263,12 +263,14 @@ Trie::Result Trie::relink_extension(NodeId e, NodeId child) {
 void Trie::put(std::span<const uint8_t> key, std::span<const uint8_t> value) {
   assert(key.size() <= kMaxKeyBytes);
   if (value.empty()) return erase(key);
+  dirty_log_valid_ = false;
   to_nibbles(key, &nib_scratch_);
   root_ = insert(root_, nib_scratch_.data(), nib_scratch_.size(), 0, value).id;
 }
 
 void Trie::erase(std::span<const uint8_t> key) {
   assert(key.size() <= kMaxKeyBytes);
+  dirty_log_valid_ = false;
   to_nibbles(key, &nib_scratch_);
   root_ = remove(root_, nib_scratch_.data(), nib_scratch_.size(), 0).id;
 }
@@ -329,6 +331,7 @@ struct BatchCursor {
   uint16_t gone_bits;    // branch: children that are now empty
   NodeId result;         // result: the id now at this position (kNoNode = empty)
   NodeId ext_child;      // extension: its child's new id
+  uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
 };
 
 struct BatchScratch {
@@ -343,6 +346,10 @@ constexpr size_t kBatchAhead = 8;
 void Trie::apply_sorted(std::span<const Write> writes) {
   if (writes.empty()) return;
   thread_local BatchScratch sc;
+  // Log the dirty nodes only when the batch starts from a clean trie (then the dirty
+  // nodes afterwards are exactly the ones this batch changed).
+  bool logging = !dirty();
+  dirty_log_.clear();
   auto key_nibbles = [&](size_t w) { return 2 * writes[w].key.size(); };
   auto nibble = [&](size_t w, size_t pos) { return st::kernels::key_nibble(writes[w].key.data(), pos); };
 #ifndef NDEBUG
@@ -358,7 +365,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     return sc.levels[d];
   };
   level_at(0).clear();
-  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode});
+  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0});
   // 1. Top down, one depth at a time.
   for (;; ++depth) {
     auto& next = level_at(depth + 1);
@@ -390,7 +397,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           };
           if (follows(c.lo) && follows(c.hi - 1)) {
             c.descended = true;
-            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode});
+            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0});
             continue;
           }
         } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
@@ -400,7 +407,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
             while (e < c.hi && nibble(e, c.pos) == nb) ++e;
-            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode});
+            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0});
             w = e;
           }
           continue;
@@ -436,11 +443,16 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         Node& x = nodes_[c.n];
         if (x.kind == NodeKind::extension) {
           c.result = relink_extension(c.n, c.ext_child).id;
+          logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
         } else {
           x.dirty = true;
           x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
+          logging &= c.result == c.n;
         }
+        if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, c.nib, c.height});
+      } else if (logging && c.result != kNoNode) {
+        c.height = log_subtree(c.result, c.parent_kids, c.nib);
       }
       if (d == 0) {
         root_ = c.result;
@@ -448,6 +460,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       }
       BatchCursor& p = sc.levels[d - 1][c.parent];
       p.changed = true;
+      if (c.result != kNoNode) p.height = std::max(p.height, c.height + 1);
       if (c.parent_kids == kNoNode) {
         p.ext_child = c.result;
         continue;
@@ -466,6 +479,23 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       }
     }
   }
+  dirty_log_valid_ = logging;
+}
+
+uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
+  const Node& x = nodes_[n];
+  assert(x.dirty);
+  uint32_t h = 0;
+  if (x.kind == NodeKind::extension) {
+    if (nodes_[x.child].dirty) h = 1 + log_subtree(x.child, kNoNode, 0);
+  } else if (x.kind == NodeKind::branch) {
+    for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
+      const uint32_t b = uint32_t(__builtin_ctz(m));
+      h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, b));
+    }
+  }
+  dirty_log_.push_back({n, parent_kids, nib, h});
+  return h;
 }
 
 std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) const {
@@ -630,14 +660,34 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     if (sc.by_depth.size() <= d) sc.by_depth.resize(d + 1);
     return sc.by_depth[d];
   };
-  {
+  // From the batch logs when every dirty trie has one (by height: index H - height, so
+  // the loop below still runs from the last index to 0 and children come first).
+  bool logged = true;
+  uint32_t max_height = 0;
+  for (Trie* t : tries) {
+    if (!t->dirty()) continue;
+    if (!t->dirty_log_valid_) { logged = false; break; }
+    for (const DirtyRecord& r : t->dirty_log_) max_height = std::max(max_height, r.height);
+  }
+  if (logged) {
+    for (size_t d = 0; d <= max_height; ++d) level_at(d).clear();
+    for (Trie* t : tries) {
+      if (!t->dirty()) continue;
+      for (const DirtyRecord& r : t->dirty_log_) sc.by_depth[max_height - r.height].push_back({t, r.id, r.parent_kids, r.nib});
+      depths = max_height + 1;
+    }
+  } else {
     auto& l0 = level_at(0);
     l0.clear();
     for (Trie* t : tries)
       if (t->dirty()) l0.push_back({t, t->root_, kNoNode, 0});
     depths = l0.empty() ? 0 : 1;
   }
-  for (size_t d = 0; d < depths; ++d) {
+  for (Trie* t : tries) {
+    t->dirty_log_.clear();
+    t->dirty_log_valid_ = false;
+  }
+  for (size_t d = 0; d < depths && !logged; ++d) {
     auto& next = level_at(d + 1);
     next.clear();
     const auto& level = sc.by_depth[d];
@@ -724,7 +774,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         x.ref.len = uint8_t(len);
         std::memcpy(x.ref.bytes, out, len);
         if (parent_ref) *parent_ref = x.ref;
-        if (d == 0) {  // a short root stays embedded in its ref; root_hash() hashes it
+        if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
           ++st.keccak_calls;
           st.keccak_bytes += len;
           capture_node(capture, out, len);
@@ -759,6 +809,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     stats->keccak_calls += st.keccak_calls;
     stats->keccak_bytes += st.keccak_bytes;
     stats->depths = std::max(stats->depths, st.depths);
+    if (logged && depths) ++stats->from_batch_log;
   }
 }
 

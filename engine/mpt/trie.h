@@ -29,6 +29,7 @@ namespace st::mpt {
 
 struct CommitStats {
   uint64_t nodes_rehashed = 0, keccak_calls = 0, keccak_bytes = 0, depths = 0;
+  uint64_t from_batch_log = 0;  // commits whose dirty nodes came from apply_sorted's log
 };
 
 class Trie final : public NodeSource {
@@ -124,6 +125,21 @@ class Trie final : public NodeSource {
   size_t encoded_size(const Node& x) const;
   size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
   uint8_t* put_encoding(const Node& x, uint8_t* out) const;
+
+  // The dirty nodes of one batch, recorded by apply_sorted when it starts from a clean
+  // trie and changes no structure above its frontiers (no collapse, no merge): each with
+  // the children-block slot its ref goes to and its height (leaf 0, else 1 + the tallest
+  // dirty child). commit_many then hashes by height from this log instead of collecting
+  // the dirty nodes again. Valid only while dirty_log_valid_ (any other write clears it).
+  struct DirtyRecord {
+    NodeId id;
+    uint32_t parent_kids;  // kNoNode: the root, or an extension's child
+    uint32_t nib;
+    uint32_t height;
+  };
+  uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib);  // returns its height
+  std::vector<DirtyRecord> dirty_log_;
+  bool dirty_log_valid_ = false;
 
   ChunkedArena<Node> nodes_;
   ChunkedArena<Kids> kids_;
