@@ -286,7 +286,7 @@ void Trie::apply(std::span<const Write> writes) {
   std::vector<Order> order(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     uint8_t be[8] = {};
-    std::memcpy(be, writes[i].key.data(), std::min<size_t>(8, writes[i].key.size()));
+    if (!writes[i].key.empty()) std::memcpy(be, writes[i].key.data(), std::min<size_t>(8, writes[i].key.size()));
     uint64_t p = 0;
     for (uint8_t b : be) p = (p << 8) | b;
     order[i] = {p, uint32_t(i)};
@@ -295,7 +295,8 @@ void Trie::apply(std::span<const Write> writes) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const auto& ka = writes[a.index].key;
     const auto& kb = writes[b.index].key;
-    const int c = std::memcmp(ka.data(), kb.data(), std::min(ka.size(), kb.size()));
+    const size_t common = std::min(ka.size(), kb.size());
+    const int c = common ? std::memcmp(ka.data(), kb.data(), common) : 0;
     if (c != 0) return c < 0;
     if (ka.size() != kb.size()) return ka.size() < kb.size();
     return a.index < b.index;
@@ -306,7 +307,7 @@ void Trie::apply(std::span<const Write> writes) {
     const Write& w = writes[order[i].index];
     if (i + 1 < order.size()) {  // a later write to the same key follows: skip this one
       const Write& nx = writes[order[i + 1].index];
-      if (nx.key.size() == w.key.size() && std::memcmp(nx.key.data(), w.key.data(), w.key.size()) == 0) continue;
+      if (nx.key.size() == w.key.size() && (w.key.empty() || std::memcmp(nx.key.data(), w.key.data(), w.key.size()) == 0)) continue;
     }
     sorted.push_back(w);
   }
