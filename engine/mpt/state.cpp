@@ -41,8 +41,9 @@ void MptState::apply(const st::state::StateDiff& diff) {
     for (const auto& w : d.storage_writes) { msgs.push_back(w.first.data()); lens.push_back(32); }
   std::vector<uint8_t> slot_keys(32 * msgs.size());
   if (!msgs.empty()) st::kernels::keccak256_batch(msgs.data(), lens.data(), slot_keys.data(), msgs.size());
+  std::vector<uint8_t> values(33 * msgs.size());  // RLP of each trimmed value (empty = delete)
+  std::vector<Trie::Write> writes;
   size_t k = 0;  // index of this account's first slot key
-  std::vector<uint32_t> order;
   for (const auto& d : diff.accounts) {
     if (d.destroyed) {
       auto it = accounts_.find(d.address);
@@ -57,31 +58,23 @@ void MptState::apply(const st::state::StateDiff& diff) {
     if (d.nonce) a.fields.nonce = *d.nonce;
     if (d.balance) a.fields.balance = *d.balance;
     if (d.code) st::kernels::keccak256(d.code->data(), d.code->size(), a.fields.code_hash.data());
-    // This account's writes in hashed-key order (stable: a later write to the same slot
-    // still wins), so consecutive updates share the top of their paths in cache.
-    order.clear();
-    for (size_t i = 0; i < d.storage_writes.size(); ++i) order.push_back(uint32_t(k + i));
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-      return std::memcmp(slot_keys.data() + 32 * size_t(x), slot_keys.data() + 32 * size_t(y), 32) < 0;
-    });
-    for (size_t j = 0; j < order.size(); ++j) {
-      const uint32_t i = order[j];
-      if (a.storage && j % Trie::kWarmGroup == 0) {  // overlap the cache misses of the next group's paths
-        std::span<const uint8_t> group[Trie::kWarmGroup];
-        const size_t g = std::min(Trie::kWarmGroup, order.size() - j);
-        for (size_t q = 0; q < g; ++q) group[q] = {slot_keys.data() + 32 * size_t(order[j + q]), 32};
-        a.storage->prefetch_paths({group, g});
-      }
-      const std::span<const uint8_t> key(slot_keys.data() + 32 * size_t(i), 32);
-      uint8_t vbuf[33];
-      const size_t vlen = put_storage_value_rlp(vbuf, d.storage_writes[i - k].second);
-      if (!a.storage) {
-        if (vlen == 0) continue;
-        a.storage = std::make_unique<Trie>();
-      }
-      a.storage->put(key, std::span<const uint8_t>(vbuf, vlen));
+    // This account's writes as one trie batch (Trie::apply sorts them by hashed key, keeps
+    // the last write to a slot, and applies them in one descent).
+    writes.clear();
+    bool any_value = false;
+    for (size_t i = 0; i < d.storage_writes.size(); ++i) {
+      uint8_t* v = values.data() + 33 * (k + i);
+      const size_t vlen = put_storage_value_rlp(v, d.storage_writes[i].second);
+      any_value |= vlen != 0;
+      writes.push_back({{slot_keys.data() + 32 * (k + i), 32}, {v, vlen}});
     }
     k += d.storage_writes.size();
+    if (writes.empty()) continue;
+    if (!a.storage) {
+      if (!any_value) continue;  // deletes only: nothing to delete
+      a.storage = std::make_unique<Trie>();
+    }
+    a.storage->apply(writes);
   }
 }
 

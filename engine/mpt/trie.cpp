@@ -64,7 +64,7 @@ NodeId Trie::alloc(NodeKind kind) {
     else { k = uint32_t(kids_.size()); kids_.emplace_back(); }
     Kids& kb = kids_[k];
     kb.id.fill(kNoNode);
-    kb.dirty_mask = 0;
+    x.dirty_mask = 0;
     for (NodeRef& r : kb.ref) r.len = 0;
     x.child = k;
   }
@@ -72,17 +72,18 @@ NodeId Trie::alloc(NodeKind kind) {
 }
 
 void Trie::set_kid(NodeId branch, unsigned nib, NodeId child) {
-  Kids& k = kids(branch);
+  Node& b = nodes_[branch];
+  Kids& k = kids_[b.child];
   k.id[nib] = child;
-  const uint32_t bit = 1u << nib;
+  const uint16_t bit = uint16_t(1u << nib);
   if (child == kNoNode) {
     k.ref[nib].len = 0;
-    k.dirty_mask &= ~bit;
+    b.dirty_mask &= uint16_t(~bit);
   } else if (nodes_[child].dirty) {
-    k.dirty_mask |= bit;
+    b.dirty_mask |= bit;
   } else {
     k.ref[nib] = nodes_[child].ref;
-    k.dirty_mask &= ~bit;
+    b.dirty_mask &= uint16_t(~bit);
   }
 }
 
@@ -197,17 +198,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
       const Result r = remove(x.child, key, klen, pos + pl);
       if (!r.changed) return {n, false};
       assert(r.id != kNoNode);  // the child was a branch with >= 2 slots
-      Node& e = nodes_[n];
-      Node& c = nodes_[r.id];
-      if (c.kind == NodeKind::branch) {
-        e.child = r.id;
-        e.dirty = true;
-        return {n, true};
-      }
-      c.path.prepend(e.path.data(), e.path.size());  // merge short nodes
-      c.dirty = true;
-      release(n);
-      return {r.id, true};
+      return relink_extension(n, r.id);
     }
     case NodeKind::branch: {
       if (rl == 0) {
@@ -218,47 +209,294 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
         if (!r.changed) return {n, false};
         set_kid(n, rest[0], r.id);
       }
-      Node& b = nodes_[n];
-      b.dirty = true;
-      int count = b.value.empty() ? 0 : 1, last = -1;
-      for (int i = 0; i < 16; ++i)
-        if (kids(n).id[i] != kNoNode) { ++count; last = i; }
-      if (count >= 2) return {n, true};
-      assert(count == 1);
-      if (last < 0) {  // value only: a leaf with an empty path
-        const NodeId l = alloc(NodeKind::leaf);
-        nodes_[l].value = std::move(nodes_[n].value);
-        release(n);
-        return {l, true};
-      }
-      const NodeId c = kids(n).id[last];
-      release(n);
-      Node& cn = nodes_[c];
-      const uint8_t nib = uint8_t(last);
-      if (cn.kind == NodeKind::branch) return {new_ext(&nib, 1, c), true};
-      cn.path.prepend(&nib, 1);
-      cn.dirty = true;
-      return {c, true};
+      nodes_[n].dirty = true;
+      return collapse_branch(n);
     }
   }
   return {n, false};
 }
 
+Trie::Result Trie::collapse_branch(NodeId n) {
+  const Kids& k = kids(n);
+  int count = nodes_[n].value.empty() ? 0 : 1, last = -1;
+  for (int i = 0; i < 16; ++i)
+    if (k.id[i] != kNoNode) { ++count; last = i; }
+  if (count >= 2) return {n, true};
+  if (count == 0) {  // only a batch can empty a branch (every key below it deleted)
+    release(n);
+    return {kNoNode, true};
+  }
+  if (last < 0) {  // value only: a leaf with an empty path
+    const NodeId l = alloc(NodeKind::leaf);
+    nodes_[l].value = std::move(nodes_[n].value);
+    release(n);
+    return {l, true};
+  }
+  const NodeId c = k.id[last];
+  release(n);
+  Node& cn = nodes_[c];
+  const uint8_t nib = uint8_t(last);
+  if (cn.kind == NodeKind::branch) return {new_ext(&nib, 1, c), true};
+  cn.path.prepend(&nib, 1);
+  cn.dirty = true;
+  return {c, true};
+}
+
+Trie::Result Trie::relink_extension(NodeId e, NodeId child) {
+  if (child == kNoNode) {  // the branch below lost every key (batch deletes)
+    release(e);
+    return {kNoNode, true};
+  }
+  Node& x = nodes_[e];
+  Node& c = nodes_[child];
+  if (c.kind == NodeKind::branch) {
+    x.child = child;
+    x.dirty = true;
+    return {e, true};
+  }
+  c.path.prepend(x.path.data(), x.path.size());  // merge short nodes
+  c.dirty = true;
+  release(e);
+  return {child, true};
+}
+
 void Trie::put(std::span<const uint8_t> key, std::span<const uint8_t> value) {
   assert(key.size() <= kMaxKeyBytes);
   if (value.empty()) return erase(key);
+  dirty_log_valid_ = false;
   to_nibbles(key, &nib_scratch_);
   root_ = insert(root_, nib_scratch_.data(), nib_scratch_.size(), 0, value).id;
 }
 
 void Trie::erase(std::span<const uint8_t> key) {
   assert(key.size() <= kMaxKeyBytes);
+  dirty_log_valid_ = false;
   to_nibbles(key, &nib_scratch_);
   root_ = remove(root_, nib_scratch_.data(), nib_scratch_.size(), 0).id;
 }
 
 void Trie::apply(std::span<const Write> writes) {
-  for (const Write& w : writes) put(w.key, w.value);
+  // Sort by (first 8 key bytes as a big-endian integer, zero padded; then the whole key;
+  // then the write's index): the padded prefix orders like the key bytes, and the index
+  // keeps the later of two writes to one key last.
+  struct Order {
+    uint64_t prefix;
+    uint32_t index;
+  };
+  std::vector<Order> order(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    uint8_t be[8] = {};
+    if (!writes[i].key.empty()) std::memcpy(be, writes[i].key.data(), std::min<size_t>(8, writes[i].key.size()));
+    uint64_t p = 0;
+    for (uint8_t b : be) p = (p << 8) | b;
+    order[i] = {p, uint32_t(i)};
+  }
+  std::sort(order.begin(), order.end(), [&](const Order& a, const Order& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const auto& ka = writes[a.index].key;
+    const auto& kb = writes[b.index].key;
+    const size_t common = std::min(ka.size(), kb.size());
+    const int c = common ? std::memcmp(ka.data(), kb.data(), common) : 0;
+    if (c != 0) return c < 0;
+    if (ka.size() != kb.size()) return ka.size() < kb.size();
+    return a.index < b.index;
+  });
+  std::vector<Write> sorted;
+  sorted.reserve(writes.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Write& w = writes[order[i].index];
+    if (i + 1 < order.size()) {  // a later write to the same key follows: skip this one
+      const Write& nx = writes[order[i + 1].index];
+      if (nx.key.size() == w.key.size() && (w.key.empty() || std::memcmp(nx.key.data(), w.key.data(), w.key.size()) == 0)) continue;
+    }
+    sorted.push_back(w);
+  }
+  apply_sorted(sorted);
+}
+
+namespace {
+
+// One position of the batch descent: node n (kNoNode = an empty slot) with the writes
+// [lo, hi) below it, pos nibbles of their keys consumed above it.
+struct BatchCursor {
+  NodeId n;
+  uint32_t lo, hi;
+  uint32_t pos;
+  uint32_t parent;       // index of the parent cursor one depth up (root: ~0u)
+  uint32_t parent_kids;  // the parent branch's children block (kNoNode: the parent is an extension)
+  uint8_t nib;           // the parent branch's slot
+  bool descended;        // n is a branch / extension whose children are cursors one depth down
+  bool changed;          // result: something below (or n itself) changed
+  bool child_gone;       // branch: a child slot became empty (collapse check)
+  uint16_t dirty_bits;   // branch: children that are now dirty (set in the bottom-up pass)
+  uint16_t gone_bits;    // branch: children that are now empty
+  NodeId result;         // result: the id now at this position (kNoNode = empty)
+  NodeId ext_child;      // extension: its child's new id
+  uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
+};
+
+struct BatchScratch {
+  std::vector<std::vector<BatchCursor>> levels;
+  std::vector<uint8_t> nibbles;
+};
+
+constexpr size_t kBatchAhead = 8;
+
+}  // namespace
+
+void Trie::apply_sorted(std::span<const Write> writes) {
+  if (writes.empty()) return;
+  thread_local BatchScratch sc;
+  // Log the dirty nodes only when the batch starts from a clean trie (then the dirty
+  // nodes afterwards are exactly the ones this batch changed).
+  bool logging = !dirty();
+  dirty_log_.clear();
+  auto key_nibbles = [&](size_t w) { return 2 * writes[w].key.size(); };
+  auto nibble = [&](size_t w, size_t pos) { return st::kernels::key_nibble(writes[w].key.data(), pos); };
+#ifndef NDEBUG
+  for (size_t i = 1; i < writes.size(); ++i) {
+    const auto& a = writes[i - 1].key;
+    const auto& b = writes[i].key;
+    assert(std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end()));
+  }
+#endif
+  size_t depth = 0;
+  auto level_at = [&](size_t d) -> std::vector<BatchCursor>& {
+    if (sc.levels.size() <= d) sc.levels.resize(d + 1);
+    return sc.levels[d];
+  };
+  level_at(0).clear();
+  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0});
+  // 1. Top down, one depth at a time.
+  for (;; ++depth) {
+    auto& next = level_at(depth + 1);
+    next.clear();
+    auto& level = sc.levels[depth];
+    for (size_t i = 0; i < level.size(); ++i) {
+      if (i + 2 * kBatchAhead < level.size() && level[i + 2 * kBatchAhead].n != kNoNode)
+        __builtin_prefetch(&nodes_[level[i + 2 * kBatchAhead].n]);
+      if (i + kBatchAhead < level.size() && level[i + kBatchAhead].n != kNoNode) {
+        const Node& f = nodes_[level[i + kBatchAhead].n];  // its line 0 was requested above
+        if (f.kind == NodeKind::branch) __builtin_prefetch(&kids_[f.child].id);
+        else {
+          __builtin_prefetch(f.path.data());
+          if (f.kind == NodeKind::leaf) __builtin_prefetch(f.value.data());
+        }
+      }
+      BatchCursor& c = level[i];
+      const uint32_t ci = uint32_t(i);
+      if (c.n != kNoNode) {
+        const Node& x = nodes_[c.n];
+        if (x.kind == NodeKind::extension) {
+          // Every key of [lo, hi) goes below when the first and the last do (sorted keys).
+          const size_t pl = x.path.size();
+          auto follows = [&](size_t w) {
+            if (key_nibbles(w) < c.pos + pl) return false;
+            for (size_t j = 0; j < pl; ++j)
+              if (nibble(w, c.pos + j) != x.path[j]) return false;
+            return true;
+          };
+          if (follows(c.lo) && follows(c.hi - 1)) {
+            c.descended = true;
+            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0});
+            continue;
+          }
+        } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
+          c.descended = true;
+          const Kids& k = kids_[x.child];
+          for (uint32_t w = c.lo; w < c.hi;) {
+            const uint8_t nb = nibble(w, c.pos);
+            uint32_t e = w + 1;
+            while (e < c.hi && nibble(e, c.pos) == nb) ++e;
+            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0});
+            w = e;
+          }
+          continue;
+        }
+      }
+      // Leaf, diverging extension, empty slot, or a key ending at this branch: the writes
+      // below are applied one by one from here.
+      Result r{c.n, false};
+      for (uint32_t w = c.lo; w < c.hi; ++w) {
+        to_nibbles(writes[w].key, &sc.nibbles);
+        const Result q = writes[w].value.empty() ? remove(r.id, sc.nibbles.data(), sc.nibbles.size(), c.pos)
+                                                 : insert(r.id, sc.nibbles.data(), sc.nibbles.size(), c.pos, writes[w].value);
+        r.id = q.id;
+        r.changed |= q.changed;
+      }
+      c.result = r.id;
+      c.changed = r.changed;
+    }
+    if (next.empty()) break;
+  }
+  // 2. Bottom up: finish the descended nodes of each depth, then hand every changed result
+  //    to its parent (the parent's depth is finished next). A changed result is always a
+  //    dirty node (or empty), so the parent needs only its dirty-child bit and, when the id
+  //    moved, the new id: this pass writes the lines of the changed branches and the moved
+  //    child ids, nothing else (each node line prefetched ahead, for writing).
+  for (size_t d = depth + 1; d-- > 0;) {
+    auto& level = sc.levels[d];
+    for (size_t i = 0; i < level.size(); ++i) {
+      if (i + kBatchAhead < level.size() && level[i + kBatchAhead].descended) __builtin_prefetch(&nodes_[level[i + kBatchAhead].n], 1);
+      BatchCursor& c = level[i];
+      if (!c.changed) continue;
+      if (c.descended) {
+        Node& x = nodes_[c.n];
+        if (x.kind == NodeKind::extension) {
+          c.result = relink_extension(c.n, c.ext_child).id;
+          logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
+        } else {
+          x.dirty = true;
+          x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
+          c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
+          logging &= c.result == c.n;
+        }
+        if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, c.nib, c.height});
+      } else if (logging && c.result != kNoNode) {
+        c.height = log_subtree(c.result, c.parent_kids, c.nib);
+      }
+      if (d == 0) {
+        root_ = c.result;
+        continue;
+      }
+      BatchCursor& p = sc.levels[d - 1][c.parent];
+      p.changed = true;
+      if (c.result != kNoNode) p.height = std::max(p.height, c.height + 1);
+      if (c.parent_kids == kNoNode) {
+        p.ext_child = c.result;
+        continue;
+      }
+      const uint16_t bit = uint16_t(1u << c.nib);
+      Kids& k = kids_[c.parent_kids];
+      if (c.result == kNoNode) {
+        k.id[c.nib] = kNoNode;
+        k.ref[c.nib].len = 0;
+        p.gone_bits |= bit;
+        p.child_gone = true;
+      } else {
+        assert(nodes_[c.result].dirty);
+        if (c.result != c.n) k.id[c.nib] = c.result;
+        p.dirty_bits |= bit;
+      }
+    }
+  }
+  dirty_log_valid_ = logging;
+}
+
+uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
+  const Node& x = nodes_[n];
+  assert(x.dirty);
+  uint32_t h = 0;
+  if (x.kind == NodeKind::extension) {
+    if (nodes_[x.child].dirty) h = 1 + log_subtree(x.child, kNoNode, 0);
+  } else if (x.kind == NodeKind::branch) {
+    for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
+      const uint32_t b = uint32_t(__builtin_ctz(m));
+      h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, b));
+    }
+  }
+  dirty_log_.push_back({n, parent_kids, nib, h});
+  return h;
 }
 
 std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) const {
@@ -348,7 +586,7 @@ size_t Trie::encoded_size(const Node& x) const {
     case NodeKind::extension: return extension_size(x.path.size(), nodes_[x.child].ref);
     case NodeKind::branch: {
       const Kids& k = kids_[x.child];
-      assert(k.dirty_mask == 0);  // children committed first
+      assert(x.dirty_mask == 0);  // children committed first
       return branch_size(k.ref, x.value.data(), x.value.size());
     }
   }
@@ -386,8 +624,9 @@ namespace {
 
 struct CommitItem {
   void* t;  // Trie*
-  NodeId id, parent;
-  uint32_t nib;
+  NodeId id;
+  uint32_t parent_kids;  // the parent branch's children block (kNoNode: root or extension child)
+  uint32_t nib;          // slot in that block
 };
 
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
@@ -397,7 +636,8 @@ struct CommitScratch {
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
-  std::vector<NodeRef*> targets;
+  std::vector<NodeRef*> targets;         // the node's own ref
+  std::vector<NodeRef*> parent_targets;  // the ref cached in its parent's children block (or null)
   std::vector<uint8_t> digests;
 };
 
@@ -421,14 +661,34 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     if (sc.by_depth.size() <= d) sc.by_depth.resize(d + 1);
     return sc.by_depth[d];
   };
-  {
+  // From the batch logs when every dirty trie has one (by height: index H - height, so
+  // the loop below still runs from the last index to 0 and children come first).
+  bool logged = true;
+  uint32_t max_height = 0;
+  for (Trie* t : tries) {
+    if (!t->dirty()) continue;
+    if (!t->dirty_log_valid_) { logged = false; break; }
+    for (const DirtyRecord& r : t->dirty_log_) max_height = std::max(max_height, r.height);
+  }
+  if (logged) {
+    for (size_t d = 0; d <= max_height; ++d) level_at(d).clear();
+    for (Trie* t : tries) {
+      if (!t->dirty()) continue;
+      for (const DirtyRecord& r : t->dirty_log_) sc.by_depth[max_height - r.height].push_back({t, r.id, r.parent_kids, r.nib});
+      depths = max_height + 1;
+    }
+  } else {
     auto& l0 = level_at(0);
     l0.clear();
     for (Trie* t : tries)
       if (t->dirty()) l0.push_back({t, t->root_, kNoNode, 0});
     depths = l0.empty() ? 0 : 1;
   }
-  for (size_t d = 0; d < depths; ++d) {
+  for (Trie* t : tries) {
+    t->dirty_log_.clear();
+    t->dirty_log_valid_ = false;
+  }
+  for (size_t d = 0; d < depths && !logged; ++d) {
     auto& next = level_at(d + 1);
     next.clear();
     const auto& level = sc.by_depth[d];
@@ -441,31 +701,25 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         const CommitItem& f = level[i + kPrefetchAhead];
         const Trie* ft = static_cast<const Trie*>(f.t);
         const Node& fx = ft->nodes_[f.id];
-        if (fx.kind == NodeKind::branch) {
-          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
-          for (size_t line = 0; line < sizeof(Kids); line += 64) __builtin_prefetch(kb + line);
-        } else if (fx.kind == NodeKind::leaf) {
-          __builtin_prefetch(fx.path.data());
-          __builtin_prefetch(fx.value.data());
-        }
+        if (fx.kind == NodeKind::branch) __builtin_prefetch(&ft->kids_[fx.child].id);  // line 0: the ids
       }
       const CommitItem& it = level[i];
       Trie* t = static_cast<Trie*>(it.t);
       const Node& x = t->nodes_[it.id];
       if (x.kind == NodeKind::extension) {
         if (t->nodes_[x.child].dirty) next.push_back({t, x.child, kNoNode, 0});
-      } else if (x.kind == NodeKind::branch) {
+      } else if (x.kind == NodeKind::branch && x.dirty_mask) {
         const Kids& k = t->kids_[x.child];
-        for (uint32_t m = k.dirty_mask; m; m &= m - 1) {
+        for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
           const uint32_t nib = uint32_t(__builtin_ctz(m));
-          next.push_back({t, k.id[nib], it.id, nib});
+          next.push_back({t, k.id[nib], x.child, nib});
         }
       }
     }
     if (!next.empty()) depths = d + 2;
   }
-  // 2. Deepest depth first: size, encode into one buffer, one keccak batch per depth, then
-  //    publish the refs into the parents' child blocks.
+  // 2. Deepest depth first: size, encode into one buffer, one keccak batch per depth; each
+  //    new ref is written to its node and to the parent's children block right away.
   CommitStats st;
   for (size_t d = depths; d-- > 0;) {
     const auto& level = sc.by_depth[d];
@@ -473,6 +727,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     sc.msgs.clear();
     sc.lens.clear();
     sc.targets.clear();
+    sc.parent_targets.clear();
     size_t total = 0;
     for (size_t i = 0; i < level.size(); ++i) {
       // two stages, as in step 1: the node line 2*ahead, then (from that line) the child
@@ -495,8 +750,9 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
           __builtin_prefetch(fx.value.data());
         }
       }
-      Trie* t = static_cast<Trie*>(level[i].t);
-      Node& x = t->nodes_[level[i].id];
+      const CommitItem& it = level[i];
+      Trie* t = static_cast<Trie*>(it.t);
+      Node& x = t->nodes_[it.id];
       // one pass: bound, write, record (offsets, not pointers: the buffer may grow)
       const size_t need = total + t->encoded_bound(x);
       if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
@@ -504,6 +760,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       uint8_t* end;
       if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
         out = put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end);
+        x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
       } else {
         end = t->put_encoding(x, out);
       }
@@ -511,10 +768,14 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       sc.off[i] = size_t(out - sc.buf.data());
       total = size_t(end - sc.buf.data());
       x.dirty = false;
+      // The new ref goes to the node and straight into the parent's children block (no
+      // separate publish pass re-reading this depth's nodes).
+      NodeRef* const parent_ref = it.parent_kids == kNoNode ? nullptr : &t->kids_[it.parent_kids].ref[it.nib];
       if (len < 32) {
         x.ref.len = uint8_t(len);
         std::memcpy(x.ref.bytes, out, len);
-        if (d == 0) {  // a short root stays embedded in its ref; root_hash() hashes it
+        if (parent_ref) *parent_ref = x.ref;
+        if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
           ++st.keccak_calls;
           st.keccak_bytes += len;
           capture_node(capture, out, len);
@@ -522,6 +783,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       } else {
         sc.lens.push_back(len);
         sc.targets.push_back(&x.ref);
+        sc.parent_targets.push_back(parent_ref);
         sc.msgs.push_back(reinterpret_cast<const uint8_t*>(sc.off[i]));  // offset for now
         capture_node(capture, out, len);
       }
@@ -535,17 +797,12 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
       st.keccak_calls += sc.msgs.size();
       for (size_t i = 0; i < sc.msgs.size(); ++i) {
-        sc.targets[i]->len = 32;
-        std::memcpy(sc.targets[i]->bytes, sc.digests.data() + 32 * i, 32);
+        NodeRef* r = sc.targets[i];
+        r->len = 32;
+        std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
+        if (NodeRef* p = sc.parent_targets[i]) *p = *r;
         st.keccak_bytes += sc.lens[i];
       }
-    }
-    for (const CommitItem& it : level) {
-      if (it.parent == kNoNode) continue;
-      Trie* t = static_cast<Trie*>(it.t);
-      Kids& k = t->kids(it.parent);
-      k.ref[it.nib] = t->nodes_[it.id].ref;
-      k.dirty_mask &= ~(1u << it.nib);
     }
   }
   if (stats) {
@@ -553,6 +810,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     stats->keccak_calls += st.keccak_calls;
     stats->keccak_bytes += st.keccak_bytes;
     stats->depths = std::max(stats->depths, st.depths);
+    if (logged && depths) ++stats->from_batch_log;
   }
 }
 

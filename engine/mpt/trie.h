@@ -29,6 +29,7 @@ namespace st::mpt {
 
 struct CommitStats {
   uint64_t nodes_rehashed = 0, keccak_calls = 0, keccak_bytes = 0, depths = 0;
+  uint64_t from_batch_log = 0;  // commits whose dirty nodes came from apply_sorted's log
 };
 
 class Trie final : public NodeSource {
@@ -46,7 +47,17 @@ class Trie final : public NodeSource {
 
   void put(std::span<const uint8_t> key, std::span<const uint8_t> value);  // empty value = delete
   void erase(std::span<const uint8_t> key);
-  void apply(std::span<const Write> writes);  // in order; later writes win
+  // A batch in any order (later writes to the same key win): sorted by key, deduplicated,
+  // then applied by apply_sorted.
+  void apply(std::span<const Write> writes);
+  // A batch whose keys are strictly ascending (byte order; distinct): one breadth-first
+  // descent for the whole batch. Each node on the batch's paths is visited once (shared
+  // prefixes are walked once, not once per key), a whole depth at a time, with the next
+  // nodes of every path prefetched while the current depth is processed; where a path
+  // leaves the existing structure (a leaf, a diverging extension, an empty slot, a key
+  // ending at a branch) the keys below are applied one by one there, and the parents are
+  // then fixed up deepest first (dirty marks, child refs, collapses after deletes).
+  void apply_sorted(std::span<const Write> writes);
   std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
   // Read-only cache warm-up before a group of puts: walks the keys' current paths in
   // lockstep, one level per round, prefetching every node and child-id line before any of
@@ -70,13 +81,17 @@ class Trie final : public NodeSource {
   void encode(NodeId id, std::vector<uint8_t>* out) const override;
 
  private:
-  struct Node {
+  // One node = three 64-byte lines (alignas(64), arena chunks are 64-byte aligned): line 0
+  // holds everything a walk or the commit's collect pass reads of a branch or extension
+  // (kind, dirty flags, child, ref); a leaf's inline path fills line 1, its value line 2.
+  struct alignas(64) Node {
     NodeKind kind = NodeKind::leaf;
     bool dirty = true;
+    uint16_t dirty_mask = 0;     // branch: children that are dirty (commit descends only into those)
+    NodeId child = kNoNode;      // extension: child; branch: index of its children block
     NodeRef ref;
     SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
     SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
-    NodeId child = kNoNode;      // extension: child; branch: index of its children block
   };
   struct Result {
     NodeId id;
@@ -87,12 +102,11 @@ class Trie final : public NodeSource {
   void release(NodeId id);
   NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
   NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
-  // A branch's children: ids, their committed refs cached next to them (encoding a branch
-  // reads one 600-byte block instead of 16 scattered nodes) and a mask of dirty children
-  // (commit descends only into those). Invariant: for a clean child, ref[i] == its ref.
-  struct Kids {
+  // A branch's children: ids (line 0) and their committed refs cached next to them
+  // (encoding a branch reads one block instead of 16 scattered nodes). Invariant: for a
+  // clean child, ref[i] == its ref; the branch node's dirty_mask marks the dirty children.
+  struct alignas(64) Kids {
     std::array<NodeId, 16> id;
-    uint32_t dirty_mask;
     NodeRef ref[16];
   };
   Kids& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
@@ -101,10 +115,31 @@ class Trie final : public NodeSource {
 
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
   Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
+  // After a branch changed: keeps it if it still has >= 2 slots, else collapses it (spec
+  // "Canonical form"; an emptied branch becomes kNoNode).
+  Result collapse_branch(NodeId n);
+  // After the child of extension e changed to `child`: re-link, merge with a short child, or
+  // drop e when the child is gone.
+  Result relink_extension(NodeId e, NodeId child);
 
   size_t encoded_size(const Node& x) const;
   size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
   uint8_t* put_encoding(const Node& x, uint8_t* out) const;
+
+  // The dirty nodes of one batch, recorded by apply_sorted when it starts from a clean
+  // trie and changes no structure above its frontiers (no collapse, no merge): each with
+  // the children-block slot its ref goes to and its height (leaf 0, else 1 + the tallest
+  // dirty child). commit_many then hashes by height from this log instead of collecting
+  // the dirty nodes again. Valid only while dirty_log_valid_ (any other write clears it).
+  struct DirtyRecord {
+    NodeId id;
+    uint32_t parent_kids;  // kNoNode: the root, or an extension's child
+    uint32_t nib;
+    uint32_t height;
+  };
+  uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib);  // returns its height
+  std::vector<DirtyRecord> dirty_log_;
+  bool dirty_log_valid_ = false;
 
   ChunkedArena<Node> nodes_;
   ChunkedArena<Kids> kids_;
