@@ -232,32 +232,6 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     const StemNode& s = stems_[si];
     (s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues ? dense_stems : sparse_stems).push_back(si);
   }
-  // Lines commit writes later, in order of use: the child-hash line of each dirty stem's
-  // parent (step 3), then per depth, deepest first, each dirty internal node's parent line
-  // (step 4). They are random lines of a big array: each hash call below is followed by
-  // prefetches of as many of them as it hashed messages (at most kPrefetchLead lines ahead
-  // of use, so they are still in L2 when used), so the misses overlap the hashing instead
-  // of stalling the copy loops.
-  PrefetchQueue& pq = prefetch_;
-  pq.lines.clear();
-  pq.next = pq.used = 0;
-  for (const std::vector<uint32_t>* list : {&sparse_stems, &dense_stems})
-    for (uint32_t si : *list)
-      if (stems_[si].parent_side != kNoParent) pq.lines.push_back(&pairs_[stems_[si].parent_side >> 1]);
-  for (int d = int(kStemBits); d >= 0; --d)
-    for (const DirtyNode& dn : dirty_by_depth_[size_t(d)])
-      if (dn.parent_side != kNoParent) pq.lines.push_back(&pairs_[dn.parent_side >> 1]);
-  // hash32_batch / hash64_batch in sub-batches, each followed by its prefetches.
-  auto hash_chunked = [&](auto batch, const uint8_t* in, size_t in_bytes, uint8_t* out, size_t n) {
-    constexpr size_t kChunk = 16;  // one 16-lane call; 16 prefetches fit the fill buffers
-    for (size_t i = 0; i < n; i += kChunk) {
-      const size_t c = std::min(kChunk, n - i);
-      batch(in + in_bytes * i, out + 32 * i, c);
-      pq.pump(c);
-    }
-  };
-  auto hash32 = [&](const uint8_t* in, uint8_t* out, size_t n) { hash_chunked(h_.hash32_batch, in, 32, out, n); };
-  auto hash64 = [&](const uint8_t* in, uint8_t* out, size_t n) { hash_chunked(h_.hash64_batch, in, 64, out, n); };
   std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
   {
     // The written slots, found by sub index (slots may have moved since the write).
@@ -277,7 +251,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       leaf_slots_[i] = slot;
       copy32(scratch_a_[i], slot->value);
     }
-    if (nl) hash32(scratch_a_[0].data(), scratch_a_[0].data(), nl);
+    if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
     cs.leaf_hashes = nl;
     for (size_t i = 0; i < nl; ++i) {
       copy32(leaf_slots_[i]->leaf_hash, scratch_a_[i]);
@@ -334,7 +308,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
         hashed.push_back(p);
       }
       scratch_b_.resize(hashed.size());
-      if (!hashed.empty()) hash64(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
+      if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
       for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
       cs.subtree_hashes += hashed.size();
       dense_cur.swap(next);
@@ -355,8 +329,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       }
     }
     L.off.push_back(uint32_t(L.pos.size()));
-    cs.subtree_hashes += stem_subtree_roots(
-        h_, L, [](void* q, size_t n) { static_cast<PrefetchQueue*>(q)->pump(n); }, &pq);
+    cs.subtree_hashes += stem_subtree_roots(h_, L);
     // 3. Stem nodes H(stem || 0x00 || R), sparse then dense.
     const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
     scratch_a_.resize(2 * n);
@@ -368,7 +341,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
     }
     scratch_b_.resize(n);
-    hash64(scratch_a_[0].data(), scratch_b_[0].data(), n);
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
     for (size_t i = 0; i < n; ++i) {
       const uint32_t si = i < ns ? sparse_stems[i] : dense_stems[i - ns];
       StemNode& s = stems_[si];
@@ -377,7 +350,6 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i]);
     }
     cs.stem_hashes = n;
-    pq.used += n;  // (an upper bound: the root stem has no parent line)
     dirty_stems_.clear();
   }
   // 4. Dirty internal nodes, deepest first. A node's message is its child-hash line; its
@@ -387,18 +359,18 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     std::vector<DirtyNode>& list = dirty_by_depth_[size_t(d)];
     if (list.empty()) continue;
     const size_t n = list.size();
-    // The nodes' own lines were written by their children's hashes (cache-resident); their
-    // parents' lines were prefetched by the queue during the hashing before.
+    for (size_t i = 0; i < n; ++i) {
+      __builtin_prefetch(&pairs_[list[i].node]);
+      if (list[i].parent_side != kNoParent) __builtin_prefetch(&pairs_[list[i].parent_side >> 1], 1);
+    }
     scratch_a_.resize(2 * n);
     for (size_t i = 0; i < n; ++i) {
-      if (i + 16 < n) __builtin_prefetch(&pairs_[list[i + 16].node]);
       const ChildHashes& c = pairs_[list[i].node];
       copy32(scratch_a_[2 * i], c.h[0]);
       copy32(scratch_a_[2 * i + 1], c.h[1]);
     }
     scratch_b_.resize(n);
-    hash64(scratch_a_[0].data(), scratch_b_[0].data(), n);
-    pq.used += n;
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
     for (size_t i = 0; i < n; ++i) {
       const DirtyNode& dn = list[i];
       if (dn.parent_side == kNoParent) {

@@ -30,7 +30,6 @@
 #pragma once
 
 #include <cstddef>
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -198,18 +197,6 @@ class MutableTree {
   StemLevels levels_;
   std::vector<Bytes32> scratch_a_, scratch_b_;
   std::vector<StemSlot*> leaf_slots_;
-  // Lines commit() will write, prefetched (with write intent) a few at a time between hash
-  // calls, at most kLead lines ahead of `used` (the lines consumed so far).
-  struct PrefetchQueue {
-    static constexpr size_t kLead = 4096;
-    std::vector<const void*> lines;
-    size_t next = 0, used = 0;
-    void pump(size_t k) {
-      const size_t limit = std::min(lines.size(), used + kLead);
-      for (; k && next < limit; --k, ++next) __builtin_prefetch(lines[next], 1);
-    }
-  };
-  PrefetchQueue prefetch_;
 };
 
 }  // namespace st::bintrie

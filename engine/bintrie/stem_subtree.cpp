@@ -5,7 +5,7 @@
 
 namespace st::bintrie {
 
-size_t stem_subtree_roots(const Hasher& h, StemLevels& L, void (*after_hash)(void*, size_t), void* ctx) {
+size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
   size_t total = 0;
   for (int level = 0; level < 8; ++level) {
     const size_t n = L.off.back();
@@ -28,7 +28,6 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L, void (*after_hash)(voi
             msgs[2 * s + (right ^ 1u)] = Bytes32{};
           }
           h.hash64_batch(msgs[0].data(), hash[0].data(), bn);
-          if (after_hash) after_hash(ctx, bn);
         }
         for (size_t s = 0; s < bn; ++s) pos[s] = 0;  // every stem's root is at position 0
       }
@@ -61,7 +60,6 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L, void (*after_hash)(voi
     L.next_off.back() = uint32_t(m);
     L.hash.resize(m);
     if (m) h.hash64_batch(L.msgs[0].data(), L.hash[0].data(), m);
-    if (m && after_hash) after_hash(ctx, m);
     total += m;
     L.pos.swap(L.next_pos);
     L.off.swap(L.next_off);

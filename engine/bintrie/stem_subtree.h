@@ -42,11 +42,8 @@ struct StemLevels {
   std::vector<uint32_t> off, next_off;
 };
 
-// Reduces the 8 levels in place; returns the number of 64-byte messages hashed. When given,
-// after_hash(ctx, n) runs after each hash64_batch call of n messages (the mutable tree
-// issues prefetches for its later stages there, so their misses overlap the hashing).
-size_t stem_subtree_roots(const Hasher& h, StemLevels& L, void (*after_hash)(void* ctx, size_t n) = nullptr,
-                          void* ctx = nullptr);
+// Reduces the 8 levels in place; returns the number of 64-byte messages hashed.
+size_t stem_subtree_roots(const Hasher& h, StemLevels& L);
 
 // All 8 levels of one stem, dense (256 + 128 + ... + 1 nodes, zeros where empty), for
 // proofs and blob reconstruction: level[0] = leaves, level[8][0] = R. leaf hashes in.
