@@ -21,7 +21,7 @@ using SortRec = SortedRef;
 // Stems per chunk of the stem-subtree pass: keeps the level buffers cache-resident.
 constexpr size_t kStemChunk = 2048;
 
-// Small batches (an incremental block): one comparison sort, no bucket table.
+// Tiny batches (under 512 entries): one comparison sort, no bucket table.
 SortedEntries sort_entries_small(std::span<const Entry> in) {
   std::vector<SortRec> recs(in.size());
   for (size_t i = 0; i < in.size(); ++i) recs[i] = {load_be64(in[i].key.data()), uint32_t(i)};
@@ -54,11 +54,13 @@ uint64_t SortedEntries::stem_prefix(size_t s) const {
 }
 
 SortedEntries sort_entries(std::span<const Entry> in, unsigned threads, bool materialize) {
-  if (in.size() < 32768) return sort_entries_small(in);
+  if (in.size() < 512) return sort_entries_small(in);
   // Counting sort on the top key bits (stable: input order kept within a bucket), then a
   // comparison sort inside each bucket: about 4 entries per bucket for random keys
-  // (kBucketBits = bit width of n - 2, 15..20), so the insertion sorts stay short.
-  const unsigned kBucketBits = std::clamp<unsigned>(unsigned(std::bit_width(in.size())) - 2, 15, 20);
+  // (kBucketBits = bit width of n - 2, 8..20), so the insertion sorts stay short. An
+  // incremental batch (4,096 writes) takes this path too: 2,048 buckets instead of a
+  // comparison sort whose compares are mispredicted branches.
+  const unsigned kBucketBits = std::clamp<unsigned>(unsigned(std::bit_width(in.size())) - 2, 8, 20);
   const size_t kBuckets = size_t(1) << kBucketBits;
   // Pass 1 reads the 64 MB input once (sequentially): the 8-byte key prefixes go to a
   // compact array (8 MB) and the bucket sizes are counted; pass 2 scatters from that array,

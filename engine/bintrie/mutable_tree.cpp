@@ -42,20 +42,14 @@ uint32_t MutableTree::new_internal(uint32_t parent) {
   return uint32_t(internal_.size() - 1);
 }
 
-uint32_t MutableTree::new_stem(const uint8_t* stem31, uint32_t parent) {
+uint32_t MutableTree::new_stem(const uint8_t* stem31, uint32_t parent, unsigned side) {
   StemNode s;
   std::memcpy(s.stem.data(), stem31, 31);
-  s.parent = parent;
+  s.parent_side = parent == kNoParent ? kNoParent : parent << 1 | side;
   s.slot_begin = uint32_t(slots_.size());
   stems_.push_back(s);
   assert(stems_.size() < kRefIndexMask);
   return uint32_t(stems_.size() - 1);
-}
-
-void MutableTree::mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side) {
-  if (internal_[idx].dirty_epoch == epoch_) return;
-  internal_[idx].dirty_epoch = epoch_;
-  dirty_by_depth_[depth].push_back({idx, parent == kNoParent ? kNoParent : parent << 1 | side});
 }
 
 const Bytes32& MutableTree::ref_hash(NodeRef r) const {
@@ -111,39 +105,64 @@ void MutableTree::apply(std::span<const Entry> writes) {
   if (writes.empty()) return;
   const SortedEntries sorted = sort_entries(writes);
   const size_t groups = sorted.stems();
-  // Phase 1, read-only and level-synchronous: every stem group descends one internal level
-  // per round, with the next nodes of all groups prefetched first, so the cache misses of
-  // the batch overlap instead of being paid one after another. Internal nodes on the way
-  // are marked dirty here.
+  // Phase 1, read-only and level-synchronous, over the distinct dirty nodes: a frontier
+  // item is one internal node with the range of (sorted) stem groups whose paths cross it,
+  // so the shared top of the paths is walked once, not once per group. Each round marks
+  // its nodes dirty, splits each range by the stem bit of its depth (groups are sorted, so
+  // the bit is monotone within a range) and prefetches the internal children it descends
+  // into; they are read in the next round, so the cache misses of the whole round overlap.
+  // A group's walk ends at the slot (parent, side) holding a stem or nothing.
   struct Cursor {
     uint32_t parent;  // UINT32_MAX: the root slot
     uint8_t side;
     uint16_t depth;
   };
+  struct Frontier {
+    uint32_t node;
+    uint32_t parent_side;  // kNoParent: the root
+    uint32_t lo, hi;       // stem groups [lo, hi)
+  };
   std::vector<Cursor> cur(groups, Cursor{UINT32_MAX, 0, 0});
-  std::vector<uint32_t> active, next_active;
-  if (ref_is_internal(root_)) {
-    active.resize(groups);
-    for (size_t g = 0; g < groups; ++g) active[g] = uint32_t(g);
+  std::vector<uint64_t> prefix(groups);
+  for (size_t g = 0; g < groups; ++g) prefix[g] = load_be64(sorted.stem(g));
+  auto bit_of = [&](size_t g, unsigned d) {
+    return d < 64 ? unsigned(prefix[g] >> (63 - d)) & 1u : stem_bit(sorted.stem(g), d);
+  };
+  std::vector<Frontier> front, next_front;
+  if (ref_is_internal(root_)) front.push_back({ref_index(root_), kNoParent, 0, uint32_t(groups)});
+  for (unsigned depth = 0; !front.empty(); ++depth) {
+    next_front.clear();
+    for (const Frontier& f : front) {
+      mark_internal_dirty_ps(f.node, depth, f.parent_side);
+      const InternalNode& nd = internal_[f.node];
+      // First group of the range that takes side 1 at this depth.
+      uint32_t mid = f.lo;
+      if (f.hi - f.lo <= 8) {
+        while (mid < f.hi && bit_of(mid, depth) == 0) ++mid;
+      } else {
+        uint32_t lo = f.lo, hi = f.hi;
+        while (lo < hi) {
+          const uint32_t m = lo + (hi - lo) / 2;
+          if (bit_of(m, depth) == 0) lo = m + 1; else hi = m;
+        }
+        mid = lo;
+      }
+      for (unsigned side = 0; side < 2; ++side) {
+        const uint32_t lo = side ? mid : f.lo, hi = side ? f.hi : mid;
+        if (lo == hi) continue;
+        const NodeRef child = nd.child[side];
+        if (ref_is_internal(child)) {
+          __builtin_prefetch(&internal_[ref_index(child)]);
+          next_front.push_back({ref_index(child), f.node << 1 | side, lo, hi});
+          continue;
+        }
+        if (ref_is_stem(child)) __builtin_prefetch(&stems_[ref_index(child)]);
+        for (uint32_t g = lo; g < hi; ++g) cur[g] = {f.node, uint8_t(side), uint16_t(depth + 1)};
+      }
+    }
+    front.swap(next_front);
   }
   auto slot_ref = [&](const Cursor& c) { return c.parent == UINT32_MAX ? root_ : internal_[c.parent].child[c.side]; };
-  while (!active.empty()) {
-    for (uint32_t g : active) __builtin_prefetch(&internal_[ref_index(slot_ref(cur[g]))]);
-    next_active.clear();
-    for (uint32_t g : active) {
-      Cursor& c = cur[g];
-      const uint32_t ii = ref_index(slot_ref(c));
-      mark_internal_dirty(ii, c.depth, c.parent, c.side);
-      const unsigned side = stem_bit(sorted.stem(g), c.depth);
-      c = {ii, uint8_t(side), uint16_t(c.depth + 1)};
-      if (ref_is_internal(internal_[ii].child[side])) next_active.push_back(g);
-    }
-    active.swap(next_active);
-  }
-  for (size_t g = 0; g < groups; ++g) {
-    const NodeRef r = slot_ref(cur[g]);
-    if (ref_is_stem(r)) __builtin_prefetch(&stems_[ref_index(r)]);
-  }
   for (size_t g = 0; g < groups; ++g) {
     const NodeRef r = slot_ref(cur[g]);
     if (ref_is_stem(r)) __builtin_prefetch(&slots_[stems_[ref_index(r)].slot_begin]);
@@ -162,7 +181,7 @@ void MutableTree::apply(std::span<const Entry> writes) {
     };
     for (;;) {
       if (ref == kEmptyRef) {
-        const uint32_t si = new_stem(stem, parent);
+        const uint32_t si = new_stem(stem, parent, side);
         set_slot(kRefTagStem | si);
         write_stem_values(si, group);
         break;
@@ -192,11 +211,11 @@ void MutableTree::apply(std::span<const Entry> writes) {
         parent = ni;
         side = stem_bit(stem, d);
       }
-      const uint32_t si = new_stem(stem, parent);
+      const uint32_t si = new_stem(stem, parent, side);
       InternalNode& split = internal_[parent];
       split.child[side] = kRefTagStem | si;
       split.child[side ^ 1] = kRefTagStem | existing;
-      stems_[existing].parent = parent;
+      stems_[existing].parent_side = parent << 1 | (side ^ 1);
       pairs_[parent].h[side ^ 1] = stems_[existing].hash;
       write_stem_values(si, group);
       break;
@@ -223,14 +242,20 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       assert(it != begin + s.slot_count && it->sub == sub);
       return *it;
     };
-    scratch_a_.resize(dirty_leaves_.size());
-    for (size_t i = 0; i < dirty_leaves_.size(); ++i) scratch_a_[i] = find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second).value;
-    if (!scratch_a_.empty()) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), scratch_a_.size());
-    cs.leaf_hashes = scratch_a_.size();
-    for (size_t i = 0; i < dirty_leaves_.size(); ++i) {
-      StemSlot& slot = find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
-      slot.leaf_hash = scratch_a_[i];
-      slot.leaf_dirty = 0;
+    // Each written slot is found once (slots do not move during commit).
+    const size_t nl = dirty_leaves_.size();
+    leaf_slots_.resize(nl);
+    scratch_a_.resize(nl);
+    for (size_t i = 0; i < nl; ++i) {
+      StemSlot* slot = &find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
+      leaf_slots_[i] = slot;
+      copy32(scratch_a_[i], slot->value);
+    }
+    if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
+    cs.leaf_hashes = nl;
+    for (size_t i = 0; i < nl; ++i) {
+      copy32(leaf_slots_[i]->leaf_hash, scratch_a_[i]);
+      leaf_slots_[i]->leaf_dirty = 0;
     }
     // Dense stems: a new cache is filled from every present leaf, an existing one takes the
     // written leaves.
@@ -247,10 +272,11 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       }
       s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
     }
-    for (const auto& [si, sub] : dirty_leaves_) {
+    for (size_t i = 0; i < nl; ++i) {
+      const auto [si, sub] = dirty_leaves_[i];
       StemNode& s = stems_[si];
       if (s.inner == UINT32_MAX || s.dirty == 2) continue;
-      inner_[s.inner].node[255 + sub] = find_slot(si, sub).leaf_hash;
+      inner_[s.inner].node[255 + sub] = leaf_slots_[i]->leaf_hash;
       dense_cur.push_back(s.inner << 9 | (255u + sub));
     }
     dirty_leaves_.clear();
@@ -321,10 +347,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       StemNode& s = stems_[si];
       s.hash = scratch_b_[i];
       s.dirty = 0;
-      if (s.parent != kNoParent) {
-        const unsigned side = internal_[s.parent].child[1] == (kRefTagStem | si) ? 1 : 0;
-        pairs_[s.parent].h[side] = scratch_b_[i];
-      }
+      if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i]);
     }
     cs.stem_hashes = n;
     dirty_stems_.clear();

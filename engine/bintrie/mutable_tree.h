@@ -76,7 +76,9 @@ struct StemNode {
   Stem stem{};
   uint8_t dirty = 0;
   Bytes32 hash{};
-  uint32_t parent = kNoParent;  // internal index of the parent; kNoParent: the root
+  uint32_t parent_side = kNoParent;  // parent internal index << 1 | the side it hangs on
+                                     // (commit writes the stem's hash there without reading
+                                     // the parent); kNoParent: the stem is the root
   uint32_t slot_begin = 0;
   uint16_t slot_count = 0;   // present values (1..256)
   uint16_t slot_cap = 0;
@@ -167,8 +169,15 @@ class MutableTree {
     uint32_t parent_side;
   };
   uint32_t new_internal(uint32_t parent);
-  uint32_t new_stem(const uint8_t* stem31, uint32_t parent);
-  void mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side);
+  uint32_t new_stem(const uint8_t* stem31, uint32_t parent, unsigned side);
+  void mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side) {
+    mark_internal_dirty_ps(idx, depth, parent == kNoParent ? kNoParent : parent << 1 | side);
+  }
+  void mark_internal_dirty_ps(uint32_t idx, unsigned depth, uint32_t parent_side) {
+    if (internal_[idx].dirty_epoch == epoch_) return;
+    internal_[idx].dirty_epoch = epoch_;
+    dirty_by_depth_[depth].push_back({idx, parent_side});
+  }
   void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
 
   Hasher h_;
@@ -187,6 +196,7 @@ class MutableTree {
   // Commit scratch (kept to avoid reallocation between commits).
   StemLevels levels_;
   std::vector<Bytes32> scratch_a_, scratch_b_;
+  std::vector<StemSlot*> leaf_slots_;
 };
 
 }  // namespace st::bintrie

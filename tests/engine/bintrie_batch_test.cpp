@@ -3,6 +3,8 @@
 // hashes, serial and parallel with several bucket widths.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "engine/bintrie/batch_root.h"
@@ -113,5 +115,30 @@ TEST_CASE("bintrie sort_entries: index form equals materialized form (large set:
     CHECK(hex(batch_root_sorted(h, m, o, &sm)) == hex(batch_root(h, writes, o, &sx)));
     CHECK(sm.hash64_messages == sx.hash64_messages);
     CHECK(sm.entries == sx.entries);
+  }
+}
+
+TEST_CASE("bintrie sort_entries: bucket path from 512 entries equals a stable sort keeping the last write") {
+  // Incremental batches (512..32767 writes) take the bucket sort too; structured writes
+  // repeat keys and share stems and 8-byte prefixes.
+  std::mt19937_64 rng(11);
+  for (size_t n : {511u, 512u, 4096u, 20000u}) {
+    const auto writes = random_writes(rng, n);
+    std::vector<size_t> order(writes.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return writes[a].key < writes[b].key; });
+    std::vector<Entry> expect;
+    for (size_t i = 0; i < order.size(); ++i)
+      if (i + 1 == order.size() || writes[order[i + 1]].key != writes[order[i]].key) expect.push_back(writes[order[i]]);
+    std::vector<uint32_t> expect_stems;
+    for (size_t i = 0; i < expect.size(); ++i)
+      if (i == 0 || std::memcmp(expect[i].key.data(), expect[i - 1].key.data(), 31) != 0) expect_stems.push_back(uint32_t(i));
+    expect_stems.push_back(uint32_t(expect.size()));
+    const SortedEntries m = sort_entries(writes);
+    REQUIRE(m.size() == expect.size());
+    CHECK(m.stem_begin == expect_stems);
+    size_t bad = 0;
+    for (size_t i = 0; i < expect.size(); ++i) bad += m.entry(i).key != expect[i].key || m.entry(i).value != expect[i].value;
+    CHECK(bad == 0);
   }
 }
