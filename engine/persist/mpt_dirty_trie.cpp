@@ -104,21 +104,19 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
   n.storage_trie = storage_trie;
   n.path_len = dn.path_len;
   std::copy(dn.path.begin(), dn.path.begin() + dn.path_len, n.path.begin());
-  uint8_t want_kind = 0;
-  uint32_t want_children = 0;
+  bool account_has_storage = false;
   switch (dn.kind) {
     case DiskNode::leaf: {
       n.kind = Node::leaf;
       n.val_off = uint32_t(pool_.size());
       n.val_len = uint32_t(dn.value.size());
       pool_.insert(pool_.end(), dn.value.begin(), dn.value.end());
-      want_kind = uint8_t(storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
       if (!storage_trie) {
         mpt::AccountFields f;
         if (std::string err = mpt::decode_account_rlp(dn.value, &f); !err.empty()) return err;
         if (f.storage_root != mpt::kEmptyRoot) {
           if (!rv) return "embedded account leaf with storage";
-          want_children = 1;
+          account_has_storage = true;
           if (rv->child_count == 1) n.storage = add_stub(rv->child(0), f.storage_root.data(), true);
         }
       }
@@ -126,10 +124,8 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
     }
     case DiskNode::extension:
       n.kind = Node::ext;
-      want_kind = uint8_t(MptRecordKind::extension);
       if (dn.refs[0].kind == MptChildRef::hash) {
         if (!rv) return "embedded node with a hashed child";
-        want_children = 1;
         if (rv->child_count == 1) n.kids[0] = add_stub(rv->child(0), dn.refs[0].bytes, storage_trie);
       } else {
         const int32_t c = add(Node{});
@@ -140,10 +136,8 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
       break;
     case DiskNode::branch: {
       n.kind = Node::branch;
-      want_kind = uint8_t(MptRecordKind::branch);
       if (!dn.value.empty()) return "branch with a value in a secure trie";
-      want_children = dn.hashed_refs();
-      if (want_children && !rv) return "embedded node with a hashed child";
+      if (dn.hashed_refs() && !rv) return "embedded node with a hashed child";
       uint32_t h = 0;
       for (int i = 0; i < 16; ++i) {
         const MptChildRef& r = dn.refs[i];
@@ -161,10 +155,8 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
     }
   }
   if (rv) {
-    if (rv->kind != want_kind) return "record kind does not match its node";
-    if (rv->child_count != want_children)
-      return "record has " + std::to_string(rv->child_count) + " children, its node references " +
-             std::to_string(want_children) + " by hash";
+    if (std::string err = check_mpt_record(rv->kind, rv->child_count, dn, storage_trie, account_has_storage); !err.empty())
+      return err;
   }
   n.fresh = false;
   nodes_[idx] = n;

@@ -1,6 +1,8 @@
 // mpt_node: strict decoding of MPT nodes read from disk, path keys (see mpt_node.h).
 #include "engine/persist/mpt_node.h"
 
+#include "engine/persist/mpt_db.h"
+
 #include <cstring>
 
 #include "kernels/hex_prefix.h"
@@ -121,6 +123,30 @@ std::string path_key_hex(std::string_view key) {
   s.reserve(2 * key.size());
   for (unsigned char c : key) { s += hex[c >> 4]; s += hex[c & 15]; }
   return s;
+}
+
+std::string check_mpt_record(uint8_t record_kind, uint32_t record_children, const DiskNode& n, bool storage_trie,
+                             bool account_has_storage) {
+  const uint8_t k = record_kind;
+  uint32_t want_children = 0;
+  switch (n.kind) {
+    case DiskNode::leaf:
+      if (k != uint8_t(storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf)) return "record kind does not match its leaf node";
+      want_children = (!storage_trie && account_has_storage) ? 1 : 0;
+      break;
+    case DiskNode::extension:
+      if (k != uint8_t(MptRecordKind::extension)) return "record kind does not match its extension node";
+      want_children = n.refs[0].kind == MptChildRef::hash ? 1 : 0;
+      break;
+    case DiskNode::branch:
+      if (k != uint8_t(MptRecordKind::branch)) return "record kind does not match its branch node";
+      want_children = n.hashed_refs();
+      break;
+  }
+  if (record_children != want_children)
+    return "record has " + std::to_string(record_children) + " children, its node references " +
+           std::to_string(want_children) + " by hash";
+  return {};
 }
 
 }  // namespace st::persist

@@ -44,6 +44,13 @@ struct DiskNode {
 // Empty string on success, else "mpt node: <reason>".
 std::string decode_disk_node(std::span<const uint8_t> rlp, DiskNode* out);
 
+// Checks a record's kind and child count (record_kind: MptRecordKind, mpt_db.h) against
+// its decoded node: a storage leaf has no record children, an account leaf one exactly when
+// its account has storage, an extension one when its child is hashed, a branch one per
+// hashed child. Empty string when they agree, else what differs.
+std::string check_mpt_record(uint8_t record_kind, uint32_t record_children, const DiskNode& n, bool storage_trie,
+                             bool account_has_storage);
+
 // Decodes a storage leaf value (RLP of the trimmed big-endian value) into 32 bytes.
 std::string decode_storage_value(std::span<const uint8_t> rlp, std::array<uint8_t, 32>* out);
 

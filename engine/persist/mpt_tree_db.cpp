@@ -107,29 +107,6 @@ struct Origin {
   }
 };
 
-// Checks a record's kind and child count against its decoded node.
-std::string check_record(const RecordView& rv, const DiskNode& n, bool storage_trie, bool account_has_storage) {
-  const uint8_t k = rv.kind;
-  uint32_t want_children = 0;
-  switch (n.kind) {
-    case DiskNode::leaf:
-      if (k != uint8_t(storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf)) return "record kind does not match its leaf node";
-      want_children = (!storage_trie && account_has_storage) ? 1 : 0;
-      break;
-    case DiskNode::extension:
-      if (k != uint8_t(MptRecordKind::extension)) return "record kind does not match its extension node";
-      want_children = n.refs[0].kind == MptChildRef::hash ? 1 : 0;
-      break;
-    case DiskNode::branch:
-      if (k != uint8_t(MptRecordKind::branch)) return "record kind does not match its branch node";
-      want_children = n.hashed_refs();
-      break;
-  }
-  if (rv.child_count != want_children)
-    return "record has " + std::to_string(rv.child_count) + " children, its node references " +
-           std::to_string(want_children) + " by hash";
-  return {};
-}
 
 // ---------------------------------------------------------------------------------------
 // One key's walk.
@@ -188,7 +165,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
           if (rv || match) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
         }
         if (rv) {
-          if (std::string err = check_record(*rv, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
+          if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
             return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
         }
         if (!match) { c.done = true; return {}; }
@@ -208,7 +185,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
         return {};
       }
       if (rv) {
-        if (std::string err = check_record(*rv, n, true, false); !err.empty())
+        if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty())
           return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
       }
       if (match) {
@@ -221,7 +198,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
       return {};
     }
     if (rv) {
-      if (std::string err = check_record(*rv, n, c.storage, false); !err.empty())
+      if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, c.storage, false); !err.empty())
         return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
     }
     MptChildRef ref;
@@ -525,7 +502,7 @@ class MptTreeDb final : public TreeDb {
       if (it.pos + n.path_len != 64) return fail("leaf at nibble " + std::to_string(it.pos + n.path_len) + ", not 64");
       if (it.storage) {
         if (rv)
-          if (std::string err = check_record(*rv, n, true, false); !err.empty()) return fail(err);
+          if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty()) return fail(err);
         state::Bytes32 v;
         if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
         ++r->slots;
@@ -535,7 +512,7 @@ class MptTreeDb final : public TreeDb {
       if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return fail(err);
       const bool has_storage = f.storage_root != mpt::kEmptyRoot;
       if (rv) {
-        if (std::string err = check_record(*rv, n, false, has_storage); !err.empty()) return fail(err);
+        if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, has_storage); !err.empty()) return fail(err);
       } else if (has_storage && files_.store == StoreKind::arena) {
         return fail("embedded account leaf with storage");
       }
@@ -554,7 +531,7 @@ class MptTreeDb final : public TreeDb {
       return {};
     }
     if (rv)
-      if (std::string err = check_record(*rv, n, it.storage, false); !err.empty()) return fail(err);
+      if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, it.storage, false); !err.empty()) return fail(err);
     auto child = [&](const MptChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs) -> io::Status {
       VerifyItem c = it;
       for (uint32_t i = 0; i < consumed; ++i) c.path[it.pos + i] = nibs[i];
