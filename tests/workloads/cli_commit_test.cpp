@@ -44,8 +44,8 @@ TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-b
   check_bad("commit", "--db DIR is required");
   check_bad("commit --db " + db, "no database");
   check_bad("commit --db " + db + " --blocks 0", "--blocks must be in");
-  REQUIRE(run_statetree("build --tree bintrie --accounts 50 --db " + bt).exit_code == 0);
-  check_bad("commit --db " + bt, "not supported for bintrie databases yet");
+  REQUIRE(run_statetree("build --tree bintrie --accounts 50 --store rocksdb --db " + bt).exit_code == 0);
+  check_bad("commit --db " + bt, "not supported for RocksDB databases yet");
   REQUIRE(run_statetree("build --tree mpt --accounts 300 --contracts 4 --slots-per-contract 200 --db " + db).exit_code == 0);
 
   auto r = run_statetree("commit --db " + db + " --blocks 3 --writes 64 --seed 5 --json");
@@ -89,5 +89,21 @@ TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-b
   REQUIRE(g.exit_code == 0);
   CHECK(json::parse(g.out)["value"] == hex(want.data(), 32));
   std::filesystem::remove_all(db);
+  std::filesystem::remove_all(bt);
+}
+
+TEST_CASE("statetree commit: binary-trie arena database; verify and read-bench check the state after the blocks") {
+  const std::string bt = tmp_dir("bintrie_arena");
+  REQUIRE(run_statetree("build --tree bintrie --gd 5 --accounts 300 --contracts 4 --slots-per-contract 200 --db " + bt).exit_code == 0);
+  auto r = run_statetree("commit --db " + bt + " --blocks 3 --writes 64 --seed 5 --json");
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  REQUIRE(j["blocks"].size() == 3);
+  for (const json& b : j["blocks"]) {
+    CHECK(b["records_read"].get<uint64_t>() > 0);
+    CHECK(b["pages_written"].get<uint64_t>() > 0);
+  }
+  CHECK(run_statetree("verify --db " + bt).exit_code == 0);
+  CHECK(run_statetree("read-bench --db " + bt + " --keys 256 --reps 1").exit_code == 0);
   std::filesystem::remove_all(bt);
 }

@@ -1,0 +1,642 @@
+// bintrie_commit: BintrieCommitter (see bintrie_commit.h for the phases). The dirty paths
+// are held as `Node`s (records read from disk, decoded); the new tree is first planned as
+// `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
+// and then written post-order. Loaded nodes whose plan is not `placed` are superseded.
+#include "engine/persist/bintrie_commit.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "engine/bintrie/keys.h"
+#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/page_reader.h"
+#include "engine/persist/subtree_packer.h"
+#include "io/monotonic_clock.h"
+#include "kernels/keccak256.h"
+
+namespace st::persist {
+namespace {
+
+using bintrie::Bytes32;
+namespace bd = bintrie_disk;
+using Key32 = std::array<uint8_t, 32>;  // a stem + one zero byte (key_bits reads up to bit 255)
+
+// Writes to one stem. sub -> value; the basic-data patch (sub 0) needs the old leaf.
+struct StemWrites {
+  Key32 stem{};
+  std::map<uint8_t, Bytes32> values;
+  bool patch = false;  // an account field changed: rewrite sub 0 (and default sub 1)
+  std::optional<uint64_t> nonce;
+  std::optional<Bytes32> balance;
+  std::optional<uint32_t> code_size;
+};
+
+struct Node {
+  Locator loc = kNoLocator;
+  bool group = false;
+  bintrie::GroupBlob blob;          // group
+  std::vector<Locator> children;    // group: one per entry (half expanded)
+  bintrie::StemBlob stem;           // stem
+  Bytes32 hash{};
+  std::vector<Locator> records;     // this record + half / pieces
+  uint64_t body_bytes = 0;          // blob bytes of its records
+  std::vector<int> child_node;      // group: loaded child per entry, -1 if not loaded
+  bool reused = false;
+};
+
+struct Plan {
+  enum Kind { placed, stem, group } kind = placed;
+  Locator loc = kNoLocator;                 // placed
+  Bytes32 hash{};
+  bintrie::StemBlob stem_blob;              // stem
+  bintrie::GroupBlob group_blob;            // group
+  std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
+};
+
+uint32_t page_records(const PageReader& r, uint64_t page) {
+  uint32_t lo = 1, hi = 1u << kRecordIndexBits;
+  RecordView rv;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (r.record(make_locator(page, mid), &rv).ok()) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+io::Status err(Locator l, const std::string& m) {
+  return {io::Errc::corrupt_page, "binary trie commit: " + bd::locator_name(l) + ": " + m};
+}
+
+class Committer {
+ public:
+  Committer(DbFiles& f, PageReader& r, const bintrie::Hasher& h, unsigned g) : files_(f), r_(r), h_(h), g_(g) {}
+
+  io::Status prepare(const state::StateDiff& diff) {
+    const bintrie::KeyScheme ks{h_, bintrie::TreeIndexEndian::big};
+    std::map<Key32, StemWrites> by_stem;
+    auto at = [&](const Bytes32& key) -> StemWrites& {
+      Key32 s{};
+      std::memcpy(s.data(), key.data(), 31);
+      StemWrites& w = by_stem[s];
+      w.stem = s;
+      return w;
+    };
+    for (const state::AccountDiff& a : diff.accounts) {
+      if (a.destroyed) return {io::Errc::bad_argument, "binary trie commit: destroyed accounts are not supported"};
+      ++accounts;
+      if (a.nonce || a.balance || a.code) {
+        if (a.balance)
+          for (int i = 0; i < 16; ++i)
+            if ((*a.balance)[i] != 0)
+              return {io::Errc::bad_argument, "binary trie commit: balance does not fit 128 bits"};
+        const Bytes32 header = bintrie::basic_data_key(ks, a.address);
+        StemWrites& w = at(header);
+        w.patch = true;
+        if (a.nonce) w.nonce = *a.nonce;
+        if (a.balance) w.balance = *a.balance;
+        if (a.code) {
+          if (a.code->size() >= (size_t(1) << 24)) return {io::Errc::bad_argument, "binary trie commit: code too long"};
+          w.code_size = uint32_t(a.code->size());
+          Bytes32 ch;
+          kernels::keccak256(a.code->data(), a.code->size(), ch.data());
+          w.values[bintrie::kCodeHashLeafKey] = ch;
+          const std::vector<Bytes32> chunks = bintrie::chunkify_code(*a.code);
+          for (size_t i = 0; i < chunks.size(); ++i) {
+            Bytes32 ti;
+            uint8_t sub;
+            bintrie::code_chunk_position(i, &ti, &sub);
+            Bytes32 key = ti == Bytes32{} ? header : bintrie::get_tree_key(ks, a.address, ti, sub);
+            key[31] = sub;
+            at(key).values[sub] = chunks[i];
+          }
+        }
+      }
+      for (const auto& [slot, value] : a.storage_writes) {
+        const Bytes32 key = bintrie::storage_slot_key(ks, a.address, slot);
+        at(key).values[key[31]] = value;  // the last write of a key wins
+      }
+    }
+    for (auto& [s, w] : by_stem) writes_.push_back(std::move(w));
+    return {};
+  }
+
+  // Level by level from the root: loads, checks and links every record on a dirty path.
+  io::Status resolve() {
+    if (files_.commit.root == kNoLocator) return {};
+    struct Item {
+      Locator loc;
+      Bytes32 hash;
+      unsigned depth;
+      std::vector<uint32_t> dirty;  // indices into writes_
+      int parent;
+      uint32_t entry;
+    };
+    std::vector<Item> level(1);
+    level[0] = {files_.commit.root, files_.manifest.root_hash, 0, {}, -1, 0};
+    for (uint32_t i = 0; i < writes_.size(); ++i) level[0].dirty.push_back(i);
+    while (!level.empty()) {
+      if (level[0].depth > 248) return err(level[0].loc, "path deeper than 248 bits");
+      std::vector<Locator> locs;
+      for (const Item& it : level) locs.push_back(it.loc);
+      if (io::Status s = r_.load(locs); !s.ok()) return s;
+      std::vector<Locator> aux;  // halves, pieces
+      for (const Item& it : level) {
+        RecordView rv;
+        if (io::Status s = r_.record(it.loc, &rv); !s.ok()) return s;
+        if (rv.kind == bd::kGroupSplit && rv.child_count == kMaxChildren) aux.push_back(rv.child(kMaxChildren - 1));
+        if (rv.kind == bd::kStemChunked)
+          for (uint32_t c = 0; c < rv.child_count; ++c) aux.push_back(rv.child(c));
+      }
+      if (!aux.empty())
+        if (io::Status s = r_.load(aux); !s.ok()) return s;
+      std::vector<Item> next;
+      for (Item& it : level) {
+        const int id = int(nodes_.size());
+        nodes_.emplace_back();
+        if (io::Status s = decode(it.loc, &nodes_.back()); !s.ok()) return s;
+        Node& n = nodes_.back();
+        records_read += n.records.size();
+        if (n.hash != it.hash) return err(it.loc, "hash does not match its parent's entry");
+        if (it.parent >= 0) nodes_[it.parent].child_node[it.entry] = id;
+        else root_ = id;
+        if (!n.group) {
+          if (!bd::same_prefix(n.stem.stem.data(), writes_[it.dirty[0]].stem.data(), it.depth))
+            return err(it.loc, "stem does not continue the path of its position");
+          continue;
+        }
+        n.child_node.assign(n.blob.entries.size(), -1);
+        std::map<uint32_t, size_t> child_item;  // entry -> index in next
+        for (uint32_t w : it.dirty) {
+          const auto e = bd::find_entry(n.blob, bd::key_bits(writes_[w].stem.data(), it.depth, g_));
+          if (!e) continue;
+          auto [pos, fresh] = child_item.emplace(*e, next.size());
+          if (fresh)
+            next.push_back({n.children[*e], n.blob.entries[*e].hash, it.depth + n.blob.entries[*e].depth, {}, id, *e});
+          next[pos->second].dirty.push_back(w);
+        }
+      }
+      level = std::move(next);
+    }
+    return {};
+  }
+
+  // The plan of the new tree; then the writes.
+  io::Status plan(std::unique_ptr<Plan>* out) {
+    std::vector<Item> items;
+    if (root_ < 0) {
+      for (uint32_t w = 0; w < writes_.size(); ++w) add_new_stem(w, &items);
+      if (items.empty()) { *out = nullptr; return {}; }
+      return place(items, 0, out);
+    }
+    Node& n = nodes_[root_];
+    std::vector<uint32_t> all(writes_.size());
+    for (uint32_t w = 0; w < writes_.size(); ++w) all[w] = w;
+    if (!n.group) {
+      // A lone stem as the root: it and the new stems are placed from depth 0.
+      collect_stem(root_, all, &items);
+      return place(items, 0, out);
+    }
+    return plan_group(root_, 0, all, out);
+  }
+
+  io::Status emit(const Plan& p, SubtreePacker& packer) {
+    if (p.kind == Plan::placed) { packer.push_placed(p.loc); return {}; }
+    if (p.kind == Plan::stem) {
+      buf_.clear();
+      bintrie::encode_stem_blob(p.stem_blob, &buf_);
+      bytes_written += buf_.size();
+      const size_t piece_max = packer_payload_ - kPageHeaderBytes - record_footprint(0, 0);
+      ++records_written;
+      if (buf_.size() <= piece_max) return packer.push(bd::kStem, buf_, 0);
+      uint32_t pieces = 0;
+      for (size_t at = 0; at < buf_.size(); at += piece_max, ++pieces) {
+        const size_t len = std::min(piece_max, buf_.size() - at);
+        if (io::Status s = packer.push(bd::kPiece, std::span<const uint8_t>(buf_).subspan(at, len), 0); !s.ok()) return s;
+        ++records_written;
+      }
+      return packer.push(bd::kStemChunked, {}, pieces);
+    }
+    const uint32_t k = uint32_t(p.kids.size());
+    for (uint32_t i = 0; i < k; ++i) {
+      if (io::Status s = emit(*p.kids[i], packer); !s.ok()) return s;
+      if (k > kMaxChildren && i + 1 == k) {
+        ++records_written;
+        if (io::Status s = packer.push(bd::kHalf, {}, k - bd::kSplitDirect); !s.ok()) return s;
+      }
+    }
+    buf_.clear();
+    bintrie::encode_group_blob(p.group_blob, &buf_);
+    bytes_written += buf_.size();
+    ++records_written;
+    if (k > kMaxChildren) return packer.push(bd::kGroupSplit, buf_, kMaxChildren);
+    return packer.push(bd::kGroup, buf_, k);
+  }
+
+  std::vector<Node> nodes_;
+  std::vector<StemWrites> writes_;
+  uint64_t accounts = 0, records_read = 0, records_written = 0, bytes_written = 0;
+  int64_t new_leaves = 0;
+  uint32_t packer_payload_ = 0;
+
+ private:
+  // One thing a group's entries are derived from.
+  struct Item {
+    enum Kind { keep, sub, stem } kind = keep;
+    uint16_t pos = 0;      // keep: entry position; sub: position (depth g)
+    uint8_t depth = 0;     // keep: entry depth
+    Bytes32 hash{};        // keep
+    Locator loc = kNoLocator;
+    int node = -1;         // sub: the loaded child group; stem: the loaded stem (or -1: new)
+    std::vector<uint32_t> dirty;  // sub
+    bintrie::StemBlob blob;       // stem: after the writes
+    bool changed = false;         // stem
+  };
+
+  io::Status decode(Locator loc, Node* n) {
+    RecordView rv;
+    if (io::Status s = r_.record(loc, &rv); !s.ok()) return s;
+    n->loc = loc;
+    n->records.push_back(loc);
+    if (rv.kind == bd::kGroup || rv.kind == bd::kGroupSplit) {
+      auto d = bintrie::decode_group_blob(rv.body, g_);
+      if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
+      n->group = true;
+      n->blob = std::move(std::get<bintrie::GroupBlob>(d));
+      n->body_bytes = rv.body.size();
+      const size_t k = n->blob.entries.size();
+      if (rv.kind == bd::kGroup) {
+        if (rv.child_count != k) return err(loc, "child count does not match the group blob");
+        for (uint32_t c = 0; c < k; ++c) n->children.push_back(rv.child(c));
+      } else {
+        if (k <= kMaxChildren || rv.child_count != kMaxChildren) return err(loc, "split group with a wrong child count");
+        for (uint32_t c = 0; c < bd::kSplitDirect; ++c) n->children.push_back(rv.child(c));
+        const Locator half = rv.child(bd::kSplitDirect);
+        RecordView hv;
+        if (io::Status s = r_.record(half, &hv); !s.ok()) return s;
+        if (hv.kind != bd::kHalf || hv.child_count != k - bd::kSplitDirect) return err(half, "not the group's half record");
+        for (uint32_t c = 0; c < hv.child_count; ++c) n->children.push_back(hv.child(c));
+        n->records.push_back(half);
+      }
+      n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
+      return {};
+    }
+    std::vector<uint8_t> joined;
+    std::span<const uint8_t> body = rv.body;
+    if (rv.kind == bd::kStemChunked) {
+      if (rv.child_count == 0 || !rv.body.empty()) return err(loc, "chunked stem without pieces");
+      for (uint32_t c = 0; c < rv.child_count; ++c) {
+        RecordView pv;
+        if (io::Status s = r_.record(rv.child(c), &pv); !s.ok()) return s;
+        if (pv.kind != bd::kPiece || pv.child_count != 0) return err(rv.child(c), "not a stem piece");
+        joined.insert(joined.end(), pv.body.begin(), pv.body.end());
+        n->records.push_back(rv.child(c));
+      }
+      body = joined;
+    } else if (rv.kind != bd::kStem || rv.child_count != 0) {
+      return err(loc, "record kind " + std::to_string(rv.kind) + " where a group or stem belongs");
+    }
+    auto d = bintrie::decode_stem_blob(body);
+    if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
+    n->stem = std::move(std::get<bintrie::StemBlob>(d));
+    n->body_bytes = body.size();
+    n->hash = bintrie::stem_blob_hash(h_, n->stem);
+    return {};
+  }
+
+  // Applies writes_[w] to `blob` (values ascending by slot); true if anything changed.
+  bool apply(uint32_t w, bintrie::StemBlob* blob) {
+    std::map<uint8_t, Bytes32> vals;
+    uint32_t vi = 0;
+    for (unsigned s = 0; s < 256; ++s)
+      if (blob->bitmap[s / 8] & (0x80 >> (s % 8))) vals[uint8_t(s)] = blob->values[vi++];
+    const size_t before = vals.size();
+    std::map<uint8_t, Bytes32> next = vals;
+    const StemWrites& sw = writes_[w];
+    for (const auto& [sub, v] : sw.values) next[sub] = v;
+    if (sw.patch) {
+      const auto old = vals.find(bintrie::kBasicDataLeafKey);
+      const bintrie::BasicData bd0 = bintrie::parse_basic_data(old != vals.end() ? old->second : Bytes32{});
+      next[bintrie::kBasicDataLeafKey] = bintrie::basic_data_leaf(
+          sw.nonce.value_or(bd0.nonce), sw.balance.value_or(bd0.balance_be), sw.code_size.value_or(bd0.code_size));
+      if (!next.count(bintrie::kCodeHashLeafKey)) {
+        static const uint8_t kNothing = 0;
+        Bytes32 empty;
+        kernels::keccak256(&kNothing, 0, empty.data());
+        next[bintrie::kCodeHashLeafKey] = empty;
+      }
+    }
+    new_leaves += int64_t(next.size()) - int64_t(before);
+    if (next == vals) return false;
+    blob->bitmap = {};
+    blob->values.clear();
+    for (const auto& [s, v] : next) {
+      blob->bitmap[s / 8] |= uint8_t(0x80 >> (s % 8));
+      blob->values.push_back(v);
+    }
+    return true;
+  }
+
+  void add_new_stem(uint32_t w, std::vector<Item>* items) {
+    Item it;
+    it.kind = Item::stem;
+    std::memcpy(it.blob.stem.data(), writes_[w].stem.data(), 31);
+    it.changed = apply(w, &it.blob);
+    if (it.blob.values.empty()) return;  // nothing written (cannot happen: every write is a leaf)
+    items->push_back(std::move(it));
+  }
+
+  // A loaded stem and the writes that reach its region: the stem (changed or not) and new stems.
+  void collect_stem(int id, const std::vector<uint32_t>& dirty, std::vector<Item>* items) {
+    Node& n = nodes_[id];
+    Item it;
+    it.kind = Item::stem;
+    it.node = id;
+    it.loc = n.loc;
+    it.blob = n.stem;
+    for (uint32_t w : dirty) {
+      if (std::memcmp(writes_[w].stem.data(), n.stem.stem.data(), 31) == 0) it.changed |= apply(w, &it.blob);
+      else add_new_stem(w, items);
+    }
+    items->push_back(std::move(it));
+  }
+
+  io::Status plan_group(int id, unsigned d, const std::vector<uint32_t>& dirty, std::unique_ptr<Plan>* out) {
+    Node& n = nodes_[id];
+    std::vector<std::vector<uint32_t>> per_entry(n.blob.entries.size());
+    std::vector<Item> items;
+    for (uint32_t w : dirty) {
+      const auto e = bd::find_entry(n.blob, bd::key_bits(writes_[w].stem.data(), d, g_));
+      if (e) per_entry[*e].push_back(w);
+      else add_new_stem(w, &items);
+    }
+    for (uint32_t e = 0; e < n.blob.entries.size(); ++e) {
+      const bintrie::GroupEntry& ge = n.blob.entries[e];
+      if (per_entry[e].empty()) {
+        Item it;
+        it.kind = Item::keep;
+        it.pos = ge.pos;
+        it.depth = ge.depth;
+        it.hash = ge.hash;
+        it.loc = n.children[e];
+        items.push_back(std::move(it));
+        continue;
+      }
+      const int c = n.child_node[e];
+      if (c < 0) return err(n.loc, "internal: a dirty child was not loaded");
+      if (nodes_[c].group) {
+        if (ge.depth != g_) return err(n.children[e], "a group where the parent's entry ends early");
+        Item it;
+        it.kind = Item::sub;
+        it.pos = ge.pos;
+        it.depth = ge.depth;
+        it.node = c;
+        it.dirty = per_entry[e];
+        items.push_back(std::move(it));
+      } else {
+        collect_stem(c, per_entry[e], &items);
+      }
+    }
+    std::unique_ptr<Plan> p;
+    if (io::Status s = place(items, d, &p); !s.ok()) return s;
+    // Unchanged group: the same entries and every child kept.
+    bool same = p->kind == Plan::group && p->group_blob.entries.size() == n.blob.entries.size();
+    for (size_t e = 0; same && e < n.blob.entries.size(); ++e) {
+      const bintrie::GroupEntry& a = p->group_blob.entries[e];
+      const bintrie::GroupEntry& b = n.blob.entries[e];
+      same = a.pos == b.pos && a.depth == b.depth && a.hash == b.hash && p->kids[e]->kind == Plan::placed &&
+             p->kids[e]->loc == n.children[e];
+    }
+    if (same) {
+      n.reused = true;
+      p = std::make_unique<Plan>();
+      p->kind = Plan::placed;
+      p->loc = n.loc;
+      p->hash = n.hash;
+    }
+    *out = std::move(p);
+    return {};
+  }
+
+  uint32_t rel_pos(const Item& it, unsigned d) const {
+    return it.kind == Item::stem ? bd::key_bits(key_of(it).data(), d, g_) : it.pos;
+  }
+  static Key32 key_of(const Item& it) {
+    Key32 k{};
+    std::memcpy(k.data(), it.blob.stem.data(), 31);
+    return k;
+  }
+
+  io::Status stem_plan(Item& it, std::unique_ptr<Plan>* out) {
+    auto p = std::make_unique<Plan>();
+    if (!it.changed && it.node >= 0) {
+      nodes_[it.node].reused = true;
+      p->kind = Plan::placed;
+      p->loc = it.loc;
+      p->hash = nodes_[it.node].hash;
+    } else {
+      p->kind = Plan::stem;
+      p->stem_blob = std::move(it.blob);
+      p->hash = bintrie::stem_blob_hash(h_, p->stem_blob);
+    }
+    *out = std::move(p);
+    return {};
+  }
+
+  // A group at depth d over `items` (or, for one stem item at the top, that stem).
+  io::Status place(std::vector<Item>& items, unsigned d, std::unique_ptr<Plan>* out) {
+    if (d > 248) return {io::Errc::corrupt_page, "binary trie commit: two stems share 248 bits"};
+    if (d == 0 && items.size() == 1 && items[0].kind == Item::stem) return stem_plan(items[0], out);
+    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+      const uint32_t pa = rel_pos(a, d), pb = rel_pos(b, d);
+      if (pa != pb) return pa < pb;
+      if (a.kind == Item::stem && b.kind == Item::stem) return key_of(a) < key_of(b);
+      return a.kind < b.kind;
+    });
+    auto p = std::make_unique<Plan>();
+    p->kind = Plan::group;
+    p->group_blob.g = uint8_t(g_);
+    if (io::Status s = walk(items, 0, items.size(), d, 0, 0, p.get()); !s.ok()) return s;
+    p->hash = bintrie::reconstruct_group(h_, p->group_blob)[0];
+    *out = std::move(p);
+    return {};
+  }
+
+  io::Status walk(std::vector<Item>& items, size_t a, size_t b, unsigned d, unsigned r, uint32_t q, Plan* p) {
+    if (b - a == 1) {
+      Item& it = items[a];
+      std::unique_ptr<Plan> kid;
+      bintrie::GroupEntry ge;
+      if (it.kind == Item::keep) {
+        // A kept stem is alone from its own depth on; a kept group (depth g) descends to g.
+        if (it.depth < r || (it.pos >> (g_ - r)) != q)
+          return {io::Errc::corrupt_page, "binary trie commit: an entry's depth does not fit its region"};
+        kid = std::make_unique<Plan>();
+        kid->kind = Plan::placed;
+        kid->loc = it.loc;
+        kid->hash = it.hash;
+        ge.pos = it.pos;
+        ge.depth = it.depth;
+      } else if (it.kind == Item::sub) {
+        if ((it.pos >> (g_ - r)) != q) return {io::Errc::corrupt_page, "binary trie commit: a group entry outside its region"};
+        if (io::Status s = plan_group(it.node, d + g_, it.dirty, &kid); !s.ok()) return s;
+        ge.pos = it.pos;
+        ge.depth = uint8_t(g_);
+      } else {
+        if (io::Status s = stem_plan(it, &kid); !s.ok()) return s;
+        ge.pos = uint16_t(q << (g_ - r));
+        ge.depth = uint8_t(r);
+      }
+      ge.hash = kid->hash;
+      p->group_blob.entries.push_back(ge);
+      p->kids.push_back(std::move(kid));
+      return {};
+    }
+    if (r == g_) {
+      std::vector<Item> stems;
+      for (size_t i = a; i < b; ++i) {
+        if (items[i].kind != Item::stem)
+          return {io::Errc::corrupt_page, "binary trie commit: stems inside a kept entry's region"};
+        stems.push_back(std::move(items[i]));
+      }
+      std::unique_ptr<Plan> kid;
+      if (io::Status s = place(stems, d + g_, &kid); !s.ok()) return s;
+      bintrie::GroupEntry ge;
+      ge.pos = uint16_t(q);
+      ge.depth = uint8_t(g_);
+      ge.hash = kid->hash;
+      p->group_blob.entries.push_back(ge);
+      p->kids.push_back(std::move(kid));
+      return {};
+    }
+    const unsigned shift = g_ - 1 - r;
+    size_t m = a;
+    while (m < b && ((rel_pos(items[m], d) >> shift) & 1) == 0) ++m;
+    if (m > a)
+      if (io::Status s = walk(items, a, m, d, r + 1, q << 1, p); !s.ok()) return s;
+    if (m < b)
+      if (io::Status s = walk(items, m, b, d, r + 1, q << 1 | 1, p); !s.ok()) return s;
+    return {};
+  }
+
+  DbFiles& files_;
+  PageReader& r_;
+  const bintrie::Hasher& h_;
+  unsigned g_;
+  int root_ = -1;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace
+
+BintrieCommitter::BintrieCommitter(DbFiles& files) : files_(files) {}
+
+io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::string& spec_json,
+                                    BintrieCommitStats* stats) {
+  const uint64_t t0 = io::monotonic_ns();
+  if (files_.store != StoreKind::arena || !files_.arena)
+    return {io::Errc::bad_argument, "binary trie commit: only arena databases take commits"};
+  const io::StoreParams& params = files_.manifest.params;
+  if (params.tree_kind != io::TreeKind::bintrie) return {io::Errc::bad_argument, "binary trie commit: not a binary trie database"};
+  bintrie::Hasher h;
+  if (io::Status s = bd::hasher_for(params, &h); !s.ok()) return s;
+  if (params.group_depth < 1 || params.group_depth > 8) return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
+  PageReader reader(files_.arena->pages());
+  Committer c(files_, reader, h, params.group_depth);
+  if (io::Status s = c.prepare(diff); !s.ok()) return s;
+  if (io::Status s = c.resolve(); !s.ok()) return s;
+  const uint64_t t_resolved = io::monotonic_ns();
+  std::unique_ptr<Plan> plan;
+  if (io::Status s = c.plan(&plan); !s.ok()) return s;
+  const uint64_t t_applied = io::monotonic_ns();
+
+  io::CowSpace& space = files_.arena->space();
+  PageWriter w(files_.arena->pages(), space);
+  SubtreePacker packer(w);
+  c.packer_payload_ = w.payload_bytes();
+  Locator root_loc = kNoLocator;
+  Bytes32 root_hash{};
+  io::Status st;
+  if (plan) {
+    root_hash = plan->hash;
+    st = c.emit(*plan, packer);
+    std::vector<Locator> roots;
+    if (st.ok()) st = packer.finish(&roots);
+    if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
+    if (st.ok()) root_loc = roots[0];
+  }
+  if (!st.ok()) {
+    (void)w.finish();
+    space.abort();
+    return st;
+  }
+  const uint64_t t_encoded = io::monotonic_ns();
+
+  std::unordered_map<uint64_t, uint32_t> dead_now;
+  uint64_t superseded = 0, superseded_bytes = 0;
+  for (const Node& n : c.nodes_) {
+    if (n.reused) continue;
+    for (Locator l : n.records) ++dead_now[locator_page(l)];
+    superseded += n.records.size();
+    superseded_bytes += n.body_bytes;
+  }
+  std::vector<uint64_t> released;
+  std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> still_partial;
+  for (const auto& [page, dead] : dead_now) {
+    auto it = dead_.find(page);
+    const uint32_t total = it != dead_.end() ? it->second.second : page_records(reader, page);
+    const uint32_t all_dead = dead + (it != dead_.end() ? it->second.first : 0);
+    if (all_dead > total) {
+      (void)w.finish();
+      space.abort();
+      return {io::Errc::corrupt_page, "binary trie commit: page " + std::to_string(page) + ": more records superseded than it holds"};
+    }
+    if (all_dead == total) released.push_back(page);
+    else still_partial.push_back({page, {all_dead, total}});
+  }
+  for (uint64_t page : released) space.release(page);
+  const uint64_t old_commit_page = files_.manifest.root_page;
+  if (old_commit_page != io::kNoPage) space.release(old_commit_page);
+
+  DbFiles::Fields f;
+  f.root_hash = root_hash;
+  f.node_count = files_.manifest.node_count + c.records_written - superseded;
+  f.key_count = uint64_t(int64_t(files_.manifest.key_count) + c.new_leaves);
+  f.payload_bytes = files_.manifest.payload_bytes + c.bytes_written - superseded_bytes;
+  const uint64_t pages_written = packer.stats().pages;
+  const uint64_t tp = io::monotonic_ns();
+  if (io::Status s = files_.commit_arena(w, root_loc, f, spec_json); !s.ok()) return s;
+  const uint64_t publish_ns = io::monotonic_ns() - tp;
+  for (uint64_t page : released) dead_.erase(page);
+  for (const auto& [page, counts] : still_partial) dead_[page] = counts;
+
+  if (stats) {
+    BintrieCommitStats& out = *stats;
+    out = {};
+    out.root = root_hash;
+    out.accounts_written = c.accounts;
+    for (const StemWrites& sw : c.writes_) out.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
+    out.stems_dirty = c.writes_.size();
+    out.records_read = c.records_read;
+    out.pages_read = reader.counters().page_reads;
+    out.read_rounds = reader.counters().rounds;
+    out.records_written = c.records_written;
+    out.pages_written = pages_written;
+    out.records_superseded = superseded;
+    out.pages_released = released.size() + (old_commit_page != io::kNoPage ? 1 : 0);
+    out.keys_delta = c.new_leaves;
+    out.commit_ns = io::monotonic_ns() - t0;
+    out.read_ns = reader.counters().read_wall_ns;
+    out.resolve_ns = t_resolved - t0;
+    out.apply_ns = t_applied - t_resolved;
+    out.write_ns = t_encoded - t_applied;
+    out.publish_ns = publish_ns;
+    out.disk_bytes = files_.disk_bytes();
+  }
+  return {};
+}
+
+}  // namespace st::persist

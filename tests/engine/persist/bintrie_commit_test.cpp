@@ -1,0 +1,328 @@
+// bintrie_commit_test: block diffs applied to an arena binary-trie database as copy-on-write
+// commits (engine/persist/bintrie_commit.h), checked after every commit against the
+// in-memory binary trie's root (bintrie::batch_root) of the expected leaves (differential),
+// plus reopen + verify + every account and slot read back, at GD 5 / 2 (4 KiB pages) and
+// GD 8 (16 KiB pages: full groups are split records); commits SIGKILLed at random points in a
+// forked child always reopen at one of the chain's roots and verify.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <map>
+#include <random>
+
+#include "../persist_mpt_test_util.h"
+#include "engine/bintrie/account_leaves.h"
+#include "engine/bintrie/batch_root.h"
+#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/tree_db.h"
+#include "kernels/keccak256.h"
+
+using namespace pmpt_test;
+
+namespace {
+
+void code_hash(const uint8_t* code, size_t len, uint8_t* out) { kernels::keccak256(code, len, out); }
+
+// The expected state: every leaf (go-ethereum's rules: a storage write of zero is a present
+// zero leaf; nothing is removed), and per account its fields and storage for read-back.
+struct Model {
+  bintrie::KeyScheme ks;
+  std::map<bintrie::Bytes32, bintrie::Bytes32> leaves;
+  std::map<state::Address, state::Account> accounts;  // storage: every slot written (zeros included)
+  std::map<state::Address, bool> has_fields;           // basic-data leaf present
+
+  bintrie::Bytes32 root() const {
+    std::vector<bintrie::Entry> e;
+    for (const auto& [k, v] : leaves) e.push_back({k, v});
+    return bintrie::batch_root(ks.hasher, e);
+  }
+  void set_fields(const state::Address& addr) {
+    state::Account a = accounts[addr];
+    a.storage.clear();
+    std::vector<bintrie::Entry> e;
+    bintrie::Bytes32 ch;
+    code_hash(a.code.data(), a.code.size(), ch.data());
+    bintrie::append_account_leaves(ks, addr, a, ch, &e);
+    for (const bintrie::Entry& x : e) leaves[x.key] = x.value;
+    has_fields[addr] = true;
+  }
+  void apply(const state::StateDiff& d) {
+    for (const state::AccountDiff& a : d.accounts) {
+      state::Account& acc = accounts[a.address];
+      if (a.nonce) acc.nonce = *a.nonce;
+      if (a.balance) acc.balance = *a.balance;
+      if (a.code) acc.code = *a.code;
+      if (a.nonce || a.balance || a.code) set_fields(a.address);
+      for (const auto& [slot, v] : a.storage_writes) {
+        leaves[bintrie::storage_slot_key(ks, a.address, slot)] = v;
+        acc.storage[slot] = v;
+      }
+    }
+  }
+};
+
+Model model_of(const bintrie::Hasher& h, const state::Allocation& a) {
+  Model m{bintrie::KeyScheme{h, bintrie::TreeIndexEndian::big}, {}, {}, {}};
+  for (const bintrie::Entry& e : bintrie::allocation_leaves(m.ks, a, code_hash)) m.leaves[e.key] = e.value;
+  for (const auto& [addr, acc] : a.accounts) {
+    state::Account x = acc;
+    for (auto it = x.storage.begin(); it != x.storage.end();)
+      it = it->second == state::Bytes32{} ? x.storage.erase(it) : std::next(it);
+    m.accounts[addr] = std::move(x);
+    m.has_fields[addr] = true;
+  }
+  return m;
+}
+
+// A random block: field changes, new accounts, code, slot updates, deletes (zero), new slots
+// (small ones into the header stem, random ones: new stems that split existing positions),
+// zero writes of absent slots, duplicate writes.
+state::StateDiff random_diff(std::mt19937_64& rng, const Model& m) {
+  std::vector<const state::Address*> addrs;
+  for (const auto& [addr, acc] : m.accounts) addrs.push_back(&addr);
+  state::StateDiff d;
+  const int touched = 1 + int(rng() % 12);
+  for (int t = 0; t < touched; ++t) {
+    state::AccountDiff a;
+    const bool fresh = rng() % 6 == 0;
+    if (fresh) for (auto& b : a.address) b = uint8_t(rng());
+    else a.address = *addrs[rng() % addrs.size()];
+    if (fresh || rng() % 3 == 0) a.nonce = rng() % 1000;
+    if (rng() % 3 == 0) {
+      state::U256 bal{};
+      for (int k = 24; k < 32; ++k) bal[k] = uint8_t(rng());
+      a.balance = bal;
+    }
+    if (rng() % 20 == 0) a.code = std::vector<uint8_t>(1 + rng() % 200, uint8_t(rng()));
+    std::vector<state::Bytes32> existing;
+    if (!fresh)
+      for (const auto& [slot, v] : m.accounts.at(a.address).storage) existing.push_back(slot);
+    const int n = int(rng() % 30);
+    for (int k = 0; k < n; ++k) {
+      const int what = int(rng() % 10);
+      state::Bytes32 slot{};
+      if (what < 4 && !existing.empty()) {
+        a.storage_writes.push_back({existing[rng() % existing.size()], random_value(rng)});
+      } else if (what < 6 && !existing.empty()) {
+        a.storage_writes.push_back({existing[rng() % existing.size()], state::Bytes32{}});
+      } else if (what == 6) {
+        for (auto& b : slot) b = uint8_t(rng());
+        a.storage_writes.push_back({slot, state::Bytes32{}});
+      } else {
+        if (rng() % 2) slot[31] = uint8_t(rng());
+        else for (auto& b : slot) b = uint8_t(rng());
+        a.storage_writes.push_back({slot, random_value(rng)});
+      }
+    }
+    if (!a.nonce && !a.balance && !a.code && a.storage_writes.empty()) a.nonce = 7;
+    d.accounts.push_back(std::move(a));
+  }
+  return d;
+}
+
+DbOptions bt_options(const std::string& dir, unsigned gd, uint32_t page) {
+  DbOptions o;
+  o.dir = dir;
+  o.store = StoreKind::arena;
+  o.params.tree_kind = io::TreeKind::bintrie;
+  o.params.hash_kind = io::HashKind::sha256;
+  o.params.group_depth = gd;
+  o.params.page_size = page;
+  o.direct_io = false;
+  o.queue_depth = 16;
+  return o;
+}
+
+// Reopens the database: root, verify (every leaf counted), every account and slot read back.
+void check_db(const DbOptions& o, const Model& m) {
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(persist::open_db(o, &db).message() == "");
+  CHECK(db->manifest().root_hash == m.root());
+  CHECK(db->manifest().key_count == m.leaves.size());
+  persist::VerifyReport vr;
+  REQUIRE(db->verify(&vr).message() == "");
+  CHECK(vr.slots == m.leaves.size());
+  std::vector<state::StateKey> keys;
+  for (const auto& [addr, acc] : m.accounts) {
+    keys.push_back({addr, std::nullopt});
+    for (const auto& [slot, v] : acc.storage) keys.push_back({addr, slot});
+  }
+  std::vector<persist::LookupAnswer> ans;
+  persist::LookupStats ls;
+  REQUIRE(db->lookup(keys, &ans, &ls).message() == "");
+  size_t bad = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const state::Account& acc = m.accounts.at(keys[i].address);
+    const bool fields = m.has_fields.count(keys[i].address) != 0;
+    if (keys[i].slot) {  // a slot key's answer holds the slot only
+      if (!ans[i].slot_value || *ans[i].slot_value != acc.storage.at(*keys[i].slot)) ++bad;
+      continue;
+    }
+    if (ans[i].account.exists != fields) ++bad;
+    if (fields && (ans[i].account.nonce != acc.nonce || ans[i].account.balance != acc.balance)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+void run_diffs(unsigned gd, uint32_t page, uint64_t seed, int blocks) {
+  TempDir dir("btcommit_gd" + std::to_string(gd));
+  const DbOptions o = bt_options(dir.path, gd, page);
+  const state::Allocation a = random_alloc(seed, 100, 5, 300);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(persist::build_db(o, src, &rep).message() == "");
+  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
+  REQUIRE(rep.root == m.root());
+  std::mt19937_64 rng(seed * 7 + 1);
+  uint64_t released = 0, reused_pages = 0;
+  for (int round = 0; round < 2; ++round) {  // round 1: a fresh committer over the reopened files
+    DbFiles files;
+    REQUIRE(DbFiles::for_read(o, &files).message() == "");
+    persist::BintrieCommitter c(files);
+    for (int b = 0; b < blocks; ++b) {
+      const state::StateDiff d = random_diff(rng, m);
+      m.apply(d);
+      persist::BintrieCommitStats st;
+      REQUIRE(c.commit(d, kTestSpec, &st).message() == "");
+      const bintrie::Bytes32 want = m.root();
+      REQUIRE(st.root == want);
+      CHECK(files.manifest.root_hash == want);
+      CHECK(files.manifest.key_count == m.leaves.size());
+      released += st.pages_released;
+      reused_pages += st.records_read > st.records_superseded;
+      if (b % 10 == 9) check_db(o, m);
+    }
+    // An empty diff keeps the root.
+    persist::BintrieCommitStats st;
+    REQUIRE(c.commit(state::StateDiff{}, kTestSpec, &st).message() == "");
+    CHECK(st.root == m.root());
+    CHECK(st.records_written == 0);
+  }
+  check_db(o, m);
+  CHECK(released > 0);
+}
+
+}  // namespace
+
+TEST_CASE("bintrie commit: random block diffs match the in-memory root; reopen, verify, read back (GD 5)") {
+  run_diffs(5, 4096, 11, 30);
+}
+
+TEST_CASE("bintrie commit: random block diffs at GD 2 and GD 8 (16 KiB pages, split groups)") {
+  run_diffs(2, 4096, 12, 20);
+  run_diffs(8, 16384, 13, 20);
+}
+
+TEST_CASE("bintrie commit: an empty database takes blocks; the first stem is the root, then splits") {
+  TempDir dir("btcommit_empty");
+  const DbOptions o = bt_options(dir.path, 5, 4096);
+  state::Allocation none;
+  state::AllocationSource src(none, kTestSpec);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), none);
+  DbFiles files;
+  REQUIRE(DbFiles::for_read(o, &files).message() == "");
+  persist::BintrieCommitter c(files);
+  std::mt19937_64 rng(3);
+  for (int b = 0; b < 6; ++b) {
+    state::StateDiff d;
+    state::AccountDiff a;
+    for (auto& x : a.address) x = uint8_t(rng());
+    a.nonce = uint64_t(b + 1);
+    if (b % 2) a.storage_writes.push_back({state::Bytes32{}, random_value(rng)});
+    d.accounts.push_back(a);
+    m.apply(d);
+    persist::BintrieCommitStats st;
+    REQUIRE(c.commit(d, kTestSpec, &st).message() == "");
+    REQUIRE(st.root == m.root());
+  }
+  check_db(o, m);
+}
+
+TEST_CASE("bintrie commit: destroyed accounts and MPT databases are refused, nothing published") {
+  TempDir dir("btcommit_refuse");
+  const DbOptions o = bt_options(dir.path, 5, 4096);
+  const state::Allocation a = random_alloc(21, 20, 2, 20);
+  state::AllocationSource src(a, kTestSpec);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  DbFiles files;
+  REQUIRE(DbFiles::for_read(o, &files).message() == "");
+  const auto root = files.manifest.root_hash;
+  persist::BintrieCommitter c(files);
+  state::StateDiff d;
+  d.accounts.push_back({});
+  d.accounts[0].address = a.accounts[0].first;
+  d.accounts[0].destroyed = true;
+  persist::BintrieCommitStats st;
+  CHECK(c.commit(d, kTestSpec, &st).message().find("destroyed") != std::string::npos);
+  CHECK(files.manifest.root_hash == root);
+  check_db(o, model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a));
+}
+
+TEST_CASE("bintrie commit: a commit killed at random points reopens at a committed root and verifies") {
+  TempDir dir("btcommit_crash");
+  const DbOptions o = bt_options(dir.path, 5, 4096);
+  const state::Allocation a = random_alloc(81, 100, 5, 300);
+  state::AllocationSource src(a, kTestSpec);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  std::mt19937_64 rng(17);
+  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
+  std::vector<state::StateDiff> diffs;
+  std::vector<Model> models{m};
+  std::vector<bintrie::Bytes32> roots{m.root()};
+  for (int i = 0; i < 30; ++i) {
+    diffs.push_back(random_diff(rng, m));
+    m.apply(diffs.back());
+    models.push_back(m);
+    roots.push_back(m.root());
+  }
+  auto run_commits = [&](const DbOptions& opt, size_t from, size_t count) {
+    DbFiles files;
+    if (!DbFiles::for_read(opt, &files).ok()) return false;
+    persist::BintrieCommitter c(files);
+    for (size_t i = from; i < std::min(from + count, diffs.size()); ++i)
+      if (!c.commit(diffs[i], kTestSpec, nullptr).ok()) return false;
+    return true;
+  };
+  uint64_t probe_us = 0;  // three commits (scales the kill points; ASan is slower)
+  {
+    TempDir probe("btcommit_crash_probe");
+    std::filesystem::copy(dir.path, probe.path, std::filesystem::copy_options::recursive);
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(run_commits(bt_options(probe.path, 5, 4096), 0, 3));
+    probe_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+  }
+  size_t at = 0;
+  int kills = 0, moved = 0;
+  std::mt19937_64 krng(23);
+  for (int round = 0; round < 12 && at < diffs.size(); ++round) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) ::_exit(run_commits(o, at, 3) ? 0 : 3);
+    ::usleep(useconds_t(krng() % (probe_us + 2000)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    if (WIFEXITED(status)) CHECK(WEXITSTATUS(status) == 0);
+    else ++kills;
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(o, &db).message() == "");
+    const auto r = db->manifest().root_hash;
+    size_t found = roots.size();
+    for (size_t i = at; i < roots.size() && i <= at + 3; ++i)
+      if (roots[i] == r) found = i;
+    REQUIRE(found < roots.size());  // the old root or one of the new ones
+    moved += found > at;
+    at = found;
+    persist::VerifyReport vr;
+    CHECK(db->verify(&vr).message() == "");
+    CHECK(vr.slots == models[at].leaves.size());
+  }
+  check_db(o, models[at]);
+  MESSAGE("bintrie commit crash rounds: " << kills << " killed, state advanced in " << moved << " rounds, at commit " << at);
+}
