@@ -56,7 +56,7 @@ PY
     persist)
       # Build the same synthetic state into both trees and both stores, verify each, then
       # cold batched / one-at-a-time lookups (read-bench) beside the raw page-read floor;
-      # the MPT arena database then takes 20 block commits and is verified again.
+      # each arena database then takes 20 block commits and is verified again.
       : > results/persist.jsonl
       SLOTS=${SLOTS:-1000000}
       CONTRACTS=${CONTRACTS:-1000}
@@ -70,7 +70,7 @@ PY
             --slots-per-contract "$SPC" --db "$db" --store "$store"
           run persist verify --db "$db"
           run persist read-bench --db "$db" --keys 4096 --qd 1,8,32 --cold --reps 3
-          if [ "$tree" = mpt ] && [ "$store" = arena ]; then
+          if [ "$store" = arena ]; then
             # Block commits (copy-on-write, one per block), then the database must still verify.
             run persist commit --db "$db" --blocks 20 --writes 4096
             run persist verify --db "$db"
