@@ -56,16 +56,6 @@ struct Plan {
   std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
 };
 
-uint32_t page_records(const PageReader& r, uint64_t page) {
-  uint32_t lo = 1, hi = 1u << kRecordIndexBits;
-  RecordView rv;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (r.record(make_locator(page, mid), &rv).ok()) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 io::Status err(Locator l, const std::string& m) {
   return {io::Errc::corrupt_page, "binary trie commit: " + bd::locator_name(l) + ": " + m};
@@ -575,31 +565,20 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   }
   const uint64_t t_encoded = io::monotonic_ns();
 
-  std::unordered_map<uint64_t, uint32_t> dead_now;
   uint64_t superseded = 0, superseded_bytes = 0;
   for (const Node& n : c.nodes_) {
     if (n.reused) continue;
-    for (Locator l : n.records) ++dead_now[locator_page(l)];
+    for (Locator l : n.records) dead_.supersede(locator_page(l));
     superseded += n.records.size();
     superseded_bytes += n.body_bytes;
   }
-  std::vector<uint64_t> released;
-  std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> still_partial;
-  for (const auto& [page, dead] : dead_now) {
-    auto it = dead_.find(page);
-    const uint32_t total = it != dead_.end() ? it->second.second : page_records(reader, page);
-    const uint32_t all_dead = dead + (it != dead_.end() ? it->second.first : 0);
-    if (all_dead > total) {
-      (void)w.finish();
-      space.abort();
-      return {io::Errc::corrupt_page, "binary trie commit: page " + std::to_string(page) + ": more records superseded than it holds"};
-    }
-    if (all_dead == total) released.push_back(page);
-    else still_partial.push_back({page, {all_dead, total}});
-  }
-  for (uint64_t page : released) space.release(page);
   const uint64_t old_commit_page = files_.manifest.root_page;
-  if (old_commit_page != io::kNoPage) space.release(old_commit_page);
+  uint64_t pages_released = 0;
+  if (io::Status s = dead_.release_dead(reader, space, old_commit_page, "binary trie commit", &pages_released); !s.ok()) {
+    (void)w.finish();
+    space.abort();
+    return s;
+  }
 
   DbFiles::Fields f;
   f.root_hash = root_hash;
@@ -610,8 +589,7 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   const uint64_t tp = io::monotonic_ns();
   if (io::Status s = files_.commit_arena(w, root_loc, f, spec_json); !s.ok()) return s;
   const uint64_t publish_ns = io::monotonic_ns() - tp;
-  for (uint64_t page : released) dead_.erase(page);
-  for (const auto& [page, counts] : still_partial) dead_[page] = counts;
+  dead_.commit_durable();
 
   if (stats) {
     BintrieCommitStats& out = *stats;
@@ -626,7 +604,7 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
     out.records_written = c.records_written;
     out.pages_written = pages_written;
     out.records_superseded = superseded;
-    out.pages_released = released.size() + (old_commit_page != io::kNoPage ? 1 : 0);
+    out.pages_released = pages_released;
     out.keys_delta = c.new_leaves;
     out.commit_ns = io::monotonic_ns() - t0;
     out.read_ns = reader.counters().read_wall_ns;

@@ -32,6 +32,7 @@
 #include <unordered_map>
 
 #include "engine/persist/db_files.h"
+#include "engine/persist/dead_pages.h"
 #include "engine/state/state_types.h"
 
 namespace st::persist {
@@ -64,9 +65,8 @@ class BintrieCommitter {
 
  private:
   DbFiles& files_;
-  // Pages of the committed state with records superseded by earlier commits: page ->
-  // (dead records, records in the page).
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> dead_;
+  // Superseded-record counts of partly dead pages, across this committer's commits.
+  DeadPageLedger dead_;
 };
 
 }  // namespace st::persist

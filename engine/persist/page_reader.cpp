@@ -234,6 +234,11 @@ void PageReader::abandon() {
   queued_.clear();
 }
 
+uint32_t PageReader::records_in(uint64_t page_id) const {
+  auto it = pages_.find(page_id);
+  return it == pages_.end() ? 0 : uint32_t(it->second.parsed.records.size());
+}
+
 io::Status PageReader::record(Locator l, RecordView* out) const {
   auto it = pages_.find(locator_page(l));
   if (it == pages_.end())

@@ -106,6 +106,8 @@ class PageReader {
   // A record of a loaded page; an error (naming the locator) for an index past the page's
   // records or a page that is not loaded.
   io::Status record(Locator l, RecordView* out) const;
+  // Records in a loaded page (0 when it is not loaded).
+  uint32_t records_in(uint64_t page_id) const;
   // Drops every cached page (cold-per-batch experiments); counters are kept. Requires idle().
   void clear();
   size_t cached_pages() const { return pages_.size(); }
