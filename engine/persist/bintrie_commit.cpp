@@ -462,7 +462,7 @@ class Committer {
       bintrie::GroupEntry ge;
       if (it.kind == Item::keep) {
         // A kept stem is alone from its own depth on; a kept group (depth g) descends to g.
-        if (it.depth < r || (it.pos >> (g_ - r)) != q)
+        if (it.depth < r || uint32_t(it.pos >> (g_ - r)) != q)
           return {io::Errc::corrupt_page, "binary trie commit: an entry's depth does not fit its region"};
         kid = std::make_unique<Plan>();
         kid->kind = Plan::placed;
@@ -471,7 +471,7 @@ class Committer {
         ge.pos = it.pos;
         ge.depth = it.depth;
       } else if (it.kind == Item::sub) {
-        if ((it.pos >> (g_ - r)) != q) return {io::Errc::corrupt_page, "binary trie commit: a group entry outside its region"};
+        if (uint32_t(it.pos >> (g_ - r)) != q) return {io::Errc::corrupt_page, "binary trie commit: a group entry outside its region"};
         if (io::Status s = plan_group(it.node, d + g_, it.dirty, &kid); !s.ok()) return s;
         ge.pos = it.pos;
         ge.depth = uint8_t(g_);
