@@ -16,6 +16,7 @@
 
 #include "engine/persist/page_reader.h"
 #include "io/rocksdb_store.h"
+#include "tests/engine/persist/kill_child.h"
 #include "tests/engine/persist_mpt_test_util.h"
 
 using namespace pmpt_test;
@@ -167,19 +168,11 @@ TEST_CASE("persist mpt: a build killed at random points reopens at the old or th
   for (int round = 0; round < 12; ++round) {
     // Alternate the target so a finished build is followed by one that changes the state.
     const bool to_b = current == ra.root;
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      persist::BuildReport r;
-      const io::Status s = build(o, to_b ? static_cast<const state::StateSource&>(sb) : sa, &r);
-      ::_exit(s.ok() ? 0 : 3);
-    }
     const uint64_t delay_us = rng() % (2 * build_us + 5000);  // some kills land after the commit
-    ::usleep(useconds_t(delay_us));
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    if (WIFEXITED(status)) CHECK(WEXITSTATUS(status) == 0);
+    test::run_killed(delay_us, [&] {
+      persist::BuildReport r;
+      return build(o, to_b ? static_cast<const state::StateSource&>(sb) : sa, &r).ok();
+    });
     std::unique_ptr<persist::TreeDb> db;
     REQUIRE(open(o, &db).message() == "");
     current = db->manifest().root_hash;

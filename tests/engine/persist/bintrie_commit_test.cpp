@@ -16,6 +16,7 @@
 #include <random>
 
 #include "../persist_mpt_test_util.h"
+#include "tests/engine/persist/kill_child.h"
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/batch_root.h"
 #include "engine/persist/bintrie_commit.h"
@@ -301,15 +302,7 @@ TEST_CASE("bintrie commit: a commit killed at random points reopens at a committ
   int kills = 0, moved = 0;
   std::mt19937_64 krng(23);
   for (int round = 0; round < 12 && at < diffs.size(); ++round) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) ::_exit(run_commits(o, at, 3) ? 0 : 3);
-    ::usleep(useconds_t(krng() % (probe_us + 2000)));
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    if (WIFEXITED(status)) CHECK(WEXITSTATUS(status) == 0);
-    else ++kills;
+    kills += test::run_killed(krng() % (probe_us + 2000), [&] { return run_commits(o, at, 3); });
     std::unique_ptr<persist::TreeDb> db;
     REQUIRE(persist::open_db(o, &db).message() == "");
     const auto r = db->manifest().root_hash;
