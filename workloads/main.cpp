@@ -24,7 +24,7 @@ const Command kCommands[] = {
     {"verify", st::cli::cmd_verify, "re-read, re-hash and checksum every node of a database; exit 0 only if consistent"},
     {"get", st::cli::cmd_get, "one account / storage slot of a database, with --proof its verified proof"},
     {"read-bench", st::cli::cmd_read_bench, "cold lookups of random existing keys: batched per queue depth, one at a time, raw reads"},
-    {"commit", st::cli::cmd_commit, "apply synthetic blocks to an MPT arena database, one copy-on-write commit each"},
+    {"commit", st::cli::cmd_commit, "apply synthetic blocks to an MPT or binary-trie arena database, one copy-on-write commit each"},
 };
 
 void print_usage(FILE* out) {
