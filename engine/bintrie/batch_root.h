@@ -41,6 +41,11 @@ struct BatchRootStats {
   size_t hash32_messages = 0;  // leaf hashes
   size_t hash64_messages = 0;  // stem-subtree, stem and internal nodes
   size_t internal_nodes = 0;
+  // batch_root's phases, wall ns: the top-bits partition (serial with 1 thread), the
+  // buckets (sort, stems, internal levels: parallel) and the top levels (serial).
+  uint64_t partition_ns = 0;
+  uint64_t buckets_ns = 0;
+  uint64_t top_ns = 0;
 };
 
 struct BatchRootOptions {

@@ -1,0 +1,57 @@
+// sort_partition: the from-scratch root's sort, split in two so that its second half runs
+// bucket by bucket right before that bucket is hashed (the bucket's records are still in
+// L1/L2 when its stems are hashed):
+//
+//   partition_top_bits: one stable scatter of (key prefix, input index) records into 2^k
+//     buckets by the top k key bits. Two passes over the input (count, scatter); with T
+//     threads each thread takes one contiguous slice of the input and owns one run inside
+//     every bucket (runs in slice order), so the result is exactly the serial one.
+//   sort_bucket: one bucket's records -> ascending (key, index) in a scratch buffer
+//     (counting sort on the next key bits below the k bucket bits, about one record per
+//     counter for random keys, then an insertion sort of each counter's run, std::sort for
+//     runs over 24), keeps the last write of each key, marks where each stem begins.
+//
+//   records (16 B):  | prefix: key bytes 0..7, big-endian (u64) | index: u32 | pad |
+//   bucket b      :  recs[begin[b] .. begin[b+1]), input order within a bucket
+//
+// Invariants: keys compare by their first 8 bytes (prefix) first, then bytes 8..31 of the
+// input entry (read only when prefixes tie); among equal keys the larger input index (the
+// later write) is the one kept. sort_bucket's output equals a stable sort of the bucket by
+// key followed by "keep the last of each run of equal keys".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/bintrie/batch_root.h"
+#include "engine/bintrie/internal_reduce.h"
+
+namespace st::bintrie {
+
+struct TopBitsPartition {
+  unsigned bits = 0;
+  std::unique_ptr<SortedRef[]> recs;  // in.size() records
+  std::vector<uint32_t> begin;        // 2^bits + 1 bucket starts
+  size_t buckets() const { return begin.size() - 1; }
+};
+
+// bits in 0..24; threads >= 1 (1: no TBB).
+TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads);
+
+// Scratch and result of sort_bucket (reused across buckets: no allocation once warm).
+struct SortedBucket {
+  RawBuf<SortedRef> ref;          // [0, entries): ascending key, unique
+  RawBuf<uint32_t> stem_begin;    // [0, stems]: stem s owns ref[stem_begin[s] .. stem_begin[s+1])
+  std::vector<uint32_t> counter;  // the counting sort's counters
+  size_t entries = 0;
+  size_t stems = 0;
+};
+
+// Sorts the m records of one bucket whose records share their top `shared_bits` key bits
+// (the partition's k; 0 for a whole set). src is the input the indexes point into.
+void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned shared_bits, SortedBucket& out);
+
+}  // namespace st::bintrie
