@@ -129,6 +129,9 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
     if (threads > 1)
       while (k < 24 && (size_t(1) << k) < size_t(threads) * 16) ++k;
   }
+  // One ThreadScope for both parallel phases.
+  std::unique_ptr<pipeline::ThreadScope> scope;
+  if (threads > 1) scope = std::make_unique<pipeline::ThreadScope>(threads);
   const uint64_t t0 = now_ns();
   const TopBitsPartition part = partition_top_bits(entries, k, threads);
   const uint64_t t1 = now_ns();
@@ -144,11 +147,11 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
       run_bucket(h, src, part.recs.get() + part.begin[b], part.begin[b + 1] - part.begin[b], k, w, tops[b]);
   };
   if (threads > 1) {
-    pipeline::ThreadScope scope{threads};
     pipeline::parallel_for(nb, 1, run_range);
   } else {
     run_range(0, nb);
   }
+  scope.reset();
   const uint64_t t2 = now_ns();
   BatchRootStats total;
   for (const Worker& w : workers) {

@@ -1,6 +1,8 @@
 // sort_partition: top-bits partition and per-bucket sort (see sort_partition.h).
 #include "engine/bintrie/sort_partition.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -10,6 +12,23 @@
 #include "engine/pipeline/parallel.h"
 
 namespace st::bintrie {
+namespace {
+constexpr size_t kHugeThreshold = size_t(4) << 20;
+constexpr size_t kHugeAlign = size_t(2) << 20;
+size_t big_align(size_t bytes) { return bytes >= kHugeThreshold ? kHugeAlign : 64; }
+}  // namespace
+
+void* big_alloc(size_t bytes) {
+  const size_t align = big_align(bytes);
+  const size_t rounded = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
+  void* p = ::operator new(rounded, std::align_val_t(align));
+#if defined(MADV_HUGEPAGE)
+  if (align == kHugeAlign) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void big_free(void* p, size_t bytes) { ::operator delete(p, std::align_val_t(big_align(bytes))); }
 
 TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads) {
   assert(bits <= 24 && threads >= 1);
@@ -20,28 +39,36 @@ TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, un
   const uint64_t mask = bits == 0 ? 0 : ~uint64_t(0);
   TopBitsPartition out;
   out.bits = bits;
-  out.recs.reset(new SortedRef[n]);  // left uninitialized: every slot is written below
+  out.recs = BigArray<SortedRef>(n);  // left uninitialized: every slot is written below
   out.begin.assign(nb + 1, 0);
   // Slices: one per thread (a thread's runs inside each bucket follow slice order).
   const size_t slices = (threads > 1 && n >= 65536) ? threads : 1;
   auto slice_lo = [&](size_t t) { return n * t / slices; };
+  // Pass 1 reads the input once (64 B per entry, sequential): the 8-byte key prefixes go to
+  // a compact array and the bucket sizes are counted; pass 2 scatters from that array
+  // (8 B per entry) instead of reading the input again.
+  BigArray<uint64_t> prefix(n);
   std::vector<uint32_t> count(slices * nb, 0);
   auto count_slice = [&](size_t t) {
     uint32_t* c = count.data() + t * nb;
     const Entry* e = in.data();
-    for (size_t i = slice_lo(t), hi = slice_lo(t + 1); i < hi; ++i) c[(load_be64(e[i].key.data()) & mask) >> shift]++;
+    uint64_t* pre = prefix.get();
+    for (size_t i = slice_lo(t), hi = slice_lo(t + 1); i < hi; ++i) {
+      const uint64_t p = load_be64(e[i].key.data());
+      pre[i] = p;
+      c[(p & mask) >> shift]++;
+    }
   };
   auto scatter_slice = [&](size_t t) {
     uint32_t* fill = count.data() + t * nb;  // now the slice's write cursor per bucket
     SortedRef* recs = out.recs.get();
-    const Entry* e = in.data();
+    const uint64_t* pre = prefix.get();
     for (size_t i = slice_lo(t), hi = slice_lo(t + 1); i < hi; ++i) {
-      const uint64_t p = load_be64(e[i].key.data());
+      const uint64_t p = pre[i];
       recs[fill[(p & mask) >> shift]++] = {p, uint32_t(i)};
     }
   };
-  std::unique_ptr<pipeline::ThreadScope> scope;
-  if (slices > 1) scope = std::make_unique<pipeline::ThreadScope>(unsigned(slices));
+  // Slices run with parallel_for in the caller's ThreadScope (batch_root holds one).
   auto each_slice = [&](auto&& body) {
     if (slices == 1) { body(0); return; }
     pipeline::parallel_for(slices, 1, [&](size_t t0, size_t t1) { for (size_t t = t0; t < t1; ++t) body(t); });
@@ -97,22 +124,22 @@ void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned sha
     std::memmove(c + 1, c, nc * sizeof(uint32_t));
     c[0] = 0;
   }
-  // Sort each counter's run (short: insertion sort; long, for skewed keys: std::sort).
-  const size_t runs = out.counter.size() - 1;
-  const uint32_t* c = out.counter.data();
-  for (size_t j = 0; j < runs; ++j) {
-    const size_t lo = c[j], hi = c[j + 1];
-    if (hi - lo <= 1) continue;
-    if (hi - lo <= 24) {
-      for (size_t i = lo + 1; i < hi; ++i) {
-        const SortedRef x = r[i];
-        size_t k = i;
-        while (k > lo && less(x, r[k - 1])) { r[k] = r[k - 1]; --k; }
-        r[k] = x;
-      }
-    } else {
-      std::sort(r + lo, r + hi, less);
-    }
+  // Only records of one counter's run can be out of order: one insertion sort over the
+  // whole bucket (for random keys nearly every step is one compare, no move). Skewed keys
+  // give long runs: past a budget of moves, each run is finished by std::sort instead.
+  size_t moves = 0;
+  const size_t budget = 8 * m + 64;
+  for (size_t i = 1; i < m && moves <= budget; ++i) {
+    if (!less(r[i], r[i - 1])) continue;
+    const SortedRef x = r[i];
+    size_t k = i;
+    do { r[k] = r[k - 1]; --k; ++moves; } while (k > 0 && less(x, r[k - 1]));
+    r[k] = x;
+  }
+  if (moves > budget) {
+    const uint32_t* c = out.counter.data();
+    for (size_t j = 0; j + 1 < out.counter.size(); ++j)
+      if (c[j + 1] - c[j] > 1) std::sort(r + c[j], r + c[j + 1], less);
   }
   // Keep the last write of each key; mark stem starts (compaction in place, kept <= i).
   // The input is read only when two 8-byte prefixes tie.

@@ -3,13 +3,15 @@
 // L1/L2 when its stems are hashed):
 //
 //   partition_top_bits: one stable scatter of (key prefix, input index) records into 2^k
-//     buckets by the top k key bits. Two passes over the input (count, scatter); with T
-//     threads each thread takes one contiguous slice of the input and owns one run inside
-//     every bucket (runs in slice order), so the result is exactly the serial one.
+//     buckets by the top k key bits. Pass 1 reads the input (prefixes to a compact array,
+//     bucket counts), pass 2 scatters; with T threads each thread takes one contiguous
+//     slice of the input and owns one run inside every bucket (runs in slice order), so
+//     the result is exactly the serial one. The slices run in the caller's ThreadScope.
 //   sort_bucket: one bucket's records -> ascending (key, index) in a scratch buffer
 //     (counting sort on the next key bits below the k bucket bits, about one record per
-//     counter for random keys, then an insertion sort of each counter's run, std::sort for
-//     runs over 24), keeps the last write of each key, marks where each stem begins.
+//     counter for random keys, then one insertion sort pass over the bucket, or std::sort
+//     per counter run when the runs are long), keeps the last write of each key, marks
+//     where each stem begins.
 //
 //   records (16 B):  | prefix: key bytes 0..7, big-endian (u64) | index: u32 | pad |
 //   bucket b      :  recs[begin[b] .. begin[b+1]), input order within a bucket
@@ -31,9 +33,36 @@
 
 namespace st::bintrie {
 
+// An uninitialized array of a trivial type for the sort's big temporaries: from 4 MiB on it
+// is 2 MiB aligned and advised to use transparent huge pages, so its first touch faults a
+// few 2 MiB pages instead of thousands of 4 KiB ones (measured: 4 KiB faults were ~6 ms of
+// a 1M-key partition).
+void* big_alloc(size_t bytes);
+void big_free(void* p, size_t bytes);
+template <class T>
+class BigArray {
+ public:
+  BigArray() = default;
+  explicit BigArray(size_t n) : p_(static_cast<T*>(big_alloc(n * sizeof(T)))), n_(n) {}
+  ~BigArray() { if (p_) big_free(p_, n_ * sizeof(T)); }
+  BigArray(BigArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  BigArray& operator=(BigArray&& o) noexcept {
+    if (this != &o) { this->~BigArray(); p_ = o.p_; n_ = o.n_; o.p_ = nullptr; o.n_ = 0; }
+    return *this;
+  }
+  BigArray(const BigArray&) = delete;
+  BigArray& operator=(const BigArray&) = delete;
+  T* get() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
 struct TopBitsPartition {
   unsigned bits = 0;
-  std::unique_ptr<SortedRef[]> recs;  // in.size() records
+  BigArray<SortedRef> recs;  // in.size() records
   std::vector<uint32_t> begin;        // 2^bits + 1 bucket starts
   size_t buckets() const { return begin.size() - 1; }
 };
