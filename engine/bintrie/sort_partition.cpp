@@ -91,9 +91,10 @@ TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, un
 
 void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned shared_bits, SortedBucket& out) {
   out.entries = out.stems = 0;
+  uint32_t* sb = out.stem_begin.grow(m + 1);
+  sb[0] = 0;
   if (m == 0) return;
   SortedRef* r = out.ref.grow(m);
-  uint32_t* sb = out.stem_begin.grow(m + 1);
   auto less = [&](const SortedRef& a, const SortedRef& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const int c = std::memcmp(src[a.index].key.data() + 8, src[b.index].key.data() + 8, 24);
