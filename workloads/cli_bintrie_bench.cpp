@@ -128,10 +128,18 @@ int cmd_bintrie_bench(int argc, char** argv) {
 
   const std::vector<Entry> entries = random_entries(sha, 0, *n);
 
-  // 1. From-scratch root: 1 thread vs bare, T threads.
+  // 1. From-scratch root: 1 thread vs bare, T threads. Per-phase wall times of both runs
+  // (partition, buckets, top: BatchRootStats) and the T-thread run's process CPU / wall
+  // show the serial part of the threaded root independently of a noisy wall clock.
   std::vector<double> root1_ns, root1_wall_ns, bare_ns, rootT_ns, ratio_bare, speedup;
+  std::vector<double> p1_part, p1_buckets, p1_top, pT_part, pT_buckets, pT_top, cpu_per_wall;
   st::bintrie::BatchRootStats rs;
   Bytes32 root{};
+  auto process_cpu_ns = [] {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+  };
   for (uint64_t r = 0; r < *reps; ++r) {
     rs = {};
     const uint64_t w0 = report::now_ns();
@@ -142,9 +150,12 @@ int cmd_bintrie_bench(int argc, char** argv) {
     const double tb = bare_hash_ns(h, rs.hash32_messages, rs.hash64_messages);
     st::bintrie::BatchRootOptions po;
     po.threads = unsigned(*threads);
+    st::bintrie::BatchRootStats ts;
+    const uint64_t c0 = process_cpu_ns();
     t0 = report::now_ns();
-    const Bytes32 root_t = st::bintrie::batch_root(h, entries, po);
+    const Bytes32 root_t = st::bintrie::batch_root(h, entries, po, &ts);
     const double tt = double(report::now_ns() - t0);
+    const double ct = double(process_cpu_ns() - c0);
     if (root_t != root) return fail("internal error: parallel root differs from serial root", 70);
     root1_ns.push_back(t1);
     bare_ns.push_back(tb);
@@ -152,6 +163,13 @@ int cmd_bintrie_bench(int argc, char** argv) {
     ratio_bare.push_back(t1 / tb);
     speedup.push_back(t1_wall / tt);
     root1_wall_ns.push_back(t1_wall);
+    p1_part.push_back(double(rs.partition_ns));
+    p1_buckets.push_back(double(rs.buckets_ns));
+    p1_top.push_back(double(rs.top_ns));
+    pT_part.push_back(double(ts.partition_ns));
+    pT_buckets.push_back(double(ts.buckets_ns));
+    pT_top.push_back(double(ts.top_ns));
+    cpu_per_wall.push_back(ct / tt);
   }
 
   // 2. Mutable tree of N keys, then incremental batches.
@@ -287,7 +305,10 @@ int cmd_bintrie_bench(int argc, char** argv) {
                           {"root_1t_ms", ms_json(root1_ns)}, {"bare_hash_ms", ms_json(bare_ns)},
                           {"ratio_to_bare", report::summary_json(stats::summarize(ratio_bare))},
                           {"root_1t_wall_ms", ms_json(root1_wall_ns)}, {"root_threads_ms", ms_json(rootT_ns)},
-                          {"speedup_threads", report::summary_json(stats::summarize(speedup))}}},
+                          {"speedup_threads", report::summary_json(stats::summarize(speedup))},
+                          {"phases_1t_wall_ms", {{"partition", ms_json(p1_part)}, {"buckets", ms_json(p1_buckets)}, {"top", ms_json(p1_top)}}},
+                          {"phases_threads_wall_ms", {{"partition", ms_json(pT_part)}, {"buckets", ms_json(pT_buckets)}, {"top", ms_json(pT_top)}}},
+                          {"threads_process_cpu_per_wall", report::summary_json(stats::summarize(cpu_per_wall))}}},
         {"mutable_build_ms", build_ns / 1e6}, {"mutable_memory_bytes", tree.memory_bytes()},
         {"incremental_update", {{"leaf_hashes", ucs.leaf_hashes}, {"hash64_messages", ucs.hash64()},
                                 {"internal_hashes", ucs.internal_hashes}, {"ms", ms_json(upd_ns)},
@@ -316,6 +337,11 @@ int cmd_bintrie_bench(int argc, char** argv) {
   std::printf("  ratio root/bare       %s\n", ratio_str(ratio_bare).c_str());
   std::printf("  root, 1 thread (wall)  %s\n", ms_str(root1_wall_ns).c_str());
   std::printf("  root, %llu threads      %s  speedup (wall) %s\n", (unsigned long long)*threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
+  std::printf("  phases (wall), 1 thread:   partition %s, buckets %s, top %s\n", ms_str(p1_part).c_str(),
+              ms_str(p1_buckets).c_str(), ms_str(p1_top).c_str());
+  std::printf("  phases (wall), %llu threads: partition %s, buckets %s, top %s; process CPU / wall %s\n",
+              (unsigned long long)*threads, ms_str(pT_part).c_str(), ms_str(pT_buckets).c_str(), ms_str(pT_top).c_str(),
+              ratio_str(cpu_per_wall).c_str());
   std::printf("\nmutable tree: build %.1f ms, %.1f MiB\n", build_ns / 1e6, double(tree.memory_bytes()) / 1048576.0);
   std::printf("incremental, %llu overwrites of existing keys: %zu leaf + %zu node hashes (%zu internal)\n",
               (unsigned long long)*w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "engine/bintrie/batch_stems.h"
 #include "engine/bintrie/internal_reduce.h"
 #include "engine/pipeline/parallel.h"
 #include "engine/bintrie/stem_bits.h"
@@ -198,57 +199,27 @@ std::vector<uint8_t> stem_depths(const SortedEntries& sorted) {
 
 void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Bytes32* stem_hash_out,
                 BatchRootStats* stats) {
-  StemLevels L;
-  std::vector<Bytes32> msgs;
+  StemChunkScratch S;
   size_t n32 = 0, n64 = 0;
   for (size_t c0 = s0; c0 < s1; c0 += kStemChunk) {
     const size_t c1 = std::min(s1, c0 + kStemChunk);
-    const size_t e0 = sorted.stem_begin[c0], e1 = sorted.stem_begin[c1];
-    const size_t ne = e1 - e0;
-    // Leaves: H(value) for every present value. Each entry is read once here: its value,
-    // its sub index and, for a stem's first entry, the 31 stem bytes of the stem message
-    // H(stem || 0x00 || R) (the index form reads the input in random order, so a second
-    // visit would be a second cache miss).
-    const size_t ns = c1 - c0;
-    L.hash.resize(ne);
-    L.pos.resize(ne);
-    msgs.resize(2 * ns);
-    L.off.resize(ns + 1);
-    for (size_t s = c0; s <= c1; ++s) L.off[s - c0] = sorted.stem_begin[s] - uint32_t(e0);
-    auto gather = [&](auto&& entry_at, auto&& prefetch_at) {
-      size_t s = 0;
-      for (size_t i = 0; i < ne; ++i) {
-        prefetch_at(i);
-        const Entry& e = entry_at(i);
-        copy32(L.hash[i], e.value);
-        L.pos[i] = e.key[31];
-        if (L.off[s] == i) {  // first entry of stem s (every stem has at least one)
-          uint8_t* msg = msgs[2 * s].data();
-          std::memcpy(msg, e.key.data(), 31);
-          msg[31] = 0;
-          ++s;
-        }
-      }
-    };
+    const size_t e0 = sorted.stem_begin[c0], ne = sorted.stem_begin[c1] - e0;
+    const uint32_t* sb = sorted.stem_begin.data() + c0;
+    Bytes32* out = stem_hash_out + (c0 - s0);
     if (sorted.src) {
       // Index form: random reads; the prefetch runs far enough ahead to keep many misses
       // in flight (a DRAM miss is ~100 ns, an iteration a few ns).
       constexpr size_t kAhead = 48;
       const SortedRef* ref = sorted.ref.data() + e0;
       const Entry* src = sorted.src;
-      gather([&](size_t i) -> const Entry& { return src[ref[i].index]; },
-             [&](size_t i) { if (i + kAhead < ne) __builtin_prefetch(&src[ref[i + kAhead].index]); });
+      hash_stem_chunk(
+          h, c1 - c0, sb, [&](size_t i) -> const Entry& { return src[ref[i].index]; },
+          [&](size_t i) { if (i + kAhead < ne) __builtin_prefetch(&src[ref[i + kAhead].index]); }, S, out, &n32, &n64);
     } else {
       const Entry* ent = sorted.entries.data() + e0;
-      gather([&](size_t i) -> const Entry& { return ent[i]; }, [](size_t) {});
+      hash_stem_chunk(h, c1 - c0, sb, [&](size_t i) -> const Entry& { return ent[i]; }, [](size_t) {}, S, out, &n32,
+                      &n64);
     }
-    h.hash32_batch(L.hash[0].data(), L.hash[0].data(), ne);
-    n32 += ne;
-    n64 += stem_subtree_roots(h, L);
-    // Stem nodes: H(stem || 0x00 || R); the stem bytes are already in place.
-    for (size_t s = 0; s < ns; ++s) copy32(msgs[2 * s + 1], L.hash[s]);
-    h.hash64_batch(msgs[0].data(), stem_hash_out[c0 - s0].data(), ns);
-    n64 += ns;
   }
   if (stats) {
     stats->hash32_messages += n32;
@@ -348,12 +319,6 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
   if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }
   assert(top.size() == 1);
   return S.pool.data()[top[0].hidx];
-}
-
-Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
-                   BatchRootStats* stats) {
-  const SortedEntries sorted = sort_entries(entries, opt.threads, /*materialize=*/false);
-  return batch_root_sorted(h, sorted, opt, stats);
 }
 
 }  // namespace st::bintrie

@@ -1,24 +1,26 @@
 // batch_root: the from-scratch root of a key/value set, built the data-oriented way.
 //
-//   1. sort (key prefix, index) records (counting sort on 16 key bits, then per bucket),
-//      keep the last write of each key;
-//   2. split the sorted stems by their top k bits into buckets of about 2,048 stems (at
-//      least 16 per thread); per bucket, in cache-resident buffers:
-//   3. leaf hashes H(value) of every present value: one hash32_batch;
-//   4. stem subtrees, 8 levels, sparse: level l holds only the nodes with a present leaf
-//      below (absent siblings are 32 zero bytes; two absent children are never hashed),
-//      all of the bucket's level-l nodes in one hash64_batch;
-//   5. stem nodes H(stem || 0x00 || R): one hash64_batch;
-//   6. internal nodes level by level, deepest first, down to the bucket's node at depth k:
-//      the depth of stem i is 1 + max(lcp(i-1, i), lcp(i, i+1)); items at depth d pair
-//      with their sibling (the adjacent item sharing d-1 bits) or with an empty child, all
-//      of one depth in one batch;
-//   7. the bucket nodes are reduced the same way to the root.
-// With threads > 1 the buckets run in parallel (TBB parallel_for in a task_arena); the
-// serial path is the same loop.
+// batch_root (batch_scratch.cpp) is fused per bucket of the top k key bits:
+//   1. partition (key prefix, index) records into 2^k buckets (about 2,048 entries each, at
+//      least 16 buckets per thread; sort_partition.h);
+//   2. per bucket, in cache-resident buffers: sort the bucket's records, keep the last write
+//      of each key; leaf hashes H(value) of every present value (one hash32_batch); stem
+//      subtrees, 8 levels, sparse: level l holds only the nodes with a present leaf below
+//      (absent siblings are 32 zero bytes; two absent children are never hashed), all of
+//      the bucket's level-l nodes in one hash64_batch; stem nodes H(stem || 0x00 || R) (one
+//      hash64_batch); internal nodes level by level, deepest first, down to the bucket's
+//      node at depth k: the depth of stem i is 1 + max(lcp(i-1, i), lcp(i, i+1)); items at
+//      depth d pair with their sibling (the adjacent item sharing d-1 bits) or with an
+//      empty child, all of one depth in one batch;
+//   3. the bucket nodes are reduced the same way to the root.
+// With threads > 1 the partition's passes and the buckets run in parallel (TBB
+// parallel_for in one task_arena); the serial path is the same code.
+// The two-step path (sort_entries into a SortedEntries, then batch_root_sorted /
+// hash_stems) serves the mutable tree's bulk build and the persistent builder.
 //
 // Invariants: the result equals the canonical EIP-7864 root (independent of input order,
-// last write wins); counts in BatchRootStats are exactly the messages hashed.
+// last write wins, any thread count and bucket width); counts in BatchRootStats are exactly
+// the messages hashed.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +43,11 @@ struct BatchRootStats {
   size_t hash32_messages = 0;  // leaf hashes
   size_t hash64_messages = 0;  // stem-subtree, stem and internal nodes
   size_t internal_nodes = 0;
+  // batch_root's phases, wall ns: the top-bits partition (serial with 1 thread), the
+  // buckets (sort, stems, internal levels: parallel) and the top levels (serial).
+  uint64_t partition_ns = 0;
+  uint64_t buckets_ns = 0;
+  uint64_t top_ns = 0;
 };
 
 struct BatchRootOptions {

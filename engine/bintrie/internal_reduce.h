@@ -14,9 +14,8 @@
 //            (the hash64_batch output lands there directly);
 //   in[]     the input items, 16 bytes each {prefix, rep, hidx into pool}; depth[] beside;
 //   seg[]    the input items regrouped by depth (stable: ascending rep within a depth);
-//   par_*[]  the parents carried from depth d+1 into depth d.
-// Depth d's list is the merge of seg's depth-d run and the carried parents; the merge is
-// walked on the fly while pairing, never materialized.
+//   par_*[]  the parents carried from depth d+1 into depth d;
+//   cur[]    depth d's list: the merge of seg's depth-d run and the carried parents.
 //
 // Invariants: items at depth d > stop_depth are exactly the canonical nodes at depth d.
 #pragma once
@@ -58,7 +57,7 @@ struct ReduceSlim {
 
 struct ReduceScratch {
   RawBuf<Bytes32> pool;
-  RawBuf<ReduceSlim> in, seg, par_a, par_b;
+  RawBuf<ReduceSlim> in, seg, par_a, par_b, cur;
   RawBuf<uint8_t> depth;
   RawBuf<Bytes32> msgs;  // 2 per message
   std::vector<uint32_t> depth_begin;

@@ -51,32 +51,50 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
     const size_t most = na + ncarry;  // at most one message per item
     Bytes32* pool = S.pool.grow(pool_size + most, pool_size);
     Bytes32* msgs = S.msgs.grow(2 * most);
-    // Merge-walk the depth-d items of seg and the carried parents, in rep order.
-    size_t ia = 0, ic = 0, m = 0;
-    auto has = [&] { return ia < na || ic < ncarry; };
-    auto take = [&]() -> const ReduceSlim& {
-      if (ic == ncarry || (ia < na && a[ia].rep < carry[ic].rep)) return a[ia++];
-      return carry[ic++];
-    };
-    auto peek = [&]() -> const ReduceSlim& {
-      if (ic == ncarry || (ia < na && a[ia].rep < carry[ic].rep)) return a[ia];
-      return carry[ic];
-    };
+    // Depth d's list: the depth-d items of seg merged with the carried parents, in rep
+    // order. Branch-free merge (a pointer select): which side comes next is a coin toss
+    // for random keys, so a branch would mispredict about half the time.
+    ReduceSlim* cur = S.cur.grow(most + 1);
+    size_t ia = 0, ic = 0, nc = 0;
+    while (ia < na && ic < ncarry) {
+      const bool from_a = a[ia].rep < carry[ic].rep;
+      // select by mask: compilers turn a ?: of two pointers into a branch here
+      const uintptr_t mask = uintptr_t(0) - uintptr_t(from_a);
+      const uintptr_t pa = reinterpret_cast<uintptr_t>(a + ia), pc = reinterpret_cast<uintptr_t>(carry + ic);
+      cur[nc++] = *reinterpret_cast<const ReduceSlim*>((pa & mask) | (pc & ~mask));
+      ia += from_a;
+      ic += !from_a;
+    }
+    while (ia < na) cur[nc++] = a[ia++];
+    while (ic < ncarry) cur[nc++] = carry[ic++];
+    cur[nc] = cur[nc - 1];  // readable sentinel for the pairing test of the last item
+    // Pairing, branch-free as well (pair or lone is close to a coin toss too): a pair
+    // hashes (x || y); a lone item x goes to the side its bit d-1 names, a zero sibling on
+    // the other.
+    static const Bytes32 kZero{};
+    const uintptr_t zero = reinterpret_cast<uintptr_t>(&kZero);
     const uint32_t base = uint32_t(pool_size);
-    while (has()) {
-      const ReduceSlim x = take();
+    size_t m = 0;
+    for (size_t j = 0; j < nc;) {
+      const ReduceSlim& x = cur[j];
+      const ReduceSlim& y = cur[j + 1];
+      const bool pair = (j + 1 < nc) & siblings(x, y);
+      const unsigned side = bit(x);
+      const uintptr_t px = reinterpret_cast<uintptr_t>(&pool[x.hidx]);
+      const uintptr_t py = reinterpret_cast<uintptr_t>(&pool[y.hidx]);
+      const uintptr_t pair_mask = uintptr_t(0) - uintptr_t(pair);
+      const uintptr_t right_mask = uintptr_t(0) - uintptr_t(side);
+      // lone: left = side 0 ? x : zero, right = side 1 ? x : zero
+      const uintptr_t lone_left = (px & ~right_mask) | (zero & right_mask);
+      const uintptr_t lone_right = (px & right_mask) | (zero & ~right_mask);
+      const uintptr_t left = (px & pair_mask) | (lone_left & ~pair_mask);
+      const uintptr_t right = (py & pair_mask) | (lone_right & ~pair_mask);
       Bytes32* msg = msgs + 2 * m;
-      if (has() && siblings(x, peek())) {
-        const ReduceSlim& y = take();
-        copy32(msg[0], pool[x.hidx]);
-        copy32(msg[1], pool[y.hidx]);
-      } else {
-        const unsigned side = bit(x);
-        copy32(msg[side], pool[x.hidx]);
-        msg[side ^ 1] = Bytes32{};
-      }
+      copy32(msg[0].data(), reinterpret_cast<const uint8_t*>(left));
+      copy32(msg[1].data(), reinterpret_cast<const uint8_t*>(right));
       next[m] = {x.prefix, x.rep, uint32_t(base + m)};
       ++m;
+      j += 1 + size_t(pair);
     }
     h.hash64_batch(msgs[0].data(), pool[base].data(), m);
     pool_size += m;

@@ -1,0 +1,86 @@
+// sort_partition: the from-scratch root's sort, split in two so that its second half runs
+// bucket by bucket right before that bucket is hashed (the bucket's records are still in
+// L1/L2 when its stems are hashed):
+//
+//   partition_top_bits: one stable scatter of (key prefix, input index) records into 2^k
+//     buckets by the top k key bits. Pass 1 reads the input (prefixes to a compact array,
+//     bucket counts), pass 2 scatters; with T threads each thread takes one contiguous
+//     slice of the input and owns one run inside every bucket (runs in slice order), so
+//     the result is exactly the serial one. The slices run in the caller's ThreadScope.
+//   sort_bucket: one bucket's records -> ascending (key, index) in a scratch buffer
+//     (counting sort on the next key bits below the k bucket bits, about one record per
+//     counter for random keys, then one insertion sort pass over the bucket, or std::sort
+//     per counter run when the runs are long), keeps the last write of each key, marks
+//     where each stem begins.
+//
+//   records (16 B):  | prefix: key bytes 0..7, big-endian (u64) | index: u32 | pad |
+//   bucket b      :  recs[begin[b] .. begin[b+1]), input order within a bucket
+//
+// Invariants: keys compare by their first 8 bytes (prefix) first, then bytes 8..31 of the
+// input entry (read only when prefixes tie); among equal keys the larger input index (the
+// later write) is the one kept. sort_bucket's output equals a stable sort of the bucket by
+// key followed by "keep the last of each run of equal keys".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/bintrie/batch_root.h"
+#include "engine/bintrie/internal_reduce.h"
+
+namespace st::bintrie {
+
+// An uninitialized array of a trivial type for the sort's big temporaries: from 4 MiB on it
+// is 2 MiB aligned and advised to use transparent huge pages, so its first touch faults a
+// few 2 MiB pages instead of thousands of 4 KiB ones (measured: 4 KiB faults were ~6 ms of
+// a 1M-key partition).
+void* big_alloc(size_t bytes);
+void big_free(void* p, size_t bytes);
+template <class T>
+class BigArray {
+ public:
+  BigArray() = default;
+  explicit BigArray(size_t n) : p_(static_cast<T*>(big_alloc(n * sizeof(T)))), n_(n) {}
+  ~BigArray() { if (p_) big_free(p_, n_ * sizeof(T)); }
+  BigArray(BigArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  BigArray& operator=(BigArray&& o) noexcept {
+    if (this != &o) { this->~BigArray(); p_ = o.p_; n_ = o.n_; o.p_ = nullptr; o.n_ = 0; }
+    return *this;
+  }
+  BigArray(const BigArray&) = delete;
+  BigArray& operator=(const BigArray&) = delete;
+  T* get() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+struct TopBitsPartition {
+  unsigned bits = 0;
+  BigArray<SortedRef> recs;  // in.size() records
+  std::vector<uint32_t> begin;        // 2^bits + 1 bucket starts
+  size_t buckets() const { return begin.size() - 1; }
+};
+
+// bits in 0..24; threads >= 1 (1: no TBB).
+TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads);
+
+// Scratch and result of sort_bucket (reused across buckets: no allocation once warm).
+struct SortedBucket {
+  RawBuf<SortedRef> ref;          // [0, entries): ascending key, unique
+  RawBuf<uint32_t> stem_begin;    // [0, stems]: stem s owns ref[stem_begin[s] .. stem_begin[s+1])
+  std::vector<uint32_t> counter;  // the counting sort's counters
+  size_t entries = 0;
+  size_t stems = 0;
+};
+
+// Sorts the m records of one bucket whose records share their top `shared_bits` key bits
+// (the partition's k; 0 for a whole set). src is the input the indexes point into.
+void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned shared_bits, SortedBucket& out);
+
+}  // namespace st::bintrie
