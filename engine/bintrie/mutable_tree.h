@@ -179,6 +179,9 @@ class MutableTree {
     dirty_by_depth_[depth].push_back({idx, parent_side});
   }
   void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
+  // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
+  // stem's hash also goes into its parent's child-hash line).
+  void hash_dirty_stems(CommitStats& cs);
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
