@@ -22,7 +22,8 @@
 // apply() only records writes and marks dirty paths (one traversal per distinct stem, in
 // key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
 // hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
-// deepest first, one hash64_batch per depth.
+// deepest first, depth by depth; stem and internal nodes in chunks of 32 messages, each
+// chunk's parent lines written while still cached (see docs/bintrie.md).
 //
 // Invariants: after commit() every node's hash is its canonical hash, and
 // child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child); the
