@@ -101,6 +101,11 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
   }
 }
 
+namespace {
+constexpr size_t kCommitChunk = 32;
+constexpr size_t kCommitWindow = 8;
+}  // namespace
+
 void MutableTree::apply(std::span<const Entry> writes) {
   if (writes.empty()) return;
   const SortedEntries sorted = sort_entries(writes);
@@ -223,9 +228,9 @@ void MutableTree::apply(std::span<const Entry> writes) {
   }
 }
 
-Bytes32 MutableTree::commit(CommitStats* stats) {
-  CommitStats cs;
-  cs.dirty_stems = dirty_stems_.size();
+void MutableTree::hash_dirty_stems(CommitStats& cs) {
+  if (dirty_stems_.empty()) return;
+  cs.dirty_stems += dirty_stems_.size();
   // 1. Dirty leaves: one hash32_batch. Dense stems remember which subs were written.
   std::vector<uint32_t> dense_stems, sparse_stems;
   for (uint32_t si : dirty_stems_) {
@@ -246,13 +251,20 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     const size_t nl = dirty_leaves_.size();
     leaf_slots_.resize(nl);
     scratch_a_.resize(nl);
+    // Prefetched in two stages, kCommitWindow leaves apart: the stem line, then (from the
+    // stem's slot_begin) the slot line.
+    constexpr size_t W = kCommitWindow;
+    for (size_t i = 0; i < std::min(nl, 2 * W); ++i) __builtin_prefetch(&stems_[dirty_leaves_[i].first]);
+    for (size_t i = 0; i < std::min(nl, W); ++i) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i].first].slot_begin]);
     for (size_t i = 0; i < nl; ++i) {
+      if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
+      if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
       StemSlot* slot = &find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
       leaf_slots_[i] = slot;
       copy32(scratch_a_[i], slot->value);
     }
     if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
-    cs.leaf_hashes = nl;
+    cs.leaf_hashes += nl;
     for (size_t i = 0; i < nl; ++i) {
       copy32(leaf_slots_[i]->leaf_hash, scratch_a_[i]);
       leaf_slots_[i]->leaf_dirty = 0;
@@ -281,7 +293,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     }
     dirty_leaves_.clear();
   }
-  cs.dense_dirty_stems = dense_stems.size();
+  cs.dense_dirty_stems += dense_stems.size();
   // 2a. Dense stems: rehash the ancestors of the written leaves, level by level, all dense
   // stems in one hash64_batch per level (both children zero: zero, no hash).
   if (!dense_cur.empty()) {
@@ -330,28 +342,42 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     }
     L.off.push_back(uint32_t(L.pos.size()));
     cs.subtree_hashes += stem_subtree_roots(h_, L);
-    // 3. Stem nodes H(stem || 0x00 || R), sparse then dense.
+    // 3. Stem nodes H(stem || 0x00 || R), sparse then dense, in chunks of kCommitChunk:
+    // a chunk's stem lines are prefetched, its messages built, its parents' lines
+    // prefetched, then it is hashed and the hashes written (the chunk's lines and their
+    // address translations are still cached when they are written).
     const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
-    scratch_a_.resize(2 * n);
-    for (size_t i = 0; i < n; ++i) {
-      const StemNode& s = stems_[i < ns ? sparse_stems[i] : dense_stems[i - ns]];
-      uint8_t* msg = scratch_a_[2 * i].data();
-      std::memcpy(msg, s.stem.data(), 31);
-      msg[31] = 0;
-      std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
+    auto stem_at = [&](size_t i) { return i < ns ? sparse_stems[i] : dense_stems[i - ns]; };
+    constexpr size_t C = kCommitChunk;
+    scratch_a_.resize(2 * std::min(n, C));
+    scratch_b_.resize(std::min(n, C));
+    for (size_t c0 = 0; c0 < n; c0 += C) {
+      const size_t m = std::min(C, n - c0);
+      for (size_t i = c0; i < c0 + m; ++i) __builtin_prefetch(&stems_[stem_at(i)]);
+      for (size_t i = c0; i < c0 + m; ++i) {
+        const StemNode& s = stems_[stem_at(i)];
+        uint8_t* msg = scratch_a_[2 * (i - c0)].data();
+        std::memcpy(msg, s.stem.data(), 31);
+        msg[31] = 0;
+        std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
+        if (s.parent_side != kNoParent) __builtin_prefetch(&pairs_[s.parent_side >> 1], 1);
+      }
+      h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
+      for (size_t i = c0; i < c0 + m; ++i) {
+        StemNode& s = stems_[stem_at(i)];
+        s.hash = scratch_b_[i - c0];
+        s.dirty = 0;
+        if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
+      }
     }
-    scratch_b_.resize(n);
-    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t si = i < ns ? sparse_stems[i] : dense_stems[i - ns];
-      StemNode& s = stems_[si];
-      s.hash = scratch_b_[i];
-      s.dirty = 0;
-      if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i]);
-    }
-    cs.stem_hashes = n;
+    cs.stem_hashes += n;
     dirty_stems_.clear();
   }
+}
+
+Bytes32 MutableTree::commit(CommitStats* stats) {
+  CommitStats cs;
+  hash_dirty_stems(cs);
   // 4. Dirty internal nodes, deepest first. A node's message is its child-hash line; its
   // hash goes into its parent's line (read at the next depth) or is the root hash.
   bool root_done = false;
@@ -359,25 +385,31 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     std::vector<DirtyNode>& list = dirty_by_depth_[size_t(d)];
     if (list.empty()) continue;
     const size_t n = list.size();
-    for (size_t i = 0; i < n; ++i) {
-      __builtin_prefetch(&pairs_[list[i].node]);
-      if (list[i].parent_side != kNoParent) __builtin_prefetch(&pairs_[list[i].parent_side >> 1], 1);
-    }
-    scratch_a_.resize(2 * n);
-    for (size_t i = 0; i < n; ++i) {
-      const ChildHashes& c = pairs_[list[i].node];
-      copy32(scratch_a_[2 * i], c.h[0]);
-      copy32(scratch_a_[2 * i + 1], c.h[1]);
-    }
-    scratch_b_.resize(n);
-    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), n);
-    for (size_t i = 0; i < n; ++i) {
-      const DirtyNode& dn = list[i];
-      if (dn.parent_side == kNoParent) {
-        root_hash_ = scratch_b_[i];
-        root_done = true;
-      } else {
-        copy32(pairs_[dn.parent_side >> 1].h[dn.parent_side & 1], scratch_b_[i]);
+    constexpr size_t C = kCommitChunk;
+    scratch_a_.resize(2 * std::min(n, C));
+    scratch_b_.resize(std::min(n, C));
+    for (size_t i = 0; i < std::min(C, n); ++i) __builtin_prefetch(&pairs_[list[i].node]);
+    for (size_t c0 = 0; c0 < n; c0 += C) {
+      const size_t m = std::min(C, n - c0);
+      const DirtyNode* chunk = list.data() + c0;
+      for (size_t i = 0; i < m; ++i) {
+        const ChildHashes& c = pairs_[chunk[i].node];
+        copy32(scratch_a_[2 * i], c.h[0]);
+        copy32(scratch_a_[2 * i + 1], c.h[1]);
+      }
+      // The next chunk's messages and this chunk's parents arrive while this chunk hashes.
+      for (size_t i = c0 + m; i < std::min(n, c0 + m + C); ++i) __builtin_prefetch(&pairs_[list[i].node]);
+      for (size_t i = 0; i < m; ++i)
+        if (chunk[i].parent_side != kNoParent) __builtin_prefetch(&pairs_[chunk[i].parent_side >> 1], 1);
+      h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
+      for (size_t i = 0; i < m; ++i) {
+        const DirtyNode& dn = chunk[i];
+        if (dn.parent_side == kNoParent) {
+          root_hash_ = scratch_b_[i];
+          root_done = true;
+        } else {
+          copy32(pairs_[dn.parent_side >> 1].h[dn.parent_side & 1], scratch_b_[i]);
+        }
       }
     }
     cs.internal_hashes += n;

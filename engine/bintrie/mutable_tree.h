@@ -22,7 +22,8 @@
 // apply() only records writes and marks dirty paths (one traversal per distinct stem, in
 // key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
 // hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
-// deepest first, one hash64_batch per depth.
+// deepest first, depth by depth; stem and internal nodes in chunks of 32 messages, each
+// chunk's parent lines written while still cached (see docs/bintrie.md).
 //
 // Invariants: after commit() every node's hash is its canonical hash, and
 // child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child); the
@@ -179,6 +180,9 @@ class MutableTree {
     dirty_by_depth_[depth].push_back({idx, parent_side});
   }
   void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
+  // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
+  // stem's hash also goes into its parent's child-hash line).
+  void hash_dirty_stems(CommitStats& cs);
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
