@@ -9,7 +9,9 @@
 // record that shares a page with its parent costs no I/O; at a page that is not cached it
 // waits, and goes on as soon as that page lands while the other reads are in flight.
 // RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
-// of all cursors.
+// of all cursors. A slot key's answer also carries its account (the MPT's does): each
+// distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
+// same walk unless the batch already asks for that account.
 //
 // Verify: breadth-first over the nodes, in chunks of kVerifyChunk (one load / MultiGet per
 // chunk; the page cache is kept across levels, since a page holds a group and part of its
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <unordered_map>
 
 #include "engine/bintrie/keys.h"
@@ -307,22 +310,50 @@ const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
 
 io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                              bool cold_pages) {
-  out->assign(keys.size(), LookupAnswer{});
+  // A slot key's answer carries its account's fields (as the MPT's does): the account's
+  // basic-data and code-hash leaves sit on the account's header stem, so every address of
+  // a slot key gets an account cursor in the same batch (the batch's own account key of that
+  // address when there is one, else an extra cursor after the caller's keys; a slot of the
+  // header stem walks the same records, decoded once per batch).
   std::vector<Cursor> cur(keys.size());
+  std::map<state::Address, uint32_t> account_cursor;  // address -> its account cursor
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!keys[i].slot) account_cursor.emplace(keys[i].address, uint32_t(i));
+  std::vector<uint32_t> account_of(keys.size(), UINT32_MAX);  // slot key -> its account cursor
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (!keys[i].slot) continue;
+    auto [it, fresh] = account_cursor.emplace(keys[i].address, uint32_t(cur.size()));
+    if (fresh) {
+      Cursor a;
+      a.account = true;
+      a.key = bintrie::basic_data_key(ks_, keys[i].address);
+      cur.push_back(a);
+    }
+    account_of[i] = it->second;
+  }
+  for (size_t i = 0; i < cur.size(); ++i) {
     Cursor& c = cur[i];
-    c.account = !keys[i].slot.has_value();
-    c.key = c.account ? bintrie::basic_data_key(ks_, keys[i].address)
-                      : bintrie::storage_slot_key(ks_, keys[i].address, *keys[i].slot);
+    if (i < keys.size()) {
+      c.account = !keys[i].slot.has_value();
+      c.key = c.account ? bintrie::basic_data_key(ks_, keys[i].address)
+                        : bintrie::storage_slot_key(ks_, keys[i].address, *keys[i].slot);
+    }
     c.loc = root_loc();
     c.done = empty_tree();
   }
+  out->assign(cur.size(), LookupAnswer{});
   LookupStats local;
   LookupStats* s = stats ? stats : &local;
   *s = {};
   s->keys = keys.size();
   io::Status st = files_.store == StoreKind::arena ? lookup_arena(cur, *out, s, cold_pages) : lookup_rocks(cur, *out, s);
-  if (!st) out->clear();  // nothing of a failed lookup is an answer
+  if (!st) {
+    out->clear();  // nothing of a failed lookup is an answer
+    return st;
+  }
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (account_of[i] != UINT32_MAX) (*out)[i].account = (*out)[account_of[i]].account;
+  out->resize(keys.size());
   return st;
 }
 

@@ -70,9 +70,10 @@ struct AccountInfo {
   uint64_t code_size = 0;         // binary trie only (its basic-data leaf holds it)
 };
 
-// For an account key: the account. For a slot key: the slot value; the MPT also fills the
-// account (the walk passes through its leaf), the binary trie does not (the account's
-// fields live on another stem: look the account key up in the same batch).
+// For an account key: the account. For a slot key: the slot value and its account (the MPT's
+// walk passes through the account leaf; the binary trie walks the account's header stem,
+// where its basic-data and code-hash leaves live, in the same batch: one more walk per
+// distinct address that the batch does not already ask for).
 struct LookupAnswer {
   AccountInfo account;
   std::optional<state::Bytes32> slot_value;  // for a slot key: the value; nullopt = absent
