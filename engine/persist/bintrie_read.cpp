@@ -691,6 +691,7 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
           if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
             return fail({io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"});
           rep.slots += bd::stem_value_count(node.stem);
+          if (bd::is_account_header(node.stem)) ++rep.accounts;
           continue;
         }
         if (it.stem_only) return fail({io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"});

@@ -101,8 +101,10 @@ struct VerifyReport {
   bool ok = false;
   std::string error;              // first inconsistency (one line) when !ok
   uint64_t nodes = 0, pages = 0, bytes = 0;
-  // Leaves found. MPT: accounts and storage slots. Binary trie: accounts = 0 and slots =
-  // every present leaf value (its leaves do not say which account field they are).
+  // Leaves found. MPT: accounts and storage slots. Binary trie: accounts = the stems shaped
+  // as an account's header stem (basic data at sub 0, code hash at sub 1, its code chunks:
+  // bintrie_disk::is_account_header), slots = every present leaf value (account fields, code
+  // chunks and storage alike: a leaf does not say what it holds).
   uint64_t accounts = 0, slots = 0;
   std::array<uint8_t, 32> root{};     // recomputed
 };

@@ -3,7 +3,10 @@
 //   - a slot key's answer carries its account's fields (nonce, balance, code size, code
 //     hash), as the MPT's does, for present and absent accounts, present and absent slots,
 //     header-stem slots and hashed ones, with and without the account key in the same batch,
-//     in the arena (streamed) and RocksDB (level by level) stores.
+//     in the arena (streamed) and RocksDB (level by level) stores;
+//   - verify() counts the accounts (stems shaped as an account's header stem), before and
+//     after block commits, and not the stems that only look like one at sub 0 (storage slots
+//     = 0 mod 256, code chunks 128 + 256k: the synthetic state alone has 5 of them).
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -11,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/persist/bintrie_commit.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/tree_db.h"
 #include "engine/state/synthetic_state.h"
@@ -165,4 +169,83 @@ TEST_CASE("persist bintrie: a slot key's answer carries its account, as the sour
       REQUIRE(persist::open_db(o, &db).message() == "");
       check_slot_answers(*db, src);
     }
+}
+
+TEST_CASE("persist bintrie: verify counts the accounts of the synthetic state, before and after blocks") {
+  TempDir dir;
+  state::SyntheticSpec spec = small_spec();
+  spec.block_writes = 64;
+  spec.block_seed = 3;
+  state::SyntheticState src(spec);
+  const DbOptions o = options(dir.file("db"), StoreKind::arena, 4);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  auto verify = [&](const state::SyntheticState& s) {
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(o, &db).message() == "");
+    persist::VerifyReport rep;
+    io::Status st = db->verify(&rep);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    CHECK(rep.accounts == s.account_count());
+    CHECK(rep.slots == db->manifest().key_count);  // every leaf (fields, code chunks, storage)
+    CHECK(rep.slots > s.slot_count() + 2 * s.account_count());
+  };
+  verify(src);
+
+  // Block commits keep the count (senders and contracts are existing accounts).
+  {
+    persist::DbFiles files;
+    REQUIRE(persist::DbFiles::for_read(o, &files).message() == "");
+    persist::BintrieCommitter committer(files);
+    state::StateDiff diff;
+    for (int b = 0; b < 3; ++b) {
+      src.next_block(&diff);
+      REQUIRE(committer.commit(diff, src.spec_json(), nullptr).message() == "");
+    }
+  }
+  verify(src);
+  // And the answers after the blocks are the source's (slot keys carry the accounts).
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(persist::open_db(o, &db).message() == "");
+  check_slot_answers(*db, src);
+}
+
+TEST_CASE("persist bintrie: verify does not count stems that only look like a header stem at sub 0") {
+  // Per account: its header stem. Besides: contract 0's second code stem holds chunks 128..161
+  // (subs 0..33), contract 1's holds chunks 128 and 129 only (subs 0 and 1), all zero bytes,
+  // so sub 0 reads as a basic-data leaf of version 0, code size 0; contract 2's storage has
+  // slots 256 and 257 (one stem, subs 0 and 1, small values) and slot 512 (sub 0 alone).
+  state::Allocation alloc;
+  for (uint8_t i = 0; i < 40; ++i) {
+    state::Address a{};
+    a[0] = 0xa0;
+    a[19] = i;
+    state::Account acc;
+    acc.nonce = i;
+    acc.balance[31] = uint8_t(i + 1);
+    if (i == 0) acc.code.assign(5000, 0x60);
+    if (i == 1) acc.code.assign(130 * 31, 0);
+    if (i == 2)
+      for (uint64_t slot : {256u, 257u, 512u, 3u}) {
+        Bytes32 k{}, v{};
+        k[30] = uint8_t(slot >> 8);
+        k[31] = uint8_t(slot);
+        v[31] = uint8_t(slot % 7 + 1);
+        acc.storage[k] = v;
+      }
+    alloc.accounts.push_back({a, std::move(acc)});
+  }
+  const state::AllocationSource src(alloc, "{\"test\":\"headers\"}");
+  for (unsigned gd : {1u, 5u}) {
+    CAPTURE(gd);
+    TempDir dir;
+    const DbOptions o = options(dir.file("db"), StoreKind::arena, gd);
+    REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(o, &db).message() == "");
+    persist::VerifyReport rep;
+    io::Status st = db->verify(&rep);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    CHECK(rep.accounts == alloc.accounts.size());
+    CHECK(rep.slots == db->manifest().key_count);
+  }
 }
