@@ -44,6 +44,9 @@ struct DbOptions {
   uint32_t queue_depth = 32;     // arena: ops in the kernel
   bool direct_io = true;
   uint64_t rocks_block_cache_bytes = 8ull << 20;
+  // Binary-trie verify: its page cache is dropped whenever it holds more pages than this
+  // (bounded memory; tests set it small to exercise the drops on a small database).
+  size_t verify_cache_pages = 16384;
 };
 
 // Called now and then during long operations: done / total in the operation's own unit.
