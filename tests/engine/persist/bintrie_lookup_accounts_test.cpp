@@ -20,6 +20,7 @@
 #include "engine/state/synthetic_state.h"
 #include "io/rocksdb_store.h"
 #include "kernels/keccak256.h"
+#include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/io/io_test_util.h"
 
 namespace {
@@ -31,16 +32,7 @@ using state::Bytes32;
 using st::io::test::TempDir;
 
 DbOptions options(const std::string& dir, StoreKind store, unsigned gd) {
-  DbOptions o;
-  o.dir = dir;
-  o.store = store;
-  o.params.tree_kind = io::TreeKind::bintrie;
-  o.params.hash_kind = io::HashKind::sha256;
-  o.params.group_depth = gd;
-  o.params.page_size = 4096;
-  o.direct_io = false;
-  o.queue_depth = 16;
-  return o;
+  return persist::test::bintrie_options(dir, gd, 4096, store);
 }
 
 state::SyntheticSpec small_spec() {

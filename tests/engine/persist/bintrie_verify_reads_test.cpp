@@ -11,6 +11,7 @@
 
 #include "engine/persist/tree_db.h"
 #include "engine/state/synthetic_state.h"
+#include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/io/io_test_util.h"
 
 namespace {
@@ -42,14 +43,7 @@ TEST_CASE("persist bintrie: verify reads each page about once although its cache
   for (unsigned gd : {3u, 5u}) {
     CAPTURE(gd);
     TempDir dir;
-    DbOptions o;
-    o.dir = dir.file("db");
-    o.params.tree_kind = io::TreeKind::bintrie;
-    o.params.hash_kind = io::HashKind::sha256;
-    o.params.group_depth = gd;
-    o.params.page_size = 4096;
-    o.direct_io = false;
-    o.queue_depth = 8;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), gd);
     persist::BuildReport built;
     REQUIRE(persist::build_db(o, src, &built).message() == "");
     REQUIRE(built.pages > 200);  // many times the small cache below
