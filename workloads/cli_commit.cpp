@@ -97,31 +97,12 @@ int cmd_commit(int argc, char** argv) {
   std::unique_ptr<persist::BintrieCommitter> bt_committer;
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
   else mpt_committer = std::make_unique<persist::MptCommitter>(files);
-  // One commit; the binary trie's figures are reported in the MPT's fields (same meaning).
-  auto commit_one = [&](const state::StateDiff& d, persist::MptCommitStats* st) -> io::Status {
+  // One commit; both committers report persist::CommitStats.
+  auto commit_one = [&](const state::StateDiff& d, persist::CommitStats* st) -> io::Status {
     if (!bintrie) return mpt_committer->commit(d, src.spec_json(), st);
     persist::BintrieCommitStats b;
     io::Status s = bt_committer->commit(d, src.spec_json(), &b);
-    *st = {};
-    st->root = b.root;
-    st->accounts_written = b.accounts_written;
-    st->slot_writes = b.slot_writes;
-    st->records_read = b.records_read;
-    st->pages_read = b.pages_read;
-    st->read_rounds = b.read_rounds;
-    st->apply_passes = 0;
-    st->records_written = b.records_written;
-    st->pages_written = b.pages_written;
-    st->records_superseded = b.records_superseded;
-    st->pages_released = b.pages_released;
-    st->keys_delta = b.keys_delta;
-    st->commit_ns = b.commit_ns;
-    st->read_ns = b.read_ns;
-    st->resolve_ns = b.resolve_ns;
-    st->apply_ns = b.apply_ns;
-    st->write_ns = b.write_ns;
-    st->publish_ns = b.publish_ns;
-    st->disk_bytes = b.disk_bytes;
+    *st = b;  // the shared fields (stems_dirty is not printed)
     return s;
   };
   ProgressBar bar("commit", !json);
@@ -135,7 +116,7 @@ int cmd_commit(int argc, char** argv) {
   state::StateDiff diff;
   for (uint64_t k = 0; k < *blocks; ++k) {
     src.next_block(&diff);
-    persist::MptCommitStats st;
+    persist::CommitStats st;
     if (io::Status s = commit_one(diff, &st); !s.ok())
       return fail("block " + std::to_string(src.spec().blocks - 1) + ": " + s.message(), exit_code_for(s));
     ms.push_back(double(st.commit_ns) * 1e-6);

@@ -123,9 +123,9 @@ int cmd_get(int argc, char** argv) {
   const io::Manifest& m = db->manifest();
   const bool bintrie = m.params.tree_kind == io::TreeKind::bintrie;
 
-  // The account key, then the slot key: one batch. (A slot key's answer holds the account
-  // fields only in the MPT, which walks the account to reach its storage trie; the binary
-  // trie keeps them in the account's header stem, another path.)
+  // The account key, then the slot key: one batch. (A slot key's answer also holds the
+  // account fields in both trees; the account key keeps an absent slot's account reported
+  // the same way, and costs no extra walk: the binary trie reuses it for the slot key.)
   std::vector<state::StateKey> keys{{*address, std::nullopt}};
   if (with_slot) keys.push_back(key);
   std::vector<persist::LookupAnswer> answers;

@@ -12,9 +12,6 @@
 
 #include "engine/bintrie/keys.h"
 #include "engine/persist/bintrie_disk.h"
-#include "engine/persist/page_reader.h"
-#include "engine/persist/subtree_packer.h"
-#include "io/monotonic_clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist {
@@ -522,98 +519,45 @@ class Committer {
 
 }  // namespace
 
-BintrieCommitter::BintrieCommitter(DbFiles& files) : files_(files) {}
-
 io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::string& spec_json,
                                     BintrieCommitStats* stats) {
-  const uint64_t t0 = io::monotonic_ns();
-  if (files_.store != StoreKind::arena || !files_.arena)
-    return {io::Errc::bad_argument, "binary trie commit: only arena databases take commits"};
+  constexpr const char* kWho = "binary trie commit";
+  if (io::Status s = CommitFrame::check_target(files_, io::TreeKind::bintrie, kWho, "a binary trie"); !s.ok()) return s;
   const io::StoreParams& params = files_.manifest.params;
-  if (params.tree_kind != io::TreeKind::bintrie) return {io::Errc::bad_argument, "binary trie commit: not a binary trie database"};
   bintrie::Hasher h;
   if (io::Status s = bd::hasher_for(params, &h); !s.ok()) return s;
   if (params.group_depth < 1 || params.group_depth > 8) return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
-  PageReader reader(files_.arena->pages());
-  Committer c(files_, reader, h, params.group_depth);
+  CommitFrame frame(files_, dead_, kWho);
+  Committer c(files_, frame.reader(), h, params.group_depth);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
-  const uint64_t t_resolved = io::monotonic_ns();
+  frame.resolved();
   std::unique_ptr<Plan> plan;
   if (io::Status s = c.plan(&plan); !s.ok()) return s;
-  const uint64_t t_applied = io::monotonic_ns();
+  frame.begin_writes();
 
-  io::CowSpace& space = files_.arena->space();
-  PageWriter w(files_.arena->pages(), space);
-  SubtreePacker packer(w);
-  c.packer_payload_ = w.payload_bytes();
-  Locator root_loc = kNoLocator;
-  Bytes32 root_hash{};
-  io::Status st;
+  c.packer_payload_ = frame.writer().payload_bytes();
+  CommitFrame::Outcome o;
   if (plan) {
-    root_hash = plan->hash;
-    st = c.emit(*plan, packer);
+    o.root_hash = plan->hash;
+    io::Status st = c.emit(*plan, frame.packer());
     std::vector<Locator> roots;
-    if (st.ok()) st = packer.finish(&roots);
+    if (st.ok()) st = frame.packer().finish(&roots);
     if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
-    if (st.ok()) root_loc = roots[0];
+    if (!st.ok()) return frame.fail(st);
+    o.root = roots[0];
   }
-  if (!st.ok()) {
-    (void)w.finish();
-    space.abort();
-    return st;
-  }
-  const uint64_t t_encoded = io::monotonic_ns();
-
-  uint64_t superseded = 0, superseded_bytes = 0;
-  for (const Node& n : c.nodes_) {
-    if (n.reused) continue;
-    for (Locator l : n.records) dead_.supersede(locator_page(l));
-    superseded += n.records.size();
-    superseded_bytes += n.body_bytes;
-  }
-  const uint64_t old_commit_page = files_.manifest.root_page;
-  uint64_t pages_released = 0;
-  if (io::Status s = dead_.release_dead(reader, space, old_commit_page, "binary trie commit", &pages_released); !s.ok()) {
-    (void)w.finish();
-    space.abort();
-    return s;
-  }
-
-  DbFiles::Fields f;
-  f.root_hash = root_hash;
-  f.node_count = files_.manifest.node_count + c.records_written - superseded;
-  f.key_count = uint64_t(int64_t(files_.manifest.key_count) + c.new_leaves);
-  f.payload_bytes = files_.manifest.payload_bytes + c.bytes_written - superseded_bytes;
-  const uint64_t pages_written = packer.stats().pages;
-  const uint64_t tp = io::monotonic_ns();
-  if (io::Status s = files_.commit_arena(w, root_loc, f, spec_json); !s.ok()) return s;
-  const uint64_t publish_ns = io::monotonic_ns() - tp;
-  dead_.commit_durable();
-
-  if (stats) {
-    BintrieCommitStats& out = *stats;
-    out = {};
-    out.root = root_hash;
-    out.accounts_written = c.accounts;
-    for (const StemWrites& sw : c.writes_) out.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
-    out.stems_dirty = c.writes_.size();
-    out.records_read = c.records_read;
-    out.pages_read = reader.counters().page_reads;
-    out.read_rounds = reader.counters().rounds;
-    out.records_written = c.records_written;
-    out.pages_written = pages_written;
-    out.records_superseded = superseded;
-    out.pages_released = pages_released;
-    out.keys_delta = c.new_leaves;
-    out.commit_ns = io::monotonic_ns() - t0;
-    out.read_ns = reader.counters().read_wall_ns;
-    out.resolve_ns = t_resolved - t0;
-    out.apply_ns = t_applied - t_resolved;
-    out.write_ns = t_encoded - t_applied;
-    out.publish_ns = publish_ns;
-    out.disk_bytes = files_.disk_bytes();
-  }
+  frame.encoded();
+  for (const Node& n : c.nodes_)
+    if (!n.reused) frame.supersede(n.records, n.body_bytes);
+  o.records_written = c.records_written;
+  o.bytes_written = c.bytes_written;
+  o.keys_delta = c.new_leaves;
+  o.accounts_written = c.accounts;
+  for (const StemWrites& sw : c.writes_) o.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
+  o.records_read = c.records_read;
+  if (io::Status s = frame.publish(o, spec_json, stats); !s.ok()) return s;
+  if (stats) stats->stems_dirty = c.writes_.size();
   return {};
 }
 

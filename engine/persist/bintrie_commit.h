@@ -18,7 +18,8 @@
 //               (push_placed), new / changed stems and groups as new records; commit via
 //               DbFiles::commit_arena. A page is released only when all its records are
 //               superseded (counted across the commits of one BintrieCommitter), and the
-//               previous commit record page always.
+//               previous commit record page always. This step is CommitFrame's
+//               (commit_tail.h), shared with the MPT.
 //
 // Invariants: the new root equals the in-memory binary trie's root of (old leaves + writes)
 // (tested against bintrie::batch_root); nothing of the committed state is overwritten; a
@@ -26,47 +27,27 @@
 // refused (go-ethereum's binary trie does not delete accounts); RocksDB: not supported.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 
-#include "engine/persist/db_files.h"
-#include "engine/persist/dead_pages.h"
+#include "engine/persist/commit_tail.h"
 #include "engine/state/state_types.h"
 
 namespace st::persist {
 
-struct BintrieCommitStats {
-  std::array<uint8_t, 32> root{};
-  uint64_t accounts_written = 0, slot_writes = 0;  // slot_writes: leaf writes (all stems)
-  uint64_t stems_dirty = 0;        // distinct stems written
-  uint64_t records_read = 0;       // records decoded on the dirty paths (halves, pieces included)
-  uint64_t pages_read = 0, read_rounds = 0;
-  uint64_t records_written = 0, pages_written = 0;  // tree pages (the commit record page not included)
-  uint64_t records_superseded = 0;
-  uint64_t pages_released = 0;     // tree pages proven dead + the previous commit record page
-  int64_t keys_delta = 0;          // leaves created (nothing is removed)
-  uint64_t commit_ns = 0, read_ns = 0, resolve_ns = 0, apply_ns = 0, write_ns = 0, publish_ns = 0;
-  uint64_t disk_bytes = 0;
+// The commit's figures (commit_tail.h, as the MPT's; apply_passes stays 0: one plan pass)
+// plus the distinct stems written.
+struct BintrieCommitStats : CommitStats {
+  uint64_t stems_dirty = 0;
 };
 
-class BintrieCommitter {
+// files: a binary-trie database in the arena store (CommitterBase).
+class BintrieCommitter : public CommitterBase {
  public:
-  // files: a binary-trie database in the arena store, opened with DbFiles::for_read; it must
-  // outlive the committer.
-  explicit BintrieCommitter(DbFiles& files);
-  BintrieCommitter(const BintrieCommitter&) = delete;
-  BintrieCommitter& operator=(const BintrieCommitter&) = delete;
-
+  using CommitterBase::CommitterBase;
   // Applies `diff` as one commit whose commit record stores `spec_json`. On error nothing
   // is published and the error names what failed.
   io::Status commit(const state::StateDiff& diff, const std::string& spec_json, BintrieCommitStats* stats);
-
- private:
-  DbFiles& files_;
-  // Superseded-record counts of partly dead pages, across this committer's commits.
-  DeadPageLedger dead_;
 };
 
 }  // namespace st::persist

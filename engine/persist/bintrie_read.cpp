@@ -9,19 +9,24 @@
 // record that shares a page with its parent costs no I/O; at a page that is not cached it
 // waits, and goes on as soon as that page lands while the other reads are in flight.
 // RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
-// of all cursors.
+// of all cursors. A slot key's answer also carries its account (the MPT's does): each
+// distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
+// same walk unless the batch already asks for that account.
 //
-// Verify: breadth-first over the nodes, in chunks of kVerifyChunk (one load / MultiGet per
-// chunk; the page cache is kept across levels, since a page holds a group and part of its
-// subtree, and dropped whenever it holds more than kMaxCachedPages), each node carrying the hash its parent committed to: a stem's hash is
-// recomputed from its values, a group's from its entries (reconstruct_group), and compared;
-// a stem's bits must continue the path of its position.
+// Verify: depth-first over the nodes, in chunks of up to kVerifyChunk taken from a stack
+// (one load / MultiGet per chunk); in the arena a node's children whose pages are already
+// cached are checked at once, before the next chunk (a page holds a group and part of its
+// subtree: it is read once, although the cache is dropped whenever it holds more than
+// DbOptions::verify_cache_pages). Each node carries the hash its parent committed to: a
+// stem's hash is recomputed from its values, a group's from its entries
+// (reconstruct_group), and compared; a stem's bits must continue the path of its position.
 //
 // Invariants: every decode is strict (group_blob.h); a record's kind and child count must
 // match its blob; walks stop at depth 248, so hostile data cannot loop.
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <unordered_map>
 
 #include "engine/bintrie/keys.h"
@@ -37,7 +42,6 @@ using bintrie::Bytes32;
 namespace bd = bintrie_disk;
 
 constexpr size_t kVerifyChunk = 4096;
-constexpr size_t kMaxCachedPages = 16384;
 constexpr unsigned kMaxDepth = bintrie::kStemBits;  // no internal node at depth >= 248
 
 // A decoded node: a group (with its children's locators in the arena) or a stem.
@@ -81,8 +85,9 @@ Bytes32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Bytes32>&
 
 class BintrieDb final : public TreeDb {
  public:
-  BintrieDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g)
-      : files_(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g) {
+  BintrieDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g, size_t verify_cache_pages)
+      : files_(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g),
+        verify_cache_pages_(verify_cache_pages) {
     if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
   }
 
@@ -157,6 +162,7 @@ class BintrieDb final : public TreeDb {
   bintrie::Hasher h_;
   bintrie::KeyScheme ks_;
   unsigned g_;
+  size_t verify_cache_pages_;  // DbOptions::verify_cache_pages
   std::unique_ptr<PageReader> reader_;
 };
 
@@ -307,22 +313,50 @@ const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
 
 io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                              bool cold_pages) {
-  out->assign(keys.size(), LookupAnswer{});
+  // A slot key's answer carries its account's fields (as the MPT's does): the account's
+  // basic-data and code-hash leaves sit on the account's header stem, so every address of
+  // a slot key gets an account cursor in the same batch (the batch's own account key of that
+  // address when there is one, else an extra cursor after the caller's keys; a slot of the
+  // header stem walks the same records, decoded once per batch).
   std::vector<Cursor> cur(keys.size());
+  std::map<state::Address, uint32_t> account_cursor;  // address -> its account cursor
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!keys[i].slot) account_cursor.emplace(keys[i].address, uint32_t(i));
+  std::vector<uint32_t> account_of(keys.size(), UINT32_MAX);  // slot key -> its account cursor
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (!keys[i].slot) continue;
+    auto [it, fresh] = account_cursor.emplace(keys[i].address, uint32_t(cur.size()));
+    if (fresh) {
+      Cursor a;
+      a.account = true;
+      a.key = bintrie::basic_data_key(ks_, keys[i].address);
+      cur.push_back(a);
+    }
+    account_of[i] = it->second;
+  }
+  for (size_t i = 0; i < cur.size(); ++i) {
     Cursor& c = cur[i];
-    c.account = !keys[i].slot.has_value();
-    c.key = c.account ? bintrie::basic_data_key(ks_, keys[i].address)
-                      : bintrie::storage_slot_key(ks_, keys[i].address, *keys[i].slot);
+    if (i < keys.size()) {
+      c.account = !keys[i].slot.has_value();
+      c.key = c.account ? bintrie::basic_data_key(ks_, keys[i].address)
+                        : bintrie::storage_slot_key(ks_, keys[i].address, *keys[i].slot);
+    }
     c.loc = root_loc();
     c.done = empty_tree();
   }
+  out->assign(cur.size(), LookupAnswer{});
   LookupStats local;
   LookupStats* s = stats ? stats : &local;
   *s = {};
   s->keys = keys.size();
   io::Status st = files_.store == StoreKind::arena ? lookup_arena(cur, *out, s, cold_pages) : lookup_rocks(cur, *out, s);
-  if (!st) out->clear();  // nothing of a failed lookup is an answer
+  if (!st) {
+    out->clear();  // nothing of a failed lookup is an answer
+    return st;
+  }
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (account_of[i] != UINT32_MAX) (*out)[i].account = (*out)[account_of[i]].account;
+  out->resize(keys.size());
   return st;
 }
 
@@ -603,7 +637,11 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
     uint8_t depth;
     uint8_t stem_only;
   };
-  std::vector<Item> level{{root_loc(), want_root, {}, 0, 0}}, next;
+  // todo: the nodes still to check, a stack (depth-first, so it stays small); each round
+  // takes up to kVerifyChunk from its top and loads their pages in one submission.
+  // cached: arena children whose page is already cached, checked at once (their page may
+  // hold a whole subtree), so a page is read about once even though the cache is dropped.
+  std::vector<Item> todo{{root_loc(), want_root, {}, 0, 0}}, chunk, cached;
   const ReadCounters before = arena ? reader_->counters() : ReadCounters{};
   uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
   Node node;
@@ -613,83 +651,89 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
   std::vector<std::string> values;
   std::vector<uint8_t> found;
   const uint64_t total = files_.manifest.node_count;
-  while (!level.empty()) {
-    next.clear();
-    // The page cache is kept across levels (a page holds a group and part of its subtree)
-    // but dropped whenever it holds more than kMaxCachedPages.
-    for (size_t c0 = 0; c0 < level.size(); c0 += kVerifyChunk) {
-      const size_t c1 = std::min(level.size(), c0 + kVerifyChunk);
-      if (arena) {
-        if (reader_->cached_pages() > kMaxCachedPages) reader_->clear();
-        locs.clear();
-        for (size_t i = c0; i < c1; ++i) locs.push_back(level[i].loc);
-        if (io::Status st = reader_->load(locs); !st) return fail(st);
-      } else {
-        keys.clear();
-        for (size_t i = c0; i < c1; ++i) {
-          const std::vector<uint8_t> k = bintrie::blob_key(level[i].path.data(), level[i].depth);
-          keys.emplace_back(reinterpret_cast<const char*>(k.data()), k.size());
-        }
-        views.assign(keys.begin(), keys.end());
-        if (io::Status st = files_.rocks->multi_get(views, &values, &found); !st) return fail(st);
-      }
-      for (size_t i = c0; i < c1; ++i) {
-        const Item it = level[i];
-        std::string where;
-        if (arena) {
-          where = "binary trie " + bd::locator_name(it.loc);
-          if (io::Status st = read_node_sync(it.loc, &node, &records); !st) return fail(st);
-        } else {
-          const std::string& k = keys[i - c0];
-          where = "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(k.data()), k.size()});
-          if (!found[i - c0]) {
-            if (it.depth == 0 && empty_tree()) continue;
-            return fail({io::Errc::corrupt_page, where + ": missing"});
-          }
-          rocks_bytes += values[i - c0].size();
-          ++records;
-          if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[i - c0].data()), values[i - c0].size()},
-                                          g_, [&] { return where; }, &node);
-              !st)
-            return fail(st);
-        }
-        ++done_nodes;
-        if (!node.is_group) {
-          if (!bd::same_prefix(node.stem.stem.data(), it.path.data(), it.depth))
-            return fail({io::Errc::corrupt_page, where + ": stem " + bd::hex(node.stem.stem) + " does not continue its path"});
-          if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
-            return fail({io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"});
-          rep.slots += bd::stem_value_count(node.stem);
-          continue;
-        }
-        if (it.stem_only) return fail({io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"});
-        if (it.depth >= kMaxDepth) return fail({io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)});
-        const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
-        if (inner[0] != it.expect)
-          return fail({io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
-                                                                       : ": group hash does not match its parent's entry")});
-        for (size_t e = 0; e < node.group.entries.size(); ++e) {
-          const auto& ent = node.group.entries[e];
-          if (it.depth + ent.depth > kMaxDepth)
-            return fail({io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)});
-          Item ch;
-          ch.loc = arena ? node.children[e] : kNoLocator;
-          ch.expect = ent.hash;
-          ch.path = it.path;
-          ch.depth = uint8_t(it.depth + ent.depth);
-          ch.stem_only = ent.depth < g_;
-          for (unsigned b = 0; b < ent.depth; ++b) {
-            const unsigned d = it.depth + b;
-            const uint8_t mask = uint8_t(0x80 >> (d % 8));
-            if ((ent.pos >> (g_ - 1 - b)) & 1) ch.path[d / 8] |= mask;
-            else ch.path[d / 8] &= uint8_t(~mask);
-          }
-          next.push_back(ch);
-        }
-      }
-      if (progress) progress(done_nodes, std::max(total, done_nodes));
+  // Checks one node (decoded into `node`) against its item; queues its children.
+  auto check = [&](const Item& it, const std::string& where) -> io::Status {
+    ++done_nodes;
+    if (!node.is_group) {
+      if (!bd::same_prefix(node.stem.stem.data(), it.path.data(), it.depth))
+        return {io::Errc::corrupt_page, where + ": stem " + bd::hex(node.stem.stem) + " does not continue its path"};
+      if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
+        return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
+      rep.slots += bd::stem_value_count(node.stem);
+      if (bd::is_account_header(node.stem)) ++rep.accounts;
+      return {};
     }
-    level.swap(next);
+    if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
+    if (it.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)};
+    const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
+    if (inner[0] != it.expect)
+      return {io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
+                                                            : ": group hash does not match its parent's entry")};
+    // Pushed in reverse, so the stacks pop the entries in order.
+    for (size_t e = node.group.entries.size(); e-- > 0;) {
+      const auto& ent = node.group.entries[e];
+      if (it.depth + ent.depth > kMaxDepth)
+        return {io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)};
+      Item ch;
+      ch.loc = arena ? node.children[e] : kNoLocator;
+      ch.expect = ent.hash;
+      ch.path = it.path;
+      ch.depth = uint8_t(it.depth + ent.depth);
+      ch.stem_only = ent.depth < g_;
+      for (unsigned b = 0; b < ent.depth; ++b) {
+        const unsigned d = it.depth + b;
+        const uint8_t mask = uint8_t(0x80 >> (d % 8));
+        if ((ent.pos >> (g_ - 1 - b)) & 1) ch.path[d / 8] |= mask;
+        else ch.path[d / 8] &= uint8_t(~mask);
+      }
+      (arena && reader_->loaded(locator_page(ch.loc)) ? cached : todo).push_back(ch);
+    }
+    return {};
+  };
+  while (!todo.empty()) {
+    const size_t n = std::min(todo.size(), kVerifyChunk);
+    chunk.assign(todo.end() - ptrdiff_t(n), todo.end());
+    todo.resize(todo.size() - n);
+    if (arena) {
+      // The cache is bounded: dropped whenever it holds more than verify_cache_pages.
+      if (reader_->cached_pages() > verify_cache_pages_) reader_->clear();
+      locs.clear();
+      for (const Item& it : chunk) locs.push_back(it.loc);
+      if (io::Status st = reader_->load(locs); !st) return fail(st);
+      for (const Item& first : chunk) {
+        cached.push_back(first);
+        while (!cached.empty()) {
+          const Item it = cached.back();
+          cached.pop_back();
+          if (io::Status st = read_node_sync(it.loc, &node, &records); !st) return fail(st);
+          if (io::Status st = check(it, "binary trie " + bd::locator_name(it.loc)); !st) return fail(st);
+        }
+      }
+    } else {
+      keys.clear();
+      for (const Item& it : chunk) {
+        const std::vector<uint8_t> k = bintrie::blob_key(it.path.data(), it.depth);
+        keys.emplace_back(reinterpret_cast<const char*>(k.data()), k.size());
+      }
+      views.assign(keys.begin(), keys.end());
+      if (io::Status st = files_.rocks->multi_get(views, &values, &found); !st) return fail(st);
+      for (size_t i = 0; i < chunk.size(); ++i) {
+        const std::string where = "binary trie node at path key " +
+                                  bd::hex({reinterpret_cast<const uint8_t*>(keys[i].data()), keys[i].size()});
+        if (!found[i]) {
+          if (chunk[i].depth == 0 && empty_tree()) continue;
+          return fail({io::Errc::corrupt_page, where + ": missing"});
+        }
+        rocks_bytes += values[i].size();
+        ++records;
+        if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()}, g_,
+                                        [&] { return where; }, &node);
+            !st)
+          return fail(st);
+        if (io::Status st = check(chunk[i], where); !st) return fail(st);
+      }
+    }
+    if (progress) progress(done_nodes, std::max(total, done_nodes));
   }
   // A lone stem at the root: its hash is the root (checked as the root item's expect).
   if (arena) {
@@ -804,7 +848,7 @@ io::Status open_bintrie(DbFiles&& files, const DbOptions& o, std::unique_ptr<Tre
   if (files.store == StoreKind::arena && !files.arena) return {io::Errc::bad_argument, "open_bintrie: arena store not open"};
   if (files.store == StoreKind::rocksdb && !files.rocks) return {io::Errc::bad_argument, "open_bintrie: RocksDB store not open"};
   const unsigned g = p.group_depth;
-  *out = std::make_unique<BintrieDb>(std::move(files), h, g);
+  *out = std::make_unique<BintrieDb>(std::move(files), h, g, o.verify_cache_pages);
   return {};
 }
 

@@ -44,6 +44,9 @@ struct DbOptions {
   uint32_t queue_depth = 32;     // arena: ops in the kernel
   bool direct_io = true;
   uint64_t rocks_block_cache_bytes = 8ull << 20;
+  // Binary-trie verify: its page cache is dropped whenever it holds more pages than this
+  // (bounded memory; tests set it small to exercise the drops on a small database).
+  size_t verify_cache_pages = 16384;
 };
 
 // Called now and then during long operations: done / total in the operation's own unit.
@@ -70,9 +73,10 @@ struct AccountInfo {
   uint64_t code_size = 0;         // binary trie only (its basic-data leaf holds it)
 };
 
-// For an account key: the account. For a slot key: the slot value; the MPT also fills the
-// account (the walk passes through its leaf), the binary trie does not (the account's
-// fields live on another stem: look the account key up in the same batch).
+// For an account key: the account. For a slot key: the slot value and its account (the MPT's
+// walk passes through the account leaf; the binary trie walks the account's header stem,
+// where its basic-data and code-hash leaves live, in the same batch: one more walk per
+// distinct address that the batch does not already ask for).
 struct LookupAnswer {
   AccountInfo account;
   std::optional<state::Bytes32> slot_value;  // for a slot key: the value; nullopt = absent
@@ -100,8 +104,10 @@ struct VerifyReport {
   bool ok = false;
   std::string error;              // first inconsistency (one line) when !ok
   uint64_t nodes = 0, pages = 0, bytes = 0;
-  // Leaves found. MPT: accounts and storage slots. Binary trie: accounts = 0 and slots =
-  // every present leaf value (its leaves do not say which account field they are).
+  // Leaves found. MPT: accounts and storage slots. Binary trie: accounts = the stems shaped
+  // as an account's header stem (basic data at sub 0, code hash at sub 1, its code chunks:
+  // bintrie_disk::is_account_header), slots = every present leaf value (account fields, code
+  // chunks and storage alike: a leaf does not say what it holds).
   uint64_t accounts = 0, slots = 0;
   std::array<uint8_t, 32> root{};     // recomputed
 };

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "../persist_mpt_test_util.h"
+#include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/engine/persist/kill_child.h"
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/batch_root.h"
@@ -127,16 +128,7 @@ state::StateDiff random_diff(std::mt19937_64& rng, const Model& m) {
 }
 
 DbOptions bt_options(const std::string& dir, unsigned gd, uint32_t page) {
-  DbOptions o;
-  o.dir = dir;
-  o.store = StoreKind::arena;
-  o.params.tree_kind = io::TreeKind::bintrie;
-  o.params.hash_kind = io::HashKind::sha256;
-  o.params.group_depth = gd;
-  o.params.page_size = page;
-  o.direct_io = false;
-  o.queue_depth = 16;
-  return o;
+  return persist::test::bintrie_options(dir, gd, page);
 }
 
 // Reopens the database: root, verify (every leaf counted), every account and slot read back.

@@ -1,0 +1,115 @@
+// commit_tail: what the MPT and binary-trie block committers (mpt_commit.h, bintrie_commit.h)
+// share around their tree-specific phases: the checks on the database, the reader of the
+// dirty paths, the writer and packer of the new records, the phase clock, the superseded
+// records, and the tail that publishes the commit and fills the stats both report.
+//
+//   CommitFrame f(files, dead, "mpt commit");      t0; a PageReader over the arena's pages
+//   ... prepare + resolve through f.reader() ...   f.resolved()
+//   ... apply / plan ...                           f.begin_writes(): PageWriter + SubtreePacker
+//   ... encode into f.packer() ...                 f.encoded()   (a failure: return f.fail(s))
+//   f.supersede(records, bytes) per dead node
+//   f.publish(outcome, spec, stats):  DeadPageLedger::release_dead -> manifest fields
+//        (node_count, key_count, payload_bytes by deltas) -> DbFiles::commit_arena (commit
+//        record, fsync, MANIFEST) -> DeadPageLedger::commit_durable -> CommitStats
+//
+// Invariants: nothing is published unless publish() returns ok; after begin_writes() every
+// failure goes through fail() or publish() (the writes are reaped and the CowSpace aborts,
+// so the previous manifest, root and free list stay current).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "engine/persist/db_files.h"
+#include "engine/persist/dead_pages.h"
+#include "engine/persist/page_reader.h"
+#include "engine/persist/page_writer.h"
+#include "engine/persist/subtree_packer.h"
+
+namespace st::persist {
+
+// One block commit, as both committers report it (the CLI prints these fields as they are).
+struct CommitStats {
+  std::array<uint8_t, 32> root{};
+  uint64_t accounts_written = 0;   // after merging duplicates in the diff
+  uint64_t slot_writes = 0;        // MPT: storage writes; binary trie: leaf writes (all stems)
+  uint64_t records_read = 0;       // records decoded from pages on the dirty paths
+  uint64_t pages_read = 0, read_rounds = 0;
+  uint64_t apply_passes = 0;       // MPT: apply passes (a collapse read redoes one); binary trie: 0
+  uint64_t records_written = 0, pages_written = 0;  // tree pages (the commit record page not included)
+  uint64_t records_superseded = 0;
+  uint64_t pages_released = 0;     // tree pages proven dead + the previous commit record page
+  int64_t keys_delta = 0;          // keys created minus deleted (binary trie: leaves created)
+  uint64_t commit_ns = 0;          // whole commit: reads, apply, encode, writes, sync, manifest
+  uint64_t read_ns = 0;            // inside page-read rounds (PageReader::load)
+  uint64_t resolve_ns = 0;         // prepare + resolve (reads, hash checks, decoding)
+  uint64_t apply_ns = 0;           // apply passes / plan
+  uint64_t write_ns = 0;           // encode, hash, pack, page writes (window-bounded waits)
+  uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
+  uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit
+};
+
+// What a block committer keeps across its commits: the database (opened with
+// DbFiles::for_read; it must outlive the committer, and each commit updates its manifest and
+// commit record) and the superseded-record counts of its partly dead pages.
+class CommitterBase {
+ public:
+  explicit CommitterBase(DbFiles& files) : files_(files) {}
+  CommitterBase(const CommitterBase&) = delete;
+  CommitterBase& operator=(const CommitterBase&) = delete;
+
+ protected:
+  DbFiles& files_;
+  DeadPageLedger dead_;
+};
+
+class CommitFrame {
+ public:
+  // files: an arena database opened with DbFiles::for_read; dead: the committer's ledger.
+  // `who` ("mpt commit") prefixes the errors. Both must outlive the frame.
+  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who);
+  CommitFrame(const CommitFrame&) = delete;
+  CommitFrame& operator=(const CommitFrame&) = delete;
+
+  // ok if `files` is an arena database of tree `kind` (`what`: "an MPT", "a binary trie").
+  static io::Status check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what);
+
+  PageReader& reader() { return reader_; }
+  void resolved();      // prepare + resolve done
+  void begin_writes();  // apply / plan done: opens the writer and the packer over fresh pages
+  PageWriter& writer() { return *writer_; }
+  SubtreePacker& packer() { return *packer_; }
+  void encoded();       // the new records are all in the packer
+  // A failure after begin_writes(): reaps the writes, aborts the space, returns s.
+  io::Status fail(io::Status s);
+
+  // A node read from the committed state and not kept: its records are unreachable.
+  void supersede(std::span<const Locator> records, uint64_t body_bytes);
+
+  // What the tree-specific phases produced.
+  struct Outcome {
+    Locator root = kNoLocator;
+    std::array<uint8_t, 32> root_hash{};
+    uint64_t records_written = 0, bytes_written = 0;
+    int64_t keys_delta = 0;
+    uint64_t accounts_written = 0, slot_writes = 0, records_read = 0, apply_passes = 0;
+  };
+  // Releases the pages proven dead, publishes the commit (spec_json in its commit record)
+  // and, when stats is set, fills it (all of it: reset first). On error nothing is published.
+  io::Status publish(const Outcome& o, const std::string& spec_json, CommitStats* stats);
+
+ private:
+  DbFiles& files_;
+  DeadPageLedger& dead_;
+  const char* who_;
+  PageReader reader_;
+  std::optional<PageWriter> writer_;
+  std::optional<SubtreePacker> packer_;
+  uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_encoded_ = 0;
+  uint64_t superseded_ = 0, superseded_bytes_ = 0;
+};
+
+}  // namespace st::persist

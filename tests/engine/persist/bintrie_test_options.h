@@ -1,0 +1,25 @@
+// bintrie_test_options: the DbOptions of the binary-trie database tests in this folder:
+// sha256, buffered I/O (tests run on tmpfs-like /tmp), a small queue depth.
+#pragma once
+
+#include <string>
+
+#include "engine/persist/tree_db.h"
+
+namespace st::persist::test {
+
+inline DbOptions bintrie_options(const std::string& dir, unsigned gd, uint32_t page_size = 4096,
+                                 StoreKind store = StoreKind::arena) {
+  DbOptions o;
+  o.dir = dir;
+  o.store = store;
+  o.params.tree_kind = io::TreeKind::bintrie;
+  o.params.hash_kind = io::HashKind::sha256;
+  o.params.group_depth = gd;
+  o.params.page_size = page_size;
+  o.direct_io = false;
+  o.queue_depth = 16;
+  return o;
+}
+
+}  // namespace st::persist::test
