@@ -127,6 +127,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       Node& leaf = nodes_[n];
       if (c == leaf.path.size()) {
         nodes_[b].value = std::move(leaf.value);
+        nodes_[b].has_value = !nodes_[b].value.empty();
         release(n);
       } else {
         const uint8_t nib = leaf.path[c];
@@ -134,7 +135,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         leaf.dirty = true;
         set_kid(b, nib, n);
       }
-      if (c == rl) nodes_[b].value.assign(value);
+      if (c == rl) set_branch_value(nodes_[b], value);
       else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};
     }
@@ -159,14 +160,14 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         e.dirty = true;
         set_kid(b, nib, n);
       }
-      if (c == rl) nodes_[b].value.assign(value);
+      if (c == rl) set_branch_value(nodes_[b], value);
       else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};  // rest[0..c) == the old prefix
     }
     case NodeKind::branch: {
       if (rl == 0) {
         if (same(x.value, value)) return {n, false};
-        x.value.assign(value);
+        set_branch_value(x, value);
         x.dirty = true;
         return {n, true};
       }
@@ -202,8 +203,9 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
     }
     case NodeKind::branch: {
       if (rl == 0) {
-        if (x.value.empty()) return {n, false};
+        if (!x.has_value) return {n, false};
         x.value.clear();
+        x.has_value = false;
       } else {
         const Result r = remove(kids(n).id[rest[0]], key, klen, pos + 1);
         if (!r.changed) return {n, false};
@@ -218,7 +220,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
 
 Trie::Result Trie::collapse_branch(NodeId n) {
   const Kids& k = kids(n);
-  int count = nodes_[n].value.empty() ? 0 : 1, last = -1;
+  int count = nodes_[n].has_value ? 1 : 0, last = -1;
   for (int i = 0; i < 16; ++i)
     if (k.id[i] != kNoNode) { ++count; last = i; }
   if (count >= 2) return {n, true};
@@ -378,9 +380,9 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       if (i + kBatchAhead < level.size() && level[i + kBatchAhead].n != kNoNode) {
         const Node& f = nodes_[level[i + kBatchAhead].n];  // its line 0 was requested above
         if (f.kind == NodeKind::branch) __builtin_prefetch(&kids_[f.child].id);
-        else {
-          __builtin_prefetch(f.path.data());
-          if (f.kind == NodeKind::leaf) __builtin_prefetch(f.value.data());
+        else {  // lines 1 and 2: the inline path and value (not through value.data(): line 2)
+          __builtin_prefetch(reinterpret_cast<const char*>(&f) + 64);
+          if (f.kind == NodeKind::leaf) __builtin_prefetch(reinterpret_cast<const char*>(&f) + 128);
         }
       }
       BatchCursor& c = level[i];
@@ -525,59 +527,10 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
   return std::nullopt;
 }
 
-void Trie::prefetch_paths(std::span<const std::span<const uint8_t>> keys) const {
-  assert(keys.size() <= kWarmGroup);
-  struct Cursor {
-    NodeId n;           // node to visit next, or (after a branch step) its parent's child block
-    uint32_t pos;       // nibble index into the key
-    uint32_t key;       // index into keys
-    bool via_block;     // n is a child block; the child is its id[nibble pos - 1]
-  };
-  Cursor cur[kWarmGroup];
-  size_t active = 0;
-  if (root_ != kNoNode)
-    for (size_t i = 0; i < keys.size(); ++i) cur[active++] = {root_, 0, uint32_t(i), false};
-  while (active) {
-    // 1. request every cursor's node lines
-    for (size_t a = 0; a < active; ++a) {
-      const char* p = reinterpret_cast<const char*>(&nodes_[cur[a].n]);
-      for (size_t line = 0; line < sizeof(Node); line += 64) __builtin_prefetch(p + line);
-    }
-    // 2. read each node, step past it; for a branch request the child-id line
-    size_t kept = 0;
-    for (size_t a = 0; a < active; ++a) {
-      Cursor c = cur[a];
-      const std::span<const uint8_t> key = keys[c.key];
-      const Node& x = nodes_[c.n];
-      if (x.kind == NodeKind::leaf) continue;
-      if (x.kind == NodeKind::extension) {
-        c.pos += uint32_t(x.path.size());
-        c.n = x.child;
-      } else {
-        if (c.pos >= 2 * key.size()) continue;
-        __builtin_prefetch(&kids_[x.child].id[st::kernels::key_nibble(key.data(), c.pos)]);
-        c.n = x.child;
-        c.via_block = true;
-        ++c.pos;
-      }
-      cur[kept++] = c;
-    }
-    // 3. resolve the branch steps (their id lines were requested in 2)
-    active = 0;
-    for (size_t a = 0; a < kept; ++a) {
-      Cursor c = cur[a];
-      if (c.via_block) {
-        c.n = kids_[c.n].id[st::kernels::key_nibble(keys[c.key].data(), c.pos - 1)];
-        c.via_block = false;
-      }
-      if (c.n != kNoNode && c.pos <= 2 * keys[c.key].size()) cur[active++] = c;
-    }
-  }
-}
-
 size_t Trie::encoded_bound(const Node& x) const {
   if (x.kind != NodeKind::branch) return encoded_size(x);
-  return kBranchMaxFixed + (x.value.empty() ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
+  assert(x.has_value == !x.value.empty());
+  return kBranchMaxFixed + (!x.has_value ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
 }
 
 size_t Trie::encoded_size(const Node& x) const {
@@ -632,7 +585,6 @@ struct CommitItem {
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
 struct CommitScratch {
   std::vector<std::vector<CommitItem>> by_depth;
-  std::vector<size_t> off;
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
@@ -649,6 +601,7 @@ void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
 }
 
 constexpr size_t kPrefetchAhead = 8;
+constexpr size_t kHashChunk = 256;  // messages per keccak256_batch call in commit_many
 
 }  // namespace
 
@@ -718,17 +671,35 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     }
     if (!next.empty()) depths = d + 2;
   }
-  // 2. Deepest depth first: size, encode into one buffer, one keccak batch per depth; each
-  //    new ref is written to its node and to the parent's children block right away.
+  // 2. Deepest depth first: encode into one buffer and hash in chunks of kHashChunk
+  //    messages (one keccak256_batch call each): the chunk's encodings (~130 KiB) are still
+  //    in L2 when the kernel reads them, and its nodes' lines when the new refs are written
+  //    back. Each new ref goes to its node and straight into the parent's children block.
   CommitStats st;
-  for (size_t d = depths; d-- > 0;) {
-    const auto& level = sc.by_depth[d];
-    sc.off.resize(level.size() + 1);
+  auto flush = [&](size_t* total) {
+    if (!sc.msgs.empty()) {
+      for (auto& m : sc.msgs) m = sc.buf.data() + reinterpret_cast<size_t>(m);
+      sc.digests.resize(32 * sc.msgs.size());
+      st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
+      st.keccak_calls += sc.msgs.size();
+      for (size_t i = 0; i < sc.msgs.size(); ++i) {
+        NodeRef* r = sc.targets[i];
+        r->len = 32;
+        std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
+        if (NodeRef* p = sc.parent_targets[i]) *p = *r;
+        st.keccak_bytes += sc.lens[i];
+      }
+    }
     sc.msgs.clear();
     sc.lens.clear();
     sc.targets.clear();
     sc.parent_targets.clear();
+    *total = 0;
+  };
+  for (size_t d = depths; d-- > 0;) {
+    const auto& level = sc.by_depth[d];
     size_t total = 0;
+    flush(&total);
     for (size_t i = 0; i < level.size(); ++i) {
       // two stages, as in step 1: the node line 2*ahead, then (from that line) the child
       // block or the leaf's path and value 1*ahead (step 1's prefetches of a large block
@@ -745,9 +716,9 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
           const uintptr_t refs_begin = reinterpret_cast<uintptr_t>(&ft->kids_[fx.child].ref[0]);
           for (uintptr_t line = refs_begin & ~uintptr_t(63); line < refs_begin + sizeof(NodeRef) * 16; line += 64)
             __builtin_prefetch(reinterpret_cast<const void*>(line));
-        } else if (fx.kind == NodeKind::leaf) {
-          __builtin_prefetch(fx.path.data());
-          __builtin_prefetch(fx.value.data());
+        } else if (fx.kind == NodeKind::leaf) {  // lines 1 and 2: the inline path and value
+          __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 64);
+          __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 128);
         }
       }
       const CommitItem& it = level[i];
@@ -759,13 +730,13 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       uint8_t* out = sc.buf.data() + total;
       uint8_t* end;
       if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
-        out = put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end);
+        out = x.has_value ? put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end)
+                          : put_branch_tail(out, t->kids_[x.child].ref, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
       } else {
         end = t->put_encoding(x, out);
       }
       const size_t len = size_t(end - out);
-      sc.off[i] = size_t(out - sc.buf.data());
       total = size_t(end - sc.buf.data());
       x.dirty = false;
       // The new ref goes to the node and straight into the parent's children block (no
@@ -784,26 +755,14 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         sc.lens.push_back(len);
         sc.targets.push_back(&x.ref);
         sc.parent_targets.push_back(parent_ref);
-        sc.msgs.push_back(reinterpret_cast<const uint8_t*>(sc.off[i]));  // offset for now
+        sc.msgs.push_back(reinterpret_cast<const uint8_t*>(size_t(out - sc.buf.data())));  // offset for now
         capture_node(capture, out, len);
+        if (sc.msgs.size() == kHashChunk) flush(&total);
       }
     }
-    sc.off[level.size()] = total;
-    for (auto& m : sc.msgs) m = sc.buf.data() + reinterpret_cast<size_t>(m);
+    flush(&total);
     st.nodes_rehashed += level.size();
     ++st.depths;
-    if (!sc.msgs.empty()) {
-      sc.digests.resize(32 * sc.msgs.size());
-      st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
-      st.keccak_calls += sc.msgs.size();
-      for (size_t i = 0; i < sc.msgs.size(); ++i) {
-        NodeRef* r = sc.targets[i];
-        r->len = 32;
-        std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
-        if (NodeRef* p = sc.parent_targets[i]) *p = *r;
-        st.keccak_bytes += sc.lens[i];
-      }
-    }
   }
   if (stats) {
     stats->nodes_rehashed += st.nodes_rehashed;

@@ -59,12 +59,6 @@ class Trie final : public NodeSource {
   // then fixed up deepest first (dirty marks, child refs, collapses after deletes).
   void apply_sorted(std::span<const Write> writes);
   std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
-  // Read-only cache warm-up before a group of puts: walks the keys' current paths in
-  // lockstep, one level per round, prefetching every node and child-id line before any of
-  // them is read (the misses of the group overlap instead of being chased key by key).
-  // No effect on contents; keys.size() <= kWarmGroup.
-  static constexpr size_t kWarmGroup = 16;
-  void prefetch_paths(std::span<const std::span<const uint8_t>> keys) const;
 
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
@@ -89,6 +83,7 @@ class Trie final : public NodeSource {
     bool dirty = true;
     uint16_t dirty_mask = 0;     // branch: children that are dirty (commit descends only into those)
     NodeId child = kNoNode;      // extension: child; branch: index of its children block
+    bool has_value = false;      // branch: value non-empty (line 0: encoding a branch never reads line 2 when false)
     NodeRef ref;
     SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
     SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
@@ -102,6 +97,10 @@ class Trie final : public NodeSource {
   void release(NodeId id);
   NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
   NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
+  static void set_branch_value(Node& b, std::span<const uint8_t> value) {
+    b.value.assign(value);
+    b.has_value = !value.empty();
+  }
   // A branch's children: ids (line 0) and their committed refs cached next to them
   // (encoding a branch reads one block instead of 16 scattered nodes). Invariant: for a
   // clean child, ref[i] == its ref; the branch node's dirty_mask marks the dirty children.
