@@ -6,6 +6,7 @@
 #include "kernels/hex_prefix.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
@@ -38,6 +39,51 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   }
 }
 
+// Branch encoding from a children block's slots: an absent slot is 0x80 and its slot line is
+// never read. Without embedded refs (secure tries) the loop is branch-free (slot fill
+// patterns of the lower levels are random: a mispredicted branch per slot cost more than
+// the copy): each slot writes its header byte and copies 32 bytes (from a zero block when
+// absent), then advances by 33 or 1. The payload is written at out + 9 and the list header
+// right in front of it; returns the first byte and sets *end one past the last. Same bytes
+// as put_branch over the slots' refs; writes within out[0, kBranchMaxFixed +
+// rlp_string_size(value)) (a slot writes at most 33 bytes at its position).
+inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint32_t present, uint32_t embedded,
+                                 const uint8_t* value, size_t value_len, uint8_t** end) {
+  alignas(32) static constexpr uint8_t kZero[32] = {};
+  uint8_t* const body = out + 9;
+  uint8_t* p = body;
+  if (embedded == 0) {
+    for (uint32_t i = 0; i < 16; ++i) {
+      const bool has = (present >> i) & 1;
+      const uint8_t* src = has ? slots[i] : kZero;
+      *p = has ? 0xa0 : 0x80;
+      std::memcpy(p + 1, src, 32);
+      p += has ? 33 : 1;
+    }
+  } else {
+    for (uint32_t i = 0; i < 16; ++i) {
+      if (!((present >> i) & 1)) {
+        *p++ = 0x80;
+      } else if ((embedded >> i) & 1) {
+        const size_t len = slots[i][31];
+        std::memcpy(p, slots[i], len);
+        p += len;
+      } else {
+        *p = 0xa0;
+        std::memcpy(p + 1, slots[i], 32);
+        p += 33;
+      }
+    }
+  }
+  if (value_len) p = st::kernels::rlp_put_string(p, value, value_len);
+  else *p++ = 0x80;
+  const size_t payload = size_t(p - body);
+  uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
+  st::kernels::rlp_put_list_header(begin, payload);
+  *end = p;
+  return begin;
+}
+
 template <class A>
 bool same(const A& a, std::span<const uint8_t> b) {
   return a.size() == b.size() && (b.empty() || std::memcmp(a.data(), b.data(), b.size()) == 0);
@@ -61,11 +107,11 @@ NodeId Trie::alloc(NodeKind kind) {
   if (kind == NodeKind::branch) {
     uint32_t k;
     if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
-    else { k = uint32_t(kids_.size()); kids_.emplace_back(); }
-    Kids& kb = kids_[k];
-    kb.id.fill(kNoNode);
+    else { k = uint32_t(kids_.size()); kids_.emplace_back(); kids_embedded_.push_back(0); }
+    kids_[k].id.fill(kNoNode);
+    kids_embedded_[k] = 0;
     x.dirty_mask = 0;
-    for (NodeRef& r : kb.ref) r.len = 0;
+    x.kid_mask = 0;
     x.child = k;
   }
   return id;
@@ -77,14 +123,26 @@ void Trie::set_kid(NodeId branch, unsigned nib, NodeId child) {
   k.id[nib] = child;
   const uint16_t bit = uint16_t(1u << nib);
   if (child == kNoNode) {
-    k.ref[nib].len = 0;
     b.dirty_mask &= uint16_t(~bit);
-  } else if (nodes_[child].dirty) {
+    b.kid_mask &= uint16_t(~bit);
+    return;
+  }
+  b.kid_mask |= bit;
+  if (nodes_[child].dirty) {
     b.dirty_mask |= bit;
   } else {
-    k.ref[nib] = nodes_[child].ref;
+    store_kid_ref(b.child, nib, nodes_[child].ref);
     b.dirty_mask &= uint16_t(~bit);
   }
+}
+
+NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
+  NodeRef r;
+  if (!(branch.kid_mask >> nib & 1)) return r;
+  const uint8_t* slot = kids_[branch.child].slot[nib];
+  r.len = (kids_embedded_[branch.child] >> nib & 1) ? slot[31] : 32;
+  std::memcpy(r.bytes, slot, r.len);
+  return r;
 }
 
 void Trie::release(NodeId id) {
@@ -220,9 +278,9 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
 
 Trie::Result Trie::collapse_branch(NodeId n) {
   const Kids& k = kids(n);
-  int count = nodes_[n].has_value ? 1 : 0, last = -1;
-  for (int i = 0; i < 16; ++i)
-    if (k.id[i] != kNoNode) { ++count; last = i; }
+  const uint32_t mask = nodes_[n].kid_mask;
+  const int count = (nodes_[n].has_value ? 1 : 0) + std::popcount(mask);
+  const int last = mask ? 31 - std::countl_zero(mask) : -1;
   if (count >= 2) return {n, true};
   if (count == 0) {  // only a batch can empty a branch (every key below it deleted)
     release(n);
@@ -450,6 +508,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         } else {
           x.dirty = true;
           x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
+          x.kid_mask = uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits);
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
           logging &= c.result == c.n;
         }
@@ -472,7 +531,6 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       Kids& k = kids_[c.parent_kids];
       if (c.result == kNoNode) {
         k.id[c.nib] = kNoNode;
-        k.ref[c.nib].len = 0;
         p.gone_bits |= bit;
         p.child_gone = true;
       } else {
@@ -538,9 +596,10 @@ size_t Trie::encoded_size(const Node& x) const {
     case NodeKind::leaf: return leaf_size(x.path.size(), x.value.data(), x.value.size());
     case NodeKind::extension: return extension_size(x.path.size(), nodes_[x.child].ref);
     case NodeKind::branch: {
-      const Kids& k = kids_[x.child];
       assert(x.dirty_mask == 0);  // children committed first
-      return branch_size(k.ref, x.value.data(), x.value.size());
+      NodeRef refs[16];
+      for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
+      return branch_size(refs, x.value.data(), x.value.size());
     }
   }
   return 0;
@@ -550,7 +609,11 @@ uint8_t* Trie::put_encoding(const Node& x, uint8_t* out) const {
   switch (x.kind) {
     case NodeKind::leaf: return put_leaf_nibbles(out, x.path.data(), x.path.size(), x.value.data(), x.value.size());
     case NodeKind::extension: return put_extension_nibbles(out, x.path.data(), x.path.size(), nodes_[x.child].ref);
-    case NodeKind::branch: return put_branch(out, kids_[x.child].ref, x.value.data(), x.value.size());
+    case NodeKind::branch: {
+      NodeRef refs[16];
+      for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
+      return put_branch(out, refs, x.value.data(), x.value.size());
+    }
   }
   return out;
 }
@@ -588,8 +651,13 @@ struct CommitScratch {
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
-  std::vector<NodeRef*> targets;         // the node's own ref
-  std::vector<NodeRef*> parent_targets;  // the ref cached in its parent's children block (or null)
+  std::vector<NodeRef*> targets;  // the node's own ref
+  struct ParentSlot {
+    void* t;       // Trie* (null: no parent branch)
+    uint32_t kids;  // the parent branch's children block
+    uint32_t nib;
+  };
+  std::vector<ParentSlot> parent_targets;  // the slot caching the ref in its parent's children block
   std::vector<uint8_t> digests;
 };
 
@@ -686,7 +754,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         NodeRef* r = sc.targets[i];
         r->len = 32;
         std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
-        if (NodeRef* p = sc.parent_targets[i]) *p = *r;
+        if (const auto& ps = sc.parent_targets[i]; ps.t) static_cast<Trie*>(ps.t)->store_kid_ref(ps.kids, ps.nib, *r);
         st.keccak_bytes += sc.lens[i];
       }
     }
@@ -713,9 +781,10 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         const Trie* ft = static_cast<const Trie*>(f.t);
         const Node& fx = ft->nodes_[f.id];
         if (fx.kind == NodeKind::branch) {
-          const uintptr_t refs_begin = reinterpret_cast<uintptr_t>(&ft->kids_[fx.child].ref[0]);
-          for (uintptr_t line = refs_begin & ~uintptr_t(63); line < refs_begin + sizeof(NodeRef) * 16; line += 64)
-            __builtin_prefetch(reinterpret_cast<const void*>(line));
+          // the slot lines holding a present child (slot pair j = line 1 + j), nothing else
+          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
+          for (uint32_t pairs = (fx.kid_mask | (fx.kid_mask >> 1)) & 0x5555u; pairs; pairs &= pairs - 1)
+            __builtin_prefetch(kb + 64 + 32 * std::countr_zero(pairs));
         } else if (fx.kind == NodeKind::leaf) {  // lines 1 and 2: the inline path and value
           __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 64);
           __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 128);
@@ -730,8 +799,12 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       uint8_t* out = sc.buf.data() + total;
       uint8_t* end;
       if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
-        out = x.has_value ? put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end)
-                          : put_branch_tail(out, t->kids_[x.child].ref, nullptr, 0, &end);
+#ifndef NDEBUG
+        for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
+#endif
+        const uint32_t embedded = t->kids_embedded_[x.child] & x.kid_mask;
+        out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.value.data(), x.value.size(), &end)
+                          : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
       } else {
         end = t->put_encoding(x, out);
@@ -741,11 +814,11 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       x.dirty = false;
       // The new ref goes to the node and straight into the parent's children block (no
       // separate publish pass re-reading this depth's nodes).
-      NodeRef* const parent_ref = it.parent_kids == kNoNode ? nullptr : &t->kids_[it.parent_kids].ref[it.nib];
+      const bool has_parent = it.parent_kids != kNoNode;
       if (len < 32) {
         x.ref.len = uint8_t(len);
         std::memcpy(x.ref.bytes, out, len);
-        if (parent_ref) *parent_ref = x.ref;
+        if (has_parent) t->store_kid_ref(it.parent_kids, it.nib, x.ref);
         if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
           ++st.keccak_calls;
           st.keccak_bytes += len;
@@ -754,7 +827,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       } else {
         sc.lens.push_back(len);
         sc.targets.push_back(&x.ref);
-        sc.parent_targets.push_back(parent_ref);
+        sc.parent_targets.push_back({has_parent ? t : nullptr, it.parent_kids, it.nib});
         sc.msgs.push_back(reinterpret_cast<const uint8_t*>(size_t(out - sc.buf.data())));  // offset for now
         capture_node(capture, out, len);
         if (sc.msgs.size() == kHashChunk) flush(&total);
