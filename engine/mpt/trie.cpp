@@ -343,7 +343,9 @@ void Trie::apply(std::span<const Write> writes) {
     uint64_t prefix;
     uint32_t index;
   };
-  std::vector<Order> order(writes.size());
+  thread_local std::vector<Order> order;  // per-thread buffers, reused across batches
+  thread_local std::vector<Write> sorted;
+  order.resize(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     uint8_t be[8] = {};
     if (!writes[i].key.empty()) std::memcpy(be, writes[i].key.data(), std::min<size_t>(8, writes[i].key.size()));
@@ -351,7 +353,7 @@ void Trie::apply(std::span<const Write> writes) {
     for (uint8_t b : be) p = (p << 8) | b;
     order[i] = {p, uint32_t(i)};
   }
-  std::sort(order.begin(), order.end(), [&](const Order& a, const Order& b) {
+  auto less = [&](const Order& a, const Order& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const auto& ka = writes[a.index].key;
     const auto& kb = writes[b.index].key;
@@ -360,9 +362,37 @@ void Trie::apply(std::span<const Write> writes) {
     if (c != 0) return c < 0;
     if (ka.size() != kb.size()) return ka.size() < kb.size();
     return a.index < b.index;
-  });
-  std::vector<Write> sorted;
-  sorted.reserve(writes.size());
+  };
+  if (order.size() < 256) {
+    std::sort(order.begin(), order.end(), less);
+  } else {
+    // Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
+    // 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed
+    // keys: runs of one; any keys: still exact, the runs just get longer).
+    thread_local std::vector<Order> tmp;
+    tmp.resize(order.size());
+    uint32_t count[2048];
+    Order* src = order.data();
+    Order* dst = tmp.data();
+    for (const unsigned shift : {32u, 43u, 54u}) {
+      const uint32_t digits = shift == 54u ? 1024u : 2048u;
+      std::fill(count, count + digits, 0u);
+      for (size_t i = 0; i < order.size(); ++i) ++count[uint32_t(src[i].prefix >> shift) & (digits - 1)];
+      uint32_t sum = 0;
+      for (uint32_t d = 0; d < digits; ++d) { const uint32_t c = count[d]; count[d] = sum; sum += c; }
+      for (size_t i = 0; i < order.size(); ++i) dst[count[uint32_t(src[i].prefix >> shift) & (digits - 1)]++] = src[i];
+      std::swap(src, dst);
+    }
+    // three passes: the result is in tmp
+    order.swap(tmp);
+    for (size_t i = 0; i < order.size();) {
+      size_t e = i + 1;
+      while (e < order.size() && (order[e].prefix >> 32) == (order[i].prefix >> 32)) ++e;
+      if (e - i > 1) std::sort(order.begin() + long(i), order.begin() + long(e), less);
+      i = e;
+    }
+  }
+  sorted.clear();
   for (size_t i = 0; i < order.size(); ++i) {
     const Write& w = writes[order[i].index];
     if (i + 1 < order.size()) {  // a later write to the same key follows: skip this one
