@@ -11,6 +11,10 @@ namespace st::mpt {
 using st::state::Address;
 using st::state::Bytes32;
 
+namespace {
+constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // per-thread buffers kept up to this many writes
+}  // namespace
+
 MptState::Acc& MptState::touch(const Address& a) {
   auto [it, inserted] = accounts_.try_emplace(a);
   if (inserted) st::kernels::keccak256(a.data(), a.size(), it->second.key.data());
@@ -87,6 +91,7 @@ void MptState::apply(const st::state::StateDiff& diff) {
     }
     a.storage->apply(writes);
   }
+  if (msgs.size() > kKeepScratchWrites) sc = {};  // a bulk load: don't keep its buffers
 }
 
 Hash32 MptState::root(CommitStats* stats, NodeCapture* capture) {

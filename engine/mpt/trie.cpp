@@ -345,6 +345,8 @@ void Trie::apply(std::span<const Write> writes) {
   };
   thread_local std::vector<Order> order;  // per-thread buffers, reused across batches
   thread_local std::vector<Write> sorted;
+  thread_local std::vector<Order> tmp;  // radix sort's second buffer
+  constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // buffers kept for batches up to this size
   order.resize(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     uint8_t be[8] = {};
@@ -369,7 +371,6 @@ void Trie::apply(std::span<const Write> writes) {
     // Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
     // 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed
     // keys: runs of one; any keys: still exact, the runs just get longer).
-    thread_local std::vector<Order> tmp;
     tmp.resize(order.size());
     uint32_t count[2048];
     Order* src = order.data();
@@ -402,6 +403,11 @@ void Trie::apply(std::span<const Write> writes) {
     sorted.push_back(w);
   }
   apply_sorted(sorted);
+  if (writes.size() > kKeepScratchWrites) {  // a bulk load: don't keep its buffers
+    order = {};
+    sorted = {};
+    tmp = {};
+  }
 }
 
 namespace {
