@@ -11,6 +11,10 @@ namespace st::mpt {
 using st::state::Address;
 using st::state::Bytes32;
 
+namespace {
+constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // per-thread buffers kept up to this many writes
+}  // namespace
+
 MptState::Acc& MptState::touch(const Address& a) {
   auto [it, inserted] = accounts_.try_emplace(a);
   if (inserted) st::kernels::keccak256(a.data(), a.size(), it->second.key.data());
@@ -34,15 +38,26 @@ void MptState::load(const st::state::Allocation& alloc) {
 }
 
 void MptState::apply(const st::state::StateDiff& diff) {
-  // All slot keys of the batch hashed in one call.
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
+  // All slot keys of the batch hashed in one call. Per-thread buffers, reused across
+  // blocks (fresh large allocations cost a page fault per 4 KiB on every block).
+  thread_local struct {
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> slot_keys, values;
+    std::vector<Trie::Write> writes;
+  } sc;
+  auto& msgs = sc.msgs;
+  auto& lens = sc.lens;
+  msgs.clear();
+  lens.clear();
   for (const auto& d : diff.accounts)
     for (const auto& w : d.storage_writes) { msgs.push_back(w.first.data()); lens.push_back(32); }
-  std::vector<uint8_t> slot_keys(32 * msgs.size());
+  auto& slot_keys = sc.slot_keys;
+  slot_keys.resize(32 * msgs.size());
   if (!msgs.empty()) st::kernels::keccak256_batch(msgs.data(), lens.data(), slot_keys.data(), msgs.size());
-  std::vector<uint8_t> values(33 * msgs.size());  // RLP of each trimmed value (empty = delete)
-  std::vector<Trie::Write> writes;
+  auto& values = sc.values;  // RLP of each trimmed value (empty = delete)
+  values.resize(33 * msgs.size());
+  auto& writes = sc.writes;
   size_t k = 0;  // index of this account's first slot key
   for (const auto& d : diff.accounts) {
     if (d.destroyed) {
@@ -76,6 +91,7 @@ void MptState::apply(const st::state::StateDiff& diff) {
     }
     a.storage->apply(writes);
   }
+  if (msgs.size() > kKeepScratchWrites) sc = {};  // a bulk load: don't keep its buffers
 }
 
 Hash32 MptState::root(CommitStats* stats, NodeCapture* capture) {

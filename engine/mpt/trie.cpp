@@ -6,6 +6,7 @@
 #include "kernels/hex_prefix.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
@@ -38,6 +39,51 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   }
 }
 
+// Branch encoding from a children block's slots: an absent slot is 0x80 and its slot line is
+// never read. Without embedded refs (secure tries) the loop is branch-free (slot fill
+// patterns of the lower levels are random: a mispredicted branch per slot cost more than
+// the copy): each slot writes its header byte and copies 32 bytes (from a zero block when
+// absent), then advances by 33 or 1. The payload is written at out + 9 and the list header
+// right in front of it; returns the first byte and sets *end one past the last. Same bytes
+// as put_branch over the slots' refs; writes within out[0, kBranchMaxFixed +
+// rlp_string_size(value)) (a slot writes at most 33 bytes at its position).
+inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint32_t present, uint32_t embedded,
+                                 const uint8_t* value, size_t value_len, uint8_t** end) {
+  alignas(32) static constexpr uint8_t kZero[32] = {};
+  uint8_t* const body = out + 9;
+  uint8_t* p = body;
+  if (embedded == 0) {
+    for (uint32_t i = 0; i < 16; ++i) {
+      const bool has = (present >> i) & 1;
+      const uint8_t* src = has ? slots[i] : kZero;
+      *p = has ? 0xa0 : 0x80;
+      std::memcpy(p + 1, src, 32);
+      p += has ? 33 : 1;
+    }
+  } else {
+    for (uint32_t i = 0; i < 16; ++i) {
+      if (!((present >> i) & 1)) {
+        *p++ = 0x80;
+      } else if ((embedded >> i) & 1) {
+        const size_t len = slots[i][31];
+        std::memcpy(p, slots[i], len);
+        p += len;
+      } else {
+        *p = 0xa0;
+        std::memcpy(p + 1, slots[i], 32);
+        p += 33;
+      }
+    }
+  }
+  if (value_len) p = st::kernels::rlp_put_string(p, value, value_len);
+  else *p++ = 0x80;
+  const size_t payload = size_t(p - body);
+  uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
+  st::kernels::rlp_put_list_header(begin, payload);
+  *end = p;
+  return begin;
+}
+
 template <class A>
 bool same(const A& a, std::span<const uint8_t> b) {
   return a.size() == b.size() && (b.empty() || std::memcmp(a.data(), b.data(), b.size()) == 0);
@@ -61,11 +107,11 @@ NodeId Trie::alloc(NodeKind kind) {
   if (kind == NodeKind::branch) {
     uint32_t k;
     if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
-    else { k = uint32_t(kids_.size()); kids_.emplace_back(); }
-    Kids& kb = kids_[k];
-    kb.id.fill(kNoNode);
+    else { k = uint32_t(kids_.size()); kids_.emplace_back(); kids_embedded_.push_back(0); }
+    kids_[k].id.fill(kNoNode);
+    kids_embedded_[k] = 0;
     x.dirty_mask = 0;
-    for (NodeRef& r : kb.ref) r.len = 0;
+    x.kid_mask = 0;
     x.child = k;
   }
   return id;
@@ -77,14 +123,26 @@ void Trie::set_kid(NodeId branch, unsigned nib, NodeId child) {
   k.id[nib] = child;
   const uint16_t bit = uint16_t(1u << nib);
   if (child == kNoNode) {
-    k.ref[nib].len = 0;
     b.dirty_mask &= uint16_t(~bit);
-  } else if (nodes_[child].dirty) {
+    b.kid_mask &= uint16_t(~bit);
+    return;
+  }
+  b.kid_mask |= bit;
+  if (nodes_[child].dirty) {
     b.dirty_mask |= bit;
   } else {
-    k.ref[nib] = nodes_[child].ref;
+    store_kid_ref(b.child, nib, nodes_[child].ref);
     b.dirty_mask &= uint16_t(~bit);
   }
+}
+
+NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
+  NodeRef r;
+  if (!(branch.kid_mask >> nib & 1)) return r;
+  const uint8_t* slot = kids_[branch.child].slot[nib];
+  r.len = (kids_embedded_[branch.child] >> nib & 1) ? slot[31] : 32;
+  std::memcpy(r.bytes, slot, r.len);
+  return r;
 }
 
 void Trie::release(NodeId id) {
@@ -127,6 +185,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       Node& leaf = nodes_[n];
       if (c == leaf.path.size()) {
         nodes_[b].value = std::move(leaf.value);
+        nodes_[b].has_value = !nodes_[b].value.empty();
         release(n);
       } else {
         const uint8_t nib = leaf.path[c];
@@ -134,7 +193,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         leaf.dirty = true;
         set_kid(b, nib, n);
       }
-      if (c == rl) nodes_[b].value.assign(value);
+      if (c == rl) set_branch_value(nodes_[b], value);
       else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};
     }
@@ -159,14 +218,14 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         e.dirty = true;
         set_kid(b, nib, n);
       }
-      if (c == rl) nodes_[b].value.assign(value);
+      if (c == rl) set_branch_value(nodes_[b], value);
       else set_kid(b, rest[c], new_leaf(rest + c + 1, rl - c - 1, value));
       return {c ? new_ext(rest, c, b) : b, true};  // rest[0..c) == the old prefix
     }
     case NodeKind::branch: {
       if (rl == 0) {
         if (same(x.value, value)) return {n, false};
-        x.value.assign(value);
+        set_branch_value(x, value);
         x.dirty = true;
         return {n, true};
       }
@@ -202,8 +261,9 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
     }
     case NodeKind::branch: {
       if (rl == 0) {
-        if (x.value.empty()) return {n, false};
+        if (!x.has_value) return {n, false};
         x.value.clear();
+        x.has_value = false;
       } else {
         const Result r = remove(kids(n).id[rest[0]], key, klen, pos + 1);
         if (!r.changed) return {n, false};
@@ -218,9 +278,9 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
 
 Trie::Result Trie::collapse_branch(NodeId n) {
   const Kids& k = kids(n);
-  int count = nodes_[n].value.empty() ? 0 : 1, last = -1;
-  for (int i = 0; i < 16; ++i)
-    if (k.id[i] != kNoNode) { ++count; last = i; }
+  const uint32_t mask = nodes_[n].kid_mask;
+  const int count = (nodes_[n].has_value ? 1 : 0) + std::popcount(mask);
+  const int last = mask ? 31 - std::countl_zero(mask) : -1;
   if (count >= 2) return {n, true};
   if (count == 0) {  // only a batch can empty a branch (every key below it deleted)
     release(n);
@@ -283,7 +343,11 @@ void Trie::apply(std::span<const Write> writes) {
     uint64_t prefix;
     uint32_t index;
   };
-  std::vector<Order> order(writes.size());
+  thread_local std::vector<Order> order;  // per-thread buffers, reused across batches
+  thread_local std::vector<Write> sorted;
+  thread_local std::vector<Order> tmp;  // radix sort's second buffer
+  constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // buffers kept for batches up to this size
+  order.resize(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     uint8_t be[8] = {};
     if (!writes[i].key.empty()) std::memcpy(be, writes[i].key.data(), std::min<size_t>(8, writes[i].key.size()));
@@ -291,7 +355,7 @@ void Trie::apply(std::span<const Write> writes) {
     for (uint8_t b : be) p = (p << 8) | b;
     order[i] = {p, uint32_t(i)};
   }
-  std::sort(order.begin(), order.end(), [&](const Order& a, const Order& b) {
+  auto less = [&](const Order& a, const Order& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const auto& ka = writes[a.index].key;
     const auto& kb = writes[b.index].key;
@@ -300,9 +364,36 @@ void Trie::apply(std::span<const Write> writes) {
     if (c != 0) return c < 0;
     if (ka.size() != kb.size()) return ka.size() < kb.size();
     return a.index < b.index;
-  });
-  std::vector<Write> sorted;
-  sorted.reserve(writes.size());
+  };
+  if (order.size() < 256) {
+    std::sort(order.begin(), order.end(), less);
+  } else {
+    // Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
+    // 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed
+    // keys: runs of one; any keys: still exact, the runs just get longer).
+    tmp.resize(order.size());
+    uint32_t count[2048];
+    Order* src = order.data();
+    Order* dst = tmp.data();
+    for (const unsigned shift : {32u, 43u, 54u}) {
+      const uint32_t digits = shift == 54u ? 1024u : 2048u;
+      std::fill(count, count + digits, 0u);
+      for (size_t i = 0; i < order.size(); ++i) ++count[uint32_t(src[i].prefix >> shift) & (digits - 1)];
+      uint32_t sum = 0;
+      for (uint32_t d = 0; d < digits; ++d) { const uint32_t c = count[d]; count[d] = sum; sum += c; }
+      for (size_t i = 0; i < order.size(); ++i) dst[count[uint32_t(src[i].prefix >> shift) & (digits - 1)]++] = src[i];
+      std::swap(src, dst);
+    }
+    // three passes: the result is in tmp
+    order.swap(tmp);
+    for (size_t i = 0; i < order.size();) {
+      size_t e = i + 1;
+      while (e < order.size() && (order[e].prefix >> 32) == (order[i].prefix >> 32)) ++e;
+      if (e - i > 1) std::sort(order.begin() + long(i), order.begin() + long(e), less);
+      i = e;
+    }
+  }
+  sorted.clear();
   for (size_t i = 0; i < order.size(); ++i) {
     const Write& w = writes[order[i].index];
     if (i + 1 < order.size()) {  // a later write to the same key follows: skip this one
@@ -312,6 +403,11 @@ void Trie::apply(std::span<const Write> writes) {
     sorted.push_back(w);
   }
   apply_sorted(sorted);
+  if (writes.size() > kKeepScratchWrites) {  // a bulk load: don't keep its buffers
+    order = {};
+    sorted = {};
+    tmp = {};
+  }
 }
 
 namespace {
@@ -378,9 +474,9 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       if (i + kBatchAhead < level.size() && level[i + kBatchAhead].n != kNoNode) {
         const Node& f = nodes_[level[i + kBatchAhead].n];  // its line 0 was requested above
         if (f.kind == NodeKind::branch) __builtin_prefetch(&kids_[f.child].id);
-        else {
-          __builtin_prefetch(f.path.data());
-          if (f.kind == NodeKind::leaf) __builtin_prefetch(f.value.data());
+        else {  // lines 1 and 2: the inline path and value (not through value.data(): line 2)
+          __builtin_prefetch(reinterpret_cast<const char*>(&f) + 64);
+          if (f.kind == NodeKind::leaf) __builtin_prefetch(reinterpret_cast<const char*>(&f) + 128);
         }
       }
       BatchCursor& c = level[i];
@@ -448,6 +544,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         } else {
           x.dirty = true;
           x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
+          x.kid_mask = uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits);
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
           logging &= c.result == c.n;
         }
@@ -470,7 +567,6 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       Kids& k = kids_[c.parent_kids];
       if (c.result == kNoNode) {
         k.id[c.nib] = kNoNode;
-        k.ref[c.nib].len = 0;
         p.gone_bits |= bit;
         p.child_gone = true;
       } else {
@@ -525,59 +621,10 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
   return std::nullopt;
 }
 
-void Trie::prefetch_paths(std::span<const std::span<const uint8_t>> keys) const {
-  assert(keys.size() <= kWarmGroup);
-  struct Cursor {
-    NodeId n;           // node to visit next, or (after a branch step) its parent's child block
-    uint32_t pos;       // nibble index into the key
-    uint32_t key;       // index into keys
-    bool via_block;     // n is a child block; the child is its id[nibble pos - 1]
-  };
-  Cursor cur[kWarmGroup];
-  size_t active = 0;
-  if (root_ != kNoNode)
-    for (size_t i = 0; i < keys.size(); ++i) cur[active++] = {root_, 0, uint32_t(i), false};
-  while (active) {
-    // 1. request every cursor's node lines
-    for (size_t a = 0; a < active; ++a) {
-      const char* p = reinterpret_cast<const char*>(&nodes_[cur[a].n]);
-      for (size_t line = 0; line < sizeof(Node); line += 64) __builtin_prefetch(p + line);
-    }
-    // 2. read each node, step past it; for a branch request the child-id line
-    size_t kept = 0;
-    for (size_t a = 0; a < active; ++a) {
-      Cursor c = cur[a];
-      const std::span<const uint8_t> key = keys[c.key];
-      const Node& x = nodes_[c.n];
-      if (x.kind == NodeKind::leaf) continue;
-      if (x.kind == NodeKind::extension) {
-        c.pos += uint32_t(x.path.size());
-        c.n = x.child;
-      } else {
-        if (c.pos >= 2 * key.size()) continue;
-        __builtin_prefetch(&kids_[x.child].id[st::kernels::key_nibble(key.data(), c.pos)]);
-        c.n = x.child;
-        c.via_block = true;
-        ++c.pos;
-      }
-      cur[kept++] = c;
-    }
-    // 3. resolve the branch steps (their id lines were requested in 2)
-    active = 0;
-    for (size_t a = 0; a < kept; ++a) {
-      Cursor c = cur[a];
-      if (c.via_block) {
-        c.n = kids_[c.n].id[st::kernels::key_nibble(keys[c.key].data(), c.pos - 1)];
-        c.via_block = false;
-      }
-      if (c.n != kNoNode && c.pos <= 2 * keys[c.key].size()) cur[active++] = c;
-    }
-  }
-}
-
 size_t Trie::encoded_bound(const Node& x) const {
   if (x.kind != NodeKind::branch) return encoded_size(x);
-  return kBranchMaxFixed + (x.value.empty() ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
+  assert(x.has_value == !x.value.empty());
+  return kBranchMaxFixed + (!x.has_value ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
 }
 
 size_t Trie::encoded_size(const Node& x) const {
@@ -585,9 +632,10 @@ size_t Trie::encoded_size(const Node& x) const {
     case NodeKind::leaf: return leaf_size(x.path.size(), x.value.data(), x.value.size());
     case NodeKind::extension: return extension_size(x.path.size(), nodes_[x.child].ref);
     case NodeKind::branch: {
-      const Kids& k = kids_[x.child];
       assert(x.dirty_mask == 0);  // children committed first
-      return branch_size(k.ref, x.value.data(), x.value.size());
+      NodeRef refs[16];
+      for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
+      return branch_size(refs, x.value.data(), x.value.size());
     }
   }
   return 0;
@@ -597,7 +645,11 @@ uint8_t* Trie::put_encoding(const Node& x, uint8_t* out) const {
   switch (x.kind) {
     case NodeKind::leaf: return put_leaf_nibbles(out, x.path.data(), x.path.size(), x.value.data(), x.value.size());
     case NodeKind::extension: return put_extension_nibbles(out, x.path.data(), x.path.size(), nodes_[x.child].ref);
-    case NodeKind::branch: return put_branch(out, kids_[x.child].ref, x.value.data(), x.value.size());
+    case NodeKind::branch: {
+      NodeRef refs[16];
+      for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
+      return put_branch(out, refs, x.value.data(), x.value.size());
+    }
   }
   return out;
 }
@@ -632,12 +684,16 @@ struct CommitItem {
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
 struct CommitScratch {
   std::vector<std::vector<CommitItem>> by_depth;
-  std::vector<size_t> off;
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
-  std::vector<NodeRef*> targets;         // the node's own ref
-  std::vector<NodeRef*> parent_targets;  // the ref cached in its parent's children block (or null)
+  std::vector<NodeRef*> targets;  // the node's own ref
+  struct ParentSlot {
+    void* t;       // Trie* (null: no parent branch)
+    uint32_t kids;  // the parent branch's children block
+    uint32_t nib;
+  };
+  std::vector<ParentSlot> parent_targets;  // the slot caching the ref in its parent's children block
   std::vector<uint8_t> digests;
 };
 
@@ -649,6 +705,7 @@ void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
 }
 
 constexpr size_t kPrefetchAhead = 8;
+constexpr size_t kHashChunk = 256;  // messages per keccak256_batch call in commit_many
 
 }  // namespace
 
@@ -718,17 +775,35 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     }
     if (!next.empty()) depths = d + 2;
   }
-  // 2. Deepest depth first: size, encode into one buffer, one keccak batch per depth; each
-  //    new ref is written to its node and to the parent's children block right away.
+  // 2. Deepest depth first: encode into one buffer and hash in chunks of kHashChunk
+  //    messages (one keccak256_batch call each): the chunk's encodings (~130 KiB) are still
+  //    in L2 when the kernel reads them, and its nodes' lines when the new refs are written
+  //    back. Each new ref goes to its node and straight into the parent's children block.
   CommitStats st;
-  for (size_t d = depths; d-- > 0;) {
-    const auto& level = sc.by_depth[d];
-    sc.off.resize(level.size() + 1);
+  auto flush = [&](size_t* total) {
+    if (!sc.msgs.empty()) {
+      for (auto& m : sc.msgs) m = sc.buf.data() + reinterpret_cast<size_t>(m);
+      sc.digests.resize(32 * sc.msgs.size());
+      st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
+      st.keccak_calls += sc.msgs.size();
+      for (size_t i = 0; i < sc.msgs.size(); ++i) {
+        NodeRef* r = sc.targets[i];
+        r->len = 32;
+        std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
+        if (const auto& ps = sc.parent_targets[i]; ps.t) static_cast<Trie*>(ps.t)->store_kid_ref(ps.kids, ps.nib, *r);
+        st.keccak_bytes += sc.lens[i];
+      }
+    }
     sc.msgs.clear();
     sc.lens.clear();
     sc.targets.clear();
     sc.parent_targets.clear();
+    *total = 0;
+  };
+  for (size_t d = depths; d-- > 0;) {
+    const auto& level = sc.by_depth[d];
     size_t total = 0;
+    flush(&total);
     for (size_t i = 0; i < level.size(); ++i) {
       // two stages, as in step 1: the node line 2*ahead, then (from that line) the child
       // block or the leaf's path and value 1*ahead (step 1's prefetches of a large block
@@ -742,12 +817,13 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         const Trie* ft = static_cast<const Trie*>(f.t);
         const Node& fx = ft->nodes_[f.id];
         if (fx.kind == NodeKind::branch) {
-          const uintptr_t refs_begin = reinterpret_cast<uintptr_t>(&ft->kids_[fx.child].ref[0]);
-          for (uintptr_t line = refs_begin & ~uintptr_t(63); line < refs_begin + sizeof(NodeRef) * 16; line += 64)
-            __builtin_prefetch(reinterpret_cast<const void*>(line));
-        } else if (fx.kind == NodeKind::leaf) {
-          __builtin_prefetch(fx.path.data());
-          __builtin_prefetch(fx.value.data());
+          // the slot lines holding a present child (slot pair j = line 1 + j), nothing else
+          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
+          for (uint32_t pairs = (fx.kid_mask | (fx.kid_mask >> 1)) & 0x5555u; pairs; pairs &= pairs - 1)
+            __builtin_prefetch(kb + 64 + 32 * std::countr_zero(pairs));
+        } else if (fx.kind == NodeKind::leaf) {  // lines 1 and 2: the inline path and value
+          __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 64);
+          __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 128);
         }
       }
       const CommitItem& it = level[i];
@@ -759,22 +835,26 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       uint8_t* out = sc.buf.data() + total;
       uint8_t* end;
       if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
-        out = put_branch_tail(out, t->kids_[x.child].ref, x.value.data(), x.value.size(), &end);
+#ifndef NDEBUG
+        for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
+#endif
+        const uint32_t embedded = t->kids_embedded_[x.child] & x.kid_mask;
+        out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.value.data(), x.value.size(), &end)
+                          : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
       } else {
         end = t->put_encoding(x, out);
       }
       const size_t len = size_t(end - out);
-      sc.off[i] = size_t(out - sc.buf.data());
       total = size_t(end - sc.buf.data());
       x.dirty = false;
       // The new ref goes to the node and straight into the parent's children block (no
       // separate publish pass re-reading this depth's nodes).
-      NodeRef* const parent_ref = it.parent_kids == kNoNode ? nullptr : &t->kids_[it.parent_kids].ref[it.nib];
+      const bool has_parent = it.parent_kids != kNoNode;
       if (len < 32) {
         x.ref.len = uint8_t(len);
         std::memcpy(x.ref.bytes, out, len);
-        if (parent_ref) *parent_ref = x.ref;
+        if (has_parent) t->store_kid_ref(it.parent_kids, it.nib, x.ref);
         if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
           ++st.keccak_calls;
           st.keccak_bytes += len;
@@ -783,27 +863,15 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       } else {
         sc.lens.push_back(len);
         sc.targets.push_back(&x.ref);
-        sc.parent_targets.push_back(parent_ref);
-        sc.msgs.push_back(reinterpret_cast<const uint8_t*>(sc.off[i]));  // offset for now
+        sc.parent_targets.push_back({has_parent ? t : nullptr, it.parent_kids, it.nib});
+        sc.msgs.push_back(reinterpret_cast<const uint8_t*>(size_t(out - sc.buf.data())));  // offset for now
         capture_node(capture, out, len);
+        if (sc.msgs.size() == kHashChunk) flush(&total);
       }
     }
-    sc.off[level.size()] = total;
-    for (auto& m : sc.msgs) m = sc.buf.data() + reinterpret_cast<size_t>(m);
+    flush(&total);
     st.nodes_rehashed += level.size();
     ++st.depths;
-    if (!sc.msgs.empty()) {
-      sc.digests.resize(32 * sc.msgs.size());
-      st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
-      st.keccak_calls += sc.msgs.size();
-      for (size_t i = 0; i < sc.msgs.size(); ++i) {
-        NodeRef* r = sc.targets[i];
-        r->len = 32;
-        std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
-        if (NodeRef* p = sc.parent_targets[i]) *p = *r;
-        st.keccak_bytes += sc.lens[i];
-      }
-    }
   }
   if (stats) {
     stats->nodes_rehashed += st.nodes_rehashed;

@@ -2,7 +2,8 @@
 // writes) and recomputes the root by re-hashing only the dirty paths.
 //
 // Nodes live in a chunked arena (chunked_arena.h: growth never moves a node, ids are stable) with
-// free lists; a branch's 16 child ids live in a second chunked arena. Every node caches its
+// free lists; a branch's 16 child ids and its children's refs live in a second chunked arena
+// (Kids, layout below). Every node caches its
 // NodeRef; a structural change marks the node and all its ancestors dirty (each update
 // returns "changed" up the recursion). commit() collects the dirty nodes by depth and
 // encodes + hashes them one depth at a time, deepest first, with one keccak256_batch call
@@ -17,6 +18,7 @@
 #pragma once
 
 #include "engine/mpt/chunked_arena.h"
+#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -59,12 +61,6 @@ class Trie final : public NodeSource {
   // then fixed up deepest first (dirty marks, child refs, collapses after deletes).
   void apply_sorted(std::span<const Write> writes);
   std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
-  // Read-only cache warm-up before a group of puts: walks the keys' current paths in
-  // lockstep, one level per round, prefetching every node and child-id line before any of
-  // them is read (the misses of the group overlap instead of being chased key by key).
-  // No effect on contents; keys.size() <= kWarmGroup.
-  static constexpr size_t kWarmGroup = 16;
-  void prefetch_paths(std::span<const std::span<const uint8_t>> keys) const;
 
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
@@ -89,6 +85,9 @@ class Trie final : public NodeSource {
     bool dirty = true;
     uint16_t dirty_mask = 0;     // branch: children that are dirty (commit descends only into those)
     NodeId child = kNoNode;      // extension: child; branch: index of its children block
+    bool has_value = false;      // branch: value non-empty (line 0: encoding a branch never reads line 2 when false)
+    uint16_t kid_mask = 0;       // branch: its non-empty child slots (bit i <=> kids.id[i] != kNoNode); the
+                                 // commit reads (and prefetches) only those slots' ref lines
     NodeRef ref;
     SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
     SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
@@ -102,15 +101,43 @@ class Trie final : public NodeSource {
   void release(NodeId id);
   NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
   NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
+  static void set_branch_value(Node& b, std::span<const uint8_t> value) {
+    b.value.assign(value);
+    b.has_value = !value.empty();
+  }
   // A branch's children: ids (line 0) and their committed refs cached next to them
-  // (encoding a branch reads one block instead of 16 scattered nodes). Invariant: for a
-  // clean child, ref[i] == its ref; the branch node's dirty_mask marks the dirty children.
+  // (encoding a branch reads one block instead of 16 scattered nodes), one aligned 32-byte
+  // slot per child, two per line, so a branch with few children is encoded from few lines:
+  //
+  //   Kids (576 B, 9 lines):  line 0: id[0..15] (u32, kNoNode = empty)
+  //                           line 1 + j: slot[2j] | slot[2j+1]      (j = 0..7)
+  //   slot i (32 B):  a hash ref: its 32 bytes;  an embedded ref (len 1..31, bit i of
+  //                   kids_embedded_[block] set): bytes[0..len) and len in byte 31
+  //
+  // Invariants: slot i is meaningful only while bit i of the branch's kid_mask is set; for
+  // a clean child it holds the child's ref; the branch node's dirty_mask marks the dirty
+  // children (their slots are written when the commit hashes them).
   struct alignas(64) Kids {
     std::array<NodeId, 16> id;
-    NodeRef ref[16];
+    uint8_t slot[16][32];
   };
   Kids& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
   const Kids& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
+  // Writes a child's ref (non-empty) into slot nib of children block k.
+  void store_kid_ref(uint32_t k, unsigned nib, const NodeRef& r) {
+    const uint16_t bit = uint16_t(1u << nib);
+    uint8_t* slot = kids_[k].slot[nib];
+    if (r.len == 32) {
+      std::memcpy(slot, r.bytes, 32);
+      kids_embedded_[k] &= uint16_t(~bit);
+    } else {
+      std::memcpy(slot, r.bytes, r.len);
+      slot[31] = r.len;
+      kids_embedded_[k] |= bit;
+    }
+  }
+  // The ref of child slot nib of a branch node (empty when the slot is).
+  NodeRef kid_ref(const Node& branch, unsigned nib) const;
   void set_kid(NodeId branch, unsigned nib, NodeId child);
 
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
@@ -143,6 +170,7 @@ class Trie final : public NodeSource {
 
   ChunkedArena<Node> nodes_;
   ChunkedArena<Kids> kids_;
+  std::vector<uint16_t> kids_embedded_;  // per children block: slots holding embedded refs (dense: stays in L2)
   std::vector<NodeId> free_nodes_;
   std::vector<uint32_t> free_kids_;
   NodeId root_ = kNoNode;

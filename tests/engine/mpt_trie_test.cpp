@@ -108,36 +108,6 @@ TEST_CASE("mpt trie: unchanged writes keep the cache, changed ones rehash only t
   CHECK(st.nodes_rehashed <= 6);  // leaf + its ancestors only (depth ~3-4 for 2000 keys)
 }
 
-TEST_CASE("mpt trie: prefetch_paths walks any key set without touching contents") {
-  // Keys of 1..6 bytes (prefixes of each other, extensions, branch values), then groups of
-  // present, absent, shorter and longer keys: the warm-up must stay in bounds (ASan) and the
-  // root must not move.
-  std::mt19937_64 rng(11);
-  st::mpt::Trie t;
-  std::vector<std::vector<uint8_t>> keys;
-  for (int i = 0; i < 3000; ++i) {
-    std::vector<uint8_t> k(1 + rng() % 6);
-    for (uint8_t& b : k) b = uint8_t(rng() % 4);
-    keys.push_back(k);
-    const uint8_t v[3] = {uint8_t(i), uint8_t(i >> 8), 1};
-    t.put(k, v);
-  }
-  const st::mpt::Hash32 before = t.root_hash();
-  for (size_t g = 0; g + st::mpt::Trie::kWarmGroup <= keys.size(); g += st::mpt::Trie::kWarmGroup) {
-    std::vector<uint8_t> absent(1 + rng() % 8, uint8_t(rng()));
-    std::span<const uint8_t> group[st::mpt::Trie::kWarmGroup];
-    for (size_t q = 0; q < st::mpt::Trie::kWarmGroup; ++q) group[q] = keys[g + q];
-    group[0] = absent;
-    group[1] = std::span<const uint8_t>();
-    t.prefetch_paths({group, st::mpt::Trie::kWarmGroup});
-  }
-  st::mpt::Trie empty;
-  std::span<const uint8_t> one[1] = {keys[0]};
-  empty.prefetch_paths({one, 1});
-  CHECK(t.root_hash() == before);
-  CHECK(t.get(keys[5]).has_value());
-}
-
 TEST_CASE("mpt trie: batch apply == key by key (big batches, whole subtrees deleted, logged and unlogged commits)") {
   // apply() sorts, deduplicates and runs the breadth-first batch descent; its commit comes
   // from the batch's dirty log when the batch started clean and changed no structure above
