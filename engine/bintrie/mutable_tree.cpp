@@ -1,8 +1,6 @@
 // mutable_tree: batched writes, dirty marking and level-by-level re-hash (see mutable_tree.h).
 #include "engine/bintrie/mutable_tree.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
@@ -13,24 +11,6 @@
 #include "engine/bintrie/stem_bits.h"
 
 namespace st::bintrie {
-
-namespace {
-constexpr size_t kHugeThreshold = size_t(4) << 20;
-constexpr size_t kHugeAlign = size_t(2) << 20;
-size_t tree_array_align(size_t bytes) { return bytes >= kHugeThreshold ? kHugeAlign : 64; }
-}  // namespace
-
-void* tree_array_alloc(size_t bytes) {
-  const size_t align = tree_array_align(bytes);
-  const size_t rounded = (bytes + align - 1) / align * align;
-  void* p = ::operator new(rounded ? rounded : align, std::align_val_t(align));
-#if defined(MADV_HUGEPAGE)
-  if (align == kHugeAlign) madvise(p, rounded, MADV_HUGEPAGE);
-#endif
-  return p;
-}
-
-void tree_array_free(void* p, size_t bytes) { ::operator delete(p, std::align_val_t(tree_array_align(bytes))); }
 
 MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
 

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "engine/bintrie/batch_root.h"
+#include "engine/bintrie/big_alloc.h"
 #include "engine/bintrie/stem_subtree.h"
 
 namespace st::bintrie {
@@ -97,19 +98,16 @@ struct StemInnerCache {
 // present leaf (up to 255 nodes). Measured in docs/benchmarks-bintrie.md.
 inline constexpr uint16_t kDenseStemValues = 32;
 
-// Allocation of the tree's big flat arrays: 4 MiB and more are 2 MiB aligned and advised to
-// use transparent huge pages (the random path walks of a 1M-key tree otherwise pay a TLB
-// miss and a page walk per node), smaller ones 64-byte aligned.
-void* tree_array_alloc(size_t bytes);
-void tree_array_free(void* p, size_t bytes);
+// The tree's big flat arrays live in big_alloc blocks (huge pages from 4 MiB on: the random
+// path walks of a 1M-key tree otherwise pay a TLB miss and a page walk per node).
 template <class T>
 struct TreeArrayAllocator {
   using value_type = T;
   TreeArrayAllocator() = default;
   template <class U>
   TreeArrayAllocator(const TreeArrayAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(tree_array_alloc(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) { tree_array_free(p, n * sizeof(T)); }
+  T* allocate(size_t n) { return static_cast<T*>(big_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { big_free(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const TreeArrayAllocator<U>&) const { return true; }
 };

@@ -1,8 +1,6 @@
 // sort_partition: top-bits partition and per-bucket sort (see sort_partition.h).
 #include "engine/bintrie/sort_partition.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -12,23 +10,6 @@
 #include "engine/pipeline/parallel.h"
 
 namespace st::bintrie {
-namespace {
-constexpr size_t kHugeThreshold = size_t(4) << 20;
-constexpr size_t kHugeAlign = size_t(2) << 20;
-size_t big_align(size_t bytes) { return bytes >= kHugeThreshold ? kHugeAlign : 64; }
-}  // namespace
-
-void* big_alloc(size_t bytes) {
-  const size_t align = big_align(bytes);
-  const size_t rounded = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
-  void* p = ::operator new(rounded, std::align_val_t(align));
-#if defined(MADV_HUGEPAGE)
-  if (align == kHugeAlign) madvise(p, rounded, MADV_HUGEPAGE);
-#endif
-  return p;
-}
-
-void big_free(void* p, size_t bytes) { ::operator delete(p, std::align_val_t(big_align(bytes))); }
 
 TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads) {
   assert(bits <= 24 && threads >= 1);

@@ -29,16 +29,13 @@
 #include <vector>
 
 #include "engine/bintrie/batch_root.h"
+#include "engine/bintrie/big_alloc.h"
 #include "engine/bintrie/internal_reduce.h"
 
 namespace st::bintrie {
 
-// An uninitialized array of a trivial type for the sort's big temporaries: from 4 MiB on it
-// is 2 MiB aligned and advised to use transparent huge pages, so its first touch faults a
-// few 2 MiB pages instead of thousands of 4 KiB ones (measured: 4 KiB faults were ~6 ms of
-// a 1M-key partition).
-void* big_alloc(size_t bytes);
-void big_free(void* p, size_t bytes);
+// An uninitialized array of a trivial type for the sort's big temporaries (big_alloc.h:
+// huge pages from 4 MiB on).
 template <class T>
 class BigArray {
  public:

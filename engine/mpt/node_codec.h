@@ -52,6 +52,19 @@ inline uint8_t* put_leaf_key(uint8_t* out, const uint8_t* key, size_t b, size_t 
   return st::kernels::rlp_put_string(out, value, value_len);
 }
 
+// The end of a branch written at body = out + 9: appends the value item (0x80 when empty)
+// at p, puts the list header right in front of body, sets *end one past the last byte and
+// returns the encoding's first byte.
+inline uint8_t* finish_branch(uint8_t* body, uint8_t* p, const uint8_t* value, size_t value_len, uint8_t** end) {
+  if (value_len) p = st::kernels::rlp_put_string(p, value, value_len);
+  else *p++ = 0x80;
+  const size_t payload = size_t(p - body);
+  uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
+  st::kernels::rlp_put_list_header(begin, payload);
+  *end = p;
+  return begin;
+}
+
 // Branch in one pass over refs[16] (sizes and bytes together): the payload is written at
 // out + 9 (room for the largest list header) and the header right in front of it. Returns
 // the encoding's first byte (out + 9 - header size) and sets *end one past its last; writes
@@ -72,13 +85,7 @@ inline uint8_t* put_branch_tail(uint8_t* out, const NodeRef* refs, const uint8_t
       p += r.len;
     }
   }
-  if (value_len) p = st::kernels::rlp_put_string(p, value, value_len);
-  else *p++ = 0x80;
-  const size_t payload = size_t(p - body);
-  uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
-  st::kernels::rlp_put_list_header(begin, payload);
-  *end = p;
-  return begin;
+  return finish_branch(body, p, value, value_len, end);
 }
 
 }  // namespace st::mpt

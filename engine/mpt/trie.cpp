@@ -75,13 +75,7 @@ inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint3
       }
     }
   }
-  if (value_len) p = st::kernels::rlp_put_string(p, value, value_len);
-  else *p++ = 0x80;
-  const size_t payload = size_t(p - body);
-  uint8_t* const begin = body - st::kernels::rlp_header_size(payload);
-  st::kernels::rlp_put_list_header(begin, payload);
-  *end = p;
-  return begin;
+  return finish_branch(body, p, value, value_len, end);
 }
 
 template <class A>
