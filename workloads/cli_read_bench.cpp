@@ -125,6 +125,7 @@ int cmd_read_bench(int argc, char** argv) {
   args.option("warmup", "W", "raw QD1 reads that wake the I/O path before each timed run", "32");
   args.flag("cold", "evict the database files before each timed run: drop_caches when permitted (root), else posix_fadvise");
   args.flag("accounts-only", "sample account keys instead of storage slots");
+  args.flag("slot-accounts", "binary trie: each slot key also fetches its account, as `get` does (default: the slot alone)");
   args.flag("json", "print one JSON object on stdout");
   if (!args.parse(argc, argv)) return fail(args.error());
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
@@ -149,6 +150,7 @@ int cmd_read_bench(int argc, char** argv) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   const bool json = args.given("json"), cold = args.given("cold"), accounts_only = args.given("accounts-only");
+  const bool slot_accounts = args.given("slot-accounts");
 
   std::unique_ptr<persist::TreeDb> db;
   if (io::Status s = persist::open_any_db(dir, uint32_t(qds->front()), &db); !s.ok())
@@ -174,6 +176,7 @@ int cmd_read_bench(int argc, char** argv) {
         continue;
       }
       const auto want = src.source->slot_value(i, j);
+      if (slot_accounts && !answers[q].account.exists) return "account " + hex0x(sample.keys[q].address) + " of a slot key: not found";
       if (!answers[q].slot_value) return "key " + hex0x(sample.keys[q].address) + " slot " + hex0x(*sample.keys[q].slot) + ": not found";
       if (!want || *answers[q].slot_value != *want)
         return "key " + hex0x(sample.keys[q].address) + " slot " + hex0x(*sample.keys[q].slot) + ": value " +
@@ -205,7 +208,7 @@ int cmd_read_bench(int argc, char** argv) {
     uint64_t single_reads = 0;
     {
       std::unique_ptr<persist::TreeDb> d;
-      if (io::Status s = persist::open_any_db(dir, 1, &d); !s.ok()) return fail(s.message(), 1);
+      if (io::Status s = persist::open_any_db(dir, 1, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
       if (io::Status s = prepare(*d, *seed * 31 + rep); !s.ok()) return fail(s.message(), 1);
       std::vector<persist::LookupAnswer> ans;
       for (uint64_t q = 0; q < single_k; ++q) {
@@ -237,7 +240,7 @@ int cmd_read_bench(int argc, char** argv) {
     for (size_t qi = 0; qi < qds->size(); ++qi) {
       const uint32_t qd = uint32_t((*qds)[qi]);
       std::unique_ptr<persist::TreeDb> d;
-      if (io::Status s = persist::open_any_db(dir, qd, &d); !s.ok()) return fail(s.message(), 1);
+      if (io::Status s = persist::open_any_db(dir, qd, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
       BatchedRun b;
       auto run_batched = [&]() -> io::Status {
         if (io::Status s = prepare(*d, *seed * 43 + rep * 101 + qi); !s.ok()) return s;
@@ -289,7 +292,10 @@ int cmd_read_bench(int argc, char** argv) {
   out["source"] = src.description;
   out["keys"] = k;
   out["key_kind"] = accounts_only ? "accounts" : "slots";
-  out["checked"] = accounts_only ? "every account found" : "every slot value equals the source's";
+  out["slot_key_accounts"] = slot_accounts || manifest.params.tree_kind == io::TreeKind::mpt;
+  out["checked"] = accounts_only   ? "every account found"
+                   : slot_accounts ? "every slot value equals the source's, its account found"
+                                   : "every slot value equals the source's";
   out["reps"] = *reps;
   out["warmup_reads"] = *warmup;
   out["warmup_last"] = {{"first_read_us", warm.first_read_us}, {"last_read_us", warm.last_read_us}};
@@ -363,6 +369,9 @@ int cmd_read_bench(int argc, char** argv) {
               out["tree"].get<std::string>().c_str(), arena ? "arena" : "rocksdb", manifest.params.page_size,
               (unsigned long long)k, accounts_only ? "account" : "slot", (unsigned long long)*reps);
   std::printf("source: %s; checked: %s\n", src.description.c_str(), out["checked"].get<std::string>().c_str());
+  if (!accounts_only && manifest.params.tree_kind == io::TreeKind::bintrie)
+    std::printf("slot keys: %s\n", slot_accounts ? "each also fetches its account (--slot-accounts)"
+                                                  : "the slot alone (--slot-accounts adds each address's account walk)");
   if (cold)
     std::printf("cold: %s%s%s\n", cold_info.protocol.c_str(), cold_info.detail.empty() ? "" : " (",
                 cold_info.detail.empty() ? "" : (cold_info.detail + ")").c_str());

@@ -11,7 +11,8 @@
 // RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
 // of all cursors. A slot key's answer also carries its account (the MPT's does): each
 // distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
-// same walk unless the batch already asks for that account.
+// same walk unless the batch already asks for that account (DbOptions::slot_key_accounts:
+// off, a slot key reads its slot alone).
 //
 // Verify: depth-first over the nodes, in chunks of up to kVerifyChunk taken from a stack
 // (one load / MultiGet per chunk); in the arena a node's children whose pages are already
@@ -85,9 +86,9 @@ Bytes32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Bytes32>&
 
 class BintrieDb final : public TreeDb {
  public:
-  BintrieDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g, size_t verify_cache_pages)
+  BintrieDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g, size_t verify_cache_pages, bool slot_key_accounts)
       : files_(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g),
-        verify_cache_pages_(verify_cache_pages) {
+        verify_cache_pages_(verify_cache_pages), slot_key_accounts_(slot_key_accounts) {
     if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
   }
 
@@ -163,6 +164,7 @@ class BintrieDb final : public TreeDb {
   bintrie::KeyScheme ks_;
   unsigned g_;
   size_t verify_cache_pages_;  // DbOptions::verify_cache_pages
+  bool slot_key_accounts_;     // DbOptions::slot_key_accounts
   std::unique_ptr<PageReader> reader_;
 };
 
@@ -323,7 +325,7 @@ io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<
   for (size_t i = 0; i < keys.size(); ++i)
     if (!keys[i].slot) account_cursor.emplace(keys[i].address, uint32_t(i));
   std::vector<uint32_t> account_of(keys.size(), UINT32_MAX);  // slot key -> its account cursor
-  for (size_t i = 0; i < keys.size(); ++i) {
+  for (size_t i = 0; i < keys.size() && slot_key_accounts_; ++i) {
     if (!keys[i].slot) continue;
     auto [it, fresh] = account_cursor.emplace(keys[i].address, uint32_t(cur.size()));
     if (fresh) {
@@ -848,7 +850,7 @@ io::Status open_bintrie(DbFiles&& files, const DbOptions& o, std::unique_ptr<Tre
   if (files.store == StoreKind::arena && !files.arena) return {io::Errc::bad_argument, "open_bintrie: arena store not open"};
   if (files.store == StoreKind::rocksdb && !files.rocks) return {io::Errc::bad_argument, "open_bintrie: RocksDB store not open"};
   const unsigned g = p.group_depth;
-  *out = std::make_unique<BintrieDb>(std::move(files), h, g, o.verify_cache_pages);
+  *out = std::make_unique<BintrieDb>(std::move(files), h, g, o.verify_cache_pages, o.slot_key_accounts);
   return {};
 }
 

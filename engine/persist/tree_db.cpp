@@ -50,10 +50,12 @@ io::Status open_db(const DbOptions& o, std::unique_ptr<TreeDb>* out) {
   return open_bintrie(std::move(files), o, out);
 }
 
-io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out) {
+io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out,
+                       bool slot_key_accounts) {
   DbOptions o;
   if (io::Status s = DbFiles::probe(dir, &o); !s.ok()) return s;
   o.queue_depth = queue_depth;
+  o.slot_key_accounts = slot_key_accounts;
   return open_db(o, out);
 }
 

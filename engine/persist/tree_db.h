@@ -47,6 +47,11 @@ struct DbOptions {
   // Binary-trie verify: its page cache is dropped whenever it holds more pages than this
   // (bounded memory; tests set it small to exercise the drops on a small database).
   size_t verify_cache_pages = 16384;
+  // Binary trie: a slot key's answer also carries its account (one more walk per distinct
+  // address of the batch's slot keys). read-bench turns it off by default to time the slot
+  // reads alone (the MPT's walk passes through the account leaf anyway, so it has no such
+  // switch).
+  bool slot_key_accounts = true;
 };
 
 // Called now and then during long operations: done / total in the operation's own unit.
@@ -76,7 +81,8 @@ struct AccountInfo {
 // For an account key: the account. For a slot key: the slot value and its account (the MPT's
 // walk passes through the account leaf; the binary trie walks the account's header stem,
 // where its basic-data and code-hash leaves live, in the same batch: one more walk per
-// distinct address that the batch does not already ask for).
+// distinct address that the batch does not already ask for; with
+// DbOptions::slot_key_accounts off it does not, and the account stays empty).
 struct LookupAnswer {
   AccountInfo account;
   std::optional<state::Bytes32> slot_value;  // for a slot key: the value; nullopt = absent
@@ -150,6 +156,7 @@ io::Status build_db(const DbOptions& options, const state::StateSource& source, 
 // options.params.tree_kind picks the tree; open_any_db() takes every parameter from the
 // manifest instead (verify / get / read-bench).
 io::Status open_db(const DbOptions& options, std::unique_ptr<TreeDb>* out);
-io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out);
+io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out,
+                       bool slot_key_accounts = true);
 
 }  // namespace st::persist

@@ -105,5 +105,11 @@ TEST_CASE("statetree commit: binary-trie arena database; verify and read-bench c
   }
   CHECK(run_statetree("verify --db " + bt).exit_code == 0);
   CHECK(run_statetree("read-bench --db " + bt + " --keys 256 --reps 1").exit_code == 0);
+  // --slot-accounts: every slot key's account is fetched too (and checked as found)
+  for (const char* flag : {"", " --slot-accounts"}) {
+    const auto rb = run_statetree("read-bench --db " + bt + " --keys 256 --qd 4 --reps 1 --single 8 --json" + flag);
+    REQUIRE(rb.exit_code == 0);
+    CHECK(json::parse(rb.out)["slot_key_accounts"].get<bool>() == (flag[0] != 0));
+  }
   std::filesystem::remove_all(bt);
 }

@@ -241,3 +241,36 @@ TEST_CASE("persist bintrie: verify does not count stems that only look like a he
     CHECK(rep.slots == db->manifest().key_count);
   }
 }
+
+TEST_CASE("persist bintrie: with slot_key_accounts off a slot key reads its slot alone") {
+  TempDir dir;
+  const state::SyntheticState src(small_spec());
+  DbOptions o = options(dir.file("db"), StoreKind::arena, 5);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  std::vector<state::StateKey> keys;
+  std::vector<std::pair<uint64_t, uint64_t>> where;
+  for (uint64_t i = 0; i < src.spec().contracts; ++i)
+    for (uint64_t j = 1; j < src.storage_size(i); j += 7) {  // hashed slots: not on the header stem
+      keys.push_back(*src.slot_key(i, j));
+      where.push_back({i, j});
+    }
+  uint64_t reads[2] = {0, 0};  // records decoded, with / without the account walks
+  for (bool with_accounts : {true, false}) {
+    CAPTURE(with_accounts);
+    o.slot_key_accounts = with_accounts;
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(o, &db).message() == "");
+    std::vector<persist::LookupAnswer> ans;
+    persist::LookupStats stats;
+    REQUIRE(db->lookup(keys, &ans, &stats, true).message() == "");
+    REQUIRE(ans.size() == keys.size());
+    for (size_t q = 0; q < keys.size(); ++q) {
+      CHECK(ans[q].slot_value == src.slot_value(where[q].first, where[q].second));
+      if (with_accounts) check_account(ans[q].account, src, where[q].first);
+      else check_absent_account(ans[q].account);
+    }
+    reads[with_accounts ? 0 : 1] = stats.nodes_visited;
+  }
+  CHECK(reads[1] > 0);
+  CHECK(reads[1] < reads[0]);  // the account walks decode records of their own
+}
