@@ -77,6 +77,18 @@ io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const Where& w
 
 // The hash of the node at relative depth r (1..g), relative path q, of a group whose inner
 // hashes are `inner` (reconstruct_group).
+// An account's answer from its header stem's basic-data and code-hash leaves: it exists iff
+// the basic-data leaf is present.
+void fill_account(const std::optional<Bytes32>& basic, const std::optional<Bytes32>& code, AccountInfo* out) {
+  if (!basic) return;
+  out->exists = true;
+  const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
+  out->nonce = bdata.nonce;
+  out->balance = bdata.balance_be;
+  out->code_size = bdata.code_size;
+  if (code) out->code_hash = *code;
+}
+
 Bytes32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Bytes32>& inner, unsigned r, uint32_t q) {
   if (r < b.g) return inner[(size_t(1) << r) - 1 + q];
   for (const auto& e : b.entries)
@@ -273,20 +285,12 @@ io::Status BintrieDb::rocks_get(const uint8_t* path, unsigned depth, Node* out, 
 void BintrieDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans) {
   c.done = true;
   const bool match = stem && std::memcmp(stem->stem.data(), c.key.data(), 31) == 0;
-  if (c.account) {
-    if (!match) return;
-    const auto basic = bd::stem_value(*stem, bintrie::kBasicDataLeafKey);
-    const auto code = bd::stem_value(*stem, bintrie::kCodeHashLeafKey);
-    if (!basic) return;  // an account exists iff its basic-data leaf is present
-    ans->account.exists = true;
-    const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
-    ans->account.nonce = bdata.nonce;
-    ans->account.balance = bdata.balance_be;
-    ans->account.code_size = bdata.code_size;
-    if (code) ans->account.code_hash = *code;
-  } else if (match) {
+  if (!match) return;
+  if (c.account)
+    fill_account(bd::stem_value(*stem, bintrie::kBasicDataLeafKey), bd::stem_value(*stem, bintrie::kCodeHashLeafKey),
+                 &ans->account);
+  else
     ans->slot_value = bd::stem_value(*stem, c.key[31]);
-  }
 }
 
 const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
@@ -434,15 +438,7 @@ void BintrieDb::finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, L
     return out;
   };
   if (c.account) {
-    const auto basic = value(bintrie::kBasicDataLeafKey);
-    if (!basic) return;  // an account exists iff its basic-data leaf is present
-    const auto code = value(bintrie::kCodeHashLeafKey);
-    ans->account.exists = true;
-    const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
-    ans->account.nonce = bdata.nonce;
-    ans->account.balance = bdata.balance_be;
-    ans->account.code_size = bdata.code_size;
-    if (code) ans->account.code_hash = *code;
+    fill_account(value(bintrie::kBasicDataLeafKey), value(bintrie::kCodeHashLeafKey), &ans->account);
   } else {
     ans->slot_value = value(c.key[31]);
   }
