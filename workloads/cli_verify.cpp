@@ -65,15 +65,16 @@ int cmd_verify(int argc, char** argv) {
                           {"nodes", rep.nodes},
                           {"pages", rep.pages},
                           {"bytes", rep.bytes},
+                          {"leaves", rep.leaves},
                           {"accounts", rep.accounts},
                           {"slots", rep.slots},
                           {"seconds", secs}};
     std::printf("%s\n", out.dump().c_str());
   } else if (ok) {
-    std::printf("ok: %s root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu accounts, %llu slots (%.2f s)\n",
+    std::printf("ok: %s root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
                 io::tree_kind_name(m.params.tree_kind), hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
-                (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.accounts,
-                (unsigned long long)rep.slots, secs);
+                (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
+                (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
   }
   if (!ok) return fail(error.empty() ? "inconsistent (no detail)" : error, 1);
   return 0;

@@ -58,28 +58,28 @@ std::optional<Bytes32> stem_value(const bintrie::StemBlob& blob, uint8_t sub) {
 
 uint32_t stem_value_count(const bintrie::StemBlob& blob) { return uint32_t(blob.values.size()); }
 
-bool is_account_header(const bintrie::StemBlob& blob) {
+std::optional<uint64_t> account_code_chunks(const bintrie::StemBlob& blob) {
   auto has = [&](unsigned sub) { return (blob.bitmap[sub / 8] >> (7 - sub % 8)) & 1; };
   const auto basic = stem_value(blob, bintrie::kBasicDataLeafKey);
   const auto code_hash = stem_value(blob, bintrie::kCodeHashLeafKey);
-  if (!basic || !code_hash) return false;
+  if (!basic || !code_hash) return std::nullopt;
   const bintrie::BasicData d = bintrie::parse_basic_data(*basic);
-  if (d.version != 0 || (*basic)[1] || (*basic)[2] || (*basic)[3] || (*basic)[4]) return false;
+  if (d.version != 0 || (*basic)[1] || (*basic)[2] || (*basic)[3] || (*basic)[4]) return std::nullopt;
   for (unsigned sub = 2; sub < bintrie::kHeaderStorageOffset; ++sub)
-    if (has(sub)) return false;
-  const uint64_t chunks = std::min<uint64_t>((d.code_size + bintrie::kCodeChunkBytes - 1) / bintrie::kCodeChunkBytes,
-                                             256 - bintrie::kCodeOffset);
+    if (has(sub)) return std::nullopt;
+  const uint64_t all_chunks = (d.code_size + bintrie::kCodeChunkBytes - 1) / bintrie::kCodeChunkBytes;
+  const uint64_t chunks = std::min<uint64_t>(all_chunks, 256 - bintrie::kCodeOffset);
   for (unsigned sub = bintrie::kCodeOffset; sub < 256; ++sub)
-    if (bool(has(sub)) != (sub - bintrie::kCodeOffset < chunks)) return false;
+    if (bool(has(sub)) != (sub - bintrie::kCodeOffset < chunks)) return std::nullopt;
   if (d.code_size == 0) {
     static const Bytes32 kEmptyCodeHash = [] {
       Bytes32 h;
       kernels::keccak256(nullptr, 0, h.data());
       return h;
     }();
-    if (*code_hash != kEmptyCodeHash) return false;
+    if (*code_hash != kEmptyCodeHash) return std::nullopt;
   }
-  return true;
+  return all_chunks;
 }
 
 bool same_prefix(const uint8_t* a, const uint8_t* b, unsigned bits) {

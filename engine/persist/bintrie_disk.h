@@ -80,14 +80,16 @@ std::optional<uint32_t> find_entry(const bintrie::GroupBlob& blob, uint32_t pos)
 std::optional<Bytes32> stem_value(const bintrie::StemBlob& blob, uint8_t sub);
 uint32_t stem_value_count(const bintrie::StemBlob& blob);
 
-// Whether a stem is an account's header stem (verify counts these as the accounts). A leaf
-// does not say what it holds, and sub 0 alone does not tell: a storage slot = 0 mod 256
-// (or code chunk 128 + 256k) sits at sub 0 of its own stem. A header stem has the basic-data
-// shape (EIP-7864, keys.h): sub 0 present with version 0 and reserved bytes [1..4] zero, the
-// code hash at sub 1, the reserved subs 2..63 absent, code chunks 0..n-1 at subs 128.. exactly
-// (n = ceil(code_size / 31), at most 128) and, for code size 0, the code hash keccak256("").
-// Any other stem would need a storage layout or value mimicking all of that.
-bool is_account_header(const bintrie::StemBlob& blob);
+// Whether a stem is an account's header stem (verify counts these as the accounts) and, if
+// so, its account's number of code chunks (all of them: past the header's 128 they live in
+// stems of their own); nullopt for any other stem. A leaf does not say what it holds, and
+// sub 0 alone does not tell: a storage slot = 0 mod 256 (or code chunk 128 + 256k) sits at
+// sub 0 of its own stem. A header stem has the basic-data shape (EIP-7864, keys.h): sub 0
+// present with version 0 and reserved bytes [1..4] zero, the code hash at sub 1, the
+// reserved subs 2..63 absent, code chunks 0..n-1 at subs 128.. exactly (n = ceil(code_size
+// / 31), at most 128) and, for code size 0, the code hash keccak256(""). Any other stem
+// would need a storage layout or value mimicking all of that.
+std::optional<uint64_t> account_code_chunks(const bintrie::StemBlob& blob);
 
 // Whether the first `bits` bits of two 31-byte stems / keys agree.
 bool same_prefix(const uint8_t* a, const uint8_t* b, unsigned bits);

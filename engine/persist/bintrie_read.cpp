@@ -642,6 +642,7 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
   std::vector<Item> todo{{root_loc(), want_root, {}, 0, 0}}, chunk, cached;
   const ReadCounters before = arena ? reader_->counters() : ReadCounters{};
   uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
+  uint64_t account_leaves = 0;  // leaves the accounts found hold: not storage slots
   Node node;
   std::vector<Locator> locs;
   std::vector<std::string> keys;
@@ -657,8 +658,11 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
         return {io::Errc::corrupt_page, where + ": stem " + bd::hex(node.stem.stem) + " does not continue its path"};
       if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
         return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
-      rep.slots += bd::stem_value_count(node.stem);
-      if (bd::is_account_header(node.stem)) ++rep.accounts;
+      rep.leaves += bd::stem_value_count(node.stem);
+      if (const auto chunks = bd::account_code_chunks(node.stem)) {
+        ++rep.accounts;
+        account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk
+      }
       return {};
     }
     if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
@@ -742,6 +746,11 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
   } else {
     rep.bytes = rocks_bytes;
   }
+  if (account_leaves > rep.leaves)
+    return fail({io::Errc::corrupt_page, "binary trie: the account headers' fields and code chunks (" +
+                                             std::to_string(account_leaves) + ") outnumber the tree's leaves (" +
+                                             std::to_string(rep.leaves) + ")"});
+  rep.slots = rep.leaves - account_leaves;
   rep.nodes = records;
   rep.root = want_root;
   rep.ok = true;

@@ -295,7 +295,8 @@ class MptTreeDb final : public TreeDb {
     VerifyReport r;
     io::Status s = verify_all(&r, progress);
     if (s.ok()) {
-      const uint64_t keys = r.accounts + r.slots;
+      r.leaves = r.accounts + r.slots;
+      const uint64_t keys = r.leaves;
       if (keys != files_.manifest.key_count)
         s = {io::Errc::corrupt_page, "mpt verify: found " + std::to_string(keys) + " keys, the manifest says " +
                                          std::to_string(files_.manifest.key_count)};

@@ -110,11 +110,15 @@ struct VerifyReport {
   bool ok = false;
   std::string error;              // first inconsistency (one line) when !ok
   uint64_t nodes = 0, pages = 0, bytes = 0;
-  // Leaves found. MPT: accounts and storage slots. Binary trie: accounts = the stems shaped
-  // as an account's header stem (basic data at sub 0, code hash at sub 1, its code chunks:
-  // bintrie_disk::is_account_header), slots = every present leaf value (account fields, code
-  // chunks and storage alike: a leaf does not say what it holds).
-  uint64_t accounts = 0, slots = 0;
+  // Leaves found: every key the tree holds (MPT: accounts + storage slots; binary trie:
+  // every present leaf value: account fields, code chunks and storage alike).
+  // accounts, slots: the accounts and their storage slots. MPT: counted as found. Binary
+  // trie: a leaf does not say what it holds, so accounts = the stems shaped as an account's
+  // header stem (bintrie_disk::account_code_chunks) and slots = leaves minus each account's
+  // two header fields and all of its code chunks (the header's and those in stems of their
+  // own, which the header's code size counts); a deleted slot is a present zero leaf there
+  // (go-ethereum's semantics), so it still counts.
+  uint64_t leaves = 0, accounts = 0, slots = 0;
   std::array<uint8_t, 32> root{};     // recomputed
 };
 

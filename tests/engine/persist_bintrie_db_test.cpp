@@ -257,7 +257,9 @@ void build_check(const VecSource& s, StoreKind store, unsigned gd, io::HashKind 
   REQUIRE_MESSAGE(st.ok(), st.message());
   CHECK(vr.ok);
   CHECK(vr.root == mem.root);
-  CHECK(vr.slots == mem.tree.tree().value_count());
+  CHECK(vr.leaves == mem.tree.tree().value_count());
+  CHECK(vr.accounts == s.accounts.size());
+  CHECK(vr.slots == s.slot_count());
   CHECK(vr.nodes == rep.nodes);
   check_contents(*db, s, mem, all_proofs);
 }

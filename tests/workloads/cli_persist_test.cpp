@@ -127,6 +127,9 @@ void round_trip(const std::string& tree, const std::string& store) {
   CHECK(v["ok"] == true);
   CHECK(v["recomputed_root"] == root);
   CHECK(v["manifest_root"] == root);
+  CHECK(v["accounts"] == 300);
+  CHECK(v["slots"] == 240);  // binary trie too: its leaves minus the accounts' fields and code chunks
+  CHECK(v["leaves"].get<uint64_t>() >= 300 + 240);
   if (full) CHECK(run_statetree("verify --db " + d).out.rfind("ok: ", 0) == 0);
 
   // A slot of contract 2 and the contract itself.

@@ -139,7 +139,7 @@ void check_db(const DbOptions& o, const Model& m) {
   CHECK(db->manifest().key_count == m.leaves.size());
   persist::VerifyReport vr;
   REQUIRE(db->verify(&vr).message() == "");
-  CHECK(vr.slots == m.leaves.size());
+  CHECK(vr.leaves == m.leaves.size());
   std::vector<state::StateKey> keys;
   for (const auto& [addr, acc] : m.accounts) {
     keys.push_back({addr, std::nullopt});
@@ -306,7 +306,7 @@ TEST_CASE("bintrie commit: a commit killed at random points reopens at a committ
     at = found;
     persist::VerifyReport vr;
     CHECK(db->verify(&vr).message() == "");
-    CHECK(vr.slots == models[at].leaves.size());
+    CHECK(vr.leaves == models[at].leaves.size());
   }
   check_db(o, models[at]);
   MESSAGE("bintrie commit crash rounds: " << kills << " killed, state advanced in " << moved << " rounds, at commit " << at);

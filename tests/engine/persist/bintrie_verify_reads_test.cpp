@@ -59,6 +59,8 @@ TEST_CASE("persist bintrie: verify reads each page about once although its cache
     CHECK(small.nodes == whole.nodes);
     CHECK(small.nodes == built.nodes);
     CHECK(small.slots == whole.slots);
+    CHECK(whole.slots == src.slot_count());
+    CHECK(whole.leaves >= whole.slots + 2 * spec.accounts);  // + the code chunks
     CHECK(small.accounts == spec.accounts);
     CHECK(whole.accounts == spec.accounts);
   }
