@@ -42,6 +42,12 @@ class StateSource {
   virtual uint64_t account_count() const = 0;
   virtual uint64_t slot_count() const = 0;  // sum of storage sizes
   virtual void account(uint64_t i, AccountRecord* out) const = 0;
+  // account(i) without its storage (out->storage empty): what read-bench checks a lookup's
+  // account fields against. The default generates the whole account and drops the storage.
+  virtual void account_fields(uint64_t i, AccountRecord* out) const {
+    account(i, out);
+    out->storage.clear();
+  }
   // The key of storage slot j (0 <= j < storage size) of account i, without generating the
   // whole account: read-bench samples existing keys this way. nullopt if j is out of range.
   virtual std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const = 0;

@@ -271,7 +271,7 @@ std::optional<Bytes32> SyntheticState::slot_value(uint64_t i, uint64_t j) const 
   return value_of(i, e);
 }
 
-void SyntheticState::account(uint64_t i, AccountRecord* out) const {
+void SyntheticState::account_fields(uint64_t i, AccountRecord* out) const {
   out->address = address(i);
   out->balance = {};
   out->storage.clear();
@@ -304,7 +304,12 @@ void SyntheticState::account(uint64_t i, AccountRecord* out) const {
   for (int w = 0; w < 4; ++w) put_be64(p + sizeof kHead + 8 * w, rand(kTagCode, c, w));
   std::memcpy(p + sizeof kHead + 32, kDispatch, sizeof kDispatch);
   for (size_t k = sizeof kHead + 32 + sizeof kDispatch; k + 1 < kStubCodeBytes; ++k) out->code[k] = 0x5b;
+}
 
+void SyntheticState::account(uint64_t i, AccountRecord* out) const {
+  account_fields(i, out);
+  if (i >= spec_.contracts) return;
+  const uint64_t c = i;
   const uint64_t s_count = spec_.slots_per_contract;
   out->storage.resize(s_count);
   if (s_count == 0) return overlay_storage(c, out);

@@ -67,6 +67,7 @@ class SyntheticState final : public StateSource {
   uint64_t account_count() const override { return spec_.accounts; }
   uint64_t slot_count() const override;
   void account(uint64_t i, AccountRecord* out) const override;
+  void account_fields(uint64_t i, AccountRecord* out) const override;
   std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
   std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const override;
   uint64_t storage_size(uint64_t i) const override;

@@ -285,6 +285,14 @@ TEST_CASE("synthetic state: blocks replay deterministically; the overlay is the 
       }
       CHECK(!s->slot_key(i, r.storage.size()));
       slots += r.storage.size();
+      AccountRecord f;  // account_fields: the same account, after the blocks too, without storage
+      f.storage.push_back({});
+      s->account_fields(i, &f);
+      CHECK(f.address == r.address);
+      CHECK(f.nonce == r.nonce);
+      CHECK(f.balance == r.balance);
+      CHECK(f.code == r.code);
+      CHECK(f.storage.empty());
     }
     CHECK(s->slot_count() == slots);
   }

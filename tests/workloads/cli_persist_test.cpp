@@ -183,6 +183,14 @@ void round_trip(const std::string& tree, const std::string& store) {
     CHECK(row.contains("raw") == (store == "arena"));
   }
   CHECK(rb["single"]["page_reads_per_lookup"]["median"].get<double>() > 0);
+  // Every answer was checked; the MPT's slot answers carry the account, checked field by field.
+  CHECK(rb["checked"] == (tree == "mpt" ? "every slot value and its account's fields equal the source's"
+                                        : "every slot value equals the source's"));
+  if (tree == "bintrie") {
+    r = run_statetree("read-bench --json --keys 32 --qd 8 --reps 1 --single 4 --warmup 1 --slot-accounts --db " + d);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json::parse(r.out)["checked"] == "every slot value and its account's fields equal the source's");
+  }
   r = run_statetree("read-bench --keys 8 --qd 4 --reps 1 --single 4 --warmup 1 --accounts-only --db " + d);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find(store == "arena" ? "batched, streamed" : "batched, level by level") != std::string::npos);
