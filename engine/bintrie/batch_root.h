@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -81,6 +82,28 @@ SortedEntries sort_entries(std::span<const Entry> entries, unsigned threads = 1,
 
 Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt = {},
                    BatchRootStats* stats = nullptr);
+
+// Working memory of batch_root that a caller may keep across calls (its bucket-ordered
+// copy of the entries, 64 bytes per entry, and the per-thread bucket buffers): a call
+// grows it to what it needs and leaves it allocated, so repeated roots do not fault the
+// same pages in again. It holds no results: every call starts from its unsorted input.
+// One call at a time per scratch.
+class BatchRootScratch {
+ public:
+  BatchRootScratch();
+  ~BatchRootScratch();
+  BatchRootScratch(BatchRootScratch&&) noexcept;
+  BatchRootScratch& operator=(BatchRootScratch&&) noexcept;
+  size_t bytes() const;  // memory held now
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+                   BatchRootStats* stats, BatchRootScratch& scratch);
 Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt = {},
                           BatchRootStats* stats = nullptr);
 

@@ -51,11 +51,11 @@ struct Worker {
 
 // What a bucket hands to the top reduction.
 struct BucketTop {
-  uint64_t prefix = 0;           // first 64 bits of the bucket's first stem
-  uint64_t last_prefix = 0;      // ... and of its last stem
+  uint64_t prefix = 0;            // first 64 bits of the bucket's first stem
+  uint64_t last_prefix = 0;       // ... and of its last stem
   const uint8_t* stem = nullptr;  // the first stem's bytes (stem_of for the top items)
-  uint32_t stems = 0;            // 0: empty bucket
-  uint8_t depth = 0;             // the item's depth (k, or a lone stem's own depth)
+  uint32_t stems = 0;             // 0: empty bucket
+  uint8_t depth = 0;              // the item's depth (k, or a lone stem's own depth)
   Bytes32 hash{};
 };
 
@@ -64,10 +64,14 @@ unsigned lcp_of(const Entry* src, const SortedRef& a, const SortedRef& b) {
   return x ? unsigned(std::countl_zero(x)) : stem_lcp(src[a.index].key.data(), src[b.index].key.data());
 }
 
-void run_bucket(const Hasher& h, const Entry* src, const SortedRef* recs, size_t m, unsigned k, Worker& w,
+// One bucket: src = its m entries (contiguous, input order). next / next_m: the entries of
+// the bucket this worker runs next (or none), prefetched into L2 while this one's stems are
+// hashed, so that its sort does not wait on memory.
+void run_bucket(const Hasher& h, const Entry* src, size_t m, unsigned k, const Entry* next, size_t next_m, Worker& w,
                 BucketTop& top) {
+  top.stems = 0;
   SortedBucket& B = w.sorted;
-  sort_bucket(src, recs, m, k, B);
+  sort_bucket_entries(src, m, k, B);
   const size_t ns = B.stems;
   if (ns == 0) return;
   const SortedRef* ref = B.ref.data();
@@ -77,14 +81,17 @@ void run_bucket(const Hasher& h, const Entry* src, const SortedRef* recs, size_t
   ReduceScratch& R = w.reduce;
   R.begin(ns);
   // Stem hashes straight into the reduction's hash pool.
+  size_t ahead = 0;  // next bucket's entries prefetched so far (two per entry read here)
+  auto prefetch_next = [&](size_t) {
+    if (ahead < next_m) __builtin_prefetch(&next[ahead], 0, 2);
+    if (ahead + 1 < next_m) __builtin_prefetch(&next[ahead + 1], 0, 2);
+    ahead += 2;
+  };
   for (size_t c0 = 0; c0 < ns; c0 += kStemChunk) {
     const size_t c1 = std::min(ns, c0 + kStemChunk);
     const SortedRef* cref = ref + sb[c0];
-    const size_t ne = sb[c1] - sb[c0];
-    constexpr size_t kAhead = 48;  // the input is read in random order: keep misses in flight
     hash_stem_chunk(
-        h, c1 - c0, sb + c0, [&](size_t i) -> const Entry& { return src[cref[i].index]; },
-        [&](size_t i) { if (i + kAhead < ne) __builtin_prefetch(&src[cref[i + kAhead].index]); }, w.stems,
+        h, c1 - c0, sb + c0, [&](size_t i) -> const Entry& { return src[cref[i].index]; }, prefetch_next, w.stems,
         R.pool.data() + c0, &w.stats.hash32_messages, &w.stats.hash64_messages);
   }
   top.stems = uint32_t(ns);
@@ -117,11 +124,32 @@ void run_bucket(const Hasher& h, const Entry* src, const SortedRef* recs, size_t
 
 }  // namespace
 
+struct BatchRootScratch::Impl {
+  EntryPartition part;
+  std::vector<Worker> workers;
+  std::vector<BucketTop> tops;
+  std::vector<uint32_t> item_bucket;
+  ReduceScratch top;
+};
+
+BatchRootScratch::BatchRootScratch() : impl_(std::make_unique<Impl>()) {}
+BatchRootScratch::~BatchRootScratch() = default;
+BatchRootScratch::BatchRootScratch(BatchRootScratch&&) noexcept = default;
+BatchRootScratch& BatchRootScratch::operator=(BatchRootScratch&&) noexcept = default;
+size_t BatchRootScratch::bytes() const { return impl_ ? impl_->part.ent.size() * sizeof(Entry) : 0; }
+
 Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
                    BatchRootStats* stats) {
+  BatchRootScratch scratch;
+  return batch_root(h, entries, opt, stats, scratch);
+}
+
+Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+                   BatchRootStats* stats, BatchRootScratch& scratch) {
   if (stats) *stats = {};
   const size_t n = entries.size();
   if (n == 0) return Bytes32{};
+  BatchRootScratch::Impl& X = scratch.impl();
   const unsigned threads = std::max(1u, opt.threads);
   unsigned k = std::min(opt.bucket_bits, 24u);
   if (opt.bucket_bits == 0) {
@@ -133,18 +161,24 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
   std::unique_ptr<pipeline::ThreadScope> scope;
   if (threads > 1) scope = std::make_unique<pipeline::ThreadScope>(threads);
   const uint64_t t0 = now_ns();
-  const TopBitsPartition part = partition_top_bits(entries, k, threads);
+  EntryPartition& part = X.part;
+  partition_entries(entries, k, threads, part);
   const uint64_t t1 = now_ns();
   const size_t nb = part.buckets();
-  const Entry* src = entries.data();
-  std::vector<BucketTop> tops(nb);
-  std::vector<Worker> workers(threads);
+  const Entry* ent = part.ent.get();
+  std::vector<BucketTop>& tops = X.tops;
+  tops.resize(nb);
+  if (X.workers.size() < threads) X.workers.resize(threads);
+  for (Worker& w : X.workers) w.stats = {};
   auto run_range = [&](size_t b0, size_t b1) {
     const unsigned slot = threads > 1 ? pipeline::thread_slot() : 0;
     assert(slot < threads);
-    Worker& w = workers[slot];
-    for (size_t b = b0; b < b1; ++b)
-      run_bucket(h, src, part.recs.get() + part.begin[b], part.begin[b + 1] - part.begin[b], k, w, tops[b]);
+    Worker& w = X.workers[slot];
+    for (size_t b = b0; b < b1; ++b) {
+      const size_t nx = b + 1 < b1 ? part.begin[b + 2] - part.begin[b + 1] : 0;
+      run_bucket(h, ent + part.begin[b], part.begin[b + 1] - part.begin[b], k, ent + part.begin[b + 1], nx, w,
+                 tops[b]);
+    }
   };
   if (threads > 1) {
     pipeline::parallel_for(nb, 1, run_range);
@@ -154,7 +188,7 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
   scope.reset();
   const uint64_t t2 = now_ns();
   BatchRootStats total;
-  for (const Worker& w : workers) {
+  for (const Worker& w : X.workers) {
     total.entries += w.stats.entries;
     total.stems += w.stats.stems;
     total.hash32_messages += w.stats.hash32_messages;
@@ -163,10 +197,10 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
   }
   // Top: the non-empty buckets' items, ascending. A lone stem's depth comes from the
   // neighbouring non-empty buckets' nearest stems (its lcp with them is < k <= 64 bits).
-  ReduceScratch R;
+  ReduceScratch& R = X.top;
   R.begin(nb);
-  std::vector<uint32_t> item_bucket;
-  item_bucket.reserve(nb);
+  std::vector<uint32_t>& item_bucket = X.item_bucket;
+  item_bucket.clear();
   for (size_t b = 0; b < nb; ++b)
     if (tops[b].stems) item_bucket.push_back(uint32_t(b));
   const size_t ni = item_bucket.size();
