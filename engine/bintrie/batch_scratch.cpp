@@ -1,12 +1,15 @@
 // batch_scratch: batch_root, the from-scratch root of a key/value set, fused per bucket so
 // that each bucket's records, stems and internal levels stay in the core's caches:
 //
-//   1. partition_top_bits: (key prefix, index) records scattered into 2^k buckets by the
-//      top k key bits (k: about kBucketEntries entries per bucket, >= 16 buckets per thread);
+//   1. partition_entries: the 64-byte entries themselves copied into 2^k buckets by the top
+//      k key bits (k: about kBucketEntries entries per bucket, >= 16 buckets per thread), so
+//      a bucket is one contiguous block (128 KiB for 2,048 entries) that its passes read
+//      from L2, not a gather of cache and TLB misses over the whole input;
 //   2. per bucket (parallel_for over buckets, per-thread scratch; with one thread the same
-//      loop, no TBB): sort_bucket (sort, last write wins, stem starts), the stems' depths
-//      inside the bucket, hash_stem_chunk (leaf hashes, sparse stem subtrees, stem nodes),
-//      reduce_levels down to the bucket's node at depth k;
+//      loop, no TBB): sort_bucket_entries (sort, last write wins, stem starts), the stems'
+//      depths inside the bucket, hash_stem_chunk (leaf hashes, sparse stem subtrees, stem
+//      nodes; meanwhile the next bucket's block is prefetched), reduce_levels down to the
+//      bucket's node at depth k;
 //   3. the top: one item per non-empty bucket, reduced to the root. A bucket with one stem
 //      gives that stem at its own depth (1 + its longest common prefix with the last stem
 //      of the previous non-empty bucket or the first of the next, both < k).
@@ -14,6 +17,10 @@
 // Why the depths are local: stem i's depth is 1 + max(lcp(i-1, i), lcp(i, i+1)); stems of
 // one bucket share >= k bits and stems of different buckets < k, so in a bucket of >= 2
 // stems the in-bucket neighbour always gives the max.
+//
+// Memory: the partition's copy (64 bytes per entry) and the per-thread buffers live in a
+// BatchRootScratch; a caller that keeps one across calls pays their page faults once (a
+// fresh 64 MB block is ~16k 4 KiB faults, or 32 huge-page clears, per call otherwise).
 //
 // Invariants: equals the canonical EIP-7864 root (input order irrelevant, last write of a
 // key wins), bit for bit the same for any thread count and bucket width; BatchRootStats

@@ -2,6 +2,9 @@
 // bucket by bucket right before that bucket is hashed (the bucket's records are still in
 // L1/L2 when its stems are hashed):
 //
+//   partition_entries (what batch_root uses): the same stable scatter, but of the whole
+//     64-byte entries (non-temporal stores of full cache lines), so that each bucket is one
+//     contiguous block; see EntryPartition below.
 //   partition_top_bits: one stable scatter of (key prefix, input index) records into 2^k
 //     buckets by the top k key bits. Pass 1 reads the input (prefixes to a compact array,
 //     bucket counts), pass 2 scatters; with T threads each thread takes one contiguous
