@@ -8,8 +8,7 @@
 //   2. per bucket (parallel_for over buckets, per-thread scratch; with one thread the same
 //      loop, no TBB): sort_bucket_entries (sort, last write wins, stem starts), the stems'
 //      depths inside the bucket, hash_stem_chunk (leaf hashes, sparse stem subtrees, stem
-//      nodes; meanwhile the next bucket's block is prefetched), reduce_levels down to the
-//      bucket's node at depth k;
+//      nodes), reduce_levels down to the bucket's node at depth k;
 //   3. the top: one item per non-empty bucket, reduced to the root. A bucket with one stem
 //      gives that stem at its own depth (1 + its longest common prefix with the last stem
 //      of the previous non-empty bucket or the first of the next, both < k).
@@ -71,11 +70,11 @@ unsigned lcp_of(const Entry* src, const SortedRef& a, const SortedRef& b) {
   return x ? unsigned(std::countl_zero(x)) : stem_lcp(src[a.index].key.data(), src[b.index].key.data());
 }
 
-// One bucket: src = its m entries (contiguous, input order). next / next_m: the entries of
-// the bucket this worker runs next (or none), prefetched into L2 while this one's stems are
-// hashed, so that its sort does not wait on memory.
-void run_bucket(const Hasher& h, const Entry* src, size_t m, unsigned k, const Entry* next, size_t next_m, Worker& w,
-                BucketTop& top) {
+// One bucket: src = its m entries (contiguous, input order). No software prefetch of the
+// next bucket: its block is read sequentially, which the hardware prefetcher follows, and
+// prefetching it during this bucket's entry pass cost more than it saved (perf, 1M keys:
+// 114-124 vs 102 ms of non-hash time per root, alternated).
+void run_bucket(const Hasher& h, const Entry* src, size_t m, unsigned k, Worker& w, BucketTop& top) {
   top.stems = 0;
   SortedBucket& B = w.sorted;
   sort_bucket_entries(src, m, k, B);
@@ -88,17 +87,11 @@ void run_bucket(const Hasher& h, const Entry* src, size_t m, unsigned k, const E
   ReduceScratch& R = w.reduce;
   R.begin(ns);
   // Stem hashes straight into the reduction's hash pool.
-  size_t ahead = 0;  // next bucket's entries prefetched so far (two per entry read here)
-  auto prefetch_next = [&](size_t) {
-    if (ahead < next_m) __builtin_prefetch(&next[ahead], 0, 2);
-    if (ahead + 1 < next_m) __builtin_prefetch(&next[ahead + 1], 0, 2);
-    ahead += 2;
-  };
   for (size_t c0 = 0; c0 < ns; c0 += kStemChunk) {
     const size_t c1 = std::min(ns, c0 + kStemChunk);
     const SortedRef* cref = ref + sb[c0];
     hash_stem_chunk(
-        h, c1 - c0, sb + c0, [&](size_t i) -> const Entry& { return src[cref[i].index]; }, prefetch_next, w.stems,
+        h, c1 - c0, sb + c0, [&](size_t i) -> const Entry& { return src[cref[i].index]; }, [](size_t) {}, w.stems,
         R.pool.data() + c0, &w.stats.hash32_messages, &w.stats.hash64_messages);
   }
   top.stems = uint32_t(ns);
@@ -181,11 +174,8 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
     const unsigned slot = threads > 1 ? pipeline::thread_slot() : 0;
     assert(slot < threads);
     Worker& w = X.workers[slot];
-    for (size_t b = b0; b < b1; ++b) {
-      const size_t nx = b + 1 < b1 ? part.begin[b + 2] - part.begin[b + 1] : 0;
-      run_bucket(h, ent + part.begin[b], part.begin[b + 1] - part.begin[b], k, ent + part.begin[b + 1], nx, w,
-                 tops[b]);
-    }
+    for (size_t b = b0; b < b1; ++b)
+      run_bucket(h, ent + part.begin[b], part.begin[b + 1] - part.begin[b], k, w, tops[b]);
   };
   if (threads > 1) {
     pipeline::parallel_for(nb, 1, run_range);
