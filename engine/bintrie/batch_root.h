@@ -1,8 +1,8 @@
 // batch_root: the from-scratch root of a key/value set, built the data-oriented way.
 //
 // batch_root (batch_scratch.cpp) is fused per bucket of the top k key bits:
-//   1. partition (key prefix, index) records into 2^k buckets (about 2,048 entries each, at
-//      least 16 buckets per thread; sort_partition.h);
+//   1. partition the entries (copied, 64 bytes each) into 2^k buckets by their top k key
+//      bits (about 2,048 entries each, at least 16 buckets per thread; sort_partition.h);
 //   2. per bucket, in cache-resident buffers: sort the bucket's records, keep the last write
 //      of each key; leaf hashes H(value) of every present value (one hash32_batch); stem
 //      subtrees, 8 levels, sparse: level l holds only the nodes with a present leaf below
@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -81,6 +82,28 @@ SortedEntries sort_entries(std::span<const Entry> entries, unsigned threads = 1,
 
 Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt = {},
                    BatchRootStats* stats = nullptr);
+
+// Working memory of batch_root that a caller may keep across calls (its bucket-ordered
+// copy of the entries, 64 bytes per entry, and the per-thread bucket buffers): a call
+// grows it to what it needs and leaves it allocated, so repeated roots do not fault the
+// same pages in again. It holds no results: every call starts from its unsorted input.
+// One call at a time per scratch.
+class BatchRootScratch {
+ public:
+  BatchRootScratch();
+  ~BatchRootScratch();
+  BatchRootScratch(BatchRootScratch&&) noexcept;
+  BatchRootScratch& operator=(BatchRootScratch&&) noexcept;
+  size_t bytes() const;  // memory held now
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+                   BatchRootStats* stats, BatchRootScratch& scratch);
 Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt = {},
                           BatchRootStats* stats = nullptr);
 

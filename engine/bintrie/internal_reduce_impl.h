@@ -23,7 +23,10 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
   db.assign(maxd + 2, 0);
   for (size_t i = 0; i < n; ++i) db[depth[i] + 1]++;
   for (unsigned d = 0; d <= maxd; ++d) db[d + 1] += db[d];
-  ReduceSlim* seg = S.seg.grow(n);
+  // seg, carry and next keep one readable slot before and after their items: the merge
+  // below reads one item past either end of a list and masks it out.
+  ReduceSlim* seg = S.seg.grow(n + 2) + 1;
+  seg[-1] = seg[n] = ReduceSlim{};
   {
     // db[d] is used as the fill cursor, then restored.
     for (size_t i = 0; i < n; ++i) seg[db[depth[i]]++] = in[i];
@@ -31,8 +34,8 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
     db[0] = 0;
   }
   // Parents carried into the current depth (ping-pong buffers).
-  ReduceSlim* carry = S.par_a.grow(n + 1);
-  ReduceSlim* next = S.par_b.grow(n + 1);
+  ReduceSlim* carry = S.par_a.grow(n + 3) + 1;
+  ReduceSlim* next = S.par_b.grow(n + 3) + 1;
   size_t ncarry = 0;
   size_t pool_size = n;
   for (unsigned d = maxd; d > stop_depth; --d) {
@@ -52,21 +55,38 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
     Bytes32* pool = S.pool.grow(pool_size + most, pool_size);
     Bytes32* msgs = S.msgs.grow(2 * most);
     // Depth d's list: the depth-d items of seg merged with the carried parents, in rep
-    // order. Branch-free merge (a pointer select): which side comes next is a coin toss
-    // for random keys, so a branch would mispredict about half the time.
+    // order (the two never share a rep). Branch-free (a pointer select): which side comes
+    // next is a coin toss for random keys, so a branch would mispredict about half the
+    // time. Each step waits on the previous one (load, compare, advance), so the merge runs
+    // from both ends at once, two independent chains: the front emits the (most + 1) / 2
+    // smallest items, the back the rest. A list's slot past either end is readable (seg's
+    // neighbours or padding, carry's sentinels) and masked out by the bounds terms.
     ReduceSlim* cur = S.cur.grow(most + 1);
-    size_t ia = 0, ic = 0, nc = 0;
-    while (ia < na && ic < ncarry) {
-      const bool from_a = a[ia].rep < carry[ic].rep;
+    carry[-1] = carry[ncarry] = ReduceSlim{};
+    auto pick = [](const ReduceSlim* x, const ReduceSlim* y, bool take_x) {
       // select by mask: compilers turn a ?: of two pointers into a branch here
-      const uintptr_t mask = uintptr_t(0) - uintptr_t(from_a);
-      const uintptr_t pa = reinterpret_cast<uintptr_t>(a + ia), pc = reinterpret_cast<uintptr_t>(carry + ic);
-      cur[nc++] = *reinterpret_cast<const ReduceSlim*>((pa & mask) | (pc & ~mask));
-      ia += from_a;
-      ic += !from_a;
+      const uintptr_t mask = uintptr_t(0) - uintptr_t(take_x);
+      return *reinterpret_cast<const ReduceSlim*>((reinterpret_cast<uintptr_t>(x) & mask) |
+                                                  (reinterpret_cast<uintptr_t>(y) & ~mask));
+    };
+    size_t ia = 0, ic = 0;                                  // front cursors
+    ptrdiff_t ja = ptrdiff_t(na) - 1, jc = ptrdiff_t(ncarry) - 1;  // back cursors
+    const size_t back_steps = most / 2, front_steps = most - back_steps;
+    for (size_t t = 0; t < back_steps; ++t) {
+      const bool fa = (ic >= ncarry) | ((ia < na) & (a[ia].rep < carry[ic].rep));
+      cur[t] = pick(a + ia, carry + ic, fa);
+      ia += fa;
+      ic += !fa;
+      const bool ba = (jc < 0) | ((ja >= 0) & (a[ja].rep > carry[jc].rep));
+      cur[most - 1 - t] = pick(a + ja, carry + jc, ba);
+      ja -= ba;
+      jc -= !ba;
     }
-    while (ia < na) cur[nc++] = a[ia++];
-    while (ic < ncarry) cur[nc++] = carry[ic++];
+    if (front_steps > back_steps) {  // odd count: the middle item
+      const bool fa = (ic >= ncarry) | ((ia < na) & (a[ia].rep < carry[ic].rep));
+      cur[back_steps] = pick(a + ia, carry + ic, fa);
+    }
+    const size_t nc = most;
     cur[nc] = cur[nc - 1];  // readable sentinel for the pairing test of the last item
     // Pairing, branch-free as well (pair or lone is close to a coin toss too): a pair
     // hashes (x || y); a lone item x goes to the side its bit d-1 names, a zero sibling on

@@ -2,6 +2,9 @@
 // bucket by bucket right before that bucket is hashed (the bucket's records are still in
 // L1/L2 when its stems are hashed):
 //
+//   partition_entries (what batch_root uses): the same stable scatter, but of the whole
+//     64-byte entries (non-temporal stores of full cache lines), so that each bucket is one
+//     contiguous block; see EntryPartition below.
 //   partition_top_bits: one stable scatter of (key prefix, input index) records into 2^k
 //     buckets by the top k key bits. Pass 1 reads the input (prefixes to a compact array,
 //     bucket counts), pass 2 scatters; with T threads each thread takes one contiguous
@@ -51,6 +54,12 @@ class BigArray {
   BigArray& operator=(const BigArray&) = delete;
   T* get() const { return p_; }
   size_t size() const { return n_; }
+  // Room for at least n elements; the old contents are dropped when it reallocates. A
+  // scratch kept across calls grows to its largest call and stays there.
+  T* reserve(size_t n) {
+    if (n > n_) *this = BigArray(n);
+    return p_;
+  }
 
  private:
   T* p_ = nullptr;
@@ -67,6 +76,23 @@ struct TopBitsPartition {
 // bits in 0..24; threads >= 1 (1: no TBB).
 TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads);
 
+// The entries themselves in bucket order: partition_entries copies each 64-byte entry into
+// its bucket's run (stable: input order within a bucket, slice runs in slice order as
+// above), so that a bucket's later passes read one contiguous, cache-resident block instead
+// of gathering from the whole input (a TLB miss and a cache miss per entry). Kept across
+// calls by a BatchRootScratch: the block is faulted in once, not per call.
+struct EntryPartition {
+  unsigned bits = 0;
+  size_t n = 0;
+  BigArray<Entry> ent;          // [0, n): the entries, bucket by bucket
+  std::vector<uint32_t> begin;  // 2^bits + 1 bucket starts
+  std::vector<uint32_t> count;  // slices x 2^bits counters (scratch)
+  size_t buckets() const { return begin.size() - 1; }
+};
+
+// bits in 0..24; threads >= 1 (1: no TBB; more: the slices run in the caller's ThreadScope).
+void partition_entries(std::span<const Entry> in, unsigned bits, unsigned threads, EntryPartition& out);
+
 // Scratch and result of sort_bucket (reused across buckets: no allocation once warm).
 struct SortedBucket {
   RawBuf<SortedRef> ref;          // [0, entries): ascending key, unique
@@ -79,5 +105,8 @@ struct SortedBucket {
 // Sorts the m records of one bucket whose records share their top `shared_bits` key bits
 // (the partition's k; 0 for a whole set). src is the input the indexes point into.
 void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned shared_bits, SortedBucket& out);
+// The same over m contiguous entries (a bucket of an EntryPartition): the records are
+// (prefix, position in ent) and are made on the fly, no record array in between.
+void sort_bucket_entries(const Entry* ent, size_t m, unsigned shared_bits, SortedBucket& out);
 
 }  // namespace st::bintrie
