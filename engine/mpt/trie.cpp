@@ -33,9 +33,13 @@ size_t common_prefix(const uint8_t* a, size_t an, const uint8_t* b, size_t bn) {
 
 void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   out->resize(key.size() * 2);
-  for (size_t i = 0; i < key.size(); ++i) {
-    (*out)[2 * i] = key[i] >> 4;
-    (*out)[2 * i + 1] = key[i] & 15;
+  // local pointers: byte stores through (*out)[i] may alias the vector's own pointer, which
+  // made the compiler reload it per byte (no vectorization)
+  const uint8_t* k = key.data();
+  uint8_t* o = out->data();
+  for (size_t i = 0, n = key.size(); i < n; ++i) {
+    o[2 * i] = k[i] >> 4;
+    o[2 * i + 1] = k[i] & 15;
   }
 }
 
@@ -431,6 +435,7 @@ struct BatchScratch {
 };
 
 constexpr size_t kBatchAhead = 8;
+constexpr size_t kKeepCursorWrites = size_t(1) << 16;  // cursor lists of batches up to this size are kept
 
 }  // namespace
 
@@ -571,6 +576,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     }
   }
   dirty_log_valid_ = logging;
+  if (writes.size() > kKeepCursorWrites) sc.levels = {};  // a bulk load's cursors are not kept
 }
 
 uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
@@ -700,6 +706,9 @@ void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
 
 constexpr size_t kPrefetchAhead = 8;
 constexpr size_t kHashChunk = 256;  // messages per keccak256_batch call in commit_many
+// Scratch (commit lists, dirty logs) of up to this many nodes is kept for the next block;
+// a bulk load's (a 1M-slot trie: ~1.6M nodes, ~64 MB of lists) is released.
+constexpr size_t kKeepScratchItems = size_t(1) << 17;
 
 }  // namespace
 
@@ -736,7 +745,9 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     depths = l0.empty() ? 0 : 1;
   }
   for (Trie* t : tries) {
-    t->dirty_log_.clear();
+    // a bulk load's log (millions of records) is not kept for the blocks that follow
+    if (t->dirty_log_.capacity() > kKeepScratchItems) std::vector<DirtyRecord>().swap(t->dirty_log_);
+    else t->dirty_log_.clear();
     t->dirty_log_valid_ = false;
   }
   for (size_t d = 0; d < depths && !logged; ++d) {
@@ -873,6 +884,10 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     stats->keccak_bytes += st.keccak_bytes;
     stats->depths = std::max(stats->depths, st.depths);
     if (logged && depths) ++stats->from_batch_log;
+  }
+  if (st.nodes_rehashed > kKeepScratchItems) {  // a bulk commit: give its per-depth lists back
+    sc.by_depth = {};
+    sc.buf = {};
   }
 }
 
