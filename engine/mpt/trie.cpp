@@ -427,6 +427,7 @@ struct BatchCursor {
   NodeId result;         // result: the id now at this position (kNoNode = empty)
   NodeId ext_child;      // extension: its child's new id
   uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
+  bool leaf_result;      // not descended: result is a leaf (logged without reading its line again)
 };
 
 struct BatchScratch {
@@ -461,7 +462,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     return sc.levels[d];
   };
   level_at(0).clear();
-  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0});
+  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0, false});
   // 1. Top down, one depth at a time.
   for (;; ++depth) {
     auto& next = level_at(depth + 1);
@@ -493,7 +494,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           };
           if (follows(c.lo) && follows(c.hi - 1)) {
             c.descended = true;
-            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0});
+            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0, false});
             continue;
           }
         } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
@@ -503,7 +504,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
             while (e < c.hi && nibble(e, c.pos) == nb) ++e;
-            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0});
+            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0, false});
             w = e;
           }
           continue;
@@ -521,6 +522,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       }
       c.result = r.id;
       c.changed = r.changed;
+      c.leaf_result = r.id != kNoNode && nodes_[r.id].kind == NodeKind::leaf;  // its line was just written
     }
     if (next.empty()) break;
   }
@@ -549,7 +551,8 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         }
         if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, c.nib, c.height});
       } else if (logging && c.result != kNoNode) {
-        c.height = log_subtree(c.result, c.parent_kids, c.nib);
+        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, c.nib, 0});  // height 0
+        else c.height = log_subtree(c.result, c.parent_kids, c.nib);
       }
       if (d == 0) {
         root_ = c.result;
