@@ -394,8 +394,8 @@ void Trie::apply(std::span<const Write> writes) {
   sorted.clear();
   for (size_t i = 0; i < order.size(); ++i) {
     const Write& w = writes[order[i].index];
-    if (i + 1 < order.size()) {  // a later write to the same key follows: skip this one
-      const Write& nx = writes[order[i + 1].index];
+    if (i + 1 < order.size() && order[i + 1].prefix == order[i].prefix) {  // (equal keys: equal prefixes)
+      const Write& nx = writes[order[i + 1].index];  // a later write to the same key follows: skip this one
       if (nx.key.size() == w.key.size() && (w.key.empty() || std::memcmp(nx.key.data(), w.key.data(), w.key.size()) == 0)) continue;
     }
     sorted.push_back(w);
