@@ -107,7 +107,7 @@ NodeId Trie::alloc(NodeKind kind) {
     if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
     else { k = uint32_t(kids_.size()); kids_.emplace_back(); kids_embedded_.push_back(0); }
     kids_[k].id.fill(kNoNode);
-    kids_embedded_[k] = 0;
+    if (any_embedded_) kids_embedded_[k] = 0;
     x.dirty_mask = 0;
     x.kid_mask = 0;
     x.child = k;
@@ -138,7 +138,7 @@ NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
   NodeRef r;
   if (!(branch.kid_mask >> nib & 1)) return r;
   const uint8_t* slot = kids_[branch.child].slot[nib];
-  r.len = (kids_embedded_[branch.child] >> nib & 1) ? slot[31] : 32;
+  r.len = (any_embedded_ && (kids_embedded_[branch.child] >> nib & 1)) ? slot[31] : 32;
   std::memcpy(r.bytes, slot, r.len);
   return r;
 }
@@ -846,7 +846,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
 #ifndef NDEBUG
         for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
 #endif
-        const uint32_t embedded = t->kids_embedded_[x.child] & x.kid_mask;
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & x.kid_mask : 0;
         out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.value.data(), x.value.size(), &end)
                           : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
