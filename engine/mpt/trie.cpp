@@ -33,9 +33,13 @@ size_t common_prefix(const uint8_t* a, size_t an, const uint8_t* b, size_t bn) {
 
 void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   out->resize(key.size() * 2);
-  for (size_t i = 0; i < key.size(); ++i) {
-    (*out)[2 * i] = key[i] >> 4;
-    (*out)[2 * i + 1] = key[i] & 15;
+  // local pointers: byte stores through (*out)[i] may alias the vector's own pointer, which
+  // made the compiler reload it per byte (no vectorization)
+  const uint8_t* k = key.data();
+  uint8_t* o = out->data();
+  for (size_t i = 0, n = key.size(); i < n; ++i) {
+    o[2 * i] = k[i] >> 4;
+    o[2 * i + 1] = k[i] & 15;
   }
 }
 
@@ -103,7 +107,7 @@ NodeId Trie::alloc(NodeKind kind) {
     if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
     else { k = uint32_t(kids_.size()); kids_.emplace_back(); kids_embedded_.push_back(0); }
     kids_[k].id.fill(kNoNode);
-    kids_embedded_[k] = 0;
+    if (any_embedded_) kids_embedded_[k] = 0;
     x.dirty_mask = 0;
     x.kid_mask = 0;
     x.child = k;
@@ -134,7 +138,7 @@ NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
   NodeRef r;
   if (!(branch.kid_mask >> nib & 1)) return r;
   const uint8_t* slot = kids_[branch.child].slot[nib];
-  r.len = (kids_embedded_[branch.child] >> nib & 1) ? slot[31] : 32;
+  r.len = (any_embedded_ && (kids_embedded_[branch.child] >> nib & 1)) ? slot[31] : 32;
   std::memcpy(r.bytes, slot, r.len);
   return r;
 }
@@ -390,8 +394,8 @@ void Trie::apply(std::span<const Write> writes) {
   sorted.clear();
   for (size_t i = 0; i < order.size(); ++i) {
     const Write& w = writes[order[i].index];
-    if (i + 1 < order.size()) {  // a later write to the same key follows: skip this one
-      const Write& nx = writes[order[i + 1].index];
+    if (i + 1 < order.size() && order[i + 1].prefix == order[i].prefix) {  // (equal keys: equal prefixes)
+      const Write& nx = writes[order[i + 1].index];  // a later write to the same key follows: skip this one
       if (nx.key.size() == w.key.size() && (w.key.empty() || std::memcmp(nx.key.data(), w.key.data(), w.key.size()) == 0)) continue;
     }
     sorted.push_back(w);
@@ -423,6 +427,7 @@ struct BatchCursor {
   NodeId result;         // result: the id now at this position (kNoNode = empty)
   NodeId ext_child;      // extension: its child's new id
   uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
+  bool leaf_result;      // not descended: result is a leaf (logged without reading its line again)
 };
 
 struct BatchScratch {
@@ -431,6 +436,7 @@ struct BatchScratch {
 };
 
 constexpr size_t kBatchAhead = 8;
+constexpr size_t kKeepCursorWrites = size_t(1) << 16;  // cursor lists of batches up to this size are kept
 
 }  // namespace
 
@@ -456,7 +462,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     return sc.levels[d];
   };
   level_at(0).clear();
-  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0});
+  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0, false});
   // 1. Top down, one depth at a time.
   for (;; ++depth) {
     auto& next = level_at(depth + 1);
@@ -488,7 +494,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           };
           if (follows(c.lo) && follows(c.hi - 1)) {
             c.descended = true;
-            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0});
+            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0, false});
             continue;
           }
         } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
@@ -498,7 +504,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
             while (e < c.hi && nibble(e, c.pos) == nb) ++e;
-            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0});
+            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0, false});
             w = e;
           }
           continue;
@@ -516,6 +522,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       }
       c.result = r.id;
       c.changed = r.changed;
+      c.leaf_result = r.id != kNoNode && nodes_[r.id].kind == NodeKind::leaf;  // its line was just written
     }
     if (next.empty()) break;
   }
@@ -544,7 +551,8 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         }
         if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, c.nib, c.height});
       } else if (logging && c.result != kNoNode) {
-        c.height = log_subtree(c.result, c.parent_kids, c.nib);
+        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, c.nib, 0});  // height 0
+        else c.height = log_subtree(c.result, c.parent_kids, c.nib);
       }
       if (d == 0) {
         root_ = c.result;
@@ -571,6 +579,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     }
   }
   dirty_log_valid_ = logging;
+  if (writes.size() > kKeepCursorWrites) sc.levels = {};  // a bulk load's cursors are not kept
 }
 
 uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
@@ -700,6 +709,9 @@ void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
 
 constexpr size_t kPrefetchAhead = 8;
 constexpr size_t kHashChunk = 256;  // messages per keccak256_batch call in commit_many
+// Scratch (commit lists, dirty logs) of up to this many nodes is kept for the next block;
+// a bulk load's (a 1M-slot trie: ~1.6M nodes, ~64 MB of lists) is released.
+constexpr size_t kKeepScratchItems = size_t(1) << 17;
 
 }  // namespace
 
@@ -736,7 +748,9 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     depths = l0.empty() ? 0 : 1;
   }
   for (Trie* t : tries) {
-    t->dirty_log_.clear();
+    // a bulk load's log (millions of records) is not kept for the blocks that follow
+    if (t->dirty_log_.capacity() > kKeepScratchItems) std::vector<DirtyRecord>().swap(t->dirty_log_);
+    else t->dirty_log_.clear();
     t->dirty_log_valid_ = false;
   }
   for (size_t d = 0; d < depths && !logged; ++d) {
@@ -832,7 +846,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
 #ifndef NDEBUG
         for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
 #endif
-        const uint32_t embedded = t->kids_embedded_[x.child] & x.kid_mask;
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & x.kid_mask : 0;
         out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.value.data(), x.value.size(), &end)
                           : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
@@ -873,6 +887,10 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     stats->keccak_bytes += st.keccak_bytes;
     stats->depths = std::max(stats->depths, st.depths);
     if (logged && depths) ++stats->from_batch_log;
+  }
+  if (st.nodes_rehashed > kKeepScratchItems) {  // a bulk commit: give its per-depth lists back
+    sc.by_depth = {};
+    sc.buf = {};
   }
 }
 

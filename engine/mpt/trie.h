@@ -129,11 +129,12 @@ class Trie final : public NodeSource {
     uint8_t* slot = kids_[k].slot[nib];
     if (r.len == 32) {
       std::memcpy(slot, r.bytes, 32);
-      kids_embedded_[k] &= uint16_t(~bit);
+      if (any_embedded_) kids_embedded_[k] &= uint16_t(~bit);  // (else every bit is 0 already)
     } else {
       std::memcpy(slot, r.bytes, r.len);
       slot[31] = r.len;
       kids_embedded_[k] |= bit;
+      any_embedded_ = true;
     }
   }
   // The ref of child slot nib of a branch node (empty when the slot is).
@@ -170,7 +171,11 @@ class Trie final : public NodeSource {
 
   ChunkedArena<Node> nodes_;
   ChunkedArena<Kids> kids_;
-  std::vector<uint16_t> kids_embedded_;  // per children block: slots holding embedded refs (dense: stays in L2)
+  std::vector<uint16_t> kids_embedded_;  // per children block: slots holding embedded refs
+  // Set once any embedded ref was stored, never cleared; while false every kids_embedded_
+  // entry is 0 and is neither read nor written (a secure trie's refs are all hashes: its
+  // commit then skips one random access into the 2-bytes-per-branch array per dirty node).
+  bool any_embedded_ = false;
   std::vector<NodeId> free_nodes_;
   std::vector<uint32_t> free_kids_;
   NodeId root_ = kNoNode;
