@@ -16,8 +16,10 @@ MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
 
 uint32_t MutableTree::new_internal(uint32_t parent) {
   internal_.emplace_back();
-  internal_.back().parent = parent;
+  parent_.push_back(parent);
   pairs_.emplace_back();
+  if (dirty_bits_.size() * 64 < internal_.size()) dirty_bits_.resize(dirty_bits_.size() + 1 + dirty_bits_.size() / 4);
+  ++internal_nodes_;
   assert(internal_.size() < kRefIndexMask);
   return uint32_t(internal_.size() - 1);
 }
@@ -34,13 +36,23 @@ uint32_t MutableTree::new_stem(const uint8_t* stem31, uint32_t parent, unsigned 
 
 const Bytes32& MutableTree::ref_hash(NodeRef r) const {
   static const Bytes32 kZero{};
+  uint32_t parent_side;
   if (ref_is_internal(r)) {
-    const uint32_t p = internal_[ref_index(r)].parent;
-    if (p == kNoParent) return root_hash_;
-    return pairs_[p].h[internal_[p].child[1] == r ? 1 : 0];
+    const uint32_t p = parent_[ref_index(r)];
+    parent_side = p == kNoParent ? kNoParent : p << 1 | (internal_[p].child[1] == r ? 1u : 0u);
+  } else if (ref_is_stem(r)) {
+    parent_side = stems_[ref_index(r)].parent_side;
+  } else {
+    return kZero;
   }
-  if (ref_is_stem(r)) return stems_[ref_index(r)].hash;
-  return kZero;
+  return parent_side == kNoParent ? root_hash_ : pairs_[parent_side >> 1].h[parent_side & 1];
+}
+
+uint32_t MutableTree::find_slot(const StemNode& s, uint8_t sub) const {
+  const uint8_t* subs = subs_of(s);
+  const uint8_t* it = std::lower_bound(subs, subs + s.slot_count, sub);
+  assert(it != subs + s.slot_count && *it == sub);
+  return s.slot_begin + uint32_t(it - subs);
 }
 
 void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
@@ -48,34 +60,33 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
   if (!s->dirty) { s->dirty = 1; dirty_stems_.push_back(si); }
   for (const Entry& e : group) {
     const uint8_t sub = e.key[31];
-    StemSlot* begin = slots_.data() + s->slot_begin;
-    StemSlot* end = begin + s->slot_count;
-    StemSlot* it = std::lower_bound(begin, end, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
-    if (it != end && it->sub == sub) {
-      it->value = e.value;
-      if (!it->leaf_dirty) dirty_leaves_.push_back({si, sub});
-      it->leaf_dirty = 1;
+    uint8_t* subs = subs_of(*s);
+    uint32_t pos = uint32_t(std::lower_bound(subs, subs + s->slot_count, sub) - subs);
+    dirty_leaves_.push_back({si, sub});
+    if (pos != s->slot_count && subs[pos] == sub) {
+      slots_[s->slot_begin + pos].value = e.value;
       continue;
     }
-    // Insert: grow by relocating the stem's slots to the end of the pool when full.
+    // Insert: grow by relocating the stem's slots to the end of the pool when full (capacity
+    // 1, 2, 4, ..., 256; the subs move from the stem's line to slot_sub_ past kInlineSubs).
     if (s->slot_count == s->slot_cap) {
-      const uint32_t new_cap = std::min<uint32_t>(256, std::max<uint32_t>(2, 2u * s->slot_cap));
+      const uint32_t new_cap = std::min<uint32_t>(256, std::max<uint32_t>(1, 2u * s->slot_cap));
       const size_t new_begin = slots_.size();
-      const size_t pos = size_t(it - begin);
       slots_.resize(new_begin + new_cap);
-      s = &stems_[si];
       std::copy(slots_.begin() + s->slot_begin, slots_.begin() + s->slot_begin + s->slot_count, slots_.begin() + new_begin);
+      if (new_cap > kInlineSubs) {
+        slot_sub_.resize(slots_.size());
+        std::copy(subs, subs + s->slot_count, slot_sub_.begin() + new_begin);
+      }
       s->slot_begin = uint32_t(new_begin);
       s->slot_cap = uint16_t(new_cap);
-      begin = slots_.data() + s->slot_begin;
-      end = begin + s->slot_count;
-      it = begin + pos;
+      subs = subs_of(*s);
     }
-    std::move_backward(it, end, end + 1);
-    it->sub = sub;
-    it->value = e.value;
-    it->leaf_dirty = 1;
-    dirty_leaves_.push_back({si, sub});
+    SlotData* d = slots_.data() + s->slot_begin;
+    std::move_backward(d + pos, d + s->slot_count, d + s->slot_count + 1);
+    std::move_backward(subs + pos, subs + s->slot_count, subs + s->slot_count + 1);
+    subs[pos] = sub;
+    d[pos].value = e.value;
     ++s->slot_count;
     ++values_;
   }
@@ -88,6 +99,7 @@ constexpr size_t kCommitWindow = 8;
 
 void MutableTree::apply(std::span<const Entry> writes) {
   if (writes.empty()) return;
+  if (!dirty_leaves_.empty()) dirty_leaves_may_repeat_ = true;
   const SortedEntries sorted = sort_entries(writes);
   const size_t groups = sorted.stems();
   // Phase 1, read-only and level-synchronous, over the distinct dirty nodes: a frontier
@@ -120,6 +132,20 @@ void MutableTree::apply(std::span<const Entry> writes) {
     for (const Frontier& f : front) {
       mark_internal_dirty_ps(f.node, depth, f.parent_side);
       const InternalNode& nd = internal_[f.node];
+      if (f.hi - f.lo == 1) {
+        // One group (most nodes below the shared top): no split search, and the side is an
+        // index, not a branch (a branch on a random key bit mispredicts half the time).
+        const unsigned side = bit_of(f.lo, depth);
+        const NodeRef child = nd.child[side];
+        if (ref_is_internal(child)) {
+          __builtin_prefetch(&internal_[ref_index(child)]);
+          next_front.push_back({ref_index(child), f.node << 1 | side, f.lo, f.hi});
+        } else {
+          if (ref_is_stem(child)) __builtin_prefetch(&stems_[ref_index(child)]);
+          cur[f.lo] = {f.node, uint8_t(side), uint16_t(depth + 1)};
+        }
+        continue;
+      }
       // First group of the range that takes side 1 at this depth.
       uint32_t mid = f.lo;
       if (f.hi - f.lo <= 8) {
@@ -200,8 +226,10 @@ void MutableTree::apply(std::span<const Entry> writes) {
       InternalNode& split = internal_[parent];
       split.child[side] = kRefTagStem | si;
       split.child[side ^ 1] = kRefTagStem | existing;
+      // The existing stem's committed hash, from where it hung (before its move).
+      const uint32_t old_ps = stems_[existing].parent_side;
+      pairs_[parent].h[side ^ 1] = old_ps == kNoParent ? root_hash_ : pairs_[old_ps >> 1].h[old_ps & 1];
       stems_[existing].parent_side = parent << 1 | (side ^ 1);
-      pairs_[parent].h[side ^ 1] = stems_[existing].hash;
       write_stem_values(si, group);
       break;
     }
@@ -219,14 +247,12 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
   }
   std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
   {
-    // The written slots, found by sub index (slots may have moved since the write).
-    auto find_slot = [&](uint32_t si, uint8_t sub) -> StemSlot& {
-      const StemNode& s = stems_[si];
-      StemSlot* begin = slots_.data() + s.slot_begin;
-      StemSlot* it = std::lower_bound(begin, begin + s.slot_count, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
-      assert(it != begin + s.slot_count && it->sub == sub);
-      return *it;
-    };
+    // Several applies since the last commit may have written a leaf more than once.
+    if (dirty_leaves_may_repeat_) {
+      std::sort(dirty_leaves_.begin(), dirty_leaves_.end());
+      dirty_leaves_.erase(std::unique(dirty_leaves_.begin(), dirty_leaves_.end()), dirty_leaves_.end());
+      dirty_leaves_may_repeat_ = false;
+    }
     // Each written slot is found once (slots do not move during commit).
     const size_t nl = dirty_leaves_.size();
     leaf_slots_.resize(nl);
@@ -239,16 +265,13 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
     for (size_t i = 0; i < nl; ++i) {
       if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
       if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
-      StemSlot* slot = &find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
-      leaf_slots_[i] = slot;
-      copy32(scratch_a_[i], slot->value);
+      const uint32_t k = find_slot(stems_[dirty_leaves_[i].first], dirty_leaves_[i].second);
+      leaf_slots_[i] = k;
+      copy32(scratch_a_[i], slots_[k].value);
     }
     if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
     cs.leaf_hashes += nl;
-    for (size_t i = 0; i < nl; ++i) {
-      copy32(leaf_slots_[i]->leaf_hash, scratch_a_[i]);
-      leaf_slots_[i]->leaf_dirty = 0;
-    }
+    for (size_t i = 0; i < nl; ++i) copy32(slots_[leaf_slots_[i]].leaf_hash, scratch_a_[i]);
     // Dense stems: a new cache is filled from every present leaf, an existing one takes the
     // written leaves.
     for (uint32_t si : dense_stems) {
@@ -258,9 +281,10 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
       s.inner = uint32_t(inner_.size());
       inner_.emplace_back();
       std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
-        inner_[s.inner].node[255 + slots_[k].sub] = slots_[k].leaf_hash;
-        dense_cur.push_back(s.inner << 9 | (255u + slots_[k].sub));
+      const uint8_t* subs = subs_of(s);
+      for (uint32_t k = 0; k < s.slot_count; ++k) {
+        inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
+        dense_cur.push_back(s.inner << 9 | (255u + subs[k]));
       }
       s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
     }
@@ -268,7 +292,7 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
       const auto [si, sub] = dirty_leaves_[i];
       StemNode& s = stems_[si];
       if (s.inner == UINT32_MAX || s.dirty == 2) continue;
-      inner_[s.inner].node[255 + sub] = leaf_slots_[i]->leaf_hash;
+      inner_[s.inner].node[255 + sub] = slots_[leaf_slots_[i]].leaf_hash;
       dense_cur.push_back(s.inner << 9 | (255u + sub));
     }
     dirty_leaves_.clear();
@@ -315,9 +339,10 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
     for (uint32_t si : sparse_stems) {
       const StemNode& s = stems_[si];
       L.off.push_back(uint32_t(L.pos.size()));
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
-        L.pos.push_back(slots_[k].sub);
-        L.hash.push_back(slots_[k].leaf_hash);
+      const uint8_t* subs = subs_of(s);
+      for (uint32_t k = 0; k < s.slot_count; ++k) {
+        L.pos.push_back(subs[k]);
+        L.hash.push_back(slots_[s.slot_begin + k].leaf_hash);
       }
     }
     L.off.push_back(uint32_t(L.pos.size()));
@@ -345,9 +370,9 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
       h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
       for (size_t i = c0; i < c0 + m; ++i) {
         StemNode& s = stems_[stem_at(i)];
-        s.hash = scratch_b_[i - c0];
         s.dirty = 0;
         if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
+        else root_hash_ = scratch_b_[i - c0];  // the stem is the root
       }
     }
     cs.stem_hashes += n;
@@ -393,16 +418,92 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       }
     }
     cs.internal_hashes += n;
+    for (const DirtyNode& dn : list) dirty_bits_[dn.node >> 6] &= ~(uint64_t(1) << (dn.node & 63));
     list.clear();
   }
-  // Every internal node is clean now: a new epoch (on wrap-around, clear the marks).
-  if (++epoch_ == 0) {
-    for (InternalNode& n : internal_) n.dirty_epoch = 0;
-    epoch_ = 1;
-  }
-  if (!root_done) root_hash_ = ref_is_stem(root_) ? stems_[ref_index(root_)].hash : ref_is_internal(root_) ? root_hash_ : Bytes32{};
+  // Without a dirty internal node, the root hash is as the stems phase left it (a stem
+  // root) or unchanged; an empty tree's root is zero.
+  if (!root_done && root_ == kEmptyRef) root_hash_ = Bytes32{};
   if (stats) *stats = cs;
+  if (internal_nodes_ - laid_out_nodes_ >= std::max<size_t>(64, laid_out_nodes_ / 2)) relayout();
   return root_hash_;
+}
+
+void MutableTree::relayout() {
+  laid_out_nodes_ = internal_nodes_;
+  if (!ref_is_internal(root_)) return;
+  // Blocks: a node, its internal children and grandchildren (at most 7); the internal
+  // great-grandchildren start blocks of their own. Blocks are taken depth first and placed
+  // best fit into lines of kInternalPerLine slots (a block never straddles a line), so
+  // little padding remains: small blocks of the sparse bottom fill the lines' tails.
+  constexpr unsigned L = kInternalPerLine;
+  const size_t old_n = internal_.size();
+  std::vector<uint32_t> new_index(old_n, UINT32_MAX);
+  std::vector<uint32_t> open[L];  // open[f]: lines with f free slots (1 <= f < L)
+  uint32_t lines = 0;
+  std::vector<uint32_t> stack{ref_index(root_)};
+  uint32_t block[L];
+  while (!stack.empty()) {
+    const uint32_t r = stack.back();
+    stack.pop_back();
+    unsigned size = 0, level_begin = 0;
+    block[size++] = r;
+    for (int level = 0; level < 2; ++level) {
+      const unsigned level_end = size;
+      for (unsigned k = level_begin; k < level_end; ++k)
+        for (NodeRef c : internal_[block[k]].child)
+          if (ref_is_internal(c)) block[size++] = ref_index(c);
+      level_begin = level_end;
+    }
+    // The next blocks, pushed right to left so the left one is taken first.
+    for (unsigned k = size; k-- > level_begin;)
+      for (int side = 1; side >= 0; --side)
+        if (const NodeRef c = internal_[block[k]].child[side]; ref_is_internal(c)) stack.push_back(ref_index(c));
+    uint32_t line = UINT32_MAX, free_slots = 0;
+    for (unsigned f = size; f < L; ++f)
+      if (!open[f].empty()) {
+        line = open[f].back();
+        open[f].pop_back();
+        free_slots = f;
+        break;
+      }
+    if (line == UINT32_MAX) { line = lines++; free_slots = L; }
+    const uint32_t pos = line * L + (L - free_slots);
+    for (unsigned k = 0; k < size; ++k) new_index[block[k]] = pos + k;
+    if (free_slots > size) open[free_slots - size].push_back(line);
+  }
+  const size_t used = size_t(lines) * L;
+  TreeArray<InternalNode> internal2;
+  TreeArray<uint32_t> parent2;
+  TreeArray<ChildHashes> pairs2;
+  // Room for growth without reallocating (and copying) in the next incremental batches.
+  const size_t reserve = used + used / 8;
+  internal2.reserve(reserve);
+  parent2.reserve(reserve);
+  pairs2.reserve(reserve);
+  internal2.resize(used);
+  parent2.resize(used, kNoParent);
+  pairs2.resize(used);
+  auto remap = [&](NodeRef c) { return ref_is_internal(c) ? (kRefTagInternal | new_index[ref_index(c)]) : c; };
+  size_t moved = 0;
+  for (size_t i = 0; i < old_n; ++i) {
+    const uint32_t j = new_index[i];
+    if (j == UINT32_MAX) continue;  // padding of the previous layout
+    ++moved;
+    internal2[j].child[0] = remap(internal_[i].child[0]);
+    internal2[j].child[1] = remap(internal_[i].child[1]);
+    parent2[j] = parent_[i] == kNoParent ? kNoParent : new_index[parent_[i]];
+    pairs2[j] = pairs_[i];
+  }
+  assert(moved == internal_nodes_);
+  (void)moved;
+  for (StemNode& s : stems_)
+    if (s.parent_side != kNoParent) s.parent_side = new_index[s.parent_side >> 1] << 1 | (s.parent_side & 1);
+  root_ = remap(root_);
+  internal_.swap(internal2);
+  parent_.swap(parent2);
+  pairs_.swap(pairs2);
+  dirty_bits_.assign((reserve + 63) / 64, 0);
 }
 
 std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
@@ -419,9 +520,11 @@ std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
 std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
   const auto si = find_stem(key.data());
   if (!si) return std::nullopt;
-  for (const StemSlot& s : slots(*si))
-    if (s.sub == key[31]) return s.value;
-  return std::nullopt;
+  const StemNode& s = stems_[*si];
+  const uint8_t* subs = subs_of(s);
+  const uint8_t* it = std::lower_bound(subs, subs + s.slot_count, key[31]);
+  if (it == subs + s.slot_count || *it != key[31]) return std::nullopt;
+  return slots_[s.slot_begin + (it - subs)].value;
 }
 
 void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const {
@@ -430,9 +533,10 @@ void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const 
 }
 
 size_t MutableTree::memory_bytes() const {
-  return internal_.capacity() * sizeof(InternalNode) + pairs_.capacity() * sizeof(ChildHashes) +
+  return internal_.capacity() * (sizeof(InternalNode) + sizeof(uint32_t)) + pairs_.capacity() * sizeof(ChildHashes) +
+         dirty_bits_.capacity() * sizeof(uint64_t) +
          stems_.capacity() * sizeof(StemNode) +
-         slots_.capacity() * sizeof(StemSlot) + inner_.capacity() * sizeof(StemInnerCache);
+         slots_.capacity() * sizeof(SlotData) + slot_sub_.capacity() + inner_.capacity() * sizeof(StemInnerCache);
 }
 
 }  // namespace st::bintrie
