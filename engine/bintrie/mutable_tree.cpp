@@ -18,8 +18,6 @@ uint32_t MutableTree::new_internal(uint32_t parent) {
   internal_.emplace_back();
   parent_.push_back(parent);
   pairs_.emplace_back();
-  if (dirty_bits_.size() * 64 < internal_.size()) dirty_bits_.resize(dirty_bits_.size() + 1 + dirty_bits_.size() / 4);
-  ++internal_nodes_;
   assert(internal_.size() < kRefIndexMask);
   return uint32_t(internal_.size() - 1);
 }
@@ -100,6 +98,18 @@ constexpr size_t kCommitWindow = 8;
 void MutableTree::apply(std::span<const Entry> writes) {
   if (writes.empty()) return;
   if (!dirty_leaves_.empty()) dirty_leaves_may_repeat_ = true;
+  // Dirty internal nodes are listed once each. The walk below meets each node once per
+  // apply, and phase 2 descends only through nodes this apply created (listed when created),
+  // so the first apply since a commit needs no dirty marks; a later one marks what the
+  // earlier ones listed in the dirty bitset and its walk checks it.
+  const bool walk_checks_dirty = applied_since_commit_;
+  if (walk_checks_dirty) {
+    dirty_bits_.resize((internal_.size() + 63) / 64);
+    for (const auto& list : dirty_by_depth_)
+      for (const DirtyNode& dn : list) dirty_bits_[dn.node >> 6] |= uint64_t(1) << (dn.node & 63);
+    dirty_bits_set_ = true;
+  }
+  applied_since_commit_ = true;
   const SortedEntries sorted = sort_entries(writes);
   const size_t groups = sorted.stems();
   // Phase 1, read-only and level-synchronous, over the distinct dirty nodes: a frontier
@@ -130,7 +140,8 @@ void MutableTree::apply(std::span<const Entry> writes) {
   for (unsigned depth = 0; !front.empty(); ++depth) {
     next_front.clear();
     for (const Frontier& f : front) {
-      mark_internal_dirty_ps(f.node, depth, f.parent_side);
+      if (walk_checks_dirty) mark_internal_dirty_ps(f.node, depth, f.parent_side);
+      else dirty_by_depth_[depth].push_back({f.node, f.parent_side});
       const InternalNode& nd = internal_[f.node];
       if (f.hi - f.lo == 1) {
         // One group (most nodes below the shared top): no split search, and the side is an
@@ -176,8 +187,14 @@ void MutableTree::apply(std::span<const Entry> writes) {
   auto slot_ref = [&](const Cursor& c) { return c.parent == UINT32_MAX ? root_ : internal_[c.parent].child[c.side]; };
   for (size_t g = 0; g < groups; ++g) {
     const NodeRef r = slot_ref(cur[g]);
-    if (ref_is_stem(r)) __builtin_prefetch(&slots_[stems_[ref_index(r)].slot_begin]);
+    if (!ref_is_stem(r)) continue;
+    const StemNode& s = stems_[ref_index(r)];
+    // A group that splits the stem reads the stem's committed hash from its parent's line
+    // (phase 2 is one dependent chain per group: a line it misses costs the full latency).
+    if (cur[g].parent != UINT32_MAX && std::memcmp(s.stem.data(), sorted.stem(g), 31) != 0) __builtin_prefetch(&pairs_[cur[g].parent]);
+    else __builtin_prefetch(&slots_[s.slot_begin]);
   }
+  [[maybe_unused]] const size_t first_new_internal = internal_.size();
   // Phase 2, in key order: resume each group at its cursor (an earlier group may have
   // replaced the slot's content by a split, so re-read it and keep descending) and mutate.
   for (size_t g = 0; g < groups; ++g) {
@@ -198,8 +215,8 @@ void MutableTree::apply(std::span<const Entry> writes) {
         break;
       }
       if (ref_is_internal(ref)) {
-        const uint32_t ii = ref_index(ref);
-        mark_internal_dirty(ii, depth, parent, side);
+        const uint32_t ii = ref_index(ref);  // created by this apply: already listed
+        assert(ii >= first_new_internal);
         parent = ii;
         side = stem_bit(stem, depth);
         ref = internal_[ii].child[side];
@@ -218,7 +235,7 @@ void MutableTree::apply(std::span<const Entry> writes) {
       for (unsigned d = depth; d <= lcp; ++d) {
         const uint32_t ni = new_internal(parent);
         set_slot(kRefTagInternal | ni);
-        mark_internal_dirty(ni, d, parent, side);
+        dirty_by_depth_[d].push_back({ni, parent == kNoParent ? kNoParent : parent << 1 | side});
         parent = ni;
         side = stem_bit(stem, d);
       }
@@ -386,6 +403,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
   // 4. Dirty internal nodes, deepest first. A node's message is its child-hash line; its
   // hash goes into its parent's line (read at the next depth) or is the root hash.
   bool root_done = false;
+  applied_since_commit_ = false;
   for (int d = int(kStemBits); d >= 0; --d) {
     std::vector<DirtyNode>& list = dirty_by_depth_[size_t(d)];
     if (list.empty()) continue;
@@ -418,92 +436,15 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
       }
     }
     cs.internal_hashes += n;
-    for (const DirtyNode& dn : list) dirty_bits_[dn.node >> 6] &= ~(uint64_t(1) << (dn.node & 63));
     list.clear();
   }
+  if (dirty_bits_set_) std::fill(dirty_bits_.begin(), dirty_bits_.end(), 0);  // (~180 KB at 1M keys)
+  dirty_bits_set_ = false;
   // Without a dirty internal node, the root hash is as the stems phase left it (a stem
   // root) or unchanged; an empty tree's root is zero.
   if (!root_done && root_ == kEmptyRef) root_hash_ = Bytes32{};
   if (stats) *stats = cs;
-  if (internal_nodes_ - laid_out_nodes_ >= std::max<size_t>(64, laid_out_nodes_ / 2)) relayout();
   return root_hash_;
-}
-
-void MutableTree::relayout() {
-  laid_out_nodes_ = internal_nodes_;
-  if (!ref_is_internal(root_)) return;
-  // Blocks: a node, its internal children and grandchildren (at most 7); the internal
-  // great-grandchildren start blocks of their own. Blocks are taken depth first and placed
-  // best fit into lines of kInternalPerLine slots (a block never straddles a line), so
-  // little padding remains: small blocks of the sparse bottom fill the lines' tails.
-  constexpr unsigned L = kInternalPerLine;
-  const size_t old_n = internal_.size();
-  std::vector<uint32_t> new_index(old_n, UINT32_MAX);
-  std::vector<uint32_t> open[L];  // open[f]: lines with f free slots (1 <= f < L)
-  uint32_t lines = 0;
-  std::vector<uint32_t> stack{ref_index(root_)};
-  uint32_t block[L];
-  while (!stack.empty()) {
-    const uint32_t r = stack.back();
-    stack.pop_back();
-    unsigned size = 0, level_begin = 0;
-    block[size++] = r;
-    for (int level = 0; level < 2; ++level) {
-      const unsigned level_end = size;
-      for (unsigned k = level_begin; k < level_end; ++k)
-        for (NodeRef c : internal_[block[k]].child)
-          if (ref_is_internal(c)) block[size++] = ref_index(c);
-      level_begin = level_end;
-    }
-    // The next blocks, pushed right to left so the left one is taken first.
-    for (unsigned k = size; k-- > level_begin;)
-      for (int side = 1; side >= 0; --side)
-        if (const NodeRef c = internal_[block[k]].child[side]; ref_is_internal(c)) stack.push_back(ref_index(c));
-    uint32_t line = UINT32_MAX, free_slots = 0;
-    for (unsigned f = size; f < L; ++f)
-      if (!open[f].empty()) {
-        line = open[f].back();
-        open[f].pop_back();
-        free_slots = f;
-        break;
-      }
-    if (line == UINT32_MAX) { line = lines++; free_slots = L; }
-    const uint32_t pos = line * L + (L - free_slots);
-    for (unsigned k = 0; k < size; ++k) new_index[block[k]] = pos + k;
-    if (free_slots > size) open[free_slots - size].push_back(line);
-  }
-  const size_t used = size_t(lines) * L;
-  TreeArray<InternalNode> internal2;
-  TreeArray<uint32_t> parent2;
-  TreeArray<ChildHashes> pairs2;
-  // Room for growth without reallocating (and copying) in the next incremental batches.
-  const size_t reserve = used + used / 8;
-  internal2.reserve(reserve);
-  parent2.reserve(reserve);
-  pairs2.reserve(reserve);
-  internal2.resize(used);
-  parent2.resize(used, kNoParent);
-  pairs2.resize(used);
-  auto remap = [&](NodeRef c) { return ref_is_internal(c) ? (kRefTagInternal | new_index[ref_index(c)]) : c; };
-  size_t moved = 0;
-  for (size_t i = 0; i < old_n; ++i) {
-    const uint32_t j = new_index[i];
-    if (j == UINT32_MAX) continue;  // padding of the previous layout
-    ++moved;
-    internal2[j].child[0] = remap(internal_[i].child[0]);
-    internal2[j].child[1] = remap(internal_[i].child[1]);
-    parent2[j] = parent_[i] == kNoParent ? kNoParent : new_index[parent_[i]];
-    pairs2[j] = pairs_[i];
-  }
-  assert(moved == internal_nodes_);
-  (void)moved;
-  for (StemNode& s : stems_)
-    if (s.parent_side != kNoParent) s.parent_side = new_index[s.parent_side >> 1] << 1 | (s.parent_side & 1);
-  root_ = remap(root_);
-  internal_.swap(internal2);
-  parent_.swap(parent2);
-  pairs_.swap(pairs2);
-  dirty_bits_.assign((reserve + 63) / 64, 0);
 }
 
 std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {

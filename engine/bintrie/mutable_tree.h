@@ -58,11 +58,6 @@ inline constexpr uint32_t kNoParent = UINT32_MAX;
 struct InternalNode {
   NodeRef child[2] = {kEmptyRef, kEmptyRef};
 };
-// relayout() packs internal nodes in blocks of up to 7 (a node and two levels below it) per
-// 64-byte line of internal_, so a path walk reads one line per 3 levels; indices of
-// internal_ that no block uses are padding (both children empty, unreachable).
-inline constexpr unsigned kInternalPerLine = 64 / sizeof(InternalNode);
-
 // The hashes of an internal node's two children (zero for an empty child), one cache
 // line: exactly the 64-byte message of the node's hash.
 struct alignas(64) ChildHashes {
@@ -196,21 +191,13 @@ class MutableTree {
   const Bytes32& ref_hash(NodeRef r) const;
   // The children's hashes of internal node i, as of the last commit.
   const ChildHashes& child_hashes(uint32_t i) const { return pairs_[i]; }
-  // Internal nodes of the tree (internal_ may hold more indices: layout padding).
-  size_t internal_count() const { return internal_nodes_; }
-  size_t internal_capacity() const { return internal_.size(); }
+  size_t internal_count() const { return internal_.size(); }
   size_t stem_count() const { return stems_.size(); }
   size_t value_count() const { return values_; }
   size_t memory_bytes() const;
 
   // Leaf hashes of a stem spread over 256 positions (zeros where absent).
   void stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const;
-
-  // Renumbers the internal nodes into line-sized blocks (see kInternalPerLine). Changes
-  // internal indices only: root, shape, hashes, values and proofs stay the same. commit()
-  // calls it when the nodes appended since the last layout reach half the laid-out ones;
-  // requires a committed tree (nothing dirty).
-  void relayout();
 
  private:
   // A dirty internal node and where its hash goes: parent_side = parent << 1 | side, or
@@ -221,9 +208,6 @@ class MutableTree {
   };
   uint32_t new_internal(uint32_t parent);
   uint32_t new_stem(const uint8_t* stem31, uint32_t parent, unsigned side);
-  void mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side) {
-    mark_internal_dirty_ps(idx, depth, parent == kNoParent ? kNoParent : parent << 1 | side);
-  }
   void mark_internal_dirty_ps(uint32_t idx, unsigned depth, uint32_t parent_side) {
     uint64_t& w = dirty_bits_[idx >> 6];
     const uint64_t bit = uint64_t(1) << (idx & 63);
@@ -246,10 +230,10 @@ class MutableTree {
   TreeArray<InternalNode> internal_;
   TreeArray<uint32_t> parent_;    // parent_[i]: internal index of internal_[i]'s parent
   TreeArray<ChildHashes> pairs_;  // pairs_[i]: the children's hashes of internal_[i]
-  std::vector<uint64_t> dirty_bits_;  // bit i: internal node i is dirty (180 KB at 1.4M nodes:
-                                      // stays cached, unlike the nodes' own lines)
-  size_t internal_nodes_ = 0;   // internal nodes in use (internal_.size() minus padding)
-  size_t laid_out_nodes_ = 0;   // internal nodes at the last relayout()
+  // Bit i: internal node i is listed dirty; kept only while several applies precede a
+  // commit (dirty_bits_set_), see apply().
+  std::vector<uint64_t> dirty_bits_;
+  bool dirty_bits_set_ = false;
   TreeArray<StemNode> stems_;
   TreeArray<SlotData> slots_;
   TreeArray<uint8_t> slot_sub_;  // sub indices of stems with slot_cap > kInlineSubs (parallel to slots_)
@@ -259,6 +243,7 @@ class MutableTree {
   std::vector<uint32_t> dirty_stems_;
   std::vector<std::pair<uint32_t, uint8_t>> dirty_leaves_;  // (stem, sub) written since the last commit
   bool dirty_leaves_may_repeat_ = false;  // apply() ran more than once since the last commit
+  bool applied_since_commit_ = false;
   // Commit scratch (kept to avoid reallocation between commits).
   StemLevels levels_;
   std::vector<Bytes32> scratch_a_, scratch_b_;
