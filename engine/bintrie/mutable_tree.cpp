@@ -198,6 +198,13 @@ void MutableTree::apply(std::span<const Entry> writes) {
   // Phase 2, in key order: resume each group at its cursor (an earlier group may have
   // replaced the slot's content by a split, so re-read it and keep descending) and mutate.
   for (size_t g = 0; g < groups; ++g) {
+    // The cursor slots' lines (read by the walk, maybe evicted since) and their stems ahead
+    // of use: each group's mutation is a dependent chain that would pay a full miss latency.
+    if (g + 16 < groups && cur[g + 16].parent != UINT32_MAX) __builtin_prefetch(&internal_[cur[g + 16].parent]);
+    if (g + 8 < groups) {
+      const NodeRef r8 = slot_ref(cur[g + 8]);
+      if (ref_is_stem(r8)) __builtin_prefetch(&stems_[ref_index(r8)]);
+    }
     const uint8_t* stem = sorted.stem(g);
     std::span<const Entry> group(sorted.entries.data() + sorted.stem_begin[g], sorted.stem_begin[g + 1] - sorted.stem_begin[g]);
     uint32_t parent = cur[g].parent;
