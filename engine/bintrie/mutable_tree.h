@@ -1,13 +1,15 @@
 // mutable_tree: the binary trie held in memory, updated by batches of writes and re-hashed
 // only along dirty paths, level by level.
 //
-//   internal nodes  flat array of {child[2] (tagged refs), parent, dirty_epoch} (16 bytes)
-//                   and, in step, one 64-byte line of their children's hashes
+//   internal nodes  flat array of {child[2] (tagged refs)} (8 bytes), a side array of
+//                   parents and, in step, one 64-byte line of their children's hashes
 //                   (ChildHashes); a node's own hash is in its parent's line
-//   stems           flat array of {stem31, hash, slot range, dirty, inner}; the stem's
-//                   present values live in a slot pool, ascending by sub index, each with
-//                   its cached leaf hash H(value); dense stems (>= kDenseStemValues values)
-//                   also keep their 511-node subtree in a side pool
+//   stems           flat array of one 64-byte line each {stem31, dirty, parent_side, slot
+//                   range, inner, the first 16 sub indices}; a stem's hash is in its
+//                   parent's line (or is the root hash). The present values live in a slot
+//                   pool of 64-byte lines {value, leaf hash H(value)}, ascending by sub
+//                   index; dense stems (>= kDenseStemValues values) also keep their
+//                   511-node subtree in a side pool
 //   ref             uint32: 0 = empty, 01b<<30 | i = internal i, 10b<<30 | i = stem i
 //
 // What is kept per stem (decided and measured, see docs/bintrie.md): the present values and
@@ -19,15 +21,16 @@
 // Semantics (go-ethereum's): a write of a 32-byte zero value is a present zero; nothing is
 // ever removed; new stems split existing ones into chains of single-child internal nodes.
 //
-// apply() only records writes and marks dirty paths (one traversal per distinct stem, in
-// key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
+// apply() only records writes and lists dirty paths (one level-synchronous walk over the
+// distinct dirty nodes, then the mutations in key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
 // hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
 // deepest first, depth by depth; stem and internal nodes in chunks of 32 messages, each
 // chunk's parent lines written while still cached (see docs/bintrie.md).
 //
 // Invariants: after commit() every node's hash is its canonical hash, and
-// child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child); the
-// shape is the canonical shape of the key set (independent of write order and batching).
+// child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child), and
+// stem(i).parent_side names the line holding stem i's hash; the shape is the canonical
+// shape of the key set (independent of write order and batching).
 #pragma once
 
 #include <cstddef>
