@@ -73,8 +73,10 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
       slots_.resize(new_begin + new_cap);
       std::copy(slots_.begin() + s->slot_begin, slots_.begin() + s->slot_begin + s->slot_count, slots_.begin() + new_begin);
       if (new_cap > kInlineSubs) {
+        // The resize may move slot_sub_: re-derive the source (pool or stem line) after it.
         slot_sub_.resize(slots_.size());
-        std::copy(subs, subs + s->slot_count, slot_sub_.begin() + new_begin);
+        const uint8_t* src = s->slot_cap > kInlineSubs ? slot_sub_.data() + s->slot_begin : s->sub_inline;
+        std::copy(src, src + s->slot_count, slot_sub_.begin() + new_begin);
       }
       s->slot_begin = uint32_t(new_begin);
       s->slot_cap = uint16_t(new_cap);
