@@ -16,7 +16,7 @@ MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
 
 uint32_t MutableTree::new_internal(uint32_t parent) {
   internal_.emplace_back();
-  internal_.back().parent = parent;
+  parent_.push_back(parent);
   pairs_.emplace_back();
   assert(internal_.size() < kRefIndexMask);
   return uint32_t(internal_.size() - 1);
@@ -34,13 +34,23 @@ uint32_t MutableTree::new_stem(const uint8_t* stem31, uint32_t parent, unsigned 
 
 const Bytes32& MutableTree::ref_hash(NodeRef r) const {
   static const Bytes32 kZero{};
+  uint32_t parent_side;
   if (ref_is_internal(r)) {
-    const uint32_t p = internal_[ref_index(r)].parent;
-    if (p == kNoParent) return root_hash_;
-    return pairs_[p].h[internal_[p].child[1] == r ? 1 : 0];
+    const uint32_t p = parent_[ref_index(r)];
+    parent_side = p == kNoParent ? kNoParent : p << 1 | (internal_[p].child[1] == r ? 1u : 0u);
+  } else if (ref_is_stem(r)) {
+    parent_side = stems_[ref_index(r)].parent_side;
+  } else {
+    return kZero;
   }
-  if (ref_is_stem(r)) return stems_[ref_index(r)].hash;
-  return kZero;
+  return parent_side == kNoParent ? root_hash_ : pairs_[parent_side >> 1].h[parent_side & 1];
+}
+
+uint32_t MutableTree::find_slot(const StemNode& s, uint8_t sub) const {
+  const uint8_t* subs = subs_of(s);
+  const uint8_t* it = std::lower_bound(subs, subs + s.slot_count, sub);
+  assert(it != subs + s.slot_count && *it == sub);
+  return s.slot_begin + uint32_t(it - subs);
 }
 
 void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
@@ -48,34 +58,35 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
   if (!s->dirty) { s->dirty = 1; dirty_stems_.push_back(si); }
   for (const Entry& e : group) {
     const uint8_t sub = e.key[31];
-    StemSlot* begin = slots_.data() + s->slot_begin;
-    StemSlot* end = begin + s->slot_count;
-    StemSlot* it = std::lower_bound(begin, end, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
-    if (it != end && it->sub == sub) {
-      it->value = e.value;
-      if (!it->leaf_dirty) dirty_leaves_.push_back({si, sub});
-      it->leaf_dirty = 1;
+    uint8_t* subs = subs_of(*s);
+    uint32_t pos = uint32_t(std::lower_bound(subs, subs + s->slot_count, sub) - subs);
+    dirty_leaves_.push_back({si, sub});
+    if (pos != s->slot_count && subs[pos] == sub) {
+      slots_[s->slot_begin + pos].value = e.value;
       continue;
     }
-    // Insert: grow by relocating the stem's slots to the end of the pool when full.
+    // Insert: grow by relocating the stem's slots to the end of the pool when full (capacity
+    // 1, 2, 4, ..., 256; the subs move from the stem's line to slot_sub_ past kInlineSubs).
     if (s->slot_count == s->slot_cap) {
-      const uint32_t new_cap = std::min<uint32_t>(256, std::max<uint32_t>(2, 2u * s->slot_cap));
+      const uint32_t new_cap = std::min<uint32_t>(256, std::max<uint32_t>(1, 2u * s->slot_cap));
       const size_t new_begin = slots_.size();
-      const size_t pos = size_t(it - begin);
       slots_.resize(new_begin + new_cap);
-      s = &stems_[si];
       std::copy(slots_.begin() + s->slot_begin, slots_.begin() + s->slot_begin + s->slot_count, slots_.begin() + new_begin);
+      if (new_cap > kInlineSubs) {
+        // The resize may move slot_sub_: re-derive the source (pool or stem line) after it.
+        slot_sub_.resize(slots_.size());
+        const uint8_t* src = s->slot_cap > kInlineSubs ? slot_sub_.data() + s->slot_begin : s->sub_inline;
+        std::copy(src, src + s->slot_count, slot_sub_.begin() + new_begin);
+      }
       s->slot_begin = uint32_t(new_begin);
       s->slot_cap = uint16_t(new_cap);
-      begin = slots_.data() + s->slot_begin;
-      end = begin + s->slot_count;
-      it = begin + pos;
+      subs = subs_of(*s);
     }
-    std::move_backward(it, end, end + 1);
-    it->sub = sub;
-    it->value = e.value;
-    it->leaf_dirty = 1;
-    dirty_leaves_.push_back({si, sub});
+    SlotData* d = slots_.data() + s->slot_begin;
+    std::move_backward(d + pos, d + s->slot_count, d + s->slot_count + 1);
+    std::move_backward(subs + pos, subs + s->slot_count, subs + s->slot_count + 1);
+    subs[pos] = sub;
+    d[pos].value = e.value;
     ++s->slot_count;
     ++values_;
   }
@@ -88,6 +99,19 @@ constexpr size_t kCommitWindow = 8;
 
 void MutableTree::apply(std::span<const Entry> writes) {
   if (writes.empty()) return;
+  if (!dirty_leaves_.empty()) dirty_leaves_may_repeat_ = true;
+  // Dirty internal nodes are listed once each. The walk below meets each node once per
+  // apply, and phase 2 descends only through nodes this apply created (listed when created),
+  // so the first apply since a commit needs no dirty marks; a later one marks what the
+  // earlier ones listed in the dirty bitset and its walk checks it.
+  const bool walk_checks_dirty = applied_since_commit_;
+  if (walk_checks_dirty) {
+    dirty_bits_.resize((internal_.size() + 63) / 64);
+    for (const auto& list : dirty_by_depth_)
+      for (const DirtyNode& dn : list) dirty_bits_[dn.node >> 6] |= uint64_t(1) << (dn.node & 63);
+    dirty_bits_set_ = true;
+  }
+  applied_since_commit_ = true;
   const SortedEntries sorted = sort_entries(writes);
   const size_t groups = sorted.stems();
   // Phase 1, read-only and level-synchronous, over the distinct dirty nodes: a frontier
@@ -118,8 +142,23 @@ void MutableTree::apply(std::span<const Entry> writes) {
   for (unsigned depth = 0; !front.empty(); ++depth) {
     next_front.clear();
     for (const Frontier& f : front) {
-      mark_internal_dirty_ps(f.node, depth, f.parent_side);
+      if (walk_checks_dirty) mark_internal_dirty_ps(f.node, depth, f.parent_side);
+      else dirty_by_depth_[depth].push_back({f.node, f.parent_side});
       const InternalNode& nd = internal_[f.node];
+      if (f.hi - f.lo == 1) {
+        // One group (most nodes below the shared top): no split search, and the side is an
+        // index, not a branch (a branch on a random key bit mispredicts half the time).
+        const unsigned side = bit_of(f.lo, depth);
+        const NodeRef child = nd.child[side];
+        if (ref_is_internal(child)) {
+          __builtin_prefetch(&internal_[ref_index(child)]);
+          next_front.push_back({ref_index(child), f.node << 1 | side, f.lo, f.hi});
+        } else {
+          if (ref_is_stem(child)) __builtin_prefetch(&stems_[ref_index(child)]);
+          cur[f.lo] = {f.node, uint8_t(side), uint16_t(depth + 1)};
+        }
+        continue;
+      }
       // First group of the range that takes side 1 at this depth.
       uint32_t mid = f.lo;
       if (f.hi - f.lo <= 8) {
@@ -150,11 +189,24 @@ void MutableTree::apply(std::span<const Entry> writes) {
   auto slot_ref = [&](const Cursor& c) { return c.parent == UINT32_MAX ? root_ : internal_[c.parent].child[c.side]; };
   for (size_t g = 0; g < groups; ++g) {
     const NodeRef r = slot_ref(cur[g]);
-    if (ref_is_stem(r)) __builtin_prefetch(&slots_[stems_[ref_index(r)].slot_begin]);
+    if (!ref_is_stem(r)) continue;
+    const StemNode& s = stems_[ref_index(r)];
+    // A group that splits the stem reads the stem's committed hash from its parent's line
+    // (phase 2 is one dependent chain per group: a line it misses costs the full latency).
+    if (cur[g].parent != UINT32_MAX && std::memcmp(s.stem.data(), sorted.stem(g), 31) != 0) __builtin_prefetch(&pairs_[cur[g].parent]);
+    else __builtin_prefetch(&slots_[s.slot_begin]);
   }
+  [[maybe_unused]] const size_t first_new_internal = internal_.size();
   // Phase 2, in key order: resume each group at its cursor (an earlier group may have
   // replaced the slot's content by a split, so re-read it and keep descending) and mutate.
   for (size_t g = 0; g < groups; ++g) {
+    // The cursor slots' lines (read by the walk, maybe evicted since) and their stems ahead
+    // of use: each group's mutation is a dependent chain that would pay a full miss latency.
+    if (g + 16 < groups && cur[g + 16].parent != UINT32_MAX) __builtin_prefetch(&internal_[cur[g + 16].parent]);
+    if (g + 8 < groups) {
+      const NodeRef r8 = slot_ref(cur[g + 8]);
+      if (ref_is_stem(r8)) __builtin_prefetch(&stems_[ref_index(r8)]);
+    }
     const uint8_t* stem = sorted.stem(g);
     std::span<const Entry> group(sorted.entries.data() + sorted.stem_begin[g], sorted.stem_begin[g + 1] - sorted.stem_begin[g]);
     uint32_t parent = cur[g].parent;
@@ -172,8 +224,8 @@ void MutableTree::apply(std::span<const Entry> writes) {
         break;
       }
       if (ref_is_internal(ref)) {
-        const uint32_t ii = ref_index(ref);
-        mark_internal_dirty(ii, depth, parent, side);
+        const uint32_t ii = ref_index(ref);  // created by this apply: already listed
+        assert(ii >= first_new_internal);
         parent = ii;
         side = stem_bit(stem, depth);
         ref = internal_[ii].child[side];
@@ -192,7 +244,7 @@ void MutableTree::apply(std::span<const Entry> writes) {
       for (unsigned d = depth; d <= lcp; ++d) {
         const uint32_t ni = new_internal(parent);
         set_slot(kRefTagInternal | ni);
-        mark_internal_dirty(ni, d, parent, side);
+        dirty_by_depth_[d].push_back({ni, parent == kNoParent ? kNoParent : parent << 1 | side});
         parent = ni;
         side = stem_bit(stem, d);
       }
@@ -200,8 +252,10 @@ void MutableTree::apply(std::span<const Entry> writes) {
       InternalNode& split = internal_[parent];
       split.child[side] = kRefTagStem | si;
       split.child[side ^ 1] = kRefTagStem | existing;
+      // The existing stem's committed hash, from where it hung (before its move).
+      const uint32_t old_ps = stems_[existing].parent_side;
+      pairs_[parent].h[side ^ 1] = old_ps == kNoParent ? root_hash_ : pairs_[old_ps >> 1].h[old_ps & 1];
       stems_[existing].parent_side = parent << 1 | (side ^ 1);
-      pairs_[parent].h[side ^ 1] = stems_[existing].hash;
       write_stem_values(si, group);
       break;
     }
@@ -219,14 +273,12 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
   }
   std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
   {
-    // The written slots, found by sub index (slots may have moved since the write).
-    auto find_slot = [&](uint32_t si, uint8_t sub) -> StemSlot& {
-      const StemNode& s = stems_[si];
-      StemSlot* begin = slots_.data() + s.slot_begin;
-      StemSlot* it = std::lower_bound(begin, begin + s.slot_count, sub, [](const StemSlot& x, uint8_t v) { return x.sub < v; });
-      assert(it != begin + s.slot_count && it->sub == sub);
-      return *it;
-    };
+    // Several applies since the last commit may have written a leaf more than once.
+    if (dirty_leaves_may_repeat_) {
+      std::sort(dirty_leaves_.begin(), dirty_leaves_.end());
+      dirty_leaves_.erase(std::unique(dirty_leaves_.begin(), dirty_leaves_.end()), dirty_leaves_.end());
+      dirty_leaves_may_repeat_ = false;
+    }
     // Each written slot is found once (slots do not move during commit).
     const size_t nl = dirty_leaves_.size();
     leaf_slots_.resize(nl);
@@ -239,16 +291,13 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
     for (size_t i = 0; i < nl; ++i) {
       if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
       if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
-      StemSlot* slot = &find_slot(dirty_leaves_[i].first, dirty_leaves_[i].second);
-      leaf_slots_[i] = slot;
-      copy32(scratch_a_[i], slot->value);
+      const uint32_t k = find_slot(stems_[dirty_leaves_[i].first], dirty_leaves_[i].second);
+      leaf_slots_[i] = k;
+      copy32(scratch_a_[i], slots_[k].value);
     }
     if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
     cs.leaf_hashes += nl;
-    for (size_t i = 0; i < nl; ++i) {
-      copy32(leaf_slots_[i]->leaf_hash, scratch_a_[i]);
-      leaf_slots_[i]->leaf_dirty = 0;
-    }
+    for (size_t i = 0; i < nl; ++i) copy32(slots_[leaf_slots_[i]].leaf_hash, scratch_a_[i]);
     // Dense stems: a new cache is filled from every present leaf, an existing one takes the
     // written leaves.
     for (uint32_t si : dense_stems) {
@@ -258,9 +307,10 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
       s.inner = uint32_t(inner_.size());
       inner_.emplace_back();
       std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
-        inner_[s.inner].node[255 + slots_[k].sub] = slots_[k].leaf_hash;
-        dense_cur.push_back(s.inner << 9 | (255u + slots_[k].sub));
+      const uint8_t* subs = subs_of(s);
+      for (uint32_t k = 0; k < s.slot_count; ++k) {
+        inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
+        dense_cur.push_back(s.inner << 9 | (255u + subs[k]));
       }
       s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
     }
@@ -268,7 +318,7 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
       const auto [si, sub] = dirty_leaves_[i];
       StemNode& s = stems_[si];
       if (s.inner == UINT32_MAX || s.dirty == 2) continue;
-      inner_[s.inner].node[255 + sub] = leaf_slots_[i]->leaf_hash;
+      inner_[s.inner].node[255 + sub] = slots_[leaf_slots_[i]].leaf_hash;
       dense_cur.push_back(s.inner << 9 | (255u + sub));
     }
     dirty_leaves_.clear();
@@ -315,9 +365,10 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
     for (uint32_t si : sparse_stems) {
       const StemNode& s = stems_[si];
       L.off.push_back(uint32_t(L.pos.size()));
-      for (uint32_t k = s.slot_begin; k < s.slot_begin + s.slot_count; ++k) {
-        L.pos.push_back(slots_[k].sub);
-        L.hash.push_back(slots_[k].leaf_hash);
+      const uint8_t* subs = subs_of(s);
+      for (uint32_t k = 0; k < s.slot_count; ++k) {
+        L.pos.push_back(subs[k]);
+        L.hash.push_back(slots_[s.slot_begin + k].leaf_hash);
       }
     }
     L.off.push_back(uint32_t(L.pos.size()));
@@ -345,9 +396,9 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
       h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
       for (size_t i = c0; i < c0 + m; ++i) {
         StemNode& s = stems_[stem_at(i)];
-        s.hash = scratch_b_[i - c0];
         s.dirty = 0;
         if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
+        else root_hash_ = scratch_b_[i - c0];  // the stem is the root
       }
     }
     cs.stem_hashes += n;
@@ -361,6 +412,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
   // 4. Dirty internal nodes, deepest first. A node's message is its child-hash line; its
   // hash goes into its parent's line (read at the next depth) or is the root hash.
   bool root_done = false;
+  applied_since_commit_ = false;
   for (int d = int(kStemBits); d >= 0; --d) {
     std::vector<DirtyNode>& list = dirty_by_depth_[size_t(d)];
     if (list.empty()) continue;
@@ -395,12 +447,11 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
     cs.internal_hashes += n;
     list.clear();
   }
-  // Every internal node is clean now: a new epoch (on wrap-around, clear the marks).
-  if (++epoch_ == 0) {
-    for (InternalNode& n : internal_) n.dirty_epoch = 0;
-    epoch_ = 1;
-  }
-  if (!root_done) root_hash_ = ref_is_stem(root_) ? stems_[ref_index(root_)].hash : ref_is_internal(root_) ? root_hash_ : Bytes32{};
+  if (dirty_bits_set_) std::fill(dirty_bits_.begin(), dirty_bits_.end(), 0);  // (~180 KB at 1M keys)
+  dirty_bits_set_ = false;
+  // Without a dirty internal node, the root hash is as the stems phase left it (a stem
+  // root) or unchanged; an empty tree's root is zero.
+  if (!root_done && root_ == kEmptyRef) root_hash_ = Bytes32{};
   if (stats) *stats = cs;
   return root_hash_;
 }
@@ -419,9 +470,11 @@ std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
 std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
   const auto si = find_stem(key.data());
   if (!si) return std::nullopt;
-  for (const StemSlot& s : slots(*si))
-    if (s.sub == key[31]) return s.value;
-  return std::nullopt;
+  const StemNode& s = stems_[*si];
+  const uint8_t* subs = subs_of(s);
+  const uint8_t* it = std::lower_bound(subs, subs + s.slot_count, key[31]);
+  if (it == subs + s.slot_count || *it != key[31]) return std::nullopt;
+  return slots_[s.slot_begin + (it - subs)].value;
 }
 
 void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const {
@@ -430,9 +483,10 @@ void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const 
 }
 
 size_t MutableTree::memory_bytes() const {
-  return internal_.capacity() * sizeof(InternalNode) + pairs_.capacity() * sizeof(ChildHashes) +
+  return internal_.capacity() * (sizeof(InternalNode) + sizeof(uint32_t)) + pairs_.capacity() * sizeof(ChildHashes) +
+         dirty_bits_.capacity() * sizeof(uint64_t) +
          stems_.capacity() * sizeof(StemNode) +
-         slots_.capacity() * sizeof(StemSlot) + inner_.capacity() * sizeof(StemInnerCache);
+         slots_.capacity() * sizeof(SlotData) + slot_sub_.capacity() + inner_.capacity() * sizeof(StemInnerCache);
 }
 
 }  // namespace st::bintrie

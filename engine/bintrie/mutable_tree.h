@@ -1,13 +1,15 @@
 // mutable_tree: the binary trie held in memory, updated by batches of writes and re-hashed
 // only along dirty paths, level by level.
 //
-//   internal nodes  flat array of {child[2] (tagged refs), parent, dirty_epoch} (16 bytes)
-//                   and, in step, one 64-byte line of their children's hashes
+//   internal nodes  flat array of {child[2] (tagged refs)} (8 bytes), a side array of
+//                   parents and, in step, one 64-byte line of their children's hashes
 //                   (ChildHashes); a node's own hash is in its parent's line
-//   stems           flat array of {stem31, hash, slot range, dirty, inner}; the stem's
-//                   present values live in a slot pool, ascending by sub index, each with
-//                   its cached leaf hash H(value); dense stems (>= kDenseStemValues values)
-//                   also keep their 511-node subtree in a side pool
+//   stems           flat array of one 64-byte line each {stem31, dirty, parent_side, slot
+//                   range, inner, the first 16 sub indices}; a stem's hash is in its
+//                   parent's line (or is the root hash). The present values live in a slot
+//                   pool of 64-byte lines {value, leaf hash H(value)}, ascending by sub
+//                   index; dense stems (>= kDenseStemValues values) also keep their
+//                   511-node subtree in a side pool
 //   ref             uint32: 0 = empty, 01b<<30 | i = internal i, 10b<<30 | i = stem i
 //
 // What is kept per stem (decided and measured, see docs/bintrie.md): the present values and
@@ -19,15 +21,16 @@
 // Semantics (go-ethereum's): a write of a 32-byte zero value is a present zero; nothing is
 // ever removed; new stems split existing ones into chains of single-child internal nodes.
 //
-// apply() only records writes and marks dirty paths (one traversal per distinct stem, in
-// key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
+// apply() only records writes and lists dirty paths (one level-synchronous walk over the
+// distinct dirty nodes, then the mutations in key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
 // hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
 // deepest first, depth by depth; stem and internal nodes in chunks of 32 messages, each
 // chunk's parent lines written while still cached (see docs/bintrie.md).
 //
 // Invariants: after commit() every node's hash is its canonical hash, and
-// child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child); the
-// shape is the canonical shape of the key set (independent of write order and batching).
+// child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child), and
+// stem(i).parent_side names the line holding stem i's hash; the shape is the canonical
+// shape of the key set (independent of write order and batching).
 #pragma once
 
 #include <cstddef>
@@ -49,35 +52,48 @@ inline bool ref_is_internal(NodeRef r) { return (r >> 30) == 1; }
 inline bool ref_is_stem(NodeRef r) { return (r >> 30) == 2; }
 inline uint32_t ref_index(NodeRef r) { return r & kRefIndexMask; }
 
-// Internal node topology, 16 bytes (four per cache line): the path walks of apply() read
+// Internal node topology, 8 bytes (eight per cache line): the path walks of apply() read
 // only these. A node's own hash is not here: it lives in its parent's ChildHashes (or in
 // the root hash), so commit() finds a dirty node's whole message, both child hashes, in
-// one line it can address (and prefetch) without first reading the node.
+// one line it can address (and prefetch) without first reading the node. Parents and dirty
+// marks live in side arrays (parent_, a dirty bitset) that the walks do not read.
 inline constexpr uint32_t kNoParent = UINT32_MAX;
 struct InternalNode {
   NodeRef child[2] = {kEmptyRef, kEmptyRef};
-  uint32_t parent = kNoParent;  // internal index of the parent; kNoParent: the root
-  uint32_t dirty_epoch = 0;     // dirty iff equal to the tree's current epoch (commit() only
-                                // advances the epoch: it never writes these lines)
 };
-
 // The hashes of an internal node's two children (zero for an empty child), one cache
 // line: exactly the 64-byte message of the node's hash.
 struct alignas(64) ChildHashes {
   Bytes32 h[2]{};
 };
 
-struct StemSlot {
+// A stem's present value and its cached leaf hash H(value): one aligned line (a write to a
+// slot reads and writes exactly this line). The slot's sub index lives with the stem (see
+// StemNode::sub_inline and slot_sub_).
+struct alignas(64) SlotData {
   Bytes32 value{};
   Bytes32 leaf_hash{};
+};
+// One present value of a stem as the readers see it (slots(): a copy, not storage).
+struct StemSlot {
   uint8_t sub = 0;
-  uint8_t leaf_dirty = 0;
+  Bytes32 value{};
+  Bytes32 leaf_hash{};
 };
 
-struct StemNode {
+// One aligned 64-byte line per stem. Its hash is not here: it lives in the parent's
+// ChildHashes line (or in the root hash when the stem is the root), written by commit()
+// through parent_side, so commit() never reads a parent to place it.
+//
+//   0      31   32      36          40        42       44     48            64
+//   | stem | dirty | parent_side | slot_begin | count | cap | inner | sub_inline[16] |
+//
+// The sub indices of the stem's slots (ascending, one per present value) are sub_inline
+// while slot_cap <= kInlineSubs, else slot_sub_[slot_begin ..] (parallel to the slot pool).
+inline constexpr uint16_t kInlineSubs = 16;
+struct alignas(64) StemNode {
   Stem stem{};
   uint8_t dirty = 0;
-  Bytes32 hash{};
   uint32_t parent_side = kNoParent;  // parent internal index << 1 | the side it hangs on
                                      // (commit writes the stem's hash there without reading
                                      // the parent); kNoParent: the stem is the root
@@ -85,7 +101,9 @@ struct StemNode {
   uint16_t slot_count = 0;   // present values (1..256)
   uint16_t slot_cap = 0;
   uint32_t inner = UINT32_MAX;  // index into the dense-stem cache, if any
+  uint8_t sub_inline[kInlineSubs] = {};
 };
+static_assert(sizeof(StemNode) == 64 && sizeof(SlotData) == 64);
 
 // A dense stem's whole 8-level subtree in heap order: node[0] = R, children of i at 2i+1
 // and 2i+2, leaf hashes at 255 + sub (zero where absent). 16 KiB.
@@ -143,10 +161,34 @@ class MutableTree {
   const Hasher& hasher() const { return h_; }
   NodeRef root_ref() const { return root_; }
   const InternalNode& internal(uint32_t i) const { return internal_[i]; }
+  // Internal index of node i's parent (kNoParent for the root).
+  uint32_t parent(uint32_t i) const { return parent_[i]; }
   const StemNode& stem(uint32_t i) const { return stems_[i]; }
-  std::span<const StemSlot> slots(uint32_t stem_index) const {
+  // A stem's present values, ascending by sub index (iterates StemSlot copies).
+  class SlotRange {
+   public:
+    class iterator {
+     public:
+      iterator(const uint8_t* sub, const SlotData* d) : sub_(sub), d_(d) {}
+      StemSlot operator*() const { return {*sub_, d_->value, d_->leaf_hash}; }
+      iterator& operator++() { ++sub_; ++d_; return *this; }
+      bool operator!=(const iterator& o) const { return d_ != o.d_; }
+     private:
+      const uint8_t* sub_;
+      const SlotData* d_;
+    };
+    SlotRange(const uint8_t* sub, const SlotData* d, size_t n) : sub_(sub), d_(d), n_(n) {}
+    iterator begin() const { return {sub_, d_}; }
+    iterator end() const { return {sub_ + n_, d_ + n_}; }
+    size_t size() const { return n_; }
+   private:
+    const uint8_t* sub_;
+    const SlotData* d_;
+    size_t n_;
+  };
+  SlotRange slots(uint32_t stem_index) const {
     const StemNode& s = stems_[stem_index];
-    return {slots_.data() + s.slot_begin, s.slot_count};
+    return {subs_of(s), slots_.data() + s.slot_begin, s.slot_count};
   }
   // Hash of any ref (zero for empty), as of the last commit.
   const Bytes32& ref_hash(NodeRef r) const;
@@ -169,36 +211,46 @@ class MutableTree {
   };
   uint32_t new_internal(uint32_t parent);
   uint32_t new_stem(const uint8_t* stem31, uint32_t parent, unsigned side);
-  void mark_internal_dirty(uint32_t idx, unsigned depth, uint32_t parent, unsigned side) {
-    mark_internal_dirty_ps(idx, depth, parent == kNoParent ? kNoParent : parent << 1 | side);
-  }
   void mark_internal_dirty_ps(uint32_t idx, unsigned depth, uint32_t parent_side) {
-    if (internal_[idx].dirty_epoch == epoch_) return;
-    internal_[idx].dirty_epoch = epoch_;
+    uint64_t& w = dirty_bits_[idx >> 6];
+    const uint64_t bit = uint64_t(1) << (idx & 63);
+    if (w & bit) return;
+    w |= bit;
     dirty_by_depth_[depth].push_back({idx, parent_side});
   }
   void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
+  const uint8_t* subs_of(const StemNode& s) const { return s.slot_cap <= kInlineSubs ? s.sub_inline : slot_sub_.data() + s.slot_begin; }
+  uint8_t* subs_of(StemNode& s) { return s.slot_cap <= kInlineSubs ? s.sub_inline : slot_sub_.data() + s.slot_begin; }
+  // Slot index (into slots_) of sub in stem s; the sub must be present.
+  uint32_t find_slot(const StemNode& s, uint8_t sub) const;
   // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
   // stem's hash also goes into its parent's child-hash line).
   void hash_dirty_stems(CommitStats& cs);
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
-  uint32_t epoch_ = 1;  // internal nodes with dirty_epoch == epoch_ are dirty
   Bytes32 root_hash_{};
   TreeArray<InternalNode> internal_;
+  TreeArray<uint32_t> parent_;    // parent_[i]: internal index of internal_[i]'s parent
   TreeArray<ChildHashes> pairs_;  // pairs_[i]: the children's hashes of internal_[i]
+  // Bit i: internal node i is listed dirty; kept only while several applies precede a
+  // commit (dirty_bits_set_), see apply().
+  std::vector<uint64_t> dirty_bits_;
+  bool dirty_bits_set_ = false;
   TreeArray<StemNode> stems_;
-  TreeArray<StemSlot> slots_;
+  TreeArray<SlotData> slots_;
+  TreeArray<uint8_t> slot_sub_;  // sub indices of stems with slot_cap > kInlineSubs (parallel to slots_)
   TreeArray<StemInnerCache> inner_;
   size_t values_ = 0;
   std::vector<std::vector<DirtyNode>> dirty_by_depth_;
   std::vector<uint32_t> dirty_stems_;
-  std::vector<std::pair<uint32_t, uint8_t>> dirty_leaves_;  // (stem, sub) written since the last commit, once each
+  std::vector<std::pair<uint32_t, uint8_t>> dirty_leaves_;  // (stem, sub) written since the last commit
+  bool dirty_leaves_may_repeat_ = false;  // apply() ran more than once since the last commit
+  bool applied_since_commit_ = false;
   // Commit scratch (kept to avoid reallocation between commits).
   StemLevels levels_;
   std::vector<Bytes32> scratch_a_, scratch_b_;
-  std::vector<StemSlot*> leaf_slots_;
+  std::vector<uint32_t> leaf_slots_;
 };
 
 }  // namespace st::bintrie
