@@ -45,65 +45,6 @@ inline void store_stream_fence() {
 
 }  // namespace
 
-TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads) {
-  assert(bits <= 24 && threads >= 1);
-  const size_t n = in.size();
-  const size_t nb = size_t(1) << bits;
-  // bucket of a prefix; bits == 0 -> 0 (a shift by 64 is undefined)
-  const unsigned shift = bits == 0 ? 63 : 64 - bits;
-  const uint64_t mask = bits == 0 ? 0 : ~uint64_t(0);
-  TopBitsPartition out;
-  out.bits = bits;
-  out.recs = BigArray<SortedRef>(n);  // left uninitialized: every slot is written below
-  out.begin.assign(nb + 1, 0);
-  // Slices: one per thread (a thread's runs inside each bucket follow slice order).
-  const size_t slices = (threads > 1 && n >= 65536) ? threads : 1;
-  auto slice_lo = [&](size_t t) { return n * t / slices; };
-  // Pass 1 reads the input once (64 B per entry, sequential): the 8-byte key prefixes go to
-  // a compact array and the bucket sizes are counted; pass 2 scatters from that array
-  // (8 B per entry) instead of reading the input again.
-  BigArray<uint64_t> prefix(n);
-  std::vector<uint32_t> count(slices * nb, 0);
-  auto count_slice = [&](size_t t) {
-    uint32_t* c = count.data() + t * nb;
-    const Entry* e = in.data();
-    uint64_t* pre = prefix.get();
-    for (size_t i = slice_lo(t), hi = slice_lo(t + 1); i < hi; ++i) {
-      const uint64_t p = load_be64(e[i].key.data());
-      pre[i] = p;
-      c[(p & mask) >> shift]++;
-    }
-  };
-  auto scatter_slice = [&](size_t t) {
-    uint32_t* fill = count.data() + t * nb;  // now the slice's write cursor per bucket
-    SortedRef* recs = out.recs.get();
-    const uint64_t* pre = prefix.get();
-    for (size_t i = slice_lo(t), hi = slice_lo(t + 1); i < hi; ++i) {
-      const uint64_t p = pre[i];
-      recs[fill[(p & mask) >> shift]++] = {p, uint32_t(i)};
-    }
-  };
-  // Slices run with parallel_for in the caller's ThreadScope (batch_root holds one).
-  auto each_slice = [&](auto&& body) {
-    if (slices == 1) { body(0); return; }
-    pipeline::parallel_for(slices, 1, [&](size_t t0, size_t t1) { for (size_t t = t0; t < t1; ++t) body(t); });
-  };
-  each_slice(count_slice);
-  // Counts -> cursors: bucket by bucket, slice runs in slice order.
-  uint32_t pos = 0;
-  for (size_t b = 0; b < nb; ++b) {
-    out.begin[b] = pos;
-    for (size_t t = 0; t < slices; ++t) {
-      const uint32_t c = count[t * nb + b];
-      count[t * nb + b] = pos;
-      pos += c;
-    }
-  }
-  out.begin[nb] = pos;
-  each_slice(scatter_slice);
-  return out;
-}
-
 void partition_entries(std::span<const Entry> in, unsigned bits, unsigned threads, EntryPartition& out) {
   assert(bits <= 24 && threads >= 1);
   const size_t n = in.size();
@@ -235,10 +176,6 @@ void sort_bucket_impl(const Entry* src, RecAt&& rec_at, size_t m, unsigned share
 }
 
 }  // namespace
-
-void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned shared_bits, SortedBucket& out) {
-  sort_bucket_impl(src, [&](size_t i) { return recs[i]; }, m, shared_bits, out);
-}
 
 void sort_bucket_entries(const Entry* ent, size_t m, unsigned shared_bits, SortedBucket& out) {
   sort_bucket_impl(ent, [&](size_t i) { return SortedRef{load_be64(ent[i].key.data()), uint32_t(i)}; }, m,

@@ -2,27 +2,25 @@
 // bucket by bucket right before that bucket is hashed (the bucket's records are still in
 // L1/L2 when its stems are hashed):
 //
-//   partition_entries (what batch_root uses): the same stable scatter, but of the whole
-//     64-byte entries (non-temporal stores of full cache lines), so that each bucket is one
-//     contiguous block; see EntryPartition below.
-//   partition_top_bits: one stable scatter of (key prefix, input index) records into 2^k
-//     buckets by the top k key bits. Pass 1 reads the input (prefixes to a compact array,
-//     bucket counts), pass 2 scatters; with T threads each thread takes one contiguous
-//     slice of the input and owns one run inside every bucket (runs in slice order), so
-//     the result is exactly the serial one. The slices run in the caller's ThreadScope.
-//   sort_bucket: one bucket's records -> ascending (key, index) in a scratch buffer
-//     (counting sort on the next key bits below the k bucket bits, about one record per
-//     counter for random keys, then one insertion sort pass over the bucket, or std::sort
-//     per counter run when the runs are long), keeps the last write of each key, marks
-//     where each stem begins.
+//   partition_entries: one stable scatter of the whole 64-byte entries (non-temporal
+//     stores of full cache lines) into 2^k buckets by the top k key bits, so that each
+//     bucket is one contiguous block (see EntryPartition below). Pass 1 counts the bucket
+//     sizes, pass 2 copies; with T threads each thread takes one contiguous slice of the
+//     input and owns one run inside every bucket (runs in slice order), so the result is
+//     exactly the serial one. The slices run in the caller's ThreadScope.
+//   sort_bucket_entries: one bucket's entries -> ascending (key, position) records in a
+//     scratch buffer (counting sort on the next key bits below the k bucket bits, about one
+//     record per counter for random keys, then one insertion sort pass over the bucket, or
+//     std::sort per counter run when the runs are long), keeps the last write of each key,
+//     marks where each stem begins.
 //
 //   records (16 B):  | prefix: key bytes 0..7, big-endian (u64) | index: u32 | pad |
-//   bucket b      :  recs[begin[b] .. begin[b+1]), input order within a bucket
+//   bucket b      :  ent[begin[b] .. begin[b+1]), input order within a bucket
 //
 // Invariants: keys compare by their first 8 bytes (prefix) first, then bytes 8..31 of the
-// input entry (read only when prefixes tie); among equal keys the larger input index (the
-// later write) is the one kept. sort_bucket's output equals a stable sort of the bucket by
-// key followed by "keep the last of each run of equal keys".
+// entry (read only when prefixes tie); among equal keys the later one (larger position: the
+// later write) is the one kept. sort_bucket_entries' output equals a stable sort of the
+// bucket by key followed by "keep the last of each run of equal keys".
 #pragma once
 
 #include <cstddef>
@@ -66,19 +64,8 @@ class BigArray {
   size_t n_ = 0;
 };
 
-struct TopBitsPartition {
-  unsigned bits = 0;
-  BigArray<SortedRef> recs;  // in.size() records
-  std::vector<uint32_t> begin;        // 2^bits + 1 bucket starts
-  size_t buckets() const { return begin.size() - 1; }
-};
-
-// bits in 0..24; threads >= 1 (1: no TBB).
-TopBitsPartition partition_top_bits(std::span<const Entry> in, unsigned bits, unsigned threads);
-
 // The entries themselves in bucket order: partition_entries copies each 64-byte entry into
-// its bucket's run (stable: input order within a bucket, slice runs in slice order as
-// above), so that a bucket's later passes read one contiguous, cache-resident block instead
+// its bucket's run (stable: input order within a bucket, slice runs in slice order), so that a bucket's later passes read one contiguous, cache-resident block instead
 // of gathering from the whole input (a TLB miss and a cache miss per entry). Kept across
 // calls by a BatchRootScratch: the block is faulted in once, not per call.
 struct EntryPartition {
@@ -93,7 +80,7 @@ struct EntryPartition {
 // bits in 0..24; threads >= 1 (1: no TBB; more: the slices run in the caller's ThreadScope).
 void partition_entries(std::span<const Entry> in, unsigned bits, unsigned threads, EntryPartition& out);
 
-// Scratch and result of sort_bucket (reused across buckets: no allocation once warm).
+// Scratch and result of sort_bucket_entries (reused across buckets: no allocation once warm).
 struct SortedBucket {
   RawBuf<SortedRef> ref;          // [0, entries): ascending key, unique
   RawBuf<uint32_t> stem_begin;    // [0, stems]: stem s owns ref[stem_begin[s] .. stem_begin[s+1])
@@ -102,11 +89,9 @@ struct SortedBucket {
   size_t stems = 0;
 };
 
-// Sorts the m records of one bucket whose records share their top `shared_bits` key bits
-// (the partition's k; 0 for a whole set). src is the input the indexes point into.
-void sort_bucket(const Entry* src, const SortedRef* recs, size_t m, unsigned shared_bits, SortedBucket& out);
-// The same over m contiguous entries (a bucket of an EntryPartition): the records are
-// (prefix, position in ent) and are made on the fly, no record array in between.
+// Sorts m contiguous entries (a bucket of an EntryPartition) whose keys share their top
+// `shared_bits` bits (the partition's k; 0 for a whole set). The records are (prefix,
+// position in ent), made on the fly: no record array in between.
 void sort_bucket_entries(const Entry* ent, size_t m, unsigned shared_bits, SortedBucket& out);
 
 }  // namespace st::bintrie

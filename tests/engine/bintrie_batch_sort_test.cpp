@@ -1,7 +1,7 @@
 // bintrie_batch_sort_test: the from-scratch root's sort (sort_partition) and its fused
-// batch_root, tested against obvious oracles: partition_top_bits vs the definition (every
-// record in its top-bits bucket, input order inside a bucket, threads 1 and 2 identical),
-// sort_bucket vs std::stable_sort + "keep the last write" (duplicate keys, shared stems,
+// batch_root, tested against obvious oracles (partition_entries vs its definition:
+// bintrie_batch_scratch_test.cpp): sort_bucket_entries vs std::stable_sort + "keep the
+// last write" (whole sets and the buckets of a partition; duplicate keys, shared stems,
 // equal 8-byte prefixes, long counter runs that take the std::sort fallback, sizes 0..9
 // and odd), batch_root vs the recursive reference and vs the separate sort_entries +
 // batch_root_sorted path, for 0/1/2/odd sizes and 1 and 2 threads.
@@ -68,13 +68,16 @@ void oracle_sort(const std::vector<Entry>& in, const std::vector<uint32_t>& idx,
   stem_begin->push_back(uint32_t(kept->size()));
 }
 
-void check_bucket(const std::vector<Entry>& in, const SortedRef* recs, size_t m, unsigned shared_bits) {
+// Sorts the entries `in` (one bucket, keys sharing their top shared_bits bits) with
+// sort_bucket_entries and checks the records against the oracle.
+void check_bucket(const std::vector<Entry>& in, unsigned shared_bits) {
+  const size_t m = in.size();
   std::vector<uint32_t> idx(m);
-  for (size_t i = 0; i < m; ++i) idx[i] = recs[i].index;
+  for (size_t i = 0; i < m; ++i) idx[i] = uint32_t(i);
   std::vector<uint32_t> kept, stems;
   oracle_sort(in, idx, &kept, &stems);
   SortedBucket b;
-  sort_bucket(in.data(), recs, m, shared_bits, b);
+  sort_bucket_entries(in.data(), m, shared_bits, b);
   REQUIRE(b.entries == kept.size());
   REQUIRE(b.stems + 1 == stems.size());
   size_t bad = 0;
@@ -84,58 +87,26 @@ void check_bucket(const std::vector<Entry>& in, const SortedRef* recs, size_t m,
   CHECK(bad == 0);
 }
 
-std::vector<SortedRef> refs_of(const std::vector<Entry>& in) {
-  std::vector<SortedRef> r(in.size());
-  for (size_t i = 0; i < in.size(); ++i) r[i] = {load_be64(in[i].key.data()), uint32_t(i)};
-  return r;
-}
-
 }  // namespace
 
-TEST_CASE("sort_partition: partition_top_bits puts every record in its bucket, input order kept, threads agree") {
-  std::mt19937_64 rng(3);
-  const auto in = mixed_writes(rng, 70000);  // >= 65536: two threads take two slices
-  for (unsigned bits : {0u, 1u, 4u, 9u, 13u}) {
-    const TopBitsPartition p1 = partition_top_bits(in, bits, 1);
-    const TopBitsPartition p2 = partition_top_bits(in, bits, 2);
-    REQUIRE(p1.buckets() == (size_t(1) << bits));
-    REQUIRE(p1.begin == p2.begin);
-    REQUIRE(p1.begin.back() == in.size());
-    std::vector<uint8_t> seen(in.size(), 0);
-    size_t bad = 0;
-    for (size_t b = 0; b < p1.buckets(); ++b) {
-      for (size_t i = p1.begin[b]; i < p1.begin[b + 1]; ++i) {
-        const SortedRef& r = p1.recs.get()[i];
-        bad += r.prefix != load_be64(in[r.index].key.data());
-        bad += bits > 0 && (r.prefix >> (64 - bits)) != b;
-        bad += i > p1.begin[b] && p1.recs.get()[i - 1].index >= r.index;  // input order
-        bad += seen[r.index]++ != 0;
-        bad += p2.recs.get()[i].index != r.index;
-      }
-    }
-    CAPTURE(bits);
-    CHECK(bad == 0);
-  }
-}
-
-TEST_CASE("sort_partition: sort_bucket equals stable sort + last write wins") {
+TEST_CASE("sort_partition: sort_bucket_entries equals stable sort + last write wins") {
   std::mt19937_64 rng(5);
   SUBCASE("small sizes 0..9 and odd, whole sets (shared_bits 0)") {
     for (size_t n : {0u, 1u, 2u, 3u, 7u, 8u, 9u, 31u, 257u, 1001u}) {
       for (int round = 0; round < 4; ++round) {
         const auto in = mixed_writes(rng, n);
-        const auto r = refs_of(in);
         CAPTURE(n);
-        check_bucket(in, r.data(), r.size(), 0);
+        check_bucket(in, 0);
       }
     }
   }
   SUBCASE("buckets of a partition (shared_bits = k)") {
     const auto in = mixed_writes(rng, 20000);
     for (unsigned bits : {1u, 6u, 9u}) {
-      const TopBitsPartition p = partition_top_bits(in, bits, 1);
+      EntryPartition p;
+      partition_entries(in, bits, 1, p);
       for (size_t b = 0; b < p.buckets(); ++b)
-        check_bucket(in, p.recs.get() + p.begin[b], p.begin[b + 1] - p.begin[b], bits);
+        check_bucket(std::vector<Entry>(p.ent.get() + p.begin[b], p.ent.get() + p.begin[b + 1]), bits);
     }
   }
   SUBCASE("keys equal in their first 8 bytes: one long counter run, std::sort fallback") {
@@ -147,9 +118,8 @@ TEST_CASE("sort_partition: sort_bucket equals stable sort + last write wins") {
       if (i % 5 == 0 && i) in[i].key = in[i - 1 - rng() % i].key;  // repeats
       in[i].value[0] = uint8_t(i);
     }
-    const auto r = refs_of(in);
-    check_bucket(in, r.data(), r.size(), 0);
-    check_bucket(in, r.data(), r.size(), 64);  // no counter bits left
+    check_bucket(in, 0);
+    check_bucket(in, 64);  // no counter bits left
   }
 }
 
