@@ -26,6 +26,15 @@ TEST_CASE("statetree mpt-bench --json: spec root and every figure") {
   CHECK(inc["writes"] == 64);
   CHECK(inc["dirty_nodes"]["median"].get<double>() >= 64);
   CHECK(inc["block_over_keccak"]["median"].get<double>() > 0);
+  CHECK(inc["timed_block_paths"] == "cold");
+  // --warm times the block after the capture block instead: the same slots, so the same
+  // dirty nodes are counted and bare-hashed.
+  r = run_statetree("mpt-bench --skip-scratch --slots 3000 --writes 64 --reps 2 --json --warm");
+  REQUIRE(r.exit_code == 0);
+  const auto w = nlohmann::json::parse(r.out)["incremental"];
+  CHECK(w["timed_block_paths"] == "warm");
+  CHECK(w["dirty_nodes"] == inc["dirty_nodes"]);
+  CHECK(w["dirty_keccak_calls"] == inc["dirty_keccak_calls"]);
 }
 
 TEST_CASE("statetree mpt-bench: bad options exit 2 with one line") {
