@@ -47,10 +47,9 @@ const Bytes32& MutableTree::ref_hash(NodeRef r) const {
 }
 
 uint32_t MutableTree::find_slot(const StemNode& s, uint8_t sub) const {
-  const uint8_t* subs = subs_of(s);
-  const uint8_t* it = std::lower_bound(subs, subs + s.slot_count, sub);
-  assert(it != subs + s.slot_count && *it == sub);
-  return s.slot_begin + uint32_t(it - subs);
+  const uint32_t pos = sub_position(s, sub);
+  assert(pos < s.slot_count && subs_of(s)[pos] == sub);
+  return s.slot_begin + pos;
 }
 
 void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
@@ -59,7 +58,7 @@ void MutableTree::write_stem_values(uint32_t si, std::span<const Entry> group) {
   for (const Entry& e : group) {
     const uint8_t sub = e.key[31];
     uint8_t* subs = subs_of(*s);
-    uint32_t pos = uint32_t(std::lower_bound(subs, subs + s->slot_count, sub) - subs);
+    const uint32_t pos = sub_position(*s, sub);
     dirty_leaves_.push_back({si, sub});
     if (pos != s->slot_count && subs[pos] == sub) {
       slots_[s->slot_begin + pos].value = e.value;
@@ -471,10 +470,9 @@ std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
   const auto si = find_stem(key.data());
   if (!si) return std::nullopt;
   const StemNode& s = stems_[*si];
-  const uint8_t* subs = subs_of(s);
-  const uint8_t* it = std::lower_bound(subs, subs + s.slot_count, key[31]);
-  if (it == subs + s.slot_count || *it != key[31]) return std::nullopt;
-  return slots_[s.slot_begin + (it - subs)].value;
+  const uint32_t pos = sub_position(s, key[31]);
+  if (pos == s.slot_count || subs_of(s)[pos] != key[31]) return std::nullopt;
+  return slots_[s.slot_begin + pos].value;
 }
 
 void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const {
@@ -483,7 +481,8 @@ void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const 
 }
 
 size_t MutableTree::memory_bytes() const {
-  return internal_.capacity() * (sizeof(InternalNode) + sizeof(uint32_t)) + pairs_.capacity() * sizeof(ChildHashes) +
+  return internal_.capacity() * sizeof(InternalNode) + parent_.capacity() * sizeof(uint32_t) +
+         pairs_.capacity() * sizeof(ChildHashes) +
          dirty_bits_.capacity() * sizeof(uint64_t) +
          stems_.capacity() * sizeof(StemNode) +
          slots_.capacity() * sizeof(SlotData) + slot_sub_.capacity() + inner_.capacity() * sizeof(StemInnerCache);

@@ -22,10 +22,11 @@
 // ever removed; new stems split existing ones into chains of single-child internal nodes.
 //
 // apply() only records writes and lists dirty paths (one level-synchronous walk over the
-// distinct dirty nodes, then the mutations in key order); commit() hashes: dirty leaves (one hash32_batch), dirty stem subtrees (one
-// hash64_batch per level across all dirty stems), stem nodes, then dirty internal nodes
-// deepest first, depth by depth; stem and internal nodes in chunks of 32 messages, each
-// chunk's parent lines written while still cached (see docs/bintrie.md).
+// distinct dirty nodes, then the mutations in key order); commit() hashes: dirty leaves
+// (one hash32_batch), dirty stem subtrees (one hash64_batch per level across all dirty
+// stems), stem nodes, then dirty internal nodes deepest first, depth by depth; stem and
+// internal nodes in chunks of 32 messages, each chunk's parent lines written while still
+// cached (see docs/bintrie.md).
 //
 // Invariants: after commit() every node's hash is its canonical hash, and
 // child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child), and
@@ -33,6 +34,7 @@
 // shape of the key set (independent of write order and batching).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -221,6 +223,12 @@ class MutableTree {
   void write_stem_values(uint32_t stem_index, std::span<const Entry> group);  // same-stem entries
   const uint8_t* subs_of(const StemNode& s) const { return s.slot_cap <= kInlineSubs ? s.sub_inline : slot_sub_.data() + s.slot_begin; }
   uint8_t* subs_of(StemNode& s) { return s.slot_cap <= kInlineSubs ? s.sub_inline : slot_sub_.data() + s.slot_begin; }
+  // Position of sub among stem s's ascending subs: its slot's offset from slot_begin when
+  // present, else where it would be inserted.
+  uint32_t sub_position(const StemNode& s, uint8_t sub) const {
+    const uint8_t* subs = subs_of(s);
+    return uint32_t(std::lower_bound(subs, subs + s.slot_count, sub) - subs);
+  }
   // Slot index (into slots_) of sub in stem s; the sub must be present.
   uint32_t find_slot(const StemNode& s, uint8_t sub) const;
   // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
