@@ -18,13 +18,6 @@ using namespace bintrie_test;
 
 namespace {
 
-Entry random_entry(std::mt19937_64& rng) {
-  Entry e;
-  for (auto& x : e.key) x = uint8_t(rng());
-  for (auto& x : e.value) x = uint8_t(rng());
-  return e;
-}
-
 // Overwrites, new slots in existing stems, near splits and fresh stems, mixed.
 std::vector<Entry> mixed_batch(std::mt19937_64& rng, const std::vector<Entry>& history, size_t n) {
   std::vector<Entry> out;

@@ -51,13 +51,6 @@ void check_structure(const MutableTree& t) {
   if (t.root_ref() != kEmptyRef) CHECK(t.ref_hash(t.root_ref()) == t.root());
 }
 
-Entry random_entry(std::mt19937_64& rng) {
-  Entry e;
-  for (auto& x : e.key) x = uint8_t(rng());
-  for (auto& x : e.value) x = uint8_t(rng());
-  return e;
-}
-
 }  // namespace
 
 TEST_CASE("bintrie mutable layout: one batch or many, the side arrays agree and proofs verify") {

@@ -1,5 +1,6 @@
 // bintrie_test_util: hex helpers, the vectors file, and the vectors' random-key generator
-// (key_i = SHA256(uint64_be(i)), value_i = SHA256(key_i)) for the bintrie tests.
+// (key_i = SHA256(uint64_be(i)), value_i = SHA256(key_i)) and a uniformly random entry for
+// the bintrie tests.
 #pragma once
 
 #include <openssl/sha.h>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,6 +71,14 @@ inline std::vector<Entry> random_entries(uint64_t begin, uint64_t end) {
     out.push_back(e);
   }
   return out;
+}
+
+// A uniformly random key and value.
+inline Entry random_entry(std::mt19937_64& rng) {
+  Entry e;
+  for (auto& x : e.key) x = uint8_t(rng());
+  for (auto& x : e.value) x = uint8_t(rng());
+  return e;
 }
 
 // Decimal string -> 32-byte big-endian.
