@@ -194,13 +194,14 @@ int cmd_read_bench(int argc, char** argv) {
   const uint64_t k = sample.keys.size();
   const uint64_t single_k = std::min(k, *single_n);
 
-  // The source's fields of every sampled key's account (computed once, outside the timing).
-  std::unordered_map<uint64_t, WantAccount> want_accounts;
-  for (const auto& [i, j] : sample.where) want_accounts.try_emplace(i, want_account(*src.source, i));
   const bool bintrie = manifest.params.tree_kind == io::TreeKind::bintrie;
   // A slot key's answer carries its account on the MPT (the walk passes through it) and on
   // the binary trie with --slot-accounts.
   const bool slot_keys_carry_account = slot_accounts || !bintrie;
+  // The source's fields of every account an answer carries (computed once, outside the timing).
+  std::unordered_map<uint64_t, WantAccount> want_accounts;
+  for (const auto& [i, j] : sample.where)
+    if (j == ~0ull || slot_keys_carry_account) want_accounts.try_emplace(i, want_account(*src.source, i));
 
   // Checks the answers of a batch against the source; "" = all as the source says.
   auto check = [&](const std::vector<persist::LookupAnswer>& answers, uint64_t n) -> std::string {
