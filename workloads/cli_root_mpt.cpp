@@ -9,6 +9,7 @@
 // (unreadable file, malformed line, bad hex, conflicting options) is one line on stderr and
 // exit 2.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
@@ -25,6 +26,17 @@
 namespace st::cli {
 
 namespace {
+
+// Byte-order key comparison for the --kv map (std::less of std::vector<uint8_t> would do the
+// same, but GCC 12 warns on its memcmp: a known -Wstringop-overread false positive).
+struct BytesLess {
+  bool operator()(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) const {
+    const size_t n = a.size() < b.size() ? a.size() : b.size();
+    const int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
+    return c != 0 ? c < 0 : a.size() < b.size();
+  }
+};
+using KvMap = std::map<std::vector<uint8_t>, std::vector<uint8_t>, BytesLess>;
 
 int fail(const std::string& msg, int code = 2) {
   std::fprintf(stderr, "statetree root: %s\n", msg.c_str());
@@ -51,7 +63,7 @@ bool parse_hex(const std::string& s0, std::vector<uint8_t>* out) {
 }
 
 // Reads the --kv file into a key-ordered map (last write wins, empty value = delete).
-bool read_kv(const std::string& path, bool secure, std::map<std::vector<uint8_t>, std::vector<uint8_t>>* kv,
+bool read_kv(const std::string& path, bool secure, KvMap* kv,
              std::string* err) {
   std::ifstream in(path);
   if (!in) { *err = "cannot open --kv file '" + path + "'"; return false; }
@@ -132,7 +144,7 @@ int root_mpt(int argc, char** argv) {
     j["accounts"] = g.alloc.accounts.size();
     if (!g.network.empty()) j["network"] = g.network;
   } else {
-    std::map<std::vector<uint8_t>, std::vector<uint8_t>> kv;
+    KvMap kv;
     if (!read_kv(args.str("kv"), args.given("secure"), &kv, &err)) return fail(err);
     std::vector<mpt::KeyValue> pairs;
     pairs.reserve(kv.size());
