@@ -3,8 +3,8 @@
 //
 // Nodes live in a chunked arena (chunked_arena.h: growth never moves a node, ids are stable) with
 // free lists; a branch's 16 child ids and its children's refs live in a second chunked arena
-// (Kids, layout below). Every node caches its
-// NodeRef; a structural change marks the node and all its ancestors dirty (each update
+// (Kids, layout below). A committed node's NodeRef is kept where its parent reads it (the
+// parent's children slot; see Node); a structural change marks the node and all its ancestors dirty (each update
 // returns "changed" up the recursion). commit() collects the dirty nodes by depth and
 // encodes + hashes them one depth at a time, deepest first, with one keccak256_batch call
 // per depth; commit_many() does this for several tries at once (all storage tries of a
@@ -25,7 +25,7 @@
 
 #include "engine/mpt/builder.h"
 #include "engine/mpt/node_source.h"
-#include "engine/mpt/small_bytes.h"
+#include "engine/mpt/node_bytes.h"
 
 namespace st::mpt {
 
@@ -73,25 +73,32 @@ class Trie final : public NodeSource {
   NodeId root_id() const override { return root_; }
   bool committed() const override { return !dirty(); }
   NodeView view(NodeId id) const override;
-  NodeRef ref(NodeId id) const override { return nodes_[id].ref; }
+  NodeRef ref(NodeId id) const override;  // re-encodes the node (nodes cache no ref)
   void encode(NodeId id, std::vector<uint8_t>* out) const override;
 
  private:
-  // One node = three 64-byte lines (alignas(64), arena chunks are 64-byte aligned): line 0
-  // holds everything a walk or the commit's collect pass reads of a branch or extension
-  // (kind, dirty flags, child, ref); a leaf's inline path fills line 1, its value line 2.
+  // One node = two 64-byte lines (alignas(64), arena chunks are 64-byte aligned):
+  //
+  //   Node (128 B):  kind | dirty | dirty_mask | child | has_value | kid_mask   (bytes 0-11)
+  //                  bytes: value_len | path_len | path nibbles, then value      (12-127, node_bytes.h)
+  //
+  // Line 0 holds everything a walk or the commit's collect pass reads of a branch (kind,
+  // dirty flags, masks, child); a secure leaf's path and value (<= 64 + 33 bytes) fill the
+  // rest of line 0 and line 1. Nodes cache no ref: a committed node's ref lives where its
+  // parent reads it -- the parent branch's children slot, the parent extension's value
+  // bytes (an extension's value is its child's ref, valid while the child is clean), or
+  // root_ref_ for the root.
   struct alignas(64) Node {
     NodeKind kind = NodeKind::leaf;
     bool dirty = true;
     uint16_t dirty_mask = 0;     // branch: children that are dirty (commit descends only into those)
     NodeId child = kNoNode;      // extension: child; branch: index of its children block
-    bool has_value = false;      // branch: value non-empty (line 0: encoding a branch never reads line 2 when false)
+    bool has_value = false;      // branch: value non-empty
     uint16_t kid_mask = 0;       // branch: its non-empty child slots (bit i <=> kids.id[i] != kNoNode); the
                                  // commit reads (and prefetches) only those slots' ref lines
-    NodeRef ref;
-    SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
-    SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
+    NodeBytes bytes;             // leaf: path + value; extension: path + child ref; branch: value
   };
+  static_assert(sizeof(Node) == 128, "a node is two cache lines");
   struct Result {
     NodeId id;
     bool changed;
@@ -102,8 +109,23 @@ class Trie final : public NodeSource {
   NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
   NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
   static void set_branch_value(Node& b, std::span<const uint8_t> value) {
-    b.value.assign(value);
+    b.bytes.set_value(value);
     b.has_value = !value.empty();
+  }
+  // The committed ref of an extension's child (its value bytes; valid while the child is clean).
+  static NodeRef ext_child_ref(const Node& e) {
+    NodeRef r;
+    r.len = uint8_t(e.bytes.value_size());
+    std::memcpy(r.bytes, e.bytes.value_data(), r.len);
+    return r;
+  }
+  // Stores a freshly committed ref where the parent reads it: children slot nib of block
+  // parent_kids; else (parent_kids == kNoNode) the value of extension `nib`, or root_ref_
+  // when nib == kNoNode.
+  void store_ref(uint32_t parent_kids, uint32_t nib, const NodeRef& r) {
+    if (parent_kids != kNoNode) store_kid_ref(parent_kids, nib, r);
+    else if (nib != kNoNode) nodes_[nib].bytes.set_value(r.bytes, r.len);
+    else root_ref_ = r;
   }
   // A branch's children: ids (line 0) and their committed refs cached next to them
   // (encoding a branch reads one block instead of 16 scattered nodes), one aligned 32-byte
@@ -139,7 +161,8 @@ class Trie final : public NodeSource {
   }
   // The ref of child slot nib of a branch node (empty when the slot is).
   NodeRef kid_ref(const Node& branch, unsigned nib) const;
-  void set_kid(NodeId branch, unsigned nib, NodeId child);
+  // Links child into slot nib; a clean child's ref (clean_ref) goes into the slot.
+  void set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref = NodeRef{});
 
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
   Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
@@ -162,7 +185,7 @@ class Trie final : public NodeSource {
   struct DirtyRecord {
     NodeId id;
     uint32_t parent_kids;  // kNoNode: the root, or an extension's child
-    uint32_t nib;
+    uint32_t nib;          // parent_kids == kNoNode: the parent extension's id (kNoNode: the root)
     uint32_t height;
   };
   uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib);  // returns its height
@@ -179,6 +202,7 @@ class Trie final : public NodeSource {
   std::vector<NodeId> free_nodes_;
   std::vector<uint32_t> free_kids_;
   NodeId root_ = kNoNode;
+  NodeRef root_ref_;  // the root's committed ref (valid while the root is clean)
   std::vector<uint8_t> nib_scratch_;
 };
 
