@@ -43,8 +43,8 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   }
 }
 
-// Branch encoding from a children block's slots: an absent slot is 0x80 and its slot line is
-// never read. Without embedded refs (secure tries) the loop is branch-free (slot fill
+// Branch encoding from a children block's dense slots (present children in nibble order;
+// embedded bits by slot): an absent child is 0x80 and reads no slot. Without embedded refs (secure tries) the loop is branch-free (slot fill
 // patterns of the lower levels are random: a mispredicted branch per slot cost more than
 // the copy): each slot writes its header byte and copies 32 bytes (from a zero block when
 // absent), then advances by 33 or 1. The payload is written at out + 9 and the list header
@@ -56,27 +56,32 @@ inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint3
   alignas(32) static constexpr uint8_t kZero[32] = {};
   uint8_t* const body = out + 9;
   uint8_t* p = body;
+  uint32_t s = 0;  // the next dense slot
   if (embedded == 0) {
     for (uint32_t i = 0; i < 16; ++i) {
       const bool has = (present >> i) & 1;
-      const uint8_t* src = has ? slots[i] : kZero;
+      const uint8_t* src = has ? slots[s] : kZero;
       *p = has ? 0xa0 : 0x80;
       std::memcpy(p + 1, src, 32);
       p += has ? 33 : 1;
+      s += has;
     }
   } else {
     for (uint32_t i = 0; i < 16; ++i) {
       if (!((present >> i) & 1)) {
         *p++ = 0x80;
-      } else if ((embedded >> i) & 1) {
-        const size_t len = slots[i][31];
-        std::memcpy(p, slots[i], len);
+        continue;
+      }
+      if ((embedded >> s) & 1) {
+        const size_t len = slots[s][31];
+        std::memcpy(p, slots[s], len);
         p += len;
       } else {
         *p = 0xa0;
-        std::memcpy(p + 1, slots[i], 32);
+        std::memcpy(p + 1, slots[s], 32);
         p += 33;
       }
+      ++s;
     }
   }
   return finish_branch(body, p, value, value_len, end);
@@ -122,24 +127,52 @@ void Trie::set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& cle
   const uint16_t bit = uint16_t(1u << nib);
   if (child == kNoNode) {
     b.dirty_mask &= uint16_t(~bit);
-    b.kid_mask &= uint16_t(~bit);
+    remask(b, uint16_t(b.kid_mask & ~bit));
     return;
   }
-  b.kid_mask |= bit;
   if (nodes_[child].dirty) {
     b.dirty_mask |= bit;
+    remask(b, uint16_t(b.kid_mask | bit));
   } else {
     assert(!clean_ref.empty());
-    store_kid_ref(b.child, nib, clean_ref);
     b.dirty_mask &= uint16_t(~bit);
+    remask(b, uint16_t(b.kid_mask | bit));
+    store_kid_ref(b.child, slot_rank(b.kid_mask, nib), clean_ref);
   }
+}
+
+void Trie::remask(Node& b, uint16_t m) {
+  const uint16_t old = b.kid_mask;
+  if (m == old) return;
+  b.kid_mask = m;
+  Kids& k = kids_[b.child];
+  const uint32_t keep = old & m & ~uint32_t(b.dirty_mask);
+  const uint32_t emb_old = any_embedded_ ? kids_embedded_[b.child] : 0;
+  uint32_t emb_new = 0;
+  // Kept children keep their order, so each moves by the same amount as the number of
+  // children added / removed below it: moving up goes from the top down, moving down from
+  // the bottom up (memmove-safe in place).
+  unsigned moves_from[16], moves_to[16], n = 0;
+  for (uint32_t x = keep; x; x &= x - 1) {
+    const unsigned nib = unsigned(std::countr_zero(x));
+    moves_from[n] = slot_rank(old, nib);
+    moves_to[n] = slot_rank(m, nib);
+    if (emb_old >> moves_from[n] & 1) emb_new |= 1u << moves_to[n];
+    ++n;
+  }
+  for (unsigned i = 0; i < n; ++i)  // down-moves, bottom up
+    if (moves_to[i] < moves_from[i]) std::memcpy(k.slot[moves_to[i]], k.slot[moves_from[i]], 32);
+  for (unsigned i = n; i-- > 0;)  // up-moves, top down
+    if (moves_to[i] > moves_from[i]) std::memcpy(k.slot[moves_to[i]], k.slot[moves_from[i]], 32);
+  if (any_embedded_) kids_embedded_[b.child] = uint16_t(emb_new);
 }
 
 NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
   NodeRef r;
   if (!(branch.kid_mask >> nib & 1)) return r;
-  const uint8_t* slot = kids_[branch.child].slot[nib];
-  r.len = (any_embedded_ && (kids_embedded_[branch.child] >> nib & 1)) ? slot[31] : 32;
+  const unsigned s = slot_rank(branch.kid_mask, nib);
+  const uint8_t* slot = kids_[branch.child].slot[s];
+  r.len = (any_embedded_ && (kids_embedded_[branch.child] >> s & 1)) ? slot[31] : 32;
   std::memcpy(r.bytes, slot, r.len);
   return r;
 }
@@ -431,7 +464,9 @@ struct BatchCursor {
   NodeId ext_child;      // extension: its child's new id
   uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
   bool leaf_result;      // not descended: result is a leaf (logged without reading its line again)
+  uint16_t kid_mask_before = 0;  // descended branch: its kid_mask before this batch
 };
+static_assert(sizeof(BatchCursor) == 48, "kid_mask_before sits in the padding");
 
 struct BatchScratch {
   std::vector<std::vector<BatchCursor>> levels;
@@ -501,6 +536,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
           c.descended = true;
           const Kids& k = kids_[x.child];
+          c.kid_mask_before = x.kid_mask;
           for (uint32_t w = c.lo; w < c.hi;) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
@@ -538,8 +574,15 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       if (i + kBatchAhead < level.size() && level[i + kBatchAhead].descended) __builtin_prefetch(&nodes_[level[i + kBatchAhead].n], 1);
       BatchCursor& c = level[i];
       if (!c.changed) continue;
-      // where this position's ref goes (DirtyRecord::nib): its slot, the parent extension, or the root
-      const uint32_t ref_at = c.parent_kids != kNoNode ? c.nib : d == 0 ? kNoNode : sc.levels[d - 1][c.parent].n;
+      // Where this position's ref goes (DirtyRecord::nib): the parent extension, the root, or
+      // its slot in the parent branch, at its rank under the parent's final kid_mask. The
+      // parent's children are processed in nibble order, so every child below this one has
+      // already added its bit to the parent's dirty_bits / gone_bits (the bits below are final).
+      uint32_t ref_at = d == 0 ? kNoNode : sc.levels[d - 1][c.parent].n;
+      if (c.parent_kids != kNoNode) {
+        const BatchCursor& p = sc.levels[d - 1][c.parent];
+        ref_at = slot_rank((p.kid_mask_before | p.dirty_bits) & ~uint32_t(p.gone_bits), c.nib);
+      }
       if (c.descended) {
         Node& x = nodes_[c.n];
         if (x.kind == NodeKind::extension) {
@@ -548,7 +591,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         } else {
           x.dirty = true;
           x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
-          x.kid_mask = uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits);
+          remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
           logging &= c.result == c.n;
         }
@@ -585,7 +628,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
   if (writes.size() > kKeepCursorWrites) sc.levels = {};  // a bulk load's cursors are not kept
 }
 
-uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
+uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t slot) {
   const Node& x = nodes_[n];
   assert(x.dirty);
   uint32_t h = 0;
@@ -594,10 +637,10 @@ uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
   } else if (x.kind == NodeKind::branch) {
     for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
       const uint32_t b = uint32_t(__builtin_ctz(m));
-      h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, b));
+      h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, slot_rank(x.kid_mask, b)));
     }
   }
-  dirty_log_.push_back({n, parent_kids, nib, h});
+  dirty_log_.push_back({n, parent_kids, slot, h});
   return h;
 }
 
@@ -793,7 +836,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         const Kids& k = t->kids_[x.child];
         for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
           const uint32_t nib = uint32_t(__builtin_ctz(m));
-          next.push_back({t, k.id[nib], x.child, nib});
+          next.push_back({t, k.id[nib], x.child, slot_rank(x.kid_mask, nib)});
         }
       }
     }
@@ -841,10 +884,9 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         const Trie* ft = static_cast<const Trie*>(f.t);
         const Node& fx = ft->nodes_[f.id];
         if (fx.kind == NodeKind::branch) {
-          // the slot lines holding a present child (slot pair j = line 1 + j), nothing else
+          // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
           const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
-          for (uint32_t pairs = (fx.kid_mask | (fx.kid_mask >> 1)) & 0x5555u; pairs; pairs &= pairs - 1)
-            __builtin_prefetch(kb + 64 + 32 * std::countr_zero(pairs));
+          for (int j = 0, lines = (std::popcount(fx.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
         } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
           __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 64);
         }
@@ -861,7 +903,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
 #ifndef NDEBUG
         for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
 #endif
-        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & x.kid_mask : 0;
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
         out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
                           : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
