@@ -464,9 +464,18 @@ struct BatchCursor {
   NodeId ext_child;      // extension: its child's new id
   uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
   bool leaf_result;      // not descended: result is a leaf (logged without reading its line again)
-  uint16_t kid_mask_before = 0;  // descended branch: its kid_mask before this batch
+  uint16_t kid_mask_before = 0;    // descended branch: its kid_mask before this batch
+  uint16_t dirty_mask_before = 0;  // descended branch: its dirty_mask before this batch
+  uint16_t visited_bits = 0;       // descended branch: the children with a cursor below
+  bool dirty_before = false;       // descended branch: its dirty flag before this batch
+  bool branch = false;             // descended into a branch (else an extension)
+  // Descended branch: the bottom-up pass must write its node (the optimistic marks of the
+  // descent -- dirty, dirty_mask |= visited_bits -- are not the outcome).
+  bool needs_fixup() const {  // (branch cursors)
+    return !changed || dirty_bits != visited_bits || gone_bits != 0 || (dirty_bits & ~kid_mask_before) != 0;
+  }
 };
-static_assert(sizeof(BatchCursor) == 48, "kid_mask_before sits in the padding");
+static_assert(sizeof(BatchCursor) <= 56);
 
 struct BatchScratch {
   std::vector<std::vector<BatchCursor>> levels;
@@ -537,13 +546,25 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           c.descended = true;
           const Kids& k = kids_[x.child];
           c.kid_mask_before = x.kid_mask;
+          c.dirty_mask_before = x.dirty_mask;
+          c.dirty_before = x.dirty;
+          c.branch = true;
+          uint16_t visited = 0;
           for (uint32_t w = c.lo; w < c.hi;) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
             while (e < c.hi && nibble(e, c.pos) == nb) ++e;
             next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0, false});
+            visited = uint16_t(visited | (1u << nb));
             w = e;
           }
+          c.visited_bits = visited;
+          // Marked dirty now, while its line is in cache, as if every visited child changed
+          // (the usual outcome); the bottom-up pass writes the node again only when the
+          // outcome differs (needs_fixup), restoring the flags from the *_before fields.
+          Node& xm = nodes_[c.n];
+          xm.dirty = true;
+          xm.dirty_mask = uint16_t(xm.dirty_mask | visited);
           continue;
         }
       }
@@ -571,9 +592,18 @@ void Trie::apply_sorted(std::span<const Write> writes) {
   for (size_t d = depth + 1; d-- > 0;) {
     auto& level = sc.levels[d];
     for (size_t i = 0; i < level.size(); ++i) {
-      if (i + kBatchAhead < level.size() && level[i + kBatchAhead].descended) __builtin_prefetch(&nodes_[level[i + kBatchAhead].n], 1);
+      if (i + kBatchAhead < level.size()) {  // (its children are done: needs_fixup() is final)
+        const BatchCursor& f = level[i + kBatchAhead];
+        if (f.descended && (!f.branch || f.needs_fixup())) __builtin_prefetch(&nodes_[f.n], 1);
+      }
       BatchCursor& c = level[i];
-      if (!c.changed) continue;
+      if (!c.changed) {
+        if (c.descended && c.branch) {  // nothing below changed: undo the marks
+          nodes_[c.n].dirty = c.dirty_before;
+          nodes_[c.n].dirty_mask = c.dirty_mask_before;
+        }
+        continue;
+      }
       // Where this position's ref goes (DirtyRecord::nib): the parent extension, the root, or
       // its slot in the parent branch, at its rank under the parent's final kid_mask. The
       // parent's children are processed in nibble order, so every child below this one has
@@ -584,13 +614,14 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         ref_at = slot_rank((p.kid_mask_before | p.dirty_bits) & ~uint32_t(p.gone_bits), c.nib);
       }
       if (c.descended) {
-        Node& x = nodes_[c.n];
-        if (x.kind == NodeKind::extension) {
+        if (c.branch && !c.needs_fixup()) {
+          c.result = c.n;  // marked in the descent: dirty, dirty_mask = before | dirty_bits, kid_mask unchanged
+        } else if (Node& x = nodes_[c.n]; !c.branch) {
           c.result = relink_extension(c.n, c.ext_child).id;
           logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
         } else {
           x.dirty = true;
-          x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
+          x.dirty_mask = uint16_t((c.dirty_mask_before | c.dirty_bits) & ~c.gone_bits);
           remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
           logging &= c.result == c.n;
