@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -81,6 +82,7 @@ class NodeBytes {
   // this object's own bytes (they are copied out first when the storage changes).
   void rebuild(const uint8_t* a, size_t an, const uint8_t* b, size_t bn, const uint8_t* v, size_t vn) {
     const size_t total = an + bn + vn;
+    assert(an + bn <= 0xffff);  // paths are at most 2 * Trie::kMaxKeyBytes nibbles
     uint8_t small[kInline];
     std::vector<uint8_t> big;
     uint8_t* tmp = total <= kInline ? small : (big.resize(total), big.data());
