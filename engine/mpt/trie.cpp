@@ -43,8 +43,8 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
   }
 }
 
-// Branch encoding from a children block's slots: an absent slot is 0x80 and its slot line is
-// never read. Without embedded refs (secure tries) the loop is branch-free (slot fill
+// Branch encoding from a children block's dense slots (present children in nibble order;
+// embedded bits by slot): an absent child is 0x80 and reads no slot. Without embedded refs (secure tries) the loop is branch-free (slot fill
 // patterns of the lower levels are random: a mispredicted branch per slot cost more than
 // the copy): each slot writes its header byte and copies 32 bytes (from a zero block when
 // absent), then advances by 33 or 1. The payload is written at out + 9 and the list header
@@ -56,27 +56,32 @@ inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint3
   alignas(32) static constexpr uint8_t kZero[32] = {};
   uint8_t* const body = out + 9;
   uint8_t* p = body;
+  uint32_t s = 0;  // the next dense slot
   if (embedded == 0) {
     for (uint32_t i = 0; i < 16; ++i) {
       const bool has = (present >> i) & 1;
-      const uint8_t* src = has ? slots[i] : kZero;
+      const uint8_t* src = has ? slots[s] : kZero;
       *p = has ? 0xa0 : 0x80;
       std::memcpy(p + 1, src, 32);
       p += has ? 33 : 1;
+      s += has;
     }
   } else {
     for (uint32_t i = 0; i < 16; ++i) {
       if (!((present >> i) & 1)) {
         *p++ = 0x80;
-      } else if ((embedded >> i) & 1) {
-        const size_t len = slots[i][31];
-        std::memcpy(p, slots[i], len);
+        continue;
+      }
+      if ((embedded >> s) & 1) {
+        const size_t len = slots[s][31];
+        std::memcpy(p, slots[s], len);
         p += len;
       } else {
         *p = 0xa0;
-        std::memcpy(p + 1, slots[i], 32);
+        std::memcpy(p + 1, slots[s], 32);
         p += 33;
       }
+      ++s;
     }
   }
   return finish_branch(body, p, value, value_len, end);
@@ -115,30 +120,59 @@ NodeId Trie::alloc(NodeKind kind) {
   return id;
 }
 
-void Trie::set_kid(NodeId branch, unsigned nib, NodeId child) {
+void Trie::set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref) {
   Node& b = nodes_[branch];
   Kids& k = kids_[b.child];
   k.id[nib] = child;
   const uint16_t bit = uint16_t(1u << nib);
   if (child == kNoNode) {
     b.dirty_mask &= uint16_t(~bit);
-    b.kid_mask &= uint16_t(~bit);
+    remask(b, uint16_t(b.kid_mask & ~bit));
     return;
   }
-  b.kid_mask |= bit;
   if (nodes_[child].dirty) {
     b.dirty_mask |= bit;
+    remask(b, uint16_t(b.kid_mask | bit));
   } else {
-    store_kid_ref(b.child, nib, nodes_[child].ref);
+    assert(!clean_ref.empty());
     b.dirty_mask &= uint16_t(~bit);
+    remask(b, uint16_t(b.kid_mask | bit));
+    store_kid_ref(b.child, slot_rank(b.kid_mask, nib), clean_ref);
   }
+}
+
+void Trie::remask(Node& b, uint16_t m) {
+  const uint16_t old = b.kid_mask;
+  if (m == old) return;
+  b.kid_mask = m;
+  Kids& k = kids_[b.child];
+  const uint32_t keep = old & m & ~uint32_t(b.dirty_mask);
+  const uint32_t emb_old = any_embedded_ ? kids_embedded_[b.child] : 0;
+  uint32_t emb_new = 0;
+  // Kept children keep their order, so each moves by the same amount as the number of
+  // children added / removed below it: moving up goes from the top down, moving down from
+  // the bottom up (memmove-safe in place).
+  unsigned moves_from[16], moves_to[16], n = 0;
+  for (uint32_t x = keep; x; x &= x - 1) {
+    const unsigned nib = unsigned(std::countr_zero(x));
+    moves_from[n] = slot_rank(old, nib);
+    moves_to[n] = slot_rank(m, nib);
+    if (emb_old >> moves_from[n] & 1) emb_new |= 1u << moves_to[n];
+    ++n;
+  }
+  for (unsigned i = 0; i < n; ++i)  // down-moves, bottom up
+    if (moves_to[i] < moves_from[i]) std::memcpy(k.slot[moves_to[i]], k.slot[moves_from[i]], 32);
+  for (unsigned i = n; i-- > 0;)  // up-moves, top down
+    if (moves_to[i] > moves_from[i]) std::memcpy(k.slot[moves_to[i]], k.slot[moves_from[i]], 32);
+  if (any_embedded_) kids_embedded_[b.child] = uint16_t(emb_new);
 }
 
 NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
   NodeRef r;
   if (!(branch.kid_mask >> nib & 1)) return r;
-  const uint8_t* slot = kids_[branch.child].slot[nib];
-  r.len = (any_embedded_ && (kids_embedded_[branch.child] >> nib & 1)) ? slot[31] : 32;
+  const unsigned s = slot_rank(branch.kid_mask, nib);
+  const uint8_t* slot = kids_[branch.child].slot[s];
+  r.len = (any_embedded_ && (kids_embedded_[branch.child] >> s & 1)) ? slot[31] : 32;
   std::memcpy(r.bytes, slot, r.len);
   return r;
 }
@@ -146,21 +180,20 @@ NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
 void Trie::release(NodeId id) {
   Node& x = nodes_[id];
   if (x.kind == NodeKind::branch) free_kids_.push_back(x.child);
-  x.path.reset();
-  x.value.reset();
+  x.bytes.reset();
   free_nodes_.push_back(id);
 }
 
 NodeId Trie::new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value) {
   const NodeId id = alloc(NodeKind::leaf);
-  nodes_[id].path.assign(nib, n);
-  nodes_[id].value.assign(value);
+  nodes_[id].bytes.set_path(nib, n);
+  nodes_[id].bytes.set_value(value);
   return id;
 }
 
 NodeId Trie::new_ext(const uint8_t* nib, size_t n, NodeId child) {
   const NodeId id = alloc(NodeKind::extension);
-  nodes_[id].path.assign(nib, n);
+  nodes_[id].bytes.set_path(nib, n);
   nodes_[id].child = child;
   return id;
 }
@@ -172,22 +205,21 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
   Node& x = nodes_[n];
   switch (x.kind) {
     case NodeKind::leaf: {
-      const size_t c = common_prefix(x.path.data(), x.path.size(), rest, rl);
-      if (c == x.path.size() && c == rl) {
-        if (same(x.value, value)) return {n, false};
-        x.value.assign(value);
+      const size_t c = common_prefix(x.bytes.path_data(), x.bytes.path_size(), rest, rl);
+      if (c == x.bytes.path_size() && c == rl) {
+        if (same(x.bytes.value(), value)) return {n, false};
+        x.bytes.set_value(value);
         x.dirty = true;
         return {n, true};
       }
       const NodeId b = alloc(NodeKind::branch);
       Node& leaf = nodes_[n];
-      if (c == leaf.path.size()) {
-        nodes_[b].value = std::move(leaf.value);
-        nodes_[b].has_value = !nodes_[b].value.empty();
+      if (c == leaf.bytes.path_size()) {
+        set_branch_value(nodes_[b], leaf.bytes.value());
         release(n);
       } else {
-        const uint8_t nib = leaf.path[c];
-        leaf.path.erase_prefix(c + 1);
+        const uint8_t nib = leaf.bytes.path()[c];
+        leaf.bytes.erase_path_prefix(c + 1);
         leaf.dirty = true;
         set_kid(b, nib, n);
       }
@@ -196,8 +228,8 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       return {c ? new_ext(rest, c, b) : b, true};
     }
     case NodeKind::extension: {
-      const size_t c = common_prefix(x.path.data(), x.path.size(), rest, rl);
-      if (c == x.path.size()) {
+      const size_t c = common_prefix(x.bytes.path_data(), x.bytes.path_size(), rest, rl);
+      if (c == x.bytes.path_size()) {
         const Result r = insert(x.child, key, klen, pos + c, value);
         if (!r.changed) return {n, false};
         Node& e = nodes_[n];
@@ -207,12 +239,12 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       }
       const NodeId b = alloc(NodeKind::branch);
       Node& e = nodes_[n];
-      const uint8_t nib = e.path[c];
-      if (c + 1 == e.path.size()) {
-        set_kid(b, nib, e.child);
+      const uint8_t nib = e.bytes.path()[c];
+      if (c + 1 == e.bytes.path_size()) {
+        set_kid(b, nib, e.child, ext_child_ref(e));  // (the ref is used only when the child is clean)
         release(n);
       } else {
-        e.path.erase_prefix(c + 1);
+        e.bytes.erase_path_prefix(c + 1);
         e.dirty = true;
         set_kid(b, nib, n);
       }
@@ -222,7 +254,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
     }
     case NodeKind::branch: {
       if (rl == 0) {
-        if (same(x.value, value)) return {n, false};
+        if (same(x.bytes.value(), value)) return {n, false};
         set_branch_value(x, value);
         x.dirty = true;
         return {n, true};
@@ -245,13 +277,13 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
   Node& x = nodes_[n];
   switch (x.kind) {
     case NodeKind::leaf: {
-      if (x.path.size() != rl || (rl && std::memcmp(x.path.data(), rest, rl) != 0)) return {n, false};
+      if (x.bytes.path_size() != rl || (rl && std::memcmp(x.bytes.path_data(), rest, rl) != 0)) return {n, false};
       release(n);
       return {kNoNode, true};
     }
     case NodeKind::extension: {
-      const size_t pl = x.path.size();
-      if (rl < pl || std::memcmp(x.path.data(), rest, pl) != 0) return {n, false};
+      const size_t pl = x.bytes.path_size();
+      if (rl < pl || std::memcmp(x.bytes.path_data(), rest, pl) != 0) return {n, false};
       const Result r = remove(x.child, key, klen, pos + pl);
       if (!r.changed) return {n, false};
       assert(r.id != kNoNode);  // the child was a branch with >= 2 slots
@@ -260,8 +292,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
     case NodeKind::branch: {
       if (rl == 0) {
         if (!x.has_value) return {n, false};
-        x.value.clear();
-        x.has_value = false;
+        set_branch_value(x, {});
       } else {
         const Result r = remove(kids(n).id[rest[0]], key, klen, pos + 1);
         if (!r.changed) return {n, false};
@@ -286,16 +317,21 @@ Trie::Result Trie::collapse_branch(NodeId n) {
   }
   if (last < 0) {  // value only: a leaf with an empty path
     const NodeId l = alloc(NodeKind::leaf);
-    nodes_[l].value = std::move(nodes_[n].value);
+    nodes_[l].bytes.set_value(nodes_[n].bytes.value());
     release(n);
     return {l, true};
   }
   const NodeId c = k.id[last];
+  const NodeRef c_ref = kid_ref(nodes_[n], unsigned(last));  // (meaningful only when c is clean)
   release(n);
   Node& cn = nodes_[c];
   const uint8_t nib = uint8_t(last);
-  if (cn.kind == NodeKind::branch) return {new_ext(&nib, 1, c), true};
-  cn.path.prepend(&nib, 1);
+  if (cn.kind == NodeKind::branch) {
+    const NodeId e = new_ext(&nib, 1, c);
+    if (!nodes_[c].dirty) nodes_[e].bytes.set_value(c_ref.bytes, c_ref.len);  // an extension's value: its clean child's ref
+    return {e, true};
+  }
+  cn.bytes.prepend_path(&nib, 1);
   cn.dirty = true;
   return {c, true};
 }
@@ -312,7 +348,7 @@ Trie::Result Trie::relink_extension(NodeId e, NodeId child) {
     x.dirty = true;
     return {e, true};
   }
-  c.path.prepend(x.path.data(), x.path.size());  // merge short nodes
+  c.bytes.prepend_path(x.bytes.path_data(), x.bytes.path_size());  // merge short nodes
   c.dirty = true;
   release(e);
   return {child, true};
@@ -428,7 +464,18 @@ struct BatchCursor {
   NodeId ext_child;      // extension: its child's new id
   uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
   bool leaf_result;      // not descended: result is a leaf (logged without reading its line again)
+  uint16_t kid_mask_before = 0;    // descended branch: its kid_mask before this batch
+  uint16_t dirty_mask_before = 0;  // descended branch: its dirty_mask before this batch
+  uint16_t visited_bits = 0;       // descended branch: the children with a cursor below
+  bool dirty_before = false;       // descended branch: its dirty flag before this batch
+  bool branch = false;             // descended into a branch (else an extension)
+  // Descended branch: the bottom-up pass must write its node (the optimistic marks of the
+  // descent -- dirty, dirty_mask |= visited_bits -- are not the outcome).
+  bool needs_fixup() const {  // (branch cursors)
+    return !changed || dirty_bits != visited_bits || gone_bits != 0 || (dirty_bits & ~kid_mask_before) != 0;
+  }
 };
+static_assert(sizeof(BatchCursor) <= 56);
 
 struct BatchScratch {
   std::vector<std::vector<BatchCursor>> levels;
@@ -474,10 +521,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       if (i + kBatchAhead < level.size() && level[i + kBatchAhead].n != kNoNode) {
         const Node& f = nodes_[level[i + kBatchAhead].n];  // its line 0 was requested above
         if (f.kind == NodeKind::branch) __builtin_prefetch(&kids_[f.child].id);
-        else {  // lines 1 and 2: the inline path and value (not through value.data(): line 2)
-          __builtin_prefetch(reinterpret_cast<const char*>(&f) + 64);
-          if (f.kind == NodeKind::leaf) __builtin_prefetch(reinterpret_cast<const char*>(&f) + 128);
-        }
+        else __builtin_prefetch(reinterpret_cast<const char*>(&f) + 64);  // line 1: the rest of the path, the value
       }
       BatchCursor& c = level[i];
       const uint32_t ci = uint32_t(i);
@@ -485,11 +529,12 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         const Node& x = nodes_[c.n];
         if (x.kind == NodeKind::extension) {
           // Every key of [lo, hi) goes below when the first and the last do (sorted keys).
-          const size_t pl = x.path.size();
+          const size_t pl = x.bytes.path_size();
+          const uint8_t* path = x.bytes.path_data();
           auto follows = [&](size_t w) {
             if (key_nibbles(w) < c.pos + pl) return false;
             for (size_t j = 0; j < pl; ++j)
-              if (nibble(w, c.pos + j) != x.path[j]) return false;
+              if (nibble(w, c.pos + j) != path[j]) return false;
             return true;
           };
           if (follows(c.lo) && follows(c.hi - 1)) {
@@ -500,13 +545,26 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
           c.descended = true;
           const Kids& k = kids_[x.child];
+          c.kid_mask_before = x.kid_mask;
+          c.dirty_mask_before = x.dirty_mask;
+          c.dirty_before = x.dirty;
+          c.branch = true;
+          uint16_t visited = 0;
           for (uint32_t w = c.lo; w < c.hi;) {
             const uint8_t nb = nibble(w, c.pos);
             uint32_t e = w + 1;
             while (e < c.hi && nibble(e, c.pos) == nb) ++e;
             next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0, false});
+            visited = uint16_t(visited | (1u << nb));
             w = e;
           }
+          c.visited_bits = visited;
+          // Marked dirty now, while its line is in cache, as if every visited child changed
+          // (the usual outcome); the bottom-up pass writes the node again only when the
+          // outcome differs (needs_fixup), restoring the flags from the *_before fields.
+          Node& xm = nodes_[c.n];
+          xm.dirty = true;
+          xm.dirty_mask = uint16_t(xm.dirty_mask | visited);
           continue;
         }
       }
@@ -534,25 +592,44 @@ void Trie::apply_sorted(std::span<const Write> writes) {
   for (size_t d = depth + 1; d-- > 0;) {
     auto& level = sc.levels[d];
     for (size_t i = 0; i < level.size(); ++i) {
-      if (i + kBatchAhead < level.size() && level[i + kBatchAhead].descended) __builtin_prefetch(&nodes_[level[i + kBatchAhead].n], 1);
+      if (i + kBatchAhead < level.size()) {  // (its children are done: needs_fixup() is final)
+        const BatchCursor& f = level[i + kBatchAhead];
+        if (f.descended && (!f.branch || f.needs_fixup())) __builtin_prefetch(&nodes_[f.n], 1);
+      }
       BatchCursor& c = level[i];
-      if (!c.changed) continue;
+      if (!c.changed) {
+        if (c.descended && c.branch) {  // nothing below changed: undo the marks
+          nodes_[c.n].dirty = c.dirty_before;
+          nodes_[c.n].dirty_mask = c.dirty_mask_before;
+        }
+        continue;
+      }
+      // Where this position's ref goes (DirtyRecord::nib): the parent extension, the root, or
+      // its slot in the parent branch, at its rank under the parent's final kid_mask. The
+      // parent's children are processed in nibble order, so every child below this one has
+      // already added its bit to the parent's dirty_bits / gone_bits (the bits below are final).
+      uint32_t ref_at = d == 0 ? kNoNode : sc.levels[d - 1][c.parent].n;
+      if (c.parent_kids != kNoNode) {
+        const BatchCursor& p = sc.levels[d - 1][c.parent];
+        ref_at = slot_rank((p.kid_mask_before | p.dirty_bits) & ~uint32_t(p.gone_bits), c.nib);
+      }
       if (c.descended) {
-        Node& x = nodes_[c.n];
-        if (x.kind == NodeKind::extension) {
+        if (c.branch && !c.needs_fixup()) {
+          c.result = c.n;  // marked in the descent: dirty, dirty_mask = before | dirty_bits, kid_mask unchanged
+        } else if (Node& x = nodes_[c.n]; !c.branch) {
           c.result = relink_extension(c.n, c.ext_child).id;
           logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
         } else {
           x.dirty = true;
-          x.dirty_mask = uint16_t((x.dirty_mask | c.dirty_bits) & ~c.gone_bits);
-          x.kid_mask = uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits);
+          x.dirty_mask = uint16_t((c.dirty_mask_before | c.dirty_bits) & ~c.gone_bits);
+          remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
           logging &= c.result == c.n;
         }
-        if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, c.nib, c.height});
+        if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, ref_at, c.height});
       } else if (logging && c.result != kNoNode) {
-        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, c.nib, 0});  // height 0
-        else c.height = log_subtree(c.result, c.parent_kids, c.nib);
+        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, ref_at, 0});  // height 0
+        else c.height = log_subtree(c.result, c.parent_kids, ref_at);
       }
       if (d == 0) {
         root_ = c.result;
@@ -582,19 +659,19 @@ void Trie::apply_sorted(std::span<const Write> writes) {
   if (writes.size() > kKeepCursorWrites) sc.levels = {};  // a bulk load's cursors are not kept
 }
 
-uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib) {
+uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t slot) {
   const Node& x = nodes_[n];
   assert(x.dirty);
   uint32_t h = 0;
   if (x.kind == NodeKind::extension) {
-    if (nodes_[x.child].dirty) h = 1 + log_subtree(x.child, kNoNode, 0);
+    if (nodes_[x.child].dirty) h = 1 + log_subtree(x.child, kNoNode, n);
   } else if (x.kind == NodeKind::branch) {
     for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
       const uint32_t b = uint32_t(__builtin_ctz(m));
-      h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, b));
+      h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, slot_rank(x.kid_mask, b)));
     }
   }
-  dirty_log_.push_back({n, parent_kids, nib, h});
+  dirty_log_.push_back({n, parent_kids, slot, h});
   return h;
 }
 
@@ -607,16 +684,22 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
     const Node& x = nodes_[n];
     const size_t rl = nib.size() - pos;
     switch (x.kind) {
-      case NodeKind::leaf:
-        if (x.path.size() == rl && std::equal(x.path.begin(), x.path.end(), nib.begin() + long(pos))) return x.value.to_vector();
+      case NodeKind::leaf: {
+        const auto p = x.bytes.path();
+        if (p.size() == rl && std::equal(p.begin(), p.end(), nib.begin() + long(pos)))
+          return std::vector<uint8_t>(x.bytes.value().begin(), x.bytes.value().end());
         return std::nullopt;
-      case NodeKind::extension:
-        if (rl < x.path.size() || !std::equal(x.path.begin(), x.path.end(), nib.begin() + long(pos))) return std::nullopt;
-        pos += x.path.size();
+      }
+      case NodeKind::extension: {
+        const auto p = x.bytes.path();
+        if (rl < p.size() || !std::equal(p.begin(), p.end(), nib.begin() + long(pos))) return std::nullopt;
+        pos += p.size();
         n = x.child;
         break;
+      }
       case NodeKind::branch:
-        if (rl == 0) return x.value.empty() ? std::nullopt : std::optional(x.value.to_vector());
+        if (rl == 0)
+          return !x.has_value ? std::nullopt : std::optional(std::vector<uint8_t>(x.bytes.value().begin(), x.bytes.value().end()));
         n = kids(n).id[nib[pos++]];
         break;
     }
@@ -626,19 +709,19 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
 
 size_t Trie::encoded_bound(const Node& x) const {
   if (x.kind != NodeKind::branch) return encoded_size(x);
-  assert(x.has_value == !x.value.empty());
-  return kBranchMaxFixed + (!x.has_value ? 0 : st::kernels::rlp_string_size(x.value.data(), x.value.size()));
+  assert(x.has_value == (x.bytes.value_size() != 0));
+  return kBranchMaxFixed + (!x.has_value ? 0 : st::kernels::rlp_string_size(x.bytes.value_data(), x.bytes.value_size()));
 }
 
 size_t Trie::encoded_size(const Node& x) const {
   switch (x.kind) {
-    case NodeKind::leaf: return leaf_size(x.path.size(), x.value.data(), x.value.size());
-    case NodeKind::extension: return extension_size(x.path.size(), nodes_[x.child].ref);
+    case NodeKind::leaf: return leaf_size(x.bytes.path_size(), x.bytes.value_data(), x.bytes.value_size());
+    case NodeKind::extension: return extension_size(x.bytes.path_size(), ext_child_ref(x));
     case NodeKind::branch: {
       assert(x.dirty_mask == 0);  // children committed first
       NodeRef refs[16];
       for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
-      return branch_size(refs, x.value.data(), x.value.size());
+      return branch_size(refs, x.bytes.value_data(), x.bytes.value_size());
     }
   }
   return 0;
@@ -646,12 +729,13 @@ size_t Trie::encoded_size(const Node& x) const {
 
 uint8_t* Trie::put_encoding(const Node& x, uint8_t* out) const {
   switch (x.kind) {
-    case NodeKind::leaf: return put_leaf_nibbles(out, x.path.data(), x.path.size(), x.value.data(), x.value.size());
-    case NodeKind::extension: return put_extension_nibbles(out, x.path.data(), x.path.size(), nodes_[x.child].ref);
+    case NodeKind::leaf:
+      return put_leaf_nibbles(out, x.bytes.path_data(), x.bytes.path_size(), x.bytes.value_data(), x.bytes.value_size());
+    case NodeKind::extension: return put_extension_nibbles(out, x.bytes.path_data(), x.bytes.path_size(), ext_child_ref(x));
     case NodeKind::branch: {
       NodeRef refs[16];
       for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
-      return put_branch(out, refs, x.value.data(), x.value.size());
+      return put_branch(out, refs, x.bytes.value_data(), x.bytes.value_size());
     }
   }
   return out;
@@ -661,8 +745,8 @@ NodeView Trie::view(NodeId id) const {
   const Node& x = nodes_[id];
   NodeView v;
   v.kind = x.kind;
-  v.path = x.path;
-  v.value = x.value;
+  if (x.kind != NodeKind::branch) v.path = x.bytes.path();
+  if (x.kind != NodeKind::extension) v.value = x.bytes.value();  // (an extension's value bytes are its child's ref)
   if (x.kind == NodeKind::extension) v.child = x.child;
   if (x.kind == NodeKind::branch) v.children = kids_[x.child].id;
   else v.children.fill(kNoNode);
@@ -675,13 +759,20 @@ void Trie::encode(NodeId id, std::vector<uint8_t>* out) const {
   put_encoding(x, out->data());
 }
 
+NodeRef Trie::ref(NodeId id) const {
+  if (id == root_) return root_ref_;
+  std::vector<uint8_t> enc;
+  encode(id, &enc);
+  return make_ref(enc.data(), enc.size());
+}
+
 namespace {
 
 struct CommitItem {
   void* t;  // Trie*
   NodeId id;
   uint32_t parent_kids;  // the parent branch's children block (kNoNode: root or extension child)
-  uint32_t nib;          // slot in that block
+  uint32_t nib;          // slot in that block; with parent_kids == kNoNode: the parent extension's id (kNoNode: the root)
 };
 
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
@@ -690,13 +781,12 @@ struct CommitScratch {
   std::vector<uint8_t> buf;
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
-  std::vector<NodeRef*> targets;  // the node's own ref
   struct ParentSlot {
-    void* t;       // Trie* (null: no parent branch)
-    uint32_t kids;  // the parent branch's children block
-    uint32_t nib;
+    void* t;        // Trie*
+    uint32_t kids;  // the parent branch's children block (kNoNode: see nib)
+    uint32_t nib;   // its slot; with kids == kNoNode: the parent extension's id, or kNoNode for the root
   };
-  std::vector<ParentSlot> parent_targets;  // the slot caching the ref in its parent's children block
+  std::vector<ParentSlot> parent_targets;  // where each hashed node's ref goes (Trie::store_ref)
   std::vector<uint8_t> digests;
 };
 
@@ -744,7 +834,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     auto& l0 = level_at(0);
     l0.clear();
     for (Trie* t : tries)
-      if (t->dirty()) l0.push_back({t, t->root_, kNoNode, 0});
+      if (t->dirty()) l0.push_back({t, t->root_, kNoNode, kNoNode});
     depths = l0.empty() ? 0 : 1;
   }
   for (Trie* t : tries) {
@@ -772,12 +862,12 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       Trie* t = static_cast<Trie*>(it.t);
       const Node& x = t->nodes_[it.id];
       if (x.kind == NodeKind::extension) {
-        if (t->nodes_[x.child].dirty) next.push_back({t, x.child, kNoNode, 0});
+        if (t->nodes_[x.child].dirty) next.push_back({t, x.child, kNoNode, it.id});
       } else if (x.kind == NodeKind::branch && x.dirty_mask) {
         const Kids& k = t->kids_[x.child];
         for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
           const uint32_t nib = uint32_t(__builtin_ctz(m));
-          next.push_back({t, k.id[nib], x.child, nib});
+          next.push_back({t, k.id[nib], x.child, slot_rank(x.kid_mask, nib)});
         }
       }
     }
@@ -795,16 +885,16 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
       st.keccak_calls += sc.msgs.size();
       for (size_t i = 0; i < sc.msgs.size(); ++i) {
-        NodeRef* r = sc.targets[i];
-        r->len = 32;
-        std::memcpy(r->bytes, sc.digests.data() + 32 * i, 32);
-        if (const auto& ps = sc.parent_targets[i]; ps.t) static_cast<Trie*>(ps.t)->store_kid_ref(ps.kids, ps.nib, *r);
+        NodeRef r;
+        r.len = 32;
+        std::memcpy(r.bytes, sc.digests.data() + 32 * i, 32);
+        const auto& ps = sc.parent_targets[i];
+        static_cast<Trie*>(ps.t)->store_ref(ps.kids, ps.nib, r);
         st.keccak_bytes += sc.lens[i];
       }
     }
     sc.msgs.clear();
     sc.lens.clear();
-    sc.targets.clear();
     sc.parent_targets.clear();
     *total = 0;
   };
@@ -825,13 +915,11 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         const Trie* ft = static_cast<const Trie*>(f.t);
         const Node& fx = ft->nodes_[f.id];
         if (fx.kind == NodeKind::branch) {
-          // the slot lines holding a present child (slot pair j = line 1 + j), nothing else
+          // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
           const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
-          for (uint32_t pairs = (fx.kid_mask | (fx.kid_mask >> 1)) & 0x5555u; pairs; pairs &= pairs - 1)
-            __builtin_prefetch(kb + 64 + 32 * std::countr_zero(pairs));
-        } else if (fx.kind == NodeKind::leaf) {  // lines 1 and 2: the inline path and value
+          for (int j = 0, lines = (std::popcount(fx.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+        } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
           __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 64);
-          __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 128);
         }
       }
       const CommitItem& it = level[i];
@@ -846,8 +934,8 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
 #ifndef NDEBUG
         for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
 #endif
-        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & x.kid_mask : 0;
-        out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.value.data(), x.value.size(), &end)
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
+        out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
                           : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
         x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
       } else {
@@ -856,13 +944,14 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       const size_t len = size_t(end - out);
       total = size_t(end - sc.buf.data());
       x.dirty = false;
-      // The new ref goes to the node and straight into the parent's children block (no
-      // separate publish pass re-reading this depth's nodes).
-      const bool has_parent = it.parent_kids != kNoNode;
+      // The new ref goes straight to where the parent reads it (its children block, the
+      // parent extension, or the trie's root ref; no separate publish pass re-reading this
+      // depth's nodes).
       if (len < 32) {
-        x.ref.len = uint8_t(len);
-        std::memcpy(x.ref.bytes, out, len);
-        if (has_parent) t->store_kid_ref(it.parent_kids, it.nib, x.ref);
+        NodeRef r;
+        r.len = uint8_t(len);
+        std::memcpy(r.bytes, out, len);
+        t->store_ref(it.parent_kids, it.nib, r);
         if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
           ++st.keccak_calls;
           st.keccak_bytes += len;
@@ -870,8 +959,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
         }
       } else {
         sc.lens.push_back(len);
-        sc.targets.push_back(&x.ref);
-        sc.parent_targets.push_back({has_parent ? t : nullptr, it.parent_kids, it.nib});
+        sc.parent_targets.push_back({t, it.parent_kids, it.nib});
         sc.msgs.push_back(reinterpret_cast<const uint8_t*>(size_t(out - sc.buf.data())));  // offset for now
         capture_node(capture, out, len);
         if (sc.msgs.size() == kHashChunk) flush(&total);
@@ -898,7 +986,7 @@ Hash32 Trie::root_hash(CommitStats* stats, NodeCapture* capture) {
   Trie* self = this;
   commit_many(std::span<Trie* const>(&self, 1), stats, capture);
   if (root_ == kNoNode) return kEmptyRoot;
-  return root_hash_of(nodes_[root_].ref);
+  return root_hash_of(root_ref_);
 }
 
 }  // namespace st::mpt

@@ -3,8 +3,8 @@
 //
 // Nodes live in a chunked arena (chunked_arena.h: growth never moves a node, ids are stable) with
 // free lists; a branch's 16 child ids and its children's refs live in a second chunked arena
-// (Kids, layout below). Every node caches its
-// NodeRef; a structural change marks the node and all its ancestors dirty (each update
+// (Kids, layout below). A committed node's NodeRef is kept where its parent reads it (the
+// parent's children slot; see Node); a structural change marks the node and all its ancestors dirty (each update
 // returns "changed" up the recursion). commit() collects the dirty nodes by depth and
 // encodes + hashes them one depth at a time, deepest first, with one keccak256_batch call
 // per depth; commit_many() does this for several tries at once (all storage tries of a
@@ -18,6 +18,7 @@
 #pragma once
 
 #include "engine/mpt/chunked_arena.h"
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -25,7 +26,7 @@
 
 #include "engine/mpt/builder.h"
 #include "engine/mpt/node_source.h"
-#include "engine/mpt/small_bytes.h"
+#include "engine/mpt/node_bytes.h"
 
 namespace st::mpt {
 
@@ -73,25 +74,32 @@ class Trie final : public NodeSource {
   NodeId root_id() const override { return root_; }
   bool committed() const override { return !dirty(); }
   NodeView view(NodeId id) const override;
-  NodeRef ref(NodeId id) const override { return nodes_[id].ref; }
+  NodeRef ref(NodeId id) const override;  // re-encodes the node (nodes cache no ref)
   void encode(NodeId id, std::vector<uint8_t>* out) const override;
 
  private:
-  // One node = three 64-byte lines (alignas(64), arena chunks are 64-byte aligned): line 0
-  // holds everything a walk or the commit's collect pass reads of a branch or extension
-  // (kind, dirty flags, child, ref); a leaf's inline path fills line 1, its value line 2.
+  // One node = two 64-byte lines (alignas(64), arena chunks are 64-byte aligned):
+  //
+  //   Node (128 B):  kind | dirty | dirty_mask | child | has_value | kid_mask   (bytes 0-11)
+  //                  bytes: value_len | path_len | path nibbles, then value      (12-127, node_bytes.h)
+  //
+  // Line 0 holds everything a walk or the commit's collect pass reads of a branch (kind,
+  // dirty flags, masks, child); a secure leaf's path and value (<= 64 + 33 bytes) fill the
+  // rest of line 0 and line 1. Nodes cache no ref: a committed node's ref lives where its
+  // parent reads it -- the parent branch's children slot, the parent extension's value
+  // bytes (an extension's value is its child's ref, valid while the child is clean), or
+  // root_ref_ for the root.
   struct alignas(64) Node {
     NodeKind kind = NodeKind::leaf;
     bool dirty = true;
     uint16_t dirty_mask = 0;     // branch: children that are dirty (commit descends only into those)
     NodeId child = kNoNode;      // extension: child; branch: index of its children block
-    bool has_value = false;      // branch: value non-empty (line 0: encoding a branch never reads line 2 when false)
-    uint16_t kid_mask = 0;       // branch: its non-empty child slots (bit i <=> kids.id[i] != kNoNode); the
-                                 // commit reads (and prefetches) only those slots' ref lines
-    NodeRef ref;
-    SmallBytes<64> path;   // nibbles (leaf, extension); a secure key's 64 fit inline
-    SmallBytes<40> value;  // leaf value / branch value; storage values (<= 33) fit inline
+    bool has_value = false;      // branch: value non-empty
+    uint16_t kid_mask = 0;       // branch: its non-empty children (bit i <=> kids.id[i] != kNoNode); the
+                                 // commit reads (and prefetches) only their popcount(kid_mask) dense slots
+    NodeBytes bytes;             // leaf: path + value; extension: path + child ref; branch: value
   };
+  static_assert(sizeof(Node) == 128, "a node is two cache lines");
   struct Result {
     NodeId id;
     bool changed;
@@ -102,31 +110,50 @@ class Trie final : public NodeSource {
   NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
   NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
   static void set_branch_value(Node& b, std::span<const uint8_t> value) {
-    b.value.assign(value);
+    b.bytes.set_value(value);
     b.has_value = !value.empty();
   }
-  // A branch's children: ids (line 0) and their committed refs cached next to them
-  // (encoding a branch reads one block instead of 16 scattered nodes), one aligned 32-byte
-  // slot per child, two per line, so a branch with few children is encoded from few lines:
+  // The committed ref of an extension's child (its value bytes; valid while the child is clean).
+  static NodeRef ext_child_ref(const Node& e) {
+    NodeRef r;
+    r.len = uint8_t(e.bytes.value_size());
+    std::memcpy(r.bytes, e.bytes.value_data(), r.len);
+    return r;
+  }
+  // Stores a freshly committed ref where the parent reads it: children slot nib (a rank) of
+  // block parent_kids; else (parent_kids == kNoNode) the value of extension `nib`, or root_ref_
+  // when nib == kNoNode.
+  void store_ref(uint32_t parent_kids, uint32_t nib, const NodeRef& r) {
+    if (parent_kids != kNoNode) store_kid_ref(parent_kids, nib, r);
+    else if (nib != kNoNode) nodes_[nib].bytes.set_value(r.bytes, r.len);
+    else root_ref_ = r;
+  }
+  // A branch's children: ids (line 0, by nibble) and their committed refs cached next to
+  // them (encoding a branch reads one block instead of 16 scattered nodes), one aligned
+  // 32-byte slot per *present* child, packed in nibble order (dense), two per line, so a
+  // branch with c children is encoded from ceil(c / 2) slot lines:
   //
-  //   Kids (576 B, 9 lines):  line 0: id[0..15] (u32, kNoNode = empty)
+  //   Kids (576 B, 9 lines):  line 0: id[0..15] (u32 by nibble, kNoNode = empty)
   //                           line 1 + j: slot[2j] | slot[2j+1]      (j = 0..7)
-  //   slot i (32 B):  a hash ref: its 32 bytes;  an embedded ref (len 1..31, bit i of
+  //   slot s (32 B):  a hash ref: its 32 bytes;  an embedded ref (len 1..31, bit s of
   //                   kids_embedded_[block] set): bytes[0..len) and len in byte 31
   //
-  // Invariants: slot i is meaningful only while bit i of the branch's kid_mask is set; for
-  // a clean child it holds the child's ref; the branch node's dirty_mask marks the dirty
-  // children (their slots are written when the commit hashes them).
+  // Invariants: the child at nibble i uses slot rank(kid_mask, i) = the number of present
+  // children below i; slots at and above popcount(kid_mask) are unused. For a clean child
+  // the slot holds the child's ref; the branch node's dirty_mask marks the dirty children
+  // (their slots are written when the commit hashes them). A change of kid_mask moves the
+  // kept clean children's slots (and embedded bits) to their new ranks (remask).
   struct alignas(64) Kids {
     std::array<NodeId, 16> id;
     uint8_t slot[16][32];
   };
   Kids& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
   const Kids& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
-  // Writes a child's ref (non-empty) into slot nib of children block k.
-  void store_kid_ref(uint32_t k, unsigned nib, const NodeRef& r) {
-    const uint16_t bit = uint16_t(1u << nib);
-    uint8_t* slot = kids_[k].slot[nib];
+  static unsigned slot_rank(uint32_t kid_mask, unsigned nib) { return unsigned(std::popcount(kid_mask & ((1u << nib) - 1))); }
+  // Writes a child's ref (non-empty) into slot s (a rank, not a nibble) of children block k.
+  void store_kid_ref(uint32_t k, unsigned s, const NodeRef& r) {
+    const uint16_t bit = uint16_t(1u << s);
+    uint8_t* slot = kids_[k].slot[s];
     if (r.len == 32) {
       std::memcpy(slot, r.bytes, 32);
       if (any_embedded_) kids_embedded_[k] &= uint16_t(~bit);  // (else every bit is 0 already)
@@ -139,7 +166,11 @@ class Trie final : public NodeSource {
   }
   // The ref of child slot nib of a branch node (empty when the slot is).
   NodeRef kid_ref(const Node& branch, unsigned nib) const;
-  void set_kid(NodeId branch, unsigned nib, NodeId child);
+  // Links child into slot nib; a clean child's ref (clean_ref) goes into the slot.
+  void set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref = NodeRef{});
+  // Sets branch b's kid_mask to m, moving the slots of the children kept clean (in both
+  // masks, not in b.dirty_mask) to their new ranks; the other slots are left undefined.
+  void remask(Node& b, uint16_t m);
 
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
   Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
@@ -162,10 +193,10 @@ class Trie final : public NodeSource {
   struct DirtyRecord {
     NodeId id;
     uint32_t parent_kids;  // kNoNode: the root, or an extension's child
-    uint32_t nib;
+    uint32_t nib;          // the slot (rank) in parent_kids; parent_kids == kNoNode: the parent extension's id (kNoNode: the root)
     uint32_t height;
   };
-  uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t nib);  // returns its height
+  uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t slot);  // returns its height
   std::vector<DirtyRecord> dirty_log_;
   bool dirty_log_valid_ = false;
 
@@ -179,6 +210,7 @@ class Trie final : public NodeSource {
   std::vector<NodeId> free_nodes_;
   std::vector<uint32_t> free_kids_;
   NodeId root_ = kNoNode;
+  NodeRef root_ref_;  // the root's committed ref (valid while the root is clean)
   std::vector<uint8_t> nib_scratch_;
 };
 
