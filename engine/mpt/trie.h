@@ -19,6 +19,7 @@
 
 #include "engine/mpt/chunked_arena.h"
 #include <bit>
+#include <cassert>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -220,6 +221,7 @@ class Trie final : public NodeSource {
   void log_node(NodeId n, uint32_t parent_kids, uint32_t slot, uint32_t height) {
     const Node& x = nodes_[n];
     const bool plain_branch = x.kind == NodeKind::branch && !x.has_value;
+    assert(height <= 0xffff);  // (keys of at most kMaxKeyBytes: heights <= 2 * kMaxKeyBytes + 1)
     dirty_log_.push_back({n, parent_kids, slot, plain_branch ? x.child : kNoNode, uint16_t(height), plain_branch ? x.kid_mask : uint16_t(0)});
   }
   uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t slot);  // returns its height
