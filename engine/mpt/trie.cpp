@@ -106,7 +106,8 @@ NodeId Trie::alloc(NodeKind kind) {
   }
   Node& x = nodes_[id];
   x.kind = kind;
-  x.dirty = true;
+  x.epoch = epoch_;
+  x.dirty_mask = 0;
   if (kind == NodeKind::branch) {
     uint32_t k;
     if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
@@ -122,6 +123,7 @@ NodeId Trie::alloc(NodeKind kind) {
 
 void Trie::set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref) {
   Node& b = nodes_[branch];
+  mark_dirty(b);  // (every caller marks the branch dirty; first, so its dirty_mask is not stale)
   Kids& k = kids_[b.child];
   k.id[nib] = child;
   const uint16_t bit = uint16_t(1u << nib);
@@ -130,7 +132,7 @@ void Trie::set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& cle
     remask(b, uint16_t(b.kid_mask & ~bit));
     return;
   }
-  if (nodes_[child].dirty) {
+  if (is_dirty(nodes_[child])) {
     b.dirty_mask |= bit;
     remask(b, uint16_t(b.kid_mask | bit));
   } else {
@@ -144,6 +146,7 @@ void Trie::set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& cle
 void Trie::remask(Node& b, uint16_t m) {
   const uint16_t old = b.kid_mask;
   if (m == old) return;
+  assert(is_dirty(b));  // (its dirty_mask is current)
   b.kid_mask = m;
   Kids& k = kids_[b.child];
   const uint32_t keep = old & m & ~uint32_t(b.dirty_mask);
@@ -209,7 +212,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       if (c == x.bytes.path_size() && c == rl) {
         if (same(x.bytes.value(), value)) return {n, false};
         x.bytes.set_value(value);
-        x.dirty = true;
+        mark_dirty(x);
         return {n, true};
       }
       const NodeId b = alloc(NodeKind::branch);
@@ -220,7 +223,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       } else {
         const uint8_t nib = leaf.bytes.path()[c];
         leaf.bytes.erase_path_prefix(c + 1);
-        leaf.dirty = true;
+        mark_dirty(leaf);
         set_kid(b, nib, n);
       }
       if (c == rl) set_branch_value(nodes_[b], value);
@@ -234,7 +237,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         if (!r.changed) return {n, false};
         Node& e = nodes_[n];
         e.child = r.id;
-        e.dirty = true;
+        mark_dirty(e);
         return {n, true};
       }
       const NodeId b = alloc(NodeKind::branch);
@@ -245,7 +248,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
         release(n);
       } else {
         e.bytes.erase_path_prefix(c + 1);
-        e.dirty = true;
+        mark_dirty(e);
         set_kid(b, nib, n);
       }
       if (c == rl) set_branch_value(nodes_[b], value);
@@ -256,14 +259,14 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       if (rl == 0) {
         if (same(x.bytes.value(), value)) return {n, false};
         set_branch_value(x, value);
-        x.dirty = true;
+        mark_dirty(x);
         return {n, true};
       }
       const uint8_t nib = rest[0];
       const Result r = insert(kids(n).id[nib], key, klen, pos + 1, value);
       if (!r.changed) return {n, false};
       set_kid(n, nib, r.id);
-      nodes_[n].dirty = true;
+      mark_dirty(nodes_[n]);
       return {n, true};
     }
   }
@@ -298,7 +301,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
         if (!r.changed) return {n, false};
         set_kid(n, rest[0], r.id);
       }
-      nodes_[n].dirty = true;
+      mark_dirty(nodes_[n]);
       return collapse_branch(n);
     }
   }
@@ -328,11 +331,11 @@ Trie::Result Trie::collapse_branch(NodeId n) {
   const uint8_t nib = uint8_t(last);
   if (cn.kind == NodeKind::branch) {
     const NodeId e = new_ext(&nib, 1, c);
-    if (!nodes_[c].dirty) nodes_[e].bytes.set_value(c_ref.bytes, c_ref.len);  // an extension's value: its clean child's ref
+    if (!is_dirty(nodes_[c])) nodes_[e].bytes.set_value(c_ref.bytes, c_ref.len);  // an extension's value: its clean child's ref
     return {e, true};
   }
   cn.bytes.prepend_path(&nib, 1);
-  cn.dirty = true;
+  mark_dirty(cn);
   return {c, true};
 }
 
@@ -345,11 +348,11 @@ Trie::Result Trie::relink_extension(NodeId e, NodeId child) {
   Node& c = nodes_[child];
   if (c.kind == NodeKind::branch) {
     x.child = child;
-    x.dirty = true;
+    mark_dirty(x);
     return {e, true};
   }
   c.bytes.prepend_path(x.bytes.path_data(), x.bytes.path_size());  // merge short nodes
-  c.dirty = true;
+  mark_dirty(c);
   release(e);
   return {child, true};
 }
@@ -464,6 +467,7 @@ struct BatchCursor {
   NodeId ext_child;      // extension: its child's new id
   uint32_t height;       // result's height (leaf 0, else 1 + its tallest dirty child)
   bool leaf_result;      // not descended: result is a leaf (logged without reading its line again)
+  bool has_value_before = false;   // descended branch: its has_value (a descended branch's value does not change)
   uint16_t kid_mask_before = 0;    // descended branch: its kid_mask before this batch
   uint16_t dirty_mask_before = 0;  // descended branch: its dirty_mask before this batch
   uint16_t visited_bits = 0;       // descended branch: the children with a cursor below
@@ -546,8 +550,10 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           c.descended = true;
           const Kids& k = kids_[x.child];
           c.kid_mask_before = x.kid_mask;
-          c.dirty_mask_before = x.dirty_mask;
-          c.dirty_before = x.dirty;
+          c.dirty_mask_before = dirty_kids(x);
+          c.dirty_before = is_dirty(x);
+          c.has_value_before = x.has_value;
+          c.ext_child = x.child;  // (a branch cursor's ext_child: its children block, for the log)
           c.branch = true;
           uint16_t visited = 0;
           for (uint32_t w = c.lo; w < c.hi;) {
@@ -563,8 +569,8 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           // (the usual outcome); the bottom-up pass writes the node again only when the
           // outcome differs (needs_fixup), restoring the flags from the *_before fields.
           Node& xm = nodes_[c.n];
-          xm.dirty = true;
-          xm.dirty_mask = uint16_t(xm.dirty_mask | visited);
+          xm.epoch = epoch_;
+          xm.dirty_mask = uint16_t(c.dirty_mask_before | visited);
           continue;
         }
       }
@@ -599,7 +605,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
       BatchCursor& c = level[i];
       if (!c.changed) {
         if (c.descended && c.branch) {  // nothing below changed: undo the marks
-          nodes_[c.n].dirty = c.dirty_before;
+          nodes_[c.n].epoch = c.dirty_before ? epoch_ : uint16_t(0);
           nodes_[c.n].dirty_mask = c.dirty_mask_before;
         }
         continue;
@@ -620,15 +626,21 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           c.result = relink_extension(c.n, c.ext_child).id;
           logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
         } else {
-          x.dirty = true;
+          x.epoch = epoch_;
           x.dirty_mask = uint16_t((c.dirty_mask_before | c.dirty_bits) & ~c.gone_bits);
           remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
           logging &= c.result == c.n;
         }
-        if (logging && c.result != kNoNode) dirty_log_.push_back({c.result, c.parent_kids, ref_at, c.height});
+        if (logging && c.result != kNoNode) {
+          if (c.branch && !c.needs_fixup())  // from the cursor: the node line is not touched again
+            dirty_log_.push_back({c.n, c.parent_kids, ref_at, c.has_value_before ? kNoNode : c.ext_child, uint16_t(c.height),
+                                  c.has_value_before ? uint16_t(0) : c.kid_mask_before});
+          else
+            log_node(c.result, c.parent_kids, ref_at, c.height);
+        }
       } else if (logging && c.result != kNoNode) {
-        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, ref_at, 0});  // height 0
+        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, ref_at, kNoNode, 0, 0});  // height 0
         else c.height = log_subtree(c.result, c.parent_kids, ref_at);
       }
       if (d == 0) {
@@ -649,7 +661,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         p.gone_bits |= bit;
         p.child_gone = true;
       } else {
-        assert(nodes_[c.result].dirty);
+        assert(is_dirty(nodes_[c.result]));
         if (c.result != c.n) k.id[c.nib] = c.result;
         p.dirty_bits |= bit;
       }
@@ -661,17 +673,17 @@ void Trie::apply_sorted(std::span<const Write> writes) {
 
 uint32_t Trie::log_subtree(NodeId n, uint32_t parent_kids, uint32_t slot) {
   const Node& x = nodes_[n];
-  assert(x.dirty);
+  assert(is_dirty(x));
   uint32_t h = 0;
   if (x.kind == NodeKind::extension) {
-    if (nodes_[x.child].dirty) h = 1 + log_subtree(x.child, kNoNode, n);
+    if (is_dirty(nodes_[x.child])) h = 1 + log_subtree(x.child, kNoNode, n);
   } else if (x.kind == NodeKind::branch) {
-    for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
+    for (uint32_t m = dirty_kids(x); m; m &= m - 1) {
       const uint32_t b = uint32_t(__builtin_ctz(m));
       h = std::max(h, 1 + log_subtree(kids_[x.child].id[b], x.child, slot_rank(x.kid_mask, b)));
     }
   }
-  dirty_log_.push_back({n, parent_kids, slot, h});
+  log_node(n, parent_kids, slot, h);
   return h;
 }
 
@@ -718,7 +730,7 @@ size_t Trie::encoded_size(const Node& x) const {
     case NodeKind::leaf: return leaf_size(x.bytes.path_size(), x.bytes.value_data(), x.bytes.value_size());
     case NodeKind::extension: return extension_size(x.bytes.path_size(), ext_child_ref(x));
     case NodeKind::branch: {
-      assert(x.dirty_mask == 0);  // children committed first
+      assert(dirty_kids(x) == 0);  // children committed first
       NodeRef refs[16];
       for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
       return branch_size(refs, x.bytes.value_data(), x.bytes.value_size());
@@ -773,6 +785,8 @@ struct CommitItem {
   NodeId id;
   uint32_t parent_kids;  // the parent branch's children block (kNoNode: root or extension child)
   uint32_t nib;          // slot in that block; with parent_kids == kNoNode: the parent extension's id (kNoNode: the root)
+  uint32_t kids = kNoNode;  // from a batch log, a branch without a value: its children block (its node line is not read)
+  uint16_t kid_mask = 0;    // with kids: the branch's kid_mask
 };
 
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
@@ -821,13 +835,13 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
   for (Trie* t : tries) {
     if (!t->dirty()) continue;
     if (!t->dirty_log_valid_) { logged = false; break; }
-    for (const DirtyRecord& r : t->dirty_log_) max_height = std::max(max_height, r.height);
+    for (const DirtyRecord& r : t->dirty_log_) max_height = std::max(max_height, uint32_t(r.height));
   }
   if (logged) {
     for (size_t d = 0; d <= max_height; ++d) level_at(d).clear();
     for (Trie* t : tries) {
       if (!t->dirty()) continue;
-      for (const DirtyRecord& r : t->dirty_log_) sc.by_depth[max_height - r.height].push_back({t, r.id, r.parent_kids, r.nib});
+      for (const DirtyRecord& r : t->dirty_log_) sc.by_depth[max_height - r.height].push_back({t, r.id, r.parent_kids, r.nib, r.kids, r.kid_mask});
       depths = max_height + 1;
     }
   } else {
@@ -862,10 +876,10 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       Trie* t = static_cast<Trie*>(it.t);
       const Node& x = t->nodes_[it.id];
       if (x.kind == NodeKind::extension) {
-        if (t->nodes_[x.child].dirty) next.push_back({t, x.child, kNoNode, it.id});
-      } else if (x.kind == NodeKind::branch && x.dirty_mask) {
+        if (t->is_dirty(t->nodes_[x.child])) next.push_back({t, x.child, kNoNode, it.id});
+      } else if (x.kind == NodeKind::branch && t->dirty_kids(x)) {
         const Kids& k = t->kids_[x.child];
-        for (uint32_t m = x.dirty_mask; m; m &= m - 1) {
+        for (uint32_t m = t->dirty_kids(x); m; m &= m - 1) {
           const uint32_t nib = uint32_t(__builtin_ctz(m));
           next.push_back({t, k.id[nib], x.child, slot_rank(x.kid_mask, nib)});
         }
@@ -908,13 +922,15 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       // are evicted by the time its depth is encoded)
       if (i + 2 * kPrefetchAhead < level.size()) {
         const CommitItem& f = level[i + 2 * kPrefetchAhead];
-        __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
+        if (f.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
       }
       if (i + kPrefetchAhead < level.size()) {
         const CommitItem& f = level[i + kPrefetchAhead];
         const Trie* ft = static_cast<const Trie*>(f.t);
-        const Node& fx = ft->nodes_[f.id];
-        if (fx.kind == NodeKind::branch) {
+        if (f.kids != kNoNode) {  // a logged branch: its slot lines, from the record
+          const char* kb = reinterpret_cast<const char*>(&ft->kids_[f.kids]);
+          for (int j = 0, lines = (std::popcount(f.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+        } else if (const Node& fx = ft->nodes_[f.id]; fx.kind == NodeKind::branch) {
           // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
           const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
           for (int j = 0, lines = (std::popcount(fx.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
@@ -924,26 +940,40 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       }
       const CommitItem& it = level[i];
       Trie* t = static_cast<Trie*>(it.t);
-      Node& x = t->nodes_[it.id];
-      // one pass: bound, write, record (offsets, not pointers: the buffer may grow)
-      const size_t need = total + t->encoded_bound(x);
-      if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
-      uint8_t* out = sc.buf.data() + total;
+      // one pass: bound, write, record (offsets, not pointers: the buffer may grow). No node
+      // line is written (the trie's epoch bump below cleans every node), and a logged branch
+      // without a value is encoded from its record and slot lines alone.
+      uint8_t* out;
       uint8_t* end;
-      if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
+      if (it.kids != kNoNode) {
 #ifndef NDEBUG
-        for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
+        const Node& dx = t->nodes_[it.id];
+        assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
+        for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
 #endif
-        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
-        out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
-                          : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
-        x.dirty_mask = 0;  // every dirty child was committed at a deeper depth
+        const size_t need = total + kBranchMaxFixed;
+        if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
+        out = sc.buf.data() + total;
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << std::popcount(it.kid_mask)) - 1) : 0;
+        out = put_branch_slots(out, t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
       } else {
-        end = t->put_encoding(x, out);
+        const Node& x = t->nodes_[it.id];
+        const size_t need = total + t->encoded_bound(x);
+        if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
+        out = sc.buf.data() + total;
+        if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
+#ifndef NDEBUG
+          for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
+#endif
+          const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
+          out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
+                            : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
+        } else {
+          end = t->put_encoding(x, out);
+        }
       }
       const size_t len = size_t(end - out);
       total = size_t(end - sc.buf.data());
-      x.dirty = false;
       // The new ref goes straight to where the parent reads it (its children block, the
       // parent extension, or the trie's root ref; no separate publish pass re-reading this
       // depth's nodes).
@@ -969,6 +999,10 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     st.nodes_rehashed += level.size();
     ++st.depths;
   }
+  // 3. Every node of the committed tries is clean now: one epoch bump each (a trie listed
+  //    twice is bumped once: after its bump it is no longer dirty).
+  for (Trie* t : tries)
+    if (t->dirty()) t->bump_epoch();
   if (stats) {
     stats->nodes_rehashed += st.nodes_rehashed;
     stats->keccak_calls += st.keccak_calls;
@@ -979,6 +1013,15 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
   if (st.nodes_rehashed > kKeepScratchItems) {  // a bulk commit: give its per-depth lists back
     sc.by_depth = {};
     sc.buf = {};
+  }
+}
+
+void Trie::bump_epoch() {
+  if (epoch_ == UINT16_MAX) {  // wrap: no node may keep an epoch that epoch_ will reach again
+    for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].epoch = 0;
+    epoch_ = 1;
+  } else {
+    ++epoch_;
   }
 }
 

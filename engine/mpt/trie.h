@@ -19,6 +19,7 @@
 
 #include "engine/mpt/chunked_arena.h"
 #include <bit>
+#include <cassert>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -66,7 +67,7 @@ class Trie final : public NodeSource {
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
   static void commit_many(std::span<Trie* const> tries, CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
-  bool dirty() const { return root_ != kNoNode && nodes_[root_].dirty; }
+  bool dirty() const { return root_ != kNoNode && is_dirty(nodes_[root_]); }
 
   size_t live_nodes() const { return nodes_.size() - free_nodes_.size(); }
 
@@ -80,9 +81,15 @@ class Trie final : public NodeSource {
  private:
   // One node = two 64-byte lines (alignas(64), arena chunks are 64-byte aligned):
   //
-  //   Node (128 B):  kind | dirty | dirty_mask | child | has_value | kid_mask   (bytes 0-11)
+  //   Node (128 B):  kind | has_value | epoch | dirty_mask | kid_mask | child   (bytes 0-11)
   //                  bytes: value_len | path_len | path nibbles, then value      (12-127, node_bytes.h)
   //
+  // Dirty flags by epoch: a node is dirty exactly when its epoch equals the trie's epoch_
+  // (is_dirty), so a commit cleans every node at once by bumping epoch_ (no node line is
+  // written). epoch_ is never 0 and a node's epoch 0 means clean; when epoch_ would wrap,
+  // the commit first sets every node's epoch to 0 (all nodes are clean then), so a stale
+  // epoch never reads as dirty. A clean node's dirty_mask is stale: read it through
+  // dirty_kids(); mark_dirty() zeroes it when a clean branch becomes dirty.
   // Line 0 holds everything a walk or the commit's collect pass reads of a branch (kind,
   // dirty flags, masks, child); a secure leaf's path and value (<= 64 + 33 bytes) fill the
   // rest of line 0 and line 1. Nodes cache no ref: a committed node's ref lives where its
@@ -91,12 +98,12 @@ class Trie final : public NodeSource {
   // root_ref_ for the root.
   struct alignas(64) Node {
     NodeKind kind = NodeKind::leaf;
-    bool dirty = true;
-    uint16_t dirty_mask = 0;     // branch: children that are dirty (commit descends only into those)
-    NodeId child = kNoNode;      // extension: child; branch: index of its children block
     bool has_value = false;      // branch: value non-empty
+    uint16_t epoch = 0;          // dirty <=> epoch == the trie's epoch_ (0: clean)
+    uint16_t dirty_mask = 0;     // branch, while dirty: children that are dirty (commit descends only into those)
     uint16_t kid_mask = 0;       // branch: its non-empty children (bit i <=> kids.id[i] != kNoNode); the
                                  // commit reads (and prefetches) only their popcount(kid_mask) dense slots
+    NodeId child = kNoNode;      // extension: child; branch: index of its children block
     NodeBytes bytes;             // leaf: path + value; extension: path + child ref; branch: value
   };
   static_assert(sizeof(Node) == 128, "a node is two cache lines");
@@ -104,6 +111,15 @@ class Trie final : public NodeSource {
     NodeId id;
     bool changed;
   };
+  bool is_dirty(const Node& x) const { return x.epoch == epoch_; }
+  uint16_t dirty_kids(const Node& x) const { return is_dirty(x) ? x.dirty_mask : uint16_t(0); }
+  void mark_dirty(Node& x) {
+    if (x.epoch == epoch_) return;
+    x.epoch = epoch_;
+    x.dirty_mask = 0;  // (stale while clean)
+  }
+  // After a commit (every node clean): all dirty marks cleared at once.
+  void bump_epoch();
 
   NodeId alloc(NodeKind kind);
   void release(NodeId id);
@@ -190,12 +206,24 @@ class Trie final : public NodeSource {
   // the children-block slot its ref goes to and its height (leaf 0, else 1 + the tallest
   // dirty child). commit_many then hashes by height from this log instead of collecting
   // the dirty nodes again. Valid only while dirty_log_valid_ (any other write clears it).
+  //
+  // A branch without a value is logged with what its encoding needs (children block and
+  // kid_mask, final at logging time), so the commit encodes it from its slot lines without
+  // reading its node line (kids == kNoNode: read the node).
   struct DirtyRecord {
     NodeId id;
     uint32_t parent_kids;  // kNoNode: the root, or an extension's child
     uint32_t nib;          // the slot (rank) in parent_kids; parent_kids == kNoNode: the parent extension's id (kNoNode: the root)
-    uint32_t height;
+    uint32_t kids;         // a branch without a value: its children block; else kNoNode
+    uint16_t height;
+    uint16_t kid_mask;     // with kids: the branch's kid_mask
   };
+  void log_node(NodeId n, uint32_t parent_kids, uint32_t slot, uint32_t height) {
+    const Node& x = nodes_[n];
+    const bool plain_branch = x.kind == NodeKind::branch && !x.has_value;
+    assert(height <= 0xffff);  // (keys of at most kMaxKeyBytes: heights <= 2 * kMaxKeyBytes + 1)
+    dirty_log_.push_back({n, parent_kids, slot, plain_branch ? x.child : kNoNode, uint16_t(height), plain_branch ? x.kid_mask : uint16_t(0)});
+  }
   uint32_t log_subtree(NodeId n, uint32_t parent_kids, uint32_t slot);  // returns its height
   std::vector<DirtyRecord> dirty_log_;
   bool dirty_log_valid_ = false;
@@ -211,6 +239,7 @@ class Trie final : public NodeSource {
   std::vector<uint32_t> free_kids_;
   NodeId root_ = kNoNode;
   NodeRef root_ref_;  // the root's committed ref (valid while the root is clean)
+  uint16_t epoch_ = 1;  // never 0 (see Node)
   std::vector<uint8_t> nib_scratch_;
 };
 
