@@ -13,17 +13,13 @@
 
 #include "engine/mpt/builder.h"
 #include "engine/mpt/trie.h"
+#include "tests/engine/mpt_test_util.h"
 
 using namespace st;
 using Bytes = std::vector<uint8_t>;
+using mpt_test::scratch_root;
 
 namespace {
-
-mpt::Hash32 scratch_root(const std::map<Bytes, Bytes>& m) {
-  std::vector<mpt::KeyValue> v;
-  for (const auto& [k, val] : m) v.push_back({k.data(), uint32_t(k.size()), val.data(), uint32_t(val.size())});
-  return mpt::build_root(v);
-}
 
 Bytes key32(uint64_t i) {
   Bytes k(32);
@@ -41,18 +37,6 @@ Bytes val(uint64_t i, size_t len = 33) {
   for (size_t j = 0; j < len; ++j) v[j] = uint8_t(i * 131 + j * 7 + 1);
   if (v[0] == 0) v[0] = 1;
   return v;
-}
-
-void apply_map(mpt::Trie& t, std::map<Bytes, Bytes>& m, const std::vector<std::pair<Bytes, Bytes>>& ws, bool batch) {
-  std::vector<mpt::Trie::Write> w;
-  for (const auto& [k, v] : ws) {
-    w.push_back({k, v});
-    if (v.empty()) m.erase(k);
-    else m[k] = v;
-  }
-  if (batch) t.apply(w);
-  else
-    for (const auto& x : w) t.put(x.key, x.value);
 }
 
 }  // namespace
@@ -82,7 +66,7 @@ TEST_CASE("mpt commit lines: nodes untouched while the epoch wraps stay clean") 
   }
   const Bytes b = key32(1000);
   mpt::Trie t;
-  apply_map(t, m, bulk, true);
+  mpt_test::apply_writes(t, m, bulk, true);
   t.root_hash();
 
   uint64_t commits = 0;
@@ -106,7 +90,7 @@ TEST_CASE("mpt commit lines: nodes untouched while the epoch wraps stay clean") 
   std::vector<uint64_t> phase1(kPairs);
   std::vector<uint64_t> at(kPairs);
   for (uint64_t i = 0; i < kPairs; ++i) {
-    apply_map(t, m, {{pair_key(i, 0), val(700 + i)}}, false);
+    mpt_test::apply_writes(t, m, {{pair_key(i, 0), val(700 + i)}}, false);
     at[i] = commits;
     phase1[i] = commit();
   }
@@ -117,7 +101,7 @@ TEST_CASE("mpt commit lines: nodes untouched while the epoch wraps stay clean") 
   }
   for (uint64_t i = 0; i < kPairs; ++i) {
     REQUIRE(commits - at[i] == kFirstDistance + i);
-    apply_map(t, m, {{pair_key(i, 1), val(800 + i)}}, false);
+    mpt_test::apply_writes(t, m, {{pair_key(i, 1), val(800 + i)}}, false);
     INFO("pair ", i, ", ", commits - at[i], " commits after its first update");
     CHECK(commit() == phase1[i]);
     touch_b(i);
@@ -129,11 +113,11 @@ TEST_CASE("mpt commit lines: nodes untouched while the epoch wraps stay clean") 
   mpt::Trie fresh;
   std::map<Bytes, Bytes> fm;
   std::vector<std::pair<Bytes, Bytes>> all(m.begin(), m.end());
-  apply_map(fresh, fm, all, true);
+  mpt_test::apply_writes(fresh, fm, all, true);
   fresh.root_hash();
   std::vector<std::pair<Bytes, Bytes>> w2 = {{key32(10), val(90)}, {key32(11), Bytes{}}, {key32(5000), val(91)}, {pair_key(3, 0), val(92)}};
-  apply_map(t, m, w2, true);
-  apply_map(fresh, fm, w2, true);
+  mpt_test::apply_writes(t, m, w2, true);
+  mpt_test::apply_writes(fresh, fm, w2, true);
   mpt::CommitStats s2, f2;
   const auto r2 = t.root_hash(&s2);
   REQUIRE(r2 == fresh.root_hash(&f2));
@@ -153,7 +137,7 @@ TEST_CASE("mpt commit lines: clean branches with stale dirty masks gain and lose
   std::vector<std::pair<Bytes, Bytes>> init;
   for (uint8_t n : {0x10, 0x30, 0x50, 0x70, 0x90})
     for (uint8_t s : {0x01, 0x82}) init.push_back({key(n, s), val(n + s)});
-  apply_map(t, m, init, true);
+  mpt_test::apply_writes(t, m, init, true);
   REQUIRE(t.root_hash() == scratch_root(m));
 
   const std::vector<std::vector<std::pair<Bytes, Bytes>>> steps = {
@@ -170,7 +154,7 @@ TEST_CASE("mpt commit lines: clean branches with stale dirty masks gain and lose
   };
   for (size_t i = 0; i < steps.size(); ++i) {
     const bool batch = steps[i].size() > 1 || i == 0 || i == 2 || i == 5;
-    apply_map(t, m, steps[i], batch);
+    mpt_test::apply_writes(t, m, steps[i], batch);
     INFO("step ", i);
     REQUIRE(t.root_hash() == scratch_root(m));
     for (const auto& [k, v] : m) REQUIRE(t.get(k) == std::optional<Bytes>(v));
@@ -209,7 +193,7 @@ TEST_CASE("mpt commit lines: random put / erase / apply / root_hash interleaving
           ws.push_back({random_key(), random_value()});
         }
       }
-      apply_map(t, m, ws, kind != 0);
+      mpt_test::apply_writes(t, m, ws, kind != 0);
       if (rng() % 3 == 0) continue;  // no commit: the next write starts from a dirty trie
       mpt::CommitStats s;
       const auto r = t.root_hash(&s);

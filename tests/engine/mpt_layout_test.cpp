@@ -17,17 +17,13 @@
 #include "engine/mpt/proof.h"
 #include "engine/mpt/trie.h"
 #include "kernels/keccak256.h"
+#include "tests/engine/mpt_test_util.h"
 
 using namespace st;
 using Bytes = std::vector<uint8_t>;
+using mpt_test::scratch_root;
 
 namespace {
-
-mpt::Hash32 scratch_root(const std::map<Bytes, Bytes>& m) {
-  std::vector<mpt::KeyValue> v;
-  for (const auto& [k, val] : m) v.push_back({k.data(), uint32_t(k.size()), val.data(), uint32_t(val.size())});
-  return mpt::build_root(v);
-}
 
 Bytes value_of(uint64_t seed, size_t len) {
   Bytes v(len);
@@ -39,15 +35,7 @@ Bytes value_of(uint64_t seed, size_t len) {
 // One write through put/erase (recursive) or apply (batch descent), then the root and every
 // value checked against the model.
 void write_and_check(mpt::Trie& t, std::map<Bytes, Bytes>& m, const std::vector<std::pair<Bytes, Bytes>>& ws, bool batch) {
-  std::vector<mpt::Trie::Write> w;
-  for (const auto& [k, v] : ws) {
-    w.push_back({k, v});
-    if (v.empty()) m.erase(k);
-    else m[k] = v;
-  }
-  if (batch) t.apply(w);
-  else
-    for (const auto& x : w) t.put(x.key, x.value);
+  mpt_test::apply_writes(t, m, ws, batch);
   REQUIRE(t.root_hash() == scratch_root(m));
   for (const auto& [k, v] : m) REQUIRE(t.get(k) == std::optional<Bytes>(v));
 }

@@ -13,17 +13,13 @@
 #include "engine/mpt/builder.h"
 #include "engine/mpt/trie.h"
 #include "kernels/keccak256.h"
+#include "tests/engine/mpt_test_util.h"
 
 using namespace st;
 using Bytes = std::vector<uint8_t>;
+using mpt_test::scratch_root;
 
 namespace {
-
-mpt::Hash32 scratch_root(const std::map<Bytes, Bytes>& m) {
-  std::vector<mpt::KeyValue> v;
-  for (const auto& [k, val] : m) v.push_back({k.data(), uint32_t(k.size()), val.data(), uint32_t(val.size())});
-  return mpt::build_root(v);
-}
 
 // keccak256(encode(root)) must be the root (a short root is hashed by root_hash() too).
 void check_root_encoding(const mpt::Trie& t, const mpt::Hash32& root) {
