@@ -630,7 +630,9 @@ void Trie::apply_sorted(std::span<const Write> writes) {
           x.dirty_mask = uint16_t((c.dirty_mask_before | c.dirty_bits) & ~c.gone_bits);
           remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
           c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
-          logging &= c.result == c.n;
+          // A collapse may reuse the branch's id for the node that replaces it (release, then
+          // alloc takes it back): the log stays valid only if c.n is still this branch.
+          logging &= c.result == c.n && nodes_[c.n].kind == NodeKind::branch;
         }
         if (logging && c.result != kNoNode) {
           if (c.branch && !c.needs_fixup())  // from the cursor: the node line is not touched again
