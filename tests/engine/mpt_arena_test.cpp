@@ -1,5 +1,5 @@
 // mpt_arena_test: the chunked arena across its doubling and fixed-size chunk regimes
-// (indices past 2^17 + 2^16), reference stability under growth, small-bytes semantics, and a
+// (indices past 2^17 + 2^16), reference stability under growth, and a
 // mutable trie large enough (> 2^17 nodes) to use fixed-size chunks equals the builder.
 #include <doctest/doctest.h>
 
@@ -9,7 +9,6 @@
 
 #include "engine/mpt/builder.h"
 #include "engine/mpt/chunked_arena.h"
-#include "engine/mpt/small_bytes.h"
 #include "engine/mpt/trie.h"
 #include "kernels/keccak256.h"
 
@@ -31,26 +30,6 @@ TEST_CASE("chunked arena: every index in both regimes, references never move") {
   for (size_t i : {size_t(15), size_t(16), size_t(31), size_t(32), (size_t(1) << 17) - 1, size_t(1) << 17,
                    (size_t(1) << 17) + (size_t(1) << 16) - 1, (size_t(1) << 17) + (size_t(1) << 16)})
     CHECK(&a[i] != &a[i + 1]);
-}
-
-TEST_CASE("small bytes: inline, heap, prefix edits, moves") {
-  SmallBytes<4> s;
-  const uint8_t x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  s.assign(x, 3);
-  CHECK(s.to_vector() == std::vector<uint8_t>{1, 2, 3});
-  s.prepend(x + 5, 2);  // grows past 4: heap
-  CHECK(s.to_vector() == std::vector<uint8_t>{6, 7, 1, 2, 3});
-  s.erase_prefix(1);
-  CHECK(s.to_vector() == std::vector<uint8_t>{7, 1, 2, 3});
-  SmallBytes<4> t = std::move(s);
-  CHECK(t.to_vector() == std::vector<uint8_t>{7, 1, 2, 3});
-  CHECK(s.empty());
-  SmallBytes<4> u = t;
-  u.assign(x, 9);
-  CHECK(u.size() == 9);
-  CHECK(t.size() == 4);
-  u.reset();
-  CHECK(u.empty());
 }
 
 TEST_CASE("mpt trie past 2^17 nodes equals the batch builder") {
