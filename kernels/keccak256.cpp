@@ -140,6 +140,11 @@ void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, ui
   for (size_t i = 0; i < n; ++i) keccak256_portable(msgs[i], lens[i], out + 32 * i);
 }
 
+void keccak256_pull_portable(Keccak256Next next, void* ctx) {
+  Keccak256Message m;
+  while (next(ctx, 0, &m)) keccak256_portable(m.data, m.len, m.out);
+}
+
 }  // namespace keccak_detail
 
 namespace {
@@ -148,11 +153,14 @@ struct Tier {
   const char* name;
   keccak_detail::SingleFn single;
   keccak_detail::BatchFn batch;
+  keccak_detail::PullFn pull;
 };
 
-constexpr Tier kPortableTier{"portable", keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable};
+constexpr Tier kPortableTier{"portable", keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable,
+                               keccak_detail::keccak256_pull_portable};
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
-constexpr Tier kAvx512Tier{"avx512x8", keccak_detail::keccak256_avx512vl, keccak_detail::keccak256_batch_avx512};
+constexpr Tier kAvx512Tier{"avx512x8", keccak_detail::keccak256_avx512vl, keccak_detail::keccak256_batch_avx512,
+                             keccak_detail::keccak256_pull_avx512};
 #endif
 
 // The tier a name asks for, or an error message.
@@ -161,7 +169,7 @@ const Tier* tier_by_name(std::string_view name, std::string& error) {
   if (name == "avx512x8") {
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
     if (!cpu_features().avx512) { error = "keccak256 kernel avx512x8: this CPU lacks AVX-512"; return nullptr; }
-    if (!keccak_detail::keccak256_self_test(kAvx512Tier.single, kAvx512Tier.batch)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
+    if (!keccak_detail::keccak256_self_test(kAvx512Tier.single, kAvx512Tier.batch, kAvx512Tier.pull)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
     return &kAvx512Tier;
 #else
     error = "keccak256 kernel avx512x8: not compiled into this binary";
@@ -187,10 +195,10 @@ std::atomic<const Tier*>& active_tier() {
 
 namespace keccak_detail {
 
-bool keccak256_self_test(SingleFn single, BatchFn batch) {
+bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull) {
   // Messages of lengths 0, 3 ("abc"), 135, 136, 137, 272 (+ a few more to fill 8+ lanes)
-  // hashed by the tier and by the portable kernel must agree, and "" and "abc" must match
-  // their published digests.
+  // hashed by the tier (batch and pull-fed) and by the portable kernel must agree, and ""
+  // and "abc" must match their published digests.
   static constexpr uint8_t kEmpty[32] = {
       0xc5, 0xd2, 0x46, 0x01, 0x86, 0xf7, 0x23, 0x3c, 0x92, 0x7e, 0x7d, 0xb2, 0xdc, 0xc7, 0x03, 0xc0,
       0xe5, 0x00, 0xb6, 0x53, 0xca, 0x82, 0x27, 0x3b, 0x7b, 0xfa, 0xd8, 0x04, 0x5d, 0x85, 0xa4, 0x70};
@@ -207,11 +215,29 @@ bool keccak256_self_test(SingleFn single, BatchFn batch) {
   uint8_t got[32 * kCount];
   batch(msgs, kLens, got, kCount);
   if (std::memcmp(got, kEmpty, 32) != 0 || std::memcmp(got + 32, kAbc, 32) != 0) return false;
+  struct Feed {
+    const uint8_t* const* msgs;
+    const size_t* lens;
+    uint8_t* out;
+    size_t next = 0;
+  } feed{msgs, kLens, nullptr};
+  uint8_t pulled[32 * kCount];
+  feed.out = pulled;
+  pull(
+      [](void* ctx, unsigned, Keccak256Message* m) {
+        Feed& f = *static_cast<Feed*>(ctx);
+        if (f.next == kCount) return false;
+        *m = {f.msgs[f.next], f.lens[f.next], f.out + 32 * f.next};
+        ++f.next;
+        return true;
+      },
+      &feed);
   for (size_t i = 0; i < kCount; ++i) {
     uint8_t want[32], one[32];
     keccak256_portable(msgs[i], kLens[i], want);
     single(msgs[i], kLens[i], one);
     if (std::memcmp(got + 32 * i, want, 32) != 0 || std::memcmp(one, want, 32) != 0) return false;
+    if (std::memcmp(pulled + 32 * i, want, 32) != 0) return false;
   }
   return true;
 }
@@ -225,6 +251,8 @@ void keccak256(const uint8_t* data, size_t len, uint8_t* out32) {
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
   active_tier().load(std::memory_order_relaxed)->batch(msgs, lens, out, n);
 }
+
+void keccak256_batch_pull(Keccak256Next next, void* ctx) { active_tier().load(std::memory_order_relaxed)->pull(next, ctx); }
 
 const char* keccak256_kernel_name() { return active_tier().load(std::memory_order_relaxed)->name; }
 

@@ -30,6 +30,23 @@ void keccak256(const uint8_t* data, size_t len, uint8_t* out32);
 // n independent messages: msgs[i] / lens[i] -> out[32*i .. 32*i+31].
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 
+// Pull-fed batch, for producers that build each message just before it is hashed (the MPT
+// commit encodes nodes from cache lines it prefetched: the kernel's permutations then run
+// while those lines arrive). The kernel calls next(ctx, lane, &m) whenever one of its
+// lanes (< kKeccak256PullLanes) is free; next returns false when there are no more
+// messages. m.data[0, m.len) is hashed into m.out[0, 32). A message's bytes are read only
+// until its digest is written, and a lane asks for its next message only after its
+// previous digest was written, so a producer may keep one buffer per lane. Digests are
+// written in no particular order; every digest is written before the call returns.
+inline constexpr unsigned kKeccak256PullLanes = 8;
+struct Keccak256Message {
+  const uint8_t* data;
+  size_t len;
+  uint8_t* out;
+};
+using Keccak256Next = bool (*)(void* ctx, unsigned lane, Keccak256Message* m);
+void keccak256_batch_pull(Keccak256Next next, void* ctx);
+
 // The tier keccak256_batch uses in this process: "portable" or "avx512x8".
 const char* keccak256_kernel_name();
 

@@ -10,6 +10,8 @@
 // and take the next message, so messages of mixed lengths keep all 8 slots busy. When
 // at most kScalarTailLanes slots are still working, they are finished one at a time with the
 // one-state permutation (a mostly idle 8-lane permutation costs as much as a full one).
+// keccak256_batch_avx512 takes its messages from arrays, keccak256_pull_avx512 from the
+// caller's callback (keccak256_batch_pull), through the same scheduler.
 //
 // Single messages (keccak256() in this tier): the same round on one state held in the low
 // 64 bits of 25 xmm registers (AVX-512VL vpternlogq / vprolq, 32 registers: no spills).
@@ -20,10 +22,11 @@
 // called only after cpu_features().avx512 and the self-test (keccak256.cpp).
 #include <immintrin.h>
 
-// GCC 12 warns "__Y may be used uninitialized" inside its own _mm512_rol_epi64 (the
+// GCC 12 warns "__Y (may be) used uninitialized" inside its own _mm512_rol_epi64 (the
 // intrinsic passes _mm512_undefined_epi32() as the unused merge source); not our code.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <cstring>
@@ -285,34 +288,37 @@ void keccak256_avx512vl(const uint8_t* data, size_t len, uint8_t* out32) {
   keccak256_sponge(data, len, out32, [](uint64_t* state) { keccak_f1600_x1(state); });
 }
 
-void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
-  if (n < kSlots / 2) {  // too few messages to fill the lanes
-    keccak256_batch_portable(msgs, lens, out, n);
-    return;
-  }
+namespace {
+
+// The 8-lane scheduler over a message source: src.next(lane, &m) hands lane `lane` its next
+// message (false: none left). A lane asks only after its previous digest was written, and a
+// message is read only until its digest is written (the pull API's promise, keccak256.h).
+template <class Source>
+void batch_lanes(Source& src) {
   alignas(64) uint64_t S[25 * kSlots];
   std::memset(S, 0, sizeof S);
   Slot slots[kSlots];
-  size_t next_msg = 0;
-  auto refill = [&](Slot& s) {
-    if (next_msg < n) {
-      s.data = msgs[next_msg];
-      s.remaining = lens[next_msg];
-      s.out = out + 32 * next_msg;
+  bool exhausted = false;
+  auto refill = [&](Slot& s, unsigned lane) {
+    Keccak256Message m;
+    if (!exhausted && src.next(lane, &m)) {
+      s.data = m.data;
+      s.remaining = m.len;
+      s.out = m.out;
       s.active = true;
-      ++next_msg;
     } else {
+      exhausted = true;
       s.active = false;
     }
   };
-  for (Slot& s : slots) refill(s);
+  for (unsigned k = 0; k < kSlots; ++k) refill(slots[k], k);
 
   bool final_block[kSlots];
   for (;;) {
     size_t active = 0;
     for (const Slot& s : slots) active += s.active;
-    if (active == 0) break;
-    if (active <= kScalarTailLanes && next_msg == n) break;  // finish the tail in scalar
+    if (active == 0) break;  // (a lane goes idle only once the source is exhausted)
+    if (active <= kScalarTailLanes && exhausted) break;  // finish the tail in scalar
     // Absorb one block per active slot (idle slots absorb nothing and are ignored).
     for (size_t k = 0; k < kSlots; ++k) {
       if (!slots[k].active) continue;
@@ -320,12 +326,12 @@ void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint
       for (size_t w = 0; w < kRateWords; ++w) S[w * kSlots + k] ^= load_le64(block + 8 * w);
     }
     keccak_f1600_x8(S);
-    for (size_t k = 0; k < kSlots; ++k) {
+    for (unsigned k = 0; k < kSlots; ++k) {
       Slot& s = slots[k];
       if (!s.active || !final_block[k]) continue;
       for (size_t w = 0; w < 4; ++w) store_le64(s.out + 8 * w, S[w * kSlots + k]);
       for (size_t w = 0; w < 25; ++w) S[w * kSlots + k] = 0;
-      refill(s);
+      refill(s, k);
     }
   }
   // Tail: continue each remaining slot's own state with the one-state permutation.
@@ -342,6 +348,37 @@ void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint
     }
     for (size_t w = 0; w < 4; ++w) store_le64(s.out + 8 * w, st[w]);
   }
+}
+
+}  // namespace
+
+void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
+  if (n < kSlots / 2) {  // too few messages to fill the lanes
+    keccak256_batch_portable(msgs, lens, out, n);
+    return;
+  }
+  struct Arrays {
+    const uint8_t* const* msgs;
+    const size_t* lens;
+    uint8_t* out;
+    size_t n, next_msg = 0;
+    bool next(unsigned, Keccak256Message* m) {
+      if (next_msg == n) return false;
+      *m = {msgs[next_msg], lens[next_msg], out + 32 * next_msg};
+      ++next_msg;
+      return true;
+    }
+  } src{msgs, lens, out, n};
+  batch_lanes(src);
+}
+
+void keccak256_pull_avx512(Keccak256Next next, void* ctx) {
+  struct Pull {
+    Keccak256Next fn;
+    void* ctx;
+    bool next(unsigned lane, Keccak256Message* m) { return fn(ctx, lane, m); }
+  } src{next, ctx};
+  batch_lanes(src);
 }
 
 }  // namespace st::kernels::keccak_detail

@@ -6,21 +6,26 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/keccak256.h"
+
 namespace st::kernels::keccak_detail {
 
 using BatchFn = void (*)(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 using SingleFn = void (*)(const uint8_t* data, size_t len, uint8_t* out32);
+using PullFn = void (*)(Keccak256Next next, void* ctx);
 
 void keccak256_portable(const uint8_t* data, size_t len, uint8_t* out32);
 void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
+void keccak256_pull_portable(Keccak256Next next, void* ctx);
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
 // Requires a CPU with AVX-512 F/BW/VL/DQ (check cpu_features() first).
 void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 void keccak256_avx512vl(const uint8_t* data, size_t len, uint8_t* out32);
+void keccak256_pull_avx512(Keccak256Next next, void* ctx);
 #endif
 
 // Known-answer + cross-check against the portable kernel; true when the tier is correct.
-bool keccak256_self_test(SingleFn single, BatchFn batch);
+bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull);
 
 static inline uint64_t load_le64(const uint8_t* p) {
   uint64_t v;

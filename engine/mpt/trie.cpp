@@ -794,16 +794,23 @@ struct CommitItem {
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
 struct CommitScratch {
   std::vector<std::vector<CommitItem>> by_depth;
-  std::vector<uint8_t> buf;
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
   struct ParentSlot {
     void* t;        // Trie*
     uint32_t kids;  // the parent branch's children block (kNoNode: see nib)
     uint32_t nib;   // its slot; with kids == kNoNode: the parent extension's id, or kNoNode for the root
   };
-  std::vector<ParentSlot> parent_targets;  // where each hashed node's ref goes (Trie::store_ref)
-  std::vector<uint8_t> digests;
+  std::vector<ParentSlot> parent_targets;  // per hashed node of the current depth: where its ref goes
+  std::vector<uint8_t> digests;            // per hashed node of the current depth: 32 bytes
+  std::vector<uint8_t> lane_buf[st::kernels::kKeccak256PullLanes];  // pull-fed commit: one encoding per kernel lane
+};
+
+// The producer of the pull-fed commit (Trie::commit_feed_next): one depth's items.
+struct CommitFeed {
+  const std::vector<CommitItem>* level;
+  size_t i;
+  CommitScratch* sc;
+  CommitStats* st;
+  NodeCapture* capture;
 };
 
 void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
@@ -814,12 +821,110 @@ void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
 }
 
 constexpr size_t kPrefetchAhead = 8;
-constexpr size_t kHashChunk = 256;  // messages per keccak256_batch call in commit_many
 // Scratch (commit lists, dirty logs) of up to this many nodes is kept for the next block;
 // a bulk load's (a 1M-slot trie: ~1.6M nodes, ~64 MB of lists) is released.
 constexpr size_t kKeepScratchItems = size_t(1) << 17;
 
 }  // namespace
+
+uint8_t* Trie::ref_dest32(uint32_t parent_kids, uint32_t nib) {
+  static constexpr uint8_t kZero32[32] = {};
+  if (parent_kids != kNoNode) {
+    if (any_embedded_) kids_embedded_[parent_kids] &= uint16_t(~(1u << nib));
+    return kids_[parent_kids].slot[nib];
+  }
+  if (nib != kNoNode) {
+    NodeBytes& b = nodes_[nib].bytes;
+    b.set_value(kZero32, 32);
+    return b.value_data_mut();
+  }
+  root_ref_.len = 32;
+  return root_ref_.bytes;
+}
+
+bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m) {
+  CommitFeed& f = *static_cast<CommitFeed*>(ctx);
+  const std::vector<CommitItem>& level = *f.level;
+  std::vector<uint8_t>& buf = f.sc->lane_buf[lane];
+  for (; f.i < level.size(); ++f.i) {
+    const size_t i = f.i;
+    // two stages: the node line 2*ahead, then (from that line) the children slot lines or
+    // the leaf's path and value 1*ahead; they arrive while the kernel permutes
+    if (i + 2 * kPrefetchAhead < level.size()) {
+      const CommitItem& p = level[i + 2 * kPrefetchAhead];
+      if (p.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(p.t)->nodes_[p.id]);
+    }
+    if (i + kPrefetchAhead < level.size()) {
+      const CommitItem& p = level[i + kPrefetchAhead];
+      const Trie* pt = static_cast<const Trie*>(p.t);
+      if (p.kids != kNoNode) {  // a logged branch: its slot lines, from the record
+        const char* kb = reinterpret_cast<const char*>(&pt->kids_[p.kids]);
+        for (int j = 0, lines = (std::popcount(p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+      } else if (const Node& px = pt->nodes_[p.id]; px.kind == NodeKind::branch) {
+        // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
+        const char* kb = reinterpret_cast<const char*>(&pt->kids_[px.child]);
+        for (int j = 0, lines = (std::popcount(px.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+      } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
+        __builtin_prefetch(reinterpret_cast<const char*>(&px) + 64);
+      }
+    }
+    const CommitItem& it = level[i];
+    Trie* t = static_cast<Trie*>(it.t);
+    // A logged branch without a value is encoded from its record and slot lines alone; no
+    // node line is written (the epoch bump cleans every node).
+    uint8_t* out;
+    uint8_t* end;
+    if (it.kids != kNoNode) {
+#ifndef NDEBUG
+      const Node& dx = t->nodes_[it.id];
+      assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
+      for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
+#endif
+      if (buf.size() < kBranchMaxFixed) buf.resize(kBranchMaxFixed);
+      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << std::popcount(it.kid_mask)) - 1) : 0;
+      out = put_branch_slots(buf.data(), t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
+    } else {
+      const Node& x = t->nodes_[it.id];
+      const size_t need = t->encoded_bound(x);
+      if (buf.size() < need) buf.resize(need);
+      if (x.kind == NodeKind::branch) {  // one pass over the present refs; header written last, in front
+#ifndef NDEBUG
+        for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
+#endif
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
+        out = x.has_value ? put_branch_slots(buf.data(), t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
+                          : put_branch_slots(buf.data(), t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
+      } else {
+        out = buf.data();
+        end = t->put_encoding(x, out);
+      }
+    }
+    const size_t len = size_t(end - out);
+    // The ref goes straight to where the parent reads it: its children slot, the parent
+    // extension's value, or the trie's root ref (the kernel writes a digest right there).
+    if (len < 32) {
+      NodeRef r;
+      r.len = uint8_t(len);
+      std::memcpy(r.bytes, out, len);
+      t->store_ref(it.parent_kids, it.nib, r);
+      if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
+        ++f.st->keccak_calls;
+        f.st->keccak_bytes += len;
+        capture_node(f.capture, out, len);
+      }
+      continue;
+    }
+    const size_t h = f.sc->parent_targets.size();
+    f.sc->parent_targets.push_back({t, it.parent_kids, it.nib});
+    *m = {out, len, f.sc->digests.data() + 32 * h};
+    ++f.st->keccak_calls;
+    f.st->keccak_bytes += len;
+    capture_node(f.capture, out, len);
+    ++f.i;
+    return true;
+  }
+  return false;
+}
 
 void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
   thread_local CommitScratch sc;
@@ -889,116 +994,23 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     }
     if (!next.empty()) depths = d + 2;
   }
-  // 2. Deepest depth first: encode into one buffer and hash in chunks of kHashChunk
-  //    messages (one keccak256_batch call each): the chunk's encodings (~130 KiB) are still
-  //    in L2 when the kernel reads them, and its nodes' lines when the new refs are written
-  //    back. Each new ref goes to its node and straight into the parent's children block.
+  // 2. Deepest depth first, one keccak256_batch_pull per depth: the kernel asks for the
+  //    next node whenever a lane is free, and commit_feed_next encodes it into that lane's
+  //    buffer from lines it prefetched a few nodes earlier, so the misses of the clean
+  //    siblings' ref lines are served while the kernel permutes. Digests land in one array
+  //    per depth and go to where each parent reads them once the depth is done (written
+  //    from inside the kernel, a store to a cold line held up its own stores).
   CommitStats st;
-  auto flush = [&](size_t* total) {
-    if (!sc.msgs.empty()) {
-      for (auto& m : sc.msgs) m = sc.buf.data() + reinterpret_cast<size_t>(m);
-      sc.digests.resize(32 * sc.msgs.size());
-      st::kernels::keccak256_batch(sc.msgs.data(), sc.lens.data(), sc.digests.data(), sc.msgs.size());
-      st.keccak_calls += sc.msgs.size();
-      for (size_t i = 0; i < sc.msgs.size(); ++i) {
-        NodeRef r;
-        r.len = 32;
-        std::memcpy(r.bytes, sc.digests.data() + 32 * i, 32);
-        const auto& ps = sc.parent_targets[i];
-        static_cast<Trie*>(ps.t)->store_ref(ps.kids, ps.nib, r);
-        st.keccak_bytes += sc.lens[i];
-      }
-    }
-    sc.msgs.clear();
-    sc.lens.clear();
-    sc.parent_targets.clear();
-    *total = 0;
-  };
   for (size_t d = depths; d-- > 0;) {
-    const auto& level = sc.by_depth[d];
-    size_t total = 0;
-    flush(&total);
-    for (size_t i = 0; i < level.size(); ++i) {
-      // two stages, as in step 1: the node line 2*ahead, then (from that line) the child
-      // block or the leaf's path and value 1*ahead (step 1's prefetches of a large block
-      // are evicted by the time its depth is encoded)
-      if (i + 2 * kPrefetchAhead < level.size()) {
-        const CommitItem& f = level[i + 2 * kPrefetchAhead];
-        if (f.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(f.t)->nodes_[f.id]);
-      }
-      if (i + kPrefetchAhead < level.size()) {
-        const CommitItem& f = level[i + kPrefetchAhead];
-        const Trie* ft = static_cast<const Trie*>(f.t);
-        if (f.kids != kNoNode) {  // a logged branch: its slot lines, from the record
-          const char* kb = reinterpret_cast<const char*>(&ft->kids_[f.kids]);
-          for (int j = 0, lines = (std::popcount(f.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
-        } else if (const Node& fx = ft->nodes_[f.id]; fx.kind == NodeKind::branch) {
-          // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
-          const char* kb = reinterpret_cast<const char*>(&ft->kids_[fx.child]);
-          for (int j = 0, lines = (std::popcount(fx.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
-        } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
-          __builtin_prefetch(reinterpret_cast<const char*>(&fx) + 64);
-        }
-      }
-      const CommitItem& it = level[i];
-      Trie* t = static_cast<Trie*>(it.t);
-      // one pass: bound, write, record (offsets, not pointers: the buffer may grow). No node
-      // line is written (the trie's epoch bump below cleans every node), and a logged branch
-      // without a value is encoded from its record and slot lines alone.
-      uint8_t* out;
-      uint8_t* end;
-      if (it.kids != kNoNode) {
-#ifndef NDEBUG
-        const Node& dx = t->nodes_[it.id];
-        assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
-        for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
-#endif
-        const size_t need = total + kBranchMaxFixed;
-        if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
-        out = sc.buf.data() + total;
-        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << std::popcount(it.kid_mask)) - 1) : 0;
-        out = put_branch_slots(out, t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
-      } else {
-        const Node& x = t->nodes_[it.id];
-        const size_t need = total + t->encoded_bound(x);
-        if (sc.buf.size() < need) sc.buf.resize(std::max(need, 2 * sc.buf.size()));
-        out = sc.buf.data() + total;
-        if (x.kind == NodeKind::branch) {  // one pass over the 16 refs; header written last, in front
-#ifndef NDEBUG
-          for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
-#endif
-          const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
-          out = x.has_value ? put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
-                            : put_branch_slots(out, t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
-        } else {
-          end = t->put_encoding(x, out);
-        }
-      }
-      const size_t len = size_t(end - out);
-      total = size_t(end - sc.buf.data());
-      // The new ref goes straight to where the parent reads it (its children block, the
-      // parent extension, or the trie's root ref; no separate publish pass re-reading this
-      // depth's nodes).
-      if (len < 32) {
-        NodeRef r;
-        r.len = uint8_t(len);
-        std::memcpy(r.bytes, out, len);
-        t->store_ref(it.parent_kids, it.nib, r);
-        if (it.id == t->root_) {  // a short root stays embedded in its ref; root_hash() hashes it
-          ++st.keccak_calls;
-          st.keccak_bytes += len;
-          capture_node(capture, out, len);
-        }
-      } else {
-        sc.lens.push_back(len);
-        sc.parent_targets.push_back({t, it.parent_kids, it.nib});
-        sc.msgs.push_back(reinterpret_cast<const uint8_t*>(size_t(out - sc.buf.data())));  // offset for now
-        capture_node(capture, out, len);
-        if (sc.msgs.size() == kHashChunk) flush(&total);
-      }
+    CommitFeed feed{&sc.by_depth[d], 0, &sc, &st, capture};
+    sc.parent_targets.clear();
+    if (sc.digests.size() < 32 * sc.by_depth[d].size()) sc.digests.resize(32 * sc.by_depth[d].size());
+    st::kernels::keccak256_batch_pull(&Trie::commit_feed_next, &feed);
+    for (size_t h = 0; h < sc.parent_targets.size(); ++h) {
+      const auto& ps = sc.parent_targets[h];
+      std::memcpy(static_cast<Trie*>(ps.t)->ref_dest32(ps.kids, ps.nib), sc.digests.data() + 32 * h, 32);
     }
-    flush(&total);
-    st.nodes_rehashed += level.size();
+    st.nodes_rehashed += sc.by_depth[d].size();
     ++st.depths;
   }
   // 3. Every node of the committed tries is clean now: one epoch bump each (a trie listed
@@ -1014,7 +1026,8 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
   }
   if (st.nodes_rehashed > kKeepScratchItems) {  // a bulk commit: give its per-depth lists back
     sc.by_depth = {};
-    sc.buf = {};
+    sc.digests = {};
+    sc.parent_targets = {};
   }
 }
 

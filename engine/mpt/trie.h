@@ -6,8 +6,9 @@
 // (Kids, layout below). A committed node's NodeRef is kept where its parent reads it (the
 // parent's children slot; see Node); a structural change marks the node and all its ancestors dirty (each update
 // returns "changed" up the recursion). commit() collects the dirty nodes by depth and
-// encodes + hashes them one depth at a time, deepest first, with one keccak256_batch call
-// per depth; commit_many() does this for several tries at once (all storage tries of a
+// encodes + hashes them one depth at a time, deepest first, with one keccak256_batch_pull
+// per depth (the kernel pulls each node's encoding as a lane frees up, so the encoder's
+// cache misses overlap the permutations); commit_many() does this for several tries at once (all storage tries of a
 // block share their batches).
 //
 // Canonical form after any sequence (so the root depends only on the contents): empty
@@ -28,6 +29,7 @@
 #include "engine/mpt/builder.h"
 #include "engine/mpt/node_source.h"
 #include "engine/mpt/node_bytes.h"
+#include "kernels/keccak256.h"
 
 namespace st::mpt {
 
@@ -196,6 +198,12 @@ class Trie final : public NodeSource {
   // After the child of extension e changed to `child`: re-link, merge with a short child, or
   // drop e when the child is gone.
   Result relink_extension(NodeId e, NodeId child);
+
+  // Where a freshly hashed node's 32-byte ref goes (see store_ref): prepared for a digest
+  // to be written there (embedded bit cleared, extension value sized 32, root ref len 32).
+  uint8_t* ref_dest32(uint32_t parent_kids, uint32_t nib);
+  // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie.cpp).
+  static bool commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m);
 
   size_t encoded_size(const Node& x) const;
   size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
