@@ -311,7 +311,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
 Trie::Result Trie::collapse_branch(NodeId n) {
   const Kids& k = kids(n);
   const uint32_t mask = nodes_[n].kid_mask;
-  const int count = (nodes_[n].has_value ? 1 : 0) + std::popcount(mask);
+  const int count = (nodes_[n].has_value ? 1 : 0) + popcount16(mask);
   const int last = mask ? 31 - std::countl_zero(mask) : -1;
   if (count >= 2) return {n, true};
   if (count == 0) {  // only a batch can empty a branch (every key below it deleted)
@@ -859,11 +859,11 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
       const Trie* pt = static_cast<const Trie*>(p.t);
       if (p.kids != kNoNode) {  // a logged branch: its slot lines, from the record
         const char* kb = reinterpret_cast<const char*>(&pt->kids_[p.kids]);
-        for (int j = 0, lines = (std::popcount(p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+        for (int j = 0, lines = (popcount16(p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
       } else if (const Node& px = pt->nodes_[p.id]; px.kind == NodeKind::branch) {
         // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
         const char* kb = reinterpret_cast<const char*>(&pt->kids_[px.child]);
-        for (int j = 0, lines = (std::popcount(px.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+        for (int j = 0, lines = (popcount16(px.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
       } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
         __builtin_prefetch(reinterpret_cast<const char*>(&px) + 64);
       }
@@ -881,7 +881,7 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
       for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
 #endif
       if (buf.size() < kBranchMaxFixed) buf.resize(kBranchMaxFixed);
-      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << std::popcount(it.kid_mask)) - 1) : 0;
+      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << popcount16(it.kid_mask)) - 1) : 0;
       out = put_branch_slots(buf.data(), t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
     } else {
       const Node& x = t->nodes_[it.id];
@@ -891,7 +891,7 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
 #ifndef NDEBUG
         for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
 #endif
-        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << std::popcount(x.kid_mask)) - 1) : 0;
+        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << popcount16(x.kid_mask)) - 1) : 0;
         out = x.has_value ? put_branch_slots(buf.data(), t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
                           : put_branch_slots(buf.data(), t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
       } else {

@@ -29,6 +29,7 @@
 #include "engine/mpt/builder.h"
 #include "engine/mpt/node_source.h"
 #include "engine/mpt/node_bytes.h"
+#include "engine/mpt/popcount16.h"
 #include "kernels/keccak256.h"
 
 namespace st::mpt {
@@ -167,7 +168,7 @@ class Trie final : public NodeSource {
   };
   Kids& kids(NodeId branch) { return kids_[nodes_[branch].child]; }
   const Kids& kids(NodeId branch) const { return kids_[nodes_[branch].child]; }
-  static unsigned slot_rank(uint32_t kid_mask, unsigned nib) { return unsigned(std::popcount(kid_mask & ((1u << nib) - 1))); }
+  static unsigned slot_rank(uint32_t kid_mask, unsigned nib) { return popcount16(kid_mask & ((1u << nib) - 1)); }
   // Writes a child's ref (non-empty) into slot s (a rank, not a nibble) of children block k.
   void store_kid_ref(uint32_t k, unsigned s, const NodeRef& r) {
     const uint16_t bit = uint16_t(1u << s);
