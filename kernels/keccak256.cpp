@@ -140,6 +140,10 @@ void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, ui
   for (size_t i = 0; i < n; ++i) keccak256_portable(msgs[i], lens[i], out + 32 * i);
 }
 
+void keccak256_batch32_portable(const uint8_t* const* msgs, uint8_t* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) keccak256_portable(msgs[i], 32, out + 32 * i);
+}
+
 void keccak256_pull_portable(Keccak256Next next, void* ctx) {
   Keccak256Message m;
   while (next(ctx, 0, &m)) keccak256_portable(m.data, m.len, m.out);
@@ -154,13 +158,14 @@ struct Tier {
   keccak_detail::SingleFn single;
   keccak_detail::BatchFn batch;
   keccak_detail::PullFn pull;
+  keccak_detail::Batch32Fn batch32;
 };
 
 constexpr Tier kPortableTier{"portable", keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable,
-                               keccak_detail::keccak256_pull_portable};
+                               keccak_detail::keccak256_pull_portable, keccak_detail::keccak256_batch32_portable};
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
 constexpr Tier kAvx512Tier{"avx512x8", keccak_detail::keccak256_avx512vl, keccak_detail::keccak256_batch_avx512,
-                             keccak_detail::keccak256_pull_avx512};
+                             keccak_detail::keccak256_pull_avx512, keccak_detail::keccak256_batch32_avx512};
 #endif
 
 // The tier a name asks for, or an error message.
@@ -169,7 +174,7 @@ const Tier* tier_by_name(std::string_view name, std::string& error) {
   if (name == "avx512x8") {
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
     if (!cpu_features().avx512) { error = "keccak256 kernel avx512x8: this CPU lacks AVX-512"; return nullptr; }
-    if (!keccak_detail::keccak256_self_test(kAvx512Tier.single, kAvx512Tier.batch, kAvx512Tier.pull)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
+    if (!keccak_detail::keccak256_self_test(kAvx512Tier.single, kAvx512Tier.batch, kAvx512Tier.pull, kAvx512Tier.batch32)) { error = "keccak256 kernel avx512x8: self-test failed"; return nullptr; }
     return &kAvx512Tier;
 #else
     error = "keccak256 kernel avx512x8: not compiled into this binary";
@@ -195,7 +200,7 @@ std::atomic<const Tier*>& active_tier() {
 
 namespace keccak_detail {
 
-bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull) {
+bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull, Batch32Fn batch32) {
   // Messages of lengths 0, 3 ("abc"), 135, 136, 137, 272 (+ a few more to fill 8+ lanes)
   // hashed by the tier (batch and pull-fed) and by the portable kernel must agree, and ""
   // and "abc" must match their published digests.
@@ -239,6 +244,16 @@ bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull) {
     if (std::memcmp(got + 32 * i, want, 32) != 0 || std::memcmp(one, want, 32) != 0) return false;
     if (std::memcmp(pulled + 32 * i, want, 32) != 0) return false;
   }
+  // 32-byte messages: 19 of them (two full groups of 8 and a partial one), distinct
+  const uint8_t* keys[19];
+  for (size_t i = 0; i < 19; ++i) keys[i] = pool + 13 * i;
+  uint8_t got32[32 * 19];
+  batch32(keys, got32, 19);
+  for (size_t i = 0; i < 19; ++i) {
+    uint8_t want[32];
+    keccak256_portable(keys[i], 32, want);
+    if (std::memcmp(got32 + 32 * i, want, 32) != 0) return false;
+  }
   return true;
 }
 
@@ -250,6 +265,10 @@ void keccak256(const uint8_t* data, size_t len, uint8_t* out32) {
 
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n) {
   active_tier().load(std::memory_order_relaxed)->batch(msgs, lens, out, n);
+}
+
+void keccak256_batch32(const uint8_t* const* msgs, uint8_t* out, size_t n) {
+  active_tier().load(std::memory_order_relaxed)->batch32(msgs, out, n);
 }
 
 void keccak256_batch_pull(Keccak256Next next, void* ctx) { active_tier().load(std::memory_order_relaxed)->pull(next, ctx); }

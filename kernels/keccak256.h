@@ -30,6 +30,11 @@ void keccak256(const uint8_t* data, size_t len, uint8_t* out32);
 // n independent messages: msgs[i] / lens[i] -> out[32*i .. 32*i+31].
 void keccak256_batch(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 
+// n messages of exactly 32 bytes each (hashed keys, slot keys): msgs[i][0..32) ->
+// out[32*i .. 32*i+31]. Same digests as keccak256_batch with lens 32, without its per-message
+// block scheduling (each message is one padded block).
+void keccak256_batch32(const uint8_t* const* msgs, uint8_t* out, size_t n);
+
 // Pull-fed batch, for producers that build each message just before it is hashed (the MPT
 // commit encodes nodes from cache lines it prefetched: the kernel's permutations then run
 // while those lines arrive). The kernel calls next(ctx, lane, &m) whenever one of its

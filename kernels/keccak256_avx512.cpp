@@ -372,6 +372,29 @@ void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint
   batch_lanes(src);
 }
 
+void keccak256_batch32_avx512(const uint8_t* const* msgs, uint8_t* out, size_t n) {
+  // Each message is one block: words 0-3 the message, word 4 the 0x01 pad byte, word 16 the
+  // final 0x80; 8 messages per permutation, the last group padded with repeats of its first.
+  alignas(64) uint64_t S[25 * kSlots];
+  for (size_t g = 0; g < n; g += kSlots) {
+    const size_t m = n - g < kSlots ? n - g : kSlots;
+    if (m < kSlots / 2) {  // a short tail: one state at a time
+      for (size_t i = g; i < n; ++i) keccak256_avx512vl(msgs[i], 32, out + 32 * i);
+      break;
+    }
+    std::memset(S, 0, sizeof S);
+    for (size_t k = 0; k < kSlots; ++k) {
+      const uint8_t* p = msgs[g + (k < m ? k : 0)];
+      for (size_t w = 0; w < 4; ++w) S[w * kSlots + k] = load_le64(p + 8 * w);
+      S[4 * kSlots + k] = 0x01;
+      S[16 * kSlots + k] = 0x8000000000000000ull;
+    }
+    keccak_f1600_x8(S);
+    for (size_t k = 0; k < m; ++k)
+      for (size_t w = 0; w < 4; ++w) store_le64(out + 32 * (g + k) + 8 * w, S[w * kSlots + k]);
+  }
+}
+
 void keccak256_pull_avx512(Keccak256Next next, void* ctx) {
   struct Pull {
     Keccak256Next fn;

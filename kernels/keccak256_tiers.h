@@ -13,19 +13,22 @@ namespace st::kernels::keccak_detail {
 using BatchFn = void (*)(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 using SingleFn = void (*)(const uint8_t* data, size_t len, uint8_t* out32);
 using PullFn = void (*)(Keccak256Next next, void* ctx);
+using Batch32Fn = void (*)(const uint8_t* const* msgs, uint8_t* out, size_t n);
 
 void keccak256_portable(const uint8_t* data, size_t len, uint8_t* out32);
 void keccak256_batch_portable(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 void keccak256_pull_portable(Keccak256Next next, void* ctx);
+void keccak256_batch32_portable(const uint8_t* const* msgs, uint8_t* out, size_t n);
 #if defined(STATETREE_HAVE_KECCAK256_AVX512)
 // Requires a CPU with AVX-512 F/BW/VL/DQ (check cpu_features() first).
 void keccak256_batch_avx512(const uint8_t* const* msgs, const size_t* lens, uint8_t* out, size_t n);
 void keccak256_avx512vl(const uint8_t* data, size_t len, uint8_t* out32);
 void keccak256_pull_avx512(Keccak256Next next, void* ctx);
+void keccak256_batch32_avx512(const uint8_t* const* msgs, uint8_t* out, size_t n);
 #endif
 
 // Known-answer + cross-check against the portable kernel; true when the tier is correct.
-bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull);
+bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull, Batch32Fn batch32);
 
 static inline uint64_t load_le64(const uint8_t* p) {
   uint64_t v;

@@ -42,19 +42,16 @@ void MptState::apply(const st::state::StateDiff& diff) {
   // blocks (fresh large allocations cost a page fault per 4 KiB on every block).
   thread_local struct {
     std::vector<const uint8_t*> msgs;
-    std::vector<size_t> lens;
     std::vector<uint8_t> slot_keys, values;
     std::vector<Trie::Write> writes;
   } sc;
   auto& msgs = sc.msgs;
-  auto& lens = sc.lens;
   msgs.clear();
-  lens.clear();
   for (const auto& d : diff.accounts)
-    for (const auto& w : d.storage_writes) { msgs.push_back(w.first.data()); lens.push_back(32); }
+    for (const auto& w : d.storage_writes) msgs.push_back(w.first.data());
   auto& slot_keys = sc.slot_keys;
   slot_keys.resize(32 * msgs.size());
-  if (!msgs.empty()) st::kernels::keccak256_batch(msgs.data(), lens.data(), slot_keys.data(), msgs.size());
+  if (!msgs.empty()) st::kernels::keccak256_batch32(msgs.data(), slot_keys.data(), msgs.size());
   auto& values = sc.values;  // RLP of each trimmed value (empty = delete)
   values.resize(33 * msgs.size());
   auto& writes = sc.writes;

@@ -131,7 +131,7 @@ TEST_CASE("keccak256 reads unaligned input and null data with length 0") {
 }
 
 TEST_CASE("keccak256 self-test accepts the dispatched and portable tiers") {
-  CHECK(keccak_detail::keccak256_self_test(keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable, keccak_detail::keccak256_pull_portable));
+  CHECK(keccak_detail::keccak256_self_test(keccak_detail::keccak256_portable, keccak_detail::keccak256_batch_portable, keccak_detail::keccak256_pull_portable, keccak_detail::keccak256_batch32_portable));
 }
 
 TEST_CASE("keccak256_select: names, errors, and each tier agrees with the vectors") {
@@ -186,8 +186,8 @@ TEST_CASE("keccak256_batch_pull: every tier, one reused buffer per lane, mixed l
   // contents first: a kernel that read a message after asking its lane for the next one, or
   // a lane number out of range, would produce a wrong digest.
   struct Feed {
-    const std::vector<Vector>* vectors;
-    size_t count, next = 0, start = 0;
+    const std::vector<Vector>* vectors = nullptr;
+    size_t count = 0, next = 0, start = 0;
     std::vector<uint8_t> lane_buf[kKeccak256PullLanes];
     std::vector<uint8_t> out;
     size_t bad_lane = 0;
@@ -213,7 +213,9 @@ TEST_CASE("keccak256_batch_pull: every tier, one reused buffer per lane, mixed l
     }
     for (size_t n : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(8), size_t(9), size_t(31), size_t(200)}) {
       CAPTURE(n);
-      Feed f{&vectors, n};
+      Feed f;
+      f.vectors = &vectors;
+      f.count = n;
       f.start = 3 * n;
       f.out.assign(32 * n + 1, 0xAA);
       keccak256_batch_pull(next, &f);
@@ -222,6 +224,38 @@ TEST_CASE("keccak256_batch_pull: every tier, one reused buffer per lane, mixed l
       CHECK(f.out.back() == 0xAA);
       size_t bad = 0;
       for (size_t i = 0; i < n; ++i) bad += to_hex(&f.out[32 * i], 32) != vectors[(f.start + 11 * i) % vectors.size()].digest_hex;
+      CHECK(bad == 0);
+    }
+  }
+  CHECK_FALSE(keccak256_select("auto").has_value());
+}
+
+TEST_CASE("keccak256_batch32 == keccak256 of each 32-byte message: every tier, sizes 0..20 and 100, unaligned") {
+  std::vector<uint8_t> pool(32 * 100 + 7);
+  for (size_t i = 0; i < pool.size(); ++i) pool[i] = uint8_t(i * 31 + 7);
+  for (const char* name : {"portable", "avx512x8"}) {
+    CAPTURE(name);
+    if (auto err = keccak256_select(name)) {
+      MESSAGE("keccak256 tier not available here: " << *err);
+      CHECK(err->find("self-test") == std::string::npos);
+      continue;
+    }
+    std::vector<size_t> sizes;
+    for (size_t n = 0; n <= 20; ++n) sizes.push_back(n);
+    sizes.push_back(100);
+    for (size_t n : sizes) {
+      CAPTURE(n);
+      std::vector<const uint8_t*> msgs;
+      for (size_t i = 0; i < n; ++i) msgs.push_back(pool.data() + 3 + 32 * ((i * 37) % 100));  // out of order, unaligned
+      std::vector<uint8_t> out(32 * n + 1, 0xAA);
+      keccak256_batch32(msgs.data(), out.data(), n);
+      CHECK(out.back() == 0xAA);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; ++i) {
+        uint8_t want[32];
+        keccak_detail::keccak256_portable(msgs[i], 32, want);
+        bad += std::memcmp(want, &out[32 * i], 32) != 0;
+      }
       CHECK(bad == 0);
     }
   }
