@@ -804,10 +804,10 @@ struct CommitScratch {
   std::vector<uint8_t> lane_buf[st::kernels::kKeccak256PullLanes];  // pull-fed commit: one encoding per kernel lane
 };
 
-// The producer of the pull-fed commit (Trie::commit_feed_next): one depth's items.
+// The producer of the pull-fed commit (Trie::commit_feed_next): items [i, end) of one depth.
 struct CommitFeed {
   const std::vector<CommitItem>* level;
-  size_t i;
+  size_t i, end;
   CommitScratch* sc;
   CommitStats* st;
   NodeCapture* capture;
@@ -821,6 +821,9 @@ void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
 }
 
 constexpr size_t kPrefetchAhead = 8;
+// Nodes per keccak256_batch_pull call of the commit: bounds its digest array (64 KiB) and
+// parent list, and a bulk load's commit stays in the same small buffers.
+constexpr size_t kPullChunk = 2048;
 // Scratch (commit lists, dirty logs) of up to this many nodes is kept for the next block;
 // a bulk load's (a 1M-slot trie: ~1.6M nodes, ~64 MB of lists) is released.
 constexpr size_t kKeepScratchItems = size_t(1) << 17;
@@ -846,7 +849,7 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
   CommitFeed& f = *static_cast<CommitFeed*>(ctx);
   const std::vector<CommitItem>& level = *f.level;
   std::vector<uint8_t>& buf = f.sc->lane_buf[lane];
-  for (; f.i < level.size(); ++f.i) {
+  for (; f.i < f.end; ++f.i) {
     const size_t i = f.i;
     // two stages: the node line 2*ahead, then (from that line) the children slot lines or
     // the leaf's path and value 1*ahead; they arrive while the kernel permutes
@@ -994,21 +997,24 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     }
     if (!next.empty()) depths = d + 2;
   }
-  // 2. Deepest depth first, one keccak256_batch_pull per depth: the kernel asks for the
-  //    next node whenever a lane is free, and commit_feed_next encodes it into that lane's
-  //    buffer from lines it prefetched a few nodes earlier, so the misses of the clean
-  //    siblings' ref lines are served while the kernel permutes. Digests land in one array
-  //    per depth and go to where each parent reads them once the depth is done (written
-  //    from inside the kernel, a store to a cold line held up its own stores).
+  // 2. Deepest depth first, one keccak256_batch_pull per kPullChunk nodes of a depth: the
+  //    kernel asks for the next node whenever a lane is free, and commit_feed_next encodes
+  //    it into that lane's buffer from lines it prefetched a few nodes earlier, so the
+  //    misses of the clean siblings' ref lines are served while the kernel permutes.
+  //    Digests land in a small array and go to where each parent reads them after the call
+  //    (written from inside the kernel, a store to a cold line held up its own stores).
   CommitStats st;
+  sc.digests.resize(32 * kPullChunk);
   for (size_t d = depths; d-- > 0;) {
-    CommitFeed feed{&sc.by_depth[d], 0, &sc, &st, capture};
-    sc.parent_targets.clear();
-    if (sc.digests.size() < 32 * sc.by_depth[d].size()) sc.digests.resize(32 * sc.by_depth[d].size());
-    st::kernels::keccak256_batch_pull(&Trie::commit_feed_next, &feed);
-    for (size_t h = 0; h < sc.parent_targets.size(); ++h) {
-      const auto& ps = sc.parent_targets[h];
-      std::memcpy(static_cast<Trie*>(ps.t)->ref_dest32(ps.kids, ps.nib), sc.digests.data() + 32 * h, 32);
+    CommitFeed feed{&sc.by_depth[d], 0, 0, &sc, &st, capture};
+    while (feed.i < feed.level->size()) {
+      feed.end = std::min(feed.level->size(), feed.i + kPullChunk);
+      sc.parent_targets.clear();
+      st::kernels::keccak256_batch_pull(&Trie::commit_feed_next, &feed);
+      for (size_t h = 0; h < sc.parent_targets.size(); ++h) {
+        const auto& ps = sc.parent_targets[h];
+        std::memcpy(static_cast<Trie*>(ps.t)->ref_dest32(ps.kids, ps.nib), sc.digests.data() + 32 * h, 32);
+      }
     }
     st.nodes_rehashed += sc.by_depth[d].size();
     ++st.depths;
@@ -1024,11 +1030,7 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     stats->depths = std::max(stats->depths, st.depths);
     if (logged && depths) ++stats->from_batch_log;
   }
-  if (st.nodes_rehashed > kKeepScratchItems) {  // a bulk commit: give its per-depth lists back
-    sc.by_depth = {};
-    sc.digests = {};
-    sc.parent_targets = {};
-  }
+  if (st.nodes_rehashed > kKeepScratchItems) sc.by_depth = {};  // a bulk commit: give its per-depth lists back
 }
 
 void Trie::bump_epoch() {
