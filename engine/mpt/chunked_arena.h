@@ -54,7 +54,7 @@ class ChunkedArena {
   }
   static size_t chunk_size(size_t c) { return c == 0 ? 16 : c <= 13 ? size_t(1) << (c + 3) : size_t(1) << 16; }
   T* base(size_t c) { return reinterpret_cast<T*>(chunks_[c].data()); }
-  T& at(size_t i) {
+  [[gnu::always_inline]] T& at(size_t i) {
     if (i >= kSteady) return base(14 + ((i - kSteady) >> 16))[(i - kSteady) & 0xffff];
     if (i < 16) return base(0)[i];
     const unsigned b = unsigned(63 - __builtin_clzll(i));

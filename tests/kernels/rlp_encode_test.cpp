@@ -94,6 +94,19 @@ TEST_CASE("hex-prefix: spec examples and round trip") {
   CHECK(hp({0, 0xf, 1, 0xc, 0xb, 8}, true) == "200f1cb8");
   CHECK(hp({0xf, 1, 0xc, 0xb, 8}, true) == "3f1cb8");
   CHECK(hp({1, 2, 3, 4, 5}, false) == "112345");
+  // every length 0..70 (the packer takes 8 nibbles at a time), random nibbles incl. 0 and 15,
+  // against a byte-by-byte packing
+  std::mt19937_64 rng(7);
+  for (size_t len = 0; len <= 70; ++len) {
+    CAPTURE(len);
+    std::vector<uint8_t> n(len);
+    for (auto& x : n) x = uint8_t(rng() % 16);
+    if (len) n[len - 1] = 15;
+    std::string want = std::string(1, "0123"[(len & 1) + 2 * (len % 3 == 0)]);
+    want += len & 1 ? "0123456789abcdef"[n[0]] : '0';
+    for (size_t i = len & 1; i < len; ++i) want += "0123456789abcdef"[n[i]];
+    CHECK(hp(n, len % 3 == 0) == want);
+  }
   // packed-key ranges, odd and even starts
   const uint8_t key[3] = {0x12, 0x34, 0x56};
   uint8_t* e = hex_prefix_put_key(out, key, 1, 6, true);
