@@ -44,29 +44,43 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
 }
 
 // Branch encoding from a children block's dense slots (present children in nibble order;
-// embedded bits by slot): an absent child is 0x80 and reads no slot. Without embedded refs (secure tries) the loop is branch-free (slot fill
-// patterns of the lower levels are random: a mispredicted branch per slot cost more than
-// the copy): each slot writes its header byte and copies 32 bytes (from a zero block when
-// absent), then advances by 33 or 1. The payload is written at out + 9 and the list header
-// right in front of it; returns the first byte and sets *end one past the last. Same bytes
-// as put_branch over the slots' refs; writes within out[0, kBranchMaxFixed +
-// rlp_string_size(value)) (a slot writes at most 33 bytes at its position).
+// embedded bits by slot): a present child writes 0xa0 and its 32 bytes, an absent one 0x80.
+// Without embedded refs (secure tries) no branch depends on the fill pattern (the lower
+// levels' patterns are random: a mispredicted branch per slot cost more than the copies): a
+// full branch is 16 straight copies; otherwise one step per present child, whose gap of
+// absent nibbles before it is written as 16 bytes of 0x80 and then stepped over (so the
+// function may write up to kBranchSlack bytes past the encoding's end). The payload is
+// written at out + 9 and the list header right in front of it; returns the first byte and
+// sets *end one past the last. Same bytes as put_branch over the slots' refs; writes within
+// out[0, kBranchMaxFixed + kBranchSlack + rlp_string_size(value)).
+constexpr size_t kBranchSlack = 16;
 inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint32_t present, uint32_t embedded,
                                  const uint8_t* value, size_t value_len, uint8_t** end) {
-  alignas(32) static constexpr uint8_t kZero[32] = {};
+  static constexpr uint64_t kAbsent8 = 0x8080808080808080ull;
   uint8_t* const body = out + 9;
   uint8_t* p = body;
-  uint32_t s = 0;  // the next dense slot
-  if (embedded == 0) {
-    for (uint32_t i = 0; i < 16; ++i) {
-      const bool has = (present >> i) & 1;
-      const uint8_t* src = has ? slots[s] : kZero;
-      *p = has ? 0xa0 : 0x80;
-      std::memcpy(p + 1, src, 32);
-      p += has ? 33 : 1;
-      s += has;
+  if (embedded == 0 && present == 0xffff) {
+    for (uint32_t s = 0; s < 16; ++s, p += 33) {
+      *p = 0xa0;
+      std::memcpy(p + 1, slots[s], 32);
     }
+  } else if (embedded == 0) {
+    unsigned next = 0;  // the first nibble not written yet
+    for (uint32_t m = present, s = 0; m; m &= m - 1, ++s) {
+      const unsigned i = unsigned(__builtin_ctz(m));
+      std::memcpy(p, &kAbsent8, 8);  // nibbles next .. i - 1 (at most 15) are absent
+      std::memcpy(p + 8, &kAbsent8, 8);
+      p += i - next;
+      *p = 0xa0;
+      std::memcpy(p + 1, slots[s], 32);
+      p += 33;
+      next = i + 1;
+    }
+    std::memcpy(p, &kAbsent8, 8);
+    std::memcpy(p + 8, &kAbsent8, 8);
+    p += 16 - next;
   } else {
+    uint32_t s = 0;  // the next dense slot
     for (uint32_t i = 0; i < 16; ++i) {
       if (!((present >> i) & 1)) {
         *p++ = 0x80;
@@ -883,12 +897,12 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
       assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
       for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
 #endif
-      if (buf.size() < kBranchMaxFixed) buf.resize(kBranchMaxFixed);
+      if (buf.size() < kBranchMaxFixed + kBranchSlack) buf.resize(kBranchMaxFixed + kBranchSlack);
       const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << popcount16(it.kid_mask)) - 1) : 0;
       out = put_branch_slots(buf.data(), t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
     } else {
       const Node& x = t->nodes_[it.id];
-      const size_t need = t->encoded_bound(x);
+      const size_t need = t->encoded_bound(x) + kBranchSlack;
       if (buf.size() < need) buf.resize(need);
       if (x.kind == NodeKind::branch) {  // one pass over the present refs; header written last, in front
 #ifndef NDEBUG
