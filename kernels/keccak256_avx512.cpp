@@ -24,7 +24,9 @@
 
 // GCC 12 warns "__Y (may be) used uninitialized" inside its own _mm512_rol_epi64 (the
 // intrinsic passes _mm512_undefined_epi32() as the unused merge source); not our code.
+// Silenced only around the permutations (push here, pop before the scheduler).
 #if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
@@ -253,6 +255,10 @@ void keccak_f1600_x1(uint64_t* S) {
 #undef V_XOR3
 #undef V_CHI
 #undef KECCAK_ROUND_V
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 // One slot's message cursor.
 struct Slot {

@@ -48,12 +48,12 @@ void to_nibbles(std::span<const uint8_t> key, std::vector<uint8_t>* out) {
 // Without embedded refs (secure tries) no branch depends on the fill pattern (the lower
 // levels' patterns are random: a mispredicted branch per slot cost more than the copies): a
 // full branch is 16 straight copies; otherwise one step per present child, whose gap of
-// absent nibbles before it is written as 16 bytes of 0x80 and then stepped over (so the
-// function may write up to kBranchSlack bytes past the encoding's end). The payload is
-// written at out + 9 and the list header right in front of it; returns the first byte and
-// sets *end one past the last. Same bytes as put_branch over the slots' refs; writes within
-// out[0, kBranchMaxFixed + kBranchSlack + rlp_string_size(value)).
-constexpr size_t kBranchSlack = 16;
+// absent nibbles before it is written as 16 bytes of 0x80 and then stepped over. The last
+// 0x80 run may pass the encoding's end by up to 15 bytes but ends at most at out + 9 + 32c
+// + 32 <= out + 521 (c <= 15 present children), inside kBranchMaxFixed = 538. The payload
+// is written at out + 9 and the list header right in front of it; returns the first byte
+// and sets *end one past the last. Same bytes as put_branch over the slots' refs; writes
+// within out[0, kBranchMaxFixed + rlp_string_size(value)).
 inline uint8_t* put_branch_slots(uint8_t* out, const uint8_t (*slots)[32], uint32_t present, uint32_t embedded,
                                  const uint8_t* value, size_t value_len, uint8_t** end) {
   static constexpr uint64_t kAbsent8 = 0x8080808080808080ull;
@@ -813,8 +813,8 @@ struct CommitScratch {
     uint32_t kids;  // the parent branch's children block (kNoNode: see nib)
     uint32_t nib;   // its slot; with kids == kNoNode: the parent extension's id, or kNoNode for the root
   };
-  std::vector<ParentSlot> parent_targets;  // per hashed node of the current depth: where its ref goes
-  std::vector<uint8_t> digests;            // per hashed node of the current depth: 32 bytes
+  std::vector<ParentSlot> parent_targets;  // per hashed node of the current pull call (<= kPullChunk): where its ref goes
+  std::vector<uint8_t> digests;            // per hashed node of the current pull call: 32 bytes
   std::vector<uint8_t> lane_buf[st::kernels::kKeccak256PullLanes];  // pull-fed commit: one encoding per kernel lane
 };
 
@@ -862,6 +862,7 @@ uint8_t* Trie::ref_dest32(uint32_t parent_kids, uint32_t nib) {
 bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m) {
   CommitFeed& f = *static_cast<CommitFeed*>(ctx);
   const std::vector<CommitItem>& level = *f.level;
+  assert(lane < st::kernels::kKeccak256PullLanes);
   std::vector<uint8_t>& buf = f.sc->lane_buf[lane];
   for (; f.i < f.end; ++f.i) {
     const size_t i = f.i;
@@ -897,12 +898,12 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
       assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
       for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
 #endif
-      if (buf.size() < kBranchMaxFixed + kBranchSlack) buf.resize(kBranchMaxFixed + kBranchSlack);
+      if (buf.size() < kBranchMaxFixed) buf.resize(kBranchMaxFixed);
       const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << popcount16(it.kid_mask)) - 1) : 0;
       out = put_branch_slots(buf.data(), t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
     } else {
       const Node& x = t->nodes_[it.id];
-      const size_t need = t->encoded_bound(x) + kBranchSlack;
+      const size_t need = t->encoded_bound(x);
       if (buf.size() < need) buf.resize(need);
       if (x.kind == NodeKind::branch) {  // one pass over the present refs; header written last, in front
 #ifndef NDEBUG
@@ -917,8 +918,9 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
       }
     }
     const size_t len = size_t(end - out);
-    // The ref goes straight to where the parent reads it: its children slot, the parent
-    // extension's value, or the trie's root ref (the kernel writes a digest right there).
+    // The ref goes where the parent reads it (its children slot, the parent extension's
+    // value, or the trie's root ref): an embedded ref now, a 32-byte ref after the pull call
+    // (the digest array, then ref_dest32).
     if (len < 32) {
       NodeRef r;
       r.len = uint8_t(len);

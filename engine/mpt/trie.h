@@ -7,7 +7,7 @@
 // parent's children slot; see Node); a structural change marks the node and all its ancestors dirty (each update
 // returns "changed" up the recursion). commit() collects the dirty nodes by depth and
 // encodes + hashes them one depth at a time, deepest first, with one keccak256_batch_pull
-// per depth (the kernel pulls each node's encoding as a lane frees up, so the encoder's
+// per <= 2,048 nodes of a depth (the kernel pulls each node's encoding as a lane frees up, so the encoder's
 // cache misses overlap the permutations); commit_many() does this for several tries at once (all storage tries of a
 // block share their batches).
 //
