@@ -40,7 +40,7 @@ bool Args::parse(int argc, char** argv, int first) {
     if (it == specs_.end()) { error_ = "unknown option --" + name + " (see " + command_ + " --help)"; return false; }
     if (!it->second.takes_value) {
       if (inline_value) { error_ = "option --" + name + " takes no value"; return false; }
-      values_[name] = "1";
+      values_[name] = std::string(1, '1');  // (GCC 12 -Wrestrict false positive on assigning a literal: bug 105329)
       continue;
     }
     if (!inline_value) {
