@@ -44,7 +44,6 @@ class NodeBytes {
   const uint8_t* value_data() const { return data() + path_len_; }
   std::span<const uint8_t> path() const { return {data(), path_len_}; }
   std::span<const uint8_t> value() const { return {data() + path_len_, value_len_}; }
-  uint8_t* value_data_mut() { return const_cast<uint8_t*>(data()) + path_len_; }  // (the size stays; see set_value)
 
   void reset() {  // empty, heap block given back
     if (on_heap()) std::free(heap());

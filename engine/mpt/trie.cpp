@@ -844,21 +844,6 @@ constexpr size_t kKeepScratchItems = size_t(1) << 17;
 
 }  // namespace
 
-uint8_t* Trie::ref_dest32(uint32_t parent_kids, uint32_t nib) {
-  static constexpr uint8_t kZero32[32] = {};
-  if (parent_kids != kNoNode) {
-    if (any_embedded_) kids_embedded_[parent_kids] &= uint16_t(~(1u << nib));
-    return kids_[parent_kids].slot[nib];
-  }
-  if (nib != kNoNode) {
-    NodeBytes& b = nodes_[nib].bytes;
-    b.set_value(kZero32, 32);
-    return b.value_data_mut();
-  }
-  root_ref_.len = 32;
-  return root_ref_.bytes;
-}
-
 bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m) {
   CommitFeed& f = *static_cast<CommitFeed*>(ctx);
   const std::vector<CommitItem>& level = *f.level;
@@ -920,7 +905,7 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
     const size_t len = size_t(end - out);
     // The ref goes where the parent reads it (its children slot, the parent extension's
     // value, or the trie's root ref): an embedded ref now, a 32-byte ref after the pull call
-    // (the digest array, then ref_dest32).
+    // (the digest array, then store_ref).
     if (len < 32) {
       NodeRef r;
       r.len = uint8_t(len);
@@ -1029,7 +1014,10 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
       st::kernels::keccak256_batch_pull(&Trie::commit_feed_next, &feed);
       for (size_t h = 0; h < sc.parent_targets.size(); ++h) {
         const auto& ps = sc.parent_targets[h];
-        std::memcpy(static_cast<Trie*>(ps.t)->ref_dest32(ps.kids, ps.nib), sc.digests.data() + 32 * h, 32);
+        NodeRef r;
+        r.len = 32;
+        std::memcpy(r.bytes, sc.digests.data() + 32 * h, 32);
+        static_cast<Trie*>(ps.t)->store_ref(ps.kids, ps.nib, r);
       }
     }
     st.nodes_rehashed += sc.by_depth[d].size();

@@ -200,9 +200,6 @@ class Trie final : public NodeSource {
   // drop e when the child is gone.
   Result relink_extension(NodeId e, NodeId child);
 
-  // Where a freshly hashed node's 32-byte ref goes (see store_ref): prepared for a digest
-  // to be written there (embedded bit cleared, extension value sized 32, root ref len 32).
-  uint8_t* ref_dest32(uint32_t parent_kids, uint32_t nib);
   // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie.cpp).
   static bool commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m);
 

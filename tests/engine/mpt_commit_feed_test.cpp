@@ -1,6 +1,6 @@
 // mpt_commit_feed_test: randomized differential test of the pull-fed commit (commit_many
 // step 2: nodes encoded inside keccak256_batch_pull's callback into per-lane buffers, refs
-// stored through ref_dest32 / store_ref). Several plain tries are changed and committed
+// stored through store_ref). Several plain tries are changed and committed
 // together by Trie::commit_many after every round, with short keys (1-3 bytes: embedded
 // nodes, extensions, branches with values), long shared prefixes (extensions whose bytes
 // move to the heap), values of every length 1..40 and long values (> NodeBytes::kInline:
