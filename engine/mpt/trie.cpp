@@ -860,47 +860,45 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
     if (i + kPrefetchAhead < level.size()) {
       const CommitItem& p = level[i + kPrefetchAhead];
       const Trie* pt = static_cast<const Trie*>(p.t);
-      if (p.kids != kNoNode) {  // a logged branch: its slot lines, from the record
-        const char* kb = reinterpret_cast<const char*>(&pt->kids_[p.kids]);
-        for (int j = 0, lines = (popcount16(p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
-      } else if (const Node& px = pt->nodes_[p.id]; px.kind == NodeKind::branch) {
-        // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2))
-        const char* kb = reinterpret_cast<const char*>(&pt->kids_[px.child]);
-        for (int j = 0, lines = (popcount16(px.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+      const Node* px = p.kids == kNoNode ? &pt->nodes_[p.id] : nullptr;  // (its line was requested above)
+      if (!px || px->kind == NodeKind::branch) {
+        // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2)),
+        // from the record for a logged branch
+        const char* kb = reinterpret_cast<const char*>(&pt->kids_[px ? px->child : p.kids]);
+        for (int j = 0, lines = (popcount16(px ? px->kid_mask : p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
       } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
-        __builtin_prefetch(reinterpret_cast<const char*>(&px) + 64);
+        __builtin_prefetch(reinterpret_cast<const char*>(px) + 64);
       }
     }
     const CommitItem& it = level[i];
     Trie* t = static_cast<Trie*>(it.t);
-    // A logged branch without a value is encoded from its record and slot lines alone; no
+    // A branch is encoded from its children block's slot lines: a logged branch without a
+    // value from its record alone (its node line is not read), any other from its node. No
     // node line is written (the epoch bump cleans every node).
+    const Node* x = it.kids == kNoNode ? &t->nodes_[it.id] : nullptr;
     uint8_t* out;
     uint8_t* end;
-    if (it.kids != kNoNode) {
+    if (!x || x->kind == NodeKind::branch) {
+      const uint32_t k = x ? x->child : it.kids;
+      const uint16_t kid_mask = x ? x->kid_mask : it.kid_mask;
 #ifndef NDEBUG
-      const Node& dx = t->nodes_[it.id];
-      assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
-      for (unsigned b = 0; b < 16; ++b) assert(((it.kid_mask >> b) & 1) == (t->kids_[it.kids].id[b] != kNoNode));
-#endif
-      if (buf.size() < kBranchMaxFixed) buf.resize(kBranchMaxFixed);
-      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[it.kids] & ((1u << popcount16(it.kid_mask)) - 1) : 0;
-      out = put_branch_slots(buf.data(), t->kids_[it.kids].slot, it.kid_mask, embedded, nullptr, 0, &end);
-    } else {
-      const Node& x = t->nodes_[it.id];
-      const size_t need = t->encoded_bound(x);
-      if (buf.size() < need) buf.resize(need);
-      if (x.kind == NodeKind::branch) {  // one pass over the present refs; header written last, in front
-#ifndef NDEBUG
-        for (unsigned b = 0; b < 16; ++b) assert(((x.kid_mask >> b) & 1) == (t->kids_[x.child].id[b] != kNoNode));
-#endif
-        const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[x.child] & ((1u << popcount16(x.kid_mask)) - 1) : 0;
-        out = x.has_value ? put_branch_slots(buf.data(), t->kids_[x.child].slot, x.kid_mask, embedded, x.bytes.value_data(), x.bytes.value_size(), &end)
-                          : put_branch_slots(buf.data(), t->kids_[x.child].slot, x.kid_mask, embedded, nullptr, 0, &end);
-      } else {
-        out = buf.data();
-        end = t->put_encoding(x, out);
+      if (!x) {
+        const Node& dx = t->nodes_[it.id];
+        assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
       }
+      for (unsigned b = 0; b < 16; ++b) assert(((kid_mask >> b) & 1) == (t->kids_[k].id[b] != kNoNode));
+#endif
+      const size_t need = x ? t->encoded_bound(*x) : kBranchMaxFixed;
+      if (buf.size() < need) buf.resize(need);
+      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[k] & ((1u << popcount16(kid_mask)) - 1) : 0;
+      const bool value = x && x->has_value;
+      out = put_branch_slots(buf.data(), t->kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
+                             value ? x->bytes.value_size() : 0, &end);
+    } else {
+      const size_t need = t->encoded_bound(*x);
+      if (buf.size() < need) buf.resize(need);
+      out = buf.data();
+      end = t->put_encoding(*x, out);
     }
     const size_t len = size_t(end - out);
     // The ref goes where the parent reads it (its children slot, the parent extension's
