@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh: install the Debian packages statetree needs (when root and missing) and build
-# the Release tree into build/. Idempotent; prints what it does. Used by demo.sh and test.sh.
+# the Release tree into build/. Idempotent; prints what it does (the build's progress
+# included). Used by demo.sh, test.sh and bench.sh.
+#
+#   scripts/setup.sh [--target T] [BUILD_DIR [CMAKE_ARGS...]]
+#
+# --target T builds only T (demo.sh and bench.sh build only the `statetree` binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,9 +19,10 @@ for p in "${PACKAGES[@]}"; do
 done
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then
-    echo "setup: installing ${missing[*]}" >&2
+    echo "setup: installing ${missing[*]} (apt-get, about a minute)" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    echo "setup: packages installed" >&2
   else
     echo "setup: missing Debian packages: ${missing[*]}" >&2
     echo "setup: run as root, or: sudo apt-get install ${missing[*]}" >&2
@@ -24,8 +30,15 @@ if ((${#missing[@]})); then
   fi
 fi
 
+target=()
+if [[ ${1:-} == --target ]]; then
+  target=(--target "$2")
+  shift 2
+fi
 build_dir=${1:-build}
 shift || true
 jobs=$(nproc)
+echo "setup: configuring $build_dir/ ($*)" >&2
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build_dir" -j "$jobs"
+echo "setup: building ${target[1]:-everything} in $build_dir/ with $jobs jobs" >&2
+cmake --build "$build_dir" -j "$jobs" "${target[@]}" >&2

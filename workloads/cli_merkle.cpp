@@ -72,7 +72,7 @@ std::string fmt_summary(const std::vector<double>& v) {
 }  // namespace
 
 int cmd_merkle(int argc, char** argv) {
-  Args args("statetree merkle", "Bitcoin-style SHA-256 Merkle root of a batch of leaves (shared/specs/merkle.md).");
+  Args args("statetree merkle", "Bitcoin-style SHA-256 Merkle root of a batch of leaves (docs/specs/merkle.md).");
   args.option("leaves", "N", "synthetic input: N leaves, leaf i = 32 bytes each equal to i mod 256");
   args.option("input", "FILE", "leaves from a file of fixed-size records (with --leaf-size)");
   args.option("leaf-size", "B", "record size in bytes for --input", "32");

@@ -23,7 +23,7 @@ int fail(const std::string& msg, int code = 2) {
 }  // namespace
 
 int root_bintrie(int argc, char** argv) {
-  Args args("statetree root --tree bintrie", "EIP-7864 binary-trie state root of a genesis allocation (shared/specs/bintrie.md).");
+  Args args("statetree root --tree bintrie", "EIP-7864 binary-trie state root of a genesis allocation (docs/specs/bintrie.md).");
   args.option("tree", "bintrie", "the tree (bintrie here)");
   args.option("alloc", "FILE", "genesis JSON: {\"alloc\": {...}} or the alloc object itself");
   args.option("hash", "H", "tree hash: sha256 (go-ethereum) or blake3 (EIP reference)", "sha256");

@@ -1,5 +1,5 @@
 // cli_root_mpt: `statetree root --tree mpt` -- the Ethereum MPT state root of a genesis
-// allocation (--alloc FILE, the format of shared/vectors/genesis), or the root of a plain
+// allocation (--alloc FILE, the format of workloads/data/genesis, docs/genesis.md), or the root of a plain
 // trie over raw key/value pairs (--kv FILE: one `hexkey hexvalue` per line; blank lines and
 // lines starting with '#' are skipped; a later line for the same key wins; an empty value
 // "0x" deletes; --secure hashes every key with keccak256 first).
@@ -109,7 +109,7 @@ bool read_kv(const std::string& path, bool secure, KvMap* kv,
 int root_mpt(int argc, char** argv) {
   Args args("statetree root --tree mpt", "State root of a genesis allocation, or root of a plain/secure trie over key/value pairs.");
   args.option("tree", "mpt", "the tree (this handler: mpt)");
-  args.option("alloc", "FILE", "genesis allocation JSON (shared/vectors/genesis format)");
+  args.option("alloc", "FILE", "genesis allocation JSON (format: docs/genesis.md)");
   args.option("kv", "FILE", "key/value pairs: one 'hexkey hexvalue' per line");
   args.flag("secure", "with --kv: the path of each key is keccak256(key)");
   args.option("threads", "N", "threads for the batch builder (0 = all)", "1");

@@ -1,4 +1,4 @@
-// merkle_tree: the Bitcoin-style SHA-256 Merkle tree engine (spec: shared/specs/merkle.md).
+// merkle_tree: the Bitcoin-style SHA-256 Merkle tree engine (spec: docs/specs/merkle.md).
 //
 // Usage: construct for a leaf capacity (the arena is allocated once, never resized), call
 // add_fixed / add_variable with a whole batch of leaves (addData: hashes every leaf into

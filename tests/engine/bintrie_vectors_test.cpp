@@ -1,5 +1,5 @@
 // bintrie_vectors_test: every tree case, account case, embedding key and chunking case of
-// /work/shared/vectors/bintrie/bintrie_vectors.json, for every hash the case lists, through
+// tests/vectors/bintrie/bintrie_vectors.json, for every hash the case lists, through
 // the batch root builder (serial and 2 threads) and the slow reference oracle.
 #include <doctest/doctest.h>
 

@@ -53,7 +53,7 @@ struct TierGuard {
 
 }  // namespace
 
-TEST_CASE("merkle roots match shared/vectors/merkle for every tier and thread count") {
+TEST_CASE("merkle roots match tests/vectors/merkle for every tier and thread count") {
   std::ifstream in(std::string(STATETREE_VECTORS_DIR) + "/merkle/merkle_roots.json");
   REQUIRE(in.good());
   const auto vectors = nlohmann::json::parse(in);

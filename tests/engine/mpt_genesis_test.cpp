@@ -15,7 +15,7 @@ TEST_CASE("mpt genesis: the four state roots") {
   size_t with_storage = 0;
   for (const char* net : {"mainnet", "sepolia", "holesky", "hoodi"}) {
     CAPTURE(net);
-    const std::string path = std::string(STATETREE_VECTORS_DIR) + "/genesis/" + net + "_genesis_alloc.json";
+    const std::string path = std::string(STATETREE_GENESIS_DIR) + "/" + net + "_genesis_alloc.json";
     auto r = workloads::load_genesis_file(path);
     REQUIRE(std::holds_alternative<workloads::GenesisFile>(r));
     const auto& g = std::get<workloads::GenesisFile>(r);

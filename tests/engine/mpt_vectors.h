@@ -1,4 +1,4 @@
-// mpt_vectors: loads the TrieTests-format vector files of ../shared/vectors/mpt into plain
+// mpt_vectors: loads the TrieTests-format vector files of tests/vectors/mpt into plain
 // structs (shared by the MPT engine tests). "0x.." strings are hex, other strings raw bytes,
 // null (or an empty value) = delete; *_secureTrie files hash keys with keccak256.
 #pragma once

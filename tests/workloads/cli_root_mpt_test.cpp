@@ -13,7 +13,7 @@
 using st::reference::run_statetree;
 
 namespace {
-const std::string kVec = std::string(STATETREE_VECTORS_DIR) + "/genesis/";
+const std::string kVec = std::string(STATETREE_GENESIS_DIR) + "/";
 const std::string kData = std::string(STATETREE_TEST_DATA_DIR) + "/mpt/";
 
 std::string write_tmp(const std::string& name, const std::string& text) {

@@ -16,7 +16,7 @@ using st::state::U256;
 
 namespace {
 
-std::string vec(const char* name) { return std::string(STATETREE_VECTORS_DIR) + "/genesis/" + name; }
+std::string vec(const char* name) { return std::string(STATETREE_GENESIS_DIR) + "/" + name; }
 
 // a + b; carry set when the sum overflows 256 bits.
 U256 add(const U256& a, const U256& b, bool& carry_out) {
