@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/bintrie/batch_root.h"
+#include "test_paths.h"
 
 namespace bintrie_test {
 

@@ -13,6 +13,7 @@
 #include "engine/pipeline/parallel.h"
 #include "kernels/sha256.h"
 #include "reference/merkle_reference.h"
+#include "test_paths.h"
 
 using namespace st;
 using merkle::Digest;

@@ -8,6 +8,7 @@
 #include "engine/mpt/state.h"
 #include "tests/reference/mpt_reference.h"
 #include "workloads/genesis.h"
+#include "test_paths.h"
 
 using namespace st;
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/reference/mpt_reference.h"
+#include "test_paths.h"
 
 namespace st::test {
 

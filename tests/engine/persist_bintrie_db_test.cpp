@@ -31,6 +31,7 @@
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"
 #include "kernels/keccak256.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include "tests/engine/persist_mpt_test_util.h"
 #include "tests/reference/mpt_reference.h"
 #include "workloads/genesis.h"
+#include "test_paths.h"
 
 using namespace pmpt_test;
 

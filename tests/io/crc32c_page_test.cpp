@@ -13,6 +13,7 @@
 #include "io/page_format.h"
 #include "io/xxh64.h"
 #include "tests/io/io_test_util.h"
+#include "test_paths.h"
 
 using namespace st::io;
 

@@ -13,6 +13,7 @@
 #include "io/random_reads.h"
 #include "io/rocksdb_store.h"
 #include "tests/io/io_test_util.h"
+#include "reference/run_command.h"
 
 using namespace st::io;
 
@@ -35,10 +36,7 @@ Run run_cmd(const std::string& cmd) {
   return r;
 }
 
-std::string binary() {
-  const char* env = std::getenv("STATETREE_BINARY");
-  return env ? env : STATETREE_BINARY;
-}
+std::string binary() { return st::reference::statetree_binary(); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 
 #include "kernels/keccak256.h"
 #include "kernels/keccak256_tiers.h"
+#include "test_paths.h"
 
 using namespace st::kernels;
 

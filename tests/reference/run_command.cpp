@@ -20,9 +20,13 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-CommandResult run_statetree(const std::string& args) {
+std::string statetree_binary() {
   const char* env = std::getenv("STATETREE_BINARY");
-  const std::string bin = env ? env : STATETREE_BINARY;
+  return env ? env : STATETREE_BINARY;
+}
+
+CommandResult run_statetree(const std::string& args) {
+  const std::string bin = statetree_binary();
   const std::string base = "/tmp/statetree_cli_test_" + std::to_string(getpid());
   const std::string cmd = "'" + bin + "' " + args + " >" + base + ".out 2>" + base + ".err";
   const int status = std::system(cmd.c_str());

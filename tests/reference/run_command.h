@@ -12,6 +12,9 @@ struct CommandResult {
   std::string err;  // stderr
 };
 
+// The statetree binary under test: $STATETREE_BINARY, else the one this build made.
+std::string statetree_binary();
+
 // args is appended to the binary path verbatim (shell syntax).
 CommandResult run_statetree(const std::string& args);
 

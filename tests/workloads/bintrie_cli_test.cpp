@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reference/run_command.h"
+#include "test_paths.h"
 
 using st::reference::run_statetree;
 

@@ -9,6 +9,7 @@
 
 #include "workloads/genesis.h"
 #include "workloads/u256.h"
+#include "test_paths.h"
 
 using namespace st::workloads;
 using st::state::Allocation;
