@@ -266,10 +266,8 @@ void build_check(const VecSource& s, StoreKind store, unsigned gd, io::HashKind 
 }
 
 std::vector<StoreKind> stores() {
-  std::vector<StoreKind> v{StoreKind::arena};
-  if (io::rocksdb_available()) v.push_back(StoreKind::rocksdb);
-  else MESSAGE("RocksDB not available: arena store only");
-  return v;
+  REQUIRE_MESSAGE(io::rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
+  return {StoreKind::arena, StoreKind::rocksdb};
 }
 
 Bytes32 unhex32(const std::string& s) {

@@ -188,10 +188,7 @@ TEST_CASE("persist mpt: a build killed at random points reopens at the old or th
 }
 
 TEST_CASE("persist mpt: a changed or missing RocksDB node is an error naming its path key") {
-  if (!io::rocksdb_available()) {
-    MESSAGE("RocksDB not compiled in: skipped");
-    return;
-  }
+  REQUIRE_MESSAGE(io::rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   TempDir dir("rocks_tamper");
   const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
   const state::Allocation a = random_alloc(33, 100, 5, 60);

@@ -174,10 +174,7 @@ TEST_CASE("persist mpt: build, reopen, lookup, verify, prove (arena)") {
 }
 
 TEST_CASE("persist mpt: build, reopen, lookup, verify, prove (rocksdb)") {
-  if (!io::rocksdb_available()) {
-    MESSAGE("RocksDB not compiled in: skipped");
-    return;
-  }
+  REQUIRE_MESSAGE(io::rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   full_check(StoreKind::rocksdb, random_alloc(2, 300, 20, 200), 12);
 }
 
