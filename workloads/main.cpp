@@ -25,6 +25,7 @@ const Command kCommands[] = {
     {"get", st::cli::cmd_get, "one account / storage slot of a database, with --proof its verified proof"},
     {"read-bench", st::cli::cmd_read_bench, "cold lookups of random existing keys: batched per queue depth, one at a time, raw reads"},
     {"commit", st::cli::cmd_commit, "apply synthetic blocks to an MPT or binary-trie arena database, one copy-on-write commit each"},
+    {"compare", st::cli::cmd_compare, "two result files side by side: median ratio with bootstrap CI, Mann-Whitney U p"},
 };
 
 void print_usage(FILE* out) {

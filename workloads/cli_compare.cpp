@@ -1,0 +1,145 @@
+// cli_compare: `statetree compare A.json B.json [--metric M[,M...]] [--resamples N]
+// [--seed S] [--json]` — two result files (what a command wrote with --json, or bench.sh's
+// JSON lines) side by side, one row per metric: each side's sample count, median and
+// coefficient of variation, the ratio of medians B/A with its bootstrap 95 % CI, and the
+// Mann-Whitney U test's two-sided p (exact or normal approximation, as engine/stats says).
+// Without --metric every summary with raw samples found in both files is compared.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/stats/bootstrap.h"
+#include "engine/stats/mann_whitney.h"
+#include "workloads/cli_args.h"
+#include "workloads/result_samples.h"
+
+namespace st::cli {
+namespace {
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "statetree compare: %s\n", msg.c_str());
+  return 2;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t c = s.find(',', start);
+    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+    if (c == std::string::npos) break;
+    start = c + 1;
+  }
+  return out;
+}
+
+struct Row {
+  std::string metric;
+  std::vector<double> a, b;
+  stats::RatioCi ci;
+  stats::MannWhitney mw;
+};
+
+nlohmann::json side_json(const std::vector<double>& v) {
+  return {{"n", v.size()}, {"median", stats::median_of(v)}, {"cv", stats::coefficient_of_variation(v)}};
+}
+
+}  // namespace
+
+int cmd_compare(int argc, char** argv) {
+  Args args("statetree compare",
+            "Compare two result files (--json output or JSON lines): medians, ratio B/A with a bootstrap 95 % CI, "
+            "Mann-Whitney U p, coefficient of variation.\nusage: statetree compare A.json B.json [options]");
+  args.accept_positional(true);
+  args.option("metric", "M[,M...]", "dot path(s) of the metric in each JSON object; default: every summary with samples in both");
+  args.option("resamples", "N", "bootstrap resamples (100..1000000)", "10000");
+  args.option("seed", "S", "bootstrap seed", "1");
+  args.flag("json", "one JSON object on stdout");
+  if (!args.parse(argc, argv)) return fail(args.error());
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (args.positional().size() != 2) return fail("give two result files: statetree compare A.json B.json");
+  std::string err;
+  const auto resamples = args.u64("resamples", &err);
+  if (!resamples) return fail(err);
+  if (*resamples < 100 || *resamples > 1000000) return fail("--resamples must be in 100..1000000");
+  const auto seed = args.u64("seed", &err);
+  if (!seed) return fail(err);
+
+  const std::string path_a = args.positional()[0], path_b = args.positional()[1];
+  auto la = workloads::load_result_objects(path_a);
+  if (auto* e = std::get_if<std::string>(&la)) return fail(*e);
+  auto lb = workloads::load_result_objects(path_b);
+  if (auto* e = std::get_if<std::string>(&lb)) return fail(*e);
+  const auto& objs_a = std::get<std::vector<nlohmann::json>>(la);
+  const auto& objs_b = std::get<std::vector<nlohmann::json>>(lb);
+
+  std::vector<std::string> metrics;
+  if (args.given("metric")) {
+    metrics = split_commas(args.str("metric"));
+  } else {
+    const auto in_b = workloads::sampled_metrics(objs_b);
+    for (const auto& m : workloads::sampled_metrics(objs_a))
+      if (std::find(in_b.begin(), in_b.end(), m) != in_b.end()) metrics.push_back(m);
+    if (metrics.empty()) return fail("no summary with samples in both files: name the metric with --metric PATH");
+  }
+
+  std::vector<Row> rows;
+  for (const auto& m : metrics) {
+    if (m.empty()) return fail("--metric: empty metric name");
+    Row r;
+    r.metric = m;
+    auto sa = workloads::metric_samples(objs_a, m);
+    if (auto* e = std::get_if<std::string>(&sa)) return fail(path_a + ": " + *e);
+    auto sb = workloads::metric_samples(objs_b, m);
+    if (auto* e = std::get_if<std::string>(&sb)) return fail(path_b + ": " + *e);
+    r.a = std::move(std::get<std::vector<double>>(sa));
+    r.b = std::move(std::get<std::vector<double>>(sb));
+    if (r.a.empty()) return fail(path_a + ": no metric '" + m + "'");
+    if (r.b.empty()) return fail(path_b + ": no metric '" + m + "'");
+    r.ci = stats::bootstrap_median_ratio(r.a, r.b, *resamples, *seed);
+    r.mw = stats::mann_whitney_u(r.a, r.b);
+    rows.push_back(std::move(r));
+  }
+
+  if (args.given("json")) {
+    nlohmann::json j;
+    j["command"] = "compare";
+    j["a"] = path_a;
+    j["b"] = path_b;
+    j["resamples"] = *resamples;
+    j["seed"] = *seed;
+    for (const Row& r : rows) {
+      nlohmann::json row = {{"metric", r.metric}, {"a", side_json(r.a)}, {"b", side_json(r.b)}};
+      if (r.ci.ok) row["ratio_b_over_a"] = {{"median_ratio", r.ci.ratio}, {"ci95", {r.ci.lo, r.ci.hi}}};
+      else row["ratio_b_over_a"] = nullptr;  // a zero median of A: no ratio
+      row["mann_whitney"] = {{"u_a", r.mw.u_x}, {"p_two_sided", r.mw.p_two_sided},
+                             {"method", r.mw.exact ? "exact" : "normal"}, {"ties", r.mw.ties}};
+      j["rows"].push_back(row);
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("A: %s\nB: %s\n", path_a.c_str(), path_b.c_str());
+  std::printf("%-32s %5s %12s %6s %5s %12s %6s %8s %21s %9s\n", "metric", "n A", "median A", "cv A", "n B", "median B",
+              "cv B", "B/A", "95% CI (bootstrap)", "p (MWU)");
+  for (const Row& r : rows) {
+    char ratio[32] = "-", ci[48] = "-";
+    if (r.ci.ok) {
+      std::snprintf(ratio, sizeof ratio, "%.3f", r.ci.ratio);
+      std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", r.ci.lo, r.ci.hi);
+    }
+    std::printf("%-32s %5zu %12.4g %5.1f%% %5zu %12.4g %5.1f%% %8s %21s %9.3g%s\n", r.metric.c_str(), r.a.size(),
+                stats::median_of(r.a), 100 * stats::coefficient_of_variation(r.a), r.b.size(), stats::median_of(r.b),
+                100 * stats::coefficient_of_variation(r.b), ratio, ci, r.mw.p_two_sided, r.mw.exact ? "" : "*");
+  }
+  std::printf("p: Mann-Whitney U, two-sided; * = normal approximation with tie correction (else exact). CI: %llu "
+              "resamples, seed %llu.\n",
+              (unsigned long long)*resamples, (unsigned long long)*seed);
+  return 0;
+}
+
+}  // namespace st::cli
