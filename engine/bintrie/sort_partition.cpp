@@ -5,13 +5,11 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "engine/bintrie/stem_bits.h"
 #include "engine/bintrie/stem_subtree.h"
 #include "engine/pipeline/parallel.h"
+#include "kernels/stream_store.h"
 
 namespace st::bintrie {
 namespace {
@@ -19,29 +17,11 @@ namespace {
 // One 64-byte entry to a 64-byte aligned destination with non-temporal stores: the scatter
 // writes whole cache lines, so the stores skip the read-for-ownership a normal store would
 // make (measured on the 1M-key partition: 31 -> 20 ms thread CPU) and do not evict the
-// input from the caches. Plain copies where SSE2 is not available.
-inline void store_entry_stream(Entry* dst, const uint8_t* src64) {
-#if defined(__SSE2__)
-  const __m128i* q = reinterpret_cast<const __m128i*>(src64);
-  const __m128i a = _mm_loadu_si128(q), b = _mm_loadu_si128(q + 1), c = _mm_loadu_si128(q + 2),
-                d = _mm_loadu_si128(q + 3);
-  __m128i* o = reinterpret_cast<__m128i*>(dst);
-  _mm_stream_si128(o, a);
-  _mm_stream_si128(o + 1, b);
-  _mm_stream_si128(o + 2, c);
-  _mm_stream_si128(o + 3, d);
-#else
-  copy32(dst->key.data(), src64);
-  copy32(dst->value.data(), src64 + 32);
-#endif
-}
+// input from the caches.
+inline void store_entry_stream(Entry* dst, const uint8_t* src64) { kernels::stream_copy64(dst, src64); }
 
 // Orders the streaming stores before the stores that publish the work as done.
-inline void store_stream_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
+inline void store_stream_fence() { kernels::stream_fence(); }
 
 }  // namespace
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# check_layers.sh: fails (exit 1, one line per violation) when a layer reaches past its
+# neighbours in the sources: TBB outside engine/pipeline/, liburing or RocksDB outside io/,
+# SIMD intrinsics or ISA flags outside kernels/. Run by the test suite (ctest: layers).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+src=(kernels io engine workloads tests)
+bad=0
+violations() {  # violations PATTERN ALLOWED_PREFIX WHAT
+  local hits
+  hits=$(grep -rnE --include='*.cpp' --include='*.h' "$1" "${src[@]}" | grep -v "^$2" || true)
+  if [[ -n $hits ]]; then
+    while IFS= read -r line; do echo "layers: $3: $line"; done <<<"$hits"
+    bad=1
+  fi
+}
+violations '#include[[:space:]]*[<"](oneapi/)?tbb/' 'engine/pipeline/' 'TBB outside engine/pipeline/'
+violations '#include[[:space:]]*[<"]liburing' 'io/' 'liburing outside io/'
+violations '#include[[:space:]]*[<"]rocksdb/' 'io/' 'RocksDB outside io/'
+violations '#include[[:space:]]*<(x86intrin|immintrin|emmintrin|xmmintrin|pmmintrin|tmmintrin|smmintrin|nmmintrin|wmmintrin|arm_neon)\.h>|\b_mm(256|512)?_[a-z0-9_]+\(' 'kernels/' 'intrinsics outside kernels/'
+flags=$(grep -rnE --include=CMakeLists.txt --include='*.cmake' -e '-m(sha|avx|sse|bmi|arch)' . | grep -v '^\./kernels/' | grep -v '^\./build' || true)
+if [[ -n $flags ]]; then
+  while IFS= read -r line; do echo "layers: ISA flag outside kernels/: $line"; done <<<"$flags"
+  bad=1
+fi
+exit $bad
