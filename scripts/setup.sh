@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake ninja-build pkg-config libtbb-dev liburing-dev libmimalloc-dev
           libssl-dev doctest-dev libfmt-dev nlohmann-json3-dev librocksdb-dev gnuplot-nox
           python3 python3-pycryptodome python3-rlp)
+# More for one purpose (scripts/fuzz.sh adds clang), space-separated.
+read -r -a extra <<<"${STATETREE_EXTRA_PACKAGES:-}"
+PACKAGES+=("${extra[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
