@@ -19,62 +19,70 @@ DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
 
 usage() {
   cat <<'EOF'
-usage: ./bench.sh [STUDY...] [--scale small|medium|large] [--out DIR] [--keep] [--reps N]
+usage: ./bench.sh [STUDY...] [--scale small|medium|large] [--out DIR] [--keep]
+                  [--reps N]
        ./bench.sh --list | --help
 
-Builds build/statetree (scripts/setup.sh --target statetree build), runs the studies and
-writes a new run directory (results/<UTC timestamp>/, results/latest points at it):
-  meta.json      git commit (+ dirty), CPU, cores, kernel, scale, load before/after each
-                 study, start/end times, failures (command, exit code, last stderr line)
-  commands.txt   every command run, in order
-  STUDY.jsonl    the raw JSON line of every command of the study
-  summary.txt    every study's summary table (also printed on stdout)
-  stderr.log     every command's stderr
+Builds build/statetree (scripts/setup.sh --target statetree build), runs the
+studies and writes a new run directory, results/<UTC timestamp>/ (results/latest
+points at the newest):
+  meta.json     git commit (and whether the tree is dirty), CPU, cores, kernel,
+                scale, load before and after each study, start and end times,
+                failures (command, exit code, last stderr line)
+  commands.txt  every command run, in order
+  STUDY.jsonl   the raw JSON line of every command of the study
+  summary.txt   every study's table (also printed on stdout)
+  stderr.log    the stderr of every command that printed any
 
-STUDY: merkle kernels mpt bintrie io persist, or all (default: all but persist).
+STUDY: merkle kernels mpt bintrie io persist, or all (default: all but persist)
 
 options:
-  --scale S    small (a few minutes in all on 2 cores), medium (the default: the
-               figures of docs/benchmarks.md), large (persist at 10M slots)
-  --out DIR    write the run into DIR (refused if it exists and is not empty)
-  --keep       keep the databases and scratch files (default: removed at the end)
-  --reps N     repetitions of every timed command (overrides the scale's)
-  --list       the studies: what each runs, how long at each scale
-  --help       this text
+  --scale S   small (100k: under a minute in all on 2 cores), medium (1M, the
+              default), large (10M; persist ~14 min, 8.5 GB); see --list
+  --out DIR   write the run into DIR (refused if it exists and is not empty)
+  --keep      keep the databases and scratch files (default: removed at the end)
+  --reps N    repetitions of every timed command (instead of the scale's)
+  --list      the studies: what each runs, how long and how much disk
+  --help      this text
 
 environment (overrides):
-  REPS=N                 same as --reps
-  SLOTS=N                persist: storage slots (small 100k, medium 1M, large 10M)
-  CONTRACTS=C            persist: ERC20-like contracts holding the slots [1000]
-  ACCOUNTS=A             persist: accounts in all [SLOTS/10]
-  STATETREE_DATA=DIR     databases and scratch files go under DIR/statetree-bench-<run>/
+  REPS=N              same as --reps
+  SLOTS=N             persist: storage slots (100k / 1M / 10M by scale)
+  CONTRACTS=C         persist: ERC20-like contracts holding the slots [1000]
+  ACCOUNTS=A          persist: accounts in all [SLOTS/10]
+  STATETREE_DATA=DIR  data under DIR/statetree-bench-<run>/ [<run dir>/data]
 
-Progress (one line per command) goes to stderr, tables to stdout. Exit status: 0 if every
-command succeeded, 1 if any failed (the run is still kept), 2 on bad usage.
+Progress (one line per command) goes to stderr, the tables to stdout. Exit
+status: 0 if every command succeeded, 1 if any failed (the run is kept and
+says which), 2 on bad usage.
 EOF
 }
 
 list_studies() {
   cat <<'EOF'
-studies (time on 2 cores, quiet machine; small / medium / large):
-  merkle   statetree merkle: SHA-256 Merkle root of 100k / 1M / 10M leaves, 1 thread with
-           the OpenSSL baselines, 2 threads, then the shani, avx2, portable kernels
-           (those this CPU has).                          ~5 s / ~30 s / ~5 min
-  kernels  statetree hash-bench: every SHA-256 kernel tier x entry point, ns per
-           message and per compression.                   ~5 s / ~5 s / ~10 s
-  mpt      statetree mpt-bench: MPT from-scratch root of 100k / 1M / 4M entries
-           (1 and 2 threads) and a 4,096-write block into as many slots, vs bare
-           Keccak of the same nodes.                      ~15 s / ~1 min / ~5 min
-  bintrie  statetree bintrie-bench: EIP-7864 binary trie root of 100k / 1M / 4M keys,
-           incremental batches, threads, group blobs.     ~15 s / ~1 min / ~5 min
-  io       statetree io-bench: random 4 KiB page reads of a 64 / 256 / 1024 MiB arena
-           file at QD 1, 8, 32 vs a raw io_uring loop and RocksDB.
-                                                          ~10 s / ~20 s / ~1 min
-  persist  statetree build, verify, read-bench (cold, QD 1, 8, 32), and for the arena
-           store 20 block commits + verify: MPT and binary trie x arena and RocksDB,
-           100k / 1M / 10M slots.                         ~1 min / ~3 min / ~14 min
-           (data: ~0.5 GB / ~1.5 GB / ~8.5 GB, removed at the end unless --keep)
-default: all but persist; `all` runs the six.
+studies: what each runs; time on 2 cores at small / medium / large
+  merkle   statetree merkle: SHA-256 Merkle root of 100k / 1M / 10M leaves,
+           1 thread beside the OpenSSL baselines, 2 threads, then the shani,
+           avx2 and portable kernels (those the CPU has)
+                                                  ~2 s / ~15 s / ~2 min
+  kernels  statetree hash-bench: every SHA-256 kernel tier x entry point,
+           ns per message and per compression (11 / 11 / 31 reps)
+                                                  ~1 s / ~1 s / ~3 s
+  mpt      statetree mpt-bench: MPT from-scratch root of 100k / 1M / 10M
+           entries (1 and 2 threads), a 4,096-write block into as many
+           slots, each vs bare Keccak of the same nodes (5 GB RAM at 10M)
+                                                  ~2 s / ~5 s / ~1.5 min
+  bintrie  statetree bintrie-bench: EIP-7864 binary trie root of 100k / 1M /
+           10M keys vs bare hashing, incremental batches, threads, group
+           blobs (3 GB RAM at 10M)                ~3 s / ~10 s / ~2 min
+  io       statetree io-bench: random 4 KiB page reads of a 64 / 256 / 1024
+           MiB arena file at QD 1, 8, 32 beside a raw io_uring loop and
+           RocksDB (disk 0.13 / 0.5 / 2 GB)       ~5 s / ~10 s / ~40 s
+  persist  statetree build, verify, read-bench (cold, QD 1, 8, 32): MPT and
+           binary trie x arena and RocksDB stores, 100k / 1M / 10M slots;
+           then 20 block commits + verify on each arena database
+           (disk 0.3 / 1.3 / 8.5 GB)              ~20 s / ~1 min / ~14 min
+default: all but persist; all: the six. Data goes at the end unless --keep.
 EOF
 }
 
@@ -139,7 +147,7 @@ case $scale in
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
           io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3 ;;
   large)  leaves=10000000; merkle_reps=11; sweep_reps=3; hb_reps=31
-          mpt_n=4000000;   mpt_reps=5;     bt_keys=4000000; bt_reps=5
+          mpt_n=10000000;  mpt_reps=5;     bt_keys=10000000; bt_reps=5
           io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3 ;;
 esac
 if [[ -n $reps ]]; then
@@ -206,8 +214,28 @@ cleanup() {  # on any exit: the data goes unless --keep, meta.json gets its end
   fi
   meta finish --status "$status" || true
 }
+child=
+interrupted() {  # INT / TERM: stop the running command, then clean up as on any exit
+  status=interrupted
+  echo "bench.sh: interrupted" >&2
+  if [[ -n $child ]]; then kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; fi
+  exit 130
+}
 trap cleanup EXIT
-trap 'status=interrupted; echo "bench.sh: interrupted" >&2; exit 130' INT TERM
+trap interrupted INT TERM
+
+# Warn (only) when the data's file system looks too small: MiB per study at this scale.
+need_mb=0
+for s in "${studies[@]}"; do
+  case $s:$scale in
+    io:small) need_mb=$((need_mb + 150)) ;; io:medium) need_mb=$((need_mb + 550)) ;; io:large) need_mb=$((need_mb + 2200)) ;;
+    persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
+  esac
+done
+avail_mb=$(df -Pm "$DATA" 2>/dev/null | awk 'NR == 2 { print $4 }')
+if [[ -n $avail_mb ]] && ((avail_mb < need_mb)); then
+  echo "bench.sh: warning: the studies need about $need_mb MiB under $DATA, $avail_mb MiB are free" >&2
+fi
 
 # ---- the plan: every command of every study, known before the first one runs -------------
 # P_STUDY[i], P_GROUP[i] (a configuration: a failing command skips the later ones of its
@@ -289,8 +317,13 @@ for s in "${studies[@]}"; do
     fi
     echo "[$i/$total] $s: $shown" >&2
     echo "$cmd" >> "$RUN/commands.txt"
-    eval "$cmd" > "$TMP_OUT" 2> "$TMP_ERR"
+    # In the background and waited for, so that INT / TERM reach the trap at once.
+    eval "args=(${P_ARGS[j]})"
+    "$BIN" "${args[@]}" --json > "$TMP_OUT" 2> "$TMP_ERR" &
+    child=$!
+    wait "$child"
     rc=$?
+    child=
     if [[ -s $TMP_ERR ]] || ((rc != 0)); then
       { echo "### [$i/$total] $s: $cmd (exit $rc)"; cat "$TMP_ERR"; } >> "$RUN/stderr.log"
     fi

@@ -68,7 +68,7 @@ def mib(b):
 
 # ---- studies ------------------------------------------------------------------------------
 
-def table_merkle(rows):
+def table_merkle(rows, failures):
     print(f"{'kernel':8} {'thr':>3} {'add':>7} {'compute':>7} {'total':>7} {'min':>7} {'max':>7} "
           f"{'limit':>7} {'eff':>4}")
     for r in rows:
@@ -81,6 +81,11 @@ def table_merkle(rows):
         for name, b in r.get("baselines", {}).items():
             print(f"  {name}: {f(b.get('total_ns_per_leaf'), width=0)} ns/leaf, "
                   f"engine/it {f(b.get('engine_over_baseline'), '.3f', 0)}")
+    for x in failures:
+        words = x.get("command", "").split()
+        kernel = words[words.index("--kernel") + 1] if "--kernel" in words[:-1] else "auto"
+        threads = words[words.index("--threads") + 1] if "--threads" in words[:-1] else "-"
+        print(f"{kernel:8} {threads:>3} FAILED, exit {x.get('exit_code')} (below)")
     print("ns per leaf, medians (min, max: of total); limit: this core's kernel cost;")
     print("eff = limit / total; openssl_*: baselines timed in the same run")
     one = next((r for r in rows if r.get("threads") == 1 and r.get("baselines")), None)
@@ -92,7 +97,7 @@ def table_merkle(rows):
         print(f"{rows[0].get('leaves', '-')} leaves, root {str(rows[0].get('root', '-'))[:16]}...")
 
 
-def table_kernels(rows):
+def table_kernels(rows, failures):
     for r in rows:
         results = r.get("results", [])
         kernels = []
@@ -128,7 +133,7 @@ def figure_rows(title, items):
         print(f"  {label:30} {f(v, fmt, 10)}  {spread(v, fmt)}")
 
 
-def table_mpt(rows):
+def table_mpt(rows, failures):
     for r in rows:
         s, inc = r.get("from_scratch", {}), r.get("incremental", {})
         print(f"keccak kernel {r.get('keccak_kernel', '-')}, {r.get('reps', '-')} reps; median [min, max]")
@@ -150,7 +155,7 @@ def table_mpt(rows):
             ])
 
 
-def table_bintrie(rows):
+def table_bintrie(rows, failures):
     for r in rows:
         s = r.get("from_scratch", {})
         print(f"{r.get('keys', '-')} keys, hash {r.get('hash', '-')} (kernel {r.get('sha256_kernel', '-')}), "
@@ -181,7 +186,7 @@ def table_bintrie(rows):
                       f"{f(b.get('group_blob_bytes_mean'), '.1f', 8)} {f(mib(b.get('group_bytes')), '.1f', 10)}")
 
 
-def table_io(rows):
+def table_io(rows, failures):
     for r in rows:
         print(f"{r.get('size_mib', '-')} MiB arena, {r.get('page_size', '-')} B pages, "
               f"{r.get('reads_per_run', '-')} reads per run, {r.get('reps', '-')} reps "
@@ -198,7 +203,13 @@ def table_io(rows):
             print(f"note: {r['regime_note']}")
 
 
-def table_persist(rows):
+def db_of(command):
+    """The --db argument of a command line, or None."""
+    words = command.split()
+    return words[words.index("--db") + 1] if "--db" in words[:-1] else None
+
+
+def table_persist(rows, failures):
     by_db, order = {}, []
     for r in rows:
         db = r.get("db")
@@ -210,34 +221,50 @@ def table_persist(rows):
             by_db[db]["verify"].append(r)
         else:
             by_db[db][cmd] = r
+    failed = {}  # (db, step) -> exit code of the failed command
+    for x in failures:
+        db, words = db_of(x.get("command", "")), x.get("command", "").split()
+        if db and len(words) > 1:
+            failed[(db, words[1])] = x.get("exit_code")
+            if db not in by_db:
+                by_db[db] = {"verify": []}
+                order.append(db)
 
     def name(db):
-        e = by_db[db]
-        b = e.get("build") or e.get("read-bench") or {}
-        tree = b.get("tree") or get(e, "verify", 0, "tree") or "-"
-        store = b.get("store") or ("arena" if get(e, "verify", 0, "pages") else "-")
-        return f"{tree:8} {store:8}"
+        tree, _, store = os.path.basename(db or "-").removeprefix("db-").partition("-")
+        return f"{tree:8} {store or '-':8}"
 
-    def verdict(v):
-        if v is None:
-            return "-"
-        return f"{'ok' if v.get('ok') else 'FAIL'} {v.get('seconds', 0):.1f}s"
+    def verdict(db, i):
+        v = by_db[db]["verify"]
+        if len(v) > i:
+            return f"{'ok' if v[i].get('ok') else 'FAIL'} {v[i].get('seconds', 0):.1f}s"
+        return "FAILED" if (db, "verify") in failed else "-"
+
+    def failed_row(db, step):
+        print(f"{name(db)} FAILED: {step}, exit {failed[(db, step)]} (below)")
 
     print("build and verify")
     print(f"{'tree':8} {'store':8} {'slots':>9} {'build s':>8} {'disk MiB':>9} {'B/slot':>7} {'RSS MiB':>8} "
           f"{'verify':>9}")
     for db in order:
-        b, v = by_db[db].get("build", {}), by_db[db]["verify"]
+        b = by_db[db].get("build")
+        if b is None:
+            if (db, "build") in failed:
+                failed_row(db, "build")
+            continue
         print(f"{name(db)} {b.get('slots', '-'):>9} {f(b.get('wall_seconds'))} {f(mib(b.get('disk_bytes')), '.1f', 9)} "
               f"{f(b.get('disk_bytes_per_slot'), '.1f', 7)} {f(mib(b.get('peak_rss_bytes')), '.0f')} "
-              f"{verdict(v[0] if v else None):>9}")
+              f"{verdict(db, 0):>9}")
 
-    print("cold lookups (read-bench): medians; raw = store-less page reads, same QD")
-    print(f"{'tree':8} {'store':8} {'qd':>3} {'us/lookup':>9} {'reads/lk':>8} {'us/read':>8} {'raw':>7} "
-          f"{'eng/raw':>7} {'1-by-1/batch':>12}"[:80])
-    for db in order:
+    lookups = [db for db in order if "read-bench" in by_db[db] or (db, "read-bench") in failed]
+    if lookups:
+        print("cold lookups (read-bench): medians; raw = store-less page reads, same QD")
+        print(f"{'tree':8} {'store':8} {'qd':>3} {'us/lookup':>9} {'reads/lk':>8} {'us/read':>8} {'raw':>7} "
+              f"{'eng/raw':>7} {'1-by-1/batch':>12}")
+    for db in lookups:
         rb = by_db[db].get("read-bench")
-        if not rb:
+        if rb is None:
+            failed_row(db, "read-bench")
             continue
         for q in rb.get("batched", []):
             bt = q.get("batched", {})
@@ -246,16 +273,19 @@ def table_persist(rows):
                   f"{f(get(q, 'raw', 'us_per_read'), '.1f', 7)} {f(q.get('engine_over_raw_per_read'), '.2f', 7)} "
                   f"{f(q.get('single_over_batched_per_lookup'), '.2f', 12)}")
 
-    commits = [db for db in order if "commit" in by_db[db]]
+    commits = [db for db in order if "commit" in by_db[db] or (db, "commit") in failed]
     if commits:
-        print("block commits (median per block)")
+        print("block commits (median per block), then verify")
         print(f"{'tree':8} {'store':8} {'blocks':>6} {'commit ms':>9} {'read ms':>8} {'pages wr':>8} "
               f"{'MiB after':>9} {'verify':>9}")
-        for db in commits:
-            c, v = by_db[db]["commit"], by_db[db]["verify"]
-            print(f"{name(db)} {c.get('blocks_applied', '-'):>6} {f(c.get('commit_ms'), '.1f', 9)} "
-                  f"{f(c.get('read_ms'), '.1f')} {f(c.get('pages_written'), '.0f')} "
-                  f"{f(mib(c.get('disk_bytes_after')), '.1f', 9)} {verdict(v[1] if len(v) > 1 else None):>9}")
+    for db in commits:
+        c = by_db[db].get("commit")
+        if c is None:
+            failed_row(db, "commit")
+            continue
+        print(f"{name(db)} {c.get('blocks_applied', '-'):>6} {f(c.get('commit_ms'), '.1f', 9)} "
+              f"{f(c.get('read_ms'), '.1f')} {f(c.get('pages_written'), '.0f')} "
+              f"{f(mib(c.get('disk_bytes_after')), '.1f', 9)} {verdict(db, 1):>9}")
 
 
 TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "bintrie": table_bintrie,
@@ -270,9 +300,9 @@ def footer(meta, study):
         if x.get("study") == study:
             print(f"FAILED (exit {x.get('exit_code')}): {x.get('command')}")
             print(f"  {x.get('stderr_last_line') or '(no stderr)'}")
-    for x in meta.get("skipped", []):
-        if x.get("study") == study:
-            print(f"skipped: {x.get('command')}")
+    skipped = [x for x in meta.get("skipped", []) if x.get("study") == study]
+    if skipped:
+        print(f"skipped: {len(skipped)} commands whose configuration failed before them (meta.json)")
     lb, la = s.get("load_average_before"), s.get("load_average_after")
     kept = "kept" if s.get("data_kept") else "removed"
     data = s.get("data_bytes") or 0
@@ -295,8 +325,9 @@ def main():
         meta = {}
     print(f"== {study} (scale {meta.get('scale', '-')}) ==")
     rows = load_rows(os.path.join(run_dir, study + ".jsonl"))
-    if rows:
-        TABLES[study](rows)
+    failures = [x for x in meta.get("failures", []) if x.get("study") == study]
+    if rows or study in ("merkle", "persist"):
+        TABLES[study](rows, failures)
     else:
         print("(no results)")
     footer(meta, study)
