@@ -70,11 +70,11 @@ studies: what each runs; time on 2 cores at small / medium / large
                                                   ~1 s / ~1 s / ~3 s
   mpt      statetree mpt-bench: MPT from-scratch root of 100k / 1M / 10M
            entries (1 and 2 threads), a 4,096-write block into as many
-           slots, each vs bare Keccak of the same nodes (5 GB RAM at 10M)
-                                                  ~2 s / ~5 s / ~1.5 min
+           slots, each vs bare Keccak of the same nodes (4 GB RAM at 10M)
+                                                  ~2 s / ~5 s / ~1 min
   bintrie  statetree bintrie-bench: EIP-7864 binary trie root of 100k / 1M /
            10M keys vs bare hashing, incremental batches, threads, group
-           blobs (3 GB RAM at 10M)                ~3 s / ~10 s / ~2 min
+           blobs (3 GB RAM at 10M)                ~3 s / ~10 s / ~1.5 min
   io       statetree io-bench: random 4 KiB page reads of a 64 / 256 / 1024
            MiB arena file at QD 1, 8, 32 beside a raw io_uring loop and
            RocksDB (disk 0.13 / 0.5 / 2 GB)       ~5 s / ~10 s / ~40 s
@@ -214,11 +214,16 @@ cleanup() {  # on any exit: the data goes unless --keep, meta.json gets its end
   fi
   meta finish --status "$status" || true
 }
-child=
+child= current_study= ncmd=0
 interrupted() {  # INT / TERM: stop the running command, then clean up as on any exit
   status=interrupted
   echo "bench.sh: interrupted" >&2
   if [[ -n $child ]]; then kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; fi
+  if [[ -n $current_study ]]; then  # the partial study still gets its table
+    meta study-end --study "$current_study" --commands "$ncmd" --data-dir "$DATA/$current_study" \
+      --data-bytes "$(du -sb "$DATA/$current_study" 2>/dev/null | cut -f1)" --data-kept "$keep"
+    { python3 scripts/bench/tables.py "$RUN" "$current_study"; echo "(interrupted)"; } >> "$RUN/summary.txt"
+  fi
   exit 130
 }
 trap cleanup EXIT
@@ -299,6 +304,7 @@ i=0
 for s in "${studies[@]}"; do
   mkdir -p "$DATA/$s"
   meta study-begin --study "$s"
+  current_study=$s
   if [[ $s == merkle ]]; then
     for k in "${SKIPPED_KERNELS[@]}"; do meta note --study merkle --text "kernel $k: not run"; done
   fi
@@ -343,6 +349,7 @@ for s in "${studies[@]}"; do
     echo "bench.sh: $s: data under $DATA/$s used $(numfmt --to=iec-i --suffix=B "$bytes") ($where)" >&2
   fi
   meta study-end --study "$s" --commands "$ncmd" --data-dir "$DATA/$s" --data-bytes "${bytes:-0}" --data-kept "$keep"
+  current_study=
   python3 scripts/bench/tables.py "$RUN" "$s" | tee -a "$RUN/summary.txt"
   echo | tee -a "$RUN/summary.txt"
 done
