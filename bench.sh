@@ -183,6 +183,8 @@ fi
 mkdir -p results
 if [[ $RUN == "$ROOT/results/"* ]]; then ln -sfn "${RUN#"$ROOT/results/"}" results/latest
 else ln -sfn "$RUN" results/latest; fi
+data_root_made=0  # remove STATETREE_DATA itself only if this run made it
+[[ -z $data_root || -e $data_root ]] || data_root_made=1
 if [[ -n $data_root ]]; then DATA=$data_root/statetree-bench-$(basename "$RUN"); else DATA=$RUN/data; fi
 mkdir -p "$DATA" || { echo "bench.sh: cannot create the data directory $DATA" >&2; exit 1; }
 
@@ -210,7 +212,7 @@ cleanup() {  # on any exit: the data goes unless --keep, meta.json gets its end
     echo "bench.sh: data kept in $DATA ($(du -sh "$DATA" 2>/dev/null | cut -f1))" >&2
   else
     rm -rf "$DATA"
-    [[ -z $data_root ]] || rmdir "$data_root" 2>/dev/null || true
+    ((data_root_made)) && rmdir "$data_root" 2>/dev/null
   fi
   meta finish --status "$status" || true
 }
