@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""tables.py: the summary table of one bench.sh study, from RUN_DIR/STUDY.jsonl and meta.json.
+
+    tables.py RUN_DIR STUDY
+
+Prints a title line, the study's table(s) (medians, [min, max] where the spread matters),
+then the failed and skipped commands and a footer (commands, load before -> after, data
+used). Tables stay under 80 columns. A line that is not JSON, or a figure a binary does not
+report, shows as '-' instead of stopping the table. Python 3 standard library only.
+"""
+import json
+import os
+import sys
+
+
+def load_rows(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return rows
+
+
+def get(obj, *keys):
+    """obj[k0][k1]..., None if any is missing."""
+    for k in keys:
+        if isinstance(obj, dict) and k in obj:
+            obj = obj[k]
+        elif isinstance(obj, list) and isinstance(k, int) and -len(obj) <= k < len(obj):
+            obj = obj[k]
+        else:
+            return None
+    return obj
+
+
+def med(v):
+    """The median of a {count, median, min, max} figure, or the plain number."""
+    if isinstance(v, dict):
+        return v.get("median")
+    return v
+
+
+def f(v, fmt=".2f", width=8):
+    v = med(v)
+    if v is None or isinstance(v, (str, bool)):
+        return f"{'-' if v is None else str(v):>{width}}"
+    return f"{v:{width}{fmt}}"
+
+
+def spread(v, fmt=".2f"):
+    if isinstance(v, dict) and "min" in v and "max" in v:
+        return f"[{v['min']:{fmt}}, {v['max']:{fmt}}]"
+    return ""
+
+
+def mib(b):
+    return None if b is None else b / 2**20
+
+
+# ---- studies ------------------------------------------------------------------------------
+
+def table_merkle(rows, failures):
+    print(f"{'kernel':8} {'thr':>3} {'add':>7} {'compute':>7} {'total':>7} {'min':>7} {'max':>7} "
+          f"{'limit':>7} {'eff':>4}")
+    for r in rows:
+        t = r.get("total_ns_per_leaf", {})
+        eff = r.get("efficiency")
+        print(f"{r.get('kernel', '-'):8} {r.get('threads', '-'):>3} {f(r.get('add_ns_per_leaf'), width=7)} "
+              f"{f(r.get('compute_ns_per_leaf'), width=7)} {f(t, width=7)} {f(t.get('min'), width=7)} "
+              f"{f(t.get('max'), width=7)} {f(r.get('limit_ns_per_leaf'), width=7)} "
+              f"{'-' if eff is None else f'{100 * eff:3.0f}%':>4}")
+        for name, b in r.get("baselines", {}).items():
+            print(f"  {name}: {f(b.get('total_ns_per_leaf'), width=0)} ns/leaf, "
+                  f"engine/it {f(b.get('engine_over_baseline'), '.3f', 0)}")
+    for x in failures:
+        words = x.get("command", "").split()
+        kernel = words[words.index("--kernel") + 1] if "--kernel" in words[:-1] else "auto"
+        threads = words[words.index("--threads") + 1] if "--threads" in words[:-1] else "-"
+        print(f"{kernel:8} {threads:>3} FAILED, exit {x.get('exit_code')} (below)")
+    print("ns per leaf, medians (min, max: of total); limit: this core's kernel cost;")
+    print("eff = limit / total; openssl_*: baselines timed in the same run")
+    one = next((r for r in rows if r.get("threads") == 1 and r.get("baselines")), None)
+    two = next((r for r in rows if r.get("threads") == 2), None)
+    if one and two and med(two.get("total_ns_per_leaf")):
+        ratio = med(one["total_ns_per_leaf"]) / med(two["total_ns_per_leaf"])
+        print(f"2 threads vs 1: {ratio:.2f}x")
+    if rows:
+        print(f"{rows[0].get('leaves', '-')} leaves, root {str(rows[0].get('root', '-'))[:16]}...")
+
+
+def table_kernels(rows, failures):
+    for r in rows:
+        results = r.get("results", [])
+        kernels = []
+        for x in results:
+            if x.get("kernel") not in kernels:
+                kernels.append(x.get("kernel"))
+        main_entries, extra = [], []
+        for x in results:
+            e = x.get("entry", "-")
+            if " " in e or len(e) > 16:
+                extra.append(x)
+            elif e not in main_entries:
+                main_entries.append(e)
+        print(f"ns per compression, median over {r.get('reps', '-')} reps, "
+              f"{r.get('messages_per_pass', '-')} messages per pass; active: {r.get('active_kernel', '-')}")
+        print(f"{'entry':16}" + "".join(f" {k:>9}" for k in kernels) + f" {'compr/msg':>9}")
+        for e in main_entries:
+            cells, cpm = [], None
+            for k in kernels:
+                x = next((x for x in results if x.get("kernel") == k and x.get("entry") == e), None)
+                cells.append(f(get(x, "ns_per_compression"), width=9))
+                if x is not None:
+                    cpm = x.get("compressions_per_msg")
+            print(f"{e:16}" + "".join(" " + c for c in cells) + f" {f(cpm, width=9)}")
+        for x in extra:
+            print(f"  {x.get('kernel')} {x.get('entry')}: {f(get(x, 'ns_per_compression'), width=0)}")
+
+
+def figure_rows(title, items):
+    """items: (label, figure, fmt); prints label, median, [min, max]."""
+    print(title)
+    for label, v, fmt in items:
+        print(f"  {label:30} {f(v, fmt, 10)}  {spread(v, fmt)}")
+
+
+def table_mpt(rows, failures):
+    for r in rows:
+        s, inc = r.get("from_scratch", {}), r.get("incremental", {})
+        print(f"keccak kernel {r.get('keccak_kernel', '-')}, {r.get('reps', '-')} reps; median [min, max]")
+        if s:
+            figure_rows(f"from scratch, {s.get('entries', '-')} entries, root {str(s.get('root', '-'))[:12]}...", [
+                ("build, 1 thread (ms)", s.get("build_1t_ms"), ".2f"),
+                ("bare Keccak, same nodes (ms)", s.get("bare_keccak_ms"), ".2f"),
+                ("build / Keccak", s.get("build_over_keccak"), ".3f"),
+                (f"build, {s.get('threads', '-')} threads (ms)", s.get("build_nt_ms"), ".2f"),
+                ("speedup threads / 1", s.get("speedup_nt_over_1t"), ".3f"),
+            ])
+        if inc:
+            figure_rows(f"incremental: {inc.get('writes', '-')} writes into {inc.get('slots', '-')} slots "
+                        f"({inc.get('timed_block_paths', '-')} paths)", [
+                ("block (ms)", inc.get("block_ms"), ".3f"),
+                ("bare Keccak, dirty nodes (ms)", inc.get("bare_keccak_ms"), ".3f"),
+                ("block / Keccak", inc.get("block_over_keccak"), ".3f"),
+                ("dirty nodes", inc.get("dirty_nodes"), ".0f"),
+            ])
+
+
+def table_bintrie(rows, failures):
+    for r in rows:
+        s = r.get("from_scratch", {})
+        print(f"{r.get('keys', '-')} keys, hash {r.get('hash', '-')} (kernel {r.get('sha256_kernel', '-')}), "
+              f"{r.get('reps', '-')} reps, clock {r.get('clock', '-')}; median [min, max]")
+        figure_rows(f"from scratch, root {str(r.get('root', '-'))[:12]}...", [
+            ("root, 1 thread (ms)", s.get("root_1t_ms"), ".2f"),
+            ("bare hashing, same nodes (ms)", s.get("bare_hash_ms"), ".2f"),
+            ("root / bare", s.get("ratio_to_bare"), ".3f"),
+            (f"root, {r.get('threads', '-')} threads (ms)", s.get("root_threads_ms"), ".2f"),
+            ("speedup threads / 1", s.get("speedup_threads"), ".3f"),
+        ])
+        items = []
+        for key, name in [("incremental_insert", "insert"), ("incremental_update", "update")]:
+            x = r.get(key, {})
+            items += [(f"{name} (ms)", x.get("ms"), ".3f"), (f"{name} / bare", x.get("ratio_to_bare"), ".3f")]
+        d = r.get("dense_stem_writes", {})
+        if d:
+            items += [(f"{d.get('stems', '-')} dense stems (ms)", d.get("ms"), ".3f"),
+                      ("dense stems, bare (ms)", d.get("bare_hash_ms"), ".3f")]
+        figure_rows(f"incremental, {r.get('writes', '-')} writes per batch", items)
+        figure_rows("proofs", [("proof bytes", r.get("key_proof_bytes"), ".0f"),
+                               ("proof depth", r.get("key_proof_depth"), ".1f")])
+        blobs = r.get("blobs", [])
+        if blobs:
+            print(f"  {'gd':>3} {'group blobs':>12} {'full':>9} {'mean B':>8} {'group MiB':>10}")
+            for b in blobs:
+                print(f"  {b.get('gd', '-'):>3} {b.get('group_blobs', '-'):>12} {b.get('group_blobs_full', '-'):>9} "
+                      f"{f(b.get('group_blob_bytes_mean'), '.1f', 8)} {f(mib(b.get('group_bytes')), '.1f', 10)}")
+
+
+def table_io(rows, failures):
+    for r in rows:
+        print(f"{r.get('size_mib', '-')} MiB arena, {r.get('page_size', '-')} B pages, "
+              f"{r.get('reads_per_run', '-')} reads per run, {r.get('reps', '-')} reps "
+              f"(fill {f(get(r, 'fill', 'mib_per_s'), '.0f', 0)} MiB/s)")
+        print(f"{'qd':>3} {'IOPS':>8} {'us/read':>8} {'p50 us':>8} {'p99 us':>8} {'raw':>8} "
+              f"{'store/raw':>9} {'rocksdb':>8}")
+        for q in r.get("results", []):
+            print(f"{q.get('qd', '-'):>3} {f(q.get('iops'), '.0f')} {f(q.get('us_per_read_amortized'))} "
+                  f"{f(q.get('latency_us_p50'), '.1f')} {f(q.get('latency_us_p99'), '.1f')} "
+                  f"{f(get(q, 'raw', 'us_per_read_amortized'))} {f(q.get('store_over_raw_us_per_read'), '.3f', 9)} "
+                  f"{f(get(q, 'rocksdb', 'us_per_read_amortized'))}")
+        print("us per read amortized, medians; raw: store-less io_uring loop; rocksdb: MultiGet")
+        if r.get("regime_note"):
+            print(f"note: {r['regime_note']}")
+
+
+def db_of(command):
+    """The --db argument of a command line, or None."""
+    words = command.split()
+    return words[words.index("--db") + 1] if "--db" in words[:-1] else None
+
+
+def table_persist(rows, failures):
+    by_db, order = {}, []
+    for r in rows:
+        db = r.get("db")
+        if db not in by_db:
+            by_db[db] = {"verify": []}
+            order.append(db)
+        cmd = r.get("command")
+        if cmd == "verify":
+            by_db[db]["verify"].append(r)
+        else:
+            by_db[db][cmd] = r
+    failed = {}  # (db, step) -> exit code of the failed command
+    for x in failures:
+        db, words = db_of(x.get("command", "")), x.get("command", "").split()
+        if db and len(words) > 1:
+            failed[(db, words[1])] = x.get("exit_code")
+            if db not in by_db:
+                by_db[db] = {"verify": []}
+                order.append(db)
+
+    def name(db):
+        tree, _, store = os.path.basename(db or "-").removeprefix("db-").partition("-")
+        return f"{tree:8} {store or '-':8}"
+
+    def verdict(db, i):
+        v = by_db[db]["verify"]
+        if len(v) > i:
+            return f"{'ok' if v[i].get('ok') else 'FAIL'} {v[i].get('seconds', 0):.1f}s"
+        return "FAILED" if (db, "verify") in failed else "-"
+
+    def failed_row(db, step):
+        print(f"{name(db)} FAILED: {step}, exit {failed[(db, step)]} (below)")
+
+    print("build and verify")
+    print(f"{'tree':8} {'store':8} {'slots':>9} {'build s':>8} {'disk MiB':>9} {'B/slot':>7} {'RSS MiB':>8} "
+          f"{'verify':>9}")
+    for db in order:
+        b = by_db[db].get("build")
+        if b is None:
+            if (db, "build") in failed:
+                failed_row(db, "build")
+            continue
+        print(f"{name(db)} {b.get('slots', '-'):>9} {f(b.get('wall_seconds'))} {f(mib(b.get('disk_bytes')), '.1f', 9)} "
+              f"{f(b.get('disk_bytes_per_slot'), '.1f', 7)} {f(mib(b.get('peak_rss_bytes')), '.0f')} "
+              f"{verdict(db, 0):>9}")
+
+    lookups = [db for db in order if "read-bench" in by_db[db] or (db, "read-bench") in failed]
+    if lookups:
+        print("cold lookups (read-bench): medians; raw = store-less page reads, same QD")
+        print(f"{'tree':8} {'store':8} {'qd':>3} {'us/lookup':>9} {'reads/lk':>8} {'us/read':>8} {'raw':>7} "
+              f"{'eng/raw':>7} {'1-by-1/batch':>12}")
+    for db in lookups:
+        rb = by_db[db].get("read-bench")
+        if rb is None:
+            failed_row(db, "read-bench")
+            continue
+        for q in rb.get("batched", []):
+            bt = q.get("batched", {})
+            print(f"{name(db)} {q.get('qd', '-'):>3} {f(bt.get('us_per_lookup'), '.1f', 9)} "
+                  f"{f(bt.get('page_reads_per_lookup'))} {f(bt.get('us_per_page_read'), '.1f')} "
+                  f"{f(get(q, 'raw', 'us_per_read'), '.1f', 7)} {f(q.get('engine_over_raw_per_read'), '.2f', 7)} "
+                  f"{f(q.get('single_over_batched_per_lookup'), '.2f', 12)}")
+
+    commits = [db for db in order if "commit" in by_db[db] or (db, "commit") in failed]
+    if commits:
+        print("block commits (median per block), then verify")
+        print(f"{'tree':8} {'store':8} {'blocks':>6} {'commit ms':>9} {'read ms':>8} {'pages wr':>8} "
+              f"{'MiB after':>9} {'verify':>9}")
+    for db in commits:
+        c = by_db[db].get("commit")
+        if c is None:
+            failed_row(db, "commit")
+            continue
+        print(f"{name(db)} {c.get('blocks_applied', '-'):>6} {f(c.get('commit_ms'), '.1f', 9)} "
+              f"{f(c.get('read_ms'), '.1f')} {f(c.get('pages_written'), '.0f')} "
+              f"{f(mib(c.get('disk_bytes_after')), '.1f', 9)} {verdict(db, 1):>9}")
+
+
+TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "bintrie": table_bintrie,
+          "io": table_io, "persist": table_persist}
+
+
+def footer(meta, study):
+    s = next((x for x in meta.get("studies", []) if x.get("name") == study), {})
+    for note in s.get("notes", []):
+        print(f"note: {note}")
+    for x in meta.get("failures", []):
+        if x.get("study") == study:
+            print(f"FAILED (exit {x.get('exit_code')}): {x.get('command')}")
+            print(f"  {x.get('stderr_last_line') or '(no stderr)'}")
+    skipped = [x for x in meta.get("skipped", []) if x.get("study") == study]
+    if skipped:
+        print(f"skipped: {len(skipped)} commands whose configuration failed before them (meta.json)")
+    lb, la = s.get("load_average_before"), s.get("load_average_after")
+    kept = "kept" if s.get("data_kept") else "removed"
+    data = s.get("data_bytes") or 0
+    print(f"{s.get('commands', '-')} commands, {s.get('failed', 0)} failed, {s.get('skipped', 0)} skipped; "
+          f"{s.get('started_utc', '-')} to {s.get('ended_utc', '-')}")
+    print(f"load average (1 min) {lb[0] if lb else '-'} before, {la[0] if la else '-'} after")
+    if data > 4096:
+        print(f"data: {data / 2**20:.1f} MiB in {s.get('data_dir', '-')} ({kept})")
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in TABLES:
+        print("usage: tables.py RUN_DIR " + "|".join(TABLES), file=sys.stderr)
+        return 2
+    run_dir, study = sys.argv[1], sys.argv[2]
+    try:
+        with open(os.path.join(run_dir, "meta.json")) as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError):
+        meta = {}
+    print(f"== {study} (scale {meta.get('scale', '-')}) ==")
+    rows = load_rows(os.path.join(run_dir, study + ".jsonl"))
+    failures = [x for x in meta.get("failures", []) if x.get("study") == study]
+    if rows or study in ("merkle", "persist"):
+        TABLES[study](rows, failures)
+    else:
+        print("(no results)")
+    footer(meta, study)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
