@@ -176,12 +176,12 @@ bool Args::check_pin() {
   std::set<int> seen;
   for (uint64_t c : *list) {
     if (c >= CPU_SETSIZE || !avail_set.count(int(c))) {
-      error_ = "option --pin: CPU " + std::to_string(c) + " does not exist or is not available to this process (CPUs: " +
+      error_ = "--pin: CPU " + std::to_string(c) + " does not exist or is not available to this process (CPUs: " +
                cpu_list_string(avail) + ")";
       return false;
     }
     if (!seen.insert(int(c)).second) {
-      error_ = "option --pin: CPU " + std::to_string(c) + " is listed twice";
+      error_ = "--pin: CPU " + std::to_string(c) + " is listed twice";
       return false;
     }
     pin_cpus_.push_back(int(c));
@@ -192,7 +192,7 @@ bool Args::check_pin() {
     if (!t) { error_ = err; return false; }
     pin_threads_ = unsigned(*t);
     if (*t > pin_cpus_.size()) {
-      error_ = "option --pin: " + std::to_string(pin_cpus_.size()) + " CPU(s) for --" + threads_option_ + " " +
+      error_ = "--pin: " + std::to_string(pin_cpus_.size()) + " CPU(s) for --" + threads_option_ + " " +
                std::to_string(*t) + (given(threads_option_) ? "" : " (its default)") + ": give one CPU per thread";
       return false;
     }
@@ -208,7 +208,7 @@ std::string Args::apply_pin() const {
   else
     for (int c : pin_cpus_) CPU_SET(c, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0)
-    return "option --pin: sched_setaffinity failed: " + std::string(std::strerror(errno));
+    return "--pin: sched_setaffinity failed: " + std::string(std::strerror(errno));
   return "";
 }
 

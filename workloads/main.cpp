@@ -1,7 +1,7 @@
 // statetree: the command-line entry point. Dispatches to the subcommands in commands.h;
 // `statetree --version` / `statetree version` print the version, the git commit and the
-// kernels chosen on this CPU. After a command, one warning line on stderr when any of its
-// timing summaries was noisy (report.h, the rule in engine/stats/summary.h).
+// kernels chosen on this CPU. After a command that succeeded, one warning line on stderr
+// when any of its timing summaries was noisy (report.h, the rule in engine/stats/summary.h).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   for (const Command& c : kCommands)
     if (name == c.name) {
       const int rc = c.run(argc - 2, argv + 2);
-      if (const std::string w = st::report::noise_warning(); !w.empty()) std::fprintf(stderr, "statetree %s: %s\n", c.name, w.c_str());
+      if (const std::string w = st::report::noise_warning(); rc == 0 && !w.empty()) std::fprintf(stderr, "statetree %s: %s\n", c.name, w.c_str());
       return rc;
     }
   std::fprintf(stderr, "statetree: unknown command '%s'\n", name.c_str());
