@@ -187,6 +187,10 @@ bool Args::check_pin() {
     pin_cpus_.push_back(int(c));
   }
   pin_threads_ = 1;
+  if (threads_option_.empty() && pin_cpus_.size() > 1) {
+    error_ = "--pin: this command times one thread: give one CPU (got " + std::to_string(pin_cpus_.size()) + ")";
+    return false;
+  }
   if (!threads_option_.empty()) {
     auto t = u64(threads_option_, &err);
     if (!t) { error_ = err; return false; }

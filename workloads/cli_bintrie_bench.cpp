@@ -81,7 +81,7 @@ nlohmann::json ms_json(const std::vector<double>& ns, const std::string& label) 
 
 std::string ms_str(const std::vector<double>& ns) {
   const auto s = stats::summarize(ns);
-  return fmt::format("{:.1f} ms ±{:.1f} [{:.1f}..{:.1f}]", s.median / 1e6, s.stddev / 1e6, s.min / 1e6, s.max / 1e6);
+  return fmt::format("{:.1f} ms +-{:.1f} [{:.1f}..{:.1f}]", s.median / 1e6, s.stddev / 1e6, s.min / 1e6, s.max / 1e6);
 }
 
 std::string ratio_str(const std::vector<double>& r) {

@@ -1,7 +1,7 @@
 // cli_hash_bench: `statetree hash-bench`, the SHA-256 kernel micro-benchmark. For every
 // available tier (or the one named) and every entry point of its table, it times repeated
 // passes over L1/L2-resident buffers and reports ns per message and ns per compression
-// (median, min, max over --reps). Compressions per message: hash / hash32_batch /
+// (median, mean, stddev, min, max over --reps; the samples in JSON). Compressions per message: hash / hash32_batch /
 // leaves32_sliced / digests_sliced 1, hash64_batch and parents_sliced 2 (the second is the
 // constant padding block), hash_batch over mixed lengths 0..1000 the exact block count.
 // It also measures SHA-NI directly after an AVX-512 call on the same thread (the vzeroupper
@@ -126,7 +126,7 @@ void bench_tier(const Sha256Kernel& k, Buffers& b, uint64_t reps, std::vector<En
 
 std::string fmt_summary(const stats::Summary& s) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%8.2f [%7.2f, %8.2f]", s.median, s.min, s.max);
+  std::snprintf(buf, sizeof buf, "%8.2f +-%6.2f [%7.2f, %8.2f]", s.median, s.stddev, s.min, s.max);
   return buf;
 }
 
@@ -215,11 +215,11 @@ int cmd_hash_bench(int argc, char** argv) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median [min, max]\n", active,
+  std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median +-stddev [min, max]\n", active,
               static_cast<unsigned long long>(*messages), static_cast<unsigned long long>(*reps));
-  std::printf("%-9s %-40s %-30s %-30s\n", "kernel", "entry", "ns/message", "ns/compression");
+  std::printf("%-9s %-40s %-38s %-38s\n", "kernel", "entry", "ns/message", "ns/compression");
   for (const Entry& e : results)
-    std::printf("%-9s %-40s %-30s %-30s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),
+    std::printf("%-9s %-40s %-38s %-38s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),
                 fmt_summary(e.ns_per_compression).c_str());
   std::printf("(checksum %llu)\n", static_cast<unsigned long long>(sink & 0xffff));
   std::printf("%s\n", report::stamp_line().c_str());

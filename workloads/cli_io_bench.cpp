@@ -1,6 +1,7 @@
 // cli_io_bench: `statetree io-bench`, the raw device baseline: uniformly random page reads
 // through the flat arena store (O_DIRECT + io_uring) at each queue depth, reporting IOPS,
-// per-read latency (mean, p50, p99) and microseconds per read amortized (wall / reads).
+// per-read latency (mean and fio's percentiles p50, p90, p99, p99.9), bandwidth (MB/s =
+// reads x page size / wall, 10^6 bytes) and microseconds per read amortized (wall / reads).
 // This is the "device's amortized cost" that read-bench's per-node I/O cost is held to.
 //
 // Protocol per run: create + fill the file with sealed pages (or --reuse an existing one),
@@ -110,7 +111,7 @@ nlohmann::json runs_json(const std::vector<QdRun>& runs) {
 int cmd_io_bench(int argc, char** argv) {
   Args args("statetree io-bench",
             "Raw random page reads through the arena store (O_DIRECT + io_uring) at each queue depth:\n"
-            "IOPS, latency per read (mean, p50, p99) and us per read amortized (the device baseline).");
+            "IOPS, latency per read (mean, p50, p90, p99, p99.9), MB/s and us per read amortized (the device baseline).");
   args.option("file", "PATH", "arena file to create (must not exist unless --reuse)");
   args.option_u64("size-mib", "M", "file size in MiB", 1, 1u << 20, 256);
   args.option_u64("page-size", "B", "page size: 4096 or 16384", 4096, 16384, 4096);
