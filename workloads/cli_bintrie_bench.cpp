@@ -105,12 +105,11 @@ int cmd_bintrie_bench(int argc, char** argv) {
   args.option("clock", "wall|cpu", "clock for the single-thread timings (cpu: this thread's CPU time)", "wall");
   args.flag("json", "one JSON object on stdout");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-  std::string err;
-  const auto n = std::optional<uint64_t>(args.get_u64("keys"));
-  const auto w = std::optional<uint64_t>(args.get_u64("writes"));
-  const auto reps = std::optional<uint64_t>(args.get_u64("reps"));
-  const auto threads = std::optional<uint64_t>(args.get_u64("threads"));
-  const auto gds = std::optional<std::vector<uint64_t>>(args.get_u64_list("gd"));
+  const uint64_t n = args.get_u64("keys");
+  const uint64_t w = args.get_u64("writes");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t threads = args.get_u64("threads");
+  const std::vector<uint64_t> gds = args.get_u64_list("gd");
   const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
   if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
   if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
@@ -120,8 +119,8 @@ int cmd_bintrie_bench(int argc, char** argv) {
   const st::bintrie::Hasher h = st::bintrie::make_hasher(*kind);
   const st::bintrie::Hasher sha = st::bintrie::make_hasher(st::bintrie::HashKind::sha256);
 
-  const std::vector<Entry> entries = random_entries(sha, 0, *n);
-  report::Progress progress("bintrie-bench", *reps * (2 + (args.get_u64("dense-stems") > 0 ? 1 : 0)));
+  const std::vector<Entry> entries = random_entries(sha, 0, n);
+  report::Progress progress("bintrie-bench", reps * (2 + (args.get_u64("dense-stems") > 0 ? 1 : 0)));
   uint64_t progress_done = 0;
 
   // 1. From-scratch root: 1 thread vs bare, T threads. Per-phase wall times of both runs
@@ -140,7 +139,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
   // first rep), as a long-running builder would keep it; every call still starts from the
   // unsorted input and does all of its work.
   st::bintrie::BatchRootScratch scratch;
-  for (uint64_t r = 0; r < *reps; ++r) {
+  for (uint64_t r = 0; r < reps; ++r) {
     if (!json) progress.update(progress_done++);
     rs = {};
     const uint64_t w0 = report::now_ns();
@@ -150,7 +149,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
     const double t1_wall = double(report::now_ns() - w0);
     const double tb = bare_hash_ns(h, rs.hash32_messages, rs.hash64_messages);
     st::bintrie::BatchRootOptions po;
-    po.threads = unsigned(*threads);
+    po.threads = unsigned(threads);
     st::bintrie::BatchRootStats ts;
     const uint64_t c0 = process_cpu_ns();
     t0 = report::now_ns();
@@ -184,12 +183,12 @@ int cmd_bintrie_bench(int argc, char** argv) {
   st::bintrie::CommitStats ucs, ics;
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   auto next = [&] { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; };
-  uint64_t next_new_key = *n;
+  uint64_t next_new_key = n;
   // 3. Group blobs per GD and proof sizes, on the N-key tree (before the incremental batches).
   const size_t blob_stems = tree.stem_count();
   nlohmann::json blobs = nlohmann::json::array();
   std::vector<std::string> blob_lines;
-  for (uint64_t g : *gds) {
+  for (uint64_t g : gds) {
     const auto c = st::bintrie::encode_tree_blobs(tree, unsigned(g), [](auto, auto) {});
     const double mean_group = c.group_blobs ? double(c.group_bytes) / double(c.group_blobs) : 0;
     blobs.push_back({{"gd", g}, {"group_blobs", c.group_blobs}, {"group_bytes", c.group_bytes},
@@ -209,9 +208,9 @@ int cmd_bintrie_bench(int argc, char** argv) {
   }
   const auto pb = stats::summarize(proof_bytes), pd = stats::summarize(proof_depth);
 
-  for (uint64_t r = 0; r < *reps; ++r) {
+  for (uint64_t r = 0; r < reps; ++r) {
     if (!json) progress.update(progress_done++);
-    std::vector<Entry> upd(*w);
+    std::vector<Entry> upd(w);
     for (auto& e : upd) {
       e.key = entries[next() % entries.size()].key;
       for (int b = 0; b < 32; b += 8) { const uint64_t x = next(); std::memcpy(e.value.data() + b, &x, 8); }
@@ -224,8 +223,8 @@ int cmd_bintrie_bench(int argc, char** argv) {
     upd_ns.push_back(tu);
     upd_bare_ns.push_back(tub);
     upd_ratio.push_back(tu / tub);
-    const std::vector<Entry> ins = random_entries(sha, next_new_key, next_new_key + *w);
-    next_new_key += *w;
+    const std::vector<Entry> ins = random_entries(sha, next_new_key, next_new_key + w);
+    next_new_key += w;
     t0 = clock_ns();
     tree.apply(ins);
     tree.commit(&ics);
@@ -256,9 +255,9 @@ int cmd_bintrie_bench(int argc, char** argv) {
     }
     dt.apply(full);
     dt.commit();
-    for (uint64_t r = 0; r < *reps; ++r) {
+    for (uint64_t r = 0; r < reps; ++r) {
       if (!json) progress.update(progress_done++);
-      std::vector<Entry> wr(*w);
+      std::vector<Entry> wr(w);
       std::vector<std::vector<uint8_t>> touched(dense_stems);
       for (auto& e : wr) {
         const uint64_t s = next() % dense_stems, sub = next() % 256;
@@ -304,7 +303,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
   if (json) {
     nlohmann::json j = {
         {"command", "bintrie-bench"}, {"hash", st::bintrie::hash_kind_name(*kind)}, {"sha256_kernel", kernel},
-        {"keys", *n}, {"writes", *w}, {"reps", *reps}, {"threads", *threads}, {"clock", args.str("clock")}, {"root", report::hex0x(root)}, {"tree", "bintrie"}, {"pinned_cpus", args.pin_cpus()},
+        {"keys", n}, {"writes", w}, {"reps", reps}, {"threads", threads}, {"clock", args.str("clock")}, {"root", report::hex0x(root)}, {"tree", "bintrie"}, {"pinned_cpus", args.pin_cpus()},
         {"from_scratch", {{"stems", rs.stems}, {"hash32_messages", rs.hash32_messages}, {"hash64_messages", rs.hash64_messages},
                           {"root_1t_ms", ms_json(root1_ns, "root_1t_ms")}, {"bare_hash_ms", ms_json(bare_ns, "bare_hash_ms")},
                           {"ratio_to_bare", report::summary_json(stats::summarize(ratio_bare))},
@@ -337,7 +336,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
   report::timing("incremental_update ms", upd_ns);
   report::timing("incremental_insert ms", ins_ns);
   std::printf("bintrie-bench: %llu random keys, hash %s, SHA-256 kernel %s, %llu reps (median [min..max]), %s clock\n",
-              (unsigned long long)*n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)*reps,
+              (unsigned long long)n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)reps,
               g_cpu_clock ? "thread-CPU" : "wall");
   std::printf("root %s\n\n", report::hex0x(root).c_str());
   std::printf("from scratch: %zu stems, %zu hash32 + %zu hash64 messages\n", rs.stems, rs.hash32_messages, rs.hash64_messages);
@@ -345,29 +344,29 @@ int cmd_bintrie_bench(int argc, char** argv) {
   std::printf("  bare hashing, same    %s\n", ms_str(bare_ns).c_str());
   std::printf("  ratio root/bare       %s\n", ratio_str(ratio_bare).c_str());
   std::printf("  root, 1 thread (wall)  %s\n", ms_str(root1_wall_ns).c_str());
-  std::printf("  root, %llu threads      %s  speedup (wall) %s\n", (unsigned long long)*threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
+  std::printf("  root, %llu threads      %s  speedup (wall) %s\n", (unsigned long long)threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
   std::printf("  phases (wall), 1 thread:   partition %s, buckets %s, top %s\n", ms_str(p1_part).c_str(),
               ms_str(p1_buckets).c_str(), ms_str(p1_top).c_str());
   std::printf("  phases (wall), %llu threads: partition %s, buckets %s, top %s; process CPU / wall %s\n",
-              (unsigned long long)*threads, ms_str(pT_part).c_str(), ms_str(pT_buckets).c_str(), ms_str(pT_top).c_str(),
+              (unsigned long long)threads, ms_str(pT_part).c_str(), ms_str(pT_buckets).c_str(), ms_str(pT_top).c_str(),
               ratio_str(cpu_per_wall).c_str());
   std::printf("\nmutable tree: build %.1f ms, %.1f MiB\n", build_ns / 1e6, double(tree.memory_bytes()) / 1048576.0);
   std::printf("incremental, %llu overwrites of existing keys: %zu leaf + %zu node hashes (%zu internal)\n",
-              (unsigned long long)*w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);
+              (unsigned long long)w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);
   std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
               ms_str(upd_ns).c_str(), ms_str(upd_bare_ns).c_str(), ratio_str(upd_ratio).c_str());
   std::printf("incremental, %llu new keys (stem splits): %zu leaf + %zu node hashes (%zu internal)\n",
-              (unsigned long long)*w, ics.leaf_hashes, ics.hash64(), ics.internal_hashes);
+              (unsigned long long)w, ics.leaf_hashes, ics.hash64(), ics.internal_hashes);
   std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
               ms_str(ins_ns).c_str(), ms_str(ins_bare_ns).c_str(), ratio_str(ins_ratio).c_str());
   if (dense_stems > 0) {
-    std::printf("dense stems: %llu writes into %llu full stems (stem-subtree keep decision)\n", (unsigned long long)*w, (unsigned long long)dense_stems);
+    std::printf("dense stems: %llu writes into %llu full stems (stem-subtree keep decision)\n", (unsigned long long)w, (unsigned long long)dense_stems);
     std::printf("  ours (subtree cache):    %zu leaf + %zu node hashes, apply+commit %s, bare %s\n", dense_ours_leaf, dense_ours_node,
                 ms_str(dense_ns).c_str(), ms_str(dense_bare_ns).c_str());
     std::printf("  go-ethereum recompute:   %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_geth_leaf, dense_geth_node, dense_geth_bare_ms);
     std::printf("  leaf hashes only:       %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_ours_leaf, dense_full_node, dense_full_bare_ms);
   }
-  std::printf("\ngroup blobs of the %llu-key tree (%zu stems):\n", (unsigned long long)*n, blob_stems);
+  std::printf("\ngroup blobs of the %llu-key tree (%zu stems):\n", (unsigned long long)n, blob_stems);
   for (const auto& l : blob_lines) std::printf("%s\n", l.c_str());
   std::printf("\nkey proofs (1000 present keys): depth median %.0f [%.0f..%.0f], size median %.0f B [%.0f..%.0f]\n",
               pd.median, pd.min, pd.max, pb.median, pb.min, pb.max);

@@ -51,8 +51,8 @@ int cmd_commit(int argc, char** argv) {
   args.require("db");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  const auto blocks = std::optional<uint64_t>(args.get_u64("blocks"));
-  const auto qd = std::optional<uint64_t>(args.get_u64("qd"));
+  const uint64_t blocks = args.get_u64("blocks");
+  const uint64_t qd = args.get_u64("qd");
   const std::optional<uint64_t> writes = args.get_u64_opt("writes"), seed = args.get_u64_opt("seed");
   const bool json = args.given("json");
   std::error_code ec;
@@ -64,7 +64,7 @@ int cmd_commit(int argc, char** argv) {
   if (o.params.tree_kind != io::TreeKind::mpt && !bintrie)
     return fail(std::string("not supported for ") + io::tree_kind_name(o.params.tree_kind) + " databases yet");
   if (o.store != persist::StoreKind::arena) return fail("not supported for RocksDB databases yet");
-  o.queue_depth = uint32_t(*qd);
+  o.queue_depth = uint32_t(qd);
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_read(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
   auto parsed = state::parse_synthetic_spec(files.commit.spec);
@@ -106,7 +106,7 @@ int cmd_commit(int argc, char** argv) {
     std::printf("%-6s %-18s %9s %8s %7s %9s %8s %9s %9s %14s\n", "block", "root", "rec.read", "pg.read", "rounds",
                 "rec.new", "pg.new", "pg.freed", "ms", "bytes on disk");
   state::StateDiff diff;
-  for (uint64_t k = 0; k < *blocks; ++k) {
+  for (uint64_t k = 0; k < blocks; ++k) {
     src.next_block(&diff);
     persist::CommitStats st;
     if (io::Status s = commit_one(diff, &st); !s.ok())
@@ -150,7 +150,7 @@ int cmd_commit(int argc, char** argv) {
                   (unsigned long long)st.pages_written, (unsigned long long)st.pages_released, ms.back(),
                   (unsigned long long)st.disk_bytes);
     }
-    if (progress) progress(k + 1, *blocks);
+    if (progress) progress(k + 1, blocks);
   }
   bar.finish();
   const uint64_t bytes_after = files.disk_bytes();
@@ -160,7 +160,7 @@ int cmd_commit(int argc, char** argv) {
     nlohmann::json out = {{"command", "commit"},
                           {"db", dir},
                           {"first_block", first_block},
-                          {"blocks_applied", *blocks},
+                          {"blocks_applied", blocks},
                           {"writes_per_block", spec.block_writes},
                           {"block_seed", spec.block_seed},
                           {"tree", io::tree_kind_name(o.params.tree_kind)},
@@ -191,8 +191,8 @@ int cmd_commit(int argc, char** argv) {
     std::printf("\n");
   };
   std::printf("%llu blocks of %llu writes (blocks %llu..%llu, seed %llu), medians [min, max] over blocks:\n",
-              (unsigned long long)*blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
-              (unsigned long long)(first_block + *blocks - 1), (unsigned long long)spec.block_seed);
+              (unsigned long long)blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
+              (unsigned long long)(first_block + blocks - 1), (unsigned long long)spec.block_seed);
   report::timing("commit_ms", ms);
   line("commit ms", ms, "%.1f [%.1f, %.1f]");
   line(" resolve ms", resolve_ms, "%.1f [%.1f, %.1f]");
@@ -206,7 +206,7 @@ int cmd_commit(int argc, char** argv) {
   line("pages released", released, "%.0f [%.0f, %.0f]");
   std::printf("  bytes on disk    %llu -> %llu (%+.0f per block)\n", (unsigned long long)bytes_before,
               (unsigned long long)bytes_after,
-              *blocks ? (double(bytes_after) - double(bytes_before)) / double(*blocks) : 0.0);
+              blocks ? (double(bytes_after) - double(bytes_before)) / double(blocks) : 0.0);
   std::printf("  root             %s\n", hex0x(files.manifest.root_hash).c_str());
   std::printf("  %s\n", report::stamp_line().c_str());
   return 0;

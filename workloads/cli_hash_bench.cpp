@@ -144,11 +144,11 @@ int cmd_hash_bench(int argc, char** argv) {
   args.flag("json", "print one JSON object instead of the table");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
 
-  const auto reps = std::optional<uint64_t>(args.get_u64("reps"));
-  const auto messages = std::optional<uint64_t>(args.get_u64("messages"));
-  if (*messages % 16) {
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t messages = args.get_u64("messages");
+  if (messages % 16) {
     std::fprintf(stderr, "statetree hash-bench: --messages must be a multiple of 16 (got %llu)\n",
-                 (unsigned long long)*messages);
+                 (unsigned long long)messages);
     return 2;
   }
 
@@ -168,14 +168,14 @@ int cmd_hash_bench(int argc, char** argv) {
     if (!failure.empty()) { std::fprintf(stderr, "statetree hash-bench: %s\n", failure.c_str()); return 70; }
   }
 
-  Buffers bufs(*messages);
+  Buffers bufs(messages);
   std::vector<Entry> results;
   uint64_t sink = 0;
   const bool json = args.given("json");
   report::Progress progress("hash-bench", tiers.size() * kEntriesPerTier);
   uint64_t done = 0;
   for (Sha256Tier t : tiers)
-    bench_tier(kernels::sha256_kernel(t), bufs, *reps, results, sink, json ? nullptr : &progress, &done);
+    bench_tier(kernels::sha256_kernel(t), bufs, reps, results, sink, json ? nullptr : &progress, &done);
   progress.finish();
 
   // vzeroupper hazard: SHA-NI right after an AVX-512 call on this thread, next to SHA-NI alone.
@@ -189,8 +189,8 @@ int cmd_hash_bench(int argc, char** argv) {
     auto* sl_out = reinterpret_cast<uint32_t*>(bufs.sliced_out.p);
     // SHA-NI alone, then the same SHA-NI pass preceded by a one-block AVX-512 call (about
     // 1 % of the pass's work). Without vzeroupper the second would be many times slower.
-    const stats::Summary alone = time_pass([&] { sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), *reps);
-    const stats::Summary after = time_pass([&] { z.digests_sliced(sl_in, sl_out, 1); sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), *reps);
+    const stats::Summary alone = time_pass([&] { sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
+    const stats::Summary after = time_pass([&] { z.digests_sliced(sl_in, sl_out, 1); sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
     report::note_timing("shani hash32_batch alone", alone);
     report::note_timing("shani hash32_batch after avx512", after);
     results.push_back({"shani", "hash32_batch (alone, vzeroupper check)", 1.0, alone, alone});
@@ -205,8 +205,8 @@ int cmd_hash_bench(int argc, char** argv) {
     j["root_note"] = "hash-bench times hash kernels on buffers: no tree, no root";
     report::stamp(j);
     j["active_kernel"] = active;
-    j["messages_per_pass"] = *messages;
-    j["reps"] = *reps;
+    j["messages_per_pass"] = messages;
+    j["reps"] = reps;
     j["sink"] = sink;
     j["results"] = nlohmann::json::array();
     for (const Entry& e : results)
@@ -216,7 +216,7 @@ int cmd_hash_bench(int argc, char** argv) {
     return 0;
   }
   std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median +-stddev [min, max]\n", active,
-              static_cast<unsigned long long>(*messages), static_cast<unsigned long long>(*reps));
+              static_cast<unsigned long long>(messages), static_cast<unsigned long long>(reps));
   std::printf("%-9s %-40s %-38s %-38s\n", "kernel", "entry", "ns/message", "ns/compression");
   for (const Entry& e : results)
     std::printf("%-9s %-40s %-38s %-38s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),

@@ -131,23 +131,23 @@ int cmd_io_bench(int argc, char** argv) {
   args.require("file");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
 
-  const auto size_mib = std::optional<uint64_t>(args.get_u64("size-mib"));
-  const auto page_size = std::optional<uint64_t>(args.get_u64("page-size"));
-  const auto qds = std::optional<std::vector<uint64_t>>(args.get_u64_list("qd"));
-  const auto reads = std::optional<uint64_t>(args.get_u64("reads"));
-  const auto reps = std::optional<uint64_t>(args.get_u64("reps"));
-  const auto warmup = std::optional<uint64_t>(args.get_u64("warmup"));
-  const auto seed = std::optional<uint64_t>(args.get_u64("seed"));
+  const uint64_t size_mib = args.get_u64("size-mib");
+  const uint64_t page_size = args.get_u64("page-size");
+  const std::vector<uint64_t> qds = args.get_u64_list("qd");
+  const uint64_t reads = args.get_u64("reads");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t warmup = args.get_u64("warmup");
+  const uint64_t seed = args.get_u64("seed");
   const std::string path = args.str("file");
-  if (!io::valid_page_size(uint32_t(*page_size)) || *page_size > 16384)
-    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(*page_size) + ")", 2);
+  if (!io::valid_page_size(uint32_t(page_size)) || page_size > 16384)
+    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(page_size) + ")", 2);
   const bool json = args.given("json"), cold = args.given("cold"), reuse = args.given("reuse");
 
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
   if (existed && !reuse) return fail(path + " exists; remove it or pass --reuse", 2);
   if (!existed && reuse) return fail(path + " does not exist (--reuse needs an arena file)", 2);
-  const uint64_t pages = (*size_mib << 20) / *page_size;
+  const uint64_t pages = (size_mib << 20) / page_size;
   const bool rocks = args.given("rocksdb");
   const std::string rocks_dir = path + ".rocksdb";
   if (rocks && !io::rocksdb_available()) return fail("--rocksdb: this build has no RocksDB", 2);
@@ -156,7 +156,7 @@ int cmd_io_bench(int argc, char** argv) {
 
   io::ArenaOptions o;
   o.path = path;
-  o.page_size = uint32_t(*page_size);
+  o.page_size = uint32_t(page_size);
   o.capacity_pages = existed ? 0 : pages;
   o.create = !existed;
   o.direct_io = !args.given("buffered");
@@ -180,7 +180,7 @@ int cmd_io_bench(int argc, char** argv) {
     capacity = store->capacity_pages();
     if (!existed) {
       if (!json) std::fprintf(stderr, "io-bench: filling %s (%llu pages of %llu B)...\n", path.c_str(),
-                              (unsigned long long)capacity, (unsigned long long)*page_size);
+                              (unsigned long long)capacity, (unsigned long long)page_size);
       const double t0 = now_s();
       s = fill(*store);
       fill_s = now_s() - t0;
@@ -190,7 +190,7 @@ int cmd_io_bench(int argc, char** argv) {
   o.create = false;
   o.capacity_pages = 0;
 
-  const uint32_t payload = io::page_payload_bytes(uint32_t(*page_size));
+  const uint32_t payload = io::page_payload_bytes(uint32_t(page_size));
   double rocks_fill_s = 0;
   io::RocksOptions ro;
   ro.dir = rocks_dir;
@@ -231,17 +231,17 @@ int cmd_io_bench(int argc, char** argv) {
   // The raw baseline always reads with O_DIRECT: against a buffered store it would compare
   // the page cache with the device, so --buffered runs without it.
   const bool raw = !args.given("no-raw") && !args.given("buffered");
-  std::vector<std::vector<QdRun>> runs(qds->size()), raw_runs(qds->size()), rocks_runs(qds->size());
-  std::vector<std::vector<double>> ratios(qds->size());
+  std::vector<std::vector<QdRun>> runs(qds.size()), raw_runs(qds.size()), rocks_runs(qds.size());
+  std::vector<std::vector<double>> ratios(qds.size());
   io::ColdResult cold_result;
   io::WarmUpResult last_warm;
-  report::Progress progress("io-bench", *reps * qds->size());
-  for (uint64_t rep = 0; rep < *reps; ++rep) {
-    for (size_t qi = 0; qi < qds->size(); ++qi) {
-      if (!json) progress.update(rep * qds->size() + qi);
-      const uint32_t qd = uint32_t((*qds)[qi]);
+  report::Progress progress("io-bench", reps * qds.size());
+  for (uint64_t rep = 0; rep < reps; ++rep) {
+    for (size_t qi = 0; qi < qds.size(); ++qi) {
+      if (!json) progress.update(rep * qds.size() + qi);
+      const uint32_t qd = uint32_t(qds[qi]);
       o.queue_depth = qd;
-      const uint64_t run_seed = *seed + rep * 1000003 + qi * 101;
+      const uint64_t run_seed = seed + rep * 1000003 + qi * 101;
       auto evict = [&]() -> io::Status {
         if (!cold) return {};
         const std::string files[] = {path};
@@ -251,21 +251,21 @@ int cmd_io_bench(int argc, char** argv) {
         if (io::Status s = evict(); !s.ok()) return s;
         std::unique_ptr<io::ArenaFileStore> store;
         if (io::Status s = io::ArenaFileStore::open(o, &store); !s.ok()) return s;
-        last_warm = io::warm_up(*store, uint32_t(*warmup), *seed * 7919 + rep * 31 + qi);
+        last_warm = io::warm_up(*store, uint32_t(warmup), seed * 7919 + rep * 31 + qi);
         io::RandomReadResult r;
-        if (io::Status s = io::random_reads(*store, *reads, 2 * qd, run_seed, &r); !s.ok()) return s;
-        runs[qi].push_back(to_run(r, double(*page_size)));
+        if (io::Status s = io::random_reads(*store, reads, 2 * qd, run_seed, &r); !s.ok()) return s;
+        runs[qi].push_back(to_run(r, double(page_size)));
         return {};
       };
       auto run_raw = [&]() -> io::Status {
         if (io::Status s = evict(); !s.ok()) return s;
         io::RandomReadResult r;
-        if (io::Status s = io::raw_random_reads(path, uint32_t(*page_size), capacity, qd, *warmup,
-                                                *seed * 7919 + rep * 31 + qi, &r); !s.ok())
+        if (io::Status s = io::raw_random_reads(path, uint32_t(page_size), capacity, qd, warmup,
+                                                seed * 7919 + rep * 31 + qi, &r); !s.ok())
           return s;
-        if (io::Status s = io::raw_random_reads(path, uint32_t(*page_size), capacity, qd, *reads, run_seed, &r); !s.ok())
+        if (io::Status s = io::raw_random_reads(path, uint32_t(page_size), capacity, qd, reads, run_seed, &r); !s.ok())
           return s;
-        raw_runs[qi].push_back(to_run(r, double(*page_size)));
+        raw_runs[qi].push_back(to_run(r, double(page_size)));
         return {};
       };
       // Alternate which goes first so neither always gets the warmer device.
@@ -283,11 +283,11 @@ int cmd_io_bench(int argc, char** argv) {
         if (io::Status s = io::RocksKvStore::open(ro, &db); !s.ok()) { cleanup(); return fail(s.message(), 1); }
         rocks_bytes = db->disk_bytes();
         io::RandomReadResult r;
-        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, *warmup, 1, run_seed ^ 0x55, &r); !s.ok()) {
+        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, warmup, 1, run_seed ^ 0x55, &r); !s.ok()) {
           cleanup();
           return fail(s.message(), 1);
         }
-        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, *reads, qd, run_seed, &r); !s.ok()) {
+        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, reads, qd, run_seed, &r); !s.ok()) {
           cleanup();
           return fail(s.message(), 1);
         }
@@ -304,12 +304,12 @@ int cmd_io_bench(int argc, char** argv) {
   out["root_note"] = "io-bench reads raw pages: no tree, no root";
   out["store"] = "arena";
   out["file"] = path;
-  out["page_size"] = *page_size;
+  out["page_size"] = page_size;
   out["pages"] = capacity;
-  out["size_mib"] = double(capacity * *page_size) / double(1 << 20);
-  out["reads_per_run"] = *reads;
-  out["reps"] = *reps;
-  out["warmup_reads"] = *warmup;
+  out["size_mib"] = double(capacity * page_size) / double(1 << 20);
+  out["reads_per_run"] = reads;
+  out["reps"] = reps;
+  out["warmup_reads"] = warmup;
   out["cold"] = cold ? nlohmann::json{{"protocol", io::cold_protocol_name(cold_result.protocol)},
                                       {"detail", cold_result.detail}}
                      : nlohmann::json(nullptr);
@@ -319,16 +319,16 @@ int cmd_io_bench(int argc, char** argv) {
                      {"registered_buffers", features.registered_buffers},
                      {"registered_file", features.registered_file},
                      {"notes", features.notes}};
-  if (!existed) out["fill"] = {{"seconds", fill_s}, {"mib_per_s", double(capacity * *page_size) / double(1 << 20) / fill_s}};
+  if (!existed) out["fill"] = {{"seconds", fill_s}, {"mib_per_s", double(capacity * page_size) / double(1 << 20) / fill_s}};
   out["warmup_last"] = {{"first_read_us", last_warm.first_read_us}, {"last_read_us", last_warm.last_read_us}};
   nlohmann::json results = nlohmann::json::array();
-  for (size_t qi = 0; qi < qds->size(); ++qi) {
+  for (size_t qi = 0; qi < qds.size(); ++qi) {
     nlohmann::json row = runs_json(runs[qi]);
-    row["qd"] = (*qds)[qi];
+    row["qd"] = qds[qi];
     {
       std::vector<double> us;
       for (const QdRun& r : runs[qi]) us.push_back(r.us_per_read);
-      report::timing("store us_per_read qd" + std::to_string((*qds)[qi]), us);
+      report::timing("store us_per_read qd" + std::to_string(qds[qi]), us);
     }
     if (raw) {
       row["raw"] = runs_json(raw_runs[qi]);
@@ -348,8 +348,8 @@ int cmd_io_bench(int argc, char** argv) {
     return 0;
   }
   std::printf("io-bench: %s, %llu pages x %llu B, %llu reads/run, %llu reps, cold: %s\n", path.c_str(),
-              (unsigned long long)capacity, (unsigned long long)*page_size, (unsigned long long)*reads,
-              (unsigned long long)*reps, cold ? io::cold_protocol_name(cold_result.protocol) : "no");
+              (unsigned long long)capacity, (unsigned long long)page_size, (unsigned long long)reads,
+              (unsigned long long)reps, cold ? io::cold_protocol_name(cold_result.protocol) : "no");
   std::printf("features: O_DIRECT %s, registered buffers %s, registered file %s%s%s\n",
               features.direct_io ? "on" : "off", features.registered_buffers ? "on" : "off",
               features.registered_file ? "on" : "off", features.notes.empty() ? "" : "; ",

@@ -88,14 +88,13 @@ int cmd_merkle(int argc, char** argv) {
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
 
-  std::string err;
   const bool json = args.given("json");
   const bool twice = args.given("double");
   const bool given_hashes = args.given("leaf-hashes");
   if (args.given("leaves") == args.given("input")) return fail("give exactly one of --leaves N or --input FILE");
-  const auto threads = std::optional<uint64_t>(args.get_u64("threads"));
-  const auto reps = std::optional<uint64_t>(args.get_u64("reps"));
-  const auto leaf_size = std::optional<uint64_t>(args.get_u64("leaf-size"));
+  const uint64_t threads = args.get_u64("threads");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t leaf_size = args.get_u64("leaf-size");
   const std::vector<int> cpus = args.pin_cpus();
   if (auto e = kernels::sha256_select(args.str("kernel"))) return fail(*e);
   const kernels::Sha256Kernel& kernel = kernels::sha256_active();
@@ -103,16 +102,16 @@ int cmd_merkle(int argc, char** argv) {
   // Input.
   memory::LargeBuffer input;
   size_t n = 0;
-  size_t record = size_t(*leaf_size);
+  size_t record = size_t(leaf_size);
   if (args.given("leaves")) {
-    const auto leaves = std::optional<uint64_t>(args.get_u64("leaves"));
+    const uint64_t leaves = args.get_u64("leaves");
     // Input + arena (+ the baselines' own node array) must fit in this machine's memory.
-    const uint64_t arena_bytes = merkle::MerkleArena::bytes_for(size_t(*leaves));
-    const uint64_t need = *leaves * 32 + arena_bytes * (args.given("baseline") ? 2 : 1);
-    if (auto e = memory::check_fits_in_memory(need, fmt::format("--leaves {}", *leaves))) return fail(*e);
+    const uint64_t arena_bytes = merkle::MerkleArena::bytes_for(size_t(leaves));
+    const uint64_t need = leaves * 32 + arena_bytes * (args.given("baseline") ? 2 : 1);
+    if (auto e = memory::check_fits_in_memory(need, fmt::format("--leaves {}", leaves))) return fail(*e);
     if (args.given("leaf-size") && record != 32) return fail("--leaf-size applies to --input only (synthetic leaves are 32 bytes)");
     record = 32;
-    n = size_t(*leaves);
+    n = size_t(leaves);
     input = memory::LargeBuffer(n * 32);
     for (size_t i = 0; i < n; ++i) std::memset(input.data() + 32 * i, int(i % 256), 32);
   } else {
@@ -129,12 +128,12 @@ int cmd_merkle(int argc, char** argv) {
   if (given_hashes && args.given("baseline")) return fail("--baseline times leaf hashing: it does not combine with --leaf-hashes");
   std::optional<size_t> proof_index;
   if (args.given("proof")) {
-    const auto p = std::optional<uint64_t>(args.get_u64("proof"));
-    if (*p >= n) return fail(fmt::format("--proof {}: there are only {} leaves", *p, n));
-    proof_index = size_t(*p);
+    const uint64_t p = args.get_u64("proof");
+    if (p >= n) return fail(fmt::format("--proof {}: there are only {} leaves", p, n));
+    proof_index = size_t(p);
   }
 
-  pipeline::ThreadScope scope(unsigned(*threads), cpus);
+  pipeline::ThreadScope scope(unsigned(threads), cpus);
   const merkle::MerkleOptions options{twice};
   merkle::MerkleTree tree(n, options);
   std::unique_ptr<workloads::MerkleBaselineTree> baseline;
@@ -143,8 +142,8 @@ int cmd_merkle(int argc, char** argv) {
   Series engine_series, oneshot_series, ctx_series;
   merkle::MerkleResult result;
   std::array<uint8_t, 32> oneshot_root{}, ctx_root{};
-  report::Progress progress("merkle", *reps);
-  for (uint64_t rep = 0; rep < *reps; ++rep) {
+  report::Progress progress("merkle", reps);
+  for (uint64_t rep = 0; rep < reps; ++rep) {
     const uint64_t t0 = report::now_ns();
     if (auto e = given_hashes ? tree.set_leaf_hashes(input.data(), n) : tree.add_fixed(input.data(), n, record)) return fail(*e);
     const uint64_t t1 = report::now_ns();
@@ -210,7 +209,7 @@ int cmd_merkle(int argc, char** argv) {
     j["mutated"] = result.mutated;
     j["threads"] = scope.threads();
     j["pinned_cpus"] = cpus;
-    j["reps"] = *reps;
+    j["reps"] = reps;
     j["compressions"] = compressions;
     j["kernel_cost_ns"] = {{"per_leaf_hash", cost.leaf_ns}, {"per_parent", cost.parent_ns}, {"per_digest_rehash", cost.digest_ns},
                            {"per_compression", cost_per_compression}};
@@ -236,7 +235,7 @@ int cmd_merkle(int argc, char** argv) {
                kernel.name, scope.threads(), cpus.empty() ? "" : ", pinned");
     if (result.mutated) fmt::print("mutated     yes: two equal siblings (CVE-2012-2459): another leaf list has this root\n");
     report::timing("engine total_ns_per_leaf", engine_series.total);
-    fmt::print("\nns/leaf over {} reps      median      mean    stddev       min       max\n", *reps);
+    fmt::print("\nns/leaf over {} reps      median      mean    stddev       min       max\n", reps);
     fmt::print("  addData               {}\n", fmt_summary(engine_series.add));
     fmt::print("  compute               {}\n", fmt_summary(engine_series.compute));
     fmt::print("  total                 {}\n", fmt_summary(engine_series.total));

@@ -142,15 +142,15 @@ int cmd_mpt_bench(int argc, char** argv) {
   args.flag("json", "print one JSON object");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
-  const auto entries = std::optional<uint64_t>(args.get_u64("entries"));
-  const auto slots = std::optional<uint64_t>(args.get_u64("slots"));
-  const auto writes = std::optional<uint64_t>(args.get_u64("writes"));
-  const auto reps = std::optional<uint64_t>(args.get_u64("reps"));
-  const auto threads = std::optional<uint64_t>(args.get_u64("threads"));
-  const auto seed = std::optional<uint64_t>(args.get_u64("seed"));
-  const auto chunk_keys = std::optional<uint64_t>(args.get_u64("chunk-keys"));
-  if (*writes > *slots) return fail("--writes (" + std::to_string(*writes) + ") must not exceed --slots (" +
-                                    std::to_string(*slots) + ")");
+  const uint64_t entries = args.get_u64("entries");
+  const uint64_t slots = args.get_u64("slots");
+  const uint64_t writes = args.get_u64("writes");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t threads = args.get_u64("threads");
+  const uint64_t seed = args.get_u64("seed");
+  const uint64_t chunk_keys = args.get_u64("chunk-keys");
+  if (writes > slots) return fail("--writes (" + std::to_string(writes) + ") must not exceed --slots (" +
+                                    std::to_string(slots) + ")");
   const bool json = args.given("json");
   const bool warm = args.given("warm");
 
@@ -158,15 +158,15 @@ int cmd_mpt_bench(int argc, char** argv) {
   j["command"] = "mpt-bench";
   j["tree"] = "mpt";
   j["keccak_kernel"] = st::kernels::keccak256_kernel_name();
-  j["reps"] = *reps;
+  j["reps"] = reps;
   j["pinned_cpus"] = args.pin_cpus();
   report::stamp(j);
   const bool do_scratch = !args.given("skip-scratch"), do_incr = !args.given("skip-incremental");
-  report::Progress progress("mpt-bench", *reps * ((do_scratch ? 1 : 0) + (do_incr ? 1 : 0)));
+  report::Progress progress("mpt-bench", reps * ((do_scratch ? 1 : 0) + (do_incr ? 1 : 0)));
   uint64_t progress_done = 0;
 
   if (!args.given("skip-scratch")) {
-    const size_t n = *entries;
+    const size_t n = entries;
     std::vector<uint8_t> keys(32 * n), values(32 * n);
     {
       std::vector<uint8_t> be(8 * n);
@@ -199,7 +199,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     const uint64_t rss_input = rss_bytes();
     const bool hwm_reset = reset_peak_rss();
     mpt::BuildOptions serial;
-    serial.chunk_keys = *chunk_keys;
+    serial.chunk_keys = chunk_keys;
     mpt::BuildStats stats;
     const mpt::Hash32 root = mpt::build_root(pairs, serial, &stats);
     const uint64_t rss_build = hwm_reset ? std::max(peak_rss_now(), rss_input) : rss_input;
@@ -207,15 +207,15 @@ int cmd_mpt_bench(int argc, char** argv) {
     {
       mpt::BuildOptions o;
       o.capture = &cap;
-      o.chunk_keys = *chunk_keys;
+      o.chunk_keys = chunk_keys;
       if (mpt::build_root(pairs, o) != root) return fail("internal: capture build disagrees");
     }
     BareKeccak bare(cap);
     mpt::BuildOptions par;
-    par.threads = unsigned(*threads);
-    par.chunk_keys = *chunk_keys;
+    par.threads = unsigned(threads);
+    par.chunk_keys = chunk_keys;
     std::vector<double> t1, tk, tp, ratio, speedup, c1, ck, cratio, pcpu, threads_used;
-    for (uint64_t r = 0; r < *reps; ++r) {
+    for (uint64_t r = 0; r < reps; ++r) {
       uint64_t a = report::now_ns();
       const uint64_t ca = thread_cpu_ns();
       const mpt::Hash32 r1 = mpt::build_root(pairs, serial);
@@ -239,7 +239,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     }
     nlohmann::json s;
     s["entries"] = n;
-    s["chunk_keys"] = *chunk_keys;
+    s["chunk_keys"] = chunk_keys;
     s["root"] = "0x" + report::hex(root);
     s["leaves"] = stats.leaves;
     s["branches"] = stats.branches;
@@ -252,7 +252,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     s["build_1t_cpu_ms"] = ms_summary(c1, "from_scratch build_1t_cpu_ms");
     s["bare_keccak_cpu_ms"] = ms_summary(ck, "from_scratch bare_keccak_cpu_ms");
     s["build_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
-    s["threads"] = *threads;
+    s["threads"] = threads;
     s["build_nt_ms"] = ms_summary(tp, "from_scratch build_nt_ms");
     s["build_nt_process_cpu_ms"] = ms_summary(pcpu, "from_scratch build_nt_process_cpu_ms");
     s["build_nt_threads_used"] = report::summary_json(stats::summarize(threads_used));
@@ -279,10 +279,10 @@ int cmd_mpt_bench(int argc, char** argv) {
       std::printf("  thread CPU time: build %.1f ms, bare keccak %.1f ms, build / keccak %.3f x (min %.3f, max %.3f)\n",
                   C1.median * 1e-6, CK.median * 1e-6, CR.median, CR.min, CR.max);
       std::printf("  build, %llu threads   %8.1f ms  (min %.1f, max %.1f); speedup %.2f x (min %.2f, max %.2f)\n",
-                  (unsigned long long)*threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
+                  (unsigned long long)threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
       const auto PC = stats::summarize(pcpu);
       std::printf("  (%llu-thread run: %.1f ms process CPU for %.1f ms wall = %.2f cores busy on average; %.0f threads built chunks)\n",
-                  (unsigned long long)*threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median,
+                  (unsigned long long)threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median,
                   stats::summarize(threads_used).median);
       std::printf("  memory: input %.1f MB per million entries (88 B each); the build adds %.1f MB per million at peak%s\n",
                   88.0, double(rss_build - rss_input) / double(n), hwm_reset ? "" : " (peak RSS reset unsupported: not measured)");
@@ -290,7 +290,7 @@ int cmd_mpt_bench(int argc, char** argv) {
   }
 
   if (!args.given("skip-incremental")) {
-    const size_t S = *slots, W = *writes;
+    const size_t S = slots, W = writes;
     st::state::Address contract{};
     contract[0] = 0xc0;
     mpt::MptState state;
@@ -311,7 +311,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     }
     state.root();
     const uint64_t rss_state = rss_bytes();
-    std::mt19937_64 rng(*seed);
+    std::mt19937_64 rng(seed);
     uint64_t logged_commits = 0;
     std::vector<double> tb, tk, ratio, dirty_nodes, calls, tapply, cb, ck, cratio, cka, crat_all, capply;
     auto block = [&](const std::vector<uint64_t>& which, uint8_t tag) {
@@ -327,7 +327,7 @@ int cmd_mpt_bench(int argc, char** argv) {
       }
       return d;
     };
-    for (uint64_t r = 0; r < *reps; ++r) {
+    for (uint64_t r = 0; r < reps; ++r) {
       std::vector<uint64_t> which;
       {
         std::vector<uint8_t> seen(S, 0);
@@ -399,7 +399,7 @@ int cmd_mpt_bench(int argc, char** argv) {
                   warm ? "warm" : "cold");
       std::printf("  dirty nodes %.0f, keccak calls %.0f (medians); %llu of %llu capture-block commits took the batch log\n",
                   stats::summarize(dirty_nodes).median, stats::summarize(calls).median, (unsigned long long)logged_commits,
-                  (unsigned long long)(2 * *reps));
+                  (unsigned long long)(2 * reps));
       std::printf("  apply + root        %8.2f ms  (min %.2f, max %.2f)\n", B.median * 1e-6, B.min * 1e-6, B.max * 1e-6);
       const auto A = stats::summarize(tapply);
       std::printf("    of which apply    %8.2f ms  (min %.2f, max %.2f)\n", A.median * 1e-6, A.min * 1e-6, A.max * 1e-6);

@@ -160,19 +160,19 @@ int cmd_read_bench(int argc, char** argv) {
   args.require("keys");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  const auto keys_n = std::optional<uint64_t>(args.get_u64("keys"));
-  const auto qds = std::optional<std::vector<uint64_t>>(args.get_u64_list("qd"));
-  const auto reps = std::optional<uint64_t>(args.get_u64("reps"));
-  const auto seed = std::optional<uint64_t>(args.get_u64("seed"));
-  const auto single_n = std::optional<uint64_t>(args.get_u64("single"));
-  const auto warmup = std::optional<uint64_t>(args.get_u64("warmup"));
+  const uint64_t keys_n = args.get_u64("keys");
+  const std::vector<uint64_t> qds = args.get_u64_list("qd");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t seed = args.get_u64("seed");
+  const uint64_t single_n = args.get_u64("single");
+  const uint64_t warmup = args.get_u64("warmup");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   const bool json = args.given("json"), cold = args.given("cold"), accounts_only = args.given("accounts-only");
   const bool slot_accounts = args.given("slot-accounts");
 
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, uint32_t(qds->front()), &db); !s.ok())
+  if (io::Status s = persist::open_any_db(dir, uint32_t(qds.front()), &db); !s.ok())
     return fail(s.message(), exit_code_for(s));
   const io::Manifest manifest = db->manifest();
   const bool arena = db->page_store() != nullptr;
@@ -183,9 +183,9 @@ int cmd_read_bench(int argc, char** argv) {
   db.reset();
 
   Sample sample;
-  if (auto e = sample_keys(*src.source, *keys_n, accounts_only, *seed, &sample)) return fail(*e);
+  if (auto e = sample_keys(*src.source, keys_n, accounts_only, seed, &sample)) return fail(*e);
   const uint64_t k = sample.keys.size();
-  const uint64_t single_k = std::min(k, *single_n);
+  const uint64_t single_k = std::min(k, single_n);
 
   const bool bintrie = manifest.params.tree_kind == io::TreeKind::bintrie;
   // A slot key's answer carries its account on the MPT (the walk passes through it) and on
@@ -223,26 +223,26 @@ int cmd_read_bench(int argc, char** argv) {
   auto prepare = [&](persist::TreeDb& d, uint64_t warm_seed) -> io::Status {
     if (cold)
       if (io::Status s = persist::make_db_cold(d, true, &cold_info); !s.ok()) return s;
-    return persist::warm_up_db(d, uint32_t(*warmup), warm_seed, &warm);
+    return persist::warm_up_db(d, uint32_t(warmup), warm_seed, &warm);
   };
 
-  std::vector<std::vector<BatchedRun>> batched(qds->size());
-  std::vector<std::vector<RawRun>> raw(qds->size());
+  std::vector<std::vector<BatchedRun>> batched(qds.size());
+  std::vector<std::vector<RawRun>> raw(qds.size());
   std::vector<double> single_median_us, single_p90_us, single_p99_us, single_p999_us, single_mean_us,
       single_reads_per_lookup, raw1_p50_us, single_over_raw;
-  std::vector<std::vector<double>> speedup(qds->size()), engine_over_raw(qds->size());
+  std::vector<std::vector<double>> speedup(qds.size()), engine_over_raw(qds.size());
   ProgressBar bar("read-bench", !json);
   auto progress = bar.fn();
-  const uint64_t steps = *reps * (qds->size() + 1);
+  const uint64_t steps = reps * (qds.size() + 1);
   uint64_t step = 0;
-  for (uint64_t rep = 0; rep < *reps; ++rep) {
+  for (uint64_t rep = 0; rep < reps; ++rep) {
     // One key at a time first (its mean per lookup is the speedup's numerator).
     std::vector<double> lat_us;
     uint64_t single_reads = 0;
     {
       std::unique_ptr<persist::TreeDb> d;
       if (io::Status s = persist::open_any_db(dir, 1, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
-      if (io::Status s = prepare(*d, *seed * 31 + rep); !s.ok()) return fail(s.message(), 1);
+      if (io::Status s = prepare(*d, seed * 31 + rep); !s.ok()) return fail(s.message(), 1);
       std::vector<persist::LookupAnswer> ans;
       for (uint64_t q = 0; q < single_k; ++q) {
         persist::LookupStats st;
@@ -262,22 +262,22 @@ int cmd_read_bench(int argc, char** argv) {
       single_p999_us.push_back(sl.p999);
       single_reads_per_lookup.push_back(double(single_reads) / double(single_k));
       if (arena && single_reads) {
-        if (io::Status s = prepare(*d, *seed * 37 + rep); !s.ok()) return fail(s.message(), 1);
+        if (io::Status s = prepare(*d, seed * 37 + rep); !s.ok()) return fail(s.message(), 1);
         persist::RawReadFigures r;
-        if (io::Status s = persist::raw_page_reads(*d, single_reads, 1, *seed * 41 + rep, &r); !s.ok())
+        if (io::Status s = persist::raw_page_reads(*d, single_reads, 1, seed * 41 + rep, &r); !s.ok())
           return fail(s.message(), 1);
         raw1_p50_us.push_back(r.latency_us_percentile(0.5));
         single_over_raw.push_back(single_median_us.back() / (raw1_p50_us.back() * single_reads_per_lookup.back()));
       }
     }
     if (progress) progress(++step, steps);
-    for (size_t qi = 0; qi < qds->size(); ++qi) {
-      const uint32_t qd = uint32_t((*qds)[qi]);
+    for (size_t qi = 0; qi < qds.size(); ++qi) {
+      const uint32_t qd = uint32_t(qds[qi]);
       std::unique_ptr<persist::TreeDb> d;
       if (io::Status s = persist::open_any_db(dir, qd, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
       BatchedRun b;
       auto run_batched = [&]() -> io::Status {
-        if (io::Status s = prepare(*d, *seed * 43 + rep * 101 + qi); !s.ok()) return s;
+        if (io::Status s = prepare(*d, seed * 43 + rep * 101 + qi); !s.ok()) return s;
         std::vector<persist::LookupAnswer> ans;
         const uint64_t t0 = report::now_ns();
         io::Status s = d->lookup(sample.keys, &ans, &b.stats, true);
@@ -293,9 +293,9 @@ int cmd_read_bench(int argc, char** argv) {
       };
       RawRun rr;
       auto run_raw = [&]() -> io::Status {
-        if (io::Status s = prepare(*d, *seed * 47 + rep * 101 + qi); !s.ok()) return s;
+        if (io::Status s = prepare(*d, seed * 47 + rep * 101 + qi); !s.ok()) return s;
         persist::RawReadFigures r;
-        if (io::Status s = persist::raw_page_reads(*d, b.stats.page_reads, qd, *seed * 53 + rep * 101 + qi, &r); !s.ok())
+        if (io::Status s = persist::raw_page_reads(*d, b.stats.page_reads, qd, seed * 53 + rep * 101 + qi, &r); !s.ok())
           return s;
         const stats::Latency l = stats::latency(r.latency_ns);
         rr = {r.us_per_read(), l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3, l.p999 / 1e3,
@@ -338,13 +338,13 @@ int cmd_read_bench(int argc, char** argv) {
   out["checked"] = accounts_only              ? "every account's fields equal the source's"
                    : slot_keys_carry_account ? "every slot value and its account's fields equal the source's"
                                              : "every slot value equals the source's";
-  out["reps"] = *reps;
-  out["warmup_reads"] = *warmup;
+  out["reps"] = reps;
+  out["warmup_reads"] = warmup;
   out["warmup_last"] = {{"first_read_us", warm.first_read_us}, {"last_read_us", warm.last_read_us}};
   out["cold"] = cold ? nlohmann::json{{"protocol", cold_info.protocol}, {"detail", cold_info.detail}}
                      : nlohmann::json(nullptr);
   nlohmann::json results = nlohmann::json::array();
-  for (size_t qi = 0; qi < qds->size(); ++qi) {
+  for (size_t qi = 0; qi < qds.size(); ++qi) {
     std::vector<double> per_lookup, per_read, io_share, cpu_share, mbps, rawus, rawp50, rawp90, rawp99, rawp999, rawmbps;
     for (const auto& b : batched[qi]) {
       per_lookup.push_back(b.wall_us / double(k));
@@ -357,10 +357,10 @@ int cmd_read_bench(int argc, char** argv) {
       rawus.push_back(r.us_per_read), rawp50.push_back(r.p50_us), rawp90.push_back(r.p90_us);
       rawp99.push_back(r.p99_us), rawp999.push_back(r.p999_us), rawmbps.push_back(r.mb_per_s);
     }
-    const std::string qd_label = "qd" + std::to_string((*qds)[qi]);
+    const std::string qd_label = "qd" + std::to_string(qds[qi]);
     const persist::LookupStats& st = batched[qi].back().stats;
     nlohmann::json row = {
-        {"qd", (*qds)[qi]},
+        {"qd", qds[qi]},
         {"batched",
          {{"us_per_lookup", report::timing_json("batched us_per_lookup " + qd_label, per_lookup)},
           {"mb_per_s", summary(mbps)},
@@ -421,7 +421,7 @@ int cmd_read_bench(int argc, char** argv) {
   };
   std::printf("read-bench: %s (%s, %s store, %u B pages), %llu random existing %s keys, %llu reps\n", dir.c_str(),
               out["tree"].get<std::string>().c_str(), arena ? "arena" : "rocksdb", manifest.params.page_size,
-              (unsigned long long)k, accounts_only ? "account" : "slot", (unsigned long long)*reps);
+              (unsigned long long)k, accounts_only ? "account" : "slot", (unsigned long long)reps);
   std::printf("root %s; source: %s; checked: %s\n", root_hex.c_str(), src.description.c_str(),
               out["checked"].get<std::string>().c_str());
   if (!accounts_only && manifest.params.tree_kind == io::TreeKind::bintrie)

@@ -39,7 +39,7 @@ int root_bintrie(int argc, char** argv) {
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
   if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
-  const auto threads = std::optional<uint64_t>(args.get_u64("threads"));
+  const uint64_t threads = args.get_u64("threads");
   if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
 
   auto loaded = st::workloads::load_genesis_alloc(args.str("alloc"));
@@ -54,7 +54,7 @@ int root_bintrie(int argc, char** argv) {
   const uint64_t t0 = report::now_ns();
   const std::vector<st::bintrie::Entry> leaves = st::bintrie::allocation_leaves(ks, alloc, st::bintrie::code_hash_keccak256);
   st::bintrie::BatchRootOptions opt;
-  opt.threads = unsigned(*threads);
+  opt.threads = unsigned(threads);
   st::bintrie::BatchRootStats stats;
   const st::bintrie::Bytes32 root = st::bintrie::batch_root(ks.hasher, leaves, opt, &stats);
   const double ms = double(report::now_ns() - t0) / 1e6;
@@ -63,7 +63,7 @@ int root_bintrie(int argc, char** argv) {
                         {"sha256_kernel", st::kernels::sha256_active().name}, {"root", report::hex0x(root)},
                         {"accounts", alloc.accounts.size()}, {"leaves", stats.entries}, {"stems", stats.stems},
                         {"hash32_messages", stats.hash32_messages}, {"hash64_messages", stats.hash64_messages},
-                        {"threads", *threads}, {"pinned_cpus", args.pin_cpus()}, {"ms", ms}};
+                        {"threads", threads}, {"pinned_cpus", args.pin_cpus()}, {"ms", ms}};
     report::stamp(j);
     std::puts(j.dump().c_str());
   } else {

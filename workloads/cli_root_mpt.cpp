@@ -124,9 +124,9 @@ int root_mpt(int argc, char** argv) {
   if (args.given("alloc") == args.given("kv")) return fail("give exactly one of --alloc FILE or --kv FILE");
   if (args.given("secure") && !args.given("kv")) return fail("--secure applies to --kv only");
   std::string err;
-  const auto threads = std::optional<uint64_t>(args.get_u64("threads"));
+  const uint64_t threads = args.get_u64("threads");
   mpt::BuildOptions opt;
-  opt.threads = unsigned(*threads);
+  opt.threads = unsigned(threads);
 
   nlohmann::json j;
   j["tree"] = "mpt";
@@ -163,7 +163,7 @@ int root_mpt(int argc, char** argv) {
   j["root"] = root_hex;
   j["load_seconds"] = double(t1 - t0) * 1e-9;
   j["root_seconds"] = double(t2 - t1) * 1e-9;
-  j["threads"] = *threads;
+  j["threads"] = threads;
   j["hash"] = "keccak256";
   j["pinned_cpus"] = args.pin_cpus();
   report::stamp(j);

@@ -30,13 +30,13 @@ int cmd_verify(int argc, char** argv) {
   args.require("db");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  const auto qd = std::optional<uint64_t>(args.get_u64("qd"));
+  const uint64_t qd = args.get_u64("qd");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   const bool json = args.given("json");
 
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, uint32_t(*qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+  if (io::Status s = persist::open_any_db(dir, uint32_t(qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
   const io::Manifest& m = db->manifest();
 
   persist::VerifyReport rep;

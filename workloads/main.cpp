@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
   for (const Command& c : kCommands)
     if (name == c.name) {
       const int rc = c.run(argc - 2, argv + 2);
-      if (const std::string w = st::report::noise_warning(); rc == 0 && !w.empty()) std::fprintf(stderr, "statetree %s: %s\n", c.name, w.c_str());
+      if (const std::string w = st::report::noise_warning(); rc == 0 && !w.empty()) {
+        std::fflush(stdout);  // after the results, also when both go to one pipe
+        std::fprintf(stderr, "statetree %s: %s\n", c.name, w.c_str());
+      }
       return rc;
     }
   std::fprintf(stderr, "statetree: unknown command '%s'\n", name.c_str());

@@ -53,7 +53,7 @@ nlohmann::json timing_json(const std::string& label, const std::vector<double>& 
 std::string noise_warning() {
   std::lock_guard<std::mutex> lock(g_noise_mu);
   if (g_noisy.empty()) return "";
-  std::string s = "warning: noisy timings, the machine was busy (cv > " +
+  std::string s = "warning: noisy timings, the machine was likely busy (cv > " +
                   std::to_string(int(stats::kNoisyCv * 100)) + " % or max > " +
                   std::to_string(int(stats::kNoisyMaxOverMedian)) + "x median): ";
   const size_t shown = std::min<size_t>(g_noisy.size(), 4);
