@@ -11,6 +11,7 @@
 // Plus unit tests of the option layer, the progress line's ETA and the noise warning.
 #include <doctest/doctest.h>
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -152,6 +153,18 @@ TEST_CASE("build: --db a regular file, and a build too large for this machine, a
     CHECK(r.err.find("memory") != std::string::npos);
     CHECK(!std::filesystem::exists(d));
   }
+  // Fits in memory (the MPT build holds one contract's slots at a time) but not on disk:
+  // 100 B per entry (the estimate's lower bound) over more entries than /tmp has room for.
+  struct statvfs vfs {};
+  REQUIRE(statvfs("/tmp", &vfs) == 0);
+  const uint64_t free_bytes = uint64_t(vfs.f_bavail) * vfs.f_frsize;
+  const uint64_t slots_per_contract = 1u << 20, contracts = free_bytes / (100 * slots_per_contract) + 16;
+  r = run_statetree("build --tree mpt --accounts " + std::to_string(contracts) + " --contracts " + std::to_string(contracts) +
+                    " --slots-per-contract " + std::to_string(slots_per_contract) + " --db " + d);
+  CHECK(r.exit_code == 2);
+  CHECK(one_line(r.err));
+  CHECK(r.err.find("on disk") != std::string::npos);
+  CHECK(!std::filesystem::exists(d));
   r = run_statetree("build --tree mpt --accounts 1099511627777 --db " + d);  // 2^40 + 1: out of range
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--accounts must be in 1..1099511627776") != std::string::npos);
