@@ -71,8 +71,9 @@ int cmd_verify(int argc, char** argv) {
     report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   } else if (ok) {
-    std::printf("ok: %s root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
-                io::tree_kind_name(m.params.tree_kind), hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
+    std::printf("ok: %s (%s store, %u B pages) root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
+                io::tree_kind_name(m.params.tree_kind), db->page_store() ? "arena" : "rocksdb", m.params.page_size,
+                hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
                 (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
                 (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
   }
