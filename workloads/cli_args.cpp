@@ -1,31 +1,88 @@
-// cli_args: implementation of the strict option parser.
+// cli_args: implementation of the strict option layer (see cli_args.h).
 #include "workloads/cli_args.h"
+
+#include <sched.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <set>
 
 namespace st::cli {
 
 Args::Args(std::string command, std::string summary) : command_(std::move(command)), summary_(std::move(summary)) {}
 
+std::string Args::prefix() const {
+  const size_t first = command_.find(' ');
+  if (first == std::string::npos) return command_;
+  const size_t second = command_.find(' ', first + 1);
+  return second == std::string::npos ? command_ : command_.substr(0, second);
+}
+
 void Args::flag(const std::string& name, const std::string& help) {
-  specs_[name] = Spec{false, "", help, std::nullopt};
+  Spec s;
+  s.kind = Kind::flag;
+  s.help = help;
+  specs_[name] = s;
   order_.push_back(name);
 }
 
 void Args::option(const std::string& name, const std::string& value_name, const std::string& help,
                   std::optional<std::string> default_value) {
-  specs_[name] = Spec{true, value_name, help, std::move(default_value)};
+  Spec s;
+  s.kind = Kind::text;
+  s.value_name = value_name;
+  s.help = help;
+  s.default_value = std::move(default_value);
+  specs_[name] = s;
   order_.push_back(name);
+}
+
+void Args::option_u64(const std::string& name, const std::string& value_name, const std::string& help, uint64_t min,
+                      uint64_t max, std::optional<uint64_t> default_value) {
+  option(name, value_name, help + " (" + std::to_string(min) + ".." + std::to_string(max) + ")",
+         default_value ? std::optional<std::string>(std::to_string(*default_value)) : std::nullopt);
+  Spec& s = specs_[name];
+  s.kind = Kind::u64;
+  s.min = min;
+  s.max = max;
+}
+
+void Args::option_u64_list(const std::string& name, const std::string& value_name, const std::string& help,
+                           uint64_t min, uint64_t max, std::optional<std::string> default_value) {
+  option(name, value_name, help + " (each " + std::to_string(min) + ".." + std::to_string(max) + ")",
+         std::move(default_value));
+  Spec& s = specs_[name];
+  s.kind = Kind::u64_list;
+  s.min = min;
+  s.max = max;
+}
+
+void Args::require(const std::string& name) {
+  auto it = specs_.find(name);
+  if (it != specs_.end()) it->second.required = true;
+}
+
+void Args::pin_option(const std::string& threads_option) {
+  option("pin", "CPU[,CPU...]",
+         threads_option.empty() ? "run the timed thread on this CPU (sched_setaffinity)"
+                                : "run the threads on these CPUs, one per thread (at least --" + threads_option + " of them)");
+  pin_declared_ = true;
+  threads_option_ = threads_option;
 }
 
 bool Args::parse(int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") { help_ = true; continue; }
-    if (a.rfind("--", 0) != 0) {
-      if (!accept_positional_) { error_ = "unexpected argument '" + a + "' (see " + command_ + " --help)"; return false; }
+    if (a.rfind("--", 0) != 0 || a == "--") {
+      if (!accept_positional_) {
+        error_ = (a.size() > 1 && a[0] == '-' ? "unknown option " : "unexpected argument ") + std::string("'") + a +
+                 "' (see " + command_ + " --help)";
+        return false;
+      }
       positional_.push_back(a);
       continue;
     }
@@ -38,7 +95,7 @@ bool Args::parse(int argc, char** argv, int first) {
     }
     auto it = specs_.find(name);
     if (it == specs_.end()) { error_ = "unknown option --" + name + " (see " + command_ + " --help)"; return false; }
-    if (!it->second.takes_value) {
+    if (it->second.kind == Kind::flag) {
       if (inline_value) { error_ = "option --" + name + " takes no value"; return false; }
       values_[name] = std::string(1, '1');  // (GCC 12 -Wrestrict false positive on assigning a literal: bug 105329)
       continue;
@@ -49,16 +106,141 @@ bool Args::parse(int argc, char** argv, int first) {
     }
     values_[name] = value;
   }
+  if (help_) return true;  // --help wins over everything else
+  for (const auto& name : order_) {
+    const Spec& sp = specs_.at(name);
+    if (sp.required && !given(name)) {
+      error_ = "--" + name + (sp.value_name.empty() ? "" : " " + sp.value_name) + " is required";
+      return false;
+    }
+  }
+  return check_values() && check_pin();
+}
+
+bool Args::check_values() {
+  for (const auto& name : order_) {
+    const Spec& sp = specs_.at(name);
+    if (sp.kind != Kind::u64 && sp.kind != Kind::u64_list) continue;
+    if (!has(name)) continue;
+    std::string err;
+    std::vector<uint64_t> vals;
+    if (sp.kind == Kind::u64) {
+      auto v = u64(name, &err);
+      if (!v) { error_ = err; return false; }
+      vals.push_back(*v);
+    } else {
+      auto v = u64_list(name, &err);
+      if (!v) { error_ = err; return false; }
+      vals = *v;
+    }
+    for (uint64_t v : vals)
+      if (v < sp.min || v > sp.max) {
+        error_ = "--" + name + (sp.kind == Kind::u64_list ? " values" : "") + " must be in " + std::to_string(sp.min) +
+                 ".." + std::to_string(sp.max) + " (got " + std::to_string(v) + ")";
+        return false;
+      }
+  }
   return true;
+}
+
+std::vector<int> available_cpu_list() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
+std::string cpu_list_string(const std::vector<int>& cpus) {
+  std::string s;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!s.empty()) s += ',';
+    s += std::to_string(cpus[i]);
+    if (j > i) s += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return s.empty() ? "none" : s;
+}
+
+bool Args::check_pin() {
+  if (!pin_declared_ || !given("pin")) return true;
+  std::string err;
+  auto list = u64_list("pin", &err);
+  if (!list) { error_ = err; return false; }
+  const std::vector<int> avail = available_cpu_list();
+  const std::set<int> avail_set(avail.begin(), avail.end());
+  std::set<int> seen;
+  for (uint64_t c : *list) {
+    if (c >= CPU_SETSIZE || !avail_set.count(int(c))) {
+      error_ = "--pin: CPU " + std::to_string(c) + " does not exist or is not available to this process (CPUs: " +
+               cpu_list_string(avail) + ")";
+      return false;
+    }
+    if (!seen.insert(int(c)).second) {
+      error_ = "--pin: CPU " + std::to_string(c) + " is listed twice";
+      return false;
+    }
+    pin_cpus_.push_back(int(c));
+  }
+  pin_threads_ = 1;
+  if (threads_option_.empty() && pin_cpus_.size() > 1) {
+    error_ = "--pin: this command times one thread: give one CPU (got " + std::to_string(pin_cpus_.size()) + ")";
+    return false;
+  }
+  if (!threads_option_.empty()) {
+    auto t = u64(threads_option_, &err);
+    if (!t) { error_ = err; return false; }
+    pin_threads_ = unsigned(*t);
+    if (*t > pin_cpus_.size()) {
+      error_ = "--pin: " + std::to_string(pin_cpus_.size()) + " CPU(s) for --" + threads_option_ + " " +
+               std::to_string(*t) + (given(threads_option_) ? "" : " (its default)") + ": give one CPU per thread";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Args::apply_pin() const {
+  if (pin_cpus_.empty()) return "";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pin_threads_ == 1) CPU_SET(pin_cpus_[0], &set);
+  else
+    for (int c : pin_cpus_) CPU_SET(c, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    return "--pin: sched_setaffinity failed: " + std::string(std::strerror(errno));
+  return "";
+}
+
+std::optional<int> Args::parse_or_exit(int argc, char** argv) {
+  const bool ok = parse(argc, argv);
+  if (ok && help_) { std::fputs(usage().c_str(), stdout); return 0; }
+  if (!ok) {
+    if (argc == 0) std::fputs(usage().c_str(), stderr);
+    std::string line = error_;
+    for (char& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    std::fprintf(stderr, "%s: %s\n", prefix().c_str(), line.c_str());
+    return 2;
+  }
+  if (std::string e = apply_pin(); !e.empty()) {
+    std::fprintf(stderr, "%s: %s\n", prefix().c_str(), e.c_str());
+    return 2;
+  }
+  return std::nullopt;
 }
 
 std::string Args::usage() const {
   std::string s = "usage: " + command_ + " [options]\n" + summary_ + "\n\noptions:\n";
   for (const auto& name : order_) {
     const Spec& sp = specs_.at(name);
-    std::string left = "  --" + name + (sp.takes_value ? " " + sp.value_name : "");
+    std::string left = "  --" + name + (sp.kind != Kind::flag ? " " + sp.value_name : "");
     if (left.size() < 28) left.resize(28, ' '); else left += "  ";
-    s += left + sp.help;
+    s += left + (sp.required ? "(required) " : "") + sp.help;
     if (sp.default_value) s += " [default: " + *sp.default_value + "]";
     s += "\n";
   }
@@ -98,6 +280,18 @@ std::optional<uint64_t> Args::u64(const std::string& name, std::string* err) con
   auto r = parse_u64(v);
   if (!r && err) *err = "option --" + name + ": '" + v + "' is not a non-negative integer";
   return r;
+}
+
+uint64_t Args::get_u64(const std::string& name) const { return parse_u64(str(name)).value_or(0); }
+
+std::optional<uint64_t> Args::get_u64_opt(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  return parse_u64(str(name));
+}
+
+std::vector<uint64_t> Args::get_u64_list(const std::string& name) const {
+  auto v = u64_list(name, nullptr);
+  return v ? *v : std::vector<uint64_t>{};
 }
 
 std::optional<std::vector<uint64_t>> Args::u64_list(const std::string& name, std::string* err) const {

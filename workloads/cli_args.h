@@ -1,7 +1,15 @@
-// cli_args: a small, strict command-line option parser shared by every subcommand.
-// Options are declared with a help line; `--name value` and `--name=value` both work;
-// an unknown option, a missing value or a malformed number is an error (one line, caller
-// exits non-zero). `--help` is always accepted and prints the usage.
+// cli_args: the strict command-line option layer every subcommand uses. Options are declared
+// with a help line; `--name value` and `--name=value` both work. parse() checks everything it
+// can know before the command runs, in one place:
+//   - an unknown option, a missing value, an unexpected argument: an error naming it;
+//   - a number option declared with option_u64 / option_u64_list: a whole unsigned integer
+//     (decimal or 0x-hex) inside its declared range [min, max] (given or defaulted);
+//   - a required option (require()) that is missing;
+//   - --pin (pin_option()): every CPU exists and this process may run on it
+//     (sched_getaffinity), and the command's thread count does not exceed the CPUs given.
+// parse_or_exit() wraps parse() with the exit convention: --help prints the usage on stdout
+// (exit 0); bad input is one line "statetree CMD: ..." on stderr (exit 2), preceded by the
+// usage when no argument was given at all; on success it applies --pin.
 #pragma once
 
 #include <cstdint>
@@ -14,38 +22,71 @@ namespace st::cli {
 
 class Args {
  public:
+  // command: "statetree CMD" (the error prefix is its first two words).
   Args(std::string command, std::string summary);
 
   // Declarations (before parse). A flag takes no value; an option takes one.
   void flag(const std::string& name, const std::string& help);
   void option(const std::string& name, const std::string& value_name, const std::string& help,
               std::optional<std::string> default_value = std::nullopt);
+  // An unsigned integer in [min, max]; parse() rejects anything else, naming the option.
+  void option_u64(const std::string& name, const std::string& value_name, const std::string& help, uint64_t min,
+                  uint64_t max, std::optional<uint64_t> default_value = std::nullopt);
+  // A comma-separated list of one or more unsigned integers, each in [min, max].
+  void option_u64_list(const std::string& name, const std::string& value_name, const std::string& help, uint64_t min,
+                       uint64_t max, std::optional<std::string> default_value = std::nullopt);
+  // The command cannot run without this option (declared before).
+  void require(const std::string& name);
+  // Declares --pin CPU[,CPU...]. threads_option: the option holding the command's thread
+  // count (0 = one per CPU available), or "" for a command that times on one thread.
+  void pin_option(const std::string& threads_option = "");
 
   // Arguments without "--" are an error unless accepted here (then see positional()).
   void accept_positional(bool accept) { accept_positional_ = accept; }
 
   // Parses argv[first..argc). Returns false and sets error() on bad input.
   bool parse(int argc, char** argv, int first = 0);
+  // parse() with the exit convention (header comment): nullopt = go on, else the exit status.
+  std::optional<int> parse_or_exit(int argc, char** argv);
   const std::string& error() const { return error_; }
   bool help_requested() const { return help_; }
   std::string usage() const;
+  // "statetree CMD".
+  std::string prefix() const;
 
   bool has(const std::string& name) const;  // flag given, or option given / defaulted
   bool given(const std::string& name) const;  // explicitly on the command line
   std::string str(const std::string& name) const;  // value or default ("" if neither)
 
-  // Typed getters: nullopt + error message on malformed input.
+  // Values of option_u64 / option_u64_list options after a successful parse (checked there).
+  uint64_t get_u64(const std::string& name) const;
+  std::optional<uint64_t> get_u64_opt(const std::string& name) const;  // nullopt: not given, no default
+  std::vector<uint64_t> get_u64_list(const std::string& name) const;
+
+  // Typed getters for plain options: nullopt + error message on malformed input.
   std::optional<uint64_t> u64(const std::string& name, std::string* err) const;
   std::optional<std::vector<uint64_t>> u64_list(const std::string& name, std::string* err) const;
+
+  // The CPUs of --pin (empty when not given), after a successful parse.
+  const std::vector<int>& pin_cpus() const { return pin_cpus_; }
+  // Applies --pin to the calling thread: a one-thread command's thread runs on the first CPU
+  // given; a command with more threads has its calling thread, and every thread it starts
+  // later, confined to the CPUs given (as taskset -c). "" on success, else the error.
+  std::string apply_pin() const;
 
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
+  enum class Kind { flag, text, u64, u64_list };
   struct Spec {
-    bool takes_value = false;
+    Kind kind = Kind::text;
     std::string value_name, help;
     std::optional<std::string> default_value;
+    uint64_t min = 0, max = UINT64_MAX;
+    bool required = false;
   };
+  bool check_values();
+  bool check_pin();
   std::string command_, summary_;
   std::vector<std::string> order_;
   std::map<std::string, Spec> specs_;
@@ -54,9 +95,18 @@ class Args {
   std::string error_;
   bool help_ = false;
   bool accept_positional_ = false;
+  bool pin_declared_ = false;
+  std::string threads_option_;
+  std::vector<int> pin_cpus_;
+  unsigned pin_threads_ = 1;  // the thread count --pin was checked against (0 = all)
 };
 
 // Parses a decimal (or 0x-hex) unsigned 64-bit integer strictly (whole string).
 std::optional<uint64_t> parse_u64(const std::string& s);
+
+// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> available_cpu_list();
+// "0-3,6" for a CPU list.
+std::string cpu_list_string(const std::vector<int>& cpus);
 
 }  // namespace st::cli

@@ -72,15 +72,16 @@ double bare_hash_ns(const st::bintrie::Hasher& h, size_t n32, size_t n64) {
   return double(clock_ns() - t0);
 }
 
-nlohmann::json ms_json(const std::vector<double>& ns) {
+// Timing samples in ns as a summary in ms, noted under `label` for the noise warning.
+nlohmann::json ms_json(const std::vector<double>& ns, const std::string& label) {
   std::vector<double> ms;
   for (double x : ns) ms.push_back(x / 1e6);
-  return report::summary_json(stats::summarize(ms));
+  return report::timing_json(label, ms);
 }
 
 std::string ms_str(const std::vector<double>& ns) {
   const auto s = stats::summarize(ns);
-  return fmt::format("{:.1f} ms [{:.1f}..{:.1f}]", s.median / 1e6, s.min / 1e6, s.max / 1e6);
+  return fmt::format("{:.1f} ms +-{:.1f} [{:.1f}..{:.1f}]", s.median / 1e6, s.stddev / 1e6, s.min / 1e6, s.max / 1e6);
 }
 
 std::string ratio_str(const std::vector<double>& r) {
@@ -92,31 +93,23 @@ std::string ratio_str(const std::vector<double>& r) {
 
 int cmd_bintrie_bench(int argc, char** argv) {
   Args args("statetree bintrie-bench", "EIP-7864 binary trie figures: batch root, incremental updates, threads, group blobs.");
-  args.option("keys", "N", "random keys in the tree (the vectors' random_N family)", "1000000");
-  args.option("writes", "W", "random writes per incremental batch", "4096");
-  args.option("reps", "R", "timed repetitions", "5");
-  args.option("threads", "T", "threads for the parallel from-scratch root", "2");
+  args.option_u64("keys", "N", "random keys in the tree (the vectors' random_N family)", 2, 100000000, 1000000);
+  args.option_u64("writes", "W", "random writes per incremental batch", 1, 100000000, 4096);
+  args.option_u64("reps", "R", "timed repetitions", 1, 1000, 5);
+  args.option_u64("threads", "T", "threads for the parallel from-scratch root", 1, 256, 2);
+  args.pin_option("threads");
   args.option("hash", "H", "tree hash: sha256 or blake3", "sha256");
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
-  args.option("gd", "G[,G...]", "group depths for the blob statistics", "1,2,3,4,5,6,7,8");
-  args.option("dense-stems", "D", "full stems (256 values) for the stem-subtree keep comparison (0 = skip)", "4096");
+  args.option_u64_list("gd", "G[,G...]", "group depths for the blob statistics", 1, 8, "1,2,3,4,5,6,7,8");
+  args.option_u64("dense-stems", "D", "full stems (256 values) for the stem-subtree keep comparison (0 = skip)", 0, 1000000, 4096);
   args.option("clock", "wall|cpu", "clock for the single-thread timings (cpu: this thread's CPU time)", "wall");
   args.flag("json", "one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
-  std::string err;
-  const auto n = args.u64("keys", &err);
-  const auto w = n ? args.u64("writes", &err) : std::nullopt;
-  const auto reps = w ? args.u64("reps", &err) : std::nullopt;
-  const auto threads = reps ? args.u64("threads", &err) : std::nullopt;
-  const auto gds = threads ? args.u64_list("gd", &err) : std::nullopt;
-  const auto dense_opt = gds ? args.u64("dense-stems", &err) : std::nullopt;
-  if (!dense_opt) return fail(err);
-  if (*dense_opt > 1000000) return fail("--dense-stems must be at most 1000000");
-  if (*n < 2 || *n > 100000000) return fail("--keys must be in 2..100000000");
-  if (*w < 1 || *reps < 1 || *reps > 1000 || *threads < 1 || *threads > 256) return fail("--writes, --reps, --threads must be positive (reps <= 1000, threads <= 256)");
-  for (uint64_t g : *gds)
-    if (g < 1 || g > 8) return fail("--gd values must be in 1..8");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  const uint64_t n = args.get_u64("keys");
+  const uint64_t w = args.get_u64("writes");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t threads = args.get_u64("threads");
+  const std::vector<uint64_t> gds = args.get_u64_list("gd");
   const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
   if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
   if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
@@ -126,7 +119,9 @@ int cmd_bintrie_bench(int argc, char** argv) {
   const st::bintrie::Hasher h = st::bintrie::make_hasher(*kind);
   const st::bintrie::Hasher sha = st::bintrie::make_hasher(st::bintrie::HashKind::sha256);
 
-  const std::vector<Entry> entries = random_entries(sha, 0, *n);
+  const std::vector<Entry> entries = random_entries(sha, 0, n);
+  report::Progress progress("bintrie-bench", reps * (2 + (args.get_u64("dense-stems") > 0 ? 1 : 0)));
+  uint64_t progress_done = 0;
 
   // 1. From-scratch root: 1 thread vs bare, T threads. Per-phase wall times of both runs
   // (partition, buckets, top: BatchRootStats) and the T-thread run's process CPU / wall
@@ -144,7 +139,8 @@ int cmd_bintrie_bench(int argc, char** argv) {
   // first rep), as a long-running builder would keep it; every call still starts from the
   // unsorted input and does all of its work.
   st::bintrie::BatchRootScratch scratch;
-  for (uint64_t r = 0; r < *reps; ++r) {
+  for (uint64_t r = 0; r < reps; ++r) {
+    if (!json) progress.update(progress_done++);
     rs = {};
     const uint64_t w0 = report::now_ns();
     uint64_t t0 = clock_ns();
@@ -153,7 +149,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
     const double t1_wall = double(report::now_ns() - w0);
     const double tb = bare_hash_ns(h, rs.hash32_messages, rs.hash64_messages);
     st::bintrie::BatchRootOptions po;
-    po.threads = unsigned(*threads);
+    po.threads = unsigned(threads);
     st::bintrie::BatchRootStats ts;
     const uint64_t c0 = process_cpu_ns();
     t0 = report::now_ns();
@@ -187,12 +183,12 @@ int cmd_bintrie_bench(int argc, char** argv) {
   st::bintrie::CommitStats ucs, ics;
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   auto next = [&] { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; };
-  uint64_t next_new_key = *n;
+  uint64_t next_new_key = n;
   // 3. Group blobs per GD and proof sizes, on the N-key tree (before the incremental batches).
   const size_t blob_stems = tree.stem_count();
   nlohmann::json blobs = nlohmann::json::array();
   std::vector<std::string> blob_lines;
-  for (uint64_t g : *gds) {
+  for (uint64_t g : gds) {
     const auto c = st::bintrie::encode_tree_blobs(tree, unsigned(g), [](auto, auto) {});
     const double mean_group = c.group_blobs ? double(c.group_bytes) / double(c.group_blobs) : 0;
     blobs.push_back({{"gd", g}, {"group_blobs", c.group_blobs}, {"group_bytes", c.group_bytes},
@@ -212,8 +208,9 @@ int cmd_bintrie_bench(int argc, char** argv) {
   }
   const auto pb = stats::summarize(proof_bytes), pd = stats::summarize(proof_depth);
 
-  for (uint64_t r = 0; r < *reps; ++r) {
-    std::vector<Entry> upd(*w);
+  for (uint64_t r = 0; r < reps; ++r) {
+    if (!json) progress.update(progress_done++);
+    std::vector<Entry> upd(w);
     for (auto& e : upd) {
       e.key = entries[next() % entries.size()].key;
       for (int b = 0; b < 32; b += 8) { const uint64_t x = next(); std::memcpy(e.value.data() + b, &x, 8); }
@@ -226,8 +223,8 @@ int cmd_bintrie_bench(int argc, char** argv) {
     upd_ns.push_back(tu);
     upd_bare_ns.push_back(tub);
     upd_ratio.push_back(tu / tub);
-    const std::vector<Entry> ins = random_entries(sha, next_new_key, next_new_key + *w);
-    next_new_key += *w;
+    const std::vector<Entry> ins = random_entries(sha, next_new_key, next_new_key + w);
+    next_new_key += w;
     t0 = clock_ns();
     tree.apply(ins);
     tree.commit(&ics);
@@ -243,7 +240,7 @@ int cmd_bintrie_bench(int argc, char** argv) {
   // their subtree: written leaves + their ancestors). Counted and bare-hashed for
   // comparison: keeping leaf hashes only (the whole 255-node subtree per dirty stem) and
   // go-ethereum (also every present value's leaf hash again).
-  const uint64_t dense_stems = *args.u64("dense-stems", &err);
+  const uint64_t dense_stems = args.get_u64("dense-stems");
   std::vector<double> dense_ns, dense_bare_ns;
   size_t dense_ours_leaf = 0, dense_ours_node = 0, dense_geth_leaf = 0, dense_geth_node = 0, dense_full_node = 0;
   double dense_geth_bare_ms = 0, dense_full_bare_ms = 0;
@@ -258,8 +255,9 @@ int cmd_bintrie_bench(int argc, char** argv) {
     }
     dt.apply(full);
     dt.commit();
-    for (uint64_t r = 0; r < *reps; ++r) {
-      std::vector<Entry> wr(*w);
+    for (uint64_t r = 0; r < reps; ++r) {
+      if (!json) progress.update(progress_done++);
+      std::vector<Entry> wr(w);
       std::vector<std::vector<uint8_t>> touched(dense_stems);
       for (auto& e : wr) {
         const uint64_t s = next() % dense_stems, sub = next() % 256;
@@ -300,72 +298,79 @@ int cmd_bintrie_bench(int argc, char** argv) {
     }
   }
 
+  progress.finish();
   const std::string kernel = st::kernels::sha256_active().name;
   if (json) {
     nlohmann::json j = {
         {"command", "bintrie-bench"}, {"hash", st::bintrie::hash_kind_name(*kind)}, {"sha256_kernel", kernel},
-        {"keys", *n}, {"writes", *w}, {"reps", *reps}, {"threads", *threads}, {"clock", args.str("clock")}, {"root", report::hex(root)},
+        {"keys", n}, {"writes", w}, {"reps", reps}, {"threads", threads}, {"clock", args.str("clock")}, {"root", report::hex0x(root)}, {"tree", "bintrie"}, {"pinned_cpus", args.pin_cpus()},
         {"from_scratch", {{"stems", rs.stems}, {"hash32_messages", rs.hash32_messages}, {"hash64_messages", rs.hash64_messages},
-                          {"root_1t_ms", ms_json(root1_ns)}, {"bare_hash_ms", ms_json(bare_ns)},
+                          {"root_1t_ms", ms_json(root1_ns, "root_1t_ms")}, {"bare_hash_ms", ms_json(bare_ns, "bare_hash_ms")},
                           {"ratio_to_bare", report::summary_json(stats::summarize(ratio_bare))},
-                          {"root_1t_wall_ms", ms_json(root1_wall_ns)}, {"root_threads_ms", ms_json(rootT_ns)},
+                          {"root_1t_wall_ms", ms_json(root1_wall_ns, "root_1t_wall_ms")}, {"root_threads_ms", ms_json(rootT_ns, "root_threads_ms")},
                           {"speedup_threads", report::summary_json(stats::summarize(speedup))},
-                          {"phases_1t_wall_ms", {{"partition", ms_json(p1_part)}, {"buckets", ms_json(p1_buckets)}, {"top", ms_json(p1_top)}}},
-                          {"phases_threads_wall_ms", {{"partition", ms_json(pT_part)}, {"buckets", ms_json(pT_buckets)}, {"top", ms_json(pT_top)}}},
+                          {"phases_1t_wall_ms", {{"partition", ms_json(p1_part, "phases_1t partition")}, {"buckets", ms_json(p1_buckets, "phases_1t buckets")}, {"top", ms_json(p1_top, "phases_1t top")}}},
+                          {"phases_threads_wall_ms", {{"partition", ms_json(pT_part, "phases_threads partition")}, {"buckets", ms_json(pT_buckets, "phases_threads buckets")}, {"top", ms_json(pT_top, "phases_threads top")}}},
                           {"threads_process_cpu_per_wall", report::summary_json(stats::summarize(cpu_per_wall))}}},
         {"mutable_build_ms", build_ns / 1e6}, {"mutable_memory_bytes", tree.memory_bytes()},
         {"incremental_update", {{"leaf_hashes", ucs.leaf_hashes}, {"hash64_messages", ucs.hash64()},
-                                {"internal_hashes", ucs.internal_hashes}, {"ms", ms_json(upd_ns)},
-                                {"bare_hash_ms", ms_json(upd_bare_ns)},
+                                {"internal_hashes", ucs.internal_hashes}, {"ms", ms_json(upd_ns, "incremental_update ms")},
+                                {"bare_hash_ms", ms_json(upd_bare_ns, "incremental_update bare_hash_ms")},
                                 {"ratio_to_bare", report::summary_json(stats::summarize(upd_ratio))}}},
         {"incremental_insert", {{"leaf_hashes", ics.leaf_hashes}, {"hash64_messages", ics.hash64()},
-                                {"internal_hashes", ics.internal_hashes}, {"ms", ms_json(ins_ns)},
-                                {"bare_hash_ms", ms_json(ins_bare_ns)},
+                                {"internal_hashes", ics.internal_hashes}, {"ms", ms_json(ins_ns, "incremental_insert ms")},
+                                {"bare_hash_ms", ms_json(ins_bare_ns, "incremental_insert bare_hash_ms")},
                                 {"ratio_to_bare", report::summary_json(stats::summarize(ins_ratio))}}},
-        {"dense_stem_writes", {{"stems", dense_stems}, {"ms", ms_json(dense_ns)}, {"bare_hash_ms", ms_json(dense_bare_ns)},
+        {"dense_stem_writes", {{"stems", dense_stems}, {"ms", ms_json(dense_ns, "dense_stem_writes ms")}, {"bare_hash_ms", ms_json(dense_bare_ns, "dense_stem_writes bare_hash_ms")},
                                {"ours", {{"leaf_hashes", dense_ours_leaf}, {"hash64_messages", dense_ours_node}}},
                                {"geth_recompute", {{"leaf_hashes", dense_geth_leaf}, {"hash64_messages", dense_geth_node}, {"bare_hash_ms", dense_geth_bare_ms}}},
                                {"leaf_hashes_only", {{"leaf_hashes", dense_ours_leaf}, {"hash64_messages", dense_full_node}, {"bare_hash_ms", dense_full_bare_ms}}}}},
         {"blobs", blobs},
         {"key_proof_bytes", report::summary_json(pb)}, {"key_proof_depth", report::summary_json(pd)}};
+    report::stamp(j);
     std::puts(j.dump().c_str());
     return 0;
   }
+  report::timing("root_1t_ms", root1_ns);
+  report::timing("root_threads_ms", rootT_ns);
+  report::timing("incremental_update ms", upd_ns);
+  report::timing("incremental_insert ms", ins_ns);
   std::printf("bintrie-bench: %llu random keys, hash %s, SHA-256 kernel %s, %llu reps (median [min..max]), %s clock\n",
-              (unsigned long long)*n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)*reps,
+              (unsigned long long)n, st::bintrie::hash_kind_name(*kind), kernel.c_str(), (unsigned long long)reps,
               g_cpu_clock ? "thread-CPU" : "wall");
-  std::printf("root %s\n\n", report::hex(root).c_str());
+  std::printf("root %s\n\n", report::hex0x(root).c_str());
   std::printf("from scratch: %zu stems, %zu hash32 + %zu hash64 messages\n", rs.stems, rs.hash32_messages, rs.hash64_messages);
   std::printf("  root, 1 thread        %s\n", ms_str(root1_ns).c_str());
   std::printf("  bare hashing, same    %s\n", ms_str(bare_ns).c_str());
   std::printf("  ratio root/bare       %s\n", ratio_str(ratio_bare).c_str());
   std::printf("  root, 1 thread (wall)  %s\n", ms_str(root1_wall_ns).c_str());
-  std::printf("  root, %llu threads      %s  speedup (wall) %s\n", (unsigned long long)*threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
+  std::printf("  root, %llu threads      %s  speedup (wall) %s\n", (unsigned long long)threads, ms_str(rootT_ns).c_str(), ratio_str(speedup).c_str());
   std::printf("  phases (wall), 1 thread:   partition %s, buckets %s, top %s\n", ms_str(p1_part).c_str(),
               ms_str(p1_buckets).c_str(), ms_str(p1_top).c_str());
   std::printf("  phases (wall), %llu threads: partition %s, buckets %s, top %s; process CPU / wall %s\n",
-              (unsigned long long)*threads, ms_str(pT_part).c_str(), ms_str(pT_buckets).c_str(), ms_str(pT_top).c_str(),
+              (unsigned long long)threads, ms_str(pT_part).c_str(), ms_str(pT_buckets).c_str(), ms_str(pT_top).c_str(),
               ratio_str(cpu_per_wall).c_str());
   std::printf("\nmutable tree: build %.1f ms, %.1f MiB\n", build_ns / 1e6, double(tree.memory_bytes()) / 1048576.0);
   std::printf("incremental, %llu overwrites of existing keys: %zu leaf + %zu node hashes (%zu internal)\n",
-              (unsigned long long)*w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);
+              (unsigned long long)w, ucs.leaf_hashes, ucs.hash64(), ucs.internal_hashes);
   std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
               ms_str(upd_ns).c_str(), ms_str(upd_bare_ns).c_str(), ratio_str(upd_ratio).c_str());
   std::printf("incremental, %llu new keys (stem splits): %zu leaf + %zu node hashes (%zu internal)\n",
-              (unsigned long long)*w, ics.leaf_hashes, ics.hash64(), ics.internal_hashes);
+              (unsigned long long)w, ics.leaf_hashes, ics.hash64(), ics.internal_hashes);
   std::printf("  apply+commit          %s\n  bare hashing, same    %s\n  ratio                 %s\n",
               ms_str(ins_ns).c_str(), ms_str(ins_bare_ns).c_str(), ratio_str(ins_ratio).c_str());
   if (dense_stems > 0) {
-    std::printf("dense stems: %llu writes into %llu full stems (stem-subtree keep decision)\n", (unsigned long long)*w, (unsigned long long)dense_stems);
+    std::printf("dense stems: %llu writes into %llu full stems (stem-subtree keep decision)\n", (unsigned long long)w, (unsigned long long)dense_stems);
     std::printf("  ours (subtree cache):    %zu leaf + %zu node hashes, apply+commit %s, bare %s\n", dense_ours_leaf, dense_ours_node,
                 ms_str(dense_ns).c_str(), ms_str(dense_bare_ns).c_str());
     std::printf("  go-ethereum recompute:   %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_geth_leaf, dense_geth_node, dense_geth_bare_ms);
     std::printf("  leaf hashes only:       %zu leaf + %zu node hashes, bare %.1f ms (last rep)\n", dense_ours_leaf, dense_full_node, dense_full_bare_ms);
   }
-  std::printf("\ngroup blobs of the %llu-key tree (%zu stems):\n", (unsigned long long)*n, blob_stems);
+  std::printf("\ngroup blobs of the %llu-key tree (%zu stems):\n", (unsigned long long)n, blob_stems);
   for (const auto& l : blob_lines) std::printf("%s\n", l.c_str());
   std::printf("\nkey proofs (1000 present keys): depth median %.0f [%.0f..%.0f], size median %.0f B [%.0f..%.0f]\n",
               pd.median, pd.min, pd.max, pb.median, pb.min, pb.max);
+  std::printf("%s\n", report::stamp_line().c_str());
   return 0;
 }
 

@@ -3,12 +3,24 @@
 // allocation (--alloc), as an MPT or a binary trie, in the arena store or RocksDB. Prints
 // the root, node / page counts, bytes on disk (per slot and per entry) and build time.
 // The source's spec is stored with the database, so verify / get / read-bench can recreate
-// it. Exit: 0 built, 1 an I/O error while building, 2 bad input (see persist_cli.h).
+// it. --db must be new or empty: an existing database, or the files a killed build left,
+// are replaced only with --force (and --force deletes nothing but a database's own
+// entries). The memory and disk the build will need are estimated from the entry counts
+// and checked against this machine (physical memory; free space of --db's file system)
+// before anything is allocated or written.
+// Exit: 0 built, 1 an I/O error while building, 2 bad input (see persist_cli.h).
+#include <sys/statvfs.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/memory/large_buffer.h"
+#include "engine/persist/db_files.h"
 #include "engine/state/synthetic_state.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
@@ -18,53 +30,178 @@
 
 namespace st::cli {
 namespace {
+namespace fs = std::filesystem;
 constexpr const char* kCmd = "build";
 int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+
+constexpr uint64_t kMaxAccounts = uint64_t(1) << 40;
+constexpr uint64_t kMaxSlotsPerContract = uint64_t(1) << 32;
+constexpr uint64_t kMaxSlots = uint64_t(1) << 40;
+
+// Memory a build holds at its peak, per entry (measured: docs/benchmarks.md, 11M entries):
+// the MPT build keeps one 40-byte (hash, index) record per account plus one contract's
+// slots at a time (~128 B each); the binary-trie build keeps every leaf (64 B) twice
+// (the entries and the sort's copy) for the slots and 2 leaves per account.
+constexpr double kMptBytesPerAccount = 40, kMptBytesPerContractSlot = 128;
+constexpr double kBintrieBytesPerLeaf = 128;
+// Disk per entry (account or slot): the smallest measured over both trees and stores is
+// 124 B (docs/benchmarks.md); 100 B keeps the estimate a lower bound.
+constexpr double kDiskBytesPerEntry = 100;
+
+std::string gib(double bytes) {
+  char b[48];
+  if (bytes >= double(1ull << 40)) std::snprintf(b, sizeof b, "%.1f TiB", bytes / double(1ull << 40));
+  else std::snprintf(b, sizeof b, "%.1f GiB", bytes / double(1ull << 30));
+  return b;
+}
+
+// What --db holds and what the build does with it.
+struct TargetPlan {
+  std::string dir;
+  bool exists = false;
+  std::vector<fs::path> remove;   // --force: the database's entries, deleted before the build
+  uint64_t freed_bytes = 0;       // what those entries occupy
+};
+
+// The entries a statetree database directory may hold (tree_db.h's layout, the manifest's
+// temporary, lock files); --force deletes nothing else.
+bool database_entry(const std::string& name) {
+  return name == "MANIFEST" || name == "MANIFEST.tmp" || name == "pages.arena" || name == "rocksdb" || name == "LOCK" ||
+         name == "lock" || name == ".lock";
+}
+
+uint64_t tree_bytes(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return fs::file_size(p, ec);
+  uint64_t sum = 0;
+  for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec)) sum += it->file_size(ec);
+  return sum;
+}
+
+std::optional<std::string> plan_target(const persist::DbOptions& o, bool force, TargetPlan* plan) {
+  plan->dir = o.dir;
+  std::error_code ec;
+  const fs::file_status st = fs::status(o.dir, ec);
+  if (!fs::exists(st)) return std::nullopt;
+  plan->exists = true;
+  if (!fs::is_directory(st))
+    return "--db " + o.dir + " is " + (fs::is_regular_file(st) ? "a regular file" : "not a directory") +
+           ", not a database directory";
+  std::vector<fs::path> entries, foreign;
+  for (auto it = fs::directory_iterator(o.dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    (database_entry(it->path().filename().string()) ? entries : foreign).push_back(it->path());
+  if (ec) return "--db " + o.dir + ": " + ec.message();
+  if (entries.empty() && foreign.empty()) return std::nullopt;  // an empty directory: nothing to replace
+  persist::DbOptions probed;
+  const io::Status ps = persist::DbFiles::probe(o.dir, &probed);
+  const std::string what = ps.ok() ? std::string("a database (tree ") + io::tree_kind_name(probed.params.tree_kind) +
+                                         ", " + persist::store_kind_name(probed.store) + " store)"
+                                   : "files";
+  if (!foreign.empty())
+    return o.dir + " holds files that are not a statetree database's (" + foreign.front().filename().string() +
+           (foreign.size() > 1 ? ", ..." : "") + "); refusing to build there" + (force ? ", even with --force" : "");
+  if (!force) {
+    if (ps.ok()) return o.dir + " already holds " + what + "; pass --force to replace it";
+    return o.dir + " holds the files of a build that did not finish (" + ps.message() + "); pass --force to replace them";
+  }
+  // --force: an arena database of the same parameters is rebuilt in place (one copy-on-write
+  // commit: its state stays readable until the new one is durable); anything else is deleted.
+  if (ps.ok() && probed.store == persist::StoreKind::arena && o.store == persist::StoreKind::arena &&
+      io::check_params(probed.params, o.params).ok())
+    return std::nullopt;
+  for (const auto& e : entries) plan->freed_bytes += tree_bytes(e);
+  plan->remove = entries;
+  return std::nullopt;
+}
+
+std::optional<std::string> clear_target(const TargetPlan& plan) {
+  std::error_code ec;
+  // MANIFEST last: a directory half cleared still reads as an unfinished build, not as a
+  // database of the old parameters.
+  for (const auto& e : plan.remove)
+    if (e.filename() != "MANIFEST" && (fs::remove_all(e, ec), ec)) return "--force: cannot remove " + e.string() + ": " + ec.message();
+  for (const auto& e : plan.remove)
+    if (e.filename() == "MANIFEST" && (fs::remove_all(e, ec), ec)) return "--force: cannot remove " + e.string() + ": " + ec.message();
+  return std::nullopt;
+}
+
+// The nearest existing directory at or above p (where the database's bytes will land).
+fs::path existing_ancestor(fs::path p) {
+  std::error_code ec;
+  p = fs::absolute(p, ec);
+  while (!p.empty() && !fs::exists(p, ec)) {
+    if (p == p.parent_path()) break;
+    p = p.parent_path();
+  }
+  return p;
+}
+
+// Refuses a build whose memory or disk estimate exceeds what this machine has.
+std::optional<std::string> check_build_size(const persist::DbOptions& o, uint64_t accounts, uint64_t slots,
+                                            uint64_t slots_per_contract, const TargetPlan& plan) {
+  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
+  const double mem = bintrie ? kBintrieBytesPerLeaf * (double(slots) + 2.0 * double(accounts))
+                             : kMptBytesPerAccount * double(accounts) + kMptBytesPerContractSlot * double(slots_per_contract);
+  const std::string what = std::to_string(accounts) + " accounts and " + std::to_string(slots) + " slots";
+  if (auto e = memory::check_fits_in_memory(uint64_t(std::min(mem, 1.8e19)), "a build of " + what))
+    return *e + " (estimate: " + (bintrie ? "128 B per leaf" : "40 B per account") + ")";
+  const double disk = kDiskBytesPerEntry * (double(accounts) + double(slots));
+  const fs::path where = existing_ancestor(o.dir);
+  struct statvfs vfs{};
+  if (!where.empty() && statvfs(where.c_str(), &vfs) == 0) {
+    const double free_bytes = double(vfs.f_bavail) * double(vfs.f_frsize) + double(plan.freed_bytes);
+    if (disk > free_bytes)
+      return "a build of " + what + " needs at least " + gib(disk) + " on disk (" +
+             std::to_string(int(kDiskBytesPerEntry)) + " B per entry), the file system of " + where.string() +
+             " has " + gib(free_bytes) + " free";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int cmd_build(int argc, char** argv) {
   Args args("statetree build",
             "Builds a state into a database directory: a deterministic synthetic state (EOAs plus ERC20-like\n"
-            "contracts, storage at Solidity's mapping slots) or a genesis allocation, as an MPT or a binary trie.");
+            "contracts, storage at Solidity's mapping slots) or a genesis allocation, as an MPT or a binary trie.\n"
+            "An existing database (or a directory a killed build left) is replaced only with --force.");
   args.option("tree", "T", "mpt or bintrie");
-  args.option("gd", "G", "bintrie group depth 1..8 (go-ethereum's default 5)", "5");
+  args.option_u64("gd", "G", "bintrie group depth (go-ethereum's default 5)", 1, 8, 5);
   args.option("hash", "H", "bintrie hash: sha256 (go-ethereum) or blake3 (the MPT always uses keccak256)", "sha256");
-  args.option("accounts", "N", "synthetic state: total accounts (EOAs + contracts)");
-  args.option("contracts", "C", "synthetic state: the first C accounts are ERC20-like contracts", "0");
-  args.option("slots-per-contract", "S", "synthetic state: storage slots per contract", "0");
-  args.option("seed", "X", "synthetic state seed", "1");
+  args.option_u64("accounts", "N", "synthetic state: total accounts (EOAs + contracts)", 1, kMaxAccounts);
+  args.option_u64("contracts", "C", "synthetic state: the first C accounts are ERC20-like contracts", 0, kMaxAccounts, 0);
+  args.option_u64("slots-per-contract", "S", "synthetic state: storage slots per contract", 0, kMaxSlotsPerContract, 0);
+  args.option_u64("seed", "X", "synthetic state seed", 0, UINT64_MAX, 1);
   args.option("alloc", "FILE", "build from a genesis allocation (JSON) instead of the synthetic state");
-  args.option("db", "DIR", "database directory (new, or an arena database of the same parameters to rebuild)");
+  args.option("db", "DIR", "database directory (new or empty; an existing database only with --force)");
+  args.flag("force", "replace what DIR holds: a database (an arena one of the same parameters is rebuilt in one "
+                     "copy-on-write commit; any other is deleted first) or the files of a build that did not finish");
   args.option("store", "S", "arena (flat page file, O_DIRECT + io_uring) or rocksdb (nodes keyed by path)", "arena");
-  args.option("page-size", "B", "arena page size: 4096 or 16384", "4096");
-  args.option("qd", "Q", "arena write queue depth", "32");
+  args.option_u64("page-size", "B", "arena page size: 4096 or 16384", 4096, 16384, 4096);
+  args.option_u64("qd", "Q", "arena write queue depth", 1, 4096, 32);
+  args.pin_option();
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  args.require("tree");
+  args.require("db");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
 
-  std::string err;
   const std::string tree = args.str("tree");
-  if (tree.empty()) return fail("--tree mpt|bintrie is required");
   if (tree != "mpt" && tree != "bintrie") return fail("--tree must be mpt or bintrie (got '" + tree + "')");
   const bool bintrie = tree == "bintrie";
   if (!bintrie && args.given("gd")) return fail("--gd applies to --tree bintrie only");
   if (!bintrie && args.given("hash")) return fail("--hash applies to --tree bintrie only (the MPT hashes with keccak256)");
-  const auto gd = args.u64("gd", &err);
-  if (!gd) return fail(err);
-  if (*gd < 1 || *gd > 8) return fail("--gd must be in 1..8 (got " + std::to_string(*gd) + ")");
+  const uint64_t gd = args.get_u64("gd");
   const std::string hash = args.str("hash");
   if (hash != "sha256" && hash != "blake3") return fail("--hash must be sha256 or blake3 (got '" + hash + "')");
   const std::string dir = args.str("db");
-  if (dir.empty()) return fail("--db DIR is required");
+  if (dir.empty()) return fail("--db DIR: empty directory name");
   const std::string store = args.str("store");
   if (store != "arena" && store != "rocksdb") return fail("--store must be arena or rocksdb (got '" + store + "')");
-  const auto page_size = args.u64("page-size", &err);
-  if (!page_size) return fail(err);
-  if (*page_size != 4096 && *page_size != 16384)
-    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(*page_size) + ")");
-  const auto qd = args.u64("qd", &err);
-  if (!qd) return fail(err);
-  if (*qd < 1 || *qd > 4096) return fail("--qd must be in 1..4096");
+  const uint64_t page_size = args.get_u64("page-size");
+  if (page_size != 4096 && page_size != 16384)
+    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(page_size) + ")");
+  const uint64_t qd = args.get_u64("qd");
 
   const bool from_alloc = args.given("alloc");
   if (from_alloc) {
@@ -74,6 +211,21 @@ int cmd_build(int argc, char** argv) {
     return fail("--accounts N (synthetic state) or --alloc FILE is required");
   }
 
+  persist::DbOptions o;
+  o.dir = dir;
+  o.store = store == "rocksdb" ? persist::StoreKind::rocksdb : persist::StoreKind::arena;
+  o.params.tree_kind = bintrie ? io::TreeKind::bintrie : io::TreeKind::mpt;
+  o.params.hash_kind = !bintrie ? io::HashKind::keccak256 : hash == "blake3" ? io::HashKind::blake3 : io::HashKind::sha256;
+  o.params.group_depth = bintrie ? uint32_t(gd) : 0;
+  o.params.page_size = uint32_t(page_size);
+  o.queue_depth = uint32_t(qd);
+
+  // What --db holds, and what --force will do with it (nothing is touched yet).
+  TargetPlan plan;
+  if (auto e = plan_target(o, args.given("force"), &plan)) return fail(*e);
+
+  // The size of the build, checked before anything is allocated or written.
+  uint64_t accounts = 0, slots = 0;
   LoadedSource src;
   if (from_alloc) {
     const std::string path = args.str("alloc");
@@ -81,36 +233,32 @@ int cmd_build(int argc, char** argv) {
     if (auto* e = std::get_if<std::string>(&loaded)) return fail(*e);
     src.alloc = std::make_unique<state::Allocation>(std::move(std::get<state::Allocation>(loaded)));
     state::AllocationSource probe(*src.alloc, "");
-    src.source = std::make_unique<state::AllocationSource>(
-        *src.alloc, alloc_spec_json(path, probe.account_count(), probe.slot_count()));
+    accounts = probe.account_count();
+    slots = probe.slot_count();
+    src.source = std::make_unique<state::AllocationSource>(*src.alloc, alloc_spec_json(path, accounts, slots));
     src.description = "alloc " + path;
   } else {
-    state::SyntheticSpec spec;
-    const auto accounts = args.u64("accounts", &err);
-    const auto contracts = args.u64("contracts", &err);
-    const auto slots = args.u64("slots-per-contract", &err);
-    const auto seed = args.u64("seed", &err);
-    if (!accounts || !contracts || !slots || !seed) return fail(err);
-    if (*accounts == 0 || *accounts > (1ull << 40)) return fail("--accounts must be in 1..2^40");
-    if (*contracts > *accounts)
-      return fail("--contracts (" + std::to_string(*contracts) + ") must not exceed --accounts (" +
-                  std::to_string(*accounts) + ")");
-    if (*slots > 0 && *contracts == 0) return fail("--slots-per-contract needs --contracts >= 1");
-    if (*slots > (1ull << 32)) return fail("--slots-per-contract must be <= 2^32");
-    spec = {*accounts, *contracts, *slots, *seed};
+    accounts = args.get_u64("accounts");
+    const uint64_t contracts = args.get_u64("contracts"), spc = args.get_u64("slots-per-contract");
+    const uint64_t seed = args.get_u64("seed");
+    if (contracts > accounts)
+      return fail("--contracts (" + std::to_string(contracts) + ") must not exceed --accounts (" +
+                  std::to_string(accounts) + ")");
+    if (spc > 0 && contracts == 0) return fail("--slots-per-contract needs --contracts >= 1");
+    const unsigned __int128 total_slots = (unsigned __int128)contracts * spc;
+    if (total_slots > kMaxSlots)
+      return fail("--contracts x --slots-per-contract = " + std::to_string((long double)total_slots) +
+                  " slots: at most 2^40 in one build");
+    slots = uint64_t(total_slots);
+    if (auto e = check_build_size(o, accounts, slots, spc, plan)) return fail(*e);
+    state::SyntheticSpec spec{accounts, contracts, spc, seed};
     src.source = std::make_unique<state::SyntheticState>(spec);
-    src.description = "synthetic seed " + std::to_string(*seed) + ": " + std::to_string(*contracts) +
-                      " contracts x " + std::to_string(*slots) + " slots";
+    src.description = "synthetic seed " + std::to_string(seed) + ": " + std::to_string(contracts) +
+                      " contracts x " + std::to_string(spc) + " slots";
   }
-
-  persist::DbOptions o;
-  o.dir = dir;
-  o.store = store == "rocksdb" ? persist::StoreKind::rocksdb : persist::StoreKind::arena;
-  o.params.tree_kind = bintrie ? io::TreeKind::bintrie : io::TreeKind::mpt;
-  o.params.hash_kind = !bintrie ? io::HashKind::keccak256 : hash == "blake3" ? io::HashKind::blake3 : io::HashKind::sha256;
-  o.params.group_depth = bintrie ? uint32_t(*gd) : 0;
-  o.params.page_size = uint32_t(*page_size);
-  o.queue_depth = uint32_t(*qd);
+  if (from_alloc)
+    if (auto e = check_build_size(o, accounts, slots, 0, plan)) return fail(*e);
+  if (auto e = clear_target(plan)) return fail(*e, 1);
 
   const bool json = args.given("json");
   ProgressBar bar("build " + tree);
@@ -147,7 +295,9 @@ int cmd_build(int argc, char** argv) {
       {"commit_seconds", double(rep.commit_ns) * 1e-9},
       {"wall_seconds", double(wall_ns) * 1e-9},
       {"peak_rss_bytes", report::peak_rss_bytes()},
+      {"replaced", plan.exists && args.given("force")},
   };
+  report::stamp(out);
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return 0;
@@ -170,6 +320,7 @@ int cmd_build(int argc, char** argv) {
   std::printf("  time     build %.2f s (commit %.3f s), wall %.2f s, peak RSS %.0f MiB\n",
               double(rep.build_ns) * 1e-9, double(rep.commit_ns) * 1e-9, double(wall_ns) * 1e-9,
               double(report::peak_rss_bytes()) / 1048576.0);
+  std::printf("  %s\n", report::stamp_line().c_str());
   return 0;
 }
 

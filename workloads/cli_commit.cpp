@@ -42,26 +42,18 @@ int cmd_commit(int argc, char** argv) {
             "Applies N synthetic blocks (ERC20 transfers: new slots, updates, deletes, sender nonces and balances)\n"
             "to an MPT or binary-trie arena database, one copy-on-write commit per block; prints per-block reads, writes, time.");
   args.option("db", "DIR", "database directory (an MPT or binary-trie arena database built with a synthetic state)");
-  args.option("blocks", "N", "blocks to apply", "1");
-  args.option("writes", "W", "storage writes per block (default: the database's, else 4096)");
-  args.option("seed", "X", "block seed (default: the database's, else 1)");
-  args.option("qd", "Q", "arena queue depth", "32");
+  args.option_u64("blocks", "N", "blocks to apply", 1, 1000000, 1);
+  args.option_u64("writes", "W", "storage writes per block (default: the database's, else 4096)", 1, 1u << 24);
+  args.option_u64("seed", "X", "block seed (default: the database's, else 1)", 0, UINT64_MAX);
+  args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
+  args.pin_option();
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
-  std::string err;
+  args.require("db");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  if (dir.empty()) return fail("--db DIR is required");
-  const auto blocks = args.u64("blocks", &err);
-  if (!blocks) return fail(err);
-  if (*blocks < 1 || *blocks > 1000000) return fail("--blocks must be in 1..1000000");
-  const auto qd = args.u64("qd", &err);
-  if (!qd) return fail(err);
-  if (*qd < 1 || *qd > 4096) return fail("--qd must be in 1..4096");
-  std::optional<uint64_t> writes, seed;
-  if (args.given("writes") && !(writes = args.u64("writes", &err))) return fail(err);
-  if (args.given("seed") && !(seed = args.u64("seed", &err))) return fail(err);
-  if (writes && (*writes < 1 || *writes > (1u << 24))) return fail("--writes must be in 1..16777216");
+  const uint64_t blocks = args.get_u64("blocks");
+  const uint64_t qd = args.get_u64("qd");
+  const std::optional<uint64_t> writes = args.get_u64_opt("writes"), seed = args.get_u64_opt("seed");
   const bool json = args.given("json");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
@@ -72,7 +64,7 @@ int cmd_commit(int argc, char** argv) {
   if (o.params.tree_kind != io::TreeKind::mpt && !bintrie)
     return fail(std::string("not supported for ") + io::tree_kind_name(o.params.tree_kind) + " databases yet");
   if (o.store != persist::StoreKind::arena) return fail("not supported for RocksDB databases yet");
-  o.queue_depth = uint32_t(*qd);
+  o.queue_depth = uint32_t(qd);
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_read(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
   auto parsed = state::parse_synthetic_spec(files.commit.spec);
@@ -114,7 +106,7 @@ int cmd_commit(int argc, char** argv) {
     std::printf("%-6s %-18s %9s %8s %7s %9s %8s %9s %9s %14s\n", "block", "root", "rec.read", "pg.read", "rounds",
                 "rec.new", "pg.new", "pg.freed", "ms", "bytes on disk");
   state::StateDiff diff;
-  for (uint64_t k = 0; k < *blocks; ++k) {
+  for (uint64_t k = 0; k < blocks; ++k) {
     src.next_block(&diff);
     persist::CommitStats st;
     if (io::Status s = commit_one(diff, &st); !s.ok())
@@ -158,25 +150,29 @@ int cmd_commit(int argc, char** argv) {
                   (unsigned long long)st.pages_written, (unsigned long long)st.pages_released, ms.back(),
                   (unsigned long long)st.disk_bytes);
     }
-    if (progress) progress(k + 1, *blocks);
+    if (progress) progress(k + 1, blocks);
   }
   bar.finish();
   const uint64_t bytes_after = files.disk_bytes();
   auto sum = [](const std::vector<double>& v) { return report::summary_json(stats::summarize(v)); };
+  auto timing = [](const char* label, const std::vector<double>& v) { return report::timing_json(label, v); };
   if (json) {
     nlohmann::json out = {{"command", "commit"},
                           {"db", dir},
                           {"first_block", first_block},
-                          {"blocks_applied", *blocks},
+                          {"blocks_applied", blocks},
                           {"writes_per_block", spec.block_writes},
                           {"block_seed", spec.block_seed},
+                          {"tree", io::tree_kind_name(o.params.tree_kind)},
+                          {"store", "arena"},
+                          {"page_size", o.params.page_size},
                           {"root", hex0x(files.manifest.root_hash)},
-                          {"commit_ms", sum(ms)},
-                          {"read_ms", sum(read_ms)},
-                          {"resolve_ms", sum(resolve_ms)},
-                          {"apply_ms", sum(apply_ms)},
-                          {"write_ms", sum(write_ms)},
-                          {"publish_ms", sum(publish_ms)},
+                          {"commit_ms", timing("commit_ms", ms)},
+                          {"read_ms", timing("read_ms", read_ms)},
+                          {"resolve_ms", timing("resolve_ms", resolve_ms)},
+                          {"apply_ms", timing("apply_ms", apply_ms)},
+                          {"write_ms", timing("write_ms", write_ms)},
+                          {"publish_ms", timing("publish_ms", publish_ms)},
                           {"records_read", sum(records_read)},
                           {"pages_read", sum(pages_read)},
                           {"pages_written", sum(pages_written)},
@@ -184,6 +180,7 @@ int cmd_commit(int argc, char** argv) {
                           {"disk_bytes_before", bytes_before},
                           {"disk_bytes_after", bytes_after},
                           {"blocks", rows}};
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
     return 0;
   }
@@ -194,8 +191,9 @@ int cmd_commit(int argc, char** argv) {
     std::printf("\n");
   };
   std::printf("%llu blocks of %llu writes (blocks %llu..%llu, seed %llu), medians [min, max] over blocks:\n",
-              (unsigned long long)*blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
-              (unsigned long long)(first_block + *blocks - 1), (unsigned long long)spec.block_seed);
+              (unsigned long long)blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
+              (unsigned long long)(first_block + blocks - 1), (unsigned long long)spec.block_seed);
+  report::timing("commit_ms", ms);
   line("commit ms", ms, "%.1f [%.1f, %.1f]");
   line(" resolve ms", resolve_ms, "%.1f [%.1f, %.1f]");
   line("  in read rounds", read_ms, "%.1f [%.1f, %.1f]");
@@ -208,8 +206,9 @@ int cmd_commit(int argc, char** argv) {
   line("pages released", released, "%.0f [%.0f, %.0f]");
   std::printf("  bytes on disk    %llu -> %llu (%+.0f per block)\n", (unsigned long long)bytes_before,
               (unsigned long long)bytes_after,
-              *blocks ? (double(bytes_after) - double(bytes_before)) / double(*blocks) : 0.0);
+              blocks ? (double(bytes_after) - double(bytes_before)) / double(blocks) : 0.0);
   std::printf("  root             %s\n", hex0x(files.manifest.root_hash).c_str());
+  std::printf("  %s\n", report::stamp_line().c_str());
   return 0;
 }
 

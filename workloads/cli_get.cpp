@@ -17,6 +17,7 @@
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"
+#include "workloads/report.h"
 #include "workloads/u256.h"
 
 namespace st::cli {
@@ -100,12 +101,11 @@ int cmd_get(int argc, char** argv) {
   args.option("slot", "S", "storage slot, 1..64 hex digits (0x optional, left-padded)");
   args.flag("proof", "also produce the proof and verify it against the manifest's root");
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  args.require("db");
+  args.require("address");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   std::string err;
   const std::string dir = args.str("db");
-  if (dir.empty()) return fail("--db DIR is required");
-  if (!args.given("address")) return fail("--address A is required");
   const auto address = parse_address(args.str("address"), &err);
   if (!address) return fail(err);
   state::StateKey key{*address, std::nullopt};
@@ -140,6 +140,8 @@ int cmd_get(int argc, char** argv) {
   nlohmann::json out = {{"command", "get"},
                         {"db", dir},
                         {"tree", io::tree_kind_name(m.params.tree_kind)},
+                        {"store", db->page_store() ? "arena" : "rocksdb"},
+                        {"page_size", m.params.page_size},
                         {"root", hex0x(m.root_hash)},
                         {"address", hex0x(*address)},
                         {"exists", a.account.exists}};
@@ -174,6 +176,7 @@ int cmd_get(int argc, char** argv) {
   }
 
   if (json) {
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s %s (root %s)\n", io::tree_kind_name(m.params.tree_kind), hex0x(*address).c_str(),

@@ -1,7 +1,7 @@
 // cli_hash_bench: `statetree hash-bench`, the SHA-256 kernel micro-benchmark. For every
 // available tier (or the one named) and every entry point of its table, it times repeated
 // passes over L1/L2-resident buffers and reports ns per message and ns per compression
-// (median, min, max over --reps). Compressions per message: hash / hash32_batch /
+// (median, mean, stddev, min, max over --reps; the samples in JSON). Compressions per message: hash / hash32_batch /
 // leaves32_sliced / digests_sliced 1, hash64_batch and parents_sliced 2 (the second is the
 // constant padding block), hash_batch over mixed lengths 0..1000 the exact block count.
 // It also measures SHA-NI directly after an AVX-512 call on the same thread (the vzeroupper
@@ -90,17 +90,18 @@ stats::Summary time_pass(const std::function<void()>& pass, double msgs, uint64_
   return stats::summarize(samples);
 }
 
-stats::Summary scaled(stats::Summary s, double by) {
-  s.median /= by; s.min /= by; s.max /= by; s.mean /= by;
-  return s;
-}
+// Entry points timed per tier (bench_tier's add() calls), for the progress line.
+constexpr uint64_t kEntriesPerTier = 7;
 
-void bench_tier(const Sha256Kernel& k, Buffers& b, uint64_t reps, std::vector<Entry>& out, uint64_t& sink) {
+void bench_tier(const Sha256Kernel& k, Buffers& b, uint64_t reps, std::vector<Entry>& out, uint64_t& sink,
+                report::Progress* progress, uint64_t* done) {
   const size_t n = b.messages, nblocks = n / 16;
   auto add = [&](const char* entry, double msgs, double compressions, const std::function<void()>& pass) {
     const stats::Summary per_msg = time_pass(pass, msgs, reps);
-    out.push_back({k.name, entry, compressions / msgs, per_msg, scaled(per_msg, compressions / msgs)});
+    report::note_timing(std::string(k.name) + " " + entry, per_msg);
+    out.push_back({k.name, entry, compressions / msgs, per_msg, stats::scaled(per_msg, compressions / msgs)});
     sink += b.out.p[0] + b.sliced_out.p[0];
+    if (progress) progress->update(++*done);
   };
   // Single calls are slow on the portable tier: a quarter of the messages keeps passes short.
   const size_t singles = n / 4;
@@ -125,7 +126,7 @@ void bench_tier(const Sha256Kernel& k, Buffers& b, uint64_t reps, std::vector<En
 
 std::string fmt_summary(const stats::Summary& s) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%8.2f [%7.2f, %8.2f]", s.median, s.min, s.max);
+  std::snprintf(buf, sizeof buf, "%8.2f +-%6.2f [%7.2f, %8.2f]", s.median, s.stddev, s.min, s.max);
   return buf;
 }
 
@@ -136,20 +137,18 @@ int cmd_hash_bench(int argc, char** argv) {
             "Times every SHA-256 kernel tier and entry point on L1/L2-resident buffers:\n"
             "ns per message and ns per 64-byte compression (median [min, max] over reps).");
   args.option("kernel", "NAME", "portable, shani, avx2, avx512, or all available", "all");
-  args.option("reps", "R", "samples per entry point (each ~0.25 ms)", "31");
-  args.option("messages", "N", "messages per pass, a multiple of 16 (1024 = 64 KiB of input, L2-resident)", "1024");
+  args.option_u64("reps", "R", "samples per entry point (each ~0.25 ms)", 1, 10000, 31);
+  args.option_u64("messages", "N", "messages per pass, a multiple of 16 (1024 = 64 KiB of input, L2-resident)", 16,
+                  1u << 20, 1024);
+  args.pin_option();
   args.flag("json", "print one JSON object instead of the table");
-  if (!args.parse(argc, argv)) { std::fprintf(stderr, "statetree hash-bench: %s\n", args.error().c_str()); return 2; }
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
 
-  std::string err;
-  const auto reps = args.u64("reps", &err);
-  if (!reps) { std::fprintf(stderr, "statetree hash-bench: %s\n", err.c_str()); return 2; }
-  const auto messages = args.u64("messages", &err);
-  if (!messages) { std::fprintf(stderr, "statetree hash-bench: %s\n", err.c_str()); return 2; }
-  if (*reps < 1 || *reps > 10000) { std::fprintf(stderr, "statetree hash-bench: --reps must be 1..10000\n"); return 2; }
-  if (*messages < 16 || *messages % 16 || *messages > (1u << 20)) {
-    std::fprintf(stderr, "statetree hash-bench: --messages must be a multiple of 16 in 16..1048576\n");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t messages = args.get_u64("messages");
+  if (messages % 16) {
+    std::fprintf(stderr, "statetree hash-bench: --messages must be a multiple of 16 (got %llu)\n",
+                 (unsigned long long)messages);
     return 2;
   }
 
@@ -169,10 +168,15 @@ int cmd_hash_bench(int argc, char** argv) {
     if (!failure.empty()) { std::fprintf(stderr, "statetree hash-bench: %s\n", failure.c_str()); return 70; }
   }
 
-  Buffers bufs(*messages);
+  Buffers bufs(messages);
   std::vector<Entry> results;
   uint64_t sink = 0;
-  for (Sha256Tier t : tiers) bench_tier(kernels::sha256_kernel(t), bufs, *reps, results, sink);
+  const bool json = args.given("json");
+  report::Progress progress("hash-bench", tiers.size() * kEntriesPerTier);
+  uint64_t done = 0;
+  for (Sha256Tier t : tiers)
+    bench_tier(kernels::sha256_kernel(t), bufs, reps, results, sink, json ? nullptr : &progress, &done);
+  progress.finish();
 
   // vzeroupper hazard: SHA-NI right after an AVX-512 call on this thread, next to SHA-NI alone.
   const bool mixed = kernels::sha256_tier_available(Sha256Tier::shani) && kernels::sha256_tier_available(Sha256Tier::avx512) &&
@@ -185,19 +189,24 @@ int cmd_hash_bench(int argc, char** argv) {
     auto* sl_out = reinterpret_cast<uint32_t*>(bufs.sliced_out.p);
     // SHA-NI alone, then the same SHA-NI pass preceded by a one-block AVX-512 call (about
     // 1 % of the pass's work). Without vzeroupper the second would be many times slower.
-    const stats::Summary alone = time_pass([&] { sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), *reps);
-    const stats::Summary after = time_pass([&] { z.digests_sliced(sl_in, sl_out, 1); sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), *reps);
+    const stats::Summary alone = time_pass([&] { sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
+    const stats::Summary after = time_pass([&] { z.digests_sliced(sl_in, sl_out, 1); sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
+    report::note_timing("shani hash32_batch alone", alone);
+    report::note_timing("shani hash32_batch after avx512", after);
     results.push_back({"shani", "hash32_batch (alone, vzeroupper check)", 1.0, alone, alone});
     results.push_back({"shani", "hash32_batch after an avx512 call", 1.0, after, after});
   }
 
   const char* active = kernels::sha256_active().name;
-  if (args.has("json")) {
+  if (json) {
     nlohmann::json j;
     j["command"] = "hash-bench";
+    j["root"] = nullptr;
+    j["root_note"] = "hash-bench times hash kernels on buffers: no tree, no root";
+    report::stamp(j);
     j["active_kernel"] = active;
-    j["messages_per_pass"] = *messages;
-    j["reps"] = *reps;
+    j["messages_per_pass"] = messages;
+    j["reps"] = reps;
     j["sink"] = sink;
     j["results"] = nlohmann::json::array();
     for (const Entry& e : results)
@@ -206,13 +215,14 @@ int cmd_hash_bench(int argc, char** argv) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median [min, max]\n", active,
-              static_cast<unsigned long long>(*messages), static_cast<unsigned long long>(*reps));
-  std::printf("%-9s %-40s %-30s %-30s\n", "kernel", "entry", "ns/message", "ns/compression");
+  std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median +-stddev [min, max]\n", active,
+              static_cast<unsigned long long>(messages), static_cast<unsigned long long>(reps));
+  std::printf("%-9s %-40s %-38s %-38s\n", "kernel", "entry", "ns/message", "ns/compression");
   for (const Entry& e : results)
-    std::printf("%-9s %-40s %-30s %-30s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),
+    std::printf("%-9s %-40s %-38s %-38s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),
                 fmt_summary(e.ns_per_compression).c_str());
   std::printf("(checksum %llu)\n", static_cast<unsigned long long>(sink & 0xffff));
+  std::printf("%s\n", report::stamp_line().c_str());
   return 0;
 }
 

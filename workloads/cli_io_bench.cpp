@@ -1,6 +1,7 @@
 // cli_io_bench: `statetree io-bench`, the raw device baseline: uniformly random page reads
 // through the flat arena store (O_DIRECT + io_uring) at each queue depth, reporting IOPS,
-// per-read latency (mean, p50, p99) and microseconds per read amortized (wall / reads).
+// per-read latency (mean and fio's percentiles p50, p90, p99, p99.9), bandwidth (MB/s =
+// reads x page size / wall, 10^6 bytes) and microseconds per read amortized (wall / reads).
 // This is the "device's amortized cost" that read-bench's per-node I/O cost is held to.
 //
 // Protocol per run: create + fill the file with sealed pages (or --reuse an existing one),
@@ -37,14 +38,14 @@ namespace st::cli {
 namespace {
 
 struct QdRun {
-  double iops, us_per_read, lat_mean_us, lat_p50_us, lat_p99_us;
+  double iops, us_per_read, lat_mean_us, lat_p50_us, lat_p99_us, lat_p90_us, lat_p999_us, mb_per_s;
 };
 
-QdRun to_run(const io::RandomReadResult& r) {
-  double sum = 0;
-  for (uint64_t l : r.latency_ns) sum += double(l);
-  return {r.iops(), r.us_per_read(), sum / double(r.reads) / 1e3,
-          double(io::percentile_ns(r.latency_ns, 0.50)) / 1e3, double(io::percentile_ns(r.latency_ns, 0.99)) / 1e3};
+// One timed run's figures; bytes_per_read: the page (store, raw) or value (RocksDB) size.
+QdRun to_run(const io::RandomReadResult& r, double bytes_per_read) {
+  const stats::Latency l = stats::latency(r.latency_ns);
+  const double mbps = r.wall_ns ? double(r.reads) * bytes_per_read / (double(r.wall_ns) * 1e-9) / 1e6 : 0;
+  return {r.iops(), r.us_per_read(), l.mean / 1e3, l.p50 / 1e3, l.p99 / 1e3, l.p90 / 1e3, l.p999 / 1e3, mbps};
 }
 
 nlohmann::json runs_json(const std::vector<QdRun>& runs);
@@ -84,19 +85,25 @@ io::Status fill(io::ArenaFileStore& store) {
 }
 
 nlohmann::json runs_json(const std::vector<QdRun>& runs) {
-  std::vector<double> iops, us, mean, p50, p99;
+  std::vector<double> iops, us, mean, p50, p90, p99, p999, mbps;
   for (const QdRun& r : runs) {
     iops.push_back(r.iops);
     us.push_back(r.us_per_read);
     mean.push_back(r.lat_mean_us);
     p50.push_back(r.lat_p50_us);
+    p90.push_back(r.lat_p90_us);
     p99.push_back(r.lat_p99_us);
+    p999.push_back(r.lat_p999_us);
+    mbps.push_back(r.mb_per_s);
   }
   return {{"iops", summary_json(iops)},
           {"us_per_read_amortized", summary_json(us)},
           {"latency_us_mean", summary_json(mean)},
           {"latency_us_p50", summary_json(p50)},
-          {"latency_us_p99", summary_json(p99)}};
+          {"latency_us_p90", summary_json(p90)},
+          {"latency_us_p99", summary_json(p99)},
+          {"latency_us_p99_9", summary_json(p999)},
+          {"mb_per_s", summary_json(mbps)}};
 }
 
 }  // namespace
@@ -104,15 +111,16 @@ nlohmann::json runs_json(const std::vector<QdRun>& runs) {
 int cmd_io_bench(int argc, char** argv) {
   Args args("statetree io-bench",
             "Raw random page reads through the arena store (O_DIRECT + io_uring) at each queue depth:\n"
-            "IOPS, latency per read (mean, p50, p99) and us per read amortized (the device baseline).");
+            "IOPS, latency per read (mean, p50, p90, p99, p99.9), MB/s and us per read amortized (the device baseline).");
   args.option("file", "PATH", "arena file to create (must not exist unless --reuse)");
-  args.option("size-mib", "M", "file size in MiB", "256");
-  args.option("page-size", "B", "page size: 4096 or 16384", "4096");
-  args.option("qd", "LIST", "queue depths, comma-separated", "1,8,32,64");
-  args.option("reads", "N", "timed random reads per queue depth and repetition", "4096");
-  args.option("reps", "R", "repetitions (queue depths interleaved within each)", "3");
-  args.option("warmup", "W", "untimed QD1 reads before each timed run (first reads after idle are slow)", "32");
-  args.option("seed", "S", "random page sequence seed", "1");
+  args.option_u64("size-mib", "M", "file size in MiB", 1, 1u << 20, 256);
+  args.option_u64("page-size", "B", "page size: 4096 or 16384", 4096, 16384, 4096);
+  args.option_u64_list("qd", "LIST", "queue depths, comma-separated", 1, 4096, "1,8,32,64");
+  args.option_u64("reads", "N", "timed random reads per queue depth and repetition", 1, 100000000, 4096);
+  args.option_u64("reps", "R", "repetitions (queue depths interleaved within each)", 1, 1000, 3);
+  args.option_u64("warmup", "W", "untimed QD1 reads before each timed run (first reads after idle are slow)", 0, 100000, 32);
+  args.option_u64("seed", "S", "random page sequence seed", 0, UINT64_MAX, 1);
+  args.pin_option();
   args.flag("cold", "evict before each timed run: drop_caches when permitted (root), else posix_fadvise");
   args.flag("reuse", "use an existing arena file of the given page size instead of creating one");
   args.flag("keep", "keep the file this run created");
@@ -120,34 +128,26 @@ int cmd_io_bench(int argc, char** argv) {
   args.flag("no-raw", "skip the store-less io_uring baseline");
   args.flag("rocksdb", "also read the same count of payload-sized values from RocksDB (PATH.rocksdb), MultiGet batches of QD");
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error(), 2);
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  args.require("file");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
 
-  std::string err;
-  const auto size_mib = args.u64("size-mib", &err);
-  const auto page_size = args.u64("page-size", &err);
-  const auto qds = args.u64_list("qd", &err);
-  const auto reads = args.u64("reads", &err);
-  const auto reps = args.u64("reps", &err);
-  const auto warmup = args.u64("warmup", &err);
-  const auto seed = args.u64("seed", &err);
-  if (!size_mib || !page_size || !qds || !reads || !reps || !warmup || !seed) return fail(err, 2);
+  const uint64_t size_mib = args.get_u64("size-mib");
+  const uint64_t page_size = args.get_u64("page-size");
+  const std::vector<uint64_t> qds = args.get_u64_list("qd");
+  const uint64_t reads = args.get_u64("reads");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t warmup = args.get_u64("warmup");
+  const uint64_t seed = args.get_u64("seed");
   const std::string path = args.str("file");
-  if (path.empty()) return fail("--file PATH is required", 2);
-  if (!io::valid_page_size(uint32_t(*page_size)) || *page_size > 16384)
-    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(*page_size) + ")", 2);
-  if (*size_mib == 0 || *size_mib > (1u << 20)) return fail("--size-mib must be in 1..1048576", 2);
-  for (uint64_t q : *qds)
-    if (q == 0 || q > 4096) return fail("--qd values must be in 1..4096 (got " + std::to_string(q) + ")", 2);
-  if (*reads == 0 || *reads > 100000000) return fail("--reads must be in 1..100000000", 2);
-  if (*reps == 0 || *reps > 1000) return fail("--reps must be in 1..1000", 2);
+  if (!io::valid_page_size(uint32_t(page_size)) || page_size > 16384)
+    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(page_size) + ")", 2);
   const bool json = args.given("json"), cold = args.given("cold"), reuse = args.given("reuse");
 
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
   if (existed && !reuse) return fail(path + " exists; remove it or pass --reuse", 2);
   if (!existed && reuse) return fail(path + " does not exist (--reuse needs an arena file)", 2);
-  const uint64_t pages = (*size_mib << 20) / *page_size;
+  const uint64_t pages = (size_mib << 20) / page_size;
   const bool rocks = args.given("rocksdb");
   const std::string rocks_dir = path + ".rocksdb";
   if (rocks && !io::rocksdb_available()) return fail("--rocksdb: this build has no RocksDB", 2);
@@ -156,7 +156,7 @@ int cmd_io_bench(int argc, char** argv) {
 
   io::ArenaOptions o;
   o.path = path;
-  o.page_size = uint32_t(*page_size);
+  o.page_size = uint32_t(page_size);
   o.capacity_pages = existed ? 0 : pages;
   o.create = !existed;
   o.direct_io = !args.given("buffered");
@@ -180,7 +180,7 @@ int cmd_io_bench(int argc, char** argv) {
     capacity = store->capacity_pages();
     if (!existed) {
       if (!json) std::fprintf(stderr, "io-bench: filling %s (%llu pages of %llu B)...\n", path.c_str(),
-                              (unsigned long long)capacity, (unsigned long long)*page_size);
+                              (unsigned long long)capacity, (unsigned long long)page_size);
       const double t0 = now_s();
       s = fill(*store);
       fill_s = now_s() - t0;
@@ -190,7 +190,7 @@ int cmd_io_bench(int argc, char** argv) {
   o.create = false;
   o.capacity_pages = 0;
 
-  const uint32_t payload = io::page_payload_bytes(uint32_t(*page_size));
+  const uint32_t payload = io::page_payload_bytes(uint32_t(page_size));
   double rocks_fill_s = 0;
   io::RocksOptions ro;
   ro.dir = rocks_dir;
@@ -231,15 +231,17 @@ int cmd_io_bench(int argc, char** argv) {
   // The raw baseline always reads with O_DIRECT: against a buffered store it would compare
   // the page cache with the device, so --buffered runs without it.
   const bool raw = !args.given("no-raw") && !args.given("buffered");
-  std::vector<std::vector<QdRun>> runs(qds->size()), raw_runs(qds->size()), rocks_runs(qds->size());
-  std::vector<std::vector<double>> ratios(qds->size());
+  std::vector<std::vector<QdRun>> runs(qds.size()), raw_runs(qds.size()), rocks_runs(qds.size());
+  std::vector<std::vector<double>> ratios(qds.size());
   io::ColdResult cold_result;
   io::WarmUpResult last_warm;
-  for (uint64_t rep = 0; rep < *reps; ++rep) {
-    for (size_t qi = 0; qi < qds->size(); ++qi) {
-      const uint32_t qd = uint32_t((*qds)[qi]);
+  report::Progress progress("io-bench", reps * qds.size());
+  for (uint64_t rep = 0; rep < reps; ++rep) {
+    for (size_t qi = 0; qi < qds.size(); ++qi) {
+      if (!json) progress.update(rep * qds.size() + qi);
+      const uint32_t qd = uint32_t(qds[qi]);
       o.queue_depth = qd;
-      const uint64_t run_seed = *seed + rep * 1000003 + qi * 101;
+      const uint64_t run_seed = seed + rep * 1000003 + qi * 101;
       auto evict = [&]() -> io::Status {
         if (!cold) return {};
         const std::string files[] = {path};
@@ -249,21 +251,21 @@ int cmd_io_bench(int argc, char** argv) {
         if (io::Status s = evict(); !s.ok()) return s;
         std::unique_ptr<io::ArenaFileStore> store;
         if (io::Status s = io::ArenaFileStore::open(o, &store); !s.ok()) return s;
-        last_warm = io::warm_up(*store, uint32_t(*warmup), *seed * 7919 + rep * 31 + qi);
+        last_warm = io::warm_up(*store, uint32_t(warmup), seed * 7919 + rep * 31 + qi);
         io::RandomReadResult r;
-        if (io::Status s = io::random_reads(*store, *reads, 2 * qd, run_seed, &r); !s.ok()) return s;
-        runs[qi].push_back(to_run(r));
+        if (io::Status s = io::random_reads(*store, reads, 2 * qd, run_seed, &r); !s.ok()) return s;
+        runs[qi].push_back(to_run(r, double(page_size)));
         return {};
       };
       auto run_raw = [&]() -> io::Status {
         if (io::Status s = evict(); !s.ok()) return s;
         io::RandomReadResult r;
-        if (io::Status s = io::raw_random_reads(path, uint32_t(*page_size), capacity, qd, *warmup,
-                                                *seed * 7919 + rep * 31 + qi, &r); !s.ok())
+        if (io::Status s = io::raw_random_reads(path, uint32_t(page_size), capacity, qd, warmup,
+                                                seed * 7919 + rep * 31 + qi, &r); !s.ok())
           return s;
-        if (io::Status s = io::raw_random_reads(path, uint32_t(*page_size), capacity, qd, *reads, run_seed, &r); !s.ok())
+        if (io::Status s = io::raw_random_reads(path, uint32_t(page_size), capacity, qd, reads, run_seed, &r); !s.ok())
           return s;
-        raw_runs[qi].push_back(to_run(r));
+        raw_runs[qi].push_back(to_run(r, double(page_size)));
         return {};
       };
       // Alternate which goes first so neither always gets the warmer device.
@@ -281,29 +283,33 @@ int cmd_io_bench(int argc, char** argv) {
         if (io::Status s = io::RocksKvStore::open(ro, &db); !s.ok()) { cleanup(); return fail(s.message(), 1); }
         rocks_bytes = db->disk_bytes();
         io::RandomReadResult r;
-        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, *warmup, 1, run_seed ^ 0x55, &r); !s.ok()) {
+        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, warmup, 1, run_seed ^ 0x55, &r); !s.ok()) {
           cleanup();
           return fail(s.message(), 1);
         }
-        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, *reads, qd, run_seed, &r); !s.ok()) {
+        if (io::Status s = io::rocks_random_reads(*db, capacity, payload, reads, qd, run_seed, &r); !s.ok()) {
           cleanup();
           return fail(s.message(), 1);
         }
-        rocks_runs[qi].push_back(to_run(r));
+        rocks_runs[qi].push_back(to_run(r, double(payload)));
       }
     }
   }
+  progress.finish();
   cleanup();
 
   nlohmann::json out;
   out["command"] = "io-bench";
+  out["root"] = nullptr;
+  out["root_note"] = "io-bench reads raw pages: no tree, no root";
+  out["store"] = "arena";
   out["file"] = path;
-  out["page_size"] = *page_size;
+  out["page_size"] = page_size;
   out["pages"] = capacity;
-  out["size_mib"] = double(capacity * *page_size) / double(1 << 20);
-  out["reads_per_run"] = *reads;
-  out["reps"] = *reps;
-  out["warmup_reads"] = *warmup;
+  out["size_mib"] = double(capacity * page_size) / double(1 << 20);
+  out["reads_per_run"] = reads;
+  out["reps"] = reps;
+  out["warmup_reads"] = warmup;
   out["cold"] = cold ? nlohmann::json{{"protocol", io::cold_protocol_name(cold_result.protocol)},
                                       {"detail", cold_result.detail}}
                      : nlohmann::json(nullptr);
@@ -313,12 +319,17 @@ int cmd_io_bench(int argc, char** argv) {
                      {"registered_buffers", features.registered_buffers},
                      {"registered_file", features.registered_file},
                      {"notes", features.notes}};
-  if (!existed) out["fill"] = {{"seconds", fill_s}, {"mib_per_s", double(capacity * *page_size) / double(1 << 20) / fill_s}};
+  if (!existed) out["fill"] = {{"seconds", fill_s}, {"mib_per_s", double(capacity * page_size) / double(1 << 20) / fill_s}};
   out["warmup_last"] = {{"first_read_us", last_warm.first_read_us}, {"last_read_us", last_warm.last_read_us}};
   nlohmann::json results = nlohmann::json::array();
-  for (size_t qi = 0; qi < qds->size(); ++qi) {
+  for (size_t qi = 0; qi < qds.size(); ++qi) {
     nlohmann::json row = runs_json(runs[qi]);
-    row["qd"] = (*qds)[qi];
+    row["qd"] = qds[qi];
+    {
+      std::vector<double> us;
+      for (const QdRun& r : runs[qi]) us.push_back(r.us_per_read);
+      report::timing("store us_per_read qd" + std::to_string(qds[qi]), us);
+    }
     if (raw) {
       row["raw"] = runs_json(raw_runs[qi]);
       row["store_over_raw_us_per_read"] = summary_json(ratios[qi]);
@@ -331,20 +342,21 @@ int cmd_io_bench(int argc, char** argv) {
     out["rocksdb"] = {{"dir", rocks_dir}, {"values", capacity}, {"value_bytes", payload}, {"disk_bytes", rocks_bytes},
                       {"fill_seconds", rocks_fill_s}, {"note", "MultiGet batches of QD keys; each key's latency is its batch's"}};
 
+  report::stamp(out);
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return 0;
   }
   std::printf("io-bench: %s, %llu pages x %llu B, %llu reads/run, %llu reps, cold: %s\n", path.c_str(),
-              (unsigned long long)capacity, (unsigned long long)*page_size, (unsigned long long)*reads,
-              (unsigned long long)*reps, cold ? io::cold_protocol_name(cold_result.protocol) : "no");
+              (unsigned long long)capacity, (unsigned long long)page_size, (unsigned long long)reads,
+              (unsigned long long)reps, cold ? io::cold_protocol_name(cold_result.protocol) : "no");
   std::printf("features: O_DIRECT %s, registered buffers %s, registered file %s%s%s\n",
               features.direct_io ? "on" : "off", features.registered_buffers ? "on" : "off",
               features.registered_file ? "on" : "off", features.notes.empty() ? "" : "; ",
               features.notes.c_str());
   std::printf("medians over reps [min..max]\n");
-  std::printf("%-5s %5s %22s %22s %20s %20s %22s\n", "path", "QD", "IOPS", "us/read amortized", "lat mean us",
-              "lat p50 us", "lat p99 us");
+  std::printf("%-5s %5s %22s %22s %20s %20s %20s %22s %22s %22s\n", "path", "QD", "IOPS", "us/read amortized", "lat mean us",
+              "lat p50 us", "lat p90 us", "lat p99 us", "lat p99.9 us", "MB/s");
   auto print_row = [&](const char* name, uint64_t qd, const nlohmann::json& r) {
     auto cell = [&](const char* k) {
       char b[64];
@@ -352,9 +364,10 @@ int cmd_io_bench(int argc, char** argv) {
                     r[k]["max"].get<double>());
       return std::string(b);
     };
-    std::printf("%-5s %5llu %22s %22s %20s %20s %22s\n", name, (unsigned long long)qd, cell("iops").c_str(),
+    std::printf("%-5s %5llu %22s %22s %20s %20s %20s %22s %22s %22s\n", name, (unsigned long long)qd, cell("iops").c_str(),
                 cell("us_per_read_amortized").c_str(), cell("latency_us_mean").c_str(),
-                cell("latency_us_p50").c_str(), cell("latency_us_p99").c_str());
+                cell("latency_us_p50").c_str(), cell("latency_us_p90").c_str(), cell("latency_us_p99").c_str(),
+                cell("latency_us_p99_9").c_str(), cell("mb_per_s").c_str());
   };
   for (const auto& r : results) {
     const uint64_t qd = r["qd"].get<uint64_t>();
@@ -368,6 +381,7 @@ int cmd_io_bench(int argc, char** argv) {
     if (rocks) print_row("rocks", qd, r["rocksdb"]);
   }
   std::printf("note: %s\n", out["regime_note"].get<std::string>().c_str());
+  std::printf("%s\n", report::stamp_line().c_str());
   return 0;
 }
 

@@ -58,78 +58,60 @@ struct Series {
   }
 };
 
-nlohmann::json series_json(const Series& s) {
-  return {{"add_ns_per_leaf", report::summary_json(stats::summarize(s.add))},
-          {"compute_ns_per_leaf", report::summary_json(stats::summarize(s.compute))},
-          {"total_ns_per_leaf", report::summary_json(stats::summarize(s.total))}};
+nlohmann::json series_json(const Series& s, const std::string& who) {
+  return {{"add_ns_per_leaf", report::timing_json(who + " add_ns_per_leaf", s.add)},
+          {"compute_ns_per_leaf", report::timing_json(who + " compute_ns_per_leaf", s.compute)},
+          {"total_ns_per_leaf", report::timing_json(who + " total_ns_per_leaf", s.total)}};
 }
 
 std::string fmt_summary(const std::vector<double>& v) {
   const auto s = stats::summarize(v);
-  return fmt::format("{:9.2f} {:9.2f} {:9.2f}", s.median, s.min, s.max);
+  return fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:9.2f}", s.median, s.mean, s.stddev, s.min, s.max);
 }
 
 }  // namespace
 
 int cmd_merkle(int argc, char** argv) {
   Args args("statetree merkle", "Bitcoin-style SHA-256 Merkle root of a batch of leaves (docs/specs/merkle.md).");
-  args.option("leaves", "N", "synthetic input: N leaves, leaf i = 32 bytes each equal to i mod 256");
+  args.option_u64("leaves", "N", "synthetic input: N leaves, leaf i = 32 bytes each equal to i mod 256", 1, uint64_t(1) << 40);
   args.option("input", "FILE", "leaves from a file of fixed-size records (with --leaf-size)");
-  args.option("leaf-size", "B", "record size in bytes for --input", "32");
-  args.option("threads", "T", "worker threads (0 = all CPUs)", "1");
-  args.option("pin", "CPU[,CPU...]", "pin the threads to these CPUs (sched_setaffinity)");
-  args.option("reps", "R", "timed repetitions", "5");
+  args.option_u64("leaf-size", "B", "record size in bytes for --input", 1, 1u << 30, 32);
+  args.option_u64("threads", "T", "worker threads (0 = all CPUs)", 0, 1024, 1);
+  args.pin_option("threads");
+  args.option_u64("reps", "R", "timed repetitions", 1, 100000, 5);
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
-  args.option("proof", "I", "print and verify the inclusion proof of leaf I");
+  args.option_u64("proof", "I", "print and verify the inclusion proof of leaf I", 0, uint64_t(1) << 40);
   args.flag("double", "double SHA-256 everywhere (leaf and node hashes) instead of single");
   args.flag("leaf-hashes", "the 32-byte records are already leaf hashes (level 0 as given, e.g. txids; with --double: Bitcoin's tree)");
   args.flag("baseline", "also time the OpenSSL SHA256() and SHA256_Init/Update/Final loops, alternating");
   args.flag("json", "one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
 
-  std::string err;
   const bool json = args.given("json");
   const bool twice = args.given("double");
   const bool given_hashes = args.given("leaf-hashes");
   if (args.given("leaves") == args.given("input")) return fail("give exactly one of --leaves N or --input FILE");
-  auto threads = args.u64("threads", &err);
-  auto reps = args.u64("reps", &err);
-  auto leaf_size = args.u64("leaf-size", &err);
-  if (!threads || !reps || !leaf_size) return fail(err);
-  if (*reps == 0) return fail("--reps must be at least 1");
-  if (*leaf_size == 0) return fail("--leaf-size must be at least 1");
-  if (*threads > 1024) return fail("--threads is too large");
-  std::vector<int> cpus;
-  if (args.given("pin")) {
-    auto list = args.u64_list("pin", &err);
-    if (!list) return fail(err);
-    for (uint64_t c : *list) {
-      if (c >= CPU_SETSIZE || !pipeline::cpu_allowed(int(c)))
-        return fail("--pin: CPU " + std::to_string(c) + " is not available to this process");
-      cpus.push_back(int(c));
-    }
-  }
+  const uint64_t threads = args.get_u64("threads");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t leaf_size = args.get_u64("leaf-size");
+  const std::vector<int> cpus = args.pin_cpus();
   if (auto e = kernels::sha256_select(args.str("kernel"))) return fail(*e);
   const kernels::Sha256Kernel& kernel = kernels::sha256_active();
 
   // Input.
   memory::LargeBuffer input;
   size_t n = 0;
-  size_t record = size_t(*leaf_size);
+  size_t record = size_t(leaf_size);
   if (args.given("leaves")) {
-    auto leaves = args.u64("leaves", &err);
-    if (!leaves) return fail(err);
-    if (*leaves == 0) return fail("--leaves must be at least 1 (a tree with no leaves has no root)");
-    if (*leaves > (uint64_t(1) << 40)) return fail("--leaves is too large");
+    const uint64_t leaves = args.get_u64("leaves");
     // Input + arena (+ the baselines' own node array) must fit in this machine's memory.
-    const uint64_t arena_bytes = merkle::MerkleArena::bytes_for(size_t(*leaves));
-    const uint64_t need = *leaves * 32 + arena_bytes * (args.given("baseline") ? 2 : 1);
-    if (auto e = memory::check_fits_in_memory(need, fmt::format("--leaves {}", *leaves))) return fail(*e);
+    const uint64_t arena_bytes = merkle::MerkleArena::bytes_for(size_t(leaves));
+    const uint64_t need = leaves * 32 + arena_bytes * (args.given("baseline") ? 2 : 1);
+    if (auto e = memory::check_fits_in_memory(need, fmt::format("--leaves {}", leaves))) return fail(*e);
     if (args.given("leaf-size") && record != 32) return fail("--leaf-size applies to --input only (synthetic leaves are 32 bytes)");
     record = 32;
-    n = size_t(*leaves);
+    n = size_t(leaves);
     input = memory::LargeBuffer(n * 32);
     for (size_t i = 0; i < n; ++i) std::memset(input.data() + 32 * i, int(i % 256), 32);
   } else {
@@ -146,13 +128,12 @@ int cmd_merkle(int argc, char** argv) {
   if (given_hashes && args.given("baseline")) return fail("--baseline times leaf hashing: it does not combine with --leaf-hashes");
   std::optional<size_t> proof_index;
   if (args.given("proof")) {
-    auto p = args.u64("proof", &err);
-    if (!p) return fail(err);
-    if (*p >= n) return fail(fmt::format("--proof {}: there are only {} leaves", *p, n));
-    proof_index = size_t(*p);
+    const uint64_t p = args.get_u64("proof");
+    if (p >= n) return fail(fmt::format("--proof {}: there are only {} leaves", p, n));
+    proof_index = size_t(p);
   }
 
-  pipeline::ThreadScope scope(unsigned(*threads), cpus);
+  pipeline::ThreadScope scope(unsigned(threads), cpus);
   const merkle::MerkleOptions options{twice};
   merkle::MerkleTree tree(n, options);
   std::unique_ptr<workloads::MerkleBaselineTree> baseline;
@@ -161,8 +142,8 @@ int cmd_merkle(int argc, char** argv) {
   Series engine_series, oneshot_series, ctx_series;
   merkle::MerkleResult result;
   std::array<uint8_t, 32> oneshot_root{}, ctx_root{};
-  report::Progress progress("merkle", *reps);
-  for (uint64_t rep = 0; rep < *reps; ++rep) {
+  report::Progress progress("merkle", reps);
+  for (uint64_t rep = 0; rep < reps; ++rep) {
     const uint64_t t0 = report::now_ns();
     if (auto e = given_hashes ? tree.set_leaf_hashes(input.data(), n) : tree.add_fixed(input.data(), n, record)) return fail(*e);
     const uint64_t t1 = report::now_ns();
@@ -195,7 +176,7 @@ int cmd_merkle(int argc, char** argv) {
   const double efficiency = limit_ns_per_leaf / total_median;
   const double cost_per_compression = limit_ns * scope.threads() / double(compressions);
 
-  const std::string root_hex = report::hex(result.root);
+  const std::string root_hex = report::hex0x(result.root);
   bool baselines_agree = true;
   if (baseline) baselines_agree = oneshot_root == result.root && ctx_root == result.root;
 
@@ -209,15 +190,17 @@ int cmd_merkle(int argc, char** argv) {
     else leaf = merkle::MerkleTree::leaf_hash(record_bytes, record, options);
     proof_ok = merkle::MerkleTree::verify(leaf, *proof_index, n, path, result.root, options);
     nlohmann::json p = nlohmann::json::array();
-    for (const auto& d : path) p.push_back(report::hex(d));
-    proof_json = {{"index", *proof_index}, {"leaf_hash", report::hex(leaf)}, {"path", p}, {"verified", proof_ok}};
+    for (const auto& d : path) p.push_back(report::hex0x(d));
+    proof_json = {{"index", *proof_index}, {"leaf_hash", report::hex0x(leaf)}, {"path", p}, {"verified", proof_ok}};
   }
 
   const uint64_t peak_rss = report::peak_rss_bytes();
   if (json) {
-    nlohmann::json j = series_json(engine_series);
+    nlohmann::json j = series_json(engine_series, "engine");
     j["command"] = "merkle";
     j["root"] = root_hex;
+    j["tree"] = "merkle";
+    report::stamp(j);
     j["kernel"] = kernel.name;
     j["leaves"] = n;
     j["leaf_size_bytes"] = record;
@@ -226,7 +209,7 @@ int cmd_merkle(int argc, char** argv) {
     j["mutated"] = result.mutated;
     j["threads"] = scope.threads();
     j["pinned_cpus"] = cpus;
-    j["reps"] = *reps;
+    j["reps"] = reps;
     j["compressions"] = compressions;
     j["kernel_cost_ns"] = {{"per_leaf_hash", cost.leaf_ns}, {"per_parent", cost.parent_ns}, {"per_digest_rehash", cost.digest_ns},
                            {"per_compression", cost_per_compression}};
@@ -236,9 +219,9 @@ int cmd_merkle(int argc, char** argv) {
     j["input_bytes"] = input.size();
     j["peak_rss_bytes"] = peak_rss;
     if (baseline) {
-      nlohmann::json b1 = series_json(oneshot_series), b2 = series_json(ctx_series);
-      b1["root"] = report::hex(oneshot_root);
-      b2["root"] = report::hex(ctx_root);
+      nlohmann::json b1 = series_json(oneshot_series, "openssl oneshot"), b2 = series_json(ctx_series, "openssl ctx");
+      b1["root"] = report::hex0x(oneshot_root);
+      b2["root"] = report::hex0x(ctx_root);
       b1["engine_over_baseline"] = total_median / stats::summarize(oneshot_series.total).median;
       b2["engine_over_baseline"] = total_median / stats::summarize(ctx_series.total).median;
       j["baselines"] = {{"openssl_sha256_oneshot", b1}, {"openssl_sha256_init_update_final", b2}};
@@ -251,7 +234,8 @@ int cmd_merkle(int argc, char** argv) {
     fmt::print("leaves      {} x {} bytes, {} SHA-256, kernel {}, {} thread(s){}\n", n, record, twice ? "double" : "single",
                kernel.name, scope.threads(), cpus.empty() ? "" : ", pinned");
     if (result.mutated) fmt::print("mutated     yes: two equal siblings (CVE-2012-2459): another leaf list has this root\n");
-    fmt::print("\nns/leaf over {} reps      median       min       max\n", *reps);
+    report::timing("engine total_ns_per_leaf", engine_series.total);
+    fmt::print("\nns/leaf over {} reps      median      mean    stddev       min       max\n", reps);
     fmt::print("  addData               {}\n", fmt_summary(engine_series.add));
     fmt::print("  compute               {}\n", fmt_summary(engine_series.compute));
     fmt::print("  total                 {}\n", fmt_summary(engine_series.total));
@@ -272,6 +256,7 @@ int cmd_merkle(int argc, char** argv) {
       for (const auto& s : proof_json["path"]) fmt::print("  {}\n", s.get<std::string>());
     }
     if (baseline) fmt::print("baselines   {}\n", baselines_agree ? "same root" : "ROOT MISMATCH");
+    fmt::print("{}\n", report::stamp_line());
   }
   if (!baselines_agree) return fail("baseline roots differ from the engine's root", 1);
   if (!proof_ok) return fail("proof did not verify", 1);

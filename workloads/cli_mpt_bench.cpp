@@ -117,55 +117,56 @@ struct BareKeccak {
   }
 };
 
-nlohmann::json ms_summary(const std::vector<double>& ns) {
+// Timing samples in ns as a summary in ms, noted under `label` for the noise warning.
+nlohmann::json ms_summary(const std::vector<double>& ns, const std::string& label) {
   std::vector<double> ms;
   for (double v : ns) ms.push_back(v * 1e-6);
-  return report::summary_json(stats::summarize(ms));
+  return report::timing_json(label, ms);
 }
 
 }  // namespace
 
 int cmd_mpt_bench(int argc, char** argv) {
   Args args("statetree mpt-bench", "MPT from-scratch and incremental root timings vs bare Keccak of the same nodes.");
-  args.option("entries", "N", "from-scratch: secure-trie entries", "1000000");
-  args.option("slots", "S", "incremental: storage slots in the state", "1000000");
-  args.option("writes", "W", "incremental: slot updates per block", "4096");
-  args.option("reps", "R", "repetitions of every timing", "5");
-  args.option("threads", "T", "the parallel from-scratch run's thread count", "2");
-  args.option("seed", "N", "random seed of the incremental blocks", "1");
-  args.option("chunk-keys", "K", "builder: ranges up to K keys are built by one serial stack pass", "4096");
+  args.option_u64("entries", "N", "from-scratch: secure-trie entries", 1, 100000000, 1000000);
+  args.option_u64("slots", "S", "incremental: storage slots in the state", 1, 100000000, 1000000);
+  args.option_u64("writes", "W", "incremental: slot updates per block (at most --slots)", 1, 100000000, 4096);
+  args.option_u64("reps", "R", "repetitions of every timing", 1, 1000, 5);
+  args.option_u64("threads", "T", "the parallel from-scratch run's thread count", 1, 1024, 2);
+  args.pin_option("threads");
+  args.option_u64("seed", "N", "random seed of the incremental blocks", 0, UINT64_MAX, 1);
+  args.option_u64("chunk-keys", "K", "builder: ranges up to K keys are built by one serial stack pass", 1, 100000000, 4096);
   args.flag("skip-scratch", "skip the from-scratch figures");
   args.flag("skip-incremental", "skip the incremental figures");
   args.flag("warm", "incremental: time a block over the slots the untimed capture block just wrote (warm paths)");
   args.flag("json", "print one JSON object");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
-  std::string err;
-  auto entries = args.u64("entries", &err);
-  auto slots = entries ? args.u64("slots", &err) : std::nullopt;
-  auto writes = slots ? args.u64("writes", &err) : std::nullopt;
-  auto reps = writes ? args.u64("reps", &err) : std::nullopt;
-  auto threads = reps ? args.u64("threads", &err) : std::nullopt;
-  auto seed = threads ? args.u64("seed", &err) : std::nullopt;
-  auto chunk_keys = seed ? args.u64("chunk-keys", &err) : std::nullopt;
-  if (!chunk_keys) return fail(err);
-  if (*chunk_keys < 1 || *chunk_keys > 100000000) return fail("--chunk-keys must be 1..100000000");
-  if (*entries < 1 || *entries > 100000000) return fail("--entries must be 1..100000000");
-  if (*slots < 1 || *slots > 100000000) return fail("--slots must be 1..100000000");
-  if (*writes < 1 || *writes > *slots) return fail("--writes must be 1..slots");
-  if (*reps < 1 || *reps > 1000) return fail("--reps must be 1..1000");
-  if (*threads < 1 || *threads > 1024) return fail("--threads must be 1..1024");
+  const uint64_t entries = args.get_u64("entries");
+  const uint64_t slots = args.get_u64("slots");
+  const uint64_t writes = args.get_u64("writes");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t threads = args.get_u64("threads");
+  const uint64_t seed = args.get_u64("seed");
+  const uint64_t chunk_keys = args.get_u64("chunk-keys");
+  if (writes > slots) return fail("--writes (" + std::to_string(writes) + ") must not exceed --slots (" +
+                                    std::to_string(slots) + ")");
   const bool json = args.given("json");
   const bool warm = args.given("warm");
 
   nlohmann::json j;
   j["command"] = "mpt-bench";
+  j["tree"] = "mpt";
   j["keccak_kernel"] = st::kernels::keccak256_kernel_name();
-  j["reps"] = *reps;
+  j["reps"] = reps;
+  j["pinned_cpus"] = args.pin_cpus();
+  report::stamp(j);
+  const bool do_scratch = !args.given("skip-scratch"), do_incr = !args.given("skip-incremental");
+  report::Progress progress("mpt-bench", reps * ((do_scratch ? 1 : 0) + (do_incr ? 1 : 0)));
+  uint64_t progress_done = 0;
 
   if (!args.given("skip-scratch")) {
-    const size_t n = *entries;
+    const size_t n = entries;
     std::vector<uint8_t> keys(32 * n), values(32 * n);
     {
       std::vector<uint8_t> be(8 * n);
@@ -198,7 +199,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     const uint64_t rss_input = rss_bytes();
     const bool hwm_reset = reset_peak_rss();
     mpt::BuildOptions serial;
-    serial.chunk_keys = *chunk_keys;
+    serial.chunk_keys = chunk_keys;
     mpt::BuildStats stats;
     const mpt::Hash32 root = mpt::build_root(pairs, serial, &stats);
     const uint64_t rss_build = hwm_reset ? std::max(peak_rss_now(), rss_input) : rss_input;
@@ -206,15 +207,15 @@ int cmd_mpt_bench(int argc, char** argv) {
     {
       mpt::BuildOptions o;
       o.capture = &cap;
-      o.chunk_keys = *chunk_keys;
+      o.chunk_keys = chunk_keys;
       if (mpt::build_root(pairs, o) != root) return fail("internal: capture build disagrees");
     }
     BareKeccak bare(cap);
     mpt::BuildOptions par;
-    par.threads = unsigned(*threads);
-    par.chunk_keys = *chunk_keys;
+    par.threads = unsigned(threads);
+    par.chunk_keys = chunk_keys;
     std::vector<double> t1, tk, tp, ratio, speedup, c1, ck, cratio, pcpu, threads_used;
-    for (uint64_t r = 0; r < *reps; ++r) {
+    for (uint64_t r = 0; r < reps; ++r) {
       uint64_t a = report::now_ns();
       const uint64_t ca = thread_cpu_ns();
       const mpt::Hash32 r1 = mpt::build_root(pairs, serial);
@@ -232,27 +233,28 @@ int cmd_mpt_bench(int argc, char** argv) {
       pcpu.push_back(double(process_cpu_ns() - pa));
       if (r1 != root || rp != root) return fail("internal: roots differ between runs");
       t1.push_back(ns1); tk.push_back(nsk); tp.push_back(nsp);
+      if (!json) progress.update(++progress_done);
       ratio.push_back(ns1 / nsk);
       speedup.push_back(ns1 / nsp);
     }
     nlohmann::json s;
     s["entries"] = n;
-    s["chunk_keys"] = *chunk_keys;
+    s["chunk_keys"] = chunk_keys;
     s["root"] = "0x" + report::hex(root);
     s["leaves"] = stats.leaves;
     s["branches"] = stats.branches;
     s["extensions"] = stats.extensions;
     s["keccak_calls"] = stats.keccak_calls;
     s["keccak_bytes"] = stats.keccak_bytes;
-    s["build_1t_ms"] = ms_summary(t1);
-    s["bare_keccak_ms"] = ms_summary(tk);
+    s["build_1t_ms"] = ms_summary(t1, "from_scratch build_1t_ms");
+    s["bare_keccak_ms"] = ms_summary(tk, "from_scratch bare_keccak_ms");
     s["build_over_keccak"] = report::summary_json(stats::summarize(ratio));
-    s["build_1t_cpu_ms"] = ms_summary(c1);
-    s["bare_keccak_cpu_ms"] = ms_summary(ck);
+    s["build_1t_cpu_ms"] = ms_summary(c1, "from_scratch build_1t_cpu_ms");
+    s["bare_keccak_cpu_ms"] = ms_summary(ck, "from_scratch bare_keccak_cpu_ms");
     s["build_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
-    s["threads"] = *threads;
-    s["build_nt_ms"] = ms_summary(tp);
-    s["build_nt_process_cpu_ms"] = ms_summary(pcpu);
+    s["threads"] = threads;
+    s["build_nt_ms"] = ms_summary(tp, "from_scratch build_nt_ms");
+    s["build_nt_process_cpu_ms"] = ms_summary(pcpu, "from_scratch build_nt_process_cpu_ms");
     s["build_nt_threads_used"] = report::summary_json(stats::summarize(threads_used));
     s["speedup_nt_over_1t"] = report::summary_json(stats::summarize(speedup));
     s["input_bytes"] = 88 * n;  // key 32 + value 32 + KeyValue 24
@@ -260,6 +262,8 @@ int cmd_mpt_bench(int argc, char** argv) {
     s["peak_rss_measured"] = hwm_reset;
     s["build_peak_extra_bytes_per_million"] = double(rss_build - rss_input) * 1e6 / double(n);
     j["from_scratch"] = s;
+    j["root"] = s["root"];  // the from-scratch trie's root
+    progress.finish();
     if (!json) {
       const auto S1 = stats::summarize(t1), SK = stats::summarize(tk), SP = stats::summarize(tp);
       const auto R = stats::summarize(ratio), SU = stats::summarize(speedup);
@@ -275,10 +279,10 @@ int cmd_mpt_bench(int argc, char** argv) {
       std::printf("  thread CPU time: build %.1f ms, bare keccak %.1f ms, build / keccak %.3f x (min %.3f, max %.3f)\n",
                   C1.median * 1e-6, CK.median * 1e-6, CR.median, CR.min, CR.max);
       std::printf("  build, %llu threads   %8.1f ms  (min %.1f, max %.1f); speedup %.2f x (min %.2f, max %.2f)\n",
-                  (unsigned long long)*threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
+                  (unsigned long long)threads, SP.median * 1e-6, SP.min * 1e-6, SP.max * 1e-6, SU.median, SU.min, SU.max);
       const auto PC = stats::summarize(pcpu);
       std::printf("  (%llu-thread run: %.1f ms process CPU for %.1f ms wall = %.2f cores busy on average; %.0f threads built chunks)\n",
-                  (unsigned long long)*threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median,
+                  (unsigned long long)threads, PC.median * 1e-6, SP.median * 1e-6, PC.median / SP.median,
                   stats::summarize(threads_used).median);
       std::printf("  memory: input %.1f MB per million entries (88 B each); the build adds %.1f MB per million at peak%s\n",
                   88.0, double(rss_build - rss_input) / double(n), hwm_reset ? "" : " (peak RSS reset unsupported: not measured)");
@@ -286,7 +290,7 @@ int cmd_mpt_bench(int argc, char** argv) {
   }
 
   if (!args.given("skip-incremental")) {
-    const size_t S = *slots, W = *writes;
+    const size_t S = slots, W = writes;
     st::state::Address contract{};
     contract[0] = 0xc0;
     mpt::MptState state;
@@ -307,7 +311,7 @@ int cmd_mpt_bench(int argc, char** argv) {
     }
     state.root();
     const uint64_t rss_state = rss_bytes();
-    std::mt19937_64 rng(*seed);
+    std::mt19937_64 rng(seed);
     uint64_t logged_commits = 0;
     std::vector<double> tb, tk, ratio, dirty_nodes, calls, tapply, cb, ck, cratio, cka, crat_all, capply;
     auto block = [&](const std::vector<uint64_t>& which, uint8_t tag) {
@@ -323,7 +327,7 @@ int cmd_mpt_bench(int argc, char** argv) {
       }
       return d;
     };
-    for (uint64_t r = 0; r < *reps; ++r) {
+    for (uint64_t r = 0; r < reps; ++r) {
       std::vector<uint64_t> which;
       {
         std::vector<uint8_t> seen(S, 0);
@@ -365,6 +369,7 @@ int cmd_mpt_bench(int argc, char** argv) {
       crat_all.push_back(cpu / double(nsa_cpu));
       (void)nsa_wall;
       dirty_nodes.push_back(double(cs.nodes_rehashed));
+      if (!json) progress.update(++progress_done);
       calls.push_back(double(cs.keccak_calls));
       logged_commits += cs.from_batch_log;
     }
@@ -375,25 +380,26 @@ int cmd_mpt_bench(int argc, char** argv) {
     s["dirty_nodes"] = report::summary_json(stats::summarize(dirty_nodes));
     s["dirty_keccak_calls"] = report::summary_json(stats::summarize(calls));
     s["storage_commits_from_batch_log"] = logged_commits;  // of the untimed capture blocks (storage + account trie)
-    s["block_ms"] = ms_summary(tb);
-    s["apply_ms"] = ms_summary(tapply);
-    s["apply_cpu_ms"] = ms_summary(capply);
-    s["bare_keccak_ms"] = ms_summary(tk);
+    s["block_ms"] = ms_summary(tb, "incremental block_ms");
+    s["apply_ms"] = ms_summary(tapply, "incremental apply_ms");
+    s["apply_cpu_ms"] = ms_summary(capply, "incremental apply_cpu_ms");
+    s["bare_keccak_ms"] = ms_summary(tk, "incremental bare_keccak_ms");
     s["block_over_keccak"] = report::summary_json(stats::summarize(ratio));
-    s["block_cpu_ms"] = ms_summary(cb);
-    s["bare_keccak_cpu_ms"] = ms_summary(ck);
+    s["block_cpu_ms"] = ms_summary(cb, "incremental block_cpu_ms");
+    s["bare_keccak_cpu_ms"] = ms_summary(ck, "incremental bare_keccak_cpu_ms");
     s["block_over_keccak_cpu"] = report::summary_json(stats::summarize(cratio));
-    s["bare_keccak_with_slot_keys_cpu_ms"] = ms_summary(cka);
+    s["bare_keccak_with_slot_keys_cpu_ms"] = ms_summary(cka, "incremental bare_keccak_with_slot_keys_cpu_ms");
     s["block_over_keccak_with_slot_keys_cpu"] = report::summary_json(stats::summarize(crat_all));
     s["trie_resident_bytes_per_million_slots"] = double(rss_state - rss0) * 1e6 / double(S);
     j["incremental"] = s;
+    progress.finish();
     if (!json) {
       const auto B = stats::summarize(tb), K = stats::summarize(tk), R = stats::summarize(ratio);
       std::printf("incremental: %zu slot updates into %zu slots (one contract, state model; %s paths)\n", W, S,
                   warm ? "warm" : "cold");
       std::printf("  dirty nodes %.0f, keccak calls %.0f (medians); %llu of %llu capture-block commits took the batch log\n",
                   stats::summarize(dirty_nodes).median, stats::summarize(calls).median, (unsigned long long)logged_commits,
-                  (unsigned long long)(2 * *reps));
+                  (unsigned long long)(2 * reps));
       std::printf("  apply + root        %8.2f ms  (min %.2f, max %.2f)\n", B.median * 1e-6, B.min * 1e-6, B.max * 1e-6);
       const auto A = stats::summarize(tapply);
       std::printf("    of which apply    %8.2f ms  (min %.2f, max %.2f)\n", A.median * 1e-6, A.min * 1e-6, A.max * 1e-6);
@@ -408,7 +414,12 @@ int cmd_mpt_bench(int argc, char** argv) {
       std::printf("  mutable trie: %.1f MB resident per million slots\n", double(rss_state - rss0) / double(S));
     }
   }
+  if (!j.contains("root")) {
+    j["root"] = nullptr;
+    j["root_note"] = "--skip-scratch: the from-scratch root was not computed";
+  }
   if (json) std::printf("%s\n", j.dump().c_str());
+  else std::printf("%s\n", report::stamp_line().c_str());
   return 0;
 }
 

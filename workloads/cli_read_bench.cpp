@@ -134,7 +134,7 @@ struct BatchedRun {
   persist::LookupStats stats;
 };
 struct RawRun {
-  double us_per_read = 0, p50_us = 0, p99_us = 0;
+  double us_per_read = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, mb_per_s = 0;
   uint64_t reads = 0;
 };
 
@@ -145,54 +145,47 @@ int cmd_read_bench(int argc, char** argv) {
             "Lookups of K random existing keys of a database: batched (streamed) at each queue depth, one key at a\n"
             "time, and the raw page-read reference at the same queue depth (arena): latency, I/Os and bytes per lookup.");
   args.option("db", "DIR", "database directory (built by statetree build)");
-  args.option("keys", "K", "random existing keys per batch (storage slots unless --accounts-only)");
-  args.option("qd", "LIST", "queue depths, comma-separated (the database is reopened at each)", "1,8,32");
-  args.option("reps", "R", "repetitions (median, min, max reported)", "3");
-  args.option("seed", "X", "key sample seed", "1");
-  args.option("single", "N", "one-at-a-time lookups: the first min(K, N) keys of the sample", "256");
-  args.option("warmup", "W", "raw QD1 reads that wake the I/O path before each timed run", "32");
+  args.option_u64("keys", "K", "random existing keys per batch (storage slots unless --accounts-only)", 1, 10000000);
+  args.option_u64_list("qd", "LIST", "queue depths, comma-separated (the database is reopened at each)", 1, 4096, "1,8,32");
+  args.option_u64("reps", "R", "repetitions (median, min, max reported)", 1, 1000, 3);
+  args.option_u64("seed", "X", "key sample seed", 0, UINT64_MAX, 1);
+  args.option_u64("single", "N", "one-at-a-time lookups: the first min(K, N) keys of the sample", 1, 10000000, 256);
+  args.option_u64("warmup", "W", "raw QD1 reads that wake the I/O path before each timed run", 0, 100000, 32);
+  args.pin_option();
   args.flag("cold", "evict the database files before each timed run: drop_caches when permitted (root), else posix_fadvise");
   args.flag("accounts-only", "sample account keys instead of storage slots");
   args.flag("slot-accounts", "binary trie: each slot key also fetches its account, as `get` does (default: the slot alone)");
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
-  std::string err;
+  args.require("db");
+  args.require("keys");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  if (dir.empty()) return fail("--db DIR is required");
-  if (!args.given("keys")) return fail("--keys K is required");
-  const auto keys_n = args.u64("keys", &err);
-  const auto qds = args.u64_list("qd", &err);
-  const auto reps = args.u64("reps", &err);
-  const auto seed = args.u64("seed", &err);
-  const auto single_n = args.u64("single", &err);
-  const auto warmup = args.u64("warmup", &err);
-  if (!keys_n || !qds || !reps || !seed || !single_n || !warmup) return fail(err);
-  if (*keys_n == 0 || *keys_n > 10000000) return fail("--keys must be in 1..10000000");
-  if (qds->empty()) return fail("--qd needs at least one queue depth");
-  for (uint64_t q : *qds)
-    if (q == 0 || q > 4096) return fail("--qd values must be in 1..4096 (got " + std::to_string(q) + ")");
-  if (*reps == 0 || *reps > 1000) return fail("--reps must be in 1..1000");
-  if (*warmup > 100000) return fail("--warmup must be <= 100000");
-  if (*single_n == 0) return fail("--single must be >= 1");
+  const uint64_t keys_n = args.get_u64("keys");
+  const std::vector<uint64_t> qds = args.get_u64_list("qd");
+  const uint64_t reps = args.get_u64("reps");
+  const uint64_t seed = args.get_u64("seed");
+  const uint64_t single_n = args.get_u64("single");
+  const uint64_t warmup = args.get_u64("warmup");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   const bool json = args.given("json"), cold = args.given("cold"), accounts_only = args.given("accounts-only");
   const bool slot_accounts = args.given("slot-accounts");
 
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, uint32_t(qds->front()), &db); !s.ok())
+  if (io::Status s = persist::open_any_db(dir, uint32_t(qds.front()), &db); !s.ok())
     return fail(s.message(), exit_code_for(s));
   const io::Manifest manifest = db->manifest();
   const bool arena = db->page_store() != nullptr;
   LoadedSource src;
   if (auto e = load_source(db->source_spec(), &src)) return fail(*e);
+  const bool unhashed_source = source_unhashed_alloc(db->source_spec());
+  const std::string root_hex = hex0x(manifest.root_hash);
   db.reset();
 
   Sample sample;
-  if (auto e = sample_keys(*src.source, *keys_n, accounts_only, *seed, &sample)) return fail(*e);
+  if (auto e = sample_keys(*src.source, keys_n, accounts_only, seed, &sample)) return fail(*e);
   const uint64_t k = sample.keys.size();
-  const uint64_t single_k = std::min(k, *single_n);
+  const uint64_t single_k = std::min(k, single_n);
 
   const bool bintrie = manifest.params.tree_kind == io::TreeKind::bintrie;
   // A slot key's answer carries its account on the MPT (the walk passes through it) and on
@@ -230,26 +223,26 @@ int cmd_read_bench(int argc, char** argv) {
   auto prepare = [&](persist::TreeDb& d, uint64_t warm_seed) -> io::Status {
     if (cold)
       if (io::Status s = persist::make_db_cold(d, true, &cold_info); !s.ok()) return s;
-    return persist::warm_up_db(d, uint32_t(*warmup), warm_seed, &warm);
+    return persist::warm_up_db(d, uint32_t(warmup), warm_seed, &warm);
   };
 
-  std::vector<std::vector<BatchedRun>> batched(qds->size());
-  std::vector<std::vector<RawRun>> raw(qds->size());
-  std::vector<double> single_median_us, single_p99_us, single_mean_us, single_reads_per_lookup, raw1_p50_us,
-      single_over_raw;
-  std::vector<std::vector<double>> speedup(qds->size()), engine_over_raw(qds->size());
+  std::vector<std::vector<BatchedRun>> batched(qds.size());
+  std::vector<std::vector<RawRun>> raw(qds.size());
+  std::vector<double> single_median_us, single_p90_us, single_p99_us, single_p999_us, single_mean_us,
+      single_reads_per_lookup, raw1_p50_us, single_over_raw;
+  std::vector<std::vector<double>> speedup(qds.size()), engine_over_raw(qds.size());
   ProgressBar bar("read-bench", !json);
   auto progress = bar.fn();
-  const uint64_t steps = *reps * (qds->size() + 1);
+  const uint64_t steps = reps * (qds.size() + 1);
   uint64_t step = 0;
-  for (uint64_t rep = 0; rep < *reps; ++rep) {
+  for (uint64_t rep = 0; rep < reps; ++rep) {
     // One key at a time first (its mean per lookup is the speedup's numerator).
     std::vector<double> lat_us;
     uint64_t single_reads = 0;
     {
       std::unique_ptr<persist::TreeDb> d;
       if (io::Status s = persist::open_any_db(dir, 1, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
-      if (io::Status s = prepare(*d, *seed * 31 + rep); !s.ok()) return fail(s.message(), 1);
+      if (io::Status s = prepare(*d, seed * 31 + rep); !s.ok()) return fail(s.message(), 1);
       std::vector<persist::LookupAnswer> ans;
       for (uint64_t q = 0; q < single_k; ++q) {
         persist::LookupStats st;
@@ -263,42 +256,50 @@ int cmd_read_bench(int argc, char** argv) {
       for (double l : lat_us) sum += l;
       single_mean_us.push_back(sum / double(single_k));
       single_median_us.push_back(median(lat_us));
-      std::vector<uint64_t> lat_ns;
-      for (double l : lat_us) lat_ns.push_back(uint64_t(l * 1e3));
-      single_p99_us.push_back(double(persist::percentile_ns(lat_ns, 0.99)) / 1e3);
+      const stats::Latency sl = stats::latency(lat_us);
+      single_p90_us.push_back(sl.p90);
+      single_p99_us.push_back(sl.p99);
+      single_p999_us.push_back(sl.p999);
       single_reads_per_lookup.push_back(double(single_reads) / double(single_k));
       if (arena && single_reads) {
-        if (io::Status s = prepare(*d, *seed * 37 + rep); !s.ok()) return fail(s.message(), 1);
+        if (io::Status s = prepare(*d, seed * 37 + rep); !s.ok()) return fail(s.message(), 1);
         persist::RawReadFigures r;
-        if (io::Status s = persist::raw_page_reads(*d, single_reads, 1, *seed * 41 + rep, &r); !s.ok())
+        if (io::Status s = persist::raw_page_reads(*d, single_reads, 1, seed * 41 + rep, &r); !s.ok())
           return fail(s.message(), 1);
         raw1_p50_us.push_back(r.latency_us_percentile(0.5));
         single_over_raw.push_back(single_median_us.back() / (raw1_p50_us.back() * single_reads_per_lookup.back()));
       }
     }
     if (progress) progress(++step, steps);
-    for (size_t qi = 0; qi < qds->size(); ++qi) {
-      const uint32_t qd = uint32_t((*qds)[qi]);
+    for (size_t qi = 0; qi < qds.size(); ++qi) {
+      const uint32_t qd = uint32_t(qds[qi]);
       std::unique_ptr<persist::TreeDb> d;
       if (io::Status s = persist::open_any_db(dir, qd, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
       BatchedRun b;
       auto run_batched = [&]() -> io::Status {
-        if (io::Status s = prepare(*d, *seed * 43 + rep * 101 + qi); !s.ok()) return s;
+        if (io::Status s = prepare(*d, seed * 43 + rep * 101 + qi); !s.ok()) return s;
         std::vector<persist::LookupAnswer> ans;
         const uint64_t t0 = report::now_ns();
         io::Status s = d->lookup(sample.keys, &ans, &b.stats, true);
         b.wall_us = double(report::now_ns() - t0) / 1e3;
         if (!s.ok()) return s;
-        if (std::string e = check(ans, k); !e.empty()) return io::Status(io::Errc::mismatch, "wrong answer: " + e);
+        if (std::string e = check(ans, k); !e.empty())
+          return io::Status(io::Errc::mismatch,
+                            "wrong answer: " + e +
+                                (unhashed_source ? " (the database records no hash of its source file: if " +
+                                                       src.description + " changed since the build, that is the cause)"
+                                                 : ""));
         return {};
       };
       RawRun rr;
       auto run_raw = [&]() -> io::Status {
-        if (io::Status s = prepare(*d, *seed * 47 + rep * 101 + qi); !s.ok()) return s;
+        if (io::Status s = prepare(*d, seed * 47 + rep * 101 + qi); !s.ok()) return s;
         persist::RawReadFigures r;
-        if (io::Status s = persist::raw_page_reads(*d, b.stats.page_reads, qd, *seed * 53 + rep * 101 + qi, &r); !s.ok())
+        if (io::Status s = persist::raw_page_reads(*d, b.stats.page_reads, qd, seed * 53 + rep * 101 + qi, &r); !s.ok())
           return s;
-        rr = {r.us_per_read(), r.latency_us_percentile(0.5), r.latency_us_percentile(0.99), r.reads};
+        const stats::Latency l = stats::latency(r.latency_ns);
+        rr = {r.us_per_read(), l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3, l.p999 / 1e3,
+              r.wall_ns ? double(r.reads) * manifest.params.page_size / (double(r.wall_ns) * 1e-9) / 1e6 : 0.0, r.reads};
         return {};
       };
       // The raw run needs the batch's page-read count: on odd reps it runs first with the
@@ -330,32 +331,39 @@ int cmd_read_bench(int argc, char** argv) {
   out["store"] = arena ? "arena" : "rocksdb";
   out["page_size"] = manifest.params.page_size;
   out["source"] = src.description;
+  out["root"] = root_hex;
   out["keys"] = k;
   out["key_kind"] = accounts_only ? "accounts" : "slots";
   out["slot_key_accounts"] = slot_keys_carry_account;
   out["checked"] = accounts_only              ? "every account's fields equal the source's"
                    : slot_keys_carry_account ? "every slot value and its account's fields equal the source's"
                                              : "every slot value equals the source's";
-  out["reps"] = *reps;
-  out["warmup_reads"] = *warmup;
+  out["reps"] = reps;
+  out["warmup_reads"] = warmup;
   out["warmup_last"] = {{"first_read_us", warm.first_read_us}, {"last_read_us", warm.last_read_us}};
   out["cold"] = cold ? nlohmann::json{{"protocol", cold_info.protocol}, {"detail", cold_info.detail}}
                      : nlohmann::json(nullptr);
   nlohmann::json results = nlohmann::json::array();
-  for (size_t qi = 0; qi < qds->size(); ++qi) {
-    std::vector<double> per_lookup, per_read, io_share, cpu_share, rawus, rawp50, rawp99;
+  for (size_t qi = 0; qi < qds.size(); ++qi) {
+    std::vector<double> per_lookup, per_read, io_share, cpu_share, mbps, rawus, rawp50, rawp90, rawp99, rawp999, rawmbps;
     for (const auto& b : batched[qi]) {
       per_lookup.push_back(b.wall_us / double(k));
+      mbps.push_back(b.wall_us > 0 ? double(b.stats.bytes_read) / b.wall_us : 0);  // bytes/us = MB/s
       per_read.push_back(b.stats.page_reads ? b.wall_us / double(b.stats.page_reads) : 0);
       io_share.push_back(b.wall_us > 0 ? double(b.stats.io_wait_ns) / 1e3 / b.wall_us : 0);
       cpu_share.push_back(b.wall_us > 0 ? double(b.stats.cpu_ns) / 1e3 / b.wall_us : 0);
     }
-    for (const auto& r : raw[qi]) rawus.push_back(r.us_per_read), rawp50.push_back(r.p50_us), rawp99.push_back(r.p99_us);
+    for (const auto& r : raw[qi]) {
+      rawus.push_back(r.us_per_read), rawp50.push_back(r.p50_us), rawp90.push_back(r.p90_us);
+      rawp99.push_back(r.p99_us), rawp999.push_back(r.p999_us), rawmbps.push_back(r.mb_per_s);
+    }
+    const std::string qd_label = "qd" + std::to_string(qds[qi]);
     const persist::LookupStats& st = batched[qi].back().stats;
     nlohmann::json row = {
-        {"qd", (*qds)[qi]},
+        {"qd", qds[qi]},
         {"batched",
-         {{"us_per_lookup", summary(per_lookup)},
+         {{"us_per_lookup", report::timing_json("batched us_per_lookup " + qd_label, per_lookup)},
+          {"mb_per_s", summary(mbps)},
           {"us_per_page_read", summary(per_read)},
           {"page_reads_per_lookup", double(st.page_reads) / double(k)},
           {"bytes_per_lookup", double(st.bytes_read) / double(k)},
@@ -375,9 +383,12 @@ int cmd_read_bench(int argc, char** argv) {
     };
     if (!raw[qi].empty()) {
       row["raw"] = {{"reads", raw[qi].back().reads},
-                    {"us_per_read", summary(rawus)},
+                    {"us_per_read", report::timing_json("raw us_per_read " + qd_label, rawus)},
                     {"latency_us_p50", summary(rawp50)},
-                    {"latency_us_p99", summary(rawp99)}};
+                    {"latency_us_p90", summary(rawp90)},
+                    {"latency_us_p99", summary(rawp99)},
+                    {"latency_us_p99_9", summary(rawp999)},
+                    {"mb_per_s", summary(rawmbps)}};
       row["engine_over_raw_per_read"] = summary(engine_over_raw[qi]);
     }
     results.push_back(row);
@@ -385,14 +396,17 @@ int cmd_read_bench(int argc, char** argv) {
   out["batched"] = results;
   out["single"] = {{"keys", single_k},
                    {"qd", 1},
-                   {"latency_us_median", summary(single_median_us)},
+                   {"latency_us_median", report::timing_json("single latency_us_median", single_median_us)},
+                   {"latency_us_p90", summary(single_p90_us)},
                    {"latency_us_p99", summary(single_p99_us)},
+                   {"latency_us_p99_9", summary(single_p999_us)},
                    {"us_per_lookup_mean", summary(single_mean_us)},
                    {"page_reads_per_lookup", summary(single_reads_per_lookup)}};
   if (!raw1_p50_us.empty()) {
     out["single"]["raw_qd1_latency_us_p50"] = summary(raw1_p50_us);
     out["single"]["latency_over_raw_qd1_x_reads"] = summary(single_over_raw);
   }
+  report::stamp(out);
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return 0;
@@ -407,8 +421,9 @@ int cmd_read_bench(int argc, char** argv) {
   };
   std::printf("read-bench: %s (%s, %s store, %u B pages), %llu random existing %s keys, %llu reps\n", dir.c_str(),
               out["tree"].get<std::string>().c_str(), arena ? "arena" : "rocksdb", manifest.params.page_size,
-              (unsigned long long)k, accounts_only ? "account" : "slot", (unsigned long long)*reps);
-  std::printf("source: %s; checked: %s\n", src.description.c_str(), out["checked"].get<std::string>().c_str());
+              (unsigned long long)k, accounts_only ? "account" : "slot", (unsigned long long)reps);
+  std::printf("root %s; source: %s; checked: %s\n", root_hex.c_str(), src.description.c_str(),
+              out["checked"].get<std::string>().c_str());
   if (!accounts_only && manifest.params.tree_kind == io::TreeKind::bintrie)
     std::printf("slot keys: %s\n", slot_accounts ? "each also fetches its account (--slot-accounts)"
                                                   : "the slot alone (--slot-accounts adds each address's account walk)");
@@ -445,12 +460,14 @@ int cmd_read_bench(int argc, char** argv) {
                   100.0 * b["io_wait_share"]["median"].get<double>(), 100.0 * b["cpu_share"]["median"].get<double>());
   }
   const auto& s = out["single"];
-  std::printf("\none key at a time (%llu keys, QD1): latency median %s us, p99 %s us, mean %s us, %s page reads/lookup\n",
-              (unsigned long long)single_k, cell(s["latency_us_median"]).c_str(), cell(s["latency_us_p99"]).c_str(),
+  std::printf("\none key at a time (%llu keys, QD1): latency median %s us, p90 %s us, p99 %s us, p99.9 %s us, mean %s us, %s page reads/lookup\n",
+              (unsigned long long)single_k, cell(s["latency_us_median"]).c_str(), cell(s["latency_us_p90"]).c_str(),
+              cell(s["latency_us_p99"]).c_str(), cell(s["latency_us_p99_9"]).c_str(),
               cell(s["us_per_lookup_mean"]).c_str(), cell(s["page_reads_per_lookup"], "%.2f").c_str());
   if (s.contains("raw_qd1_latency_us_p50"))
     std::printf("raw QD1 read latency p50 %s us; one-at-a-time latency / (raw QD1 latency x reads): %s\n",
                 cell(s["raw_qd1_latency_us_p50"]).c_str(), cell(s["latency_over_raw_qd1_x_reads"], "%.2f").c_str());
+  std::printf("%s\n", report::stamp_line().c_str());
   return 0;
 }
 

@@ -1,15 +1,20 @@
 // cli_root: `statetree root --tree mpt|bintrie ...` forwards to the tree's own handler
-// (cli_root_mpt.cpp, cli_root_bintrie.cpp), which parses the rest of the options.
+// (cli_root_mpt.cpp, cli_root_bintrie.cpp), which parses the rest of the options. Without
+// a valid --tree, the arguments are still checked against the options of both handlers, so
+// an unknown option is named as such; no arguments at all print the usage on stderr (exit 2).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "workloads/cli_args.h"
 #include "workloads/commands.h"
 
 namespace st::cli {
 
 int root_mpt(int argc, char** argv);      // cli_root_mpt.cpp
 int root_bintrie(int argc, char** argv);  // cli_root_bintrie.cpp
+void root_mpt_options(Args& args);
+void root_bintrie_options(Args& args);
 
 int cmd_root(int argc, char** argv) {
   std::string tree;
@@ -19,11 +24,25 @@ int cmd_root(int argc, char** argv) {
   }
   if (tree == "mpt") return root_mpt(argc, argv);
   if (tree == "bintrie") return root_bintrie(argc, argv);
-  const bool help = argc == 0 || (argc >= 1 && (std::strcmp(argv[0], "--help") == 0 || std::strcmp(argv[0], "-h") == 0));
-  std::FILE* out = help && tree.empty() ? stdout : stderr;
-  if (!help || !tree.empty()) std::fprintf(stderr, "statetree root: --tree must be mpt or bintrie%s\n", tree.empty() ? "" : (" (got '" + tree + "')").c_str());
-  std::fprintf(out, "usage: statetree root --tree mpt|bintrie [options]   (statetree root --tree T --help for the tree's options)\n");
-  return help && tree.empty() ? 0 : 2;
+
+  const char* usage =
+      "usage: statetree root --tree mpt|bintrie [options]   (statetree root --tree T --help for the tree's options)\n";
+  Args all("statetree root", "");
+  root_mpt_options(all);
+  root_bintrie_options(all);
+  if (!all.parse(argc, argv)) {  // an unknown option, a missing value: named
+    if (argc == 0) std::fputs(usage, stderr);
+    std::fprintf(stderr, "statetree root: %s\n", all.error().c_str());
+    return 2;
+  }
+  if (all.help_requested() && tree.empty()) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (argc == 0) std::fputs(usage, stderr);
+  if (tree.empty()) std::fprintf(stderr, "statetree root: --tree mpt|bintrie is required\n");
+  else std::fprintf(stderr, "statetree root: --tree must be mpt or bintrie (got '%s')\n", tree.c_str());
+  return 2;
 }
 
 }  // namespace st::cli

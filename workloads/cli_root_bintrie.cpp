@@ -22,23 +22,24 @@ int fail(const std::string& msg, int code = 2) {
 }
 }  // namespace
 
-int root_bintrie(int argc, char** argv) {
-  Args args("statetree root --tree bintrie", "EIP-7864 binary-trie state root of a genesis allocation (docs/specs/bintrie.md).");
+void root_bintrie_options(Args& args) {
   args.option("tree", "bintrie", "the tree (bintrie here)");
   args.option("alloc", "FILE", "genesis JSON: {\"alloc\": {...}} or the alloc object itself");
   args.option("hash", "H", "tree hash: sha256 (go-ethereum) or blake3 (EIP reference)", "sha256");
-  args.option("threads", "T", "threads for the root builder", "1");
+  args.option_u64("threads", "T", "threads for the root builder", 1, 256, 1);
+  args.pin_option("threads");
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
   args.flag("json", "one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
-  if (!args.given("alloc")) return fail("--alloc FILE is required");
+}
+
+int root_bintrie(int argc, char** argv) {
+  Args args("statetree root --tree bintrie", "EIP-7864 binary-trie state root of a genesis allocation (docs/specs/bintrie.md).");
+  root_bintrie_options(args);
+  args.require("alloc");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
   if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
-  std::string err;
-  const auto threads = args.u64("threads", &err);
-  if (!threads) return fail(err);
-  if (*threads < 1 || *threads > 256) return fail("--threads must be in 1..256");
+  const uint64_t threads = args.get_u64("threads");
   if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
 
   auto loaded = st::workloads::load_genesis_alloc(args.str("alloc"));
@@ -53,19 +54,20 @@ int root_bintrie(int argc, char** argv) {
   const uint64_t t0 = report::now_ns();
   const std::vector<st::bintrie::Entry> leaves = st::bintrie::allocation_leaves(ks, alloc, st::bintrie::code_hash_keccak256);
   st::bintrie::BatchRootOptions opt;
-  opt.threads = unsigned(*threads);
+  opt.threads = unsigned(threads);
   st::bintrie::BatchRootStats stats;
   const st::bintrie::Bytes32 root = st::bintrie::batch_root(ks.hasher, leaves, opt, &stats);
   const double ms = double(report::now_ns() - t0) / 1e6;
   if (args.given("json")) {
     nlohmann::json j = {{"tree", "bintrie"}, {"hash", st::bintrie::hash_kind_name(*kind)},
-                        {"sha256_kernel", st::kernels::sha256_active().name}, {"root", report::hex(root)},
+                        {"sha256_kernel", st::kernels::sha256_active().name}, {"root", report::hex0x(root)},
                         {"accounts", alloc.accounts.size()}, {"leaves", stats.entries}, {"stems", stats.stems},
                         {"hash32_messages", stats.hash32_messages}, {"hash64_messages", stats.hash64_messages},
-                        {"threads", *threads}, {"ms", ms}};
+                        {"threads", threads}, {"pinned_cpus", args.pin_cpus()}, {"ms", ms}};
+    report::stamp(j);
     std::puts(j.dump().c_str());
   } else {
-    std::printf("%s\n", report::hex(root).c_str());
+    std::printf("%s\n", report::hex0x(root).c_str());
   }
   return 0;
 }

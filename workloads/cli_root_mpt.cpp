@@ -106,25 +106,27 @@ bool read_kv(const std::string& path, bool secure, KvMap* kv,
 
 }  // namespace
 
-int root_mpt(int argc, char** argv) {
-  Args args("statetree root --tree mpt", "State root of a genesis allocation, or root of a plain/secure trie over key/value pairs.");
+void root_mpt_options(Args& args) {
   args.option("tree", "mpt", "the tree (this handler: mpt)");
   args.option("alloc", "FILE", "genesis allocation JSON (format: docs/genesis.md)");
   args.option("kv", "FILE", "key/value pairs: one 'hexkey hexvalue' per line");
   args.flag("secure", "with --kv: the path of each key is keccak256(key)");
-  args.option("threads", "N", "threads for the batch builder (0 = all)", "1");
+  args.option_u64("threads", "N", "threads for the batch builder (0 = all)", 0, 1024, 1);
+  args.pin_option("threads");
   args.flag("json", "print one JSON object");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+}
+
+int root_mpt(int argc, char** argv) {
+  Args args("statetree root --tree mpt", "State root of a genesis allocation, or root of a plain/secure trie over key/value pairs.");
+  root_mpt_options(args);
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
   if (args.given("alloc") == args.given("kv")) return fail("give exactly one of --alloc FILE or --kv FILE");
   if (args.given("secure") && !args.given("kv")) return fail("--secure applies to --kv only");
   std::string err;
-  const auto threads = args.u64("threads", &err);
-  if (!threads) return fail(err);
-  if (*threads > 1024) return fail("--threads: at most 1024");
+  const uint64_t threads = args.get_u64("threads");
   mpt::BuildOptions opt;
-  opt.threads = unsigned(*threads);
+  opt.threads = unsigned(threads);
 
   nlohmann::json j;
   j["tree"] = "mpt";
@@ -161,7 +163,10 @@ int root_mpt(int argc, char** argv) {
   j["root"] = root_hex;
   j["load_seconds"] = double(t1 - t0) * 1e-9;
   j["root_seconds"] = double(t2 - t1) * 1e-9;
-  j["threads"] = *threads;
+  j["threads"] = threads;
+  j["hash"] = "keccak256";
+  j["pinned_cpus"] = args.pin_cpus();
+  report::stamp(j);
   int rc = 0;
   if (expected) {
     const bool match = std::equal(expected->begin(), expected->end(), root.begin());

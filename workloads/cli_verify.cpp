@@ -24,22 +24,19 @@ int cmd_verify(int argc, char** argv) {
             "Re-reads every node of a database from disk, re-hashes it, checks every page checksum and the root.\n"
             "Exit 0 only if all is consistent; 1 and the first inconsistency otherwise.");
   args.option("db", "DIR", "database directory");
-  args.option("qd", "Q", "arena read queue depth", "32");
+  args.option_u64("qd", "Q", "arena read queue depth", 1, 4096, 32);
+  args.pin_option();
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
-  std::string err;
+  args.require("db");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  if (dir.empty()) return fail("--db DIR is required");
-  const auto qd = args.u64("qd", &err);
-  if (!qd) return fail(err);
-  if (*qd < 1 || *qd > 4096) return fail("--qd must be in 1..4096");
+  const uint64_t qd = args.get_u64("qd");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   const bool json = args.given("json");
 
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, uint32_t(*qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+  if (io::Status s = persist::open_any_db(dir, uint32_t(qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
   const io::Manifest& m = db->manifest();
 
   persist::VerifyReport rep;
@@ -59,7 +56,9 @@ int cmd_verify(int argc, char** argv) {
                           {"tree", io::tree_kind_name(m.params.tree_kind)},
                           {"hash", io::hash_kind_name(m.params.hash_kind)},
                           {"group_depth", m.params.group_depth},
+                          {"store", db->page_store() ? "arena" : "rocksdb"},
                           {"page_size", m.params.page_size},
+                          {"root", hex0x(m.root_hash)},  // the committed root; recomputed_root is what the nodes hash to
                           {"manifest_root", hex0x(m.root_hash)},
                           {"recomputed_root", hex0x(rep.root)},
                           {"nodes", rep.nodes},
@@ -69,10 +68,12 @@ int cmd_verify(int argc, char** argv) {
                           {"accounts", rep.accounts},
                           {"slots", rep.slots},
                           {"seconds", secs}};
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   } else if (ok) {
-    std::printf("ok: %s root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
-                io::tree_kind_name(m.params.tree_kind), hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
+    std::printf("ok: %s (%s store, %u B pages) root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
+                io::tree_kind_name(m.params.tree_kind), db->page_store() ? "arena" : "rocksdb", m.params.page_size,
+                hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
                 (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
                 (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
   }

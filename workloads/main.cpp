@@ -1,9 +1,14 @@
-// statetree: the command-line entry point. Dispatches to the subcommands in commands.h.
+// statetree: the command-line entry point. Dispatches to the subcommands in commands.h;
+// `statetree --version` / `statetree version` print the version, the git commit and the
+// kernels chosen on this CPU. After a command that succeeded, one warning line on stderr
+// when any of its timing summaries was noisy (report.h, the rule in engine/stats/summary.h).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "workloads/build_info.h"
 #include "workloads/commands.h"
+#include "workloads/report.h"
 
 namespace {
 
@@ -31,6 +36,7 @@ const Command kCommands[] = {
 void print_usage(FILE* out) {
   std::fprintf(out, "usage: statetree COMMAND [options]   (statetree COMMAND --help for details)\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
+  std::fprintf(out, "  %-14s %s\n", "version", "version, git commit and the kernels chosen on this CPU (also --version)");
 }
 
 }  // namespace
@@ -39,8 +45,27 @@ int main(int argc, char** argv) {
   if (argc < 2) { print_usage(stderr); return 2; }
   const std::string name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") { print_usage(stdout); return 0; }
+  if (name == "--version" || name == "version") {
+    if (argc > 2 && (std::strcmp(argv[2], "--help") == 0 || std::strcmp(argv[2], "-h") == 0)) {
+      std::printf("usage: statetree --version   (or: statetree version)\nPrints the version, the git commit it was built from and the kernels chosen on this CPU.\n");
+      return 0;
+    }
+    if (argc > 2) {
+      std::fprintf(stderr, "statetree version: unexpected argument '%s'\n", argv[2]);
+      return 2;
+    }
+    std::printf("%s\n%s\n", st::build_info::version_line().c_str(), st::build_info::kernels_line().c_str());
+    return 0;
+  }
   for (const Command& c : kCommands)
-    if (name == c.name) return c.run(argc - 2, argv + 2);
+    if (name == c.name) {
+      const int rc = c.run(argc - 2, argv + 2);
+      if (const std::string w = st::report::noise_warning(); rc == 0 && !w.empty()) {
+        std::fflush(stdout);  // after the results, also when both go to one pipe
+        std::fprintf(stderr, "statetree %s: %s\n", c.name, w.c_str());
+      }
+      return rc;
+    }
   std::fprintf(stderr, "statetree: unknown command '%s'\n", name.c_str());
   print_usage(stderr);
   return 2;

@@ -1,8 +1,11 @@
 // persist_cli: see persist_cli.h.
 #include "workloads/persist_cli.h"
 
+#include <openssl/evp.h>
+
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -80,11 +83,41 @@ std::optional<state::Bytes32> parse_slot(const std::string& text, std::string* e
   return s;
 }
 
+std::optional<std::string> file_sha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(ctx);
+    return std::nullopt;
+  }
+  std::vector<char> buf(1 << 16);
+  bool ok = true;
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    if (in.gcount() > 0 && EVP_DigestUpdate(ctx, buf.data(), size_t(in.gcount())) != 1) ok = false;
+  }
+  if (in.bad()) ok = false;
+  unsigned char md[32];
+  unsigned len = 0;
+  if (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != 32) ok = false;
+  EVP_MD_CTX_free(ctx);
+  if (!ok) return std::nullopt;
+  return hex0x(md, 32);
+}
+
 std::string alloc_spec_json(const std::string& path, uint64_t accounts, uint64_t slots) {
   std::error_code ec;
   std::string abs = std::filesystem::absolute(path, ec).lexically_normal().string();
   if (ec) abs = path;
-  return nlohmann::json{{"kind", "alloc"}, {"path", abs}, {"accounts", accounts}, {"slots", slots}}.dump();
+  nlohmann::json j{{"kind", "alloc"}, {"path", abs}, {"accounts", accounts}, {"slots", slots}};
+  if (auto h = file_sha256(path)) j["sha256"] = *h;
+  return j.dump();
+}
+
+bool source_unhashed_alloc(const std::string& spec_json) {
+  nlohmann::json j = nlohmann::json::parse(spec_json, nullptr, false);
+  return j.is_object() && j.value("kind", "") == "alloc" && !j.contains("sha256");
 }
 
 std::optional<std::string> load_source(const std::string& spec_json, LoadedSource* out) {
@@ -106,14 +139,26 @@ std::optional<std::string> load_source(const std::string& spec_json, LoadedSourc
     if (!j.contains("path") || !j["path"].is_string() || !j.contains("accounts") || !j["accounts"].is_number_unsigned())
       return "the database's alloc spec lacks path/accounts: " + workloads::quote_for_error(spec_json);
     const std::string path = j["path"].get<std::string>();
+    if (j.contains("sha256") && j["sha256"].is_string()) {
+      const std::string built = j["sha256"].get<std::string>();
+      const auto now = file_sha256(path);
+      if (!now) return "the database was built from " + path + ", which cannot be read now";
+      if (*now != built)
+        return "the source differs from the one the database was built from: " + path + " has SHA-256 " + *now +
+               ", the database records " + built + " (rebuild the database or restore the file)";
+    }
     auto loaded = workloads::load_genesis_alloc(path);
     if (auto* e = std::get_if<std::string>(&loaded)) return "the database was built from " + path + ": " + *e;
     out->alloc = std::make_unique<state::Allocation>(std::move(std::get<state::Allocation>(loaded)));
     out->source = std::make_unique<state::AllocationSource>(*out->alloc, spec_json);
     if (out->source->account_count() != j["accounts"].get<uint64_t>())
-      return "the allocation file " + path + " changed since the build (" +
-             std::to_string(out->source->account_count()) + " accounts, the database holds " +
-             std::to_string(j["accounts"].get<uint64_t>()) + ")";
+      return "the source differs from the one the database was built from: " + path + " now holds " +
+             std::to_string(out->source->account_count()) + " accounts, the database " +
+             std::to_string(j["accounts"].get<uint64_t>());
+    if (j.contains("slots") && j["slots"].is_number_unsigned() && out->source->slot_count() != j["slots"].get<uint64_t>())
+      return "the source differs from the one the database was built from: " + path + " now holds " +
+             std::to_string(out->source->slot_count()) + " storage slots, the database " +
+             std::to_string(j["slots"].get<uint64_t>());
     out->description = "alloc: " + path + " (" + std::to_string(out->source->account_count()) + " accounts, " +
                        std::to_string(out->source->slot_count()) + " slots)";
     return std::nullopt;
@@ -139,6 +184,6 @@ void ProgressBar::finish() {
   if (bar_) bar_->finish();
 }
 
-std::string hex0x(const uint8_t* p, size_t n) { return "0x" + report::hex(p, n); }
+std::string hex0x(const uint8_t* p, size_t n) { return report::hex0x(p, n); }
 
 }  // namespace st::cli

@@ -36,10 +36,19 @@ struct LoadedSource {
   std::unique_ptr<state::StateSource> source;
   std::string description;                   // one line for reports
 };
-// An error (one line) when the spec is unknown or the file is gone / changed.
+// An error (one line) when the spec is unknown or the file is gone / changed. An alloc spec
+// that records the file's SHA-256 (builds since it was added) is checked against the file
+// first: a changed file is reported as "the source differs from the one the database was
+// built from", before any answer is compared.
 std::optional<std::string> load_source(const std::string& spec_json, LoadedSource* out);
-// The spec_json written for an --alloc build (absolute path, counts).
+// The spec_json written for an --alloc build (absolute path, counts, and the SHA-256 of the
+// file's bytes when it can be read).
 std::string alloc_spec_json(const std::string& path, uint64_t accounts, uint64_t slots);
+// "0x" + SHA-256 of a file's bytes; nullopt when it cannot be read.
+std::optional<std::string> file_sha256(const std::string& path);
+// True when the spec names an allocation file but records no hash of it (databases built
+// before the hash was recorded): a changed file then shows only as wrong answers.
+bool source_unhashed_alloc(const std::string& spec_json);
 
 // A ProgressFn drawing report::Progress (a new bar whenever the total changes).
 class ProgressBar {

@@ -20,13 +20,13 @@ const std::string kData = STATETREE_TEST_DATA_DIR "/bintrie/";
 TEST_CASE("statetree root --tree bintrie: go-ethereum's binary genesis root") {
   const auto r = run_statetree("root --tree bintrie --alloc " + kData + "geth_binary_genesis.json");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out == "0870fd587c41dc778019de8c5cb3193fe4ef1f417976461952d3712ba39163f5\n");
+  CHECK(r.out == "0x0870fd587c41dc778019de8c5cb3193fe4ef1f417976461952d3712ba39163f5\n");
 }
 
 TEST_CASE("statetree root --tree bintrie --json: two accounts, both hashes, 1 and 2 threads") {
   const std::pair<const char*, const char*> cases[] = {
-      {"sha256", "ebad0f9060a91930048af358c5ffbe5f2940056b097fd71c3b67762c1c9dcd56"},
-      {"blake3", "36dffbbe7f80c4c58e34aabb5deae4d5486f2789a8b3a2b85cf1f29687b7e3b5"}};
+      {"sha256", "0xebad0f9060a91930048af358c5ffbe5f2940056b097fd71c3b67762c1c9dcd56"},
+      {"blake3", "0x36dffbbe7f80c4c58e34aabb5deae4d5486f2789a8b3a2b85cf1f29687b7e3b5"}};
   for (const auto& [hash, root] : cases) {
     for (const char* threads : {"1", "2"}) {
       const auto r = run_statetree(std::string("root --tree bintrie --json --threads ") + threads + " --hash " + hash +

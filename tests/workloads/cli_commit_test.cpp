@@ -41,7 +41,15 @@ TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-b
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("--json") != std::string::npos);
   const std::string db = tmp_dir("mpt"), bt = tmp_dir("bintrie");
-  check_bad("commit", "--db DIR is required");
+  {
+    // No arguments at all: the usage, then the one-line error, on stderr; exit 2.
+    auto r = run_statetree("commit");
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("usage: statetree commit") == 0);
+    CHECK(r.err.find("statetree commit: --db DIR is required\n") != std::string::npos);
+  }
+  check_bad("commit --blocks 3", "--db DIR is required");
   check_bad("commit --db " + db, "no database");
   check_bad("commit --db " + db + " --blocks 0", "--blocks must be in");
   REQUIRE(run_statetree("build --tree bintrie --accounts 50 --store rocksdb --db " + bt).exit_code == 0);

@@ -15,7 +15,7 @@ using st::reference::run_statetree;
 namespace {
 std::string hex(const std::array<uint8_t, 32>& d) {
   static const char* digits = "0123456789abcdef";
-  std::string s;
+  std::string s = "0x";  // roots print 0x-prefixed everywhere
   for (uint8_t b : d) { s += digits[b >> 4]; s += digits[b & 15]; }
   return s;
 }
@@ -25,7 +25,7 @@ TEST_CASE("statetree merkle --json reports the vector root and every figure") {
   const auto r = run_statetree("merkle --leaves 3 --reps 2 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["root"] == "57c18f197eec50ca58d6a40b85c7833da638f394689ad4fd8e86319f8aa507a8");
+  CHECK(j["root"] == "0x57c18f197eec50ca58d6a40b85c7833da638f394689ad4fd8e86319f8aa507a8");
   for (const char* key : {"add_ns_per_leaf", "compute_ns_per_leaf", "total_ns_per_leaf"}) {
     REQUIRE(j.contains(key));
     CHECK(j[key]["median"].get<double>() > 0);
@@ -132,7 +132,9 @@ TEST_CASE("Bitcoin block 100,000: its four txids give its header's merkle root")
   }
   const auto r = run_statetree("merkle --input " + path + " --leaf-hashes --double --reps 1 --json");
   REQUIRE(r.exit_code == 0);
-  const std::string root = nlohmann::json::parse(r.out)["root"];
+  const std::string root0x = nlohmann::json::parse(r.out)["root"];
+  REQUIRE(root0x.rfind("0x", 0) == 0);
+  const std::string root = root0x.substr(2);
   std::string display;
   for (size_t i = root.size(); i >= 2; i -= 2) display += root.substr(i - 2, 2);
   CHECK(display == header_root);
