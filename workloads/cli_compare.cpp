@@ -15,6 +15,7 @@
 #include "engine/stats/bootstrap.h"
 #include "engine/stats/mann_whitney.h"
 #include "workloads/cli_args.h"
+#include "workloads/report.h"
 #include "workloads/result_samples.h"
 
 namespace st::cli {
@@ -56,18 +57,12 @@ int cmd_compare(int argc, char** argv) {
             "Mann-Whitney U p, coefficient of variation.\nusage: statetree compare A.json B.json [options]");
   args.accept_positional(true);
   args.option("metric", "M[,M...]", "dot path(s) of the metric in each JSON object; default: every summary with samples in both");
-  args.option("resamples", "N", "bootstrap resamples (100..1000000)", "10000");
-  args.option("seed", "S", "bootstrap seed", "1");
+  args.option_u64("resamples", "N", "bootstrap resamples", 100, 1000000, 10000);
+  args.option_u64("seed", "S", "bootstrap seed", 0, UINT64_MAX, 1);
   args.flag("json", "one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  if (auto code = args.parse_or_exit(argc, argv)) return *code;
   if (args.positional().size() != 2) return fail("give two result files: statetree compare A.json B.json");
-  std::string err;
-  const auto resamples = args.u64("resamples", &err);
-  if (!resamples) return fail(err);
-  if (*resamples < 100 || *resamples > 1000000) return fail("--resamples must be in 100..1000000");
-  const auto seed = args.u64("seed", &err);
-  if (!seed) return fail(err);
+  const uint64_t resamples = args.get_u64("resamples"), seed = args.get_u64("seed");
 
   const std::string path_a = args.positional()[0], path_b = args.positional()[1];
   auto la = workloads::load_result_objects(path_a);
@@ -100,7 +95,7 @@ int cmd_compare(int argc, char** argv) {
     r.b = std::move(std::get<std::vector<double>>(sb));
     if (r.a.empty()) return fail(path_a + ": no metric '" + m + "'");
     if (r.b.empty()) return fail(path_b + ": no metric '" + m + "'");
-    r.ci = stats::bootstrap_median_ratio(r.a, r.b, *resamples, *seed);
+    r.ci = stats::bootstrap_median_ratio(r.a, r.b, resamples, seed);
     r.mw = stats::mann_whitney_u(r.a, r.b);
     rows.push_back(std::move(r));
   }
@@ -108,10 +103,13 @@ int cmd_compare(int argc, char** argv) {
   if (args.given("json")) {
     nlohmann::json j;
     j["command"] = "compare";
+    j["root"] = nullptr;
+    j["root_note"] = "compare reads result files; it computes no tree";
+    report::stamp(j);
     j["a"] = path_a;
     j["b"] = path_b;
-    j["resamples"] = *resamples;
-    j["seed"] = *seed;
+    j["resamples"] = resamples;
+    j["seed"] = seed;
     for (const Row& r : rows) {
       nlohmann::json row = {{"metric", r.metric}, {"a", side_json(r.a)}, {"b", side_json(r.b)}};
       if (r.ci.ok) row["ratio_b_over_a"] = {{"median_ratio", r.ci.ratio}, {"ci95", {r.ci.lo, r.ci.hi}}};
@@ -138,7 +136,7 @@ int cmd_compare(int argc, char** argv) {
   }
   std::printf("p: Mann-Whitney U, two-sided; * = normal approximation with tie correction (else exact). CI: %llu "
               "resamples, seed %llu.\n",
-              (unsigned long long)*resamples, (unsigned long long)*seed);
+              (unsigned long long)resamples, (unsigned long long)seed);
   return 0;
 }
 
