@@ -9,7 +9,13 @@
 // record that shares a page with its parent costs no I/O; at a page that is not cached it
 // waits, and goes on as soon as that page lands while the other reads are in flight.
 // RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
-// of all cursors. A slot key's answer also carries its account (the MPT's does): each
+// of all cursors. Every blob a lookup uses is checked against the hash its parent's entry
+// records for it (the root: the manifest's root hash), as verify() checks it: arena, the
+// checks of the blobs decoded so far run batched (bintrie_blob_checks.h) whenever the walks
+// wait for a read, and at the end; RocksDB, each round's blobs before any cursor uses them.
+// A mismatch fails the lookup naming the record or path key; no answer of a failed lookup
+// is returned. A record reached twice with different hashes is an error at once; a stem
+// must continue its path. A slot key's answer also carries its account (the MPT's does): each
 // distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
 // same walk unless the batch already asks for that account (DbOptions::slot_key_accounts:
 // off, a slot key reads its slot alone).
@@ -23,7 +29,9 @@
 // (reconstruct_group), and compared; a stem's bits must continue the path of its position.
 //
 // Invariants: every decode is strict (group_blob.h); a record's kind and child count must
-// match its blob; walks stop at depth 248, so hostile data cannot loop.
+// match its blob; a lookup answers only from blobs whose hashes matched their parents'
+// entries up to the manifest's root; proofs check each node on their path the same way;
+// walks stop at depth 248, so hostile data cannot loop.
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -546,11 +554,14 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
 // cached; the reads the walks ask for go out every kPollEvery advances (a non-blocking
 // poll, which also refills the device queue), so the queue stays full across levels and
 // the decoding overlaps the reads. Decoded nodes are kept per batch by locator (the top
-// groups are on every key's path).
+// groups are on every key's path). Each node's hash check is queued when it is decoded and
+// run, all queued together (BlobHashChecks), whenever the walks are about to wait for a
+// read (after submitting it), and at the end: no answer is returned before every blob on
+// its path matched its parent's entry; on a mismatch the lookup fails (its answers are
+// dropped by lookup()).
 io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
                                    bool cold) {
   constexpr size_t kPollEvery = 8;
-  constexpr size_t kCheckBatch = 32;  // blobs hashed together while reads are in flight
   const uint64_t cpu0 = thread_cpu_ns();
   if (cold) reader_->clear();
   checks_.clear();
@@ -581,8 +592,17 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
         st = reader_->poll(&ready, false);
       }
     }
-    if (st.ok() && checks_.pending() >= kCheckBatch) st = run_checks(name);
-    if (!st.ok() || reader_->idle()) break;
+    if (!st.ok()) break;
+    if (checks_.pending() > 0 && !reader_->idle()) {
+      // About to wait: submit the reads asked for so far, then hash the blobs walked
+      // meanwhile while those reads are in flight (a lone key's walk: each group hashed
+      // during the read of the next page, only its last blob after the last read).
+      st = reader_->poll(&ready, false);
+      if (st.ok()) st = run_checks(name);
+      if (!st.ok()) break;
+      if (!ready.empty()) continue;
+    }
+    if (reader_->idle()) break;
     st = reader_->poll(&ready, true);
   }
   if (st.ok()) st = run_checks(name);
