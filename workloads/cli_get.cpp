@@ -130,7 +130,8 @@ int cmd_get(int argc, char** argv) {
   if (with_slot) keys.push_back(key);
   std::vector<persist::LookupAnswer> answers;
   persist::LookupStats stats;
-  if (io::Status s = db->lookup(keys, &answers, &stats); !s.ok()) return fail(s.message(), 1);
+  if (io::Status s = db->lookup(keys, &answers, &stats); !s.ok())
+    return fail(s.message(), s.code() == io::Errc::corrupt_page ? 2 : 1);  // a node that fails its checks: bad input
   if (answers.size() != keys.size())
     return fail("lookup returned " + std::to_string(answers.size()) + " answers for " + std::to_string(keys.size()) +
                 " keys", 1);

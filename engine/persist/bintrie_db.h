@@ -9,13 +9,15 @@
 // common prefix equals its depth), so nothing but the leaves, their sort index and one hash
 // per stem is held in memory. The root equals batch_root / StateTree of the same leaves.
 //
-// open_bintrie: a TreeDb whose lookups walk all keys level by level (arena: one PageReader
-// round per step, walking on through records already loaded; RocksDB: one MultiGet per
-// group level), whose verify() re-reads and re-hashes every node breadth-first, and whose
-// prove() returns key proofs rebuilt from the group blobs on disk.
+// open_bintrie: a TreeDb whose lookups walk all keys (arena: streamed, walking on through
+// records already loaded; RocksDB: one MultiGet per group level) and answer only from
+// blobs whose hashes match their parents' entries up to the manifest's root, whose verify()
+// re-reads and re-hashes every node depth-first, and whose prove() returns key proofs
+// rebuilt from the group blobs on disk (each node on the path checked the same way).
 //
 // Errors: io::Status values; a blob or record that does not decode or does not match its
-// parent is an error naming the locator (arena) or the path key (RocksDB).
+// parent (its hash included) is an error naming the locator (arena) or the path key
+// (RocksDB).
 #pragma once
 
 #include <memory>

@@ -9,7 +9,13 @@
 // record that shares a page with its parent costs no I/O; at a page that is not cached it
 // waits, and goes on as soon as that page lands while the other reads are in flight.
 // RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
-// of all cursors. A slot key's answer also carries its account (the MPT's does): each
+// of all cursors. Every blob a lookup uses is checked against the hash its parent's entry
+// records for it (the root: the manifest's root hash), as verify() checks it: arena, the
+// checks of the blobs decoded so far run batched (bintrie_blob_checks.h) whenever the walks
+// wait for a read, and at the end; RocksDB, each round's blobs before any cursor uses them.
+// A mismatch fails the lookup naming the record or path key; no answer of a failed lookup
+// is returned. A record reached twice with different hashes is an error at once; a stem
+// must continue its path. A slot key's answer also carries its account (the MPT's does): each
 // distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
 // same walk unless the batch already asks for that account (DbOptions::slot_key_accounts:
 // off, a slot key reads its slot alone).
@@ -23,7 +29,9 @@
 // (reconstruct_group), and compared; a stem's bits must continue the path of its position.
 //
 // Invariants: every decode is strict (group_blob.h); a record's kind and child count must
-// match its blob; walks stop at depth 248, so hostile data cannot loop.
+// match its blob; a lookup answers only from blobs whose hashes matched their parents'
+// entries up to the manifest's root; proofs check each node on their path the same way;
+// walks stop at depth 248, so hostile data cannot loop.
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -33,6 +41,7 @@
 #include "engine/bintrie/keys.h"
 #include "engine/bintrie/proof.h"
 #include "engine/bintrie/stem_bits.h"
+#include "engine/persist/bintrie_blob_checks.h"
 #include "engine/persist/bintrie_db.h"
 #include "engine/persist/bintrie_disk.h"
 
@@ -100,7 +109,7 @@ class BintrieDb final : public TreeDb {
  public:
   BintrieDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g, size_t verify_cache_pages, bool slot_key_accounts)
       : files_(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g),
-        verify_cache_pages_(verify_cache_pages), slot_key_accounts_(slot_key_accounts) {
+        verify_cache_pages_(verify_cache_pages), slot_key_accounts_(slot_key_accounts), checks_(h, g) {
     if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
   }
 
@@ -122,6 +131,7 @@ class BintrieDb final : public TreeDb {
     bool stem_only = false;  // the parent's entry ends before the group's bottom: a stem
     unsigned depth = 0;      // bit depth of the next node
     Locator loc = kNoLocator;
+    Bytes32 expect{};        // the hash the next node must have (its parent's entry; the root: the manifest's)
     std::vector<Locator> need;  // RocksDB step(): unused (no split halves there)
     uint32_t waits = 0;         // arena: page requests not yet landed
   };
@@ -135,6 +145,7 @@ class BintrieDb final : public TreeDb {
     bintrie::StemBlobView stem;
     RecordView rec;               // the group's record: its children
     Locator half = kNoLocator;    // split group: the record of children [kSplitDirect, k)
+    Bytes32 expect{};             // the hash it was first reached with (its check is queued)
   };
   struct LookupState {
     std::vector<Cursor>* cur = nullptr;
@@ -178,7 +189,23 @@ class BintrieDb final : public TreeDb {
   size_t verify_cache_pages_;  // DbOptions::verify_cache_pages
   bool slot_key_accounts_;     // DbOptions::slot_key_accounts
   std::unique_ptr<PageReader> reader_;
+  BlobHashChecks checks_;      // lookups: the blobs used, hashed in batches before any answer
+  // Runs the queued checks; a mismatch is an error naming the node (name(tag)).
+  template <class Name>
+  io::Status run_checks(const Name& name);
 };
+
+template <class Name>
+io::Status BintrieDb::run_checks(const Name& name) {
+  const long bad = checks_.run();
+  if (bad < 0) return {};
+  const size_t i = size_t(bad);
+  bool root = false;
+  const std::string where = name(checks_.tag(i), &root);
+  return {io::Errc::corrupt_page, where + (root ? ": root hash does not match the manifest"
+                                              : checks_.is_group(i) ? ": group hash does not match its parent's entry"
+                                                                    : ": stem hash does not match its parent's entry")};
+}
 
 io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records) {
   *complete = false;
@@ -295,6 +322,7 @@ void BintrieDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnsw
 
 const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
   if (!n.is_group) {
+    if (!bd::same_prefix(n.stem.stem.data(), c.key.data(), c.depth)) return "stem does not continue its path";
     finish_stem(c, &n.stem, ans);
     return nullptr;
   }
@@ -313,6 +341,7 @@ const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
   const unsigned r = n.group.entries[*e].depth;
   c.stem_only = r < g_;
   c.depth += r;
+  c.expect = n.group.entries[*e].hash;
   if (!n.children.empty()) c.loc = n.children[*e];
   return nullptr;
 }
@@ -348,6 +377,7 @@ io::Status BintrieDb::lookup(std::span<const state::StateKey> keys, std::vector<
                         : bintrie::storage_slot_key(ks_, keys[i].address, *keys[i].slot);
     }
     c.loc = root_loc();
+    c.expect = files_.manifest.root_hash;
     c.done = empty_tree();
   }
   out->assign(cur.size(), LookupAnswer{});
@@ -464,13 +494,24 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
       bool complete = false;
       if (io::Status st = read_lite(at, i, ls, &n, &complete); !st) return st;
       if (!complete) return {};  // waits for stem pieces
+      // Used only once its hash matched (the checks run in batches, and all before the
+      // lookup returns): until then it can at worst steer this walk astray (bounded by
+      // depth 248), never into an answer.
+      n.expect = c.expect;
+      if (n.is_group) checks_.add_group(n.group, c.expect.data(), at);
+      else checks_.add_stem(n.stem, c.expect.data(), at);
       ni = uint32_t(ls.nodes.size());
       ls.nodes.push_back(n);
       ls.memo.emplace(at, ni);
     }
     const LiteNode& n = ls.nodes[ni];
+    if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
+      return bad(std::string(n.is_group ? "group" : "stem") +
+                 " hash does not match its parent's entry (two entries name it by different hashes)");
     ++ls.visits;
     if (!n.is_group) {
+      if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
+        return bad("stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
       finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
       return {};
     }
@@ -504,6 +545,7 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
     c.stem_only = r < g_;
     c.depth += r;
     c.loc = child;
+    std::memcpy(c.expect.data(), n.group.hash(e), 32);
   }
   return {};
 }
@@ -512,12 +554,21 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
 // cached; the reads the walks ask for go out every kPollEvery advances (a non-blocking
 // poll, which also refills the device queue), so the queue stays full across levels and
 // the decoding overlaps the reads. Decoded nodes are kept per batch by locator (the top
-// groups are on every key's path).
+// groups are on every key's path). Each node's hash check is queued when it is decoded and
+// run, all queued together (BlobHashChecks), whenever the walks are about to wait for a
+// read (after submitting it), and at the end: no answer is returned before every blob on
+// its path matched its parent's entry; on a mismatch the lookup fails (its answers are
+// dropped by lookup()).
 io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
                                    bool cold) {
   constexpr size_t kPollEvery = 8;
   const uint64_t cpu0 = thread_cpu_ns();
   if (cold) reader_->clear();
+  checks_.clear();
+  auto name = [&](uint64_t tag, bool* root) {
+    *root = tag == root_loc();
+    return "binary trie " + bd::locator_name(Locator(tag));
+  };
   reader_->reset_in_flight_max();
   const ReadCounters before = reader_->counters();
   LookupState ls;
@@ -541,10 +592,24 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
         st = reader_->poll(&ready, false);
       }
     }
-    if (!st.ok() || reader_->idle()) break;
+    if (!st.ok()) break;
+    if (checks_.pending() > 0 && !reader_->idle()) {
+      // About to wait: submit the reads asked for so far, then hash the blobs walked
+      // meanwhile while those reads are in flight (a lone key's walk: each group hashed
+      // during the read of the next page, only its last blob after the last read).
+      st = reader_->poll(&ready, false);
+      if (st.ok()) st = run_checks(name);
+      if (!st.ok()) break;
+      if (!ready.empty()) continue;
+    }
+    if (reader_->idle()) break;
     st = reader_->poll(&ready, true);
   }
-  if (!st.ok()) reader_->abandon();
+  if (st.ok()) st = run_checks(name);
+  if (!st.ok()) {
+    reader_->abandon();
+    checks_.clear();
+  }
   const ReadCounters& after = reader_->counters();
   s->rounds = after.rounds - before.rounds;
   s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
@@ -567,15 +632,27 @@ io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupA
   std::vector<std::string> values;
   std::vector<uint8_t> found;
   std::vector<Node> decoded;  // one per distinct key of the round
+  std::vector<Bytes32> expect;  // per distinct key: the hash its node must have
+  checks_.clear();
+  auto key_name = [&](size_t j) {
+    return "binary trie node at path key " +
+           bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()});
+  };
   for (;;) {
     index.clear();
     keys.clear();
+    expect.clear();
     for (size_t i = 0; i < cur.size(); ++i) {
       if (cur[i].done) continue;
       const std::vector<uint8_t> k = bintrie::blob_key(cur[i].key.data(), cur[i].depth);
       std::string ks(reinterpret_cast<const char*>(k.data()), k.size());
       auto [it, fresh] = index.emplace(std::move(ks), uint32_t(keys.size()));
-      if (fresh) keys.push_back(it->first);
+      if (fresh) {
+        keys.push_back(it->first);
+        expect.push_back(cur[i].expect);
+      } else if (expect[it->second] != cur[i].expect) {  // one path, two hashes: both cannot match
+        return {io::Errc::corrupt_page, key_name(it->second) + ": hash does not match its parent's entry"};
+      }
       slot_of[i] = it->second;
     }
     if (keys.empty()) break;
@@ -597,6 +674,25 @@ io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupA
       if (!blob.empty() && blob[0] != bintrie::kGroupBlobVersion && blob[0] != bintrie::kStemBlobVersion)
         return {io::Errc::corrupt_page, where() + ": unknown blob version byte " + std::to_string(blob[0])};
       if (io::Status st = decode_blob(blob, g_, where, &decoded[j]); !st) return st;
+      // The views for the hash check (the strict checks decode_blob ran, without copies).
+      if (decoded[j].is_group) {
+        bintrie::GroupBlobView v;
+        if (std::string e = bintrie::check_group_blob(blob, g_, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
+        checks_.add_group(v, expect[j].data(), j);
+      } else {
+        bintrie::StemBlobView v;
+        if (std::string e = bintrie::check_stem_blob(blob, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
+        checks_.add_stem(v, expect[j].data(), j);
+      }
+    }
+    // Every node of the round is hashed (one batch) before any cursor uses it.
+    if (io::Status st = run_checks([&](uint64_t j, bool* root) {
+          *root = keys[j].size() == 1;  // blob_key of depth 0: the root
+          return key_name(size_t(j));
+        });
+        !st) {
+      checks_.clear();
+      return st;
     }
     for (size_t i = 0; i < cur.size(); ++i) {
       Cursor& c = cur[i];
@@ -766,6 +862,7 @@ io::Status BintrieDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
   unsigned depth = 0;
   bool stem_only = false;
   uint64_t records = 0;
+  Bytes32 expect = files_.manifest.root_hash;  // each node's hash is checked, as a lookup's
   Node node;
   for (;;) {
     std::string where;
@@ -788,6 +885,13 @@ io::Status BintrieDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
       }
       bintrie::DenseStemTree dt;
       bintrie::dense_stem_tree(h_, leaves, &dt);
+      Bytes32 stem_hash;
+      bintrie::hash_stem_node(h_, node.stem.stem.data(), dt.root().data(), stem_hash.data());
+      if (stem_hash != expect)
+        return {io::Errc::corrupt_page, where + (depth == 0 ? ": root hash does not match the manifest"
+                                                           : ": stem hash does not match its parent's entry")};
+      if (!bd::same_prefix(node.stem.stem.data(), key.data(), depth))
+        return {io::Errc::corrupt_page, where + ": stem does not continue its path"};
       p->stem = node.stem.stem;
       if (std::memcmp(node.stem.stem.data(), key.data(), 31) != 0) {
         p->end = bintrie::ProofEnd::other_stem;
@@ -802,6 +906,9 @@ io::Status BintrieDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
     if (stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
     if (depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(depth)};
     const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
+    if (inner[0] != expect)
+      return {io::Errc::corrupt_page, where + (depth == 0 ? ": root hash does not match the manifest"
+                                                         : ": group hash does not match its parent's entry")};
     const uint32_t pos = bd::key_bits(key.data(), depth, g_);
     const auto e = bd::find_entry(node.group, pos);
     unsigned r_end;
@@ -822,6 +929,7 @@ io::Status BintrieDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
     }
     stem_only = r_end < g_;
     depth += r_end;
+    expect = node.group.entries[*e].hash;
     if (arena) loc = node.children[*e];
   }
 }

@@ -1,0 +1,365 @@
+// bintrie_lookup_hash_test: a binary-trie lookup uses a group or stem blob only after it
+// hashed to what its parent records for it (the root: the manifest's root hash). Pages
+// whose contents changed under a re-sealed checksum (written back through the store, which
+// seals them) and a re-published manifest naming another root:
+//   - a leaf value of an account's header stem (its nonce gains 2^37),
+//   - an entry hash of the group above that stem,
+//   - the manifest's root hash,
+// each make the engine's lookup (the one key alone, and a streamed batch of every account)
+// an error naming the record (arena: "binary trie page P record R"; RocksDB: the node's
+// path key), never an answer; `statetree get` and `read-bench` fail with one line on stderr
+// and exit 2. Keys whose walks do not touch the changed blob still answer.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/bintrie/group_blob.h"
+#include "engine/bintrie/keys.h"
+#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/db_files.h"
+#include "engine/persist/record_page.h"
+#include "engine/persist/tree_db.h"
+#include "engine/state/synthetic_state.h"
+#include "io/manifest.h"
+#include "io/node_store.h"
+#include "io/rocksdb_store.h"
+#include "reference/run_command.h"
+#include "tests/engine/persist/bintrie_test_options.h"
+#include "tests/io/io_test_util.h"
+
+namespace {
+
+using namespace st;
+using persist::DbOptions;
+using persist::Locator;
+using persist::StoreKind;
+using state::Bytes32;
+using st::io::test::TempDir;
+namespace bd = persist::bintrie_disk;
+
+constexpr unsigned kGd = 4;
+
+state::SyntheticSpec small_spec() {
+  state::SyntheticSpec s;
+  s.accounts = 400;
+  s.contracts = 8;
+  s.slots_per_contract = 60;
+  s.seed = 5;
+  return s;
+}
+
+// The account whose header stem the tests change: an EOA.
+uint64_t target_account(const state::SyntheticState& src) { return src.spec().contracts + 3; }
+
+Bytes32 header_stem_key(const state::Address& a) {
+  const bintrie::KeyScheme ks{bintrie::make_hasher(bintrie::HashKind::sha256), bintrie::TreeIndexEndian::big};
+  return bintrie::basic_data_key(ks, a);
+}
+
+std::string hex0x(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s = "0x";
+  for (size_t i = 0; i < n; ++i) s += d[p[i] >> 4], s += d[p[i] & 15];
+  return s;
+}
+
+// Basic data leaf: version, 4 reserved, code size (3), nonce (8, big-endian), balance.
+// Bit 5 of nonce byte 11 - 8 = 3 from the top: the nonce gains or loses 2^37.
+constexpr size_t kNonceByte = 11;
+constexpr uint8_t kNonceBit = 0x20;
+
+// ---- arena: pages read, changed and written back through the store (sealed again) ----
+
+void edit_page(const DbOptions& o, uint64_t page, const std::function<void(std::vector<uint8_t>&, const persist::RecordPage&)>& edit) {
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  io::NodeStore& store = files.arena->pages();
+  std::vector<uint8_t> buf(store.payload_bytes());
+  io::PageOp op{io::PageOpKind::read, page, buf.data(), 0};
+  REQUIRE(io::run_batch(store, {&op, 1}).ok());
+  persist::RecordPage rp;
+  REQUIRE(persist::decode_record_page(page, buf, &rp).empty());
+  edit(buf, rp);
+  op.kind = io::PageOpKind::write;
+  REQUIRE(io::run_batch(store, {&op, 1}).ok());
+  REQUIRE(store.sync().ok());
+}
+
+// The record of the stem `stem31` and the group record whose child it is.
+struct StemAndParent {
+  Locator stem = persist::kNoLocator, parent = persist::kNoLocator, root = persist::kNoLocator;
+};
+StemAndParent find_stem(const DbOptions& o, const uint8_t* stem31) {
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  StemAndParent out;
+  out.root = files.commit.root;
+  io::NodeStore& store = files.arena->pages();
+  std::vector<uint8_t> buf(store.payload_bytes());
+  std::vector<std::pair<Locator, std::vector<Locator>>> groups;
+  for (uint64_t p = 0; p < files.manifest.page_high_water; ++p) {
+    io::PageOp op{io::PageOpKind::read, p, buf.data(), 0};
+    if (!io::run_batch(store, {&op, 1}).ok()) continue;  // a free page
+    persist::RecordPage rp;
+    if (!persist::decode_record_page(p, buf, &rp).empty()) continue;
+    for (uint32_t r = 0; r < rp.records.size(); ++r) {
+      const persist::RecordView& rec = rp.records[r];
+      const Locator l = persist::make_locator(p, r);
+      if (rec.kind == bd::kStem && rec.body.size() >= 64 && std::memcmp(rec.body.data() + 1, stem31, 31) == 0) out.stem = l;
+      if (rec.kind == bd::kGroup || rec.kind == bd::kGroupSplit) {
+        std::vector<Locator> ch;
+        for (uint32_t c = 0; c < rec.child_count; ++c) ch.push_back(rec.child(c));
+        groups.push_back({l, std::move(ch)});
+      }
+    }
+  }
+  REQUIRE(out.stem != persist::kNoLocator);
+  for (const auto& [l, ch] : groups)
+    for (Locator c : ch)
+      if (c == out.stem) out.parent = l;
+  REQUIRE(out.parent != persist::kNoLocator);
+  return out;
+}
+
+// Flips the nonce bit of the stem record's first value (sub 0: the basic-data leaf).
+void change_stem_leaf(const DbOptions& o, Locator stem) {
+  edit_page(o, persist::locator_page(stem), [&](std::vector<uint8_t>& buf, const persist::RecordPage& rp) {
+    const persist::RecordView& rec = rp.records[persist::locator_index(stem)];
+    REQUIRE(rec.kind == bd::kStem);
+    REQUIRE((rec.body[32] & 0x80) != 0);  // sub 0 present: values[0] is the basic-data leaf
+    buf[size_t(rec.body.data() - buf.data()) + 64 + kNonceByte] ^= kNonceBit;
+  });
+}
+
+// Changes the last byte of the group record's blob (its last entry's hash).
+void change_group_entry(const DbOptions& o, Locator group) {
+  edit_page(o, persist::locator_page(group), [&](std::vector<uint8_t>& buf, const persist::RecordPage& rp) {
+    const persist::RecordView& rec = rp.records[persist::locator_index(group)];
+    REQUIRE((rec.kind == bd::kGroup || rec.kind == bd::kGroupSplit));
+    buf[size_t(rec.body.data() - buf.data()) + rec.body.size() - 1] ^= 0x01;
+  });
+}
+
+// ---- RocksDB: the blobs on the key's path, rewritten in place ----
+
+struct PathBlob {
+  std::string key, value;
+};
+// Every blob on the path of `key` (root first).
+std::vector<PathBlob> rocks_path(const DbOptions& o, const Bytes32& key) {
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  std::vector<std::string> keys;
+  for (unsigned d = 0; d < 248; ++d) {
+    const std::vector<uint8_t> k = bintrie::blob_key(key.data(), d);
+    keys.emplace_back(reinterpret_cast<const char*>(k.data()), k.size());
+  }
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<std::string> values;
+  std::vector<uint8_t> found;
+  REQUIRE(files.rocks->multi_get(views, &values, &found).ok());
+  std::vector<PathBlob> out;
+  for (size_t d = 0; d < keys.size(); ++d)
+    if (found[d]) out.push_back({keys[d], values[d]});
+  return out;
+}
+void rocks_put(const DbOptions& o, const PathBlob& b) {
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  const io::KvWrite w{b.key, b.value, false};
+  REQUIRE(files.rocks->write_batch({&w, 1}).ok());
+  REQUIRE(files.rocks->flush().ok());
+}
+
+// ---- the manifest, re-published (sealed) with another root ----
+
+void forge_root(const DbOptions& o) {
+  io::FileManifestSlot slot(o.dir);
+  io::Manifest m;
+  REQUIRE(slot.load(&m).ok());
+  m.root_hash[7] ^= 0x40;
+  REQUIRE(slot.publish(m).ok());
+}
+
+// ---- the checks ----
+
+std::vector<state::StateKey> every_account(const state::SyntheticState& src) {
+  std::vector<state::StateKey> keys;
+  for (uint64_t i = 0; i < src.account_count(); ++i) keys.push_back({src.address(i), std::nullopt});
+  return keys;
+}
+
+uint64_t source_nonce(const state::SyntheticState& src, uint64_t i) {
+  state::AccountRecord r;
+  src.account(i, &r);
+  return r.nonce;
+}
+
+// The engine's lookups through the changed node fail naming `where` (and `what`); a batch
+// of every account (streamed in the arena, level by level in RocksDB) fails too; a key
+// whose walk avoids the node (when `other` is given) still answers.
+void check_engine_refuses(const DbOptions& o, const state::SyntheticState& src, const std::string& where,
+                          const std::string& what, std::optional<uint64_t> other) {
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(persist::open_db(o, &db).message() == "");
+  const state::StateKey k{src.address(target_account(src)), std::nullopt};
+  std::vector<persist::LookupAnswer> ans;
+  for (bool cold : {true, false}) {
+    io::Status st = db->lookup({&k, 1}, &ans, nullptr, cold);
+    CHECK_FALSE(st.ok());
+    CHECK(st.code() == io::Errc::corrupt_page);
+    CHECK(ans.empty());
+    CHECK_MESSAGE(st.message().find(where) == 0, st.message());
+    CHECK_MESSAGE(st.message().find(what) != std::string::npos, st.message());
+    CHECK(st.message().find('\n') == std::string::npos);
+  }
+  // A slot key of the same address carries the account: its walk reaches the stem too.
+  const state::StateKey slot_key{k.address, Bytes32{}};
+  CHECK_FALSE(db->lookup({&slot_key, 1}, &ans, nullptr, true).ok());
+  const std::vector<state::StateKey> all = every_account(src);
+  io::Status st = db->lookup(all, &ans, nullptr, true);
+  CHECK_FALSE(st.ok());
+  CHECK(ans.empty());
+  CHECK_MESSAGE(st.message().find(where) == 0, st.message());
+  if (other) {
+    const state::StateKey ok{src.address(*other), std::nullopt};
+    st = db->lookup({&ok, 1}, &ans, nullptr, true);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    REQUIRE(ans.size() == 1);
+    CHECK(ans[0].account.exists);
+    CHECK(ans[0].account.nonce == source_nonce(src, *other));
+  }
+  persist::VerifyReport vr;
+  CHECK_FALSE(db->verify(&vr).ok());
+  persist::StateProof proof;
+  st = db->prove(k, &proof);
+  CHECK_FALSE(st.ok());
+  CHECK_MESSAGE(st.message().find(where) == 0, st.message());
+}
+
+// `statetree get` and `read-bench` (one at a time, then batched) refuse with one line, exit 2.
+void check_cli_refuses(const DbOptions& o, const state::SyntheticState& src, const std::string& where) {
+  const state::Address a = src.address(target_account(src));
+  reference::CommandResult r = reference::run_statetree("get --db " + o.dir + " --address " + hex0x(a.data(), 20));
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.find(where) != std::string::npos, r.err);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  r = reference::run_statetree("get --json --db " + o.dir + " --address " + hex0x(a.data(), 20) + " --slot 0x01");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  r = reference::run_statetree("read-bench --db " + o.dir + " --accounts-only --keys " +
+                               std::to_string(src.account_count()) + " --single " +
+                               std::to_string(src.account_count()) + " --qd 4 --reps 1 --warmup 0 --json");
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find(where) != std::string::npos, r.err);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+void build(const DbOptions& o, const state::SyntheticState& src) {
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  // Before any change: the target account answers its source nonce.
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(persist::open_db(o, &db).message() == "");
+  const state::StateKey k{src.address(target_account(src)), std::nullopt};
+  std::vector<persist::LookupAnswer> ans;
+  REQUIRE(db->lookup({&k, 1}, &ans, nullptr).ok());
+  REQUIRE(ans.size() == 1);
+  CHECK(ans[0].account.nonce == source_nonce(src, target_account(src)));
+}
+
+TEST_CASE("persist bintrie lookup: a changed stem leaf under a re-sealed page is an error, not a value") {
+  const state::SyntheticState src(small_spec());
+  TempDir dir;
+  const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+  build(o, src);
+  const state::Address a = src.address(target_account(src));
+  const Bytes32 key = header_stem_key(a);
+  const StemAndParent at = find_stem(o, key.data());
+  change_stem_leaf(o, at.stem);
+  const std::string where = "binary trie " + bd::locator_name(at.stem);
+  check_engine_refuses(o, src, where, "stem hash does not match its parent's entry", target_account(src) + 1);
+  check_cli_refuses(o, src, where);
+}
+
+TEST_CASE("persist bintrie lookup: a changed group entry under a re-sealed page is an error, not a value") {
+  const state::SyntheticState src(small_spec());
+  TempDir dir;
+  const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+  build(o, src);
+  const Bytes32 key = header_stem_key(src.address(target_account(src)));
+  const StemAndParent at = find_stem(o, key.data());
+  REQUIRE(at.parent != at.root);  // the group's own parent names it by hash
+  change_group_entry(o, at.parent);
+  const std::string where = "binary trie " + bd::locator_name(at.parent);
+  check_engine_refuses(o, src, where, "group hash does not match its parent's entry", std::nullopt);
+  check_cli_refuses(o, src, where);
+}
+
+TEST_CASE("persist bintrie lookup: a re-sealed manifest with another root is an error, not a value") {
+  const state::SyntheticState src(small_spec());
+  TempDir dir;
+  const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+  build(o, src);
+  Locator root;
+  {
+    persist::DbFiles files;
+    REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+    root = files.commit.root;
+  }
+  forge_root(o);
+  const std::string where = "binary trie " + bd::locator_name(root);
+  check_engine_refuses(o, src, where, "root hash does not match the manifest", std::nullopt);
+  check_cli_refuses(o, src, where);
+}
+
+TEST_CASE("persist bintrie lookup, RocksDB: changed stem leaf, group entry and root are errors, not values") {
+  if (!io::rocksdb_available()) return;  // a build without RocksDB has no such store to check
+  const state::SyntheticState src(small_spec());
+  const Bytes32 key = header_stem_key(src.address(target_account(src)));
+  auto key_name = [](const std::string& k) {
+    return "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(k.data()), k.size()});
+  };
+  SUBCASE("stem leaf") {
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
+    build(o, src);
+    std::vector<PathBlob> path = rocks_path(o, key);
+    REQUIRE(path.size() >= 2);
+    PathBlob stem = path.back();
+    REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
+    stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
+    rocks_put(o, stem);
+    check_engine_refuses(o, src, key_name(stem.key), "stem hash does not match its parent's entry",
+                         target_account(src) + 1);
+    check_cli_refuses(o, src, key_name(stem.key));
+  }
+  SUBCASE("group entry") {
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
+    build(o, src);
+    std::vector<PathBlob> path = rocks_path(o, key);
+    REQUIRE(path.size() >= 3);  // root, a group below it, the stem
+    PathBlob group = path[path.size() - 2];
+    REQUIRE(uint8_t(group.value[0]) == bintrie::kGroupBlobVersion);
+    group.value.back() = char(group.value.back() ^ 0x01);
+    rocks_put(o, group);
+    check_engine_refuses(o, src, key_name(group.key), "group hash does not match its parent's entry", std::nullopt);
+    check_cli_refuses(o, src, key_name(group.key));
+  }
+  SUBCASE("root") {
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
+    build(o, src);
+    forge_root(o);
+    const std::string root_key = key_name(std::string(1, '\0'));
+    check_engine_refuses(o, src, root_key, "root hash does not match the manifest", std::nullopt);
+    check_cli_refuses(o, src, root_key);
+  }
+}
+
+}  // namespace
