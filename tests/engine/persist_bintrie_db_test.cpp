@@ -463,7 +463,8 @@ TEST_CASE("persist bintrie: inconsistent records are errors naming the record") 
   const DbOptions o = options(dir.file("db"), StoreKind::arena, 4, io::HashKind::sha256);
   REQUIRE(bt_build(o, s, nullptr).ok());
   std::unique_ptr<TreeDb> db;
-  // A hash byte of the root group's last entry: lookups still work, verify names the record.
+  // A hash byte of the root group's last entry: verify names the record (lookups through that
+  // entry fail their hash check too: tests/engine/persist/bintrie_lookup_hash_test.cpp).
   const persist::Locator root = rewrite_root_record(o, 0, 0x5a, false);
   const std::string name = "binary trie " + persist::bintrie_disk::locator_name(root);
   REQUIRE(bt_open(o, &db).ok());
