@@ -5,6 +5,15 @@
 // included only by rocksdb_store.cpp; without RocksDB (STATETREE_HAVE_ROCKSDB undefined)
 // open() returns Errc::unsupported. Integrity is RocksDB's own (block checksums, verified
 // on every read: ReadOptions::verify_checksums).
+//
+// A full disk must not reach RocksDB's writers: after one failed write Debian's build (asserts
+// on) aborts the process at its next use of that writer ("sync_without_flush_called_").
+// So: read_only opens with DB::OpenForReadOnly, which writes no file at all (no WAL,
+// MANIFEST, OPTIONS or info LOG), and refuses writes itself; write_batch() and flush()
+// first check free space (statvfs) against what they can write plus free_space_margin_bytes
+// and return "no space left on device: need N bytes, have M (...)" (Errc::full) instead of
+// starting; a RocksDB NoSpace / IOError status that still comes back is a one-line error,
+// and after it the store refuses further writes (reads still work; reopen to write again).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +43,11 @@ struct RocksOptions {
   uint64_t block_cache_bytes = 8ull << 20;
   int bloom_bits_per_key = 10;
   bool sync_writes = true;       // every write_batch() is fsynced (WAL) before returning
+  bool read_only = false;        // DB::OpenForReadOnly: writes no file; write_batch/flush refused
+  // write_batch() / flush() refuse (Errc::full) unless this much stays free after what they
+  // write (WAL + memtable for a batch, the memtables' SST for a flush): room for RocksDB's
+  // MANIFEST, compactions and the info log.
+  uint64_t free_space_margin_bytes = 8ull << 20;
 };
 
 class RocksKvStore {
@@ -41,6 +55,7 @@ class RocksKvStore {
   static Status open(const RocksOptions& options, std::unique_ptr<RocksKvStore>* out);
   ~RocksKvStore();
 
+  // Errors: read-only (bad_argument), no space (full), an earlier write failed (sys), RocksDB's.
   Status write_batch(std::span<const KvWrite> writes);
   // values->size() == found->size() == keys.size() on return; found[i] = 0 for a missing
   // key. Any other per-key error fails the call (naming the key index).
