@@ -100,8 +100,8 @@ struct RocksKvStore::Impl {
     const uint64_t need = bytes + opt.free_space_margin_bytes;
     uint64_t avail = 0;
     if (available_bytes(opt.dir, &avail).ok() && avail < need)
-      return no_space(opt.dir, need, what + " of " + std::to_string(bytes) + " bytes in " + opt.dir + ", " +
-                                         std::to_string(opt.free_space_margin_bytes) + " bytes kept free");
+      return no_space(opt.dir, need, std::to_string(bytes) + " bytes of WAL and SST for " + what + " in " + opt.dir +
+                                         ", " + std::to_string(opt.free_space_margin_bytes) + " bytes kept free");
     return {};
   }
 
@@ -140,6 +140,12 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
     options.info_log = std::make_shared<DiscardLogger>();
     s = rocksdb::DB::OpenForReadOnly(options, o.dir, &raw);
   } else {
+    // Opening for writing writes a WAL, a MANIFEST and an OPTIONS file: on a full disk that
+    // fails half-way inside RocksDB, so refuse first.
+    uint64_t avail = 0;
+    const std::string where = std::filesystem::exists(o.dir) ? o.dir : std::filesystem::path(o.dir).parent_path().string();
+    if (available_bytes(where, &avail).ok() && avail < o.free_space_margin_bytes)
+      return no_space(where, o.free_space_margin_bytes, "opening rocksdb " + o.dir + " for writing");
     s = rocksdb::DB::Open(options, o.dir, &raw);
   }
   if (!s.ok()) return from_rocks(s, "rocksdb open " + o.dir);
@@ -159,8 +165,11 @@ Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
                                 : batch.Put(key, rocksdb::Slice(w.value.data(), w.value.size()));
     if (!s.ok()) return from_rocks(s, "rocksdb batch");
   }
-  // The batch lands in the WAL now and in an SST when its memtable is flushed.
-  const uint64_t bytes = 2 * uint64_t(batch.GetDataSize());
+  // The batch lands in the WAL now, and with the memtable it joins in an SST when that is
+  // flushed (by RocksDB in the background once it is full): count both.
+  uint64_t memtable_bytes = 0;
+  impl_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
+  const uint64_t bytes = 2 * uint64_t(batch.GetDataSize()) + memtable_bytes;
   if (Status m = impl_->may_write(bytes, "a write batch"); !m.ok()) return m;
   rocksdb::WriteOptions wo;
   wo.sync = impl_->opt.sync_writes;
@@ -203,6 +212,8 @@ Status RocksKvStore::flush() {
   return s.ok() ? Status() : impl_->failed(s, memtable_bytes, "flush");
 }
 
+void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
+
 uint64_t RocksKvStore::disk_bytes() const {
   uint64_t total = 0;
   std::error_code ec;
@@ -227,6 +238,7 @@ Status RocksKvStore::multi_get(std::span<const std::string_view>, std::vector<st
   return Status(Errc::unsupported, "no RocksDB");
 }
 Status RocksKvStore::flush() { return Status(Errc::unsupported, "no RocksDB"); }
+void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 uint64_t RocksKvStore::disk_bytes() const { return 0; }
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }
 

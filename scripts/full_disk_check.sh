@@ -81,11 +81,12 @@ done
 
 echo "## rocksdb"
 rm -rf "$M/db" "$M/filler"
-fill 3000
+fill 14000
 run 2 "$BIN" build "${STATE[@]}" --store rocksdb --db "$M/db"
 rm -rf "$M/db" "$M/filler"
 run 0 "$BIN" build "${STATE[@]}" --store rocksdb --db "$M/db"
 fill 0
+run 2 "$BIN" build "${STATE[@]}" --store rocksdb --db "$M/db2"
 run 0 "$BIN" verify --db "$M/db"
 run 0 "$BIN" get --db "$M/db" "${KEY[@]}"
 run 0 "$BIN" read-bench --db "$M/db" --keys 64 --qd 1 --reps 1

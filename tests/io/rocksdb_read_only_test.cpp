@@ -124,7 +124,13 @@ TEST_CASE("rocksdb full disk: a write batch or flush without room is refused bef
     RocksOptions full = o;
     full.free_space_margin_bytes = uint64_t(1) << 60;  // more than any filesystem here has free
     std::unique_ptr<RocksKvStore> db;
+    const Status open = RocksKvStore::open(full, &db);  // opening for writing writes files
+    CHECK(open.code() == Errc::full);
+    CHECK_MESSAGE(open.message().rfind("no space left on device: need ", 0) == 0, open.message());
+    full.free_space_margin_bytes = 0;
     REQUIRE(RocksKvStore::open(full, &db).ok());
+    full.free_space_margin_bytes = uint64_t(1) << 60;
+    db->set_free_space_margin_bytes(full.free_space_margin_bytes);
     const Status w = db->write_batch(second.writes());
     CHECK(w.code() == Errc::full);
     CHECK_MESSAGE(w.message().rfind("no space left on device: need ", 0) == 0, w.message());
