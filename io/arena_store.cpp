@@ -1,6 +1,7 @@
 // arena_store: the io_uring engine of the flat arena file store (design in arena_store.h).
 // The only place besides rocksdb_store.cpp that talks to the kernel's I/O interfaces.
 #include "io/arena_store.h"
+#include "io/disk_space.h"
 #include "io/monotonic_clock.h"
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -37,6 +39,20 @@ struct Slot {
 // Resubmissions allowed per op (EAGAIN, EINTR, short transfers) before it fails.
 constexpr uint8_t kMaxResubmits = 32;
 
+
+int retry_eintr_ftruncate(int fd, off_t bytes) {
+  int r;
+  do r = ::ftruncate(fd, bytes);
+  while (r != 0 && errno == EINTR);
+  return r == 0 ? 0 : errno;
+}
+
+int retry_eintr_fallocate(int fd, off_t offset, off_t len) {
+  int r;
+  do r = ::fallocate(fd, 0, offset, len);
+  while (r != 0 && errno == EINTR);
+  return r == 0 ? 0 : errno;
+}
 
 int retry_eintr_fdatasync(int fd) {
   int r;
@@ -265,7 +281,9 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
   Impl& m = *impl;
   const uint64_t ps = options.page_size;
 
-  const int flags = O_RDWR | O_CLOEXEC | (options.create ? O_CREAT : 0);
+  if (options.read_only && options.create)
+    return Status(Errc::bad_argument, "arena " + options.path + ": create and read-only exclude each other");
+  const int flags = (options.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | (options.create ? O_CREAT : 0);
   if (options.direct_io) {
     m.fd = ::open(options.path.c_str(), flags | O_DIRECT, 0644);
     if (m.fd >= 0) m.features.direct_io = true;
@@ -280,12 +298,18 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
 
   struct stat st;
   if (::fstat(m.fd, &st) != 0) return Status::from_errno(errno, "fstat " + options.path);
-  if (uint64_t(st.st_size) % ps != 0)
-    return Status(Errc::bad_argument, "arena file " + options.path + " is " +
-                                          std::to_string(st.st_size) +
-                                          " bytes, not a whole number of " +
-                                          std::to_string(ps) + "-byte pages");
   m.capacity = uint64_t(st.st_size) / ps;
+  if (const uint64_t tail = uint64_t(st.st_size) % ps; tail != 0) {
+    // A growth cut short (a crash mid-fallocate, or an older build on a full disk): the
+    // partial page past the last whole one was never part of the database.
+    if (!options.read_only) {
+      if (const int err = retry_eintr_ftruncate(m.fd, off_t(m.capacity * ps)); err != 0)
+        return Status::from_errno(err, "ftruncate " + options.path + " to its last whole page");
+    }
+    std::fprintf(stderr, "statetree: %s: %llu bytes past its last whole %llu-byte page (a growth cut short) %s\n",
+                 options.path.c_str(), static_cast<unsigned long long>(tail), static_cast<unsigned long long>(ps),
+                 options.read_only ? "ignored" : "trimmed");
+  }
   if (!options.create && m.capacity == 0 && options.capacity_pages == 0)
     return Status(Errc::bad_argument, "arena file " + options.path + " is empty");
 
@@ -354,14 +378,29 @@ const StoreCounters& ArenaFileStore::counters() const { return impl_->counters; 
 Status ArenaFileStore::grow(uint64_t capacity_pages) {
   Impl& m = *impl_;
   if (capacity_pages <= m.capacity) return {};
+  const std::string& path = m.opt.path;
+  if (m.opt.read_only) return Status(Errc::bad_argument, "arena file " + path + " is open read-only: it cannot grow");
   const uint64_t ps = m.opt.page_size;
-  const off_t off = off_t(m.capacity * ps), len = off_t((capacity_pages - m.capacity) * ps);
-  int r;
-  do r = ::fallocate(m.fd, 0, off, len);
-  while (r != 0 && errno == EINTR);
-  if (r != 0) {
-    if (errno != EOPNOTSUPP) return Status::from_errno(errno, "fallocate " + m.opt.path);
-    if (::ftruncate(m.fd, off + len) != 0) return Status::from_errno(errno, "ftruncate " + m.opt.path);
+  constexpr uint64_t kMaxFileBytes = uint64_t(1) << 62;  // far below off_t's limit
+  if (capacity_pages > kMaxFileBytes / ps)
+    return Status(Errc::bad_argument, "arena file " + path + ": " + std::to_string(capacity_pages) + " pages is too large");
+  const uint64_t old_bytes = m.capacity * ps, len = (capacity_pages - m.capacity) * ps;
+  const uint64_t need = len + m.opt.grow_headroom_bytes;
+  const std::string what = "growing " + path + " from " + std::to_string(m.capacity) + " to " +
+                           std::to_string(capacity_pages) + " pages of " + std::to_string(ps) + " bytes, " +
+                           std::to_string(m.opt.grow_headroom_bytes) + " bytes kept free";
+  // Check first: a fallocate that runs out of space may leave the file extended part-way.
+  uint64_t avail = 0;
+  if (available_bytes(path, &avail).ok() && avail < need) return no_space(path, need, what);
+  int err = m.opt.fallocate_hook ? m.opt.fallocate_hook(m.fd, old_bytes, len)
+                                 : retry_eintr_fallocate(m.fd, off_t(old_bytes), off_t(len));
+  if (err == EOPNOTSUPP) err = retry_eintr_ftruncate(m.fd, off_t(old_bytes + len));  // no fallocate here
+  if (err != 0) {
+    // Put the size back (ext4 extends the file part-way before it reports ENOSPC), so the
+    // file stays a whole number of pages. Should that fail too, open() trims the tail.
+    (void)retry_eintr_ftruncate(m.fd, off_t(old_bytes));
+    if (is_no_space_errno(err)) return no_space(path, need, what);
+    return Status::from_errno(err, "fallocate " + path);
   }
   m.capacity = capacity_pages;
   return {};
@@ -371,12 +410,13 @@ void ArenaFileStore::submit(std::span<const PageOp> ops) {
   Impl& m = *impl_;
   for (const PageOp& op : ops) {
     assert(op.buffer != nullptr);
-    if (op.page_id >= m.capacity) {
+    const bool refused_write = op.kind == PageOpKind::write && m.opt.read_only;
+    if (op.page_id >= m.capacity || refused_write) {
       PageCompletion c;
       c.tag = op.tag;
       c.page_id = op.page_id;
       c.kind = op.kind;
-      c.code = Errc::out_of_range;
+      c.code = refused_write ? Errc::bad_argument : Errc::out_of_range;
       ++m.counters.errors;
       m.done.push_back(c);
       continue;

@@ -17,6 +17,13 @@
 // holds only the payload. Kernel features (io_uring itself, READ/WRITE ops, fixed buffers,
 // fixed files, O_DIRECT on this filesystem) are probed once at open; missing optional ones
 // fall back and are listed in features().
+//
+// File size: always a whole number of pages. grow() checks free space first (statvfs,
+// keeping grow_headroom_bytes free for the manifest), and a fallocate that fails (ENOSPC
+// after extending the file part-way, as ext4 does) is undone by truncating back to the old
+// size, so a full disk leaves the file as it was. A trailing partial page found at open (a
+// growth cut short by a crash or by an older build) is ignored, trimmed when the file is
+// opened for writing, and named in one line on stderr.
 #pragma once
 
 #include <functional>
@@ -34,12 +41,18 @@ struct ArenaOptions {
   uint64_t capacity_pages = 0;
   uint32_t queue_depth = 32;     // 1..4096: ops in the kernel (ring entries); 2x as many buffers
   bool create = false;           // create (or extend) the file; false: it must exist
+  bool read_only = false;        // O_RDONLY: grow() and writes are refused, a partial tail is not trimmed
   bool direct_io = true;         // O_DIRECT; falls back to buffered if the fs refuses it
   bool use_registered_buffers = true;
   bool use_registered_file = true;
   // Test hook: sees every CQE result (bytes or -errno) before the store handles it and may
   // return another one, to force EINTR / EAGAIN / short transfers / errors.
   std::function<int(const PageOp& op, uint32_t bytes_done, int res)> cqe_filter;
+  // grow() refuses (no space) unless the filesystem keeps this many bytes free after it.
+  uint64_t grow_headroom_bytes = 1ull << 20;
+  // Test hook: called instead of fallocate(fd, 0, offset, len); returns 0 or an errno. Lets
+  // tests play a full disk, e.g. extend the file part-way and return ENOSPC as ext4 does.
+  std::function<int(int fd, uint64_t offset, uint64_t len)> fallocate_hook;
 };
 
 struct ArenaFeatures {
@@ -52,12 +65,15 @@ struct ArenaFeatures {
 class ArenaFileStore final : public NodeStore {
  public:
   // Opens (or creates) the arena. Errors: io_uring unavailable (unsupported), the file
-  // missing (not_found), a size that is not a whole number of pages (bad_argument), errno.
+  // missing (not_found), an empty file when no capacity is asked for (bad_argument), no
+  // space to preallocate capacity_pages (full), errno.
   static Status open(const ArenaOptions& options, std::unique_ptr<ArenaFileStore>* out);
   ~ArenaFileStore() override;
 
   uint32_t page_size() const override;
   uint64_t capacity_pages() const override;
+  // Errors: read-only (bad_argument); no space (full: "no space left on device: need N
+  // bytes, have M (...)", the file keeps its old size); errno.
   Status grow(uint64_t capacity_pages) override;
   void submit(std::span<const PageOp> ops) override;
   size_t reap(std::span<PageCompletion> out, size_t wait_for) override;

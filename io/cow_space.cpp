@@ -5,8 +5,59 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace st::io {
+
+namespace {
+
+Status forged(const std::string& what) { return Status(Errc::corrupt_page, "manifest: " + what); }
+
+// The most pages commit() can give a free list over `high_water` pages: at most
+// (high_water + 1) / 2 disjoint extents of 16 bytes, the 16-byte header and the 8-byte
+// length, sized with commit()'s slack; doubled, so the bound never refuses a real one.
+uint64_t max_free_list_pages(uint64_t high_water, uint32_t payload) {
+  const uint64_t bytes = 8 + 16 + 16 * ((high_water + 1) / 2) + 64;
+  return 2 * ((bytes + payload - 1) / payload) + 16;
+}
+
+// Every size the manifest gives, against the store it describes, before anything is
+// allocated or read on its word: a manifest whose checksum is valid but whose fields are
+// not (forged, or written by a buggy build) is a one-line error, never a huge allocation.
+Status check_manifest_sizes(const Manifest& m, uint64_t capacity_pages, uint32_t page_size, uint32_t payload) {
+  const uint64_t hw = m.page_high_water;
+  if (hw > capacity_pages)
+    return Status(Errc::corrupt_page, "manifest names " + std::to_string(hw) + " pages, the store has " +
+                                          std::to_string(capacity_pages));
+  if (m.free_list_page == kNoPage) {
+    if (hw > 0)  // pages in use but no record of which
+      return Status(Errc::corrupt_page, "manifest has " + std::to_string(hw) + " pages in use but no free list");
+    if (m.free_list_pages != 0) return forged("free list of " + std::to_string(m.free_list_pages) + " pages at no page");
+  } else {
+    if (m.free_list_page >= hw || m.free_list_pages == 0 || m.free_list_pages > hw - m.free_list_page)
+      return forged("free list at page " + std::to_string(m.free_list_page) + " (" + std::to_string(m.free_list_pages) +
+                    " pages) is not inside the " + std::to_string(hw) + " pages in use");
+    if (m.free_list_pages > max_free_list_pages(hw, payload))
+      return forged("free list of " + std::to_string(m.free_list_pages) + " pages, more than " +
+                    std::to_string(hw) + " pages in use can need");
+  }
+  if (m.root_page != kNoPage && m.root_page >= hw)
+    return forged("root page " + std::to_string(m.root_page) + " is beyond the " + std::to_string(hw) + " pages in use");
+  if (m.pages_used > hw)
+    return forged(std::to_string(m.pages_used) + " pages used of " + std::to_string(hw) + " in use");
+  // A node or a payload byte takes at least one byte of a page; a key is a value in a leaf
+  // (an MPT leaf holds one, a binary-trie stem at most 256).
+  const uint64_t arena_bytes = hw * uint64_t(page_size);  // hw <= capacity: no overflow
+  if (m.payload_bytes > arena_bytes)
+    return forged(std::to_string(m.payload_bytes) + " payload bytes in " + std::to_string(arena_bytes) + " bytes of pages");
+  if (m.node_count > arena_bytes)
+    return forged(std::to_string(m.node_count) + " nodes in " + std::to_string(arena_bytes) + " bytes of pages");
+  if (m.key_count / 256 > m.node_count)
+    return forged(std::to_string(m.key_count) + " keys in " + std::to_string(m.node_count) + " nodes");
+  return {};
+}
+
+}  // namespace
 
 Status CowSpace::open() {
   needs_reopen_ = false;
@@ -18,36 +69,50 @@ Status CowSpace::open() {
   if (s.code() == Errc::not_found) return {};
   if (!s.ok()) return s;
   if (Status p = check_params(m.params, params_); !p.ok()) return p;
-  if (m.page_high_water > store_.capacity_pages())
-    return Status(Errc::corrupt_page, "manifest names " + std::to_string(m.page_high_water) +
-                                          " pages, the store has " + std::to_string(store_.capacity_pages()));
-  if (m.free_list_page == kNoPage && m.page_high_water > 0)  // pages in use but no record of which
-    return Status(Errc::corrupt_page, "manifest has " + std::to_string(m.page_high_water) +
-                                          " pages in use but no free list");
+  const uint32_t payload = store_.payload_bytes();
+  if (Status v = check_manifest_sizes(m, store_.capacity_pages(), store_.page_size(), payload); !v.ok()) return v;
   if (m.free_list_page != kNoPage) {
-    const uint32_t payload = store_.payload_bytes();
-    std::vector<unsigned char> blob(size_t(m.free_list_pages) * payload);
+    std::vector<unsigned char> blob(size_t(m.free_list_pages) * payload);  // bounded by the check above
     std::vector<PageOp> ops;
     for (uint64_t i = 0; i < m.free_list_pages; ++i)
       ops.push_back({PageOpKind::read, m.free_list_page + i, blob.data() + i * payload, i});
     if (Status r = run_batch(store_, ops); !r.ok()) return r;
-    if (blob.size() < 8) return Status(Errc::corrupt_page, "free list: no pages");
-    const uint64_t len = get_u64(blob.data());
-    if (len > blob.size() - 8) return Status(Errc::corrupt_page, "free list: length beyond its pages");
+    const uint64_t len = get_u64(blob.data());  // blob holds >= 1 page (free_list_pages >= 1)
+    if (len > blob.size() - 8)
+      return Status(Errc::corrupt_page, "free list: length " + std::to_string(len) + " beyond its " +
+                                            std::to_string(blob.size() - 8) + " bytes of pages");
+    if (std::any_of(blob.begin() + 8 + std::ptrdiff_t(len), blob.end(), [](unsigned char c) { return c != 0; }))
+      return Status(Errc::corrupt_page, "free list: bytes after its length are not zero");
     if (Status d = PageAllocator::deserialize(std::span<const uint8_t>(blob.data() + 8, len),
                                               store_.capacity_pages(), &alloc_); !d.ok())
       return d;
     if (alloc_.high_water() != m.page_high_water)
       return Status(Errc::corrupt_page, "free list high water does not match the manifest");
+    // What the manifest names must be in use according to the free list it names.
+    for (uint64_t i = 0; i < m.free_list_pages; ++i)
+      if (alloc_.is_free(m.free_list_page + i))
+        return Status(Errc::corrupt_page, "free list: its own page " + std::to_string(m.free_list_page + i) + " is listed free");
+    if (m.root_page != kNoPage && (alloc_.is_free(m.root_page) ||
+                                   (m.root_page >= m.free_list_page && m.root_page - m.free_list_page < m.free_list_pages)))
+      return Status(Errc::corrupt_page, "manifest: root page " + std::to_string(m.root_page) +
+                                            " is free or part of the free list");
   }
   committed_ = m;
   return {};
 }
 
-Status CowSpace::grow_for(uint64_t n) {
+// Grows the store to hold at least min_capacity pages: first by doubling (fewer, larger
+// fallocates), then, when the filesystem has no room for that, by halving the step down to
+// exactly min_capacity before giving up with the store's "no space left on device" error.
+Status CowSpace::grow_for(uint64_t min_capacity) {
   const uint64_t cap = store_.capacity_pages();
-  const uint64_t want = std::max<uint64_t>({cap * 2, alloc_.high_water() + n + 64, 64});
-  if (Status g = store_.grow(want); !g.ok()) return g;
+  uint64_t want = std::max<uint64_t>({cap * 2, min_capacity + 64, 64});
+  for (;;) {
+    Status g = store_.grow(want);
+    if (g.ok()) break;
+    if (g.code() != Errc::full || want <= min_capacity || want <= cap) return g;
+    want = std::max(min_capacity, cap + (want - cap) / 2);
+  }
   alloc_.set_capacity(store_.capacity_pages());
   return {};
 }
@@ -55,7 +120,9 @@ Status CowSpace::grow_for(uint64_t n) {
 Status CowSpace::allocate(uint64_t n, std::vector<uint64_t>* pages) {
   Status s = alloc_.allocate(n, pages);
   if (s.code() != Errc::full) return s;
-  if (Status g = grow_for(n); !g.ok()) return g;
+  // The pages allocate() can use: the free extents, then the room above high water.
+  const uint64_t min_capacity = alloc_.high_water() + (n - std::min(n, alloc_.free_pages()));
+  if (Status g = grow_for(min_capacity); !g.ok()) return g;
   return alloc_.allocate(n, pages);
 }
 
@@ -77,7 +144,7 @@ Status CowSpace::commit(Manifest next) {
     pages = (estimate + payload - 1) / payload;
     Status s = alloc_.allocate_run(pages, &first);
     if (s.code() == Errc::full) {
-      if (Status g = grow_for(pages); !g.ok()) { abort(); return g; }
+      if (Status g = grow_for(alloc_.high_water() + pages); !g.ok()) { abort(); return g; }
       s = alloc_.allocate_run(pages, &first);
     }
     if (!s.ok()) { abort(); return s; }

@@ -32,12 +32,15 @@ class CowSpace {
       : store_(store), slot_(slot), params_(params) {}
 
   // Loads the last published manifest and its free list, checking the parameters (a
-  // mismatch is a one-line error naming both values). No manifest: an empty space.
+  // mismatch is a one-line error naming both values) and every size the manifest gives
+  // against the store before anything is allocated or read (corrupt_page, one line). No
+  // manifest: an empty space.
   Status open();
   const Manifest& committed() const { return committed_; }
   bool has_commit() const { return committed_.commit_seq > 0; }
 
-  // n fresh pages for the commit in progress; grows the store when the arena is full.
+  // n fresh pages for the commit in progress; grows the store when the arena is full
+  // (doubling, halving the step down to what is needed when the disk is short of room).
   Status allocate(uint64_t n, std::vector<uint64_t>* pages);
   // `page` (of the committed state) is superseded by the commit in progress.
   void release(uint64_t page) { alloc_.release(page); }
@@ -53,7 +56,7 @@ class CowSpace {
   bool needs_reopen() const { return needs_reopen_; }
 
  private:
-  Status grow_for(uint64_t n);
+  Status grow_for(uint64_t min_capacity);
 
   NodeStore& store_;
   ManifestSlot& slot_;

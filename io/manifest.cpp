@@ -5,6 +5,8 @@
 #include "io/manifest.h"
 
 #include "io/byte_order.h"
+#include "io/disk_space.h"
+#include "io/page_format.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -106,6 +108,15 @@ Status decode_manifest(const uint8_t* b, size_t size, Manifest* out) {
   m.params.hash_kind = HashKind(b[9]);
   m.params.group_depth = get_u32(&b[12]);
   m.params.page_size = get_u32(&b[16]);
+  // Checksummed is not the same as sane: fields that select code paths must name ones
+  // that exist (sizes against the arena are CowSpace::open's check).
+  if (b[8] < uint8_t(TreeKind::merkle) || b[8] > uint8_t(TreeKind::bintrie))
+    return Status(Errc::corrupt_page, "manifest: unknown tree kind " + std::to_string(b[8]));
+  if (b[9] < uint8_t(HashKind::sha256) || b[9] > uint8_t(HashKind::blake3))
+    return Status(Errc::corrupt_page, "manifest: unknown hash kind " + std::to_string(b[9]));
+  if (!valid_page_size(m.params.page_size))
+    return Status(Errc::corrupt_page, "manifest: page size " + std::to_string(m.params.page_size) +
+                                          " is not 4096 or 16384");
   m.commit_seq = get_u64(&b[24]);
   std::memcpy(m.root_hash.data(), &b[32], 32);
   m.root_page = get_u64(&b[64]);
@@ -141,21 +152,33 @@ Status FileManifestSlot::publish(const Manifest& m) {
   outcome_unknown_ = false;
   const auto bytes = encode_manifest(m);
   const std::string tmp = dir_ + "/MANIFEST.tmp", final_path = path();
+  // Before the rename nothing is published: a failure removes the temp file and leaves the
+  // previous manifest current. A full disk is the one-line "no space left on device" error.
+  auto failed = [&](int err, const std::string& what) {
+    ::unlink(tmp.c_str());
+    if (is_no_space_errno(err)) return no_space(dir_, kManifestBytes, what + " " + tmp);
+    return Status::from_errno(err, what + " " + tmp);
+  };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::from_errno(errno, "open " + tmp);
+  if (fd < 0) return failed(errno, "open");
   Status s = write_all(fd, bytes.data(), bytes.size(), tmp);
-  if (s.ok() && stop_after_step == 1) { ::close(fd); return Status(Errc::injected_fault, "publish stopped after write"); }
-  if (s.ok()) {
-    int r;
-    do r = ::fsync(fd);
-    while (r != 0 && errno == EINTR);
-    if (r != 0) s = Status::from_errno(errno, "fsync " + tmp);
+  if (!s.ok()) {
+    ::close(fd);
+    return failed(s.sys_errno(), "write");
   }
+  if (stop_after_step == 1) { ::close(fd); return Status(Errc::injected_fault, "publish stopped after write"); }
+  int r;
+  do r = ::fsync(fd);
+  while (r != 0 && errno == EINTR);
+  const int fsync_err = r != 0 ? errno : 0;
   ::close(fd);
-  if (!s.ok()) return s;
+  if (fsync_err != 0) return failed(fsync_err, "fsync");
   if (stop_after_step == 2) return Status(Errc::injected_fault, "publish stopped after fsync");
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0)
-    return Status::from_errno(errno, "rename " + tmp + " -> " + final_path);
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Status::from_errno(err, "rename " + tmp + " -> " + final_path);
+  }
   if (stop_after_step == 3) {
     outcome_unknown_ = true;
     return Status(Errc::injected_fault, "publish stopped after rename");

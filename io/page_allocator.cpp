@@ -142,6 +142,16 @@ Status PageAllocator::deserialize(std::span<const uint8_t> b, uint64_t capacity_
   if (hw > capacity_pages)
     return Status(Errc::corrupt_page, "free list: high water " + std::to_string(hw) + " beyond capacity " +
                                           std::to_string(capacity_pages));
+  // The count against the bytes (and the most extents hw pages can hold) before any loop
+  // runs on its word: exactly n 16-byte extents follow the header.
+  const uint64_t extent_bytes = b.size() - pos;
+  if (n > extent_bytes / 16 || n * 16 != extent_bytes)
+    return Status(Errc::corrupt_page, "free list: " + std::to_string(n) + " extents in " + std::to_string(extent_bytes) +
+                                          " bytes (16 each)");
+  if (n > (hw + 1) / 2)
+    return Status(Errc::corrupt_page, "free list: " + std::to_string(n) + " extents below high water " +
+                                          std::to_string(hw) + " (disjoint, not adjacent: at most " +
+                                          std::to_string((hw + 1) / 2) + ")");
   PageAllocator a(capacity_pages);
   a.high_water_ = hw;
   a.high_water_at_commit_ = hw;

@@ -53,6 +53,8 @@ class PageAllocator {
   // Committed state only (call after commit_durable(); asserts nothing is in progress):
   // high water + free extents, little-endian u64s: [high_water][n][start,len]*n.
   std::vector<uint8_t> serialize() const;
+  // Strict: the extent count must match the bytes exactly, extents must be sorted, disjoint,
+  // not adjacent and below high water <= capacity_pages; errors are corrupt_page, one line.
   static Status deserialize(std::span<const uint8_t> bytes, uint64_t capacity_pages, PageAllocator* out);
 
  private:

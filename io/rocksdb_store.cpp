@@ -2,6 +2,7 @@
 #include "io/rocksdb_store.h"
 
 #include <algorithm>
+#include <cstdarg>
 
 #include <filesystem>
 #include <time.h>
@@ -13,6 +14,8 @@
 #include <rocksdb/slice.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+
+#include "io/disk_space.h"
 #endif
 
 namespace st::io {
@@ -69,11 +72,46 @@ Status from_rocks(const rocksdb::Status& s, const std::string& what) {
   return Status(s.IsNotFound() ? Errc::not_found : (s.IsCorruption() ? Errc::corrupt_page : Errc::sys),
                 what + ": " + s.ToString());
 }
+
+bool is_no_space(const rocksdb::Status& s) {
+  return s.IsNoSpace() || (s.IsIOError() && s.ToString().find("No space left on device") != std::string::npos);
+}
+
+// The read-only instance's info log: RocksDB would otherwise create (and rotate) DIR/LOG.
+class DiscardLogger final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char*, va_list) override {}
+};
 }  // namespace
 
 struct RocksKvStore::Impl {
   RocksOptions opt;
   std::unique_ptr<rocksdb::DB> db;
+  Status write_failed;  // the first failed write: RocksDB's writers must not be used again
+
+  // Refuses a write before RocksDB starts it: read-only, an earlier failure, or less free
+  // space than `bytes` + the margin. `what` names the write for the message.
+  Status may_write(uint64_t bytes, const std::string& what) const {
+    if (opt.read_only) return Status(Errc::bad_argument, "rocksdb " + opt.dir + " is open read-only: " + what + " refused");
+    if (!write_failed.ok())
+      return Status(Errc::sys, "rocksdb " + opt.dir + ": an earlier write failed (" + write_failed.message() +
+                                   "); reopen the database to write again");
+    const uint64_t need = bytes + opt.free_space_margin_bytes;
+    uint64_t avail = 0;
+    if (available_bytes(opt.dir, &avail).ok() && avail < need)
+      return no_space(opt.dir, need, std::to_string(bytes) + " bytes of WAL and SST for " + what + " in " + opt.dir +
+                                         ", " + std::to_string(opt.free_space_margin_bytes) + " bytes kept free");
+    return {};
+  }
+
+  // A failed write: one line, Errc::full for a full disk; later writes are refused.
+  Status failed(const rocksdb::Status& s, uint64_t bytes, const std::string& what) {
+    write_failed = is_no_space(s) ? no_space(opt.dir, bytes + opt.free_space_margin_bytes,
+                                             what + " in " + opt.dir + ": " + s.ToString())
+                                  : from_rocks(s, "rocksdb " + what);
+    return write_failed;
+  }
 };
 
 RocksKvStore::RocksKvStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -85,13 +123,31 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
   options.create_if_missing = o.create;
   options.use_direct_reads = o.direct_reads;
   options.use_direct_io_for_flush_and_compaction = false;
+  // No preallocation: RocksDB reserves ~1.1 x write_buffer_size (70 MiB) for each WAL with
+  // fallocate, which on ext4 takes what free space there is (64 MiB disk: a 9 MiB build
+  // hit ENOSPC in its WAL and aborted). Files then take only what is written, which is
+  // what the free-space check before each write counts.
+  options.allow_fallocate = false;
   options.max_open_files = -1;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(double(o.bloom_bits_per_key)));
   table.block_cache = rocksdb::NewLRUCache(size_t(o.block_cache_bytes));
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(options, o.dir, &raw);
+  rocksdb::Status s;
+  if (o.read_only) {
+    options.create_if_missing = false;
+    options.info_log = std::make_shared<DiscardLogger>();
+    s = rocksdb::DB::OpenForReadOnly(options, o.dir, &raw);
+  } else {
+    // Opening for writing writes a WAL, a MANIFEST and an OPTIONS file: on a full disk that
+    // fails half-way inside RocksDB, so refuse first.
+    uint64_t avail = 0;
+    const std::string where = std::filesystem::exists(o.dir) ? o.dir : std::filesystem::path(o.dir).parent_path().string();
+    if (available_bytes(where, &avail).ok() && avail < o.free_space_margin_bytes)
+      return no_space(where, o.free_space_margin_bytes, "opening rocksdb " + o.dir + " for writing");
+    s = rocksdb::DB::Open(options, o.dir, &raw);
+  }
   if (!s.ok()) return from_rocks(s, "rocksdb open " + o.dir);
   auto impl = std::make_unique<Impl>();
   impl->opt = o;
@@ -101,6 +157,7 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
 }
 
 Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
+  if (impl_->opt.read_only || !impl_->write_failed.ok()) return impl_->may_write(0, "a write batch");
   rocksdb::WriteBatch batch;
   for (const KvWrite& w : writes) {
     const rocksdb::Slice key(w.key.data(), w.key.size());
@@ -108,10 +165,16 @@ Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
                                 : batch.Put(key, rocksdb::Slice(w.value.data(), w.value.size()));
     if (!s.ok()) return from_rocks(s, "rocksdb batch");
   }
+  // The batch lands in the WAL now, and with the memtable it joins in an SST when that is
+  // flushed (by RocksDB in the background once it is full): count both.
+  uint64_t memtable_bytes = 0;
+  impl_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
+  const uint64_t bytes = 2 * uint64_t(batch.GetDataSize()) + memtable_bytes;
+  if (Status m = impl_->may_write(bytes, "a write batch"); !m.ok()) return m;
   rocksdb::WriteOptions wo;
   wo.sync = impl_->opt.sync_writes;
   rocksdb::Status s = impl_->db->Write(wo, &batch);
-  return s.ok() ? Status() : from_rocks(s, "rocksdb write");
+  return s.ok() ? Status() : impl_->failed(s, bytes, "write batch");
 }
 
 Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
@@ -139,11 +202,17 @@ Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vect
 }
 
 Status RocksKvStore::flush() {
+  uint64_t memtable_bytes = 0;
+  if (!impl_->opt.read_only)
+    impl_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
+  if (Status m = impl_->may_write(memtable_bytes, "a flush"); !m.ok()) return m;
   rocksdb::FlushOptions fo;
   fo.wait = true;
   rocksdb::Status s = impl_->db->Flush(fo);
-  return s.ok() ? Status() : from_rocks(s, "rocksdb flush");
+  return s.ok() ? Status() : impl_->failed(s, memtable_bytes, "flush");
 }
+
+void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 
 uint64_t RocksKvStore::disk_bytes() const {
   uint64_t total = 0;
@@ -169,6 +238,7 @@ Status RocksKvStore::multi_get(std::span<const std::string_view>, std::vector<st
   return Status(Errc::unsupported, "no RocksDB");
 }
 Status RocksKvStore::flush() { return Status(Errc::unsupported, "no RocksDB"); }
+void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 uint64_t RocksKvStore::disk_bytes() const { return 0; }
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }
 

@@ -5,6 +5,16 @@
 // included only by rocksdb_store.cpp; without RocksDB (STATETREE_HAVE_ROCKSDB undefined)
 // open() returns Errc::unsupported. Integrity is RocksDB's own (block checksums, verified
 // on every read: ReadOptions::verify_checksums).
+//
+// A full disk must not reach RocksDB's writers: after one failed write Debian's build (asserts
+// on) aborts the process at its next use of that writer ("sync_without_flush_called_").
+// So: read_only opens with DB::OpenForReadOnly, which writes no file at all (no WAL,
+// MANIFEST, OPTIONS or info LOG), and refuses writes itself; a writable open needs
+// free_space_margin_bytes free; write_batch() and flush() first check free space
+// (statvfs) against what they can write plus free_space_margin_bytes
+// and return "no space left on device: need N bytes, have M (...)" (Errc::full) instead of
+// starting; a RocksDB NoSpace / IOError status that still comes back is a one-line error,
+// and after it the store refuses further writes (reads still work; reopen to write again).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +44,12 @@ struct RocksOptions {
   uint64_t block_cache_bytes = 8ull << 20;
   int bloom_bits_per_key = 10;
   bool sync_writes = true;       // every write_batch() is fsynced (WAL) before returning
+  bool read_only = false;        // DB::OpenForReadOnly: writes no file; write_batch/flush refused
+  // A writable open needs this much free, and write_batch() / flush() refuse (Errc::full)
+  // unless this much stays free after what they write (a batch: its WAL record, and the SST
+  // of the memtable it joins; a flush: the memtables' SST): room for RocksDB's MANIFEST,
+  // compactions and the info log.
+  uint64_t free_space_margin_bytes = 8ull << 20;
 };
 
 class RocksKvStore {
@@ -41,12 +57,15 @@ class RocksKvStore {
   static Status open(const RocksOptions& options, std::unique_ptr<RocksKvStore>* out);
   ~RocksKvStore();
 
+  // Errors: read-only (bad_argument), no space (full), an earlier write failed (sys), RocksDB's.
   Status write_batch(std::span<const KvWrite> writes);
   // values->size() == found->size() == keys.size() on return; found[i] = 0 for a missing
   // key. Any other per-key error fails the call (naming the key index).
   Status multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
                    std::vector<uint8_t>* found);
   Status flush();  // memtable -> SST, then the files are what a cold reopen reads
+  // RocksOptions::free_space_margin_bytes from now on (tests play a full disk with it).
+  void set_free_space_margin_bytes(uint64_t bytes);
   uint64_t disk_bytes() const;  // bytes of all regular files in the database directory
   const std::string& dir() const;
 

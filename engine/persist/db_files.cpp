@@ -27,6 +27,7 @@ io::Status open_rocks(const DbOptions& o, bool create, std::unique_ptr<io::Rocks
   r.sync_writes = !create;
   r.dir = rocks_dir(o.dir);
   r.create = create;
+  r.read_only = !create;  // reads only: DB::OpenForReadOnly writes nothing (safe on a full disk)
   r.direct_reads = o.direct_io;
   r.block_cache_bytes = o.rocks_block_cache_bytes;
   return io::RocksKvStore::open(r, out);
