@@ -168,11 +168,15 @@ std::vector<PathBlob> rocks_path(const DbOptions& o, const Bytes32& key) {
   return out;
 }
 void rocks_put(const DbOptions& o, const PathBlob& b) {
-  persist::DbFiles files;
-  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  // Readers open RocksDB read-only: the tampering opens the store for writing itself.
+  io::RocksOptions ro;
+  ro.dir = o.dir + "/rocksdb";
+  ro.create = false;
+  std::unique_ptr<io::RocksKvStore> kv;
+  REQUIRE(io::RocksKvStore::open(ro, &kv).ok());
   const io::KvWrite w{b.key, b.value, false};
-  REQUIRE(files.rocks->write_batch({&w, 1}).ok());
-  REQUIRE(files.rocks->flush().ok());
+  REQUIRE(kv->write_batch({&w, 1}).ok());
+  REQUIRE(kv->flush().ok());
 }
 
 // ---- the manifest, re-published (sealed) with another root ----
