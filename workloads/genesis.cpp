@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "workloads/bucket_sort.h"
 #include "workloads/genesis_values.h"
+#include "workloads/hex_swar.h"
+#include "workloads/huge_pages.h"
 #include "workloads/input_file.h"
 #include "workloads/u256.h"
 
@@ -54,6 +57,15 @@ std::variant<AddressKey, std::string> parse_address(std::string_view text) {
     digits.remove_prefix(2);
   }
   if (digits.size() != 40) return std::string("address is not 20 bytes (40 hex digits)");
+  if constexpr (hex_swar::kSwar) {
+    for (size_t w = 0; w < 5; ++w) {
+      unsigned upper = 0;
+      if (!hex_swar::decode8(digits.data() + 8 * w, k.address.data() + 4 * w, &upper))
+        return "bad address: not a hex string: " + quote_for_error(text);
+      k.spelling |= uint64_t(upper) << (8 * w);
+    }
+    return k;
+  }
   for (size_t i = 0; i < 40; ++i) {
     const char c = digits[i];
     int d;
@@ -126,6 +138,8 @@ struct Frame {
   bool slot_ok = false;                 // Storage: the current key parsed
   Bytes32 slot{};                       // Storage: the current key
   std::string key;                      // the current key (objects), for paths and messages
+  bool key_is_account = false;          // Alloc / Top: the current key is the address of the
+                                        // account being read (not copied; see current_key())
   std::unordered_set<std::string> keys; // keys seen in this object (not for Alloc / candidate keys)
 };
 
@@ -200,7 +214,13 @@ class GenesisSax {
   AccountList alloc_;                    // "alloc"
   AccountList top_;                      // top-level keys read as accounts (bare form)
   AccountList* current_list_ = nullptr;  // the list of the account being read
-  std::string current_key_;              // its key as written
+  bool current_parsed_ = false;          // its address parsed (then it is the list's last account)
+  const std::string* current_bad_key_ = nullptr;  // else its key as written (in its parent frame)
+  // The key of the account being read, as written in the file.
+  std::string current_key() const {
+    if (!current_parsed_) return *current_bad_key_;
+    return address_text(AddressKey{current_list_->accounts.back().first, current_list_->spellings.back()});
+  }
   MetaField state_root_, block_hash_, network_, account_count_;
 };
 
@@ -220,7 +240,7 @@ std::string GenesisSax::key_path() const {
     const Frame& f = frames_[i];
     if (!f.is_object) { p += "[]"; continue; }
     if (!p.empty()) p += '.';
-    p += f.key;
+    p += f.key_is_account ? current_key() : f.key;
   }
   return p;
 }
@@ -229,11 +249,11 @@ bool GenesisSax::account_error(const std::string& what) {
   if (current_list_ == &alloc_) {
     const size_t n = alloc_.accounts.size();
     if (auto dup = duplicate_error(alloc_, n, "in alloc")) return fail(*dup);
-    return fail("account " + quote_for_error(current_key_) + ": " + what);
+    return fail("account " + quote_for_error(current_key()) + ": " + what);
   }
   if (deferred_error_.empty()) {
     if (auto dup = duplicate_error(top_, top_.accounts.size(), "at the top level")) deferred_error_ = *dup;
-    else deferred_error_ = "account " + quote_for_error(current_key_) + ": " + what;
+    else deferred_error_ = "account " + quote_for_error(current_key()) + ": " + what;
   }
   return true;
 }
@@ -241,19 +261,38 @@ bool GenesisSax::account_error(const std::string& what) {
 // The first account (in file order, among the first n) whose address appeared before: the
 // message a sequential check would give at that account.
 std::optional<std::string> GenesisSax::duplicate_error(const AccountList& list, size_t n, const char* where) const {
-  std::vector<std::pair<Address, uint32_t>> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = {list.accounts[i].first, uint32_t(i)};
-  std::sort(order.begin(), order.end());
+  // The address as three big-endian integers: integer compares instead of memcmp calls.
+  struct Key {
+    uint64_t a, b;
+    uint32_t c, index;
+    bool operator==(const Key& o) const { return a == o.a && b == o.b && c == o.c; }
+  };
+  auto be = [](const uint8_t* p, size_t len) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; ++i) v = v << 8 | p[i];
+    return v;
+  };
+  std::vector<Key> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = list.accounts[i].first.data();
+    order[i] = {be(p, 8), be(p + 8, 8), uint32_t(be(p + 16, 4)), uint32_t(i)};
+  }
+  bucket_sort(order, [](const Key& k) { return k.a; }, [](const Key& x, const Key& y) {
+    if (x.a != y.a) return x.a < y.a;
+    if (x.b != y.b) return x.b < y.b;
+    if (x.c != y.c) return x.c < y.c;
+    return x.index < y.index;
+  });
   size_t best = n;
   bool exact = false;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
-    while (j < n && order[j].first == order[i].first) ++j;
-    if (j - i > 1 && order[i + 1].second < best) {
-      best = order[i + 1].second;
+    while (j < n && order[j] == order[i]) ++j;
+    if (j - i > 1 && order[i + 1].index < best) {
+      best = order[i + 1].index;
       exact = false;
-      for (size_t k = i; k < j && order[k].second < best; ++k)
-        exact |= list.spellings[order[k].second] == list.spellings[best];
+      for (size_t k = i; k < j && order[k].index < best; ++k)
+        exact |= list.spellings[order[k].index] == list.spellings[best];
     }
     i = j;
   }
@@ -265,7 +304,8 @@ std::optional<std::string> GenesisSax::duplicate_error(const AccountList& list, 
 
 bool GenesisSax::key(std::string& k) {
   Frame& f = frames_.back();
-  f.key = k;
+  f.key_is_account = false;
+  if (f.ctx != Ctx::Alloc) f.key = k;  // (alloc keys: see current_key())
   switch (f.ctx) {
     case Ctx::Alloc:
     case Ctx::Top: {
@@ -287,15 +327,20 @@ bool GenesisSax::key(std::string& k) {
       }
       AccountList& list = f.ctx == Ctx::Alloc ? alloc_ : top_;
       current_list_ = &list;
-      current_key_ = k;
       auto a = parse_address(k);
       if (auto* e = std::get_if<std::string>(&a)) {
+        f.key = k;
+        current_parsed_ = false;
+        current_bad_key_ = &f.key;
         f.next = Target::Ignore;
         return account_error(*e);
       }
       const AddressKey& ak = std::get<AddressKey>(a);
+      reserve_one_more(list.accounts);
       list.accounts.emplace_back(ak.address, Account{});
       list.spellings.push_back(ak.spelling);
+      current_parsed_ = true;
+      f.key_is_account = true;
       f.next = Target::Account;
       return true;
     }

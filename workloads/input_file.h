@@ -1,5 +1,5 @@
 // input_file: read-only view of an input file given on the command line (a genesis JSON, a
-// --kv list), mapped into memory with MADV_SEQUENTIAL.
+// --kv list), mapped into memory (MAP_POPULATE up to 4 GiB, MADV_SEQUENTIAL).
 //
 // Invariants: only regular files are opened for reading; a directory, FIFO, socket or device
 // is refused before a byte is read (the open is non-blocking, so a FIFO without a writer

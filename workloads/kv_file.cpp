@@ -1,10 +1,17 @@
-// kv_file: see kv_file.h. Records hold arena offsets, not pointers, until the arena is final.
+// kv_file: see kv_file.h. Records hold arena offsets, not pointers, until the arena is final;
+// they are made in line order, so a record's index is the order of the writes. Field
+// boundaries and hex digits are handled 8 characters at a time (SWAR).
 #include "workloads/kv_file.h"
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
+#include "workloads/bucket_sort.h"
+#include "workloads/hex_swar.h"
+#include "workloads/huge_pages.h"
 #include "workloads/input_file.h"
 #include "workloads/u256.h"
 
@@ -26,13 +33,34 @@ constexpr std::array<int8_t, 256> make_hex_table() {
 }
 constexpr std::array<int8_t, 256> kHex = make_hex_table();
 
+using hex_swar::k01;
+using hex_swar::k80;
+using hex_swar::kSwar;
+using hex_swar::load8;
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+// The first ' ' or '\t' in [p, end), or end.
+const char* find_blank(const char* p, const char* end) {
+  if constexpr (kSwar) {
+    while (end - p >= 8) {
+      const uint64_t x = load8(p);
+      const uint64_t s = x ^ (k01 * ' '), t = x ^ (k01 * '\t');
+      const uint64_t zero = (((s - k01) & ~s) | ((t - k01) & ~t)) & k80;  // exact at the lowest set byte
+      if (zero) return p + (std::countr_zero(zero) >> 3);
+      p += 8;
+    }
+  }
+  while (p < end && !is_blank(*p)) ++p;
+  return p;
+}
+
 struct Record {
   uint64_t prefix;   // first 8 key bytes, big-endian, zero-padded: the fast comparison
   uint64_t key_off;
   uint64_t value_off;
   uint32_t key_len;
   uint32_t value_len;
-  uint64_t line;     // order of the writes
 };
 
 std::string_view strip_prefix(std::string_view s) {
@@ -40,24 +68,23 @@ std::string_view strip_prefix(std::string_view s) {
   return s;
 }
 
-// Decodes even-length hex digits (no prefix) onto the end of the arena.
-bool decode_hex(std::string_view digits, std::vector<uint8_t>& arena) {
+// Decodes even-length hex digits (no prefix) to out; false if one is not a hex digit.
+bool decode_hex(std::string_view digits, uint8_t* out) {
   const size_t n = digits.size() / 2;
-  const size_t at = arena.size();
-  arena.resize(at + n);
-  uint8_t* out = arena.data() + at;
-  const auto* in = reinterpret_cast<const unsigned char*>(digits.data());
+  const char* in = digits.data();
+  size_t i = 0;
+  if constexpr (kSwar) {
+    for (; i + 4 <= n; i += 4)
+      if (!hex_swar::decode8(in + 2 * i, out + i)) return false;
+  }
   int bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const int hi = kHex[in[2 * i]], lo = kHex[in[2 * i + 1]];
+  for (; i < n; ++i) {
+    const int hi = kHex[static_cast<unsigned char>(in[2 * i])], lo = kHex[static_cast<unsigned char>(in[2 * i + 1])];
     bad |= hi | lo;
     out[i] = uint8_t(hi << 4 | lo);
   }
-  if (bad < 0) { arena.resize(at); return false; }
-  return true;
+  return bad >= 0;
 }
-
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 // Byte order of the keys (the prefix decides most comparisons without touching the arena).
 int key_compare(const Record& a, const Record& b, const uint8_t* arena) {
@@ -74,7 +101,12 @@ int key_compare(const Record& a, const Record& b, const uint8_t* arena) {
 
 std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std::string& source, bool secure) {
   KvFile out;
+  // Every decoded byte comes from two characters of the text: half its size is an upper bound.
   out.arena.reserve(text.size() / 2);
+  advise_huge_pages(out.arena.data(), out.arena.capacity());
+  out.arena.resize(text.size() / 2);
+  uint8_t* const arena_base = out.arena.data();
+  uint64_t used = 0;
   std::vector<Record> records;
   const uint64_t max_key = secure ? kMaxSecureKeyBytes : kMaxKeyBytes;
   const char* p = text.data();
@@ -95,7 +127,7 @@ std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std
     size_t nfields = 0;
     while (q < line_end) {
       const char* f = q;
-      while (q < line_end && !is_blank(*q)) ++q;
+      q = find_blank(q, line_end);
       if (nfields < 2) fields[nfields] = std::string_view(f, size_t(q - f));
       ++nfields;
       while (q < line_end && is_blank(*q)) ++q;
@@ -109,30 +141,44 @@ std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std
       return where() + (secure ? "key longer than 1 GiB" : "key longer than 1 MiB");
     if (value_hex.size() / 2 > kMaxValueBytes) return where() + "value longer than 1 GiB";
     Record r{};
-    r.key_off = out.arena.size();
+    r.key_off = used;
     r.key_len = uint32_t(key_hex.size() / 2);
-    if (!decode_hex(key_hex, out.arena)) return where() + "bad hex key " + quote_for_error(fields[0]);
-    r.value_off = out.arena.size();
+    if (!decode_hex(key_hex, arena_base + used)) return where() + "bad hex key " + quote_for_error(fields[0]);
+    used += r.key_len;
+    r.value_off = used;
     r.value_len = uint32_t(value_hex.size() / 2);
-    if (!decode_hex(value_hex, out.arena)) return where() + "bad hex value " + quote_for_error(fields[1]);
+    if (!decode_hex(value_hex, arena_base + used)) return where() + "bad hex value " + quote_for_error(fields[1]);
+    used += r.value_len;
     uint8_t pre[8] = {};
-    std::memcpy(pre, out.arena.data() + r.key_off, std::min<size_t>(8, r.key_len));
+    std::memcpy(pre, arena_base + r.key_off, std::min<size_t>(8, r.key_len));
     for (uint8_t b : pre) r.prefix = r.prefix << 8 | b;
-    r.line = lineno;
+    reserve_one_more(records);
     records.push_back(r);
   }
   out.data_lines = records.size();
+  out.arena.resize(used);  // (no reallocation: the pointers below are into this buffer)
 
   const uint8_t* arena = out.arena.data();
-  std::sort(records.begin(), records.end(), [arena](const Record& a, const Record& b) {
-    const int c = key_compare(a, b, arena);
-    return c != 0 ? c < 0 : a.line < b.line;
+  struct SortKey {
+    uint64_t prefix;
+    uint64_t index;  // into records: the line order
+  };
+  std::vector<SortKey> order;
+  order.reserve(records.size());
+  advise_huge_pages(order.data(), order.capacity() * sizeof(SortKey));
+  order.resize(records.size());
+  for (size_t i = 0; i < records.size(); ++i) order[i] = {records[i].prefix, i};
+  bucket_sort(order, [](const SortKey& k) { return k.prefix; }, [&](const SortKey& a, const SortKey& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const int c = key_compare(records[a.index], records[b.index], arena);
+    return c != 0 ? c < 0 : a.index < b.index;
   });
   out.pairs.reserve(records.size());
-  for (size_t i = 0; i < records.size();) {
+  advise_huge_pages(out.pairs.data(), out.pairs.capacity() * sizeof(st::mpt::KeyValue));
+  for (size_t i = 0; i < order.size();) {
     size_t j = i + 1;
-    while (j < records.size() && key_compare(records[i], records[j], arena) == 0) ++j;
-    const Record& last = records[j - 1];  // the latest write of this key
+    while (j < order.size() && key_compare(records[order[i].index], records[order[j].index], arena) == 0) ++j;
+    const Record& last = records[order[j - 1].index];  // the latest write of this key
     if (last.value_len != 0)
       out.pairs.push_back({arena + last.key_off, last.key_len, arena + last.value_off, last.value_len});
     i = j;
