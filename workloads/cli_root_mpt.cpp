@@ -1,19 +1,16 @@
 // cli_root_mpt: `statetree root --tree mpt` -- the Ethereum MPT state root of a genesis
 // allocation (--alloc FILE, the format of workloads/data/genesis, docs/genesis.md), or the root of a plain
-// trie over raw key/value pairs (--kv FILE: one `hexkey hexvalue` per line; blank lines and
-// lines starting with '#' are skipped; a later line for the same key wins; an empty value
-// "0x" deletes; --secure hashes every key with keccak256 first).
+// trie over raw key/value pairs (--kv FILE, read by kv_file.h: one `hexkey hexvalue` per
+// line; blank lines and lines starting with '#' are skipped; a later line for the same key
+// wins; an empty value "0x" deletes; --secure hashes every key with keccak256 first).
 //
 // Output: the root as 0x-hex on stdout, or one JSON object with --json. When the genesis
 // file carries "expected_state_root", the result is compared: a mismatch exits 1. Bad input
 // (unreadable file, malformed line, bad hex, conflicting options) is one line on stderr and
 // exit 2.
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <map>
 #include <string>
-#include <vector>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -21,87 +18,16 @@
 #include "engine/mpt/state.h"
 #include "workloads/cli_args.h"
 #include "workloads/genesis.h"
+#include "workloads/kv_file.h"
 #include "workloads/report.h"
 
 namespace st::cli {
 
 namespace {
 
-// Byte-order key comparison for the --kv map (std::less of std::vector<uint8_t> would do the
-// same, but GCC 12 warns on its memcmp: a known -Wstringop-overread false positive).
-struct BytesLess {
-  bool operator()(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) const {
-    const size_t n = a.size() < b.size() ? a.size() : b.size();
-    const int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
-    return c != 0 ? c < 0 : a.size() < b.size();
-  }
-};
-using KvMap = std::map<std::vector<uint8_t>, std::vector<uint8_t>, BytesLess>;
-
 int fail(const std::string& msg, int code = 2) {
   std::fprintf(stderr, "statetree root: %s\n", msg.c_str());
   return code;
-}
-
-bool parse_hex(const std::string& s0, std::vector<uint8_t>* out) {
-  std::string_view s = s0;
-  if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
-  if (s.size() % 2) return false;
-  out->clear();
-  auto v = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < s.size(); i += 2) {
-    const int hi = v(s[i]), lo = v(s[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(uint8_t(hi * 16 + lo));
-  }
-  return true;
-}
-
-// Reads the --kv file into a key-ordered map (last write wins, empty value = delete).
-bool read_kv(const std::string& path, bool secure, KvMap* kv,
-             std::string* err) {
-  std::ifstream in(path);
-  if (!in) { *err = "cannot open --kv file '" + path + "'"; return false; }
-  std::string line;
-  size_t lineno = 0;
-  std::vector<uint8_t> key, value;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const size_t b = line.find_first_not_of(" \t");
-    if (b == std::string::npos || line[b] == '#') continue;
-    std::vector<std::string> fields;
-    size_t p = b;
-    while (p < line.size()) {
-      const size_t e = line.find_first_of(" \t", p);
-      fields.push_back(line.substr(p, e == std::string::npos ? std::string::npos : e - p));
-      if (e == std::string::npos) break;
-      p = line.find_first_not_of(" \t", e);
-      if (p == std::string::npos) break;
-    }
-    const std::string where = path + ":" + std::to_string(lineno) + ": ";
-    if (fields.size() != 2) { *err = where + "expected 'hexkey hexvalue', got " + std::to_string(fields.size()) + " fields"; return false; }
-    if (!parse_hex(fields[0], &key)) { *err = where + "bad hex key '" + fields[0] + "'"; return false; }
-    if (!parse_hex(fields[1], &value)) { *err = where + "bad hex value '" + fields[1] + "'"; return false; }
-    if (secure) {
-      std::vector<uint8_t> h(32);
-      st::kernels::keccak256(key.data(), key.size(), h.data());
-      key.swap(h);
-    } else if (key.size() > (1u << 20)) {
-      *err = where + "key longer than 1 MiB";
-      return false;
-    }
-    if (value.size() > (1u << 30)) { *err = where + "value longer than 1 GiB"; return false; }
-    if (value.empty()) kv->erase(key);
-    else (*kv)[key] = value;
-  }
-  if (in.bad()) { *err = "error reading --kv file '" + path + "'"; return false; }
-  return true;
 }
 
 }  // namespace
@@ -146,13 +72,11 @@ int root_mpt(int argc, char** argv) {
     j["accounts"] = g.alloc.accounts.size();
     if (!g.network.empty()) j["network"] = g.network;
   } else {
-    KvMap kv;
-    if (!read_kv(args.str("kv"), args.given("secure"), &kv, &err)) return fail(err);
-    std::vector<mpt::KeyValue> pairs;
-    pairs.reserve(kv.size());
-    for (const auto& [k, v] : kv) pairs.push_back({k.data(), uint32_t(k.size()), v.data(), uint32_t(v.size())});
+    auto r = st::workloads::read_kv_file(args.str("kv"), args.given("secure"));
+    if (auto* e = std::get_if<std::string>(&r)) return fail(*e);
+    const auto& pairs = std::get<st::workloads::KvFile>(r).pairs;
     t1 = report::now_ns();
-    root = mpt::build_root(pairs, opt);
+    root = args.given("secure") ? mpt::build_secure_root(pairs, opt) : mpt::build_root(pairs, opt);
     j["source"] = "kv";
     j["file"] = args.str("kv");
     j["secure"] = args.given("secure");

@@ -1,19 +1,25 @@
-// genesis: see genesis.h. Two passes: nlohmann parses the text into a DOM while a parser
-// callback rejects duplicate keys (per object, with the key path in the message) and records
-// the file order of the top-level and alloc keys; then each account is converted with strict
-// field checks. Errors are returned as one line: "<source>: account <addr>: <what>".
+// genesis: see genesis.h. One pass: nlohmann's SAX parser feeds GenesisSax, a state machine
+// over a stack of frames (one per open object or array, at most kMaxDepth), which converts each
+// account as its fields arrive and appends it to the allocation in file order. Work and memory
+// are linear in the input: per key a constant number of operations (duplicate keys are found
+// with a per-object hash set; duplicate addresses, which the alloc object may hold by the
+// million, by one sort at the end). Errors are returned as one line:
+// "<source>: account <addr>: <what>".
 #include "workloads/genesis.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "workloads/bucket_sort.h"
+#include "workloads/genesis_values.h"
+#include "workloads/hex_swar.h"
+#include "workloads/huge_pages.h"
+#include "workloads/input_file.h"
 #include "workloads/u256.h"
 
 namespace st::workloads {
@@ -25,30 +31,9 @@ using st::state::Account;
 using st::state::Address;
 using st::state::Bytes32;
 
-struct Frame {
-  bool is_object = false;
-  std::unordered_set<std::string> keys;
-  std::string current_key;
-};
-
-// State the parser callback fills in: duplicate-key error and the key order we need.
-struct ParseTrace {
-  std::vector<Frame> stack;
-  std::vector<std::string> top_keys;    // keys of the top-level object, in file order
-  std::vector<std::string> alloc_keys;  // keys of top-level "alloc", in file order
-  std::string duplicate_error;          // first duplicate key found, if any
-};
-
-std::string key_path(const std::vector<Frame>& stack) {
-  std::string p;
-  for (const Frame& f : stack) {
-    if (!f.is_object) { p += "[]"; continue; }
-    if (f.current_key.empty() && &f == &stack.back()) break;
-    if (!p.empty()) p += '.';
-    p += f.current_key;
-  }
-  return p;
-}
+// A genesis file nests 4 deep ({alloc: {addr: {storage: {}}}}); go-ethereum's "config" a few
+// more. Deeper input is refused before it can cost memory.
+constexpr size_t kMaxDepth = 64;
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -56,34 +41,56 @@ std::string one_line(std::string s) {
   return s;
 }
 
-std::variant<Address, std::string> parse_address(std::string_view text) {
+// An address key as written: the 20 bytes plus how they were spelled (prefix and the case of
+// each of the 40 digits), so that "the same key twice" and "the same address spelled
+// differently" can be told apart and the key can be quoted exactly as in the file.
+struct AddressKey {
+  Address address{};
+  uint64_t spelling = 0;  // bits 0..39: digit i is an upper-case letter; bits 40..41: prefix (0 none, 1 "0x", 2 "0X")
+};
+
+std::variant<AddressKey, std::string> parse_address(std::string_view text) {
+  AddressKey k;
   std::string_view digits = text;
-  if (digits.size() >= 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) digits.remove_prefix(2);
-  if (digits.size() != 40) return "address is not 20 bytes (40 hex digits)";
-  auto bytes = parse_hex_bytes(digits, true);
-  if (auto* err = std::get_if<std::string>(&bytes)) return "bad address: " + *err;
-  Address a{};
-  std::memcpy(a.data(), std::get<std::vector<uint8_t>>(bytes).data(), 20);
-  return a;
-}
-
-// Storage slot or value: "0x" optional, 1..64 hex digits, left-padded to 32 bytes.
-std::variant<Bytes32, std::string> parse_word(std::string_view text) {
-  std::string_view t = text;
-  if (!(t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'))) {
-    std::string with_prefix = "0x" + std::string(t);
-    auto r = parse_u256_hex(with_prefix);
-    if (auto* err = std::get_if<std::string>(&r)) return *err;
-    if (t.size() > 64) return "more than 32 bytes: " + quote_for_error(text);
-    return std::get<U256>(r);
+  if (digits.size() >= 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    k.spelling = uint64_t(digits[1] == 'x' ? 1 : 2) << 40;
+    digits.remove_prefix(2);
   }
-  if (t.size() - 2 > 64) return "more than 32 bytes: " + quote_for_error(text);
-  return parse_u256_hex(t);
+  if (digits.size() != 40) return std::string("address is not 20 bytes (40 hex digits)");
+  if constexpr (hex_swar::kSwar) {
+    for (size_t w = 0; w < 5; ++w) {
+      unsigned upper = 0;
+      if (!hex_swar::decode8(digits.data() + 8 * w, k.address.data() + 4 * w, &upper))
+        return "bad address: not a hex string: " + quote_for_error(text);
+      k.spelling |= uint64_t(upper) << (8 * w);
+    }
+    return k;
+  }
+  for (size_t i = 0; i < 40; ++i) {
+    const char c = digits[i];
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') { d = c - 'A' + 10; k.spelling |= uint64_t(1) << i; }
+    else return "bad address: not a hex string: " + quote_for_error(text);
+    k.address[i / 2] |= uint8_t(i % 2 ? d : d << 4);
+  }
+  return k;
 }
 
-std::variant<Bytes32, std::string> parse_hash32(const json& v) {
-  if (!v.is_string()) return std::string("must be a 0x-hex string of 32 bytes");
-  const std::string& s = v.get_ref<const std::string&>();
+std::string address_text(const AddressKey& k) {
+  static constexpr char kLower[] = "0123456789abcdef";
+  static constexpr char kUpper[] = "0123456789ABCDEF";
+  const unsigned prefix = unsigned(k.spelling >> 40) & 3;
+  std::string s = prefix == 1 ? "0x" : prefix == 2 ? "0X" : "";
+  for (size_t i = 0; i < 40; ++i) {
+    const unsigned d = i % 2 ? k.address[i / 2] & 15 : k.address[i / 2] >> 4;
+    s += ((k.spelling >> i) & 1) ? kUpper[d] : kLower[d];
+  }
+  return s;
+}
+
+std::variant<Bytes32, std::string> parse_hash32(std::string_view s) {
   auto bytes = parse_hex_bytes(s, false);
   if (auto* err = std::get_if<std::string>(&bytes)) return *err;
   const auto& b = std::get<std::vector<uint8_t>>(bytes);
@@ -93,169 +100,466 @@ std::variant<Bytes32, std::string> parse_hash32(const json& v) {
   return out;
 }
 
-// A balance: decimal or 0x-hex string, or a JSON unsigned integer.
-std::variant<U256, std::string> parse_balance(const json& v) {
-  if (v.is_string()) return parse_u256(v.get_ref<const std::string&>());
-  if (v.is_number_unsigned()) return u256_from_u64(v.get<uint64_t>());
-  if (v.is_number_integer()) return std::string("negative");
-  if (v.is_number_float())
-    return std::string("a JSON float (integers above 2^64-1 must be strings)");
-  return "must be a string or an integer, not " + std::string(v.type_name());
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
 }
 
-std::variant<uint64_t, std::string> parse_nonce(const json& v) {
-  if (v.is_string()) return parse_u64(v.get_ref<const std::string&>());
-  if (v.is_number_unsigned()) return v.get<uint64_t>();
-  if (v.is_number_integer()) return std::string("negative");
-  if (v.is_number_float()) return std::string("not an integer, or over 2^64-1");
-  return "must be an integer or a string, not " + std::string(v.type_name());
-}
+// What the next value in a frame is.
+enum class Target : uint8_t {
+  Root, Alloc, Account, Balance, Nonce, Code, Storage, SlotValue,
+  StateRoot, BlockHash, Network, AccountCount, Ignore,
+};
 
-std::optional<std::string> parse_account(const json& v, Account& acc) {
-  if (v.is_string()) {
-    auto b = parse_u256(v.get_ref<const std::string&>());
-    if (auto* err = std::get_if<std::string>(&b)) return "balance: " + *err;
-    acc.balance = std::get<U256>(b);
-    return std::nullopt;
+enum class Ctx : uint8_t { Top, Alloc, Account, Storage, Other };
+
+// A JSON value as the SAX callbacks deliver it, for one dispatch function.
+enum class Kind : uint8_t { Null, Boolean, Negative, Unsigned, Float, String, Object, Array };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Null: return "null";
+    case Kind::Boolean: return "boolean";
+    case Kind::Negative: case Kind::Unsigned: case Kind::Float: return "number";
+    case Kind::String: return "string";
+    case Kind::Object: return "object";
+    case Kind::Array: return "array";
   }
-  if (!v.is_object())
-    return "must be a balance string or an object, not " + std::string(v.type_name());
-  bool have_balance = false;
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    const std::string& field = it.key();
-    const json& fv = it.value();
-    if (field == "balance") {
-      auto b = parse_balance(fv);
-      if (auto* err = std::get_if<std::string>(&b)) return "balance: " + *err;
-      acc.balance = std::get<U256>(b);
-      have_balance = true;
-    } else if (field == "nonce") {
-      auto n = parse_nonce(fv);
-      if (auto* err = std::get_if<std::string>(&n)) return "nonce: " + *err;
-      acc.nonce = std::get<uint64_t>(n);
-    } else if (field == "code") {
-      if (!fv.is_string()) return "code must be a 0x-hex string, not " + std::string(fv.type_name());
-      auto c = parse_hex_bytes(fv.get_ref<const std::string&>(), false);
-      if (auto* err = std::get_if<std::string>(&c)) return "code: " + *err;
-      acc.code = std::move(std::get<std::vector<uint8_t>>(c));
-    } else if (field == "storage") {
-      if (!fv.is_object()) return "storage must be an object, not " + std::string(fv.type_name());
-      for (auto s = fv.begin(); s != fv.end(); ++s) {
-        auto slot = parse_word(s.key());
-        if (auto* err = std::get_if<std::string>(&slot)) return "storage slot " + quote_for_error(s.key()) + ": " + *err;
-        if (!s.value().is_string())
-          return "storage slot " + quote_for_error(s.key()) + ": value must be a hex string";
-        auto value = parse_word(s.value().get_ref<const std::string&>());
-        if (auto* err = std::get_if<std::string>(&value)) return "storage slot " + quote_for_error(s.key()) + ": value " + *err;
-        auto [pos, inserted] = acc.storage.emplace(std::get<Bytes32>(slot), std::get<Bytes32>(value));
-        if (!inserted) return "duplicate storage slot " + quote_for_error(s.key()) + " (same slot spelled differently)";
-      }
-    } else {
-      return "unknown field " + quote_for_error(field) + " (expected balance, nonce, code, storage)";
+  return "value";
+}
+
+struct Frame {
+  Ctx ctx = Ctx::Other;
+  bool is_object = true;
+  Target next = Target::Ignore;
+  uint8_t fields_seen = 0;              // Account: balance, nonce, code, storage (bits 0..3)
+  bool slot_ok = false;                 // Storage: the current key parsed
+  Bytes32 slot{};                       // Storage: the current key
+  std::string key;                      // the current key (objects), for paths and messages
+  bool key_is_account = false;          // Alloc / Top: the current key is the address of the
+                                        // account being read (not copied; see current_key())
+  std::unordered_set<std::string> keys; // keys seen in this object (not for Alloc / candidate keys)
+};
+
+// A scalar meta field of the wrapped form, kept as written until the end.
+struct MetaField {
+  bool present = false;
+  Kind kind = Kind::Null;
+  std::string text;
+  uint64_t number = 0;
+};
+
+// The accounts of one object (the alloc object, or the top-level object read as a bare alloc).
+struct AccountList {
+  std::vector<std::pair<Address, Account>> accounts;
+  std::vector<uint64_t> spellings;  // parallel to accounts
+};
+
+class GenesisSax {
+ public:
+  explicit GenesisSax(const std::string& source) : source_(source) { frames_.reserve(kMaxDepth); }
+
+  // nlohmann::json_sax interface.
+  bool null() { return scalar(Kind::Null, {}, 0); }
+  bool boolean(bool) { return scalar(Kind::Boolean, {}, 0); }
+  bool number_integer(json::number_integer_t v) {
+    return v < 0 ? scalar(Kind::Negative, {}, 0) : scalar(Kind::Unsigned, {}, uint64_t(v));
+  }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar(Kind::Unsigned, {}, v); }
+  bool number_float(json::number_float_t, const std::string& raw) { return scalar(Kind::Float, raw, 0); }
+  bool string(std::string& s) { return scalar(Kind::String, s, 0); }
+  bool binary(json::binary_t&) { return scalar(Kind::Null, {}, 0); }  // not produced by the JSON reader
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& k);
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
+    if (error_.empty()) error_ = source_ + ": malformed JSON: " + one_line(ex.what());
+    return false;
+  }
+
+  // After a successful pass: the result, or the first error.
+  std::variant<GenesisFile, std::string> finish();
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(const std::string& what) {
+    if (error_.empty()) error_ = source_ + ": " + what;
+    return false;
+  }
+  // An error in the account being read: fatal in the alloc object; for a top-level key it is
+  // kept and reported only if the file turns out to be a bare alloc (no "alloc" key).
+  bool account_error(const std::string& what);
+  std::optional<std::string> duplicate_error(const AccountList& list, size_t n, const char* where) const;
+  std::string key_path() const;
+  Target next_target() const {
+    if (frames_.empty()) return Target::Root;
+    return frames_.back().is_object ? frames_.back().next : Target::Ignore;
+  }
+  Account& account() { return current_list_->accounts.back().second; }
+
+  bool scalar(Kind kind, std::string_view text, uint64_t number);
+  bool open(bool is_object);
+  bool close();
+  bool push(Ctx ctx, bool is_object);
+
+  const std::string& source_;
+  std::vector<Frame> frames_;
+  std::string error_;
+  std::string deferred_error_;           // first error among top-level keys read as accounts
+  bool alloc_seen_ = false;
+  AccountList alloc_;                    // "alloc"
+  AccountList top_;                      // top-level keys read as accounts (bare form)
+  AccountList* current_list_ = nullptr;  // the list of the account being read
+  bool current_parsed_ = false;          // its address parsed (then it is the list's last account)
+  const std::string* current_bad_key_ = nullptr;  // else its key as written (in its parent frame)
+  // The key of the account being read, as written in the file.
+  std::string current_key() const {
+    if (!current_parsed_) return *current_bad_key_;
+    return address_text(AddressKey{current_list_->accounts.back().first, current_list_->spellings.back()});
+  }
+  MetaField state_root_, block_hash_, network_, account_count_;
+};
+
+bool GenesisSax::push(Ctx ctx, bool is_object) {
+  if (frames_.size() >= kMaxDepth)
+    return fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels" +
+                (frames_.empty() ? "" : " (in " + key_path() + ")"));
+  Frame& f = frames_.emplace_back();
+  f.ctx = ctx;
+  f.is_object = is_object;
+  return true;
+}
+
+std::string GenesisSax::key_path() const {
+  std::string p;
+  for (size_t i = 0; i + 1 < frames_.size(); ++i) {
+    const Frame& f = frames_[i];
+    if (!f.is_object) { p += "[]"; continue; }
+    if (!p.empty()) p += '.';
+    p += f.key_is_account ? current_key() : f.key;
+  }
+  return p;
+}
+
+bool GenesisSax::account_error(const std::string& what) {
+  if (current_list_ == &alloc_) {
+    const size_t n = alloc_.accounts.size();
+    if (auto dup = duplicate_error(alloc_, n, "in alloc")) return fail(*dup);
+    return fail("account " + quote_for_error(current_key()) + ": " + what);
+  }
+  if (deferred_error_.empty()) {
+    if (auto dup = duplicate_error(top_, top_.accounts.size(), "at the top level")) deferred_error_ = *dup;
+    else deferred_error_ = "account " + quote_for_error(current_key()) + ": " + what;
+  }
+  return true;
+}
+
+// The first account (in file order, among the first n) whose address appeared before: the
+// message a sequential check would give at that account.
+std::optional<std::string> GenesisSax::duplicate_error(const AccountList& list, size_t n, const char* where) const {
+  // The address as three big-endian integers: integer compares instead of memcmp calls.
+  struct Key {
+    uint64_t a, b;
+    uint32_t c, index;
+    bool operator==(const Key& o) const { return a == o.a && b == o.b && c == o.c; }
+  };
+  auto be = [](const uint8_t* p, size_t len) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; ++i) v = v << 8 | p[i];
+    return v;
+  };
+  std::vector<Key> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = list.accounts[i].first.data();
+    order[i] = {be(p, 8), be(p + 8, 8), uint32_t(be(p + 16, 4)), uint32_t(i)};
+  }
+  bucket_sort(order, [](const Key& k) { return k.a; }, [](const Key& x, const Key& y) {
+    if (x.a != y.a) return x.a < y.a;
+    if (x.b != y.b) return x.b < y.b;
+    if (x.c != y.c) return x.c < y.c;
+    return x.index < y.index;
+  });
+  size_t best = n;
+  bool exact = false;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && order[j] == order[i]) ++j;
+    if (j - i > 1 && order[i + 1].index < best) {
+      best = order[i + 1].index;
+      exact = false;
+      for (size_t k = i; k < j && order[k].index < best; ++k)
+        exact |= list.spellings[order[k].index] == list.spellings[best];
     }
+    i = j;
   }
-  if (!have_balance) return std::string("missing balance");
-  return std::nullopt;
+  if (best == n) return std::nullopt;
+  const std::string text = address_text(AddressKey{list.accounts[best].first, list.spellings[best]});
+  if (exact) return "duplicate JSON key " + quote_for_error(text) + " " + where;
+  return "account " + quote_for_error(text) + ": duplicate address (the same 20 bytes appear earlier, spelled differently)";
+}
+
+bool GenesisSax::key(std::string& k) {
+  Frame& f = frames_.back();
+  f.key_is_account = false;
+  if (f.ctx != Ctx::Alloc) f.key = k;  // (alloc keys: see current_key())
+  switch (f.ctx) {
+    case Ctx::Alloc:
+    case Ctx::Top: {
+      if (f.ctx == Ctx::Top) {
+        if (k == "alloc" || k == "expected_state_root" || k == "expected_genesis_block_hash" || k == "network" ||
+            k == "accounts" || alloc_seen_ || !deferred_error_.empty()) {
+          // A key of the wrapped form, or any key once the file is known not to be a bare alloc.
+          if (!f.keys.insert(k).second)
+            return fail("duplicate JSON key " + quote_for_error(k) + " at the top level");
+          f.next = k == "alloc" ? Target::Alloc
+                   : k == "expected_state_root" ? Target::StateRoot
+                   : k == "expected_genesis_block_hash" ? Target::BlockHash
+                   : k == "network" ? Target::Network
+                   : k == "accounts" ? Target::AccountCount
+                                     : Target::Ignore;
+          if (k == "alloc") alloc_seen_ = true;
+          return true;
+        }
+      }
+      AccountList& list = f.ctx == Ctx::Alloc ? alloc_ : top_;
+      current_list_ = &list;
+      auto a = parse_address(k);
+      if (auto* e = std::get_if<std::string>(&a)) {
+        f.key = k;
+        current_parsed_ = false;
+        current_bad_key_ = &f.key;
+        f.next = Target::Ignore;
+        return account_error(*e);
+      }
+      const AddressKey& ak = std::get<AddressKey>(a);
+      reserve_one_more(list.accounts);
+      list.accounts.emplace_back(ak.address, Account{});
+      list.spellings.push_back(ak.spelling);
+      current_parsed_ = true;
+      f.key_is_account = true;
+      f.next = Target::Account;
+      return true;
+    }
+    case Ctx::Account: {
+      static constexpr const char* kFields[] = {"balance", "nonce", "code", "storage"};
+      static constexpr Target kTargets[] = {Target::Balance, Target::Nonce, Target::Code, Target::Storage};
+      for (int i = 0; i < 4; ++i) {
+        if (k != kFields[i]) continue;
+        if (f.fields_seen & (1u << i))
+          return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+        f.fields_seen |= uint8_t(1u << i);
+        f.next = kTargets[i];
+        return true;
+      }
+      if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+      f.next = Target::Ignore;
+      return account_error("unknown field " + quote_for_error(k) + " (expected balance, nonce, code, storage)");
+    }
+    case Ctx::Storage: {
+      if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+      f.next = Target::SlotValue;
+      auto slot = geth_storage_word(k);
+      f.slot_ok = std::holds_alternative<Bytes32>(slot);
+      if (!f.slot_ok) return account_error("storage slot " + quote_for_error(k) + ": " + std::get<std::string>(slot));
+      f.slot = std::get<Bytes32>(slot);
+      return true;
+    }
+    case Ctx::Other:
+      if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+      f.next = Target::Ignore;
+      return true;
+  }
+  return true;
+}
+
+bool GenesisSax::open(bool is_object) {
+  const Kind kind = is_object ? Kind::Object : Kind::Array;
+  switch (next_target()) {
+    case Target::Root:
+      if (!is_object) return fail("top level must be a JSON object, not array");
+      return push(Ctx::Top, true);
+    case Target::Alloc:
+      if (!is_object) return fail("\"alloc\" must be an object, not array");
+      return push(Ctx::Alloc, true);
+    case Target::Account:
+      if (is_object) return push(Ctx::Account, true);
+      return account_error("must be a balance string or an object, not array") && push(Ctx::Other, false);
+    case Target::Storage:
+      if (is_object) return push(Ctx::Storage, true);
+      return account_error("storage must be an object, not array") && push(Ctx::Other, false);
+    case Target::Balance:
+      if (!account_error(std::string("balance: must be a string or an integer, not ") + kind_name(kind))) return false;
+      return push(Ctx::Other, is_object);
+    case Target::Nonce:
+      if (!account_error(std::string("nonce: must be an integer or a string, not ") + kind_name(kind))) return false;
+      return push(Ctx::Other, is_object);
+    case Target::Code:
+      if (!account_error(std::string("code must be a 0x-hex string, not ") + kind_name(kind))) return false;
+      return push(Ctx::Other, is_object);
+    case Target::SlotValue:
+      if (!account_error("storage slot " + quote_for_error(frames_.back().key) + ": value must be a hex string"))
+        return false;
+      return push(Ctx::Other, is_object);
+    case Target::StateRoot: state_root_ = {true, kind, {}, 0}; return push(Ctx::Other, is_object);
+    case Target::BlockHash: block_hash_ = {true, kind, {}, 0}; return push(Ctx::Other, is_object);
+    case Target::Network: network_ = {true, kind, {}, 0}; return push(Ctx::Other, is_object);
+    case Target::AccountCount: account_count_ = {true, kind, {}, 0}; return push(Ctx::Other, is_object);
+    case Target::Ignore: return push(Ctx::Other, is_object);
+  }
+  return true;
+}
+
+bool GenesisSax::close() {
+  const Frame& f = frames_.back();
+  const bool account_end = f.ctx == Ctx::Account && !(f.fields_seen & 1);
+  frames_.pop_back();
+  if (account_end) return account_error("missing balance");
+  return true;
+}
+
+bool GenesisSax::scalar(Kind kind, std::string_view text, uint64_t number) {
+  switch (next_target()) {
+    case Target::Root:
+      return fail(std::string("top level must be a JSON object, not ") + kind_name(kind));
+    case Target::Alloc:
+      return fail(std::string("\"alloc\" must be an object, not ") + kind_name(kind));
+    case Target::Account: {
+      if (kind != Kind::String)
+        return account_error(std::string("must be a balance string or an object, not ") + kind_name(kind));
+      // The short form "<address>": "<balance>" (not go-ethereum's): the strict spellings of u256.h.
+      auto b = parse_u256(text);
+      if (auto* e = std::get_if<std::string>(&b)) return account_error("balance: " + *e);
+      account().balance = std::get<U256>(b);
+      return true;
+    }
+    case Target::Balance: {
+      std::variant<U256, std::string> b;
+      switch (kind) {
+        case Kind::String: b = geth_balance(text); break;
+        case Kind::Unsigned: b = u256_from_u64(number); break;
+        case Kind::Negative: b = std::string("negative"); break;
+        case Kind::Float:
+          // nlohmann reads integers above 2^64-1 as floats; go-ethereum reads the digits.
+          if (all_digits(text)) b = parse_u256_decimal(text);
+          else if (!text.empty() && text[0] == '-') b = std::string("negative");
+          else b = std::string("not an integer (a JSON float)");
+          break;
+        default: b = std::string("must be a string or an integer, not ") + kind_name(kind);
+      }
+      if (auto* e = std::get_if<std::string>(&b)) return account_error("balance: " + *e);
+      account().balance = std::get<U256>(b);
+      return true;
+    }
+    case Target::Nonce: {
+      std::variant<uint64_t, std::string> n;
+      switch (kind) {
+        case Kind::Null: return true;  // go-ethereum: as if absent
+        case Kind::String: n = geth_nonce(text); break;
+        case Kind::Unsigned: n = number; break;
+        case Kind::Negative: n = std::string("negative"); break;
+        case Kind::Float: n = std::string("not an integer, or over 2^64-1"); break;
+        default: n = std::string("must be an integer or a string, not ") + kind_name(kind);
+      }
+      if (auto* e = std::get_if<std::string>(&n)) return account_error("nonce: " + *e);
+      account().nonce = std::get<uint64_t>(n);
+      return true;
+    }
+    case Target::Code: {
+      if (kind == Kind::Null) return true;  // go-ethereum: as if absent
+      if (kind != Kind::String) return account_error(std::string("code must be a 0x-hex string, not ") + kind_name(kind));
+      auto c = geth_code(text);
+      if (auto* e = std::get_if<std::string>(&c)) return account_error("code: " + *e);
+      account().code = std::move(std::get<std::vector<uint8_t>>(c));
+      return true;
+    }
+    case Target::Storage:
+      if (kind == Kind::Null) return true;  // go-ethereum: as if absent
+      return account_error(std::string("storage must be an object, not ") + kind_name(kind));
+    case Target::SlotValue: {
+      const Frame& f = frames_.back();
+      const std::string who = "storage slot " + quote_for_error(f.key) + ": ";
+      Bytes32 value{};  // null: go-ethereum leaves the value zero
+      if (kind == Kind::String) {
+        auto v = geth_storage_word(text);
+        if (auto* e = std::get_if<std::string>(&v)) return account_error(who + "value " + *e);
+        value = std::get<Bytes32>(v);
+      } else if (kind != Kind::Null) {
+        return account_error(who + "value must be a hex string");
+      }
+      if (!f.slot_ok) return true;
+      if (!account().storage.emplace(f.slot, value).second)
+        return account_error("duplicate storage slot " + quote_for_error(f.key) + " (same slot spelled differently)");
+      return true;
+    }
+    case Target::StateRoot: state_root_ = {true, kind, std::string(text), number}; return true;
+    case Target::BlockHash: block_hash_ = {true, kind, std::string(text), number}; return true;
+    case Target::Network: network_ = {true, kind, std::string(text), number}; return true;
+    case Target::AccountCount: account_count_ = {true, kind, std::string(text), number}; return true;
+    case Target::Ignore: return true;
+  }
+  return true;
+}
+
+std::variant<GenesisFile, std::string> GenesisSax::finish() {
+  GenesisFile out;
+  if (!alloc_seen_) {
+    if (!deferred_error_.empty()) return source_ + ": " + deferred_error_;
+    if (auto dup = duplicate_error(top_, top_.accounts.size(), "at the top level")) return source_ + ": " + *dup;
+    out.alloc.accounts = std::move(top_.accounts);
+    return out;
+  }
+  // Top-level keys read as accounts before "alloc" turned up: ignored, but the same key twice
+  // is still a duplicate JSON key.
+  if (auto dup = duplicate_error(top_, top_.accounts.size(), "at the top level");
+      dup && dup->rfind("duplicate JSON key", 0) == 0)
+    return source_ + ": " + *dup;
+  if (auto dup = duplicate_error(alloc_, alloc_.accounts.size(), "in alloc")) return source_ + ": " + *dup;
+  auto hash_field = [&](const MetaField& m, const char* name, std::optional<Bytes32>* dest) -> std::optional<std::string> {
+    if (!m.present) return std::nullopt;
+    if (m.kind != Kind::String) return source_ + ": " + name + " must be a 0x-hex string of 32 bytes";
+    auto r = parse_hash32(m.text);
+    if (auto* e = std::get_if<std::string>(&r)) return source_ + ": " + name + " " + *e;
+    *dest = std::get<Bytes32>(r);
+    return std::nullopt;
+  };
+  if (auto e = hash_field(state_root_, "expected_state_root", &out.expected_state_root)) return *e;
+  if (auto e = hash_field(block_hash_, "expected_genesis_block_hash", &out.expected_genesis_block_hash)) return *e;
+  if (network_.present) {
+    if (network_.kind != Kind::String) return source_ + ": network must be a string";
+    out.network = network_.text;
+  }
+  out.alloc.accounts = std::move(alloc_.accounts);
+  if (account_count_.present) {
+    if (account_count_.kind != Kind::Unsigned) return source_ + ": \"accounts\" must be a non-negative integer";
+    if (account_count_.number != out.alloc.accounts.size())
+      return source_ + ": \"accounts\" says " + std::to_string(account_count_.number) + " but alloc holds " +
+             std::to_string(out.alloc.accounts.size());
+  }
+  return out;
 }
 
 }  // namespace
 
 std::variant<GenesisFile, std::string> parse_genesis_json(std::string_view text, const std::string& source) {
-  ParseTrace trace;
-  json::parser_callback_t cb = [&trace](int /*depth*/, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: trace.stack.push_back(Frame{true, {}, {}}); break;
-      case json::parse_event_t::array_start: trace.stack.push_back(Frame{false, {}, {}}); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!trace.stack.empty()) trace.stack.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        if (trace.stack.empty() || !parsed.is_string()) break;
-        Frame& f = trace.stack.back();
-        const std::string& k = parsed.get_ref<const std::string&>();
-        if (!f.keys.insert(k).second && trace.duplicate_error.empty()) {
-          f.current_key.clear();
-          const std::string where = key_path(trace.stack);
-          trace.duplicate_error = "duplicate JSON key " + quote_for_error(k) +
-                                  (where.empty() ? " at the top level" : " in " + where);
-        }
-        f.current_key = k;
-        if (trace.stack.size() == 1) trace.top_keys.push_back(k);
-        else if (trace.stack.size() == 2 && trace.stack[0].current_key == "alloc" && trace.stack[1].is_object)
-          trace.alloc_keys.push_back(k);
-        break;
-      }
-      case json::parse_event_t::value: break;
-    }
-    return true;
-  };
-
-  json doc;
+  GenesisSax sax(source);
+  bool ok = false;
   try {
-    doc = json::parse(text.begin(), text.end(), cb);
+    ok = json::sax_parse(text.data(), text.data() + text.size(), &sax);
   } catch (const json::exception& e) {
     return source + ": malformed JSON: " + one_line(e.what());
   }
-  if (!trace.duplicate_error.empty()) return source + ": " + trace.duplicate_error;
-  if (!doc.is_object()) return source + ": top level must be a JSON object, not " + std::string(doc.type_name());
-
-  GenesisFile out;
-  const json* alloc = &doc;
-  const std::vector<std::string>* order = &trace.top_keys;
-  if (doc.contains("alloc")) {
-    alloc = &doc["alloc"];
-    order = &trace.alloc_keys;
-    if (!alloc->is_object()) return source + ": \"alloc\" must be an object, not " + std::string(alloc->type_name());
-    if (auto it = doc.find("expected_state_root"); it != doc.end()) {
-      auto r = parse_hash32(*it);
-      if (auto* err = std::get_if<std::string>(&r)) return source + ": expected_state_root " + *err;
-      out.expected_state_root = std::get<Bytes32>(r);
-    }
-    if (auto it = doc.find("expected_genesis_block_hash"); it != doc.end()) {
-      auto r = parse_hash32(*it);
-      if (auto* err = std::get_if<std::string>(&r)) return source + ": expected_genesis_block_hash " + *err;
-      out.expected_genesis_block_hash = std::get<Bytes32>(r);
-    }
-    if (auto it = doc.find("network"); it != doc.end()) {
-      if (!it->is_string()) return source + ": network must be a string";
-      out.network = it->get<std::string>();
-    }
-  }
-  // The callback saw every key of the alloc object exactly once (duplicates were rejected).
-  if (order->size() != alloc->size()) return source + ": internal error: key order lost";  // cannot happen
-
-  std::set<Address> seen;
-  out.alloc.accounts.reserve(alloc->size());
-  for (const std::string& key : *order) {
-    const std::string who = source + ": account " + quote_for_error(key) + ": ";
-    auto addr = parse_address(key);
-    if (auto* err = std::get_if<std::string>(&addr)) return who + *err;
-    if (!seen.insert(std::get<Address>(addr)).second)
-      return who + "duplicate address (the same 20 bytes appear earlier, spelled differently)";
-    Account acc;
-    if (auto err = parse_account(alloc->at(key), acc)) return who + *err;
-    out.alloc.accounts.emplace_back(std::get<Address>(addr), std::move(acc));
-  }
-
-  if (alloc != &doc) {
-    if (auto it = doc.find("accounts"); it != doc.end()) {
-      if (!it->is_number_unsigned()) return source + ": \"accounts\" must be a non-negative integer";
-      if (it->get<uint64_t>() != out.alloc.accounts.size())
-        return source + ": \"accounts\" says " + std::to_string(it->get<uint64_t>()) + " but alloc holds " +
-               std::to_string(out.alloc.accounts.size());
-    }
-  }
-  return out;
+  if (!ok) return sax.error().empty() ? source + ": malformed JSON" : sax.error();
+  return sax.finish();
 }
 
 std::variant<GenesisFile, std::string> load_genesis_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "cannot open " + path + ": " + std::strerror(errno);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return "cannot read " + path + ": " + std::strerror(errno);
-  return parse_genesis_json(ss.str(), path);
+  auto f = InputFile::open(path, "");
+  if (auto* err = std::get_if<std::string>(&f)) return std::move(*err);
+  return parse_genesis_json(std::get<InputFile>(f).text(), path);
 }
 
 std::variant<st::state::Allocation, std::string> load_genesis_alloc(const std::string& path) {

@@ -8,25 +8,37 @@
 // (a go-ethereum genesis.json with "config", "gasLimit" ... loads too). "accounts", when
 // present, must equal the number of accounts.
 //
-//   <address>  "0x" optional, 40 hex digits of either case (exactly 20 bytes)
-//   <account>  "<balance>"  (decimal, or 0x-hex)
-//            | {"balance": "<balance>", "nonce": <nonce>, "code": "0x<hex>",
-//               "storage": {"<slot>": "<value>", ...}}
-//              balance  required; decimal or 0x-hex string, or a JSON integer; <= 2^256-1
-//              nonce    optional (0); JSON integer, decimal or 0x-hex string; <= 2^64-1
-//              code     optional (empty); "0x" then an even number of hex digits
-//              storage  optional; slot and value: "0x" optional, 1..64 hex digits
-//                       (left-padded to 32 bytes); zero values are kept as written
-//              any other key is an error (catches typos such as "nounce")
+//   <address>  "0x"/"0X" optional, 40 hex digits of either case (exactly 20 bytes)
+//   <account>  "<balance>"  (a statetree short form: decimal, or 0x-hex with 1..64 digits,
+//                            the strict spellings of u256.h)
+//            | {"balance": ..., "nonce": ..., "code": ..., "storage": {<slot>: <value>, ...}}
 //
-// Strictness: malformed JSON (nlohmann's message with line and column), a bad address,
-// number or hex string, a duplicate address (also when spelled differently: case, 0x) or a
-// duplicate storage slot, a duplicate JSON key anywhere: a one-line error naming the account
-// (as written in the file) and the field.
+// Object fields follow go-ethereum (core/types/account.go: math.HexOrDecimal256,
+// math.HexOrDecimal64, hexutil.Bytes, storageJSON); see genesis_values.h:
+//   balance  required (null counts as absent). A JSON integer of any size, or a string: ""
+//            (0), decimal digits, or "0x"/"0X" then hex digits; an optional '+' before the
+//            digits; <= 2^256-1. Refused: fractions and exponents, "0x" alone, a '-' sign
+//            (go-ethereum reads "-1" and wraps it to 2^256-1; statetree refuses it).
+//   nonce    optional (0; null = absent). A JSON integer, or a string: "" (0), decimal
+//            digits, or "0x"/"0X" then hex digits; no sign; <= 2^64-1. "0x" alone is refused.
+//   code     optional (empty; null = absent). A string: "" or "0x" (empty), else "0x"/"0X"
+//            then an even number of hex digits.
+//   storage  optional (null = absent); an object. Slot and value: an optional lowercase
+//            "0x", then an even number (0..64) of hex digits, left-padded to 32 bytes; ""
+//            and "0x" are 0; a null value is 0; "0X", odd lengths and numbers are refused.
+//            Zero values are kept as written.
+//   any other key is an error (catches typos such as "nounce"; go-ethereum ignores it).
 //
-// Order: accounts keep the order of the file (the JSON is parsed into nlohmann::json, whose
-// objects are sorted, and the file order of the alloc keys is recorded by a parser callback;
-// nlohmann::ordered_json is avoided because its inserts are linear, ~25x slower on mainnet).
+// Strictness beyond go-ethereum (which keeps the last of duplicate keys and ignores unknown
+// fields): malformed JSON (nlohmann's message with line and column), JSON nested deeper than
+// 64 levels, a bad address, number or hex string, a duplicate address (also when spelled
+// differently: case, 0x) or a duplicate storage slot (also "0x01" / "0x0001"), a duplicate
+// JSON key anywhere: a one-line error naming the account (as written in the file) and the
+// field. JSON string escapes are decoded before the rules above apply.
+//
+// Order and cost: accounts keep the order of the file. The text is read once by nlohmann's
+// SAX parser (no DOM); time and memory are linear in the file size, and nothing is sized
+// from a number in the file ("accounts" is only compared at the end).
 #pragma once
 
 #include <optional>
