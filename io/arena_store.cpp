@@ -265,7 +265,8 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
   Impl& m = *impl;
   const uint64_t ps = options.page_size;
 
-  const int flags = O_RDWR | O_CLOEXEC | (options.create ? O_CREAT : 0);
+  if (options.read_only && options.create) return Status(Errc::bad_argument, "arena: read-only excludes create");
+  const int flags = (options.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | (options.create ? O_CREAT : 0);
   if (options.direct_io) {
     m.fd = ::open(options.path.c_str(), flags | O_DIRECT, 0644);
     if (m.fd >= 0) m.features.direct_io = true;

@@ -91,7 +91,8 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
   table.block_cache = rocksdb::NewLRUCache(size_t(o.block_cache_bytes));
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(options, o.dir, &raw);
+  rocksdb::Status s = o.read_only ? rocksdb::DB::OpenForReadOnly(options, o.dir, &raw)
+                                  : rocksdb::DB::Open(options, o.dir, &raw);
   if (!s.ok()) return from_rocks(s, "rocksdb open " + o.dir);
   auto impl = std::make_unique<Impl>();
   impl->opt = o;

@@ -34,6 +34,7 @@ struct RocksOptions {
   uint64_t block_cache_bytes = 8ull << 20;
   int bloom_bits_per_key = 10;
   bool sync_writes = true;       // every write_batch() is fsynced (WAL) before returning
+  bool read_only = false;        // DB::OpenForReadOnly: no writes, no RocksDB lock taken
 };
 
 class RocksKvStore {

@@ -27,6 +27,7 @@ int exit_code_for(const io::Status& s) {
     case io::Errc::mismatch:
     case io::Errc::bad_argument:
     case io::Errc::unsupported:
+    case io::Errc::locked:
       return 2;
     default:
       return 1;
