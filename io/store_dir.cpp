@@ -58,8 +58,10 @@ Status StoreDir::open(const StoreDirOptions& o, std::unique_ptr<StoreDir>* out, 
     d->lock_ = std::move(lock);
     if (Status s = take_writer(o.dir, &d->lock_, &d->gate_); !s.ok()) return s;
   }
+  if (o.read_state && !reader) return Status(Errc::bad_argument, "a writer opens the current state");
   Manifest m;
-  if (Status s = d->slot_.load(&m); !s.ok()) return s;
+  if (o.read_state) m = *o.read_state;
+  else if (Status s = d->slot_.load(&m); !s.ok()) return s;
   if (Status s = check_params(m.params, o.params); !s.ok()) return s;
   ArenaOptions a;
   a.path = d->arena_path();

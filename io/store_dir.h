@@ -22,6 +22,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "io/arena_store.h"
@@ -40,6 +41,10 @@ struct StoreDirOptions {
   uint64_t initial_pages = 1024;  // create: arena size to preallocate
   bool direct_io = true;
   Access access = Access::write;
+  // Access::read: open the state this manifest names instead of the current one (a second
+  // handle on the state another reader handle of this process loaded; sound only while that
+  // handle stays open, since its pin is what keeps the state's pages from reuse).
+  std::optional<Manifest> read_state;
 };
 
 class StoreDir {

@@ -37,6 +37,7 @@ io::Status open_rocks(const DbOptions& o, bool create, io::Access access, std::u
 io::StoreDirOptions arena_options(const DbOptions& o, io::Access access) {
   io::StoreDirOptions s;
   s.access = access;
+  if (access == io::Access::read) s.read_state = o.read_state;
   s.dir = o.dir;
   s.params = o.params;
   s.queue_depth = o.queue_depth;
