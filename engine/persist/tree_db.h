@@ -10,6 +10,8 @@
 //   DIR/rocksdb/      RocksDB store: nodes keyed by path, plus the commit record under
 //                     kRocksCommitKey, written in the commit's last WriteBatch before the
 //                     manifest is published
+//   DIR/LOCK          the one writer's lock (build, rebuild, commit; io/db_lock.h)
+//   DIR/READERS       the readers' pins: pages a commit frees wait while readers exist
 //
 // Lookups are batched: lookup() resolves all keys of the batch together. Arena: streamed
 // (page_reader.h), each key's walk advances as soon as the page it needs lands, the device
