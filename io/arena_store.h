@@ -41,7 +41,7 @@ struct ArenaOptions {
   uint64_t capacity_pages = 0;
   uint32_t queue_depth = 32;     // 1..4096: ops in the kernel (ring entries); 2x as many buffers
   bool create = false;           // create (or extend) the file; false: it must exist
-  bool read_only = false;        // O_RDONLY: grow() and writes are refused, a partial tail is not trimmed
+  bool read_only = false;        // O_RDONLY: writes and grow() are refused, a partial tail is not trimmed; excludes create
   bool direct_io = true;         // O_DIRECT; falls back to buffered if the fs refuses it
   bool use_registered_buffers = true;
   bool use_registered_file = true;

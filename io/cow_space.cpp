@@ -60,14 +60,28 @@ Status check_manifest_sizes(const Manifest& m, uint64_t capacity_pages, uint32_t
 }  // namespace
 
 Status CowSpace::open() {
-  needs_reopen_ = false;
   Manifest m;
   Status s = slot_.load(&m);
+  if (s.code() == Errc::not_found) {
+    needs_reopen_ = false;
+    gate_asked_ = false;
+    alloc_ = PageAllocator(store_.capacity_pages());
+    alloc_.set_defer_frees(bool(readers_absent_));
+    committed_ = Manifest{};
+    committed_.params = params_;
+    return {};
+  }
+  if (!s.ok()) return s;
+  return open(m);
+}
+
+Status CowSpace::open(const Manifest& m) {
+  needs_reopen_ = false;
+  gate_asked_ = false;
   alloc_ = PageAllocator(store_.capacity_pages());
+  alloc_.set_defer_frees(bool(readers_absent_));
   committed_ = Manifest{};
   committed_.params = params_;
-  if (s.code() == Errc::not_found) return {};
-  if (!s.ok()) return s;
   if (Status p = check_params(m.params, params_); !p.ok()) return p;
   const uint32_t payload = store_.payload_bytes();
   if (Status v = check_manifest_sizes(m, store_.capacity_pages(), store_.page_size(), payload); !v.ok()) return v;
@@ -96,9 +110,24 @@ Status CowSpace::open() {
                                    (m.root_page >= m.free_list_page && m.root_page - m.free_list_page < m.free_list_pages)))
       return Status(Errc::corrupt_page, "manifest: root page " + std::to_string(m.root_page) +
                                             " is free or part of the free list");
+    alloc_.set_defer_frees(bool(readers_absent_));
+    // Readers of roots older than m may still exist: nothing listed is reusable yet.
+    if (readers_absent_) alloc_.defer_all_free();
   }
   committed_ = m;
   return {};
+}
+
+bool CowSpace::reclaim_deferred() {
+  if (!readers_absent_ || alloc_.deferred_pages() == 0 || !readers_absent_()) return false;
+  alloc_.reclaim_deferred();
+  return true;
+}
+
+void CowSpace::ask_gate_once() {
+  if (gate_asked_) return;
+  gate_asked_ = true;
+  reclaim_deferred();
 }
 
 // Grows the store to hold at least min_capacity pages: first by doubling (fewer, larger
@@ -118,8 +147,14 @@ Status CowSpace::grow_for(uint64_t min_capacity) {
 }
 
 Status CowSpace::allocate(uint64_t n, std::vector<uint64_t>* pages) {
+  if (read_only_) return Status(Errc::bad_argument, "the database is open read-only");
+  ask_gate_once();
   Status s = alloc_.allocate(n, pages);
   if (s.code() != Errc::full) return s;
+  if (reclaim_deferred()) {  // the readers left since the commit began: no need to grow
+    s = alloc_.allocate(n, pages);
+    if (s.code() != Errc::full) return s;
+  }
   // The pages allocate() can use: the free extents, then the room above high water.
   const uint64_t min_capacity = alloc_.high_water() + (n - std::min(n, alloc_.free_pages()));
   if (Status g = grow_for(min_capacity); !g.ok()) return g;
@@ -127,8 +162,10 @@ Status CowSpace::allocate(uint64_t n, std::vector<uint64_t>* pages) {
 }
 
 Status CowSpace::commit(Manifest next) {
+  if (read_only_) return Status(Errc::bad_argument, "the database is open read-only");
   if (needs_reopen_)
     return Status(Errc::sys, "an earlier commit's outcome is unknown (manifest directory fsync failed); reopen the database");
+  ask_gate_once();
   const uint32_t payload = store_.payload_bytes();
   for (uint64_t i = 0; committed_.free_list_page != kNoPage && i < committed_.free_list_pages; ++i)
     alloc_.release(committed_.free_list_page + i);
@@ -143,6 +180,7 @@ Status CowSpace::commit(Manifest next) {
     const uint64_t estimate = 8 + after.serialize().size() + 64 + uint64_t(attempt) * payload;
     pages = (estimate + payload - 1) / payload;
     Status s = alloc_.allocate_run(pages, &first);
+    if (s.code() == Errc::full && reclaim_deferred()) s = alloc_.allocate_run(pages, &first);
     if (s.code() == Errc::full) {
       if (Status g = grow_for(alloc_.high_water() + pages); !g.ok()) { abort(); return g; }
       s = alloc_.allocate_run(pages, &first);
@@ -179,6 +217,7 @@ Status CowSpace::commit(Manifest next) {
   }
   alloc_.commit_durable();
   committed_ = next;
+  gate_asked_ = false;
   return {};
 }
 

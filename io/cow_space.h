@@ -15,9 +15,29 @@
 //
 // Invariant: pages reachable from the published manifest (its nodes and its free list) are
 // never in free space, so a crash at any point reopens at the last published root.
+//
+// Readers of older roots (another process, or another handle, that loaded manifest j < k
+// and still walks root j): with a reader gate set (set_reader_gate, a file-backed database:
+// io/db_lock.h), the pages a durable commit frees are DEFERRED, not free (page_allocator.h).
+// Deferred pages become free only when the gate reports that no reader exists at that
+// instant: every reader pins before it loads a manifest, so any later reader loads the
+// current manifest or a newer one, and no root older than the current one is read any more.
+// The gate is asked at the first allocation of each commit (and again before the arena is
+// grown); while readers exist the commit takes fresh pages at the arena's end instead.
+//
+// Invariant (readers): a page reachable from any manifest a live reader loaded is never
+// free. Proof sketch: it is reachable from the current manifest (never free, above), or it
+// was released by a commit published after that reader pinned, so it is deferred until an
+// instant without readers, which cannot come while that reader holds its pin.
+//
+// Crash: the persisted free list holds free and deferred pages alike (both are unreachable
+// from its own manifest). A writer that opens it does not know which readers still hold
+// older roots, so with a gate every listed page starts deferred, until the gate's first
+// "no readers". Nothing is leaked across a crash and nothing a reader may hold is reused.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "io/manifest.h"
@@ -36,6 +56,15 @@ class CowSpace {
   // against the store before anything is allocated or read (corrupt_page, one line). No
   // manifest: an empty space.
   Status open();
+  // The same from a manifest the caller loaded (a reader loads it once, before it opens the
+  // store, so the store's size covers the manifest's high water).
+  Status open(const Manifest& loaded);
+
+  // Set before open(): readers_absent() answers "does no reader exist now?" (ReaderGate).
+  // Without a gate, pages freed by a commit are reusable at once (no reader can exist).
+  void set_reader_gate(std::function<bool()> readers_absent) { readers_absent_ = std::move(readers_absent); }
+  // Set before open(): allocate() and commit() refuse (a reader's handle).
+  void set_read_only(bool on) { read_only_ = on; }
   const Manifest& committed() const { return committed_; }
   bool has_commit() const { return committed_.commit_seq > 0; }
 
@@ -50,13 +79,19 @@ class CowSpace {
   // params, commit_seq, page_high_water and the free-list fields. On error the commit is
   // aborted and the previous manifest stays current.
   Status commit(Manifest next);
-  void abort() { alloc_.abort_commit(); }
+  void abort() {
+    alloc_.abort_commit();
+    gate_asked_ = false;
+  }
 
   const PageAllocator& allocator() const { return alloc_; }
   bool needs_reopen() const { return needs_reopen_; }
 
  private:
   Status grow_for(uint64_t min_capacity);
+  // Deferred pages become free if the gate reports no readers; true if any did.
+  bool reclaim_deferred();
+  void ask_gate_once();  // at the commit's first allocation
 
   NodeStore& store_;
   ManifestSlot& slot_;
@@ -64,6 +99,9 @@ class CowSpace {
   PageAllocator alloc_;
   Manifest committed_;
   bool needs_reopen_ = false;
+  bool read_only_ = false;
+  bool gate_asked_ = false;  // in the commit in progress
+  std::function<bool()> readers_absent_;
 };
 
 }  // namespace st::io

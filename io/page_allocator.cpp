@@ -6,29 +6,38 @@
 
 namespace st::io {
 
-uint64_t PageAllocator::free_pages() const {
+namespace {
+uint64_t extent_pages(const std::map<uint64_t, uint64_t>& set) {
   uint64_t n = 0;
-  for (const auto& [start, len] : free_) n += len;
+  for (const auto& [start, len] : set) n += len;
   return n;
 }
+}  // namespace
 
-bool PageAllocator::is_free(uint64_t page) const {
-  if (page >= high_water_) return true;
-  auto it = free_.upper_bound(page);
-  if (it == free_.begin()) return false;
+uint64_t PageAllocator::free_pages() const { return extent_pages(free_); }
+uint64_t PageAllocator::deferred_pages() const { return extent_pages(deferred_); }
+
+bool PageAllocator::in_extents(const Extents& set, uint64_t page) {
+  auto it = set.upper_bound(page);
+  if (it == set.begin()) return false;
   --it;
   return page < it->first + it->second;
 }
 
-void PageAllocator::free_run(uint64_t start, uint64_t len) {
-  assert(len > 0 && start + len <= high_water_);
-  auto next = free_.lower_bound(start);
-  assert(next == free_.end() || next->first >= start + len);  // no double free
-  if (next != free_.end() && next->first == start + len) {
+bool PageAllocator::is_free(uint64_t page) const {
+  if (page >= high_water_) return true;
+  return in_extents(free_, page) || in_extents(deferred_, page);
+}
+
+void PageAllocator::insert_run(Extents& set, uint64_t start, uint64_t len) {
+  assert(len > 0);
+  auto next = set.lower_bound(start);
+  assert(next == set.end() || next->first >= start + len);  // no double free
+  if (next != set.end() && next->first == start + len) {
     len += next->second;
-    next = free_.erase(next);
+    next = set.erase(next);
   }
-  if (next != free_.begin()) {
+  if (next != set.begin()) {
     auto prev = std::prev(next);
     assert(prev->first + prev->second <= start);
     if (prev->first + prev->second == start) {
@@ -36,7 +45,23 @@ void PageAllocator::free_run(uint64_t start, uint64_t len) {
       return;
     }
   }
-  free_.emplace(start, len);
+  set.emplace(start, len);
+}
+
+void PageAllocator::free_run(uint64_t start, uint64_t len) {
+  assert(len > 0 && start + len <= high_water_);
+  assert(!in_extents(deferred_, start));
+  insert_run(free_, start, len);
+}
+
+void PageAllocator::defer_all_free() {
+  for (const auto& [start, len] : free_) insert_run(deferred_, start, len);
+  free_.clear();
+}
+
+void PageAllocator::reclaim_deferred() {
+  for (const auto& [start, len] : deferred_) insert_run(free_, start, len);
+  deferred_.clear();
 }
 
 Status PageAllocator::allocate(uint64_t n, std::vector<uint64_t>* out) {
@@ -92,7 +117,10 @@ void PageAllocator::release(uint64_t page) {
 }
 
 void PageAllocator::commit_durable() {
-  for (uint64_t p : pending_free_) free_run(p, 1);
+  for (uint64_t p : pending_free_) {
+    if (defer_frees_) insert_run(deferred_, p, 1);
+    else free_run(p, 1);
+  }
   pending_free_.clear();
   allocated_in_commit_.clear();
   high_water_at_commit_ = high_water_;
@@ -122,9 +150,16 @@ std::vector<uint8_t> PageAllocator::serialize() const {
   assert(pending_free_.empty() && allocated_in_commit_.empty());
   std::vector<uint8_t> b;
   auto put = [&](uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(uint8_t(v >> (8 * i))); };
+  Extents merged;
+  const Extents* all = &free_;
+  if (!deferred_.empty()) {
+    merged = free_;
+    for (const auto& [start, len] : deferred_) insert_run(merged, start, len);
+    all = &merged;
+  }
   put(high_water_);
-  put(free_.size());
-  for (const auto& [start, len] : free_) { put(start); put(len); }
+  put(all->size());
+  for (const auto& [start, len] : *all) { put(start); put(len); }
   return b;
 }
 

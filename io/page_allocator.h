@@ -4,15 +4,20 @@
 //
 //   page states:   free --allocate()--> live (this commit) --release()--> free (same commit)
 //                  live (committed)  --release()--> pending_free --commit_durable()--> free
+//                  with defer_frees: pending_free --commit_durable()--> deferred
+//                                    deferred --reclaim_deferred()--> free
 //
 //   commit k:  allocate new pages, release the pages they supersede (pending), write, sync,
-//              publish manifest k, commit_durable()  (root k-1's pages become reusable)
+//              publish manifest k, commit_durable()  (root k-1's pages become reusable, or,
+//              with defer_frees, deferred: reusable once no reader of an older root exists)
 //   crash:     the reopened allocator is the one serialized with manifest k-1; pages written
 //              by the unfinished commit k were free in it, so they are simply reused.
 //
-// Invariants: a page is in exactly one of {free extents, live, pending_free}; free extents
-// are disjoint, non-adjacent (coalesced) and below high_water; allocation is first-fit from
-// the lowest free page, then extends high_water, never beyond capacity.
+// Invariants: a page is in exactly one of {free extents, deferred extents, live,
+// pending_free}; extents are disjoint, non-adjacent within their set (coalesced) and below
+// high_water; allocation is first-fit from the lowest FREE page (never a deferred one), then
+// extends high_water, never beyond capacity. serialize() writes free and deferred pages
+// alike as free: the persisted list is "not live in this root" (cow_space.h).
 #pragma once
 
 #include <cstdint>
@@ -37,32 +42,49 @@ class PageAllocator {
   // `page` is superseded by the commit in progress. A page allocated in this same commit is
   // freed at once; a committed page stays intact until commit_durable().
   void release(uint64_t page);
-  // The commit in progress is durable: its released pages become free.
+  // The commit in progress is durable: its released pages become free (deferred when
+  // defer_frees is on).
   void commit_durable();
   // The commit in progress was abandoned: its allocations return to free space and its
   // releases are forgotten (those pages still belong to the committed root).
   void abort_commit();
 
+  // Deferred frees: off (the default) = commit_durable() frees at once.
+  void set_defer_frees(bool on) { defer_frees_ = on; }
+  bool defer_frees() const { return defer_frees_; }
+  // Every free page becomes deferred (a free list loaded while readers may hold older roots).
+  void defer_all_free();
+  // Every deferred page becomes free (no reader of an older root exists).
+  void reclaim_deferred();
+
   void set_capacity(uint64_t capacity_pages);  // grow only
   uint64_t capacity() const { return capacity_; }
   uint64_t high_water() const { return high_water_; }
-  uint64_t free_pages() const;        // in free extents below high water
+  uint64_t free_pages() const;        // in free extents below high water (allocatable)
+  uint64_t deferred_pages() const;    // freed, not yet reusable
   uint64_t pending_free_pages() const { return pending_free_.size(); }
+  // Not live: free, deferred, or at/above high water.
   bool is_free(uint64_t page) const;
 
   // Committed state only (call after commit_durable(); asserts nothing is in progress):
-  // high water + free extents, little-endian u64s: [high_water][n][start,len]*n.
+  // high water + free extents (deferred ones merged in), little-endian u64s:
+  // [high_water][n][start,len]*n.
   std::vector<uint8_t> serialize() const;
   // Strict: the extent count must match the bytes exactly, extents must be sorted, disjoint,
   // not adjacent and below high water <= capacity_pages; errors are corrupt_page, one line.
   static Status deserialize(std::span<const uint8_t> bytes, uint64_t capacity_pages, PageAllocator* out);
 
  private:
-  void free_run(uint64_t start, uint64_t len);  // coalescing insert
+  void free_run(uint64_t start, uint64_t len);  // coalescing insert into free_
+  using Extents = std::map<uint64_t, uint64_t>;  // start -> length
+  static void insert_run(Extents& set, uint64_t start, uint64_t len);
+  static bool in_extents(const Extents& set, uint64_t page);
 
   uint64_t capacity_ = 0;
   uint64_t high_water_ = 0;
-  std::map<uint64_t, uint64_t> free_;  // start -> length
+  Extents free_;
+  Extents deferred_;
+  bool defer_frees_ = false;
   std::unordered_set<uint64_t> allocated_in_commit_;
   std::vector<uint64_t> pending_free_;
   uint64_t high_water_at_commit_ = 0;

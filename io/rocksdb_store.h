@@ -44,7 +44,7 @@ struct RocksOptions {
   uint64_t block_cache_bytes = 8ull << 20;
   int bloom_bits_per_key = 10;
   bool sync_writes = true;       // every write_batch() is fsynced (WAL) before returning
-  bool read_only = false;        // DB::OpenForReadOnly: writes no file; write_batch/flush refused
+  bool read_only = false;        // DB::OpenForReadOnly: writes no file; write_batch/flush refused, no RocksDB lock taken
   // A writable open needs this much free, and write_batch() / flush() refuse (Errc::full)
   // unless this much stays free after what they write (a batch: its WAL record, and the SST
   // of the memtable it joins; a flush: the memtables' SST): room for RocksDB's MANIFEST,

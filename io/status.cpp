@@ -19,6 +19,7 @@ const char* errc_name(Errc c) {
     case Errc::crashed: return "store crashed";
     case Errc::not_found: return "not found";
     case Errc::full: return "no free space";
+    case Errc::locked: return "locked";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class Errc : uint8_t {
   crashed,         // MemoryStore after crash(): everything fails until recover()
   not_found,       // a file / key that should exist does not
   full,            // no free space left (allocator / capacity)
+  locked,          // the database is held by another writer (db_lock.h)
 };
 
 const char* errc_name(Errc c);

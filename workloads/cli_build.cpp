@@ -22,6 +22,7 @@
 #include "engine/memory/large_buffer.h"
 #include "engine/persist/db_files.h"
 #include "engine/state/synthetic_state.h"
+#include "io/db_lock.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 #include "workloads/genesis.h"
@@ -63,11 +64,14 @@ struct TargetPlan {
   uint64_t freed_bytes = 0;       // what those entries occupy
 };
 
+// The lock files of a database directory (io/db_lock.h): kept by --force (a running writer
+// holds LOCK; the build takes it over), and alone they make no database.
+bool lock_file(const std::string& name) { return name == io::kLockFileName || name == io::kReadersFileName; }
+
 // The entries a statetree database directory may hold (tree_db.h's layout, the manifest's
-// temporary, lock files); --force deletes nothing else.
+// temporary, the lock files); --force deletes nothing else, and never the lock files.
 bool database_entry(const std::string& name) {
-  return name == "MANIFEST" || name == "MANIFEST.tmp" || name == "pages.arena" || name == "rocksdb" || name == "LOCK" ||
-         name == "lock" || name == ".lock";
+  return name == "MANIFEST" || name == "MANIFEST.tmp" || name == "pages.arena" || name == "rocksdb" || lock_file(name);
 }
 
 uint64_t tree_bytes(const fs::path& p) {
@@ -89,8 +93,11 @@ std::optional<std::string> plan_target(const persist::DbOptions& o, bool force, 
     return "--db " + o.dir + " is " + (fs::is_regular_file(st) ? "a regular file" : "not a directory") +
            ", not a database directory";
   std::vector<fs::path> entries, foreign;
-  for (auto it = fs::directory_iterator(o.dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-    (database_entry(it->path().filename().string()) ? entries : foreign).push_back(it->path());
+  for (auto it = fs::directory_iterator(o.dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (lock_file(name)) continue;
+    (database_entry(name) ? entries : foreign).push_back(it->path());
+  }
   if (ec) return "--db " + o.dir + ": " + ec.message();
   if (entries.empty() && foreign.empty()) return std::nullopt;  // an empty directory: nothing to replace
   persist::DbOptions probed;
@@ -115,6 +122,8 @@ std::optional<std::string> plan_target(const persist::DbOptions& o, bool force, 
   return std::nullopt;
 }
 
+// Precondition: the caller holds the directory's writer lock (nothing is deleted under a
+// running writer).
 std::optional<std::string> clear_target(const TargetPlan& plan) {
   std::error_code ec;
   // MANIFEST last: a directory half cleared still reads as an unfinished build, not as a
@@ -258,7 +267,13 @@ int cmd_build(int argc, char** argv) {
   }
   if (from_alloc)
     if (auto e = check_build_size(o, accounts, slots, 0, plan)) return fail(*e);
-  if (auto e = clear_target(plan)) return fail(*e, 1);
+  if (!plan.remove.empty()) {
+    // Hold the writer lock while clearing (a running writer refuses the build here, exit 2);
+    // the build takes it again when it opens the directory.
+    std::unique_ptr<io::WriterLock> lock;
+    if (io::Status s = io::WriterLock::acquire(plan.dir, &lock); !s.ok()) return fail(s.message());
+    if (auto e = clear_target(plan)) return fail(*e, 1);
+  }
 
   const bool json = args.given("json");
   ProgressBar bar("build " + tree);

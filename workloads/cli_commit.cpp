@@ -66,7 +66,7 @@ int cmd_commit(int argc, char** argv) {
   if (o.store != persist::StoreKind::arena) return fail("not supported for RocksDB databases yet");
   o.queue_depth = uint32_t(qd);
   persist::DbFiles files;
-  if (io::Status s = persist::DbFiles::for_read(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
+  if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
   auto parsed = state::parse_synthetic_spec(files.commit.spec);
   if (auto* e = std::get_if<std::string>(&parsed))
     return fail("the database was not built from the synthetic state (" + *e + "); commit needs its spec");

@@ -180,7 +180,7 @@ int cmd_read_bench(int argc, char** argv) {
   if (auto e = load_source(db->source_spec(), &src)) return fail(*e);
   const bool unhashed_source = source_unhashed_alloc(db->source_spec());
   const std::string root_hex = hex0x(manifest.root_hash);
-  db.reset();
+  // db stays open: every reopen below reads its state (the source's), even while a commit runs.
 
   Sample sample;
   if (auto e = sample_keys(*src.source, keys_n, accounts_only, seed, &sample)) return fail(*e);
@@ -241,7 +241,7 @@ int cmd_read_bench(int argc, char** argv) {
     uint64_t single_reads = 0;
     {
       std::unique_ptr<persist::TreeDb> d;
-      if (io::Status s = persist::open_any_db(dir, 1, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
+      if (io::Status s = persist::open_any_db(dir, 1, &d, slot_accounts, db.get()); !s.ok()) return fail(s.message(), 1);
       if (io::Status s = prepare(*d, seed * 31 + rep); !s.ok()) return fail(s.message(), 1);
       std::vector<persist::LookupAnswer> ans;
       for (uint64_t q = 0; q < single_k; ++q) {
@@ -274,7 +274,7 @@ int cmd_read_bench(int argc, char** argv) {
     for (size_t qi = 0; qi < qds.size(); ++qi) {
       const uint32_t qd = uint32_t(qds[qi]);
       std::unique_ptr<persist::TreeDb> d;
-      if (io::Status s = persist::open_any_db(dir, qd, &d, slot_accounts); !s.ok()) return fail(s.message(), 1);
+      if (io::Status s = persist::open_any_db(dir, qd, &d, slot_accounts, db.get()); !s.ok()) return fail(s.message(), 1);
       BatchedRun b;
       auto run_batched = [&]() -> io::Status {
         if (io::Status s = prepare(*d, seed * 43 + rep * 101 + qi); !s.ok()) return s;

@@ -31,6 +31,7 @@ int exit_code_for(const io::Status& s) {
     case io::Errc::bad_argument:
     case io::Errc::unsupported:
     case io::Errc::full:  // no space left on device: the database is unchanged
+    case io::Errc::locked:
       return 2;
     default:
       return 1;

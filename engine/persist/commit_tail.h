@@ -53,7 +53,7 @@ struct CommitStats {
 };
 
 // What a block committer keeps across its commits: the database (opened with
-// DbFiles::for_read; it must outlive the committer, and each commit updates its manifest and
+// DbFiles::for_commit; it must outlive the committer, and each commit updates its manifest and
 // commit record) and the superseded-record counts of its partly dead pages.
 class CommitterBase {
  public:
@@ -68,7 +68,7 @@ class CommitterBase {
 
 class CommitFrame {
  public:
-  // files: an arena database opened with DbFiles::for_read; dead: the committer's ledger.
+  // files: an arena database opened with DbFiles::for_commit; dead: the committer's ledger.
   // `who` ("mpt commit") prefixes the errors. Both must outlive the frame.
   CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who);
   CommitFrame(const CommitFrame&) = delete;

@@ -22,19 +22,22 @@ bool exists(const std::string& p) {
 
 // A build (create) writes its node batches unsynced: nothing is visible before the commit,
 // and commit_rocks() flushes the memtable to synced SST files before the manifest names it.
-io::Status open_rocks(const DbOptions& o, bool create, std::unique_ptr<io::RocksKvStore>* out) {
+// A reader opens RocksDB read-only (no lock of RocksDB's own, no file written).
+io::Status open_rocks(const DbOptions& o, bool create, io::Access access, std::unique_ptr<io::RocksKvStore>* out) {
   io::RocksOptions r;
   r.sync_writes = !create;
   r.dir = rocks_dir(o.dir);
   r.create = create;
-  r.read_only = !create;  // reads only: DB::OpenForReadOnly writes nothing (safe on a full disk)
+  r.read_only = access == io::Access::read;  // DB::OpenForReadOnly writes nothing (safe on a full disk)
   r.direct_reads = o.direct_io;
   r.block_cache_bytes = o.rocks_block_cache_bytes;
   return io::RocksKvStore::open(r, out);
 }
 
-io::StoreDirOptions arena_options(const DbOptions& o) {
+io::StoreDirOptions arena_options(const DbOptions& o, io::Access access) {
   io::StoreDirOptions s;
+  s.access = access;
+  if (access == io::Access::read) s.read_state = o.read_state;
   s.dir = o.dir;
   s.params = o.params;
   s.queue_depth = o.queue_depth;
@@ -88,22 +91,27 @@ io::Status DbFiles::for_build(const DbOptions& o, DbFiles* out) {
   out->store = o.store;
   out->dir = o.dir;
   if (o.dir.empty()) return io::Status(io::Errc::bad_argument, "--db: empty directory name");
+  std::error_code ec;
+  fs::create_directories(o.dir, ec);
+  if (ec) return io::Status(io::Errc::sys, "create directory " + o.dir + ": " + ec.message(), ec.value());
+  // The writer lock before anything is looked at: a second build or commit is refused here.
+  std::unique_ptr<io::WriterLock> lock;
+  if (io::Status s = io::WriterLock::acquire(o.dir, &lock); !s.ok()) return s;
   const bool has_manifest = exists(o.dir + "/MANIFEST");
   if (o.store == StoreKind::rocksdb) {
     if (has_manifest)
       return io::Status(io::Errc::bad_argument, o.dir + " already holds a database; a RocksDB store (nodes keyed by "
                                                        "path, overwritten in place) is built into a new directory");
-    std::error_code ec;
-    fs::create_directories(o.dir, ec);
-    if (ec) return io::Status(io::Errc::sys, "create directory " + o.dir + ": " + ec.message(), ec.value());
-    if (io::Status s = open_rocks(o, true, &out->rocks); !s.ok()) return s;
+    out->writer_lock = std::move(lock);
+    if (io::Status s = open_rocks(o, true, io::Access::write, &out->rocks); !s.ok()) return s;
     out->rocks_manifest = std::make_unique<io::FileManifestSlot>(o.dir);
     out->manifest = io::Manifest{};
     out->manifest.params = o.params;
     return out->rocks_manifest->publish(out->manifest);
   }
   if (!has_manifest) {
-    if (io::Status s = io::StoreDir::create(arena_options(o), &out->arena); !s.ok()) return s;
+    if (io::Status s = io::StoreDir::create(arena_options(o, io::Access::write), &out->arena, std::move(lock)); !s.ok())
+      return s;
     out->manifest = out->arena->space().committed();
     return {};
   }
@@ -112,7 +120,8 @@ io::Status DbFiles::for_build(const DbOptions& o, DbFiles* out) {
   if (probed.store != StoreKind::arena)
     return io::Status(io::Errc::mismatch, o.dir + " holds a " + std::string(store_kind_name(probed.store)) +
                                               " database, not an arena one");
-  if (io::Status s = io::StoreDir::open(arena_options(o), &out->arena); !s.ok()) return s;
+  if (io::Status s = io::StoreDir::open(arena_options(o, io::Access::write), &out->arena, std::move(lock)); !s.ok())
+    return s;
   io::CowSpace& space = out->arena->space();
   out->manifest = space.committed();
   // A rebuild replaces the state: every page of the committed state is superseded by this
@@ -125,9 +134,17 @@ io::Status DbFiles::for_build(const DbOptions& o, DbFiles* out) {
   return {};
 }
 
-io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) {
+namespace {
+io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out);
+}  // namespace
+
+io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) { return open_existing(o, io::Access::read, out); }
+io::Status DbFiles::for_commit(const DbOptions& o, DbFiles* out) { return open_existing(o, io::Access::write, out); }
+
+namespace {
+io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
   DbOptions probed;
-  if (io::Status s = probe(o.dir, &probed); !s.ok()) return s;
+  if (io::Status s = DbFiles::probe(o.dir, &probed); !s.ok()) return s;
   if (io::Status s = io::check_params(probed.params, o.params); !s.ok()) return s;
   if (probed.store != o.store)
     return io::Status(io::Errc::mismatch, std::string("store mismatch: database is ") + store_kind_name(probed.store) +
@@ -136,7 +153,7 @@ io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) {
   out->dir = o.dir;
   std::vector<uint8_t> record;
   if (o.store == StoreKind::arena) {
-    if (io::Status s = io::StoreDir::open(arena_options(o), &out->arena); !s.ok()) return s;
+    if (io::Status s = io::StoreDir::open(arena_options(o, access), &out->arena); !s.ok()) return s;
     out->manifest = out->arena->space().committed();
     if (out->manifest.commit_seq == 0)
       return io::Status(io::Errc::not_found, o.dir + " holds no state: its build never committed");
@@ -145,11 +162,16 @@ io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) {
     const io::PageOp op{io::PageOpKind::read, out->manifest.root_page, record.data(), 0};
     if (io::Status s = io::run_batch(store, std::span<const io::PageOp>(&op, 1)); !s.ok()) return s;
   } else {
+    if (access == io::Access::read) {
+      if (io::Status s = io::ReaderPin::acquire(o.dir, &out->reader_pin); !s.ok()) return s;
+    } else if (io::Status s = io::WriterLock::acquire(o.dir, &out->writer_lock); !s.ok()) {
+      return s;
+    }
     out->rocks_manifest = std::make_unique<io::FileManifestSlot>(o.dir);
     if (io::Status s = out->rocks_manifest->load(&out->manifest); !s.ok()) return s;
     if (out->manifest.commit_seq == 0)
       return io::Status(io::Errc::not_found, o.dir + " holds no state: its build never committed");
-    if (io::Status s = open_rocks(o, false, &out->rocks); !s.ok()) return s;
+    if (io::Status s = open_rocks(o, false, access, &out->rocks); !s.ok()) return s;
     const std::string_view key = kRocksCommitKey;
     std::vector<std::string> values;
     std::vector<uint8_t> found;
@@ -160,6 +182,7 @@ io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) {
   }
   return decode_commit_record(record, &out->commit);
 }
+}  // namespace
 
 io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec) {
   io::CowSpace& space = arena->space();
@@ -186,7 +209,7 @@ io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, c
   next.node_count = f.node_count;
   next.key_count = f.key_count;
   next.payload_bytes = f.payload_bytes;
-  next.pages_used = space.allocator().high_water() - space.allocator().free_pages();
+  next.pages_used = space.allocator().high_water() - space.allocator().free_pages() - space.allocator().deferred_pages();
   if (io::Status s = space.commit(next); !s.ok()) return s;  // commit() aborts on failure itself
   manifest = space.committed();
   commit = info;

@@ -19,6 +19,11 @@
 // Invariants: a commit is visible only once the MANIFEST naming it is published; opening
 // checks the manifest's parameters before touching any page; a directory with a manifest
 // but no commit (a build that crashed before its first commit) opens as "holds no state".
+// One writer per directory: for_build and for_commit hold DIR/LOCK for the DbFiles' life
+// (a second writer is refused at once, Errc::locked, naming the holder's pid and command);
+// for_read pins the published states (DIR/READERS) and opens every file read-only, so a
+// reader sees the one state its manifest names while a writer commits (io/db_lock.h,
+// io/cow_space.h), and a read-only database can be read.
 #pragma once
 
 #include <memory>
@@ -48,6 +53,10 @@ io::Status decode_commit_record(std::span<const uint8_t> bytes, CommitInfo* out)
 struct DbFiles {
   StoreKind store = StoreKind::arena;
   std::string dir;
+  // RocksDB store: the writer lock or the reader pin (the arena's are inside StoreDir).
+  // Declared before the stores, so they are released after the stores are closed.
+  std::unique_ptr<io::WriterLock> writer_lock;
+  std::unique_ptr<io::ReaderPin> reader_pin;
   std::unique_ptr<io::StoreDir> arena;          // arena store
   std::unique_ptr<io::RocksKvStore> rocks;      // rocksdb store
   std::unique_ptr<io::FileManifestSlot> rocks_manifest;
@@ -58,9 +67,13 @@ struct DbFiles {
   // parameters; an existing RocksDB database is refused: path-keyed nodes are overwritten
   // in place, so it cannot keep the previous state readable).
   static io::Status for_build(const DbOptions& o, DbFiles* out);
-  // Opens an existing database; reads the commit record. Errors: no database, another
-  // version or parameters, no commit yet ("holds no state: the build never committed").
+  // Opens an existing database for reading (pinned, read-only files); reads the commit
+  // record. Errors: no database, another version or parameters, no commit yet ("holds no
+  // state: the build never committed").
   static io::Status for_read(const DbOptions& o, DbFiles* out);
+  // The same for a writer (block commits): takes the writer lock first (Errc::locked if
+  // another writer holds it), opens the files read-write.
+  static io::Status for_commit(const DbOptions& o, DbFiles* out);
   // Reads the store kind and parameters of DIR from its files (open_any_db()).
   static io::Status probe(const std::string& dir, DbOptions* o);
 

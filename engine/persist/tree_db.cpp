@@ -51,11 +51,12 @@ io::Status open_db(const DbOptions& o, std::unique_ptr<TreeDb>* out) {
 }
 
 io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out,
-                       bool slot_key_accounts) {
+                       bool slot_key_accounts, const TreeDb* same_state_as) {
   DbOptions o;
   if (io::Status s = DbFiles::probe(dir, &o); !s.ok()) return s;
   o.queue_depth = queue_depth;
   o.slot_key_accounts = slot_key_accounts;
+  if (same_state_as) o.read_state = same_state_as->manifest();
   return open_db(o, out);
 }
 

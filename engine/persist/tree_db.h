@@ -10,6 +10,8 @@
 //   DIR/rocksdb/      RocksDB store: nodes keyed by path, plus the commit record under
 //                     kRocksCommitKey, written in the commit's last WriteBatch before the
 //                     manifest is published
+//   DIR/LOCK          the one writer's lock (build, rebuild, commit; io/db_lock.h)
+//   DIR/READERS       the readers' pins: pages a commit frees wait while readers exist
 //
 // Lookups are batched: lookup() resolves all keys of the batch together. Arena: streamed
 // (page_reader.h), each key's walk advances as soon as the page it needs lands, the device
@@ -52,6 +54,9 @@ struct DbOptions {
   // reads alone (the MPT's walk passes through the account leaf anyway, so it has no such
   // switch).
   bool slot_key_accounts = true;
+  // A reader (open_db): open the state this manifest names, not the current one (see
+  // open_any_db's same_state_as).
+  std::optional<io::Manifest> read_state;
 };
 
 // Called now and then during long operations: done / total in the operation's own unit.
@@ -156,11 +161,14 @@ class TreeDb {
 // commit; the previous state stays readable until the commit is durable).
 io::Status build_db(const DbOptions& options, const state::StateSource& source, BuildReport* report,
                     const ProgressFn& progress = {});
-// Opens a database; options.params must match what it was built with (one-line error).
-// options.params.tree_kind picks the tree; open_any_db() takes every parameter from the
-// manifest instead (verify / get / read-bench).
+// Opens a database for reading; options.params must match what it was built with
+// (one-line error). options.params.tree_kind picks the tree; open_any_db() takes every
+// parameter from the manifest instead (verify / get / read-bench). A reader sees the one
+// state the manifest it loaded names, for its whole life, while a writer commits newer ones
+// (db_files.h). same_state_as: open the state that open handle reads (another queue depth
+// over the same state); it must stay open meanwhile.
 io::Status open_db(const DbOptions& options, std::unique_ptr<TreeDb>* out);
 io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out,
-                       bool slot_key_accounts = true);
+                       bool slot_key_accounts = true, const TreeDb* same_state_as = nullptr);
 
 }  // namespace st::persist

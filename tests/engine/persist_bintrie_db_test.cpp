@@ -437,7 +437,7 @@ TEST_CASE("persist bintrie: a flipped byte in pages.arena is that page's corrupt
 // decoders, not the checksum, must catch it). Returns the root locator.
 persist::Locator rewrite_root_record(const DbOptions& o, size_t body_offset_from_end, uint8_t new_value, bool from_start) {
   persist::DbFiles files;
-  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  REQUIRE(persist::DbFiles::for_commit(o, &files).ok());
   const persist::Locator root = files.commit.root;
   REQUIRE(root != persist::kNoLocator);
   io::NodeStore& store = files.arena->pages();

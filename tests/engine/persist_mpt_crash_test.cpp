@@ -116,7 +116,7 @@ TEST_CASE("persist mpt: records rewritten with valid page checksums are caught, 
   std::unique_ptr<persist::TreeDb> db;
   REQUIRE(open(o, &db).ok());
   DbFiles raw;  // a second handle on the same arena for rewriting pages
-  REQUIRE(DbFiles::for_read(o, &raw).ok());
+  REQUIRE(DbFiles::for_commit(o, &raw).ok());
   io::NodeStore& store = raw.arena->pages();
   std::vector<uint8_t> orig(store.payload_bytes()), page(store.payload_bytes());
   std::mt19937_64 rng(8);

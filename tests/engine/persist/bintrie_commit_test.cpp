@@ -175,7 +175,7 @@ void run_diffs(unsigned gd, uint32_t page, uint64_t seed, int blocks) {
   uint64_t released = 0, reused_pages = 0;
   for (int round = 0; round < 2; ++round) {  // round 1: a fresh committer over the reopened files
     DbFiles files;
-    REQUIRE(DbFiles::for_read(o, &files).message() == "");
+    REQUIRE(DbFiles::for_commit(o, &files).message() == "");
     persist::BintrieCommitter c(files);
     for (int b = 0; b < blocks; ++b) {
       const state::StateDiff d = random_diff(rng, m);
@@ -219,7 +219,7 @@ TEST_CASE("bintrie commit: an empty database takes blocks; the first stem is the
   REQUIRE(persist::build_db(o, src, nullptr).message() == "");
   Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), none);
   DbFiles files;
-  REQUIRE(DbFiles::for_read(o, &files).message() == "");
+  REQUIRE(DbFiles::for_commit(o, &files).message() == "");
   persist::BintrieCommitter c(files);
   std::mt19937_64 rng(3);
   for (int b = 0; b < 6; ++b) {
@@ -244,7 +244,7 @@ TEST_CASE("bintrie commit: destroyed accounts and MPT databases are refused, not
   state::AllocationSource src(a, kTestSpec);
   REQUIRE(persist::build_db(o, src, nullptr).message() == "");
   DbFiles files;
-  REQUIRE(DbFiles::for_read(o, &files).message() == "");
+  REQUIRE(DbFiles::for_commit(o, &files).message() == "");
   const auto root = files.manifest.root_hash;
   persist::BintrieCommitter c(files);
   state::StateDiff d;
@@ -276,7 +276,7 @@ TEST_CASE("bintrie commit: a commit killed at random points reopens at a committ
   }
   auto run_commits = [&](const DbOptions& opt, size_t from, size_t count) {
     DbFiles files;
-    if (!DbFiles::for_read(opt, &files).ok()) return false;
+    if (!DbFiles::for_commit(opt, &files).ok()) return false;
     persist::BintrieCommitter c(files);
     for (size_t i = from; i < std::min(from + count, diffs.size()); ++i)
       if (!c.commit(diffs[i], kTestSpec, nullptr).ok()) return false;

@@ -190,7 +190,7 @@ TEST_CASE("persist bintrie: verify counts the accounts of the synthetic state, b
   // Block commits keep the count (senders and contracts are existing accounts).
   {
     persist::DbFiles files;
-    REQUIRE(persist::DbFiles::for_read(o, &files).message() == "");
+    REQUIRE(persist::DbFiles::for_commit(o, &files).message() == "");
     persist::BintrieCommitter committer(files);
     state::StateDiff diff;
     for (int b = 0; b < 3; ++b) {

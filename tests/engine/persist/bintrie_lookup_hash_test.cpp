@@ -76,7 +76,7 @@ constexpr uint8_t kNonceBit = 0x20;
 
 void edit_page(const DbOptions& o, uint64_t page, const std::function<void(std::vector<uint8_t>&, const persist::RecordPage&)>& edit) {
   persist::DbFiles files;
-  REQUIRE(persist::DbFiles::for_read(o, &files).ok());
+  REQUIRE(persist::DbFiles::for_commit(o, &files).ok());
   io::NodeStore& store = files.arena->pages();
   std::vector<uint8_t> buf(store.payload_bytes());
   io::PageOp op{io::PageOpKind::read, page, buf.data(), 0};

@@ -155,7 +155,7 @@ struct CommitDb {
   DbFiles files;
   std::unique_ptr<persist::MptCommitter> committer;
   explicit CommitDb(const DbOptions& o) {
-    REQUIRE(DbFiles::for_read(o, &files).message() == "");
+    REQUIRE(DbFiles::for_commit(o, &files).message() == "");
     committer = std::make_unique<persist::MptCommitter>(files);
   }
 };
