@@ -61,6 +61,15 @@ uint64_t WitnessCharges::write(const bintrie::Bytes32& key) {
   return g;  // + kChunkFillCost for a new leaf in the EIP text; go-ethereum does not charge it
 }
 
+uint64_t WitnessCharges::peek_read(const bintrie::Bytes32& key) const {
+  return (stems_read_.count(stem_of(key)) ? 0 : kWitnessBranchCost) + (leaves_read_.count(key) ? 0 : kWitnessChunkCost);
+}
+
+uint64_t WitnessCharges::peek_write(const bintrie::Bytes32& key) const {
+  return peek_read(key) + (stems_edited_.count(stem_of(key)) ? 0 : kSubtreeEditCost) +
+         (leaves_edited_.count(key) ? 0 : kChunkEditCost);
+}
+
 uint64_t calldata_gas(std::span<const uint8_t> data) {
   uint64_t g = 0;
   for (uint8_t b : data) g += b ? kCalldataNonZeroByte : kCalldataZeroByte;

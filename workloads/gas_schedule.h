@@ -84,6 +84,9 @@ class WitnessCharges {
   uint64_t sload(const bintrie::Bytes32& key) { return or_warm(read(key)); }
   uint64_t sstore(const bintrie::Bytes32& key) { return or_warm(write(key)); }
   static uint64_t or_warm(uint64_t g) { return g ? g : kWarmStorageRead; }
+  // What read / write would charge now, without recording the access.
+  uint64_t peek_read(const bintrie::Bytes32& key) const;
+  uint64_t peek_write(const bintrie::Bytes32& key) const;
 
  private:
   std::set<bintrie::Stem> stems_read_, stems_edited_;
