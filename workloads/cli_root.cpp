@@ -15,9 +15,12 @@ int root_mpt(int argc, char** argv);      // cli_root_mpt.cpp
 int root_bintrie(int argc, char** argv);  // cli_root_bintrie.cpp
 void root_mpt_options(Args& args);
 void root_bintrie_options(Args& args);
+int root_blocks(int argc, char** argv);   // cli_apply.cpp: --alloc FILE --blocks FILE
 
 int cmd_root(int argc, char** argv) {
   std::string tree;
+  for (int i = 0; i < argc; ++i)
+    if (std::strcmp(argv[i], "--blocks") == 0 || std::strncmp(argv[i], "--blocks=", 9) == 0) return root_blocks(argc, argv);
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--tree") == 0 && i + 1 < argc) tree = argv[i + 1];
     else if (std::strncmp(argv[i], "--tree=", 7) == 0) tree = argv[i] + 7;

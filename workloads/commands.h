@@ -16,5 +16,7 @@ int cmd_get(int argc, char** argv);
 int cmd_read_bench(int argc, char** argv);
 int cmd_commit(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
+int cmd_workload(int argc, char** argv);
+int cmd_apply(int argc, char** argv);
 
 }  // namespace st::cli

@@ -31,6 +31,8 @@ const Command kCommands[] = {
     {"read-bench", st::cli::cmd_read_bench, "cold lookups of random existing keys: batched per queue depth, one at a time, raw reads"},
     {"commit", st::cli::cmd_commit, "apply synthetic blocks to an MPT or binary-trie arena database, one copy-on-write commit each"},
     {"compare", st::cli::cmd_compare, "two result files side by side: median ratio with bootstrap CI, Mann-Whitney U p"},
+    {"workload", st::cli::cmd_workload, "write the study's workloads as EIP-7928 block access lists (gas by rule); --show FILE"},
+    {"apply", st::cli::cmd_apply, "apply block access lists to an MPT or binary-trie arena database without execution"},
 };
 
 void print_usage(FILE* out) {

@@ -48,6 +48,14 @@ std::string StateTree::apply_diff(const st::state::StateDiff& diff) {
       const std::vector<Bytes32> chunks = chunkify_code(*ad.code);
       for (size_t i = 0; i < chunks.size(); ++i) writes.push_back({code_chunk_key(ks_, ad.address, i), chunks[i]});
     }
+    // A new account gets the empty code hash with its basic data (go-ethereum's UpdateAccount
+    // writes both leaves; the on-disk committer does the same).
+    if (write_basic && !ad.code && !ad.destroyed && !tree_.get(code_hash_k)) {
+      static const uint8_t kNothing = 0;
+      Bytes32 empty;
+      code_hash_keccak256(&kNothing, 0, empty.data());
+      writes.push_back({code_hash_k, empty});
+    }
     // After destruction alone this is the all-zero leaf (cur was reset).
     if (write_basic) writes.push_back({header, basic_data_leaf(cur.nonce, cur.balance_be, cur.code_size)});
     for (const auto& [slot, value] : ad.storage_writes) writes.push_back({storage_slot_key(ks_, ad.address, slot), value});

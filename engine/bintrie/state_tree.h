@@ -2,7 +2,8 @@
 // trie, driven by the same Allocation / StateDiff types as the MPT, with go-ethereum's
 // binary-trie semantics:
 //   - an account write (nonce, balance or code changed) rewrites the basic-data leaf (and,
-//     for code, the code-hash leaf and every code chunk);
+//     for code, the code-hash leaf and every code chunk; a new account without code gets
+//     the empty code hash, as go-ethereum's UpdateAccount and the on-disk committer write);
 //   - a storage write of zero is a present zero value (nothing is ever removed);
 //   - account destruction writes zero basic data and a zero code hash, nothing else;
 //   - genesis storage entries with a zero value write nothing (SetState of zero on a fresh

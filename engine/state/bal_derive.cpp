@@ -1,0 +1,117 @@
+// bal_derive: see bal_derive.h.
+#include "engine/state/bal_derive.h"
+
+#include <algorithm>
+
+namespace st::state {
+
+namespace {
+bool is_zero(const Bytes32& v) {
+  return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
+}
+uint64_t splitmix64(uint64_t* s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+StateDiff post_state_diff(const BlockAccessList& bal) {
+  StateDiff d;
+  for (const AccountChanges& a : bal.accounts) {
+    AccountDiff ad;
+    ad.address = a.address;
+    if (!a.balance_changes.empty()) ad.balance = a.balance_changes.back().post_balance;
+    if (!a.nonce_changes.empty()) ad.nonce = a.nonce_changes.back().nonce;
+    if (!a.code_changes.empty()) ad.code = a.code_changes.back().code;
+    ad.storage_writes.reserve(a.storage_changes.size());
+    for (const SlotChanges& s : a.storage_changes) ad.storage_writes.emplace_back(s.slot, s.changes.back().value);
+    if (ad.balance || ad.nonce || ad.code || !ad.storage_writes.empty()) d.accounts.push_back(std::move(ad));
+  }
+  return d;
+}
+
+std::vector<IndexAccess> access_by_index(const BlockAccessList& bal, uint32_t tx_count, const ReadAssignment& rule) {
+  std::vector<IndexAccess> out(size_t(tx_count) + 2);
+  auto at = [&](BalIndex i) -> IndexAccess& { return out[std::min<size_t>(i, out.size() - 1)]; };
+  // One read-only access: an account touched without change in the whole block, or a read slot.
+  struct ReadOnly {
+    Address address;
+    std::optional<Bytes32> slot;
+  };
+  std::vector<ReadOnly> reads;
+  for (const AccountChanges& a : bal.accounts) {
+    std::vector<BalIndex> idx;  // indices with any change of this account
+    for (const SlotChanges& s : a.storage_changes)
+      for (const StorageChange& c : s.changes) {
+        at(c.index).slots_written.push_back({a.address, s.slot});
+        at(c.index).slots_read.push_back({a.address, s.slot});  // the original value is looked up
+        idx.push_back(c.index);
+      }
+    for (const BalanceChange& c : a.balance_changes) idx.push_back(c.index);
+    for (const NonceChange& c : a.nonce_changes) idx.push_back(c.index);
+    for (const CodeChange& c : a.code_changes) idx.push_back(c.index);
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    for (BalIndex i : idx) at(i).accounts_written.push_back(a.address);
+    if (idx.empty() && a.storage_reads.empty()) reads.push_back({a.address, std::nullopt});
+    for (const Bytes32& r : a.storage_reads) reads.push_back({a.address, r});
+  }
+  if (rule.kind == ReadAssignment::Kind::shuffle) {
+    uint64_t s = rule.seed;
+    for (size_t i = reads.size(); i > 1; --i) std::swap(reads[i - 1], reads[splitmix64(&s) % i]);
+  }
+  // Shares: transaction t (1..n) takes reads [cum(t-1), cum(t)) of total weight W.
+  const uint32_t n = tx_count;
+  std::vector<uint64_t> w(n, 1);
+  if (rule.weights.size() == n)
+    for (uint32_t t = 0; t < n; ++t) w[t] = rule.weights[t];
+  unsigned __int128 total = 0;
+  for (uint64_t x : w) total += x;
+  auto give = [&](size_t from, size_t to, BalIndex index) {
+    for (size_t k = from; k < to; ++k) {
+      if (reads[k].slot) out[index].slots_read.push_back({reads[k].address, *reads[k].slot});
+      else out[index].accounts_read.push_back(reads[k].address);
+    }
+  };
+  if (n == 0) {
+    give(0, reads.size(), 0);
+    return out;
+  }
+  size_t next = 0;
+  unsigned __int128 cum = 0;
+  for (uint32_t t = 0; t < n; ++t) {
+    cum += w[t];
+    const size_t upto = t + 1 == n ? reads.size() : total ? size_t(cum * reads.size() / total) : 0;
+    give(next, upto, t + 1);
+    next = upto;
+  }
+  return out;
+}
+
+BalSummary summarize_bal(const BlockAccessList& bal) {
+  BalSummary s;
+  s.accounts = bal.accounts.size();
+  for (const AccountChanges& a : bal.accounts) {
+    const bool changed = !a.storage_changes.empty() || !a.balance_changes.empty() || !a.nonce_changes.empty() ||
+                         !a.code_changes.empty();
+    s.accounts_changed += changed;
+    s.slots_read += a.storage_reads.size();
+    s.slots_written += a.storage_changes.size();
+    for (const SlotChanges& c : a.storage_changes) {
+      s.storage_changes += c.changes.size();
+      s.slots_zeroed += is_zero(c.changes.back().value);
+      s.max_index = std::max(s.max_index, c.changes.back().index);
+    }
+    s.balance_changes += a.balance_changes.size();
+    s.nonce_changes += a.nonce_changes.size();
+    s.code_changes += a.code_changes.size();
+    if (!a.balance_changes.empty()) s.max_index = std::max(s.max_index, a.balance_changes.back().index);
+    if (!a.nonce_changes.empty()) s.max_index = std::max(s.max_index, a.nonce_changes.back().index);
+    if (!a.code_changes.empty()) s.max_index = std::max(s.max_index, a.code_changes.back().index);
+  }
+  return s;
+}
+
+}  // namespace st::state

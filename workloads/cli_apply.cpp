@@ -1,0 +1,272 @@
+// cli_apply: block access lists applied without execution (engine/state/bal_derive.h: the
+// post-state diff of each block).
+//
+//   statetree apply --db DIR --blocks FILE [--json]
+//       each block's diff as ONE copy-on-write commit of an MPT or binary-trie arena
+//       database (engine/persist/mpt_commit.h, bintrie_commit.h); prints the new root per block
+//   statetree root --tree mpt|bintrie --alloc FILE --blocks FILE [--hash H] [--json]
+//       the same on the in-memory trees (engine/mpt/state.h, engine/bintrie/state_tree.h),
+//       from a genesis allocation; prints the root per block
+//
+// Refused, with the database unchanged (checked for the whole file before the first commit):
+// a file written for the other tree; a first block whose pre-state root is not the state's
+// root; storage written to an account that does not exist and that neither the block nor an
+// earlier block of the file creates (a nonce, balance or code change). A later block that
+// names a pre-state root checks it when its turn comes (the earlier blocks are committed by
+// then, one commit each; the message says how many). The commit record's spec becomes
+// {"kind":"bal_blocks","base":<the state's spec>,"blocks_applied":N,"last_bal_hash":...}:
+// `verify` and `get` work on it, `read-bench` and `workload --db` need a synthetic state.
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/bintrie/state_tree.h"
+#include "engine/mpt/state.h"
+#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/db_files.h"
+#include "engine/persist/mpt_commit.h"
+#include "engine/state/bal_derive.h"
+#include "workloads/block_file.h"
+#include "workloads/cli_args.h"
+#include "workloads/commands.h"
+#include "workloads/genesis.h"
+#include "workloads/persist_cli.h"
+
+namespace st::cli {
+namespace {
+
+bool creates(const state::AccountChanges& a) {
+  return !a.nonce_changes.empty() || !a.balance_changes.empty() || !a.code_changes.empty();
+}
+
+// The accounts each block writes storage to without creating them (needing to exist before).
+std::vector<state::Address> storage_only_accounts(const std::vector<state::Block>& blocks) {
+  std::set<state::Address> created, need;
+  for (const state::Block& b : blocks)
+    for (const state::AccountChanges& a : b.bal.accounts) {
+      if (creates(a)) created.insert(a.address);
+      else if (!a.storage_changes.empty() && !created.count(a.address)) need.insert(a.address);
+    }
+  return {need.begin(), need.end()};
+}
+
+// The first block and account at which `missing` is written to (for the error message).
+std::string missing_message(const std::vector<state::Block>& blocks, const state::Address& missing) {
+  for (const state::Block& b : blocks)
+    for (const state::AccountChanges& a : b.bal.accounts)
+      if (a.address == missing && !a.storage_changes.empty())
+        return "block " + std::to_string(b.header.number) + ": account " + hex0x(missing) +
+               ": storage written to an account that does not exist (no block of the file creates it)";
+  return "account " + hex0x(missing) + " does not exist";
+}
+
+std::optional<std::string> check_tree(const std::vector<state::Block>& blocks, state::BalTree tree, const std::string& file) {
+  for (const state::Block& b : blocks)
+    if (b.header.tree != state::BalTree::any && b.header.tree != tree)
+      return file + ": block " + std::to_string(b.header.number) + " was written for the " +
+             state::bal_tree_name(b.header.tree) + " (its gas and root), not the " + state::bal_tree_name(tree);
+  return std::nullopt;
+}
+
+std::string root_mismatch(const state::Block& b, const state::Bytes32& have, size_t applied) {
+  std::string m = "block " + std::to_string(b.header.number) + ": pre-state root " + hex0x(*b.header.pre_state_root) +
+                  " is not the state's root " + hex0x(have);
+  m += applied ? " (" + std::to_string(applied) + " earlier blocks of the file are committed)" : " (nothing applied)";
+  return m;
+}
+
+std::string next_spec(const std::string& spec, uint64_t applied, const state::Bytes32& last_hash) {
+  nlohmann::json j = nlohmann::json::parse(spec, nullptr, false);
+  nlohmann::json base = j;
+  uint64_t before = 0;
+  if (j.is_object() && j.value("kind", "") == "bal_blocks") {
+    base = j["base"];
+    before = j.value("blocks_applied", uint64_t(0));
+  }
+  if (base.is_discarded()) base = spec;
+  return nlohmann::json{{"kind", "bal_blocks"}, {"base", base}, {"blocks_applied", before + applied},
+                        {"last_bal_hash", hex0x(last_hash)}}
+      .dump();
+}
+
+}  // namespace
+
+int cmd_apply(int argc, char** argv) {
+  auto fail = [](const std::string& m, int code = 2) { return persist_fail("apply", m, code); };
+  Args args("statetree apply",
+            "Applies the blocks of an EIP-7928 block file (statetree workload, or a client's BAL) to an MPT or\n"
+            "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
+  args.option("db", "DIR", "database directory (MPT or binary trie, arena store)");
+  args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
+  args.option("qd", "Q", "arena queue depth", "32");
+  args.flag("json", "print one JSON object on stdout");
+  if (!args.parse(argc, argv)) return fail(args.error());
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  std::string err;
+  const std::string dir = args.str("db"), file = args.str("blocks");
+  if (dir.empty()) return fail("--db DIR is required");
+  if (file.empty()) return fail("--blocks FILE is required");
+  const auto qd = args.u64("qd", &err);
+  if (!qd) return fail(err);
+  if (*qd < 1 || *qd > 4096) return fail("--qd must be in 1..4096");
+  std::vector<state::Block> blocks;
+  if (auto e = workloads::read_block_file(file, &blocks)) return fail(*e);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
+
+  persist::DbOptions o;
+  if (io::Status s = persist::DbFiles::probe(dir, &o); !s.ok()) return fail(s.message(), exit_code_for(s));
+  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
+  if (o.params.tree_kind != io::TreeKind::mpt && !bintrie)
+    return fail(std::string("not supported for ") + io::tree_kind_name(o.params.tree_kind) + " databases");
+  if (o.store != persist::StoreKind::arena) return fail("not supported for RocksDB databases yet");
+  if (auto e = check_tree(blocks, bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail(*e);
+
+  // The writer lock first (a second writer is refused before anything is read), then the
+  // checks, then the commits.
+  o.queue_depth = uint32_t(*qd);
+  persist::DbFiles files;
+  if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
+  // Checks before the first commit: the first block's root, and the accounts storage is
+  // written to (one batched lookup through a reader handle, closed before the commits).
+  {
+    std::unique_ptr<persist::TreeDb> db;
+    if (io::Status s = persist::open_any_db(dir, uint32_t(*qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != db->manifest().root_hash)
+      return fail(root_mismatch(blocks[0], db->manifest().root_hash, 0));
+    const std::vector<state::Address> need = storage_only_accounts(blocks);
+    if (!need.empty()) {
+      std::vector<state::StateKey> keys;
+      for (const state::Address& a : need) keys.push_back({a, std::nullopt});
+      std::vector<persist::LookupAnswer> answers;
+      persist::LookupStats st;
+      if (io::Status s = db->lookup(keys, &answers, &st, false); !s.ok()) return fail(s.message(), 1);
+      for (size_t i = 0; i < need.size(); ++i)
+        if (!answers[i].account.exists) return fail(missing_message(blocks, need[i]));
+    }
+  }
+
+  std::unique_ptr<persist::MptCommitter> mpt_committer;
+  std::unique_ptr<persist::BintrieCommitter> bt_committer;
+  if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
+  else mpt_committer = std::make_unique<persist::MptCommitter>(files);
+  const bool json = args.given("json");
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json)
+    std::printf("%-8s %-66s %9s %9s %9s %9s %9s\n", "block", "root", "accounts", "slots", "rec.read", "rec.new", "ms");
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const state::Block& b = blocks[i];
+    if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != files.manifest.root_hash)
+      return fail(root_mismatch(b, files.manifest.root_hash, i));
+    const state::StateDiff diff = state::post_state_diff(b.bal);
+    const state::Bytes32 h = state::bal_hash(b.bal);
+    const std::string spec = next_spec(files.commit.spec, 1, h);
+    persist::CommitStats st;
+    io::Status s;
+    if (bintrie) {
+      persist::BintrieCommitStats bs;
+      s = bt_committer->commit(diff, spec, &bs);
+      st = bs;
+    } else {
+      s = mpt_committer->commit(diff, spec, &st);
+    }
+    if (!s.ok())
+      return fail("block " + std::to_string(b.header.number) + ": " + s.message() +
+                      (i ? " (" + std::to_string(i) + " earlier blocks of the file are committed)" : " (nothing applied)"),
+                  exit_code_for(s));
+    const double ms = double(st.commit_ns) * 1e-6;
+    rows.push_back({{"number", b.header.number}, {"root", hex0x(st.root)}, {"bal_hash", hex0x(h)},
+                    {"accounts_written", st.accounts_written}, {"slot_writes", st.slot_writes},
+                    {"records_read", st.records_read}, {"pages_read", st.pages_read},
+                    {"records_written", st.records_written}, {"pages_written", st.pages_written},
+                    {"commit_ms", ms}, {"disk_bytes", st.disk_bytes}});
+    if (!json)
+      std::printf("%-8llu %-66s %9llu %9llu %9llu %9llu %9.1f\n", (unsigned long long)b.header.number,
+                  hex0x(st.root).c_str(), (unsigned long long)st.accounts_written, (unsigned long long)st.slot_writes,
+                  (unsigned long long)st.records_read, (unsigned long long)st.records_written, ms);
+  }
+  if (json) {
+    nlohmann::json out = {{"command", "apply"}, {"db", dir}, {"blocks_file", file},
+                          {"tree", bintrie ? "bintrie" : "mpt"}, {"root", hex0x(files.manifest.root_hash)},
+                          {"blocks", rows}};
+    std::printf("%s\n", out.dump().c_str());
+  }
+  return 0;
+}
+
+// `statetree root --tree T --alloc FILE --blocks FILE` (cli_root.cpp forwards here).
+int root_blocks(int argc, char** argv) {
+  auto fail = [](const std::string& m, int code = 2) { return persist_fail("root", m, code); };
+  Args args("statetree root --blocks",
+            "State root of a genesis allocation after the blocks of an EIP-7928 block file, on the in-memory trees\n"
+            "(each block's post-state diff applied without execution); prints the root per block.");
+  args.option("tree", "T", "mpt or bintrie");
+  args.option("alloc", "FILE", "genesis JSON: {\"alloc\": {...}} or the alloc object itself");
+  args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
+  args.option("hash", "H", "bintrie hash: sha256 or blake3", "sha256");
+  args.flag("json", "print one JSON object on stdout");
+  if (!args.parse(argc, argv)) return fail(args.error());
+  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
+  const std::string tree = args.str("tree"), alloc_path = args.str("alloc"), file = args.str("blocks");
+  if (tree != "mpt" && tree != "bintrie") return fail("--tree must be mpt or bintrie");
+  const bool bintrie = tree == "bintrie";
+  if (!bintrie && args.given("hash")) return fail("--hash applies to --tree bintrie only");
+  if (alloc_path.empty()) return fail("--alloc FILE is required");
+  if (file.empty()) return fail("--blocks FILE is required");
+  const auto kind = bintrie::hash_kind_from_name(args.str("hash"));
+  if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
+  std::vector<state::Block> blocks;
+  if (auto e = workloads::read_block_file(file, &blocks)) return fail(*e);
+  if (auto e = check_tree(blocks, bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail(*e);
+  auto loaded = workloads::load_genesis_alloc(alloc_path);
+  if (auto* e = std::get_if<std::string>(&loaded)) return fail(*e);
+  const state::Allocation& alloc = std::get<state::Allocation>(loaded);
+  std::set<state::Address> exists;
+  for (const auto& [a, acc] : alloc.accounts) exists.insert(a);
+  for (const state::Address& a : storage_only_accounts(blocks))
+    if (!exists.count(a)) return fail(missing_message(blocks, a));
+
+  mpt::MptState mstate;
+  bintrie::KeyScheme ks;
+  ks.hasher = bintrie::make_hasher(*kind);
+  bintrie::StateTree btree(ks);
+  state::Bytes32 root{};
+  if (bintrie) {
+    if (std::string e = btree.apply_allocation(alloc); !e.empty()) return fail(alloc_path + ": " + e);
+    root = btree.commit();
+  } else {
+    mstate.load(alloc);
+    root = mstate.root();
+  }
+  if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != root)
+    return fail(root_mismatch(blocks[0], root, 0));
+  const bool json = args.given("json");
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json) std::printf("%-8s %s\n", "block", "root");
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const state::Block& b = blocks[i];
+    if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != root) return fail(root_mismatch(b, root, i));
+    const state::StateDiff diff = state::post_state_diff(b.bal);
+    if (bintrie) {
+      if (std::string e = btree.apply_diff(diff); !e.empty()) return fail("block " + std::to_string(b.header.number) + ": " + e);
+      root = btree.commit();
+    } else {
+      mstate.apply(diff);
+      root = mstate.root();
+    }
+    rows.push_back({{"number", b.header.number}, {"root", hex0x(root)}});
+    if (!json) std::printf("%-8llu %s\n", (unsigned long long)b.header.number, hex0x(root).c_str());
+  }
+  if (json) {
+    nlohmann::json out = {{"command", "root"}, {"tree", tree}, {"alloc", alloc_path}, {"blocks_file", file},
+                          {"root", hex0x(root)}, {"blocks", rows}};
+    std::printf("%s\n", out.dump().c_str());
+  }
+  return 0;
+}
+
+}  // namespace st::cli
