@@ -35,6 +35,7 @@
 #include "workloads/commands.h"
 #include "workloads/genesis.h"
 #include "workloads/persist_cli.h"
+#include "workloads/report.h"
 
 namespace st::cli {
 namespace {
@@ -193,6 +194,7 @@ int cmd_apply(int argc, char** argv) {
     nlohmann::json out = {{"command", "apply"}, {"db", dir}, {"blocks_file", file},
                           {"tree", bintrie ? "bintrie" : "mpt"}, {"root", hex0x(files.manifest.root_hash)},
                           {"blocks", rows}};
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   }
   return 0;
@@ -264,6 +266,7 @@ int root_blocks(int argc, char** argv) {
   if (json) {
     nlohmann::json out = {{"command", "root"}, {"tree", tree}, {"alloc", alloc_path}, {"blocks_file", file},
                           {"root", hex0x(root)}, {"blocks", rows}};
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   }
   return 0;

@@ -31,6 +31,7 @@
 #include "workloads/commands.h"
 #include "workloads/generators.h"
 #include "workloads/persist_cli.h"
+#include "workloads/report.h"
 
 namespace st::cli {
 namespace {
@@ -122,7 +123,9 @@ int show(const Args& args) {
     }
   }
   if (json) {
-    nlohmann::json out = {{"command", "workload"}, {"file", args.str("show")}, {"file_bytes", bytes}, {"blocks", rows}};
+    nlohmann::json out = {{"command", "workload"}, {"file", args.str("show")}, {"file_bytes", bytes}, {"blocks", rows},
+                          {"root", nullptr}, {"root_note", "a block file; statetree apply gives the roots"}};
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
     return 0;
   }
@@ -290,7 +293,9 @@ int cmd_workload(int argc, char** argv) {
     nlohmann::json out = {{"command", "workload"}, {"kind", workloads::workload_kind_name(o.kind)},
                           {"tree", o.tree == workloads::gas::Tree::mpt ? "mpt" : "bintrie"},
                           {"out", out_path}, {"bytes", bytes}, {"transactions", txs}, {"gas_used", gas},
-                          {"calls", calls}, {"slots_read", rd}, {"slots_written", wr}, {"blocks", jb}};
+                          {"calls", calls}, {"slots_read", rd}, {"slots_written", wr}, {"blocks", jb},
+                          {"root", nullptr}, {"root_note", "a block file; statetree apply gives the roots"}};
+    report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
     return 0;
   }
