@@ -63,25 +63,24 @@ Status CowSpace::open() {
   Manifest m;
   Status s = slot_.load(&m);
   if (s.code() == Errc::not_found) {
-    needs_reopen_ = false;
-    gate_asked_ = false;
-    alloc_ = PageAllocator(store_.capacity_pages());
-    alloc_.set_defer_frees(bool(readers_absent_));
-    committed_ = Manifest{};
-    committed_.params = params_;
+    reset_empty();
     return {};
   }
   if (!s.ok()) return s;
   return open(m);
 }
 
-Status CowSpace::open(const Manifest& m) {
+void CowSpace::reset_empty() {
   needs_reopen_ = false;
   gate_asked_ = false;
   alloc_ = PageAllocator(store_.capacity_pages());
   alloc_.set_defer_frees(bool(readers_absent_));
   committed_ = Manifest{};
   committed_.params = params_;
+}
+
+Status CowSpace::open(const Manifest& m) {
+  reset_empty();
   if (Status p = check_params(m.params, params_); !p.ok()) return p;
   const uint32_t payload = store_.payload_bytes();
   if (Status v = check_manifest_sizes(m, store_.capacity_pages(), store_.page_size(), payload); !v.ok()) return v;

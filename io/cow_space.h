@@ -89,6 +89,8 @@ class CowSpace {
 
  private:
   Status grow_for(uint64_t min_capacity);
+  // The state of a space with nothing committed (before a manifest is loaded, or none exists).
+  void reset_empty();
   // Deferred pages become free if the gate reports no readers; true if any did.
   bool reclaim_deferred();
   void ask_gate_once();  // at the commit's first allocation

@@ -103,40 +103,31 @@ int cmd_apply(int argc, char** argv) {
             "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
   args.option("db", "DIR", "database directory (MPT or binary trie, arena store)");
   args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
-  args.option("qd", "Q", "arena queue depth", "32");
+  args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
-  if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
-  std::string err;
+  args.require("db");
+  args.require("blocks");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db"), file = args.str("blocks");
-  if (dir.empty()) return fail("--db DIR is required");
-  if (file.empty()) return fail("--blocks FILE is required");
-  const auto qd = args.u64("qd", &err);
-  if (!qd) return fail(err);
-  if (*qd < 1 || *qd > 4096) return fail("--qd must be in 1..4096");
+  const uint64_t qd = args.get_u64("qd");
   std::vector<state::Block> blocks;
   if (auto e = workloads::read_block_file(file, &blocks)) return fail(*e);
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
-
-  persist::DbOptions o;
-  if (io::Status s = persist::DbFiles::probe(dir, &o); !s.ok()) return fail(s.message(), exit_code_for(s));
-  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
-  if (o.params.tree_kind != io::TreeKind::mpt && !bintrie)
-    return fail(std::string("not supported for ") + io::tree_kind_name(o.params.tree_kind) + " databases");
-  if (o.store != persist::StoreKind::arena) return fail("not supported for RocksDB databases yet");
+  CommitTarget target;
+  if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
+  persist::DbOptions& o = target.options;
+  const bool bintrie = target.bintrie;
   if (auto e = check_tree(blocks, bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail(*e);
 
   // The writer lock first (a second writer is refused before anything is read), then the
   // checks, then the commits.
-  o.queue_depth = uint32_t(*qd);
+  o.queue_depth = uint32_t(qd);
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
   // Checks before the first commit: the first block's root, and the accounts storage is
   // written to (one batched lookup through a reader handle, closed before the commits).
   {
     std::unique_ptr<persist::TreeDb> db;
-    if (io::Status s = persist::open_any_db(dir, uint32_t(*qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (io::Status s = persist::open_any_db(dir, uint32_t(qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
     if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != db->manifest().root_hash)
       return fail(root_mismatch(blocks[0], db->manifest().root_hash, 0));
     const std::vector<state::Address> need = storage_only_accounts(blocks);

@@ -55,15 +55,10 @@ int cmd_commit(int argc, char** argv) {
   const uint64_t qd = args.get_u64("qd");
   const std::optional<uint64_t> writes = args.get_u64_opt("writes"), seed = args.get_u64_opt("seed");
   const bool json = args.given("json");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
-
-  persist::DbOptions o;
-  if (io::Status s = persist::DbFiles::probe(dir, &o); !s.ok()) return fail(s.message(), exit_code_for(s));
-  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
-  if (o.params.tree_kind != io::TreeKind::mpt && !bintrie)
-    return fail(std::string("not supported for ") + io::tree_kind_name(o.params.tree_kind) + " databases yet");
-  if (o.store != persist::StoreKind::arena) return fail("not supported for RocksDB databases yet");
+  CommitTarget target;
+  if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
+  persist::DbOptions& o = target.options;
+  const bool bintrie = target.bintrie;
   o.queue_depth = uint32_t(qd);
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/persist/db_files.h"
 #include "engine/state/synthetic_state.h"
 #include "workloads/genesis.h"
 #include "workloads/u256.h"
@@ -36,6 +37,18 @@ int exit_code_for(const io::Status& s) {
     default:
       return 1;
   }
+}
+
+std::optional<std::pair<std::string, int>> probe_commit_target(const std::string& dir, CommitTarget* out) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return std::make_pair("no database at " + dir + " (not a directory)", 2);
+  if (io::Status s = persist::DbFiles::probe(dir, &out->options); !s.ok()) return std::make_pair(s.message(), exit_code_for(s));
+  const io::TreeKind kind = out->options.params.tree_kind;
+  out->bintrie = kind == io::TreeKind::bintrie;
+  if (kind != io::TreeKind::mpt && !out->bintrie)
+    return std::make_pair(std::string("not supported for ") + io::tree_kind_name(kind) + " databases yet", 2);
+  if (out->options.store != persist::StoreKind::arena) return std::make_pair(std::string("not supported for RocksDB databases yet"), 2);
+  return std::nullopt;
 }
 
 namespace {

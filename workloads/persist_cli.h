@@ -24,6 +24,14 @@ int persist_fail(const char* cmd, const std::string& msg, int code);
 // bad_argument, unsupported), 1 otherwise.
 int exit_code_for(const io::Status& s);
 
+// The database block commits go to (`commit`, `apply`): DIR's options probed from its files,
+// an MPT or binary-trie arena database. nullopt, or {one-line error, exit code}.
+struct CommitTarget {
+  persist::DbOptions options;
+  bool bintrie = false;
+};
+std::optional<std::pair<std::string, int>> probe_commit_target(const std::string& dir, CommitTarget* out);
+
 // 40 hex digits, "0x" optional. nullopt + *err on anything else.
 std::optional<state::Address> parse_address(const std::string& text, std::string* err);
 // 1..64 hex digits, "0x" optional, left-padded to 32 bytes.
