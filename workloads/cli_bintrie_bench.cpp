@@ -1,4 +1,4 @@
-// cli_bintrie_bench: `statetree bintrie-bench` — the binary trie's figures from issue 4,
+// cli_bintrie_bench: `statetree bintrie-bench` — the binary trie's figures,
 // each measured side by side with the bare hashing of exactly the same messages:
 //   from-scratch root of N random keys (key_i = SHA256(uint64_be(i)), value_i =
 //   SHA256(key_i): the vectors' random_N family) on 1 thread vs the bare hash32/hash64

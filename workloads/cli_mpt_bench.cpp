@@ -1,4 +1,4 @@
-// cli_mpt_bench: `statetree mpt-bench` -- the MPT figures of issue 3, each measured side by
+// cli_mpt_bench: `statetree mpt-bench` -- the MPT figures, each measured side by
 // side with the bare Keccak-256 time of exactly the nodes the engine hashes:
 //
 //   from-scratch  root of N secure-trie entries (key_i = keccak256(u64_be(i)) sorted,

@@ -13,7 +13,7 @@
 //   raw QD1 reference with the same number of page reads.
 //
 // Reported per lookup: latency (batched: wall / K; one at a time: median, p99), page reads,
-// bytes, rounds and reads per round; and the ratios issue 5 sets targets for:
+// bytes, rounds and reads per round; and the ratios the docs give targets for:
 //   engine/raw   (batched wall / its page reads) / (raw wall / raw reads) at the same QD
 //   speedup      (one-at-a-time mean per lookup) / (batched per lookup)
 //   single/raw   (one-at-a-time median latency) / (raw QD1 median latency x page reads per lookup)
