@@ -41,7 +41,7 @@ fi
 build_dir=${1:-build}
 shift || true
 jobs=$(nproc)
-echo "setup: configuring $build_dir/ ($*)" >&2
+echo "setup: configuring $build_dir/${*:+ ($*)}" >&2
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 echo "setup: building ${target[1]:-everything} in $build_dir/ with $jobs jobs" >&2
 cmake --build "$build_dir" -j "$jobs" "${target[@]}" >&2
