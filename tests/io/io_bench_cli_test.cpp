@@ -41,10 +41,7 @@ std::string binary() { return st::reference::statetree_binary(); }
 }  // namespace
 
 TEST_CASE("io-bench: JSON per queue depth, temp file removed, bad input exits 2") {
-  if (!std::filesystem::exists(binary())) {
-    MESSAGE("skipped: statetree binary not built at " << binary());
-    return;
-  }
+  REQUIRE_MESSAGE(std::filesystem::exists(binary()), "statetree binary not built at " << binary());
   st::io::test::TempDir dir;
   const std::string file = dir.file("bench.arena");
   Run r = run_cmd(binary() + " io-bench --file " + file +

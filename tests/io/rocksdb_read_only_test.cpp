@@ -59,10 +59,7 @@ bool all_found(RocksKvStore& db, const Keys& k) {
 }  // namespace
 
 TEST_CASE("rocksdb read-only: reads every key, writes no file, refuses writes with one line") {
-  if (!rocksdb_available()) {
-    MESSAGE("skipped: built without RocksDB");
-    return;
-  }
+  REQUIRE_MESSAGE(rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   st::io::test::TempDir tmp;
   RocksOptions o;
   o.dir = tmp.file("db");
@@ -106,10 +103,7 @@ TEST_CASE("rocksdb read-only: reads every key, writes no file, refuses writes wi
 }
 
 TEST_CASE("rocksdb full disk: a write batch or flush without room is refused before RocksDB starts it") {
-  if (!rocksdb_available()) {
-    MESSAGE("skipped: built without RocksDB");
-    return;
-  }
+  REQUIRE_MESSAGE(rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   st::io::test::TempDir tmp;
   RocksOptions o;
   o.dir = tmp.file("db");
@@ -151,10 +145,7 @@ TEST_CASE("rocksdb full disk: a write batch or flush without room is refused bef
 }
 
 TEST_CASE("rocksdb full disk: the WAL takes the space written, not a preallocated write buffer") {
-  if (!rocksdb_available()) {
-    MESSAGE("skipped: built without RocksDB");
-    return;
-  }
+  REQUIRE_MESSAGE(rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   st::io::test::TempDir tmp;
   RocksOptions o;
   o.dir = tmp.file("db");

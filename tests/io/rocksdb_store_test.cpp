@@ -11,10 +11,7 @@
 using namespace st::io;
 
 TEST_CASE("rocksdb store: WriteBatch, MultiGet, delete, reopen") {
-  if (!rocksdb_available()) {
-    MESSAGE("skipped: built without RocksDB");
-    return;
-  }
+  REQUIRE_MESSAGE(rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   st::io::test::TempDir dir;
   RocksOptions o;
   o.dir = dir.file("db");
