@@ -51,4 +51,20 @@ std::optional<Bytes32> AllocationSource::slot_value(uint64_t i, uint64_t j) cons
   return nonzero_[i][j]->second;
 }
 
+Allocation allocation_of(const StateSource& src) {
+  Allocation a;
+  a.accounts.reserve(src.account_count());
+  AccountRecord r;
+  for (uint64_t i = 0; i < src.account_count(); ++i) {
+    src.account(i, &r);
+    Account acc;
+    acc.nonce = r.nonce;
+    acc.balance = r.balance;
+    acc.code = r.code;
+    for (const auto& [k, v] : r.storage) acc.storage[k] = v;
+    a.accounts.emplace_back(r.address, std::move(acc));
+  }
+  return a;
+}
+
 }  // namespace st::state

@@ -60,6 +60,10 @@ class StateSource {
   virtual std::string spec_json() const = 0;
 };
 
+// Every account of a source, in source order, as an in-memory Allocation (what the
+// from-scratch roots take): the inverse of AllocationSource below.
+Allocation allocation_of(const StateSource& src);
+
 // A genesis allocation (or any Allocation) as a StateSource; zero storage values are
 // dropped (they are absent state); storage entries keep the allocation's (sorted) slot
 // order. The allocation must outlive the source. spec_json is whatever the caller wants

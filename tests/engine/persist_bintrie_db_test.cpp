@@ -75,18 +75,7 @@ class VecSource final : public state::StateSource {
   uint64_t storage_size(uint64_t i) const override { return accounts[i].storage.size(); }
   std::string spec_json() const override { return spec; }
 
-  state::Allocation allocation() const {
-    state::Allocation a;
-    for (const auto& r : accounts) {
-      state::Account acc;
-      acc.nonce = r.nonce;
-      acc.balance = r.balance;
-      acc.code = r.code;
-      for (const auto& [k, v] : r.storage) acc.storage[k] = v;
-      a.accounts.push_back({r.address, acc});
-    }
-    return a;
-  }
+  state::Allocation allocation() const { return state::allocation_of(*this); }
 };
 
 // EOAs and contracts; contract 0 has code whose header stem does not fit a 4 KiB page

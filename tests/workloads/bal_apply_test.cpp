@@ -50,21 +50,6 @@ state::SyntheticSpec small_spec() {
   return s;
 }
 
-state::Allocation allocation_of(const state::SyntheticState& src) {
-  state::Allocation a;
-  state::AccountRecord r;
-  for (uint64_t i = 0; i < src.account_count(); ++i) {
-    src.account(i, &r);
-    state::Account acc;
-    acc.nonce = r.nonce;
-    acc.balance = r.balance;
-    acc.code = r.code;
-    for (const auto& [k, v] : r.storage) acc.storage[k] = v;
-    a.accounts.push_back({r.address, std::move(acc)});
-  }
-  return a;
-}
-
 // The final state, from scratch: the allocation with every block's diff applied, plus the
 // slots ever set to zero (the binary trie keeps them as present zero leaves).
 struct FinalState {

@@ -352,17 +352,7 @@ TEST_CASE("mpt commit: synthetic blocks; the spec names the state after them, wh
   REQUIRE(std::holds_alternative<state::SyntheticSpec>(parsed));
   CHECK(std::get<state::SyntheticSpec>(parsed).blocks == 6);
   state::SyntheticState named(std::get<state::SyntheticSpec>(parsed));
-  state::Allocation alloc;
-  state::AccountRecord r;
-  for (uint64_t i = 0; i < named.account_count(); ++i) {
-    named.account(i, &r);
-    state::Account acc;
-    acc.nonce = r.nonce;
-    acc.balance = r.balance;
-    acc.code = r.code;
-    for (auto& [k, v] : r.storage) acc.storage[k] = v;
-    alloc.accounts.emplace_back(r.address, std::move(acc));
-  }
+  const state::Allocation alloc = state::allocation_of(named);
   CHECK(db->manifest().root_hash == mpt::allocation_root(alloc));
   persist::VerifyReport vr;
   REQUIRE(db->verify(&vr).message() == "");
