@@ -44,6 +44,18 @@ struct SmallDisk {
       return ENOSPC;
     };
   }
+  // A new arena file on this disk: no headroom kept, so only the disk's limit refuses growth.
+  ArenaOptions arena_options(const std::string& path, uint32_t page_size, uint64_t capacity_pages, uint32_t queue_depth) {
+    ArenaOptions o;
+    o.path = path;
+    o.page_size = page_size;
+    o.capacity_pages = capacity_pages;
+    o.queue_depth = queue_depth;
+    o.create = true;
+    o.grow_headroom_bytes = 0;
+    o.fallocate_hook = hook();
+    return o;
+  }
 };
 
 // Captures what is written to stderr (fd 2) between construction and text().
@@ -123,14 +135,7 @@ TEST_CASE("arena full disk: a growth that fails leaves the file as it was") {
     TempDir dir;
     SmallDisk disk;
     disk.limit_bytes = 20 * uint64_t(ps) + 1234;
-    ArenaOptions o;
-    o.path = dir.file("pages.arena");
-    o.page_size = ps;
-    o.capacity_pages = 8;
-    o.queue_depth = 4;
-    o.create = true;
-    o.grow_headroom_bytes = 0;
-    o.fallocate_hook = disk.hook();
+    ArenaOptions o = disk.arena_options(dir.file("pages.arena"), ps, 8, 4);
     auto arena = open_arena_or_skip(o);
     if (!arena) return;
     REQUIRE(write_pages(*arena, 0, 8, 1).ok());
@@ -260,14 +265,7 @@ TEST_CASE("cow space full disk: growth halves down to what the commit needs; a c
     TempDir dir;
     SmallDisk disk;
     disk.limit_bytes = 100 * uint64_t(ps) + 777;
-    ArenaOptions o;
-    o.path = dir.file("pages.arena");
-    o.page_size = ps;
-    o.capacity_pages = 16;
-    o.queue_depth = 8;
-    o.create = true;
-    o.grow_headroom_bytes = 0;
-    o.fallocate_hook = disk.hook();
+    ArenaOptions o = disk.arena_options(dir.file("pages.arena"), ps, 16, 8);
     auto arena = open_arena_or_skip(o);
     if (!arena) return;
     StoreParams params;
