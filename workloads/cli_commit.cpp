@@ -1,8 +1,11 @@
 // cli_commit: `statetree commit --db DIR [--blocks N] [--writes W] [--seed X] [--json]`:
-// applies N deterministic synthetic blocks (engine/state/synthetic_state.h: ERC20
-// transfers, a third new slots, 2 % deletes, the rest updates, one sender EOA per two
-// writes) to an MPT or binary-trie database in the arena store, ONE copy-on-write commit per
-// block (engine/persist/mpt_commit.h, engine/persist/bintrie_commit.h). Each commit's record stores the synthetic spec with the
+// applies N deterministic synthetic blocks (the synthetic_writes workload of
+// workloads/generators.h, drawn by engine/state/synthetic_state.h: ERC20 transfers, a third
+// new slots, 2 % deletes, the rest updates, one sender EOA per two writes) to an MPT or
+// binary-trie database in the arena store: each block's post-state diff (bal_derive.h) as ONE
+// copy-on-write commit (engine/persist/mpt_commit.h, engine/persist/bintrie_commit.h). The
+// same blocks written by `statetree workload --kind synthetic_writes` and given to `statetree
+// apply` give the same roots. Each commit's record stores the synthetic spec with the
 // blocks applied so far, so `verify`, `get` and `read-bench` check every answer against the
 // state after them.
 //
@@ -24,10 +27,12 @@
 
 #include "engine/persist/bintrie_commit.h"
 #include "engine/persist/mpt_commit.h"
+#include "engine/state/bal_derive.h"
 #include "engine/state/synthetic_state.h"
 #include "engine/stats/summary.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
+#include "workloads/generators.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
 
@@ -102,7 +107,8 @@ int cmd_commit(int argc, char** argv) {
                 "rec.new", "pg.new", "pg.freed", "ms", "bytes on disk");
   state::StateDiff diff;
   for (uint64_t k = 0; k < blocks; ++k) {
-    src.next_block(&diff);
+    diff = state::post_state_diff(
+        workloads::next_synthetic_writes_block(&src, bintrie ? workloads::gas::Tree::bintrie : workloads::gas::Tree::mpt).bal);
     persist::CommitStats st;
     if (io::Status s = commit_one(diff, &st); !s.ok())
       return fail("block " + std::to_string(src.spec().blocks - 1) + ": " + s.message(), exit_code_for(s));

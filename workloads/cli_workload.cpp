@@ -12,7 +12,9 @@
 // overwritten without --force. --show prints per block the transactions, gas, accounts,
 // slots read / written, deleted (final value zero), bal_hash and bytes; with --db it also
 // splits the written slots into new and updated by looking their pre-values up (the file's
-// earlier blocks first, then the database).
+// earlier blocks first, then the database). --kind synthetic_writes writes `statetree
+// commit`'s blocks (--writes, --seed; by default those of the blocks the state already has,
+// continuing its sequence), which `statetree apply` turns into the roots `commit` gives.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,7 +93,7 @@ int show(const Args& args) {
       }
     const state::Bytes32 h = state::bal_hash(b.bal);
     const uint64_t block_bytes = state::encode_block(b).size();
-    tot_txs += b.header.txs.size(), tot_gas += gas, tot_calls += calls, tot_rd += s.slots_read, tot_wr += s.slots_written;
+    tot_txs += b.header.tx_count.value_or(uint32_t(b.header.txs.size())), tot_gas += gas, tot_calls += calls, tot_rd += s.slots_read, tot_wr += s.slots_written;
     tot_new += n_new, tot_upd += n_upd, tot_del += n_del;
     nlohmann::json row = {{"number", b.header.number},
                           {"tree", state::bal_tree_name(b.header.tree)},
@@ -149,9 +151,9 @@ std::optional<uint64_t> opt_u64(const Args& a, const char* name, std::string* er
 int cmd_workload(int argc, char** argv) {
   Args args("statetree workload",
             "Writes the study's workloads (erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like) as\n"
-            "EIP-7928 block access lists with gas by rule, on the state of a database or of `build`'s options;\n"
-            "--show FILE prints what a block file holds.");
-  args.option("kind", "K", "erc20_balanceof, erc20_approve, mixed_sload_sstore or mainnet_like");
+            "EIP-7928 block access lists with gas by rule, or `commit`'s synthetic blocks (synthetic_writes), on the\n"
+            "state of a database or of `build`'s options; --show FILE prints what a block file holds.");
+  args.option("kind", "K", "erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like or synthetic_writes");
   args.option("db", "DIR", "the target database (built from a synthetic state); with --show: classify new vs updated");
   args.option("accounts", "N", "without --db: the synthetic state's accounts (as `build`)");
   args.option("contracts", "C", "without --db: its contracts", "0");
@@ -172,7 +174,8 @@ int cmd_workload(int argc, char** argv) {
   args.option("start", "K", "first holder index / integer address", "1");
   args.option("contract", "C", "the token: contract index in the state", "0");
   args.option("slots", "M", "existing or empty (default: existing for balanceOf, empty for approve)");
-  args.option("seed", "X", "workload seed (owner A, senders, mainnet_like draws)", "1");
+  args.option("seed", "X", "workload seed (owner A, senders, mainnet_like draws; synthetic_writes: the block seed)", "1");
+  args.option("writes", "W", "synthetic_writes: storage writes per block (default: the state's, else 4096)");
   args.option("zipf", "S", "mainnet_like: Zipf exponent of the contract draw", "1.8");
   args.option("evm-work-balanceof", "G", "EVM gas of one balanceOf call besides its slot access", "627");
   args.option("evm-work-approve", "G", "EVM gas of one approve call besides its slot access", "797");
@@ -190,7 +193,17 @@ int cmd_workload(int argc, char** argv) {
   const std::string kind_name = args.str("kind");
   if (kind_name.empty()) return fail("--kind K (or --show FILE) is required");
   const auto kind = workloads::workload_kind_from_name(kind_name);
-  if (!kind) return fail("unknown --kind '" + kind_name + "' (erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like)");
+  if (!kind)
+    return fail("unknown --kind '" + kind_name +
+                "' (erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like, synthetic_writes)");
+  const bool synthetic = *kind == workloads::WorkloadKind::synthetic_writes;
+  if (synthetic) {
+    for (const char* n : {"calls", "loads", "stores", "load-share", "txs", "tx-gas", "block-gas", "start", "contract",
+                          "slots", "zipf", "evm-work-balanceof", "evm-work-approve"})
+      if (args.given(n)) return fail(std::string("--") + n + " does not apply to synthetic_writes (it takes --writes and --seed)");
+  } else if (args.given("writes")) {
+    return fail("--writes applies to synthetic_writes only");
+  }
   const std::string out_path = args.str("out");
   if (out_path.empty()) return fail("--out FILE is required");
   std::error_code ec;
@@ -275,6 +288,16 @@ int cmd_workload(int argc, char** argv) {
     if (hash == "blake3") o.bintrie_hash = bintrie::HashKind::blake3;
     else if (hash != "sha256") return fail("--hash must be sha256 or blake3 (got '" + hash + "')");
   }
+  if (synthetic) {  // continue the state's block sequence unless told otherwise
+    if (!args.given("seed") && spec.blocks > 0) o.seed = spec.block_seed;
+    if (args.given("writes")) {
+      const auto w = args.u64("writes", &err);
+      if (!w) return fail(err);
+      o.writes = *w;
+    } else if (spec.blocks > 0) {
+      o.writes = spec.block_writes;
+    }
+  }
   const state::SyntheticState src(spec);
   auto gen = workloads::generate_workload(src, o);
   if (auto* e = std::get_if<std::string>(&gen)) return fail(*e);
@@ -283,7 +306,7 @@ int cmd_workload(int argc, char** argv) {
   uint64_t txs = 0, gas = 0, calls = 0, rd = 0, wr = 0;
   for (const state::Block& b : blocks_out) {
     const state::BalSummary s = state::summarize_bal(b.bal);
-    rd += s.slots_read, wr += s.slots_written, txs += b.header.txs.size();
+    rd += s.slots_read, wr += s.slots_written, txs += b.header.tx_count.value_or(uint32_t(b.header.txs.size()));
     for (const state::TxInfo& t : b.header.txs) gas += t.gas_used, calls += t.calls;
   }
   const uint64_t bytes = std::filesystem::file_size(out_path, ec);

@@ -26,6 +26,7 @@ std::optional<WorkloadKind> workload_kind_from_name(std::string_view n) {
   if (n == "erc20_approve") return WorkloadKind::erc20_approve;
   if (n == "mixed_sload_sstore") return WorkloadKind::mixed_sload_sstore;
   if (n == "mainnet_like") return WorkloadKind::mainnet_like;
+  if (n == "synthetic_writes") return WorkloadKind::synthetic_writes;
   return std::nullopt;
 }
 
@@ -34,6 +35,7 @@ const char* workload_kind_name(WorkloadKind k) {
     case WorkloadKind::erc20_balanceof: return "erc20_balanceof";
     case WorkloadKind::erc20_approve: return "erc20_approve";
     case WorkloadKind::mixed_sload_sstore: return "mixed_sload_sstore";
+    case WorkloadKind::synthetic_writes: return "synthetic_writes";
     default: return "mainnet_like";
   }
 }
@@ -546,8 +548,67 @@ state::Address integer_address(uint64_t n) {
   return a;
 }
 
+state::Block next_synthetic_writes_block(state::SyntheticState* src, gas::Tree tree) {
+  state::Block blk;
+  blk.header.number = src->spec().blocks;
+  blk.header.tree = tree == gas::Tree::mpt ? state::BalTree::mpt : state::BalTree::bintrie;
+  std::vector<state::SyntheticBlockWrite> writes;
+  src->next_block(nullptr, &writes);
+  struct Changes {
+    std::map<Bytes32, std::vector<state::StorageChange>> slots;
+    std::vector<state::BalanceChange> balance;
+    std::vector<state::NonceChange> nonce;
+  };
+  std::map<Address, Changes> by_account;
+  uint64_t transfers = 0;
+  for (const state::SyntheticBlockWrite& w : writes) {
+    const state::BalIndex index = state::BalIndex(w.transfer + 1);
+    transfers = w.transfer + 1;
+    if (w.has_sender) {  // once per transfer
+      Changes& c = by_account[w.sender];
+      c.nonce.push_back({index, w.sender_nonce});
+      c.balance.push_back({index, w.sender_balance});
+    }
+    if (w.has_slot) {  // the transfer's last value of a slot is its change at this index
+      std::vector<state::StorageChange>& ch = by_account[w.contract].slots[w.slot];
+      if (!ch.empty() && ch.back().index == index) ch.back().value = w.value;
+      else ch.push_back({index, w.value});
+    }
+  }
+  blk.bal.accounts.reserve(by_account.size());
+  for (auto& [address, c] : by_account) {
+    state::AccountChanges& a = blk.bal.accounts.emplace_back();
+    a.address = address;
+    a.storage_changes.reserve(c.slots.size());
+    for (auto& [slot, ch] : c.slots) a.storage_changes.push_back({slot, std::move(ch)});
+    a.balance_changes = std::move(c.balance);
+    a.nonce_changes = std::move(c.nonce);
+  }
+  blk.header.tx_count = uint32_t(transfers);
+  return blk;
+}
+
 std::variant<std::vector<state::Block>, std::string> generate_workload(const state::SyntheticState& src,
                                                                         const WorkloadOptions& o) {
+  if (o.kind == WorkloadKind::synthetic_writes) {
+    state::SyntheticSpec spec = src.spec();
+    if (o.writes < 1 || o.writes > (1u << 24)) return std::string("--writes must be in 1..16777216");
+    if (spec.blocks > 0 && o.writes != spec.block_writes)
+      return "the state's blocks have " + std::to_string(spec.block_writes) + " writes; --writes " +
+             std::to_string(o.writes) + " would break its sequence";
+    if (spec.blocks > 0 && o.seed != spec.block_seed)
+      return "the state's blocks use seed " + std::to_string(spec.block_seed) + "; --seed " + std::to_string(o.seed) +
+             " would break its sequence";
+    spec.block_writes = o.writes;
+    spec.block_seed = o.seed;
+    state::SyntheticState s(spec);  // replays the blocks the state already has
+    std::vector<state::Block> blocks;
+    for (uint64_t b = 0; b < o.blocks; ++b) {
+      blocks.push_back(next_synthetic_writes_block(&s, o.tree));
+      if (b == 0) blocks.back().header.pre_state_root = o.pre_state_root;
+    }
+    return blocks;
+  }
   Generator g(src, o);
   return g.run();
 }

@@ -19,8 +19,17 @@
 //                       slots (88 % absent), ~580 written slots (1/3 new, 2 % deletes, the
 //                       rest updates), contracts drawn Zipf-like (exponent --zipf over a
 //                       seeded order of the state's contracts)
+//   synthetic_writes    the blocks of `statetree commit`: SyntheticState::next_block's ERC20
+//                       transfers (--writes storage writes per block, block seed --seed; a
+//                       third new slots, 2 % deletes, the rest updates; one sender per two
+//                       writes), continuing the state's own block sequence. Transfer t is
+//                       transaction t + 1: its sender's nonce and balance and each slot's
+//                       last value in it are changes at index t + 1, every write a change
+//                       (a slot added and deleted in one transfer is a change to zero, as
+//                       commit writes it). No reads, no gas (the header's per-transaction list
+//                       is empty), no fee recipient; block numbers are the state's.
 //
-// Every transaction also changes its sender (an EOA of the state: nonce + 1, balance minus
+// The ERC20 workloads and mainnet_like: every transaction also changes its sender (an EOA of the state: nonce + 1, balance minus
 // gas_used x 1 gwei) and the fee recipient (a fresh address: balance plus the same), and the
 // ERC20 workloads touch the attack contract (a fresh address, no changes). Gas is charged by
 // gas_schedule.h for the chosen tree (per-slot warm/cold, per-transaction witness), calls
@@ -43,7 +52,7 @@
 
 namespace st::workloads {
 
-enum class WorkloadKind { erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like };
+enum class WorkloadKind { erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like, synthetic_writes };
 std::optional<WorkloadKind> workload_kind_from_name(std::string_view name);
 const char* workload_kind_name(WorkloadKind k);
 
@@ -63,7 +72,8 @@ struct WorkloadOptions {
   std::optional<uint64_t> block_gas;       // default 100M (ERC20), 36M (mainnet_like)
   uint64_t start = 1;                      // first holder index / integer address
   uint64_t contract = 0;                   // the token: contract index in the state
-  uint64_t seed = 1;
+  uint64_t seed = 1;                       // synthetic_writes: the block seed
+  uint64_t writes = 4096;                  // synthetic_writes: storage writes per block
   double zipf = 1.8;
   uint64_t evm_work_balance_of = gas::kEvmWorkBalanceOf;
   uint64_t evm_work_approve = gas::kEvmWorkApprove;
@@ -71,9 +81,15 @@ struct WorkloadOptions {
   std::optional<state::Bytes32> pre_state_root;  // of the first block
 };
 
-// The blocks, or a one-line error (options that do not fit the state).
+// The blocks, or a one-line error (options that do not fit the state; synthetic_writes: a
+// --writes or --seed other than those of the blocks the state already has).
 std::variant<std::vector<state::Block>, std::string> generate_workload(const state::SyntheticState& src,
                                                                         const WorkloadOptions& o);
+
+// synthetic_writes one block at a time: block number src->spec().blocks, drawn by
+// SyntheticState::next_block, which advances *src by it (overlay and block count). Needs
+// src->spec().block_writes >= 1. No pre-state root in the header.
+state::Block next_synthetic_writes_block(state::SyntheticState* src, gas::Tree tree);
 
 // Solidity mapping keys (docs/specs/workloads.md).
 state::Bytes32 erc20_balance_slot(const state::Address& holder);                              // slot 2

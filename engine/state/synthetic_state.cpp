@@ -123,7 +123,7 @@ uint64_t SyntheticState::entry_of(uint64_t c, uint64_t j) const {
   }
 }
 
-void SyntheticState::next_block(StateDiff* out) {
+void SyntheticState::next_block(StateDiff* out, std::vector<SyntheticBlockWrite>* writes) {
   if (!overlay_) overlay_ = std::make_shared<Overlay>();
   Overlay& ov = *overlay_;
   const uint64_t b = spec_.blocks++;
@@ -147,7 +147,13 @@ void SyntheticState::next_block(StateDiff* out) {
     return v;
   };
   if (out) out->accounts.clear();
+  if (writes) writes->clear(), writes->reserve(spec_.block_writes);
   for (uint64_t w = 0; w < spec_.block_writes; ++w) {
+    SyntheticBlockWrite* trace = nullptr;
+    if (writes) {
+      trace = &writes->emplace_back();
+      trace->transfer = w / 2;
+    }
     if (w % 2 == 0 && eoas > 0) {  // the transfer's sender
       const uint64_t i = spec_.contracts + block_rand(kTagBlockSender, b, w) % eoas;
       auto [it, fresh] = ov.eoas.emplace(i, EoaOverlay{});
@@ -164,6 +170,12 @@ void SyntheticState::next_block(StateDiff* out) {
       put_be64(it->second.balance.data() + 16, uint64_t(wei >> 64));
       put_be64(it->second.balance.data() + 24, uint64_t(wei));
       if (AccountDiff* d = diff(i)) d->nonce = it->second.nonce, d->balance = it->second.balance;
+      if (trace) {
+        trace->has_sender = true;
+        trace->sender = address(i);
+        trace->sender_nonce = it->second.nonce;
+        trace->sender_balance = it->second.balance;
+      }
     }
     if (spec_.contracts == 0) continue;
     const uint64_t c = block_rand(kTagBlockContract, b, w) % spec_.contracts;
@@ -189,6 +201,12 @@ void SyntheticState::next_block(StateDiff* out) {
       }
     }
     if (AccountDiff* d = diff(c)) d->storage_writes.push_back({slot_of(c, e), v});
+    if (trace) {
+      trace->has_slot = true;
+      trace->contract = address(c);
+      trace->slot = slot_of(c, e);
+      trace->value = v;
+    }
   }
 }
 

@@ -36,12 +36,16 @@
 // account(), slot_key(), slot_value() describe the state after them. Entry indices j of
 // slot_key / slot_value are LIVE indices: deleted entries are skipped (the j-th present
 // slot), so every j < storage_size(i) names a present slot, as the StateSource contract says.
+// next_block can also list the block's writes in draw order (SyntheticBlockWrite, one per
+// write w, transfer w / 2), so a caller can index them by transaction (the synthetic_writes
+// workload, workloads/generators.h, writes them as an EIP-7928 block).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "engine/state/state_source.h"
 
@@ -54,6 +58,19 @@ struct SyntheticSpec {
   uint64_t seed = 1;
   uint64_t blocks = 0, block_seed = 0, block_writes = 0;  // blocks applied on top (see above)
   bool operator==(const SyntheticSpec&) const = default;
+};
+
+// Write w of a synthetic block, in draw order: transfer w / 2's sender update (even w, a
+// state with EOAs) and one storage write (a state with contracts; value zero = delete).
+struct SyntheticBlockWrite {
+  uint64_t transfer = 0;  // w / 2
+  bool has_sender = false;
+  Address sender{};
+  uint64_t sender_nonce = 0;  // after this write
+  U256 sender_balance{};
+  bool has_slot = false;
+  Address contract{};
+  Bytes32 slot{}, value{};
 };
 
 inline constexpr size_t kStubCodeBytes = 128;
@@ -74,8 +91,9 @@ class SyntheticState final : public StateSource {
   std::string spec_json() const override;
   Address address(uint64_t i) const;
   // Generates block number spec().blocks (needs spec().block_writes), applies it to the
-  // overlay and counts it in spec().blocks; *out = its diff (nullptr: replay only).
-  void next_block(StateDiff* out);
+  // overlay and counts it in spec().blocks; *out = its diff (nullptr: replay only);
+  // *writes (when given) = its block_writes writes in draw order.
+  void next_block(StateDiff* out, std::vector<SyntheticBlockWrite>* writes = nullptr);
 
  private:
   struct Overlay;
