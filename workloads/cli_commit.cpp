@@ -11,8 +11,8 @@
 // commit time, bytes on disk; then medians [min, max] over the blocks, with the commit's
 // phases (resolve, of it inside read rounds, apply, encode + writes, publish). The database's
 // first commit of blocks fixes --writes and --seed: later runs continue the same sequence
-// (a different value given explicitly is an error). RocksDB databases: "commit: not
-// supported for RocksDB databases yet" (exit 2). Binary trie: apply_passes is 0 (one plan
+// (a different value given explicitly is an error). RocksDB databases: one synced
+// WriteBatch per block; the JSON records the store's options. Binary trie: apply_passes is 0 (one plan
 // pass) and a deleted slot stays a present zero leaf (go-ethereum's rule).
 #include <cstdio>
 #include <filesystem>
