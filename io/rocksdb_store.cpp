@@ -132,6 +132,7 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(double(o.bloom_bits_per_key)));
   table.block_cache = rocksdb::NewLRUCache(size_t(o.block_cache_bytes));
+  table.block_size = o.block_size_bytes;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s;
@@ -212,6 +213,15 @@ Status RocksKvStore::flush() {
   return s.ok() ? Status() : impl_->failed(s, memtable_bytes, "flush");
 }
 
+Status RocksKvStore::for_each(const std::function<void(std::string_view, std::string_view)>& fn) const {
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(ro));
+  for (it->SeekToFirst(); it->Valid(); it->Next())
+    fn(std::string_view(it->key().data(), it->key().size()), std::string_view(it->value().data(), it->value().size()));
+  return it->status().ok() ? Status() : from_rocks(it->status(), "rocksdb scan");
+}
+
 void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 
 uint64_t RocksKvStore::disk_bytes() const {
@@ -223,6 +233,7 @@ uint64_t RocksKvStore::disk_bytes() const {
 }
 
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }
+const RocksOptions& RocksKvStore::options() const { return impl_->opt; }
 
 #else  // !STATETREE_HAVE_ROCKSDB
 
@@ -238,9 +249,13 @@ Status RocksKvStore::multi_get(std::span<const std::string_view>, std::vector<st
   return Status(Errc::unsupported, "no RocksDB");
 }
 Status RocksKvStore::flush() { return Status(Errc::unsupported, "no RocksDB"); }
+Status RocksKvStore::for_each(const std::function<void(std::string_view, std::string_view)>&) const {
+  return Status(Errc::unsupported, "no RocksDB");
+}
 void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 uint64_t RocksKvStore::disk_bytes() const { return 0; }
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }
+const RocksOptions& RocksKvStore::options() const { return impl_->opt; }
 
 #endif
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -42,6 +43,7 @@ struct RocksOptions {
   bool create = true;            // create the database if missing
   bool direct_reads = true;      // O_DIRECT for SST reads (cold-read experiments)
   uint64_t block_cache_bytes = 8ull << 20;
+  uint32_t block_size_bytes = 4096;  // SST data block (BlockBasedTableOptions::block_size)
   int bloom_bits_per_key = 10;
   bool sync_writes = true;       // every write_batch() is fsynced (WAL) before returning
   bool read_only = false;        // DB::OpenForReadOnly: writes no file; write_batch/flush refused, no RocksDB lock taken
@@ -64,10 +66,14 @@ class RocksKvStore {
   Status multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
                    std::vector<uint8_t>* found);
   Status flush();  // memtable -> SST, then the files are what a cold reopen reads
+  // Every key in key order (tests compare a database's whole content): fn(key, value).
+  Status for_each(const std::function<void(std::string_view key, std::string_view value)>& fn) const;
   // RocksOptions::free_space_margin_bytes from now on (tests play a full disk with it).
   void set_free_space_margin_bytes(uint64_t bytes);
   uint64_t disk_bytes() const;  // bytes of all regular files in the database directory
   const std::string& dir() const;
+  // The options it was opened with (a run records them in its regime).
+  const RocksOptions& options() const;
 
   struct Impl;
 

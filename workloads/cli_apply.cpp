@@ -101,7 +101,7 @@ int cmd_apply(int argc, char** argv) {
   Args args("statetree apply",
             "Applies the blocks of an EIP-7928 block file (statetree workload, or a client's BAL) to an MPT or\n"
             "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
-  args.option("db", "DIR", "database directory (MPT or binary trie, arena store)");
+  args.option("db", "DIR", "database directory (MPT or binary trie, arena or RocksDB store)");
   args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
   args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
   args.flag("json", "print one JSON object on stdout");
@@ -185,6 +185,7 @@ int cmd_apply(int argc, char** argv) {
     nlohmann::json out = {{"command", "apply"}, {"db", dir}, {"blocks_file", file},
                           {"tree", bintrie ? "bintrie" : "mpt"}, {"root", hex0x(files.manifest.root_hash)},
                           {"blocks", rows}};
+    store_regime(files, out);
     report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   }

@@ -47,8 +47,19 @@ std::optional<std::pair<std::string, int>> probe_commit_target(const std::string
   out->bintrie = kind == io::TreeKind::bintrie;
   if (kind != io::TreeKind::mpt && !out->bintrie)
     return std::make_pair(std::string("not supported for ") + io::tree_kind_name(kind) + " databases yet", 2);
-  if (out->options.store != persist::StoreKind::arena) return std::make_pair(std::string("not supported for RocksDB databases yet"), 2);
   return std::nullopt;
+}
+
+void store_regime(const persist::DbFiles& files, nlohmann::json& out) {
+  out["store"] = persist::store_kind_name(files.store);
+  if (files.store != persist::StoreKind::rocksdb || !files.rocks) return;
+  const io::RocksOptions& r = files.rocks->options();
+  out["rocksdb"] = {{"block_size_bytes", r.block_size_bytes},
+                    {"bloom_bits_per_key", r.bloom_bits_per_key},
+                    {"block_cache_bytes", r.block_cache_bytes},
+                    {"direct_reads", r.direct_reads},
+                    {"sync_writes", r.sync_writes},
+                    {"batch_per_block", true}};
 }
 
 namespace {

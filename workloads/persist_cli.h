@@ -16,6 +16,10 @@
 #include "engine/state/state_source.h"
 #include "workloads/report.h"
 
+namespace st::persist {
+struct DbFiles;
+}
+
 namespace st::cli {
 
 // Prints "statetree CMD: MSG" on stderr (one line) and returns code.
@@ -25,12 +29,16 @@ int persist_fail(const char* cmd, const std::string& msg, int code);
 int exit_code_for(const io::Status& s);
 
 // The database block commits go to (`commit`, `apply`): DIR's options probed from its files,
-// an MPT or binary-trie arena database. nullopt, or {one-line error, exit code}.
+// an MPT or binary-trie database (arena or RocksDB). nullopt, or {one-line error, exit code}.
 struct CommitTarget {
   persist::DbOptions options;
   bool bintrie = false;
 };
 std::optional<std::pair<std::string, int>> probe_commit_target(const std::string& dir, CommitTarget* out);
+// The store of a run's regime: out["store"] ("arena" / "rocksdb") and, for RocksDB, the
+// options it runs with (out["rocksdb"]: block size, bloom bits per key, block cache bytes,
+// direct reads, synced writes).
+void store_regime(const persist::DbFiles& files, nlohmann::json& out);
 
 // 40 hex digits, "0x" optional. nullopt + *err on anything else.
 std::optional<state::Address> parse_address(const std::string& text, std::string* err);

@@ -2,6 +2,11 @@
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
 // `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
 // and then written post-order. Loaded nodes whose plan is not `placed` are superseded.
+// Both stores run the same prepare / resolve / plan; only the node source and sink differ
+// (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
+// blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
+// In RocksDB a node's key is its position, so a kept stem that a split moves deeper is
+// rewritten under its new key and its old key deleted (the arena keeps it by locator).
 #include "engine/persist/bintrie_commit.h"
 
 #include <algorithm>
@@ -32,7 +37,9 @@ struct StemWrites {
 };
 
 struct Node {
-  Locator loc = kNoLocator;
+  Locator loc = kNoLocator;         // RocksDB: kKeyed (named by path / depth)
+  Key32 path{};                     // a key under the node (its first `depth` bits are its path)
+  unsigned depth = 0;
   bool group = false;
   bintrie::GroupBlob blob;          // group
   std::vector<Locator> children;    // group: one per entry (half expanded)
@@ -44,9 +51,12 @@ struct Node {
   bool reused = false;
 };
 
+constexpr Locator kKeyed = 0;  // a RocksDB node's locator: it is named by its path key
+
 struct Plan {
   enum Kind { placed, stem, group } kind = placed;
   Locator loc = kNoLocator;                 // placed
+  int node = -1;                            // placed: the loaded node it keeps (-1: never read)
   Bytes32 hash{};
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
@@ -58,9 +68,27 @@ io::Status err(Locator l, const std::string& m) {
   return {io::Errc::corrupt_page, "binary trie commit: " + bd::locator_name(l) + ": " + m};
 }
 
+std::string blob_key_string(const uint8_t* path, unsigned depth) {
+  const std::vector<uint8_t> k = bintrie::blob_key(path, depth);
+  return std::string(reinterpret_cast<const char*>(k.data()), k.size());
+}
+std::string key_name(std::string_view key) {
+  return "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(key.data()), key.size()});
+}
+// Bits [d, d + n) of `path` := v (n bits, MSB first).
+void set_bits(Key32& path, unsigned d, uint32_t v, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) {
+    const unsigned b = d + i;
+    const uint8_t m = uint8_t(0x80 >> (b % 8));
+    if ((v >> (n - 1 - i)) & 1) path[b / 8] |= m;
+    else path[b / 8] &= uint8_t(~m);
+  }
+}
+
 class Committer {
  public:
-  Committer(DbFiles& f, PageReader& r, const bintrie::Hasher& h, unsigned g) : files_(f), r_(r), h_(h), g_(g) {}
+  Committer(DbFiles& f, CommitFrame& frame, const bintrie::Hasher& h, unsigned g)
+      : files_(f), frame_(frame), h_(h), g_(g) {}
 
   io::Status prepare(const state::StateDiff& diff) {
     const bintrie::KeyScheme ks{h_, bintrie::TreeIndexEndian::big};
@@ -113,7 +141,8 @@ class Committer {
 
   // Level by level from the root: loads, checks and links every record on a dirty path.
   io::Status resolve() {
-    if (files_.commit.root == kNoLocator) return {};
+    const bool keyed = frame_.keyed();
+    if (keyed ? files_.manifest.root_hash == Bytes32{} : files_.commit.root == kNoLocator) return {};
     struct Item {
       Locator loc;
       Bytes32 hash;
@@ -123,35 +152,52 @@ class Committer {
       uint32_t entry;
     };
     std::vector<Item> level(1);
-    level[0] = {files_.commit.root, files_.manifest.root_hash, 0, {}, -1, 0};
+    level[0] = {keyed ? kKeyed : files_.commit.root, files_.manifest.root_hash, 0, {}, -1, 0};
     for (uint32_t i = 0; i < writes_.size(); ++i) level[0].dirty.push_back(i);
+    std::vector<std::string> keys, values;
     while (!level.empty()) {
       if (level[0].depth > 248) return err(level[0].loc, "path deeper than 248 bits");
-      std::vector<Locator> locs;
-      for (const Item& it : level) locs.push_back(it.loc);
-      if (io::Status s = r_.load(locs); !s.ok()) return s;
-      std::vector<Locator> aux;  // halves, pieces
-      for (const Item& it : level) {
-        RecordView rv;
-        if (io::Status s = r_.record(it.loc, &rv); !s.ok()) return s;
-        if (rv.kind == bd::kGroupSplit && rv.child_count == kMaxChildren) aux.push_back(rv.child(kMaxChildren - 1));
-        if (rv.kind == bd::kStemChunked)
-          for (uint32_t c = 0; c < rv.child_count; ++c) aux.push_back(rv.child(c));
+      // The key under each item (RocksDB: its first `depth` bits name the node).
+      auto path_of = [&](const Item& it) { return it.dirty.empty() ? Key32{} : writes_[it.dirty[0]].stem; };
+      if (keyed) {
+        keys.clear();
+        for (const Item& it : level) keys.push_back(blob_key_string(path_of(it).data(), it.depth));
+        if (io::Status s = frame_.rocks().read(keys, &values, "binary trie commit", key_name); !s.ok()) return s;
+      } else {
+        std::vector<Locator> locs;
+        for (const Item& it : level) locs.push_back(it.loc);
+        if (io::Status s = frame_.reader().load(locs); !s.ok()) return s;
+        std::vector<Locator> aux;  // halves, pieces
+        for (const Item& it : level) {
+          RecordView rv;
+          if (io::Status s = frame_.reader().record(it.loc, &rv); !s.ok()) return s;
+          if (rv.kind == bd::kGroupSplit && rv.child_count == kMaxChildren) aux.push_back(rv.child(kMaxChildren - 1));
+          if (rv.kind == bd::kStemChunked)
+            for (uint32_t c = 0; c < rv.child_count; ++c) aux.push_back(rv.child(c));
+        }
+        if (!aux.empty())
+          if (io::Status s = frame_.reader().load(aux); !s.ok()) return s;
       }
-      if (!aux.empty())
-        if (io::Status s = r_.load(aux); !s.ok()) return s;
       std::vector<Item> next;
-      for (Item& it : level) {
+      for (size_t li = 0; li < level.size(); ++li) {
+        Item& it = level[li];
         const int id = int(nodes_.size());
         nodes_.emplace_back();
-        if (io::Status s = decode(it.loc, &nodes_.back()); !s.ok()) return s;
+        io::Status ds = keyed ? decode_value(values[li], keys[li], &nodes_.back()) : decode(it.loc, &nodes_.back());
+        if (!ds.ok()) return ds;
         Node& n = nodes_.back();
+        n.path = path_of(it);
+        n.depth = it.depth;
         records_read += n.records.size();
-        if (n.hash != it.hash) return err(it.loc, "hash does not match its parent's entry");
+        if (n.hash != it.hash) {
+          if (keyed)
+            return {io::Errc::corrupt_page, "binary trie commit: " + key_name(keys[li]) + ": hash does not match its parent's entry"};
+          return err(it.loc, "hash does not match its parent's entry");
+        }
         if (it.parent >= 0) nodes_[it.parent].child_node[it.entry] = id;
         else root_ = id;
         if (!n.group) {
-          if (!bd::same_prefix(n.stem.stem.data(), writes_[it.dirty[0]].stem.data(), it.depth))
+          if (!it.dirty.empty() && !bd::same_prefix(n.stem.stem.data(), writes_[it.dirty[0]].stem.data(), it.depth))
             return err(it.loc, "stem does not continue the path of its position");
           continue;
         }
@@ -190,12 +236,37 @@ class Committer {
     return plan_group(root_, 0, all, out);
   }
 
-  io::Status emit(const Plan& p, SubtreePacker& packer) {
-    if (p.kind == Plan::placed) { packer.push_placed(p.loc); return {}; }
+  // p at `depth` under `path` (its first `depth` bits). Arena: records into the packer in
+  // post-order; RocksDB: blobs into the commit's batch under blob_key(path, depth).
+  io::Status emit(const Plan& p, const Key32& path, unsigned depth) {
+    const bool keyed = frame_.keyed();
+    if (p.kind == Plan::placed) {
+      if (!keyed) {
+        frame_.packer().push_placed(p.loc);
+        return {};
+      }
+      if (p.node < 0 || nodes_[p.node].depth == depth) return {};  // its key holds it
+      // A kept stem that moved deeper (a new stem split its position): same blob, new key.
+      const Node& n = nodes_[p.node];
+      if (n.group) return {io::Errc::corrupt_page, "binary trie commit: internal: a kept group moved"};
+      frame_.supersede_key(blob_key_string(n.path.data(), n.depth), n.body_bytes);
+      buf_.clear();
+      bintrie::encode_stem_blob(n.stem, &buf_);
+      bytes_written += buf_.size();
+      ++records_written;
+      frame_.rocks().put(blob_key_string(n.stem.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
+      return {};
+    }
     if (p.kind == Plan::stem) {
       buf_.clear();
       bintrie::encode_stem_blob(p.stem_blob, &buf_);
       bytes_written += buf_.size();
+      if (keyed) {
+        ++records_written;
+        frame_.rocks().put(blob_key_string(p.stem_blob.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
+        return {};
+      }
+      SubtreePacker& packer = frame_.packer();
       const size_t piece_max = packer_payload_ - kPageHeaderBytes - record_footprint(0, 0);
       ++records_written;
       if (buf_.size() <= piece_max) return packer.push(bd::kStem, buf_, 0);
@@ -209,18 +280,25 @@ class Committer {
     }
     const uint32_t k = uint32_t(p.kids.size());
     for (uint32_t i = 0; i < k; ++i) {
-      if (io::Status s = emit(*p.kids[i], packer); !s.ok()) return s;
-      if (k > kMaxChildren && i + 1 == k) {
+      const bintrie::GroupEntry& ge = p.group_blob.entries[i];
+      Key32 kid_path = path;
+      set_bits(kid_path, depth, uint32_t(ge.pos) >> (g_ - ge.depth), ge.depth);
+      if (io::Status s = emit(*p.kids[i], kid_path, depth + ge.depth); !s.ok()) return s;
+      if (!keyed && k > kMaxChildren && i + 1 == k) {
         ++records_written;
-        if (io::Status s = packer.push(bd::kHalf, {}, k - bd::kSplitDirect); !s.ok()) return s;
+        if (io::Status s = frame_.packer().push(bd::kHalf, {}, k - bd::kSplitDirect); !s.ok()) return s;
       }
     }
     buf_.clear();
     bintrie::encode_group_blob(p.group_blob, &buf_);
     bytes_written += buf_.size();
     ++records_written;
-    if (k > kMaxChildren) return packer.push(bd::kGroupSplit, buf_, kMaxChildren);
-    return packer.push(bd::kGroup, buf_, k);
+    if (keyed) {
+      frame_.rocks().put(blob_key_string(path.data(), depth), std::string(buf_.begin(), buf_.end()));
+      return {};
+    }
+    if (k > kMaxChildren) return frame_.packer().push(bd::kGroupSplit, buf_, kMaxChildren);
+    return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
   std::vector<Node> nodes_;
@@ -243,9 +321,36 @@ class Committer {
     bool changed = false;         // stem
   };
 
+  // RocksDB: the blob at `key` (group or stem by its version byte).
+  io::Status decode_value(const std::string& value, const std::string& key, Node* n) {
+    const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(value.data()), value.size()};
+    auto bad = [&](const std::string& m) {
+      return io::Status{io::Errc::corrupt_page, "binary trie commit: " + key_name(key) + ": " + m};
+    };
+    n->loc = kKeyed;
+    n->records.push_back(kKeyed);
+    n->body_bytes = blob.size();
+    if (blob.empty()) return bad("empty blob");
+    if (blob[0] == bintrie::kGroupBlobVersion) {
+      auto d = bintrie::decode_group_blob(blob, g_);
+      if (auto* e = std::get_if<std::string>(&d)) return bad(*e);
+      n->group = true;
+      n->blob = std::move(std::get<bintrie::GroupBlob>(d));
+      n->children.assign(n->blob.entries.size(), kKeyed);
+      n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
+      return {};
+    }
+    if (blob[0] != bintrie::kStemBlobVersion) return bad("unknown blob version byte " + std::to_string(blob[0]));
+    auto d = bintrie::decode_stem_blob(blob);
+    if (auto* e = std::get_if<std::string>(&d)) return bad(*e);
+    n->stem = std::move(std::get<bintrie::StemBlob>(d));
+    n->hash = bintrie::stem_blob_hash(h_, n->stem);
+    return {};
+  }
+
   io::Status decode(Locator loc, Node* n) {
     RecordView rv;
-    if (io::Status s = r_.record(loc, &rv); !s.ok()) return s;
+    if (io::Status s = frame_.reader().record(loc, &rv); !s.ok()) return s;
     n->loc = loc;
     n->records.push_back(loc);
     if (rv.kind == bd::kGroup || rv.kind == bd::kGroupSplit) {
@@ -263,7 +368,7 @@ class Committer {
         for (uint32_t c = 0; c < bd::kSplitDirect; ++c) n->children.push_back(rv.child(c));
         const Locator half = rv.child(bd::kSplitDirect);
         RecordView hv;
-        if (io::Status s = r_.record(half, &hv); !s.ok()) return s;
+        if (io::Status s = frame_.reader().record(half, &hv); !s.ok()) return s;
         if (hv.kind != bd::kHalf || hv.child_count != k - bd::kSplitDirect) return err(half, "not the group's half record");
         for (uint32_t c = 0; c < hv.child_count; ++c) n->children.push_back(hv.child(c));
         n->records.push_back(half);
@@ -277,7 +382,7 @@ class Committer {
       if (rv.child_count == 0 || !rv.body.empty()) return err(loc, "chunked stem without pieces");
       for (uint32_t c = 0; c < rv.child_count; ++c) {
         RecordView pv;
-        if (io::Status s = r_.record(rv.child(c), &pv); !s.ok()) return s;
+        if (io::Status s = frame_.reader().record(rv.child(c), &pv); !s.ok()) return s;
         if (pv.kind != bd::kPiece || pv.child_count != 0) return err(rv.child(c), "not a stem piece");
         joined.insert(joined.end(), pv.body.begin(), pv.body.end());
         n->records.push_back(rv.child(c));
@@ -401,6 +506,7 @@ class Committer {
       n.reused = true;
       p = std::make_unique<Plan>();
       p->kind = Plan::placed;
+      p->node = id;
       p->loc = n.loc;
       p->hash = n.hash;
     }
@@ -422,6 +528,7 @@ class Committer {
     if (!it.changed && it.node >= 0) {
       nodes_[it.node].reused = true;
       p->kind = Plan::placed;
+      p->node = it.node;
       p->loc = it.loc;
       p->hash = nodes_[it.node].hash;
     } else {
@@ -510,7 +617,7 @@ class Committer {
   }
 
   DbFiles& files_;
-  PageReader& r_;
+  CommitFrame& frame_;
   const bintrie::Hasher& h_;
   unsigned g_;
   int root_ = -1;
@@ -528,7 +635,7 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   if (io::Status s = bd::hasher_for(params, &h); !s.ok()) return s;
   if (params.group_depth < 1 || params.group_depth > 8) return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
   CommitFrame frame(files_, dead_, kWho);
-  Committer c(files_, frame.reader(), h, params.group_depth);
+  Committer c(files_, frame, h, params.group_depth);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
@@ -536,20 +643,25 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   if (io::Status s = c.plan(&plan); !s.ok()) return s;
   frame.begin_writes();
 
-  c.packer_payload_ = frame.writer().payload_bytes();
+  if (!frame.keyed()) c.packer_payload_ = frame.writer().payload_bytes();
   CommitFrame::Outcome o;
   if (plan) {
     o.root_hash = plan->hash;
-    io::Status st = c.emit(*plan, frame.packer());
-    std::vector<Locator> roots;
-    if (st.ok()) st = frame.packer().finish(&roots);
-    if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
+    io::Status st = c.emit(*plan, Key32{}, 0);
+    if (!frame.keyed()) {
+      std::vector<Locator> roots;
+      if (st.ok()) st = frame.packer().finish(&roots);
+      if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
+      if (st.ok()) o.root = roots[0];
+    }
     if (!st.ok()) return frame.fail(st);
-    o.root = roots[0];
   }
   frame.encoded();
-  for (const Node& n : c.nodes_)
-    if (!n.reused) frame.supersede(n.records, n.body_bytes);
+  for (const Node& n : c.nodes_) {
+    if (n.reused) continue;
+    if (frame.keyed()) frame.supersede_key(blob_key_string(n.path.data(), n.depth), n.body_bytes);
+    else frame.supersede(n.records, n.body_bytes);
+  }
   o.records_written = c.records_written;
   o.bytes_written = c.bytes_written;
   o.keys_delta = c.new_leaves;

@@ -24,7 +24,9 @@
 // Invariants: the new root equals the in-memory binary trie's root of (old leaves + writes)
 // (tested against bintrie::batch_root); nothing of the committed state is overwritten; a
 // failed or crashed commit leaves the previous manifest current. AccountDiff::destroyed is
-// refused (go-ethereum's binary trie does not delete accounts); RocksDB: not supported.
+// refused (go-ethereum's binary trie does not delete accounts). RocksDB databases take the
+// same phases with blobs read by path key and the commit written as ONE synced WriteBatch
+// (new blobs, deletions of replaced and moved ones, commit record; commit_tail.h).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,7 @@ struct BintrieCommitStats : CommitStats {
   uint64_t stems_dirty = 0;
 };
 
-// files: a binary-trie database in the arena store (CommitterBase).
+// files: a binary-trie database, arena or RocksDB (CommitterBase).
 class BintrieCommitter : public CommitterBase {
  public:
   using CommitterBase::CommitterBase;

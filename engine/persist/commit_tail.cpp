@@ -1,18 +1,67 @@
 // commit_tail: CommitFrame (see commit_tail.h), the part of a block commit that the MPT and
 // binary-trie committers share: phase clock, writer / packer, superseded records, release,
-// publish, stats.
+// publish, stats; and RocksCommitBatch, the RocksDB reads and WriteBatch of a commit.
 #include "engine/persist/commit_tail.h"
+
+#include <algorithm>
+#include <unordered_set>
 
 #include "io/monotonic_clock.h"
 
 namespace st::persist {
 
+io::Status RocksCommitBatch::read(std::span<const std::string> keys, std::vector<std::string>* values, const char* who,
+                                  std::string (*name)(std::string_view key)) {
+  if (keys.empty()) {
+    values->clear();
+    return {};
+  }
+  views_.assign(keys.begin(), keys.end());
+  const uint64_t t0 = io::monotonic_ns();
+  io::Status s = db_.multi_get(views_, values, &found_);
+  read_ns += io::monotonic_ns() - t0;
+  if (!s.ok()) return s;
+  ++rounds;
+  keys_read += keys.size();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!found_[i])
+      return {io::Errc::corrupt_page, std::string(who) + ": " + name(keys[i]) + " is missing (its parent references it)"};
+    bytes_read += (*values)[i].size();
+  }
+  return {};
+}
+
+void RocksCommitBatch::put(std::string key, std::string value) {
+  put_keys_.push_back(std::move(key));
+  put_values_.push_back(std::move(value));
+}
+
+void RocksCommitBatch::erase(std::string key) { erase_keys_.push_back(std::move(key)); }
+
+std::vector<io::KvWrite> RocksCommitBatch::writes() const {
+  std::vector<io::KvWrite> w;
+  w.reserve(erase_keys_.size() + put_keys_.size() + 1);
+  for (const std::string& k : erase_keys_) w.push_back({k, {}, true});
+  for (size_t i = 0; i < put_keys_.size(); ++i) w.push_back({put_keys_[i], put_values_[i], false});
+  return w;
+}
+
+uint64_t RocksCommitBatch::net_deletes() const {
+  std::unordered_set<std::string_view> puts(put_keys_.begin(), put_keys_.end());
+  uint64_t n = 0;
+  for (const std::string& k : erase_keys_) n += puts.count(k) == 0;
+  return n;
+}
+
 CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who)
-    : files_(files), dead_(dead), who_(who), reader_(files.arena->pages()), t0_(io::monotonic_ns()) {}
+    : files_(files), dead_(dead), who_(who), t0_(io::monotonic_ns()) {
+  if (files.store == StoreKind::rocksdb) rocks_.emplace(*files.rocks);
+  else reader_.emplace(files.arena->pages());
+}
 
 io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what) {
-  if (files.store != StoreKind::arena || !files.arena)
-    return {io::Errc::bad_argument, std::string(who) + ": only arena databases take commits"};
+  const bool open = files.store == StoreKind::arena ? files.arena != nullptr : files.rocks != nullptr;
+  if (!open) return {io::Errc::bad_argument, std::string(who) + ": the database is not open for commits"};
   if (files.manifest.params.tree_kind != kind)
     return {io::Errc::bad_argument, std::string(who) + ": not " + what + " database"};
   return {};
@@ -22,6 +71,7 @@ void CommitFrame::resolved() { t_resolved_ = io::monotonic_ns(); }
 
 void CommitFrame::begin_writes() {
   t_applied_ = io::monotonic_ns();
+  if (keyed()) return;
   writer_.emplace(files_.arena->pages(), files_.arena->space());
   packer_.emplace(*writer_);
 }
@@ -29,6 +79,7 @@ void CommitFrame::begin_writes() {
 void CommitFrame::encoded() { t_encoded_ = io::monotonic_ns(); }
 
 io::Status CommitFrame::fail(io::Status s) {
+  if (keyed()) return s;  // nothing was written: the batch goes at publish()
   (void)writer_->finish();
   files_.arena->space().abort();
   return s;
@@ -40,9 +91,16 @@ void CommitFrame::supersede(std::span<const Locator> records, uint64_t body_byte
   superseded_bytes_ += body_bytes;
 }
 
+void CommitFrame::supersede_key(std::string key, uint64_t body_bytes) {
+  rocks_->erase(std::move(key));
+  ++superseded_;
+  superseded_bytes_ += body_bytes;
+}
+
 io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, CommitStats* stats) {
+  if (keyed()) return publish_rocks(o, spec_json, stats);
   uint64_t pages_released = 0;
-  if (io::Status s = dead_.release_dead(reader_, files_.arena->space(), files_.manifest.root_page, who_, &pages_released);
+  if (io::Status s = dead_.release_dead(*reader_, files_.arena->space(), files_.manifest.root_page, who_, &pages_released);
       !s.ok())
     return fail(s);
 
@@ -65,8 +123,8 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
     out.accounts_written = o.accounts_written;
     out.slot_writes = o.slot_writes;
     out.records_read = o.records_read;
-    out.pages_read = reader_.counters().page_reads;
-    out.read_rounds = reader_.counters().rounds;
+    out.pages_read = reader_->counters().page_reads;
+    out.read_rounds = reader_->counters().rounds;
     out.apply_passes = o.apply_passes;
     out.records_written = o.records_written;
     out.pages_written = pages_written;
@@ -74,7 +132,44 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
     out.pages_released = pages_released;
     out.keys_delta = o.keys_delta;
     out.commit_ns = io::monotonic_ns() - t0_;
-    out.read_ns = reader_.counters().read_wall_ns;
+    out.read_ns = reader_->counters().read_wall_ns;
+    out.resolve_ns = t_resolved_ - t0_;
+    out.apply_ns = t_applied_ - t_resolved_;
+    out.write_ns = t_encoded_ - t_applied_;
+    out.publish_ns = publish_ns;
+    out.disk_bytes = files_.disk_bytes();
+  }
+  return {};
+}
+
+io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats) {
+  RocksCommitBatch& b = *rocks_;
+  DbFiles::Fields f;
+  f.root_hash = o.root_hash;
+  f.node_count = files_.manifest.node_count + o.records_written - superseded_;
+  f.key_count = uint64_t(int64_t(files_.manifest.key_count) + o.keys_delta);
+  f.payload_bytes = files_.manifest.payload_bytes + o.bytes_written - superseded_bytes_;
+  std::vector<io::KvWrite> writes = b.writes();
+  const uint64_t keys_deleted = b.net_deletes();
+  const uint64_t tp = io::monotonic_ns();
+  if (io::Status s = files_.commit_rocks_batch(writes, f, spec_json); !s.ok()) return s;
+  const uint64_t publish_ns = io::monotonic_ns() - tp;
+  if (stats) {
+    CommitStats& out = *stats;
+    out = {};
+    out.root = o.root_hash;
+    out.accounts_written = o.accounts_written;
+    out.slot_writes = o.slot_writes;
+    out.records_read = o.records_read;
+    out.pages_read = b.keys_read;
+    out.read_rounds = b.rounds;
+    out.apply_passes = o.apply_passes;
+    out.records_written = o.records_written;
+    out.records_superseded = superseded_;
+    out.keys_delta = o.keys_delta;
+    out.keys_deleted = keys_deleted;
+    out.commit_ns = io::monotonic_ns() - t0_;
+    out.read_ns = b.read_ns;
     out.resolve_ns = t_resolved_ - t0_;
     out.apply_ns = t_applied_ - t_resolved_;
     out.write_ns = t_encoded_ - t_applied_;

@@ -12,9 +12,17 @@
 //        (node_count, key_count, payload_bytes by deltas) -> DbFiles::commit_arena (commit
 //        record, fsync, MANIFEST) -> DeadPageLedger::commit_durable -> CommitStats
 //
+// RocksDB (nodes keyed by path, db_files.h): the same frame, with the node source and sink
+// swapped: the committers read the dirty paths through rocks() (one MultiGet per round,
+// by path key), write their new nodes into rocks() (put) and name each node they replace
+// by its key (supersede_key: a deletion, unless a new node takes the same key, which wins),
+// and publish() writes all of it with the commit record as ONE synced WriteBatch
+// (DbFiles::commit_rocks_batch), then the MANIFEST. Nothing is released (no pages).
+//
 // Invariants: nothing is published unless publish() returns ok; after begin_writes() every
 // failure goes through fail() or publish() (the writes are reaped and the CowSpace aborts,
-// so the previous manifest, root and free list stay current).
+// so the previous manifest, root and free list stay current; RocksDB: the batch was never
+// written).
 #pragma once
 
 #include <array>
@@ -22,6 +30,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/persist/db_files.h"
 #include "engine/persist/dead_pages.h"
@@ -49,7 +59,35 @@ struct CommitStats {
   uint64_t apply_ns = 0;           // apply passes / plan
   uint64_t write_ns = 0;           // encode, hash, pack, page writes (window-bounded waits)
   uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
-  uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit
+                                   // (RocksDB: the one synced WriteBatch, MANIFEST)
+  uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit (RocksDB: its files)
+  // RocksDB: pages_read = keys fetched, read_rounds = MultiGet calls, pages_written and
+  // pages_released 0; keys_deleted = nodes replaced whose key no new node took.
+  uint64_t keys_deleted = 0;
+};
+
+// The RocksDB side of a block commit, for both trees: the committed nodes read by path key
+// (one MultiGet per round, counted) and the writes of the commit's one WriteBatch.
+class RocksCommitBatch {
+ public:
+  explicit RocksCommitBatch(io::RocksKvStore& db) : db_(db) {}
+  // One round: (*values)[i] = the value of keys[i]; a missing key is an error
+  // ("<who>: <name(key)> is missing").
+  io::Status read(std::span<const std::string> keys, std::vector<std::string>* values, const char* who,
+                  std::string (*name)(std::string_view key));
+  void put(std::string key, std::string value);
+  void erase(std::string key);
+  // The batch: deletions first, then the puts (a key replaced and rewritten ends as its put).
+  std::vector<io::KvWrite> writes() const;
+  // Deletions that no put of this batch overrides.
+  uint64_t net_deletes() const;
+  uint64_t rounds = 0, keys_read = 0, bytes_read = 0, read_ns = 0;
+
+ private:
+  io::RocksKvStore& db_;
+  std::vector<std::string> put_keys_, put_values_, erase_keys_;
+  std::vector<std::string_view> views_;
+  std::vector<uint8_t> found_;
 };
 
 // What a block committer keeps across its commits: the database (opened with
@@ -68,18 +106,22 @@ class CommitterBase {
 
 class CommitFrame {
  public:
-  // files: an arena database opened with DbFiles::for_commit; dead: the committer's ledger.
-  // `who` ("mpt commit") prefixes the errors. Both must outlive the frame.
+  // files: a database opened with DbFiles::for_commit (arena or RocksDB); dead: the
+  // committer's ledger (arena). `who` ("mpt commit") prefixes the errors. Both must outlive
+  // the frame.
   CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who);
   CommitFrame(const CommitFrame&) = delete;
   CommitFrame& operator=(const CommitFrame&) = delete;
 
-  // ok if `files` is an arena database of tree `kind` (`what`: "an MPT", "a binary trie").
+  // ok if `files` is a database of tree `kind` (`what`: "an MPT", "a binary trie").
   static io::Status check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what);
 
-  PageReader& reader() { return reader_; }
+  // RocksDB: nodes by path key through rocks(); arena: records by locator through reader().
+  bool keyed() const { return rocks_.has_value(); }
+  PageReader& reader() { return *reader_; }
+  RocksCommitBatch& rocks() { return *rocks_; }
   void resolved();      // prepare + resolve done
-  void begin_writes();  // apply / plan done: opens the writer and the packer over fresh pages
+  void begin_writes();  // apply / plan done: opens the writer and the packer over fresh pages (arena)
   PageWriter& writer() { return *writer_; }
   SubtreePacker& packer() { return *packer_; }
   void encoded();       // the new records are all in the packer
@@ -88,6 +130,9 @@ class CommitFrame {
 
   // A node read from the committed state and not kept: its records are unreachable.
   void supersede(std::span<const Locator> records, uint64_t body_bytes);
+  // RocksDB: the node at `key` read from the committed state and not kept: deleted, unless
+  // a new node is put at the same key.
+  void supersede_key(std::string key, uint64_t body_bytes);
 
   // What the tree-specific phases produced.
   struct Outcome {
@@ -102,10 +147,13 @@ class CommitFrame {
   io::Status publish(const Outcome& o, const std::string& spec_json, CommitStats* stats);
 
  private:
+  io::Status publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats);
+
   DbFiles& files_;
   DeadPageLedger& dead_;
   const char* who_;
-  PageReader reader_;
+  std::optional<PageReader> reader_;
+  std::optional<RocksCommitBatch> rocks_;
   std::optional<PageWriter> writer_;
   std::optional<SubtreePacker> packer_;
   uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_encoded_ = 0;

@@ -12,6 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr size_t kCommitHeaderBytes = 20;  // magic, version, root locator, spec length
+constexpr size_t kCommitFieldsBytes = 4 + 8 + 32 + 3 * 8;
 
 std::string rocks_dir(const std::string& dir) { return dir + "/rocksdb"; }
 std::string arena_file(const std::string& dir) { return dir + "/pages.arena"; }
@@ -48,17 +49,26 @@ io::StoreDirOptions arena_options(const DbOptions& o, io::Access access) {
 
 const char* store_kind_name(StoreKind k) { return k == StoreKind::arena ? "arena" : "rocksdb"; }
 
-std::vector<uint8_t> encode_commit_record(const CommitInfo& c) {
-  std::vector<uint8_t> b(kCommitHeaderBytes + c.spec.size());
+std::vector<uint8_t> encode_commit_record(const CommitInfo& c, const CommitFields* fields) {
+  std::vector<uint8_t> b(kCommitHeaderBytes + c.spec.size() + (fields ? kCommitFieldsBytes : 0));
   io::put_u32(b.data(), kCommitRecordMagic);
   io::put_u32(b.data() + 4, kCommitRecordVersion);
   io::put_u64(b.data() + 8, c.root);
   io::put_u32(b.data() + 16, uint32_t(c.spec.size()));
   std::memcpy(b.data() + kCommitHeaderBytes, c.spec.data(), c.spec.size());
+  if (fields) {
+    uint8_t* p = b.data() + kCommitHeaderBytes + c.spec.size();
+    io::put_u32(p, kCommitFieldsMagic);
+    io::put_u64(p + 4, fields->commit_seq);
+    std::memcpy(p + 12, fields->root_hash.data(), 32);
+    io::put_u64(p + 44, fields->node_count);
+    io::put_u64(p + 52, fields->key_count);
+    io::put_u64(p + 60, fields->payload_bytes);
+  }
   return b;
 }
 
-io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out) {
+io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out, std::optional<CommitFields>* fields) {
   if (b.size() < kCommitHeaderBytes || io::get_u32(b.data()) != kCommitRecordMagic)
     return io::Status(io::Errc::corrupt_page, "commit record: bad magic");
   if (io::get_u32(b.data() + 4) != kCommitRecordVersion)
@@ -68,6 +78,20 @@ io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out) {
   if (len > b.size() - kCommitHeaderBytes) return io::Status(io::Errc::corrupt_page, "commit record: spec past its end");
   out->root = io::get_u64(b.data() + 8);
   out->spec.assign(reinterpret_cast<const char*>(b.data() + kCommitHeaderBytes), len);
+  if (!fields) return {};
+  fields->reset();
+  const uint8_t* p = b.data() + kCommitHeaderBytes + len;
+  const size_t rest = b.size() - kCommitHeaderBytes - len;
+  if (rest >= 4 && io::get_u32(p) == kCommitFieldsMagic) {
+    if (rest < kCommitFieldsBytes) return io::Status(io::Errc::corrupt_page, "commit record: manifest fields past its end");
+    CommitFields f;
+    f.commit_seq = io::get_u64(p + 4);
+    std::memcpy(f.root_hash.data(), p + 12, 32);
+    f.node_count = io::get_u64(p + 44);
+    f.key_count = io::get_u64(p + 52);
+    f.payload_bytes = io::get_u64(p + 60);
+    *fields = f;
+  }
   return {};
 }
 
@@ -179,6 +203,26 @@ io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
       return s;
     if (!found[0]) return io::Status(io::Errc::corrupt_page, o.dir + ": the manifest names a commit RocksDB does not hold");
     record.assign(values[0].begin(), values[0].end());
+    std::optional<CommitFields> fields;
+    if (io::Status s = decode_commit_record(record, &out->commit, &fields); !s.ok()) return s;
+    // The commit record is written in the same atomic batch as the nodes it names; the
+    // MANIFEST after it. A crash between the two leaves the MANIFEST one commit behind:
+    // the database is at the record's commit (a writer republishes the MANIFEST now).
+    if (const auto& f = fields; f && f->commit_seq != out->manifest.commit_seq) {
+      if (f->commit_seq < out->manifest.commit_seq)
+        return io::Status(io::Errc::corrupt_page, o.dir + ": the MANIFEST names commit " +
+                                                      std::to_string(out->manifest.commit_seq) + ", RocksDB holds commit " +
+                                                      std::to_string(f->commit_seq));
+      io::Manifest& m = out->manifest;
+      m.commit_seq = f->commit_seq;
+      m.root_hash = f->root_hash;
+      m.node_count = f->node_count;
+      m.key_count = f->key_count;
+      m.payload_bytes = f->payload_bytes;
+      if (access == io::Access::write)
+        if (io::Status s = out->rocks_manifest->publish(m); !s.ok()) return s;
+    }
+    return {};
   }
   return decode_commit_record(record, &out->commit);
 }
@@ -216,22 +260,46 @@ io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, c
   return {};
 }
 
-io::Status DbFiles::commit_rocks(const Fields& f, const std::string& spec) {
+namespace {
+// The writes of a RocksDB commit plus its commit record (the manifest fields in it), in
+// one batch; then the MANIFEST. flush: a build's unsynced batches become SSTs first.
+io::Status rocks_commit(DbFiles& db, std::vector<io::KvWrite>& writes, const DbFiles::Fields& f,
+                        const std::string& spec, bool flush) {
+  CommitFields cf;
+  cf.commit_seq = db.manifest.commit_seq + 1;
+  cf.root_hash = f.root_hash;
+  cf.node_count = f.node_count;
+  cf.key_count = f.key_count;
+  cf.payload_bytes = f.payload_bytes;
   CommitInfo info{kNoLocator, spec};
-  const std::vector<uint8_t> rec = encode_commit_record(info);
-  const io::KvWrite wr{kRocksCommitKey, std::string_view(reinterpret_cast<const char*>(rec.data()), rec.size())};
-  if (io::Status s = rocks->write_batch(std::span<const io::KvWrite>(&wr, 1)); !s.ok()) return s;
-  if (io::Status s = rocks->flush(); !s.ok()) return s;
-  io::Manifest next = manifest;
-  next.commit_seq = manifest.commit_seq + 1;
+  const std::vector<uint8_t> rec = encode_commit_record(info, &cf);
+  writes.push_back({kRocksCommitKey, std::string_view(reinterpret_cast<const char*>(rec.data()), rec.size()), false});
+  io::Status s = db.rocks->write_batch(writes);
+  writes.pop_back();
+  if (!s.ok()) return s;
+  if (flush)
+    if (io::Status fs = db.rocks->flush(); !fs.ok()) return fs;
+  io::Manifest next = db.manifest;
+  next.commit_seq = cf.commit_seq;
   next.root_hash = f.root_hash;
   next.node_count = f.node_count;
   next.key_count = f.key_count;
   next.payload_bytes = f.payload_bytes;
-  if (io::Status s = rocks_manifest->publish(next); !s.ok()) return s;
-  manifest = next;
-  commit = info;
+  if (io::Status ps = db.rocks_manifest->publish(next); !ps.ok()) return ps;
+  db.manifest = next;
+  db.commit = info;
   return {};
+}
+}  // namespace
+
+io::Status DbFiles::commit_rocks(const Fields& f, const std::string& spec) {
+  std::vector<io::KvWrite> none;
+  return rocks_commit(*this, none, f, spec, true);
+}
+
+io::Status DbFiles::commit_rocks_batch(std::vector<io::KvWrite>& writes, const Fields& f, const std::string& spec) {
+  if (store != StoreKind::rocksdb || !rocks) return io::Status(io::Errc::bad_argument, "commit_rocks_batch: not a RocksDB database");
+  return rocks_commit(*this, writes, f, spec, false);
 }
 
 uint64_t DbFiles::disk_bytes() const {

@@ -6,15 +6,26 @@
 //            files.commit_arena(w, root_locator, manifest_fields)
 //              -> writes the commit record page (root locator + source spec), w.finish(),
 //                 CowSpace::commit (sync, publish MANIFEST); on error CowSpace::abort()
-//   rocksdb: files.rocks->write_batch(node batches ...);
-//            files.commit_rocks(manifest_fields)
-//              -> writes the commit record under kRocksCommitKey (synced WriteBatch),
-//                 flushes, publishes MANIFEST
+//   rocksdb: build:  files.rocks->write_batch(node batches ...);
+//                    files.commit_rocks(manifest_fields)
+//                      -> writes the commit record under kRocksCommitKey, flushes the
+//                         memtables to SSTs, publishes MANIFEST
+//            block:  files.commit_rocks_batch(node puts + deletes, manifest_fields)
+//                      -> ONE synced WriteBatch: the nodes, the deletions and the commit
+//                         record; then MANIFEST (no flush: the synced WAL holds the block)
 //
 //   commit record (arena: one page's payload; RocksDB: the value):
 //   +--------------+-----------+-------------------+--------------+----------------------+
 //   | "STCR" u32   | version   | root locator u64  | spec len u32 | spec bytes (JSON)    |
 //   +--------------+-----------+-------------------+--------------+----------------------+
+//   RocksDB adds the manifest fields of its commit after the spec (the record is then the
+//   commit's authority: the WriteBatch that holds it holds the nodes it names):
+//   +--------------+----------------+----------------+------------------------------------+
+//   | "STRF" u32   | commit seq u64 | root hash [32] | node, key count, payload bytes u64 |
+//   +--------------+----------------+----------------+------------------------------------+
+//   A RocksDB database opened after a crash between its batch and the MANIFEST is at the
+//   record's commit (a writer republishes the MANIFEST from it; a reader uses its fields);
+//   a record without these fields (an older build) leaves the MANIFEST's.
 //
 // Invariants: a commit is visible only once the MANIFEST naming it is published; opening
 // checks the manifest's parameters before touching any page; a directory with a manifest
@@ -26,7 +37,9 @@
 // io/cow_space.h), and a read-only database can be read.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/persist/page_reader.h"
@@ -42,13 +55,25 @@ inline constexpr uint32_t kCommitRecordMagic = 0x52435453u;  // "STCR"
 inline constexpr uint32_t kCommitRecordVersion = 1;
 inline constexpr std::string_view kRocksCommitKey = "\xff" "commit";
 
+inline constexpr uint32_t kCommitFieldsMagic = 0x46525453u;  // "STRF"
+
+// The manifest fields a RocksDB commit record carries (see above).
+struct CommitFields {
+  uint64_t commit_seq = 0;
+  std::array<uint8_t, 32> root_hash{};
+  uint64_t node_count = 0, key_count = 0, payload_bytes = 0;
+};
+
 struct CommitInfo {
   Locator root = kNoLocator;   // arena: the root record (kNoLocator = empty tree)
   std::string spec;            // the source's spec_json()
 };
 
-std::vector<uint8_t> encode_commit_record(const CommitInfo& c);
-io::Status decode_commit_record(std::span<const uint8_t> bytes, CommitInfo* out);
+// fields: appended after the spec (RocksDB); decode sets *fields when the record has them
+// (reset otherwise).
+std::vector<uint8_t> encode_commit_record(const CommitInfo& c, const CommitFields* fields = nullptr);
+io::Status decode_commit_record(std::span<const uint8_t> bytes, CommitInfo* out,
+                                std::optional<CommitFields>* fields = nullptr);
 
 struct DbFiles {
   StoreKind store = StoreKind::arena;
@@ -84,6 +109,10 @@ struct DbFiles {
   };
   io::Status commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec);
   io::Status commit_rocks(const Fields& f, const std::string& spec);
+  // A RocksDB block commit: `writes` (new path-keyed nodes, deletions of replaced ones; a
+  // later write of a key wins) and the commit record in ONE synced WriteBatch, then the
+  // MANIFEST. On error nothing of the batch is applied (RocksDB's atomic batch).
+  io::Status commit_rocks_batch(std::vector<io::KvWrite>& writes, const Fields& f, const std::string& spec);
   uint64_t disk_bytes() const;
   std::vector<std::string> data_files() const;
 };

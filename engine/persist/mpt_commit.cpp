@@ -23,7 +23,7 @@ using mpt_commit_detail::Op;
 io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
   if (io::Status s = CommitFrame::check_target(files_, io::TreeKind::mpt, "mpt commit", "an MPT"); !s.ok()) return s;
   CommitFrame frame(files_, dead_, "mpt commit");
-  DirtyTrie c(files_, frame.reader());
+  DirtyTrie c(files_, frame);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
@@ -31,12 +31,13 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
   frame.begin_writes();
 
   CommitFrame::Outcome o;
-  if (io::Status s = c.encode_all(frame.packer(), &o.root, &o.root_hash); !s.ok()) return frame.fail(s);
+  if (io::Status s = c.encode_all(&o.root, &o.root_hash); !s.ok()) return frame.fail(s);
   frame.encoded();
   // Superseded records: read from the committed state, not reused by the new tree.
   for (const Node& n : c.nodes_) {
     if (n.kind == Node::stub || n.fresh || n.loc == kNoLocator || n.reused) continue;
-    frame.supersede({&n.loc, 1}, n.body_len);
+    if (frame.keyed()) frame.supersede_key(c.key_of(n), n.body_len);
+    else frame.supersede({&n.loc, 1}, n.body_len);
   }
   for (const AccountOp& a : c.accts_) {
     o.keys_delta += int64_t(!a.removed) - int64_t(a.old_leaf >= 0);

@@ -26,7 +26,10 @@
 // or crashed commit leaves the previous manifest, root and free list current.
 // AccountDiff::destroyed (as mpt::MptState applies it: the account and its storage go, then
 // any given field or write recreates it) reads the whole old storage trie, so its records
-// are counted out of the manifest and its pages can be released. RocksDB: not supported.
+// are counted out of the manifest and its pages can be released.
+// RocksDB databases take the same phases with the nodes read by path key and the commit
+// written as ONE synced WriteBatch (new nodes, deletions of replaced ones, commit record;
+// CommitFrame, commit_tail.h); the roots equal the arena store's.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +43,7 @@ namespace st::persist {
 // The commit's figures (commit_tail.h: the same fields as the binary trie's).
 using MptCommitStats = CommitStats;
 
-// files: an MPT database in the arena store (CommitterBase).
+// files: an MPT database, arena or RocksDB (CommitterBase).
 class MptCommitter : public CommitterBase {
  public:
   using CommitterBase::CommitterBase;

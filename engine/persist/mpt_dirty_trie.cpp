@@ -18,6 +18,17 @@ namespace {
 
 
 inline uint8_t nib(const uint8_t* key, uint32_t i) { return i % 2 == 0 ? key[i / 2] >> 4 : key[i / 2] & 0x0f; }
+inline void set_nib(uint8_t* key, uint32_t i, uint8_t v) {
+  key[i / 2] = i % 2 == 0 ? uint8_t((key[i / 2] & 0x0f) | (v << 4)) : uint8_t((key[i / 2] & 0xf0) | v);
+}
+// at[0..depth) followed by nibs[0..n) (the rest of `at` zero).
+std::array<uint8_t, 32> extend(const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* nibs, uint32_t n) {
+  std::array<uint8_t, 32> out{};
+  for (uint32_t i = 0; i < depth; ++i) set_nib(out.data(), i, nib(at.data(), i));
+  for (uint32_t i = 0; i < n; ++i) set_nib(out.data(), depth + i, nibs[i]);
+  return out;
+}
+std::string key_name(std::string_view key) { return "node at path key " + path_key_hex(key); }
 
 std::string loc_name(Locator l) {
   return "record " + std::to_string(locator_page(l)) + ":" + std::to_string(locator_index(l));
@@ -89,7 +100,9 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
     o.del = x.removed;
     acct_ops_.push_back(o);
   }
-  if (files_.commit.root != kNoLocator) root_ = add_stub(files_.commit.root, files_.manifest.root_hash.data(), false);
+  if (frame_.keyed()) {
+    if (files_.manifest.root_hash != mpt::kEmptyRoot) root_ = add_stub(kKeyedNode, files_.manifest.root_hash.data(), false);
+  } else if (files_.commit.root != kNoLocator) root_ = add_stub(files_.commit.root, files_.manifest.root_hash.data(), false);
   else if (files_.manifest.root_hash != mpt::kEmptyRoot)
     return {io::Errc::corrupt_page, "mpt commit: the manifest names a root but the commit record no root record"};
   return {};
@@ -97,10 +110,34 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
 
 // Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
 // hashed children become stubs, embedded ones nodes of their own.
-std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool storage_trie) {
+std::string DirtyTrie::key_of(const Node& n) const {
+  return n.owner < 0 ? account_node_key(n.at.data(), n.depth)
+                     : storage_node_key(owners_[size_t(n.owner)].data(), n.at.data(), n.depth);
+}
+
+std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool stored, bool storage_trie) {
   DiskNode dn;
   if (std::string err = decode_disk_node(rlp, &dn); !err.empty()) return err;
   Node n = nodes_[idx];
+  const bool keyed = frame_.keyed();
+  // A hashed child: its locator (arena: record child h, when the record has it; RocksDB:
+  // named by its path) as a stub at its absolute path below n.
+  auto child = [&](uint32_t h, const uint8_t* nibs, uint32_t len, const uint8_t* hash) -> int32_t {
+    if (!keyed && !(rv && h < rv->child_count)) return -1;
+    const int32_t c = add_stub(keyed ? kKeyedNode : rv->child(h), hash, storage_trie);
+    nodes_[c].owner = n.owner;
+    nodes_[c].depth = uint8_t(n.depth + len);
+    nodes_[c].at = extend(n.at, n.depth, nibs, len);
+    return c;
+  };
+  auto embedded = [&](const uint8_t* nibs, uint32_t len) -> int32_t {
+    const int32_t c = add(Node{});
+    nodes_[c].fresh = false;
+    nodes_[c].owner = n.owner;
+    nodes_[c].depth = uint8_t(n.depth + len);
+    nodes_[c].at = extend(n.at, n.depth, nibs, len);
+    return c;
+  };
   n.storage_trie = storage_trie;
   n.path_len = dn.path_len;
   std::copy(dn.path.begin(), dn.path.begin() + dn.path_len, n.path.begin());
@@ -115,9 +152,15 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
         mpt::AccountFields f;
         if (std::string err = mpt::decode_account_rlp(dn.value, &f); !err.empty()) return err;
         if (f.storage_root != mpt::kEmptyRoot) {
-          if (!rv) return "embedded account leaf with storage";
+          if (!stored) return "embedded account leaf with storage";
           account_has_storage = true;
-          if (rv->child_count == 1) n.storage = add_stub(rv->child(0), f.storage_root.data(), true);
+          if (keyed || rv->child_count == 1) {
+            if (n.depth + dn.path_len != 64) return "account leaf not at the end of its key";
+            Hash32 owner = extend(n.at, n.depth, dn.path.data(), dn.path_len);
+            n.storage = add_stub(keyed ? kKeyedNode : rv->child(0), f.storage_root.data(), true);
+            nodes_[n.storage].owner = int32_t(owners_.size());
+            owners_.push_back(owner);
+          }
         }
       }
       break;
@@ -125,29 +168,29 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
     case DiskNode::extension:
       n.kind = Node::ext;
       if (dn.refs[0].kind == MptChildRef::hash) {
-        if (!rv) return "embedded node with a hashed child";
-        if (rv->child_count == 1) n.kids[0] = add_stub(rv->child(0), dn.refs[0].bytes, storage_trie);
+        if (!stored) return "embedded node with a hashed child";
+        n.kids[0] = child(0, dn.path.data(), dn.path_len, dn.refs[0].bytes);
       } else {
-        const int32_t c = add(Node{});
-        nodes_[c].fresh = false;
-        if (std::string err = fill(c, {dn.refs[0].bytes, dn.refs[0].len}, nullptr, storage_trie); !err.empty()) return err;
+        const int32_t c = embedded(dn.path.data(), dn.path_len);
+        if (std::string err = fill(c, {dn.refs[0].bytes, dn.refs[0].len}, nullptr, false, storage_trie); !err.empty())
+          return err;
         n.kids[0] = c;
       }
       break;
     case DiskNode::branch: {
       n.kind = Node::branch;
       if (!dn.value.empty()) return "branch with a value in a secure trie";
-      if (dn.hashed_refs() && !rv) return "embedded node with a hashed child";
+      if (dn.hashed_refs() && !stored) return "embedded node with a hashed child";
       uint32_t h = 0;
       for (int i = 0; i < 16; ++i) {
         const MptChildRef& r = dn.refs[i];
+        const uint8_t x = uint8_t(i);
         if (r.kind == MptChildRef::hash) {
-          if (rv && h < rv->child_count) n.kids[i] = add_stub(rv->child(h), r.bytes, storage_trie);
+          n.kids[i] = child(h, &x, 1, r.bytes);
           ++h;
         } else if (r.kind == MptChildRef::embedded) {
-          const int32_t c = add(Node{});
-          nodes_[c].fresh = false;
-          if (std::string err = fill(c, {r.bytes, r.len}, nullptr, storage_trie); !err.empty()) return err;
+          const int32_t c = embedded(&x, 1);
+          if (std::string err = fill(c, {r.bytes, r.len}, nullptr, false, storage_trie); !err.empty()) return err;
           n.kids[i] = c;
         }
       }
@@ -168,14 +211,25 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
 io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   std::sort(stubs.begin(), stubs.end());
   stubs.erase(std::unique(stubs.begin(), stubs.end()), stubs.end());
+  const bool keyed = frame_.keyed();
   std::vector<Locator> locs;
-  for (int32_t s : stubs) locs.push_back(nodes_[s].loc);
-  if (io::Status s = reader_.load(locs); !s.ok()) return s;
+  std::vector<std::string> keys, values;
   std::vector<RecordView> rvs(stubs.size());
+  if (keyed) {
+    for (int32_t s : stubs) keys.push_back(key_of(nodes_[s]));
+    if (io::Status s = frame_.rocks().read(keys, &values, "mpt commit", key_name); !s.ok()) return s;
+    for (size_t i = 0; i < stubs.size(); ++i)
+      rvs[i].body = {reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()};
+  } else {
+    for (int32_t s : stubs) locs.push_back(nodes_[s].loc);
+    if (io::Status s = frame_.reader().load(locs); !s.ok()) return s;
+    for (size_t i = 0; i < stubs.size(); ++i)
+      if (io::Status s = frame_.reader().record(locs[i], &rvs[i]); !s.ok()) return s;
+  }
+  auto name = [&](size_t i) { return keyed ? key_name(keys[i]) : loc_name(locs[i]); };
   std::vector<const uint8_t*> msgs(stubs.size());
   std::vector<size_t> lens(stubs.size());
   for (size_t i = 0; i < stubs.size(); ++i) {
-    if (io::Status s = reader_.record(locs[i], &rvs[i]); !s.ok()) return s;
     msgs[i] = rvs[i].body.data();
     lens[i] = rvs[i].body.size();
   }
@@ -183,11 +237,11 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   if (!stubs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), stubs.size());
   for (size_t i = 0; i < stubs.size(); ++i) {
     if (std::memcmp(h.data() + 32 * i, nodes_[stubs[i]].hash.data(), 32) != 0)
-      return {io::Errc::corrupt_page, "mpt commit: " + loc_name(locs[i]) + ": hash differs from its parent's reference"};
+      return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": hash differs from its parent's reference"};
     const bool storage_trie = nodes_[stubs[i]].storage_trie;
-    if (std::string err = fill(stubs[i], rvs[i].body, &rvs[i], storage_trie); !err.empty())
-      return {io::Errc::corrupt_page, "mpt commit: " + loc_name(locs[i]) + ": " + err};
-    nodes_[stubs[i]].loc = locs[i];
+    if (std::string err = fill(stubs[i], rvs[i].body, keyed ? nullptr : &rvs[i], true, storage_trie); !err.empty())
+      return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": " + err};
+    nodes_[stubs[i]].loc = keyed ? kKeyedNode : locs[i];
     nodes_[stubs[i]].body_len = uint32_t(rvs[i].body.size());
     ++records_read;
   }
@@ -518,10 +572,21 @@ void DirtyTrie::mark_reused(int32_t n) {
     for (int32_t k : node.kids) mark_reused(k);
 }
 
-io::Status DirtyTrie::encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed) {
+io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, const std::array<uint8_t, 32>& at,
+                             uint32_t depth, const uint8_t* owner) {
   const Node node = nodes_[n];
+  const bool keyed = frame_.keyed();
   if (node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator)) {
-    p.push_placed(node.loc);
+    if (keyed) {
+      // Kept in place: its key already holds it (it must not have moved).
+      const bool same_trie = node.owner < 0 ? owner == nullptr
+                                            : owner && std::memcmp(owners_[size_t(node.owner)].data(), owner, 32) == 0;
+      bool same = same_trie && node.depth == depth;
+      for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
+      if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
+    } else {
+      frame_.packer().push_placed(node.loc);
+    }
     if (node.kind != Node::stub) mark_reused(n);
     ref->len = 32;
     std::memcpy(ref->bytes, node.hash.data(), 32);
@@ -540,7 +605,10 @@ io::Status DirtyTrie::encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef
       mpt::NodeRef sref;
       if (!node.storage_trie && node.storage >= 0) {
         uint32_t sp = 0;
-        if (io::Status s = encode(p, node.storage, true, &sref, &sp); !s.ok()) return s;
+        if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
+        const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
+        if (io::Status s = encode(node.storage, true, &sref, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok())
+          return s;
         kids_pushed += sp;
       }
       if (!node.storage_trie && node.acct >= 0) {
@@ -565,7 +633,10 @@ io::Status DirtyTrie::encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef
     case Node::ext: {
       mpt::NodeRef cref;
       uint32_t cp = 0;
-      if (io::Status s = encode(p, node.kids[0], false, &cref, &cp); !s.ok()) return s;
+      if (io::Status s = encode(node.kids[0], false, &cref, &cp, extend(at, depth, node.path.data(), node.path_len),
+                                depth + node.path_len, owner);
+          !s.ok())
+        return s;
       kids_pushed += cp;
       end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, cref);
       kind = uint8_t(MptRecordKind::extension);
@@ -576,7 +647,9 @@ io::Status DirtyTrie::encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef
       for (int i = 0; i < 16; ++i) {
         if (node.kids[i] < 0) continue;
         uint32_t cp = 0;
-        if (io::Status s = encode(p, node.kids[i], false, &refs[i], &cp); !s.ok()) return s;
+        const uint8_t x = uint8_t(i);
+        if (io::Status s = encode(node.kids[i], false, &refs[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok())
+          return s;
         kids_pushed += cp;
       }
       end = mpt::put_branch(buf, refs, nullptr, 0);
@@ -595,23 +668,29 @@ io::Status DirtyTrie::encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef
   }
   ref->len = 32;
   kernels::keccak256(buf, len, ref->bytes);
-  if (io::Status s = p.push(kind, {buf, len}, kids_pushed); !s.ok()) return s;
+  if (keyed) {
+    frame_.rocks().put(owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth),
+                       std::string(reinterpret_cast<const char*>(buf), len));
+  } else if (io::Status s = frame_.packer().push(kind, {buf, len}, kids_pushed); !s.ok()) {
+    return s;
+  }
   ++records_written;
   bytes_written += len;
   *pushed = 1;
   return {};
 }
 
-io::Status DirtyTrie::encode_all(SubtreePacker& packer, Locator* root_loc, Hash32* root_hash) {
+io::Status DirtyTrie::encode_all(Locator* root_loc, Hash32* root_hash) {
   *root_loc = kNoLocator;
   *root_hash = mpt::kEmptyRoot;
   if (new_root_ < 0) return {};
   mpt::NodeRef ref;
   uint32_t pushed = 0;
-  if (io::Status s = encode(packer, new_root_, true, &ref, &pushed); !s.ok()) return s;
+  if (io::Status s = encode(new_root_, true, &ref, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
   std::memcpy(root_hash->data(), ref.bytes, 32);
+  if (frame_.keyed()) return {};
   std::vector<Locator> roots;
-  if (io::Status s = packer.finish(&roots); !s.ok()) return s;
+  if (io::Status s = frame_.packer().finish(&roots); !s.ok()) return s;
   if (roots.size() != 1) return {io::Errc::corrupt_page, "mpt commit: internal: " + std::to_string(roots.size()) + " roots"};
   *root_loc = roots[0];
   return {};

@@ -1,7 +1,10 @@
 // mpt_dirty_trie: the partial MPT of one block commit (mpt_commit.h), in memory: the
 // records on the block's dirty paths read from disk, the writes applied in canonical form,
 // the new nodes encoded and pushed into the SubtreePacker. MptCommitter drives it; nothing
-// else should include this file.
+// else should include this file. The same code serves both stores; only the node source and
+// sink differ (CommitFrame::keyed()): arena records by locator through the PageReader and
+// new records into the SubtreePacker, or RocksDB nodes by path key (one MultiGet per round)
+// and new nodes into the commit's WriteBatch under their path keys.
 //
 //   Node (index-addressed in nodes_; the vector grows, so never a pointer):
 //     stub    a hashed child not read yet: its locator and the hash its parent holds
@@ -9,12 +12,17 @@
 //             leaf also names its storage trie's top node (`storage`, -1 = empty storage)
 //     ext     path, kids[0]
 //     branch  kids[16] (-1 = empty slot)
+//   A node of the committed state also knows where it is: its absolute nibble path
+//   (at[0..depth)) and, in a storage trie, its account (owner: index into owners_), so that
+//   its RocksDB path key can be named (a stub to read, a replaced node to delete).
 //
 // Invariants: a node read from a record keeps its locator and hash and is never modified;
 // the apply pass builds `fresh` nodes that point at unchanged ones (copy-on-write in
 // memory), so a pass that finds an unread sibling is thrown away (nodes_ truncated) and
 // redone after the sibling is read; every record read is checked against its parent's hash
-// before it is decoded.
+// before it is decoded. A node kept by the new tree stays at its absolute path (canonical
+// form moves only leaves and extensions, which are then rewritten), so a RocksDB key that
+// holds a kept node never needs rewriting (checked when encoding).
 #pragma once
 
 #include <array>
@@ -25,6 +33,7 @@
 #include <vector>
 
 #include "engine/mpt/node_ref.h"
+#include "engine/persist/commit_tail.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/page_reader.h"
 #include "engine/persist/subtree_packer.h"
@@ -43,14 +52,21 @@ struct Node {
   uint8_t path_len = 0;
   int32_t acct = -1;          // fresh account leaf: its AccountOp (the value is recomputed)
   int32_t storage = -1;       // account leaf: the storage trie's top node
-  Locator loc = kNoLocator;   // stub / node read from a record (kNoLocator: embedded or fresh)
+  Locator loc = kNoLocator;   // stub / node read from a record (kNoLocator: embedded or fresh;
+                              // RocksDB: kKeyedNode, the key is named by at / depth / owner)
   uint32_t body_len = 0;      // record body bytes (node read from a record)
   uint32_t val_off = 0, val_len = 0;
   Hash32 hash{};              // stub / record: keccak256 of its RLP
   std::array<uint8_t, 64> path{};
   std::array<int32_t, 16> kids;
+  uint8_t depth = 0;           // node of the committed state: absolute nibble depth
+  int32_t owner = -1;          // ... in a storage trie: its account (owners_), -1 = account trie
+  std::array<uint8_t, 32> at{};  // ... nibbles [0, depth) of its absolute path, packed
   Node() { kids.fill(-1); }
 };
+
+// A RocksDB node's "locator": it is named by its path key, not by a place.
+inline constexpr Locator kKeyedNode = 0;
 
 struct Op {
   Hash32 key{};
@@ -82,17 +98,23 @@ struct Entry {
 
 class DirtyTrie {
  public:
-  DirtyTrie(DbFiles& files, PageReader& reader) : files_(files), reader_(reader) {}
+  // frame: the commit's node source and sink (arena or RocksDB).
+  DirtyTrie(DbFiles& files, CommitFrame& frame) : files_(files), frame_(frame) {}
 
   io::Status prepare(const state::StateDiff& diff);
   io::Status resolve();
   io::Status apply_all();
-  io::Status encode_all(SubtreePacker& packer, Locator* root_loc, Hash32* root_hash);
+  // After frame.begin_writes(): the new nodes into the frame's packer (arena; *root_loc =
+  // the root record) or its WriteBatch (RocksDB; *root_loc = kNoLocator).
+  io::Status encode_all(Locator* root_loc, Hash32* root_hash);
+  // RocksDB: the path key of a node of the committed state (stub or read).
+  std::string key_of(const Node& n) const;
 
   std::vector<Node> nodes_;
   std::vector<uint8_t> pool_;
   std::vector<AccountOp> accts_;
   std::vector<Op> acct_ops_;  // account trie ops, sorted by key
+  std::vector<Hash32> owners_;  // storage tries of the committed state: their accounts' keys
   int32_t root_ = -1, new_root_ = -1;
   uint64_t records_read = 0, passes = 0, records_written = 0, bytes_written = 0;
 
@@ -114,7 +136,9 @@ class DirtyTrie {
     return int32_t(nodes_.size() - 1);
   }
   io::Status expand(std::vector<int32_t>& stubs);
-  std::string fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool storage_trie);
+  // stored: a node of its own (an arena record, rv set; or a RocksDB value, rv null); not
+  // stored: an embedded node.
+  std::string fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool stored, bool storage_trie);
 
   int32_t apply(int32_t n, std::span<const Op> ops, uint32_t d);
   int32_t apply_branch(int32_t n, std::span<const Op> ops, uint32_t d);
@@ -122,11 +146,14 @@ class DirtyTrie {
   int32_t leaf_from(const Entry& e, uint32_t d, bool storage_trie);
   int32_t join(const uint8_t* prefix, uint32_t plen, int32_t child);
 
-  io::Status encode(SubtreePacker& p, int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed);
+  // at[0..depth): the node's absolute path; owner: its storage trie's account key (null: the
+  // account trie).
+  io::Status encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, const std::array<uint8_t, 32>& at,
+                    uint32_t depth, const uint8_t* owner);
   void mark_reused(int32_t n);
 
   DbFiles& files_;
-  PageReader& reader_;
+  CommitFrame& frame_;
   std::vector<int32_t> need_;
 };
 

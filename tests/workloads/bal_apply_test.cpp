@@ -317,6 +317,20 @@ TEST_CASE("statetree workload / apply / root --blocks: end to end on both trees,
     CHECK(aj["root"].get<std::string>() == workloads::bytes_to_hex(want.data(), 32));
     auto v = run_statetree("verify --db " + db);
     CHECK(v.exit_code == 0);
+    // The same blocks applied to a RocksDB database of the same state: the same root per
+    // block (one WriteBatch each); it verifies; the report records the RocksDB options.
+    const std::string rdb = tmp_path(std::string("rdb_") + tree);
+    REQUIRE(run_statetree(std::string("build --tree ") + tree + state_opts + " --store rocksdb --db " + rdb).exit_code == 0);
+    auto rap = run_statetree("apply --db " + rdb + " --blocks " + file + " --json");
+    REQUIRE_MESSAGE(rap.exit_code == 0, rap.err);
+    const json rj = json::parse(rap.out);
+    CHECK(rj["store"] == "rocksdb");
+    CHECK(rj["rocksdb"]["block_size_bytes"].get<uint64_t>() == 4096);
+    CHECK(rj["rocksdb"]["sync_writes"] == true);
+    REQUIRE(rj["blocks"].size() == 3);
+    for (size_t i = 0; i < 3; ++i) CHECK(rj["blocks"][i]["root"] == aj["blocks"][i]["root"]);
+    CHECK(rj["root"] == aj["root"]);
+    CHECK(run_statetree("verify --db " + rdb).exit_code == 0);
 
     // Refusals, database unchanged: the same file again (stale root), another tree's file,
     // storage of an account that does not exist.

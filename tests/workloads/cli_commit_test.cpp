@@ -1,7 +1,8 @@
 // cli_commit_test: `statetree commit` end to end: --help, bad input (one line on stderr,
-// exit 2: no database, a binary-trie database, a --writes that breaks the database's block
-// sequence), then blocks committed to a small synthetic MPT database: the JSON report, and
-// verify / get / read-bench check their answers against the state after the blocks.
+// exit 2: no database, a --writes that breaks the database's block sequence), then blocks
+// committed to a small synthetic MPT database: the JSON report, and verify / get /
+// read-bench check their answers against the state after the blocks. RocksDB databases of
+// both trees take the same blocks with the arena store's roots.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -53,7 +54,6 @@ TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-b
   check_bad("commit --db " + db, "no database");
   check_bad("commit --db " + db + " --blocks 0", "--blocks must be in");
   REQUIRE(run_statetree("build --tree bintrie --accounts 50 --store rocksdb --db " + bt).exit_code == 0);
-  check_bad("commit --db " + bt, "not supported for RocksDB databases yet");
   REQUIRE(run_statetree("build --tree mpt --accounts 300 --contracts 4 --slots-per-contract 200 --db " + db).exit_code == 0);
 
   auto r = run_statetree("commit --db " + db + " --blocks 3 --writes 64 --seed 5 --json");
@@ -120,4 +120,39 @@ TEST_CASE("statetree commit: binary-trie arena database; verify and read-bench c
     CHECK(json::parse(rb.out)["slot_key_accounts"].get<bool>() == (flag[0] != 0));
   }
   std::filesystem::remove_all(bt);
+}
+
+TEST_CASE("statetree commit: RocksDB databases of both trees: the arena store's roots per block; verify and read-bench check") {
+  for (const char* tree : {"mpt", "bintrie"}) {
+    CAPTURE(tree);
+    const std::string arena = tmp_dir(std::string("rocks_vs_arena_a_") + tree), rocks = tmp_dir(std::string("rocks_vs_arena_r_") + tree);
+    const std::string state = std::string(" --tree ") + tree + " --accounts 300 --contracts 4 --slots-per-contract 200";
+    REQUIRE(run_statetree("build" + state + " --db " + arena).exit_code == 0);
+    REQUIRE(run_statetree("build" + state + " --store rocksdb --db " + rocks).exit_code == 0);
+    const auto ra = run_statetree("commit --db " + arena + " --blocks 3 --writes 64 --seed 5 --json");
+    const auto rr = run_statetree("commit --db " + rocks + " --blocks 3 --writes 64 --seed 5 --json");
+    REQUIRE_MESSAGE(ra.exit_code == 0, ra.err);
+    REQUIRE_MESSAGE(rr.exit_code == 0, rr.err);
+    const json ja = json::parse(ra.out), jr = json::parse(rr.out);
+    CHECK(ja["store"] == "arena");
+    CHECK(jr["store"] == "rocksdb");
+    CHECK(jr["rocksdb"]["bloom_bits_per_key"].get<int>() == 10);
+    CHECK(jr["rocksdb"].contains("block_cache_bytes"));
+    CHECK(jr["rocksdb"].contains("direct_reads"));
+    REQUIRE(jr["blocks"].size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(jr["blocks"][i]["root"] == ja["blocks"][i]["root"]);
+      CHECK(jr["blocks"][i]["records_read"] == ja["blocks"][i]["records_read"]);
+    }
+    // A second run continues the sequence on both.
+    const auto ra2 = run_statetree("commit --db " + arena + " --blocks 2 --json");
+    const auto rr2 = run_statetree("commit --db " + rocks + " --blocks 2 --json");
+    REQUIRE(ra2.exit_code == 0);
+    REQUIRE(rr2.exit_code == 0);
+    CHECK(json::parse(rr2.out)["root"] == json::parse(ra2.out)["root"]);
+    CHECK(run_statetree("verify --db " + rocks).exit_code == 0);
+    CHECK(run_statetree("read-bench --db " + rocks + " --keys 256 --reps 1").exit_code == 0);
+    std::filesystem::remove_all(arena);
+    std::filesystem::remove_all(rocks);
+  }
 }

@@ -1,13 +1,18 @@
-// mpt_commit_test: block diffs applied to an arena MPT database as copy-on-write commits
-// (engine/persist/mpt_commit.h), checked against engine/mpt's in-memory root of the same
-// state after every commit (differential), plus reopen + verify + every key read back; and
-// commits SIGKILLed at random points in a child process always reopen at a committed root.
+// mpt_commit_test: block diffs applied to an MPT database as commits (engine/persist/mpt_commit.h),
+// checked against engine/mpt's in-memory root of the same state after every commit
+// (differential), plus reopen + verify + every key read back; and commits SIGKILLed at
+// random points in a child process always reopen at a committed root. Arena store
+// (copy-on-write pages) and RocksDB (one WriteBatch per block): the same blocks give the
+// same roots in both, block by block, and a RocksDB database after its commits holds
+// exactly the nodes a fresh build of the same state writes (no orphan left undeleted).
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -160,6 +165,30 @@ struct CommitDb {
   }
 };
 
+// Every key and value of a RocksDB database but its commit record.
+std::map<std::string, std::string> rocks_nodes(const DbOptions& o) {
+  DbFiles files;
+  REQUIRE(DbFiles::for_read(o, &files).message() == "");
+  std::map<std::string, std::string> out;
+  REQUIRE(files.rocks->for_each([&](std::string_view k, std::string_view v) {
+                        if (k != persist::kRocksCommitKey) out.emplace(k, v);
+                      }).message() == "");
+  return out;
+}
+
+// The RocksDB database holds exactly what a fresh RocksDB build of the model's state holds.
+void check_rocks_like_fresh_build(const DbOptions& o, const Model& m) {
+  TempDir fresh("commit_rocks_fresh");
+  const DbOptions fo = mpt_options(fresh.path, StoreKind::rocksdb);
+  const state::Allocation a = alloc_of(m);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(fo, src, &rep).message() == "");
+  const auto got = rocks_nodes(o), want = rocks_nodes(fo);
+  CHECK(got.size() == want.size());
+  CHECK(got == want);
+}
+
 }  // namespace
 
 TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database reopens, verifies and reads back") {
@@ -265,9 +294,10 @@ TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, grow back; dest
   }
 }
 
-TEST_CASE("mpt commit: a commit killed at random points reopens at a committed root and verifies") {
-  TempDir dir("commit_crash");
-  const DbOptions o = mpt_options(dir.path, StoreKind::arena);
+namespace {
+void crash_rounds(StoreKind store) {
+  TempDir dir(std::string("commit_crash_") + persist::store_kind_name(store));
+  const DbOptions o = mpt_options(dir.path, store);
   const state::Allocation a = random_alloc(81, 200, 6, 300);
   state::AllocationSource src(a, kTestSpec);
   persist::BuildReport rep;
@@ -298,7 +328,7 @@ TEST_CASE("mpt commit: a commit killed at random points reopens at a committed r
   {
     TempDir probe("commit_crash_probe");
     std::filesystem::copy(dir.path, probe.path, std::filesystem::copy_options::recursive);
-    const DbOptions po = mpt_options(probe.path, StoreKind::arena);
+    const DbOptions po = mpt_options(probe.path, store);
     const auto t0 = std::chrono::steady_clock::now();
     CommitDb c(po);
     for (int i = 0; i < 3; ++i) REQUIRE(c.committer->commit(diffs[i], kTestSpec, nullptr).ok());
@@ -323,7 +353,18 @@ TEST_CASE("mpt commit: a commit killed at random points reopens at a committed r
     CHECK(vr.accounts == models[at].size());
   }
   check_db(o, models[at], roots[at]);
-  MESSAGE("commit crash rounds: " << kills << " killed, state advanced in " << moved << " rounds, at commit " << at);
+  if (store == StoreKind::rocksdb) check_rocks_like_fresh_build(o, models[at]);
+  MESSAGE(std::string(persist::store_kind_name(store)) << " commit crash rounds: " << kills << " killed, state advanced in " << moved
+                                          << " rounds, at commit " << at);
+}
+}  // namespace
+
+TEST_CASE("mpt commit: a commit killed at random points reopens at a committed root and verifies") {
+  crash_rounds(StoreKind::arena);
+}
+
+TEST_CASE("mpt commit, RocksDB: a commit killed at random points reopens at a committed root and verifies") {
+  crash_rounds(StoreKind::rocksdb);
 }
 
 TEST_CASE("mpt commit: synthetic blocks; the spec names the state after them, which the database holds") {
@@ -420,4 +461,132 @@ TEST_CASE("mpt commit: a damaged page on a dirty path fails the commit, which le
   }
   apply_diff(m, d);
   check_db(o, m, mpt::allocation_root(alloc_of(m)));
+}
+
+TEST_CASE("mpt commit, RocksDB: the arena store's roots block by block; verify, read back, exactly a fresh build's nodes") {
+  TempDir dir_a("commit_rocks_a"), dir_r("commit_rocks_r");
+  const DbOptions oa = mpt_options(dir_a.path, StoreKind::arena), orr = mpt_options(dir_r.path, StoreKind::rocksdb);
+  const state::Allocation a = random_alloc(71, 200, 6, 400);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(oa, src, &rep).ok());
+  REQUIRE(build(orr, src, &rep).ok());
+  Model m = model_of(a);
+  std::mt19937_64 rng(5);
+  uint64_t deleted = 0, passes_over_1 = 0;
+  {
+    CommitDb ca(oa), cr(orr);
+    for (int b = 0; b < 40; ++b) {
+      const state::StateDiff d = random_diff(rng, m);
+      apply_diff(m, d);
+      persist::MptCommitStats sa, sr;
+      REQUIRE(ca.committer->commit(d, kTestSpec, &sa).message() == "");
+      REQUIRE(cr.committer->commit(d, kTestSpec, &sr).message() == "");
+      const mpt::Hash32 want = mpt::allocation_root(alloc_of(m));
+      REQUIRE(sa.root == want);
+      REQUIRE(sr.root == want);
+      CHECK(cr.files.manifest.root_hash == want);
+      CHECK(cr.files.manifest.node_count == ca.files.manifest.node_count);
+      CHECK(cr.files.manifest.key_count == ca.files.manifest.key_count);
+      CHECK(sr.records_read == sa.records_read);  // the same dirty paths, read by key
+      CHECK(sr.pages_written == 0);
+      deleted += sr.keys_deleted;
+      passes_over_1 += sr.apply_passes > 1;
+      if (b % 8 == 7) check_db(orr, m, want);
+    }
+  }
+  check_db(orr, m, mpt::allocation_root(alloc_of(m)));
+  check_rocks_like_fresh_build(orr, m);
+  // A fresh committer continues from the reopened database.
+  {
+    CommitDb cr(orr);
+    for (int b = 0; b < 5; ++b) {
+      const state::StateDiff d = random_diff(rng, m);
+      apply_diff(m, d);
+      persist::MptCommitStats st;
+      REQUIRE(cr.committer->commit(d, kTestSpec, &st).message() == "");
+      REQUIRE(st.root == mpt::allocation_root(alloc_of(m)));
+    }
+  }
+  check_db(orr, m, mpt::allocation_root(alloc_of(m)));
+  check_rocks_like_fresh_build(orr, m);
+  CHECK(deleted > 0);         // replaced nodes whose keys no new node took were deleted
+  CHECK(passes_over_1 > 0);   // collapses read siblings by key
+}
+
+TEST_CASE("mpt commit, RocksDB: tries that shrink to one leaf, empty out, grow back; destroyed accounts") {
+  TempDir dir("commit_rocks_small");
+  const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
+  const state::Allocation a = random_alloc(72, 40, 4, 120);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  Model m = model_of(a);
+  // Each contract in turn loses all of its storage, gets one slot back, is destroyed with
+  // and without a recreating write; an EOA gains storage.
+  std::vector<state::StateDiff> steps;
+  for (const auto& [addr, acc] : m) {
+    if (acc.storage.empty()) continue;
+    state::StateDiff wipe, one, destroy, gone;
+    wipe.accounts.push_back({addr, {}, {}, {}, {}, false});
+    for (const auto& [slot, v] : acc.storage) wipe.accounts[0].storage_writes.push_back({slot, state::Bytes32{}});
+    state::Bytes32 s{}, v{};
+    s[31] = 9;
+    v[31] = 4;
+    one.accounts.push_back({addr, {}, {}, {}, {{s, v}}, false});
+    destroy.accounts.push_back({addr, {}, {}, {}, {{v, s}}, true});
+    gone.accounts.push_back({addr, {}, {}, {}, {}, true});
+    steps.push_back(wipe);
+    steps.push_back(one);
+    steps.push_back(destroy);
+    steps.push_back(gone);
+  }
+  REQUIRE(steps.size() >= 8);
+  for (const state::StateDiff& d : steps) {
+    CommitDb c(o);
+    apply_diff(m, d);
+    persist::MptCommitStats st;
+    REQUIRE(c.committer->commit(d, kTestSpec, &st).message() == "");
+    REQUIRE(st.root == mpt::allocation_root(alloc_of(m)));
+  }
+  check_db(o, m, mpt::allocation_root(alloc_of(m)));
+  check_rocks_like_fresh_build(o, m);
+}
+
+TEST_CASE("mpt commit, RocksDB: a crash after the batch, before the MANIFEST, reopens at the batch's commit") {
+  TempDir dir("commit_rocks_manifest");
+  const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
+  const state::Allocation a = random_alloc(73, 60, 3, 100);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  Model m = model_of(a);
+  std::mt19937_64 rng(9);
+  const std::string manifest = dir.path + "/MANIFEST";
+  const std::string before = [&] {
+    std::ifstream in(manifest, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const state::StateDiff d = random_diff(rng, m);
+  apply_diff(m, d);
+  {
+    CommitDb c(o);
+    REQUIRE(c.committer->commit(d, kTestSpec, nullptr).message() == "");
+  }
+  {  // the MANIFEST as it was before the commit: the process died before publishing it
+    std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
+    out << before;
+  }
+  const mpt::Hash32 want = mpt::allocation_root(alloc_of(m));
+  check_db(o, m, want);  // a reader: at the batch's commit
+  {
+    CommitDb c(o);  // a writer republishes the MANIFEST
+    CHECK(c.files.manifest.root_hash == want);
+    CHECK(c.files.manifest.commit_seq == 2);
+  }
+  io::FileManifestSlot slot(dir.path);
+  io::Manifest mf;
+  REQUIRE(slot.load(&mf).message() == "");
+  CHECK(mf.root_hash == want);
+  CHECK(mf.commit_seq == 2);
 }
