@@ -75,6 +75,10 @@ def bars(name, study, title, ylabel, categories, series):
             "categories": categories, "series": series}
 
 
+BASELINE_LABELS = {"openssl_sha256_init_update_final": "OpenSSL I/U/F",
+                   "openssl_sha256_oneshot": "OpenSSL one-shot"}
+
+
 def plots_merkle(rows):
     if not rows:
         return []
@@ -86,7 +90,7 @@ def plots_merkle(rows):
         cats.append(f"{r.get('kernel', '?')} {r.get('threads', '?')}t")
         vals.append(med(r.get("total_ns_per_leaf")))
         for name, b in (r.get("baselines") or {}).items():
-            cats.append(name)
+            cats.append(BASELINE_LABELS.get(name, name))
             vals.append(med(b.get("total_ns_per_leaf")))
     lim = []  # the kernel limit belongs to the engine's rows only, not to the baselines
     for r in main:
@@ -171,6 +175,7 @@ def plots_io(rows):
 
 
 def db_label(r):
+    """mpt-arena, bintrie-gd5 ...: the database's directory name without db-."""
     return os.path.basename(r.get("db") or "?").removeprefix("db-")
 
 
@@ -363,7 +368,8 @@ def write_plot(p, plot_dir):
                 f.write(f"\"{cat}\" " + " ".join(cells) + "\n")
             head += ["set style data histograms",
                      "set style histogram rowstacked" if p.get("stacked") else "set style histogram clustered gap 1",
-                     "set style fill solid 0.8 border -1", "set yrange [0:*]", "set xtics rotate by -30 noenhanced"]
+                     "set style fill solid 0.8 border -1", "set yrange [0:*]",
+                     "set xtics nomirror noenhanced font ',9'"]
             cmds = []
             for i, (label, _) in enumerate(p["series"]):
                 src = gp_quote(os.path.basename(dat)) if i == 0 else "''"
