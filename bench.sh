@@ -370,6 +370,8 @@ plan_persist() {
     done
   done
 }
+# The storage studies pin the timed thread of read-bench, io-bench and commit to CPU 1 (as
+# merkle does); builds are not timed figures here and run unpinned.
 plan_queue_depth() {
   # Both trees on the arena store, the same state; cold batched lookups at every QD (the
   # read-bench raw floor beside each), then io-bench's store-less loop and arena store at
@@ -379,10 +381,10 @@ plan_queue_depth() {
     db=$DATA/queue-depth/db-$tree-arena
     plan queue-depth "$tree" build --tree "$tree" --accounts "$p_accounts" --contracts "$p_contracts" \
       --slots-per-contract "$p_spc" --db "$db"
-    plan queue-depth "$tree" read-bench --db "$db" --keys "$rb_keys" --qd "$qd_list" $cold --reps "$rb_reps"
+    plan queue-depth "$tree" read-bench --db "$db" --keys "$rb_keys" --qd "$qd_list" $cold --reps "$rb_reps" --pin 1
   done
   plan queue-depth io io-bench --file "$DATA/queue-depth/io-bench.arena" --size-mib "$io_mib" --qd "$qd_list" \
-    --reps "$io_reps" $cold
+    --reps "$io_reps" $cold --pin 1
 }
 plan_group_depth() {
   # The binary trie at group depth 1..8, the same state: bytes on disk, cold lookups at QD
@@ -394,8 +396,8 @@ plan_group_depth() {
     db=$DATA/group-depth/db-bintrie-gd$gd
     plan group-depth "gd$gd" build --tree bintrie --gd "$gd" --page-size "$page" --accounts "$p_accounts" \
       --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
-    plan group-depth "gd$gd" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps"
-    plan group-depth "gd$gd" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes"
+    plan group-depth "gd$gd" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+    plan group-depth "gd$gd" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
   done
 }
 plan_page_size() {
@@ -405,8 +407,8 @@ plan_page_size() {
       db=$DATA/page-size/db-$tree-p$page
       plan page-size "$tree-$page" build --tree "$tree" --page-size "$page" --accounts "$p_accounts" \
         --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
-      plan page-size "$tree-$page" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps"
-      plan page-size "$tree-$page" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes"
+      plan page-size "$tree-$page" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+      plan page-size "$tree-$page" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
     done
   done
 }

@@ -187,10 +187,21 @@ class Report:
         if cold:
             self.w(f"- cold protocol of the lookups: {', '.join(sorted(cold))} (drop_caches when root, else "
                    "posix_fadvise; O_DIRECT reads either way)")
-        pins = {tuple(r.get("pinned_cpus") or []) for r in self.rows.get("merkle", [])}
-        if pins:
-            self.w(f"- merkle: pinned to CPUs {', '.join(str(list(p)) for p in sorted(pins))}; the other studies "
-                   "are not pinned")
+        pinned, unpinned = set(), set()
+        try:
+            with open(os.path.join(self.run, "commands.txt")) as f:
+                for line in f:
+                    words = line.split()
+                    if len(words) < 2 or line.startswith("#") or words[0].endswith("setup.sh"):
+                        continue
+                    name = words[1] if not words[0].endswith("fuzz.sh") else "fuzz.sh"
+                    (pinned if "--pin" in words else unpinned).add(name)
+        except OSError:
+            pass
+        if pinned or unpinned:
+            self.w(f"- pinned (`--pin`, commands.txt): {', '.join(sorted(pinned)) or 'none'}; not pinned: "
+                   f"{', '.join(sorted(unpinned - pinned)) or 'none'}"
+                   f"{'; pinned in some runs only: ' + ', '.join(sorted(pinned & unpinned)) if pinned & unpinned else ''}")
         la, le = m.get("load_average_start"), m.get("load_average_end")
         self.w(f"- load average (1, 5, 15 min): {la or '-'} at the start, {le or '-'} at the end; per study below",
                "- medians over repetitions; a ratio between two of our configurations gives the bootstrap 95 % CI "
