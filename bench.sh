@@ -3,29 +3,34 @@
 # keeps every run: each run gets its own directory (results/<UTC timestamp>/ or --out DIR)
 # with meta.json (commit, machine, scale, load per study, failures), commands.txt (every
 # command run), <study>.jsonl (one JSON line per command) and summary.txt (every study's
-# table); results/latest points at the newest run. Databases and scratch files live under
-# $STATETREE_DATA (default <run dir>/data) and are removed at the end unless --keep.
-# Studies are measured, never asserted: compare the figures with docs/benchmarks.md.
+# table), plots/*.svg (gnuplot, each checked for drawn data after rendering) and REPORT.md
+# (the tables beside the published figures, ratios with bootstrap CIs, machine, regime,
+# plots); results/latest points at the newest run under results/. Databases and scratch
+# files live under $STATETREE_DATA (default <run dir>/data) and are removed at the end
+# unless --keep. Studies are measured, never asserted: compare with docs/benchmarks.md.
 #
 # Invariants: --help, --list and bad usage build and write nothing; an earlier run is never
 # emptied or overwritten; a failing command is recorded and its study goes on (the commands
 # of the same configuration that depend on it are skipped); the exit status is 0 only if
-# every command succeeded.
+# every command succeeded and every plot holds its data.
 set -uo pipefail
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
 
-ALL_STUDIES=(merkle kernels mpt bintrie io persist)
+ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size fuzz)
 DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
+# `all`: every study but fuzz (which builds its own clang tree: name it to run it).
+ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size)
 
 usage() {
   cat <<'EOF'
-usage: ./bench.sh [STUDY...] [--scale small|medium|large] [--out DIR] [--keep]
-                  [--reps N]
+usage: ./bench.sh [STUDY...] [--scale tiny|small|medium|large] [--out DIR] [--keep]
+                  [--reps N] [--bin PATH]
        ./bench.sh --list | --help
 
 Builds build/statetree (scripts/setup.sh --target statetree build), runs the
 studies and writes a new run directory, results/<UTC timestamp>/ (results/latest
-points at the newest):
+points at the newest run there):
   meta.json     git commit (and whether the tree is dirty), CPU, cores, kernel,
                 scale, load before and after each study, start and end times,
                 failures (command, exit code, last stderr line)
@@ -33,15 +38,24 @@ points at the newest):
   STUDY.jsonl   the raw JSON line of every command of the study
   summary.txt   every study's table (also printed on stdout)
   stderr.log    the stderr of every command that printed any
+  plots/        gnuplot SVG plots (+ their .dat and .gp), plots/plots.json: each
+                plot's series and whether its SVG holds drawn data
+  REPORT.md     each table beside the published figures (scripts/bench/published/),
+                ratios with bootstrap 95 % CIs (statetree compare), machine,
+                regime, the plots linked; studies that need the block pipeline
+                are named as such
 
-STUDY: merkle kernels mpt bintrie io persist, or all (default: all but persist)
+STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
+       fuzz, or all (every study but fuzz; default: kernels merkle mpt bintrie io)
 
 options:
-  --scale S   small (100k: under a minute in all on 2 cores), medium (1M, the
-              default), large (10M; persist ~14 min, 8.5 GB); see --list
+  --scale S   tiny (10k: seconds, the test suite's smoke run; host-warm, no
+              drop_caches), small (100k: a few minutes in all on 2 cores),
+              medium (1M, the default), large (10M; persist ~14 min, 8.5 GB)
   --out DIR   write the run into DIR (refused if it exists and is not empty)
   --keep      keep the databases and scratch files (default: removed at the end)
   --reps N    repetitions of every timed command (instead of the scale's)
+  --bin PATH  run this statetree binary instead of building build/statetree
   --list      the studies: what each runs, how long and how much disk
   --help      this text
 
@@ -51,10 +65,11 @@ environment (overrides):
   CONTRACTS=C         persist: ERC20-like contracts holding the slots [1000]
   ACCOUNTS=A          persist: accounts in all [SLOTS/10]
   STATETREE_DATA=DIR  data under DIR/statetree-bench-<run>/ [<run dir>/data]
+  FUZZ_SECONDS=S      fuzz: seconds per target [10 / 30 / 60 / 300 by scale]
 
 Progress (one line per command) goes to stderr, the tables to stdout. Exit
-status: 0 if every command succeeded, 1 if any failed (the run is kept and
-says which), 2 on bad usage.
+status: 0 if every command succeeded and every plot holds its data, 1 if not
+(the run is kept and says which), 2 on bad usage.
 EOF
 }
 
@@ -82,7 +97,29 @@ studies: what each runs; time on 2 cores at small / medium / large
            binary trie x arena and RocksDB stores, 100k / 1M / 10M slots;
            then 20 block commits + verify on each arena database
            (disk 0.3 / 1.3 / 8.5 GB)              ~20 s / ~1 min / ~14 min
-default: all but persist; all: the six. Data goes at the end unless --keep.
+  queue-depth  statetree build (MPT and binary trie, arena) of 100k / 1M / 10M
+           slots, then read-bench (cold) at QD 1, 2, 4 ... 128 beside
+           io-bench's raw io_uring loop and arena store at the same QDs
+           (disk 0.2 / 0.6 / 3 GB)                ~1 min / ~3 min / ~15 min
+  group-depth  statetree build --gd 1..8 (binary trie, arena) of 100k / 1M /
+           10M slots (GD 7, 8: 16 KiB pages, their full groups exceed 4 KiB),
+           each: bytes on disk, cold read-bench at QD 1 and 32, 10 / 20 / 20
+           block commits of 4,096 writes (disk 0.3 / 2 / 12 GB)
+                                                  ~1 min / ~5 min / ~30 min
+  page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
+           cold read-bench at QD 1 and 32, block commits (disk 0.2 / 1 / 6 GB)
+                                                  ~30 s / ~3 min / ~15 min
+  fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
+           build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
+           60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
+           run, crashes                           targets x seconds
+  tiny: 10k leaves, keys and slots, 2 reps, no drop_caches (host-warm): every
+  study in seconds, for checking that bench.sh, its plots and report work.
+needs the block pipeline (`statetree run`), not runnable yet: mpt-vs-bintrie
+(the published table), cold-tail, hash-vs-traversal per block, slot-budget,
+snapshot; REPORT.md names them and sets today's nearest figures beside.
+default: kernels merkle mpt bintrie io; all: every study but fuzz. Data goes
+at the end unless --keep.
 EOF
 }
 
@@ -93,6 +130,7 @@ studies=()
 scale=medium
 out=
 keep=0
+bin_given=
 reps=${REPS:-}
 while (($#)); do
   case $1 in
@@ -105,15 +143,22 @@ while (($#)); do
     --reps) (($# >= 2)) || die_usage "--reps needs a count"; reps=$2; shift 2 ;;
     --reps=*) reps=${1#*=}; shift ;;
     --keep) keep=1; shift ;;
+    --bin) (($# >= 2)) || die_usage "--bin needs a statetree binary"; bin_given=$2; shift 2 ;;
+    --bin=*) bin_given=${1#*=}; shift ;;
     -*) die_usage "unknown option '$1' (see ./bench.sh --help)" ;;
-    all) studies+=("${ALL_STUDIES[@]}"); shift ;;
+    all) studies+=("${ALL_BUT_FUZZ[@]}"); shift ;;
     *)
       [[ " ${ALL_STUDIES[*]} " == *" $1 "* ]] ||
         die_usage "unknown study '$1' (expected ${ALL_STUDIES[*]} or all)"
       studies+=("$1"); shift ;;
   esac
 done
-case $scale in small|medium|large) ;; *) die_usage "unknown scale '$scale' (expected small, medium or large)" ;; esac
+case $scale in tiny|small|medium|large) ;; *) die_usage "unknown scale '$scale' (expected tiny, small, medium or large)" ;; esac
+if [[ -n $bin_given ]]; then
+  [[ -f $bin_given && -x $bin_given ]] || die_usage "--bin $bin_given is not an executable file"
+fi
+[[ -z ${FUZZ_SECONDS:-} ]] || [[ $FUZZ_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+  die_usage "FUZZ_SECONDS must be a positive integer, not '$FUZZ_SECONDS'"
 is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 [[ -z $reps ]] || is_count "$reps" || die_usage "--reps/REPS must be a positive integer, not '$reps'"
 for var in SLOTS CONTRACTS ACCOUNTS; do
@@ -127,6 +172,7 @@ studies=("${uniq_studies[@]}")
 
 abspath() { [[ $1 == /* ]] && echo "$1" || echo "$PWD/$1"; }
 [[ -z $out ]] || out=$(abspath "$out")
+[[ -z $bin_given ]] || bin_given=$(abspath "$bin_given")
 data_root=${STATETREE_DATA:-}
 [[ -z $data_root ]] || data_root=$(abspath "$data_root")
 if [[ -n $out && -e $out ]]; then
@@ -136,36 +182,54 @@ fi
 
 cd "$(dirname "$0")" || exit 1
 ROOT=$PWD
-BIN=./build/statetree
+BIN=${bin_given:-./build/statetree}
 
 # ---- sizes per scale (REPS / --reps, SLOTS, CONTRACTS, ACCOUNTS override) ---------------
+# m_sweep: the merkle size sweep (one pinned thread, the auto kernel), besides `leaves`;
+# qd_list: queue-depth's depths; gd_blocks / gd_writes: the block commits of the storage
+# studies; cold: read-bench's cold protocol (tiny stays host-warm: no drop_caches in tests).
+qd_list=1,2,4,8,16,32,64,128; gd_blocks=20; gd_writes=4096; rb_keys=4096; cold=--cold
+p_contracts_default=1000; fuzz_secs=60; p_blocks=20
 case $scale in
+  tiny)   leaves=10000;    merkle_reps=2;  sweep_reps=2; hb_reps=3
+          mpt_n=10000;     mpt_reps=2;     bt_keys=10000;   bt_reps=2
+          io_mib=4;        io_reps=2;      p_slots=10000;   rb_reps=2
+          m_sweep="1024 4096"; qd_list=1,8,32; gd_blocks=3; p_blocks=3; gd_writes=256; rb_keys=256; cold=
+          p_contracts_default=100; fuzz_secs=10 ;;
   small)  leaves=100000;   merkle_reps=5;  sweep_reps=3; hb_reps=11
           mpt_n=100000;    mpt_reps=3;     bt_keys=100000;  bt_reps=3
-          io_mib=64;       io_reps=3;      p_slots=100000;  rb_reps=3 ;;
+          io_mib=64;       io_reps=3;      p_slots=100000;  rb_reps=3
+          m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30 ;;
   medium) leaves=1000000;  merkle_reps=11; sweep_reps=3; hb_reps=11
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
-          io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3 ;;
+          io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3
+          m_sweep="8192 65536 262144 4000000" ;;
   large)  leaves=10000000; merkle_reps=11; sweep_reps=3; hb_reps=31
           mpt_n=10000000;  mpt_reps=5;     bt_keys=10000000; bt_reps=5
-          io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3 ;;
+          io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3
+          m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300 ;;
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
   io_reps=$reps rb_reps=$reps
 fi
 p_slots=${SLOTS:-$p_slots}
-p_contracts=${CONTRACTS:-1000}
+p_contracts=${CONTRACTS:-$p_contracts_default}
+fuzz_secs=${FUZZ_SECONDS:-$fuzz_secs}
 p_accounts=${ACCOUNTS:-$((p_slots / 10))}
 ((p_slots >= p_contracts)) || die_usage "SLOTS ($p_slots) must be at least CONTRACTS ($p_contracts)"
 p_spc=$((p_slots / p_contracts))
 
 # ---- build ---------------------------------------------------------------------------------
-BUILD_CMD="scripts/setup.sh --target statetree build"
-echo "bench.sh: building: $BUILD_CMD" >&2
-if ! $BUILD_CMD; then
-  echo "bench.sh: the build failed (nothing was run)" >&2
-  exit 1
+if [[ -n $bin_given ]]; then
+  BUILD_CMD="# not built: --bin $BIN"
+else
+  BUILD_CMD="scripts/setup.sh --target statetree build"
+  echo "bench.sh: building: $BUILD_CMD" >&2
+  if ! $BUILD_CMD; then
+    echo "bench.sh: the build failed (nothing was run)" >&2
+    exit 1
+  fi
 fi
 
 # ---- the run directory -----------------------------------------------------------------------
@@ -180,9 +244,8 @@ else
   n=1
   while ! mkdir "$RUN" 2>/dev/null; do n=$((n + 1)); RUN=$ROOT/results/$stamp-$n; done
 fi
-mkdir -p results
-if [[ $RUN == "$ROOT/results/"* ]]; then ln -sfn "${RUN#"$ROOT/results/"}" results/latest
-else ln -sfn "$RUN" results/latest; fi
+# results/latest names the newest run under results/ (a run elsewhere, --out, leaves it).
+if [[ $RUN == "$ROOT/results/"* ]]; then ln -sfn "${RUN#"$ROOT/results/"}" results/latest; fi
 data_root_made=0  # remove STATETREE_DATA itself only if this run made it
 [[ -z $data_root || -e $data_root ]] || data_root_made=1
 if [[ -n $data_root ]]; then DATA=$data_root/statetree-bench-$(basename "$RUN"); else DATA=$RUN/data; fi
@@ -237,6 +300,9 @@ for s in "${studies[@]}"; do
   case $s:$scale in
     io:small) need_mb=$((need_mb + 150)) ;; io:medium) need_mb=$((need_mb + 550)) ;; io:large) need_mb=$((need_mb + 2200)) ;;
     persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
+    queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 3000)) ;;
+    group-depth:*) need_mb=$((need_mb + 200 + p_slots / 800)) ;;
+    page-size:*) need_mb=$((need_mb + 100 + p_slots / 1500)) ;;
   esac
 done
 avail_mb=$(df -Pm "$DATA" 2>/dev/null | awk 'NR == 2 { print $4 }')
@@ -247,14 +313,18 @@ fi
 # ---- the plan: every command of every study, known before the first one runs -------------
 # P_STUDY[i], P_GROUP[i] (a configuration: a failing command skips the later ones of its
 # group), P_ARGS[i] (the statetree arguments, shell-quoted).
-P_STUDY=() P_GROUP=() P_ARGS=()
+# P_EXE[i]: the program (statetree; scripts/fuzz.sh for the fuzz study).
+P_STUDY=() P_GROUP=() P_ARGS=() P_EXE=()
 plan() {  # plan STUDY GROUP ARG...
-  local study=$1 group=$2; shift 2
+  plan_exe "$BIN" "$@"
+}
+plan_exe() {  # plan_exe EXE STUDY GROUP ARG...
+  local exe=$1 study=$2 group=$3; shift 3
   local a quoted=
   for a in "$@"; do
     if [[ $a =~ ^[A-Za-z0-9_./,:=+@%-]+$ ]]; then quoted+="$a "; else quoted+="$(printf '%q' "$a") "; fi
   done
-  P_STUDY+=("$study"); P_GROUP+=("$group"); P_ARGS+=("$quoted")
+  P_STUDY+=("$study"); P_GROUP+=("$group"); P_ARGS+=("$quoted"); P_EXE+=("$exe")
 }
 has_cpu_flag() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 SKIPPED_KERNELS=()
@@ -267,6 +337,10 @@ plan_merkle() {
     case $k in shani) flag=sha_ni ;; avx2) flag=avx2 ;; *) flag= ;; esac
     if [[ -n $flag ]] && ! has_cpu_flag "$flag"; then SKIPPED_KERNELS+=("$k (CPU lacks $flag)"); continue; fi
     plan merkle "$k" merkle --leaves "$leaves" --reps "$sweep_reps" --threads 1 --pin 1 --kernel "$k"
+  done
+  local n
+  for n in $m_sweep; do  # the size sweep: one pinned thread, the auto kernel
+    plan merkle "sweep-$n" merkle --leaves "$n" --reps "$merkle_reps" --threads 1 --pin 1
   done
 }
 plan_kernels() { plan kernels all hash-bench --reps "$hb_reps"; }
@@ -290,13 +364,63 @@ plan_persist() {
       plan persist "$tree-$store" verify --db "$db"
       plan persist "$tree-$store" read-bench --db "$db" --keys 4096 --qd 1,8,32 --cold --reps "$rb_reps"
       if [[ $store == arena ]]; then
-        plan persist "$tree-$store" commit --db "$db" --blocks 20 --writes 4096
+        plan persist "$tree-$store" commit --db "$db" --blocks "$p_blocks" --writes "$gd_writes"
         plan persist "$tree-$store" verify --db "$db"
       fi
     done
   done
 }
-for s in "${studies[@]}"; do "plan_$s"; done
+# The storage studies pin the timed thread of read-bench, io-bench and commit to CPU 1 (as
+# merkle does); builds are not timed figures here and run unpinned.
+plan_queue_depth() {
+  # Both trees on the arena store, the same state; cold batched lookups at every QD (the
+  # read-bench raw floor beside each), then io-bench's store-less loop and arena store at
+  # the same QDs on a file of the data's file system.
+  local tree db
+  for tree in mpt bintrie; do
+    db=$DATA/queue-depth/db-$tree-arena
+    plan queue-depth "$tree" build --tree "$tree" --accounts "$p_accounts" --contracts "$p_contracts" \
+      --slots-per-contract "$p_spc" --db "$db"
+    plan queue-depth "$tree" read-bench --db "$db" --keys "$rb_keys" --qd "$qd_list" $cold --reps "$rb_reps" --pin 1
+  done
+  plan queue-depth io io-bench --file "$DATA/queue-depth/io-bench.arena" --size-mib "$io_mib" --qd "$qd_list" \
+    --reps "$io_reps" $cold --pin 1
+}
+plan_group_depth() {
+  # The binary trie at group depth 1..8, the same state: bytes on disk, cold lookups at QD
+  # 1 and 32, then block commits (copy-on-write, one per block). A full group at GD 7 (4.2
+  # kB) or 8 (8.3 kB) does not fit a 4 KiB page: those two use 16 KiB pages.
+  local gd db page
+  for gd in 1 2 3 4 5 6 7 8; do
+    page=4096; ((gd >= 7)) && page=16384
+    db=$DATA/group-depth/db-bintrie-gd$gd
+    plan group-depth "gd$gd" build --tree bintrie --gd "$gd" --page-size "$page" --accounts "$p_accounts" \
+      --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
+    plan group-depth "gd$gd" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+    plan group-depth "gd$gd" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
+  done
+}
+plan_page_size() {
+  local tree page db
+  for tree in mpt bintrie; do
+    for page in 4096 16384; do
+      db=$DATA/page-size/db-$tree-p$page
+      plan page-size "$tree-$page" build --tree "$tree" --page-size "$page" --accounts "$p_accounts" \
+        --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
+      plan page-size "$tree-$page" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+      plan page-size "$tree-$page" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
+    done
+  done
+}
+plan_fuzz() {
+  # One scripts/fuzz.sh per target (the first builds build-fuzz/; later ones find it built).
+  local src t
+  for src in tests/fuzz/*_fuzz.cpp; do
+    t=$(basename "$src" .cpp)
+    plan_exe scripts/fuzz.sh fuzz "$t" --seconds "$fuzz_secs" "$t"
+  done
+}
+for s in "${studies[@]}"; do "plan_${s//-/_}"; done
 total=${#P_ARGS[@]}
 ((${#SKIPPED_KERNELS[@]})) && echo "bench.sh: merkle: not run: ${SKIPPED_KERNELS[*]}" >&2
 
@@ -315,9 +439,11 @@ for s in "${studies[@]}"; do
   for ((j = 0; j < total; j++)); do
     [[ ${P_STUDY[j]} == "$s" ]] || continue
     i=$((i + 1)); ncmd=$((ncmd + 1))
-    cmd="$BIN ${P_ARGS[j]}--json"
+    exe=${P_EXE[j]}
+    cmd="$exe ${P_ARGS[j]}--json"
+    if [[ $exe == "$BIN" ]]; then shown="statetree ${P_ARGS[j]}--json"; else shown=$cmd; fi
     cmd=${cmd//"$ROOT/"/}  # paths inside the checkout relative to it (commands run from there)
-    shown="statetree ${cmd#"$BIN "}"
+    shown=${shown//"$ROOT/"/}
     if [[ -n $failed_group && ${P_GROUP[j]} == "$failed_group" ]]; then
       echo "[$i/$total] $s: skipped (an earlier command of ${P_GROUP[j]} failed): $shown" >&2
       meta skip --study "$s" --command "$cmd"
@@ -327,7 +453,7 @@ for s in "${studies[@]}"; do
     echo "$cmd" >> "$RUN/commands.txt"
     # In the background and waited for, so that INT / TERM reach the trap at once.
     eval "args=(${P_ARGS[j]})"
-    "$BIN" "${args[@]}" --json > "$TMP_OUT" 2> "$TMP_ERR" &
+    "$exe" "${args[@]}" --json > "$TMP_OUT" 2> "$TMP_ERR" &
     child=$!
     wait "$child"
     rc=$?
@@ -356,11 +482,24 @@ for s in "${studies[@]}"; do
   echo | tee -a "$RUN/summary.txt"
 done
 
-((failed_any)) && status=failed
+# ---- plots and report ---------------------------------------------------------------------
+# Every plot is rendered and checked (plots/plots.json); REPORT.md sets the tables beside the
+# published figures, with ratios and bootstrap CIs from `statetree compare`.
+plots_failed=0
+if ! python3 scripts/bench/plots.py "$RUN"; then
+  plots_failed=1
+  echo "bench.sh: a plot holds no data (plots/plots.json says which)" >&2
+fi
+if ! python3 scripts/bench/report.py "$RUN" --bin "$BIN"; then
+  plots_failed=1
+  echo "bench.sh: REPORT.md could not be written" >&2
+fi
+
+((failed_any || plots_failed)) && status=failed
 cleanup
-echo "bench.sh: results in $RUN (summary.txt, meta.json, commands.txt)" >&2
-if ((failed_any)); then
-  echo "bench.sh: some commands failed (see the tables and meta.json)" >&2
+echo "bench.sh: results in $RUN (REPORT.md, summary.txt, plots/, meta.json, commands.txt)" >&2
+if ((failed_any || plots_failed)); then
+  echo "bench.sh: some commands, plots or the report failed (see the tables, plots/plots.json and meta.json)" >&2
   exit 1
 fi
 exit 0

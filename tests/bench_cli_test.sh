@@ -23,7 +23,7 @@ check() {  # check WANT_RC WANT_STDERR_LINES ARGS...
 check 0 0 --help
 grep -q '^usage: ./bench.sh' "$dir/.out" || { echo "FAIL: --help prints no usage"; fails=1; }
 check 0 0 --list
-for s in merkle kernels mpt bintrie io persist; do
+for s in merkle kernels mpt bintrie io persist queue-depth group-depth page-size fuzz; do
   grep -q "^  $s " "$dir/.out" || { echo "FAIL: --list does not name $s"; fails=1; }
 done
 check 2 1 --bogus
@@ -33,6 +33,9 @@ check 2 1 --scale
 check 2 1 --reps 0
 check 2 1 --out "$dir/full"
 REPS=x check 2 1 merkle
+FUZZ_SECONDS=0 check 2 1 fuzz
+check 2 1 merkle --bin "$dir/no-such-statetree"
+check 2 1 merkle --bin
 rm -f "$dir/.out" "$dir/.err"
 left=$(cd "$dir" && ls -A | grep -vx -e bench.sh -e full)
 [[ -z $left ]] || { echo "FAIL: bench.sh wrote $left"; fails=1; }

@@ -329,6 +329,23 @@ bool Parser::bal(const RlpItem& list, std::optional<uint32_t> tx_count, BlockAcc
   return true;
 }
 
+// Bytes from the input quoted in an error: printable ASCII as is, every other byte (a
+// newline included) as \xHH, so the message stays one line.
+static std::string printable(const std::string& raw) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const unsigned char c : raw) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += char(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 bool Parser::header(const RlpItem& list, BlockHeader* out) {
   std::vector<RlpItem> f, txs, kv;
   if (!fields(list, "block header", 5, &f)) return false;
@@ -339,7 +356,7 @@ bool Parser::header(const RlpItem& list, BlockHeader* out) {
   if (tree.empty()) out->tree = BalTree::any;
   else if (tree == "mpt") out->tree = BalTree::mpt;
   else if (tree == "bintrie") out->tree = BalTree::bintrie;
-  else return fail(start(f[1]), "unknown tree \"" + tree.substr(0, 16) + "\" (mpt, bintrie or empty)");
+  else return fail(start(f[1]), "unknown tree \"" + printable(tree.substr(0, 16)) + "\" (mpt, bintrie or empty)");
   if (f[2].is_list || (f[2].payload_len != 0 && f[2].payload_len != 32))
     return fail(start(f[2]), "pre-state root: expected 32 bytes or empty");
   if (f[2].payload_len == 32) {

@@ -47,6 +47,9 @@ class BalBuilder {
  private:
   template <class V, class C>
   struct Field {
+    // User-provided: clang 14 takes a class nested here with only default member
+    // initializers as not default-constructible inside std::optional (optional::emplace()).
+    Field() {}
     V tx_start{}, now{};
     bool dirty = false;  // written in the current transaction
     std::vector<C> changes;

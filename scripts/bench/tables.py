@@ -68,7 +68,16 @@ def mib(b):
 
 # ---- studies ------------------------------------------------------------------------------
 
+def split_merkle(rows):
+    """(main rows, size-sweep rows): the sweep's rows have another leaf count than the first."""
+    if not rows:
+        return [], []
+    n = rows[0].get("leaves")
+    return [r for r in rows if r.get("leaves") == n], [r for r in rows if r.get("leaves") != n]
+
+
 def table_merkle(rows, failures):
+    rows, sweep = split_merkle(rows)
     print(f"{'kernel':8} {'thr':>3} {'add':>7} {'compute':>7} {'total':>7} {'min':>7} {'max':>7} "
           f"{'limit':>7} {'eff':>4}")
     for r in rows:
@@ -95,6 +104,14 @@ def table_merkle(rows, failures):
         print(f"2 threads vs 1: {ratio:.2f}x")
     if rows:
         print(f"{rows[0].get('leaves', '-')} leaves, root {str(rows[0].get('root', '-'))[:16]}...")
+    if sweep:
+        print("size sweep (1 pinned thread, auto kernel): ns per leaf, median [min, max]")
+        for r in sorted(sweep + [x for x in rows if x.get("threads") == 1 and x.get("baselines")],
+                        key=lambda r: r.get("leaves", 0)):
+            t = r.get("total_ns_per_leaf", {})
+            eff = r.get("efficiency")
+            print(f"  {r.get('leaves', '-'):>9} leaves {f(t, width=8)}  {spread(t)}"
+                  f"  {'-' if eff is None else f'{100 * eff:.0f}%'}")
 
 
 def table_kernels(rows, failures):
@@ -288,8 +305,92 @@ def table_persist(rows, failures):
               f"{f(mib(c.get('disk_bytes_after')), '.1f', 9)} {verdict(db, 1):>9}")
 
 
+def rb_at(rb, qd):
+    """The batched entry of a read-bench result at queue depth qd, or None."""
+    return next((q for q in (rb or {}).get("batched", []) if q.get("qd") == qd), None)
+
+
+def table_queue_depth(rows, failures):
+    rb = {r.get("tree"): r for r in rows if r.get("command") == "read-bench"}
+    io = next((r for r in rows if r.get("command") == "io-bench"), None)
+    qds = sorted({q.get("qd") for r in list(rb.values()) + ([io] if io else [])
+                  for q in r.get("batched", r.get("results", []))})
+    print("cold batched lookups (read-bench) beside the device (io-bench): medians, us")
+    print(f"{'qd':>4} {'mpt/lk':>8} {'mpt/rd':>8} {'bt/lk':>8} {'bt/rd':>8} {'rb raw':>8} "
+          f"{'io raw':>8} {'io store':>8}")
+    for qd in qds:
+        m, b = rb_at(rb.get("mpt"), qd), rb_at(rb.get("bintrie"), qd)
+        q = next((x for x in (io or {}).get("results", []) if x.get("qd") == qd), None)
+        raw = get(m, "raw", "us_per_read") or get(b, "raw", "us_per_read")
+        print(f"{qd:>4} {f(get(m, 'batched', 'us_per_lookup'))} {f(get(m, 'batched', 'us_per_page_read'))} "
+              f"{f(get(b, 'batched', 'us_per_lookup'))} {f(get(b, 'batched', 'us_per_page_read'))} "
+              f"{f(raw)} {f(get(q, 'raw', 'us_per_read_amortized'))} {f(get(q, 'us_per_read_amortized'))}")
+    print("lk: per lookup; rd: per page read; rb raw: read-bench's store-less reads of the")
+    print("database file (mpt's); io raw / store: io-bench's loop and arena store, amortized")
+    for tree, r in rb.items():
+        print(f"{tree}: {r.get('keys', '-')} keys, cold protocol {get(r, 'cold', 'protocol') or 'none (host-warm)'}")
+
+
+def table_group_depth(rows, failures):
+    gds = sorted({r.get("group_depth") for r in rows if r.get("group_depth")})
+    print("binary trie per group depth: bytes on disk, cold lookups, block commits (medians)")
+    print(f"{'gd':>2} {'page':>5} {'B/slot':>7} {'disk MiB':>8} {'us/lk q1':>8} {'us/lk q32':>9} {'rd/lk':>6} "
+          f"{'commit ms':>9} {'pg wr/blk':>9}")
+    for gd in gds:
+        b = next((r for r in rows if r.get("command") == "build" and r.get("group_depth") == gd), None)
+        rb = next((r for r in rows if r.get("command") == "read-bench" and r.get("group_depth") == gd), None)
+        db = (b or rb or {}).get("db")
+        c = next((r for r in rows if r.get("command") == "commit" and r.get("db") == db), None)
+        page = (b or rb or {}).get("page_size")
+        print(f"{gd:>2} {'-' if not page else str(page // 1024) + 'K':>5} "
+              f"{f(get(b, 'disk_bytes_per_slot'), '.1f', 7)} {f(mib(get(b, 'disk_bytes')), '.1f')} "
+              f"{f(get(rb_at(rb, 1), 'batched', 'us_per_lookup'), '.1f')} "
+              f"{f(get(rb_at(rb, 32), 'batched', 'us_per_lookup'), '.1f', 9)} "
+              f"{f(get(rb_at(rb, 32), 'batched', 'page_reads_per_lookup'), '.2f', 6)} "
+              f"{f(get(c, 'commit_ms'), '.2f', 9)} {f(get(c, 'pages_written'), '.0f', 9)}")
+    for x in failures:
+        print(f"FAILED: {x.get('command')} (exit {x.get('exit_code')})")
+
+
+def table_page_size(rows, failures):
+    print("arena page size: bytes on disk, cold lookups, block commits (medians)")
+    print(f"{'tree':8} {'page':>6} {'B/slot':>7} {'us/lk q1':>8} {'us/lk q32':>9} {'us/rd q32':>9} "
+          f"{'rd/lk':>6} {'commit ms':>9}")
+    dbs = []
+    for r in rows:
+        if r.get("db") not in dbs:
+            dbs.append(r.get("db"))
+    for db in dbs:
+        b = next((r for r in rows if r.get("db") == db and r.get("command") == "build"), None)
+        rb = next((r for r in rows if r.get("db") == db and r.get("command") == "read-bench"), None)
+        c = next((r for r in rows if r.get("db") == db and r.get("command") == "commit"), None)
+        any_row = b or rb or c
+        print(f"{any_row.get('tree', '-'):8} {any_row.get('page_size', '-'):>6} "
+              f"{f(get(b, 'disk_bytes_per_slot'), '.1f', 7)} "
+              f"{f(get(rb_at(rb, 1), 'batched', 'us_per_lookup'), '.1f')} "
+              f"{f(get(rb_at(rb, 32), 'batched', 'us_per_lookup'), '.1f', 9)} "
+              f"{f(get(rb_at(rb, 32), 'batched', 'us_per_page_read'), '.1f', 9)} "
+              f"{f(get(rb_at(rb, 32), 'batched', 'page_reads_per_lookup'), '.2f', 6)} "
+              f"{f(get(c, 'commit_ms'), '.2f', 9)}")
+    for x in failures:
+        print(f"FAILED: {x.get('command')} (exit {x.get('exit_code')})")
+
+
+def table_fuzz(rows, failures):
+    print(f"{'target':20} {'seconds':>7} {'runs':>10} {'runs/s':>8} {'corpus':>7} {'crashes':>7}")
+    for r in rows:
+        runs, secs = r.get("runs"), r.get("seconds")
+        rate = runs / secs if runs is not None and secs else None
+        print(f"{r.get('target', '-'):20} {secs or '-':>7} {'-' if runs is None else runs:>10} "
+              f"{f(rate, '.0f')} {r.get('corpus', '-'):>7} {r.get('crashes', '-'):>7}")
+        for c in r.get("crash_inputs", []):
+            print(f"  crash input: {c}")
+    print("libFuzzer with ASan + UBSan (build-fuzz/); a crash or a broken invariant is a failure")
+
+
 TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "bintrie": table_bintrie,
-          "io": table_io, "persist": table_persist}
+          "io": table_io, "persist": table_persist, "queue-depth": table_queue_depth,
+          "group-depth": table_group_depth, "page-size": table_page_size, "fuzz": table_fuzz}
 
 
 def footer(meta, study):

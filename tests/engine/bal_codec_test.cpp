@@ -258,6 +258,13 @@ TEST_CASE("bal block files: blocks round-trip; a bare BAL is a one-block file; e
   CHECK(!decode_blocks(encode_block(mism), &back, &err));
   CHECK(err.find("1 transaction entries for tx_count 2") != std::string::npos);
   CHECK(!decode_blocks(B{}, &back, &err));
+
+  // An unknown tree name is quoted printable: a newline (or any control byte) in it cannot
+  // split the one-line error (found by bal_fuzz).
+  const B odd_tree = lst({lst({u(1), str(B{'b', '\n', 'x', 0x00}), str(B{}), lst({}), lst({})}), lst({})});
+  CHECK(!decode_blocks(odd_tree, &back, &err));
+  CHECK(err.find('\n') == std::string::npos);
+  CHECK(err.find("unknown tree \"b\\x0ax\\x00\"") != std::string::npos);
 }
 
 TEST_CASE("bal derive: the post-state diff takes the last change; accesses by index") {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# bench_smoke_test.sh SOURCE_DIR STATETREE: bench.sh runs every study but fuzz at the tiny
+# scale with the given binary into a temporary directory (seconds; host-warm, no timing is
+# asserted) and must: exit 0; record every study in meta.json with its commands and no
+# failure; write every study's JSON lines, each a valid JSON object; render every plot with
+# its data drawn (checked again here on the SVG, by the checker that an empty plot fails);
+# write REPORT.md linking each plot; leave the checkout's results/ untouched.
+set -u
+src=${1:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
+bin=${2:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=1; }
+export PYTHONDONTWRITEBYTECODE=1
+studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size)
+plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
+       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size)
+
+latest_before=$(readlink "$src/results/latest" 2>/dev/null || echo none)
+bash "$src/bench.sh" all --scale tiny --bin "$bin" --out "$dir/run" > "$dir/stdout" 2> "$dir/stderr"
+rc=$?
+((rc == 0)) || { fail "bench.sh exit $rc"; tail -n 20 "$dir/stderr"; }
+[[ $(readlink "$src/results/latest" 2>/dev/null || echo none) == "$latest_before" ]] ||
+  fail "bench.sh --out moved the checkout's results/latest"
+[[ ! -e $dir/run/data ]] || fail "the run's data directory was not removed"
+
+python3 - "$dir/run" "${studies[*]}" "${plots[*]}" <<'PY' || fails=1
+import json, os, sys
+run, studies, plots = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+bad = []
+meta = json.load(open(os.path.join(run, "meta.json")))
+if meta.get("status") != "ok":
+    bad.append(f"meta.json status {meta.get('status')}")
+if meta.get("failures"):
+    bad.append(f"failures: {meta['failures']}")
+recorded = {s["name"]: s for s in meta.get("studies", [])}
+for s in studies:
+    st = recorded.get(s)
+    if not st or not st.get("commands") or st.get("failed") or st.get("skipped"):
+        bad.append(f"study {s} not run in full: {st}")
+    path = os.path.join(run, s + ".jsonl")
+    lines = open(path).read().splitlines() if os.path.exists(path) else []
+    if len(lines) != (st or {}).get("commands"):
+        bad.append(f"{s}.jsonl holds {len(lines)} lines for {(st or {}).get('commands')} commands")
+    for i, line in enumerate(lines):
+        try:
+            if not isinstance(json.loads(line), dict):
+                bad.append(f"{s}.jsonl line {i + 1} is not an object")
+        except ValueError as e:
+            bad.append(f"{s}.jsonl line {i + 1}: {e}")
+entries = {p["name"]: p for p in json.load(open(os.path.join(run, "plots", "plots.json")))["plots"]}
+report = open(os.path.join(run, "REPORT.md")).read()
+for p in plots:
+    e = entries.get(p)
+    if not e or not e.get("ok") or not all(s["points"] > 0 for s in e["series"]):
+        bad.append(f"plot {p}: {e}")
+        continue
+    if f"]({e['file']})" not in report:
+        bad.append(f"REPORT.md does not link {e['file']}")
+    print(f"{p} {len(e['series'])}")
+if "needs `statetree run`" not in report.lower() and "Needs `statetree run`" not in report:
+    bad.append("REPORT.md does not name the studies that need `statetree run`")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+# Each SVG again through the checker, then the checker on a plot gnuplot drew without data.
+python3 - "$dir/run" "${plots[*]}" > "$dir/series" <<'PY'
+import json, os, sys
+entries = {p["name"]: p for p in json.load(open(os.path.join(sys.argv[1], "plots", "plots.json")))["plots"]}
+for p in sys.argv[2].split():
+    if p in entries:
+        print(p, len(entries[p]["series"]))
+PY
+while read -r name n; do
+  out=$(python3 "$src/scripts/bench/plots.py" --check "$dir/run/plots/$name.svg" "$n") || fail "$name.svg: $out"
+done < "$dir/series"
+(cd "$dir" && printf '1 2\n2 3\n\n\n' > e.dat &&
+  gnuplot -e "set terminal svg; set output 'e.svg'; plot 'e.dat' index 0 with linespoints title 'a', '' index 1 with linespoints title 'b'" 2>/dev/null)
+python3 "$src/scripts/bench/plots.py" --check "$dir/e.svg" 2 > /dev/null &&
+  fail "the SVG check passed a plot whose second series has no data"
+(cd "$dir" && gnuplot -e "set terminal svg; set output 'f.svg'; plot 'e.dat' index 0 with linespoints title 'a'")
+python3 "$src/scripts/bench/plots.py" --check "$dir/f.svg" 1 > /dev/null ||
+  fail "the SVG check failed a plot with one drawn series"
+((fails == 0)) && echo "bench.sh tiny run: ok (${#studies[@]} studies, ${#plots[@]} plots)"
+exit $fails
