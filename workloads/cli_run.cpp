@@ -236,12 +236,15 @@ int cmd_run(int argc, char** argv) {
   const bool json = args.given("json");
   const nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
                                  {"inflight", ro.inflight}, {"cold", "O_DIRECT reads; a fresh reader page cache per block"}};
-  if (!json) print_header();
   report::Progress progress("run", blocks.size());
   pipeline::RunResult res;
   const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
-    if (json) std::printf("%s\n", block_json(b, regime).dump().c_str());
-    else print_row(b);
+    if (json) {
+      std::printf("%s\n", block_json(b, regime).dump().c_str());
+    } else {
+      if (b.index == 0) print_header();  // nothing on stdout before the first commit
+      print_row(b);
+    }
     std::fflush(stdout);
     progress.update(b.index + 1);
   });

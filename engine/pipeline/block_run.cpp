@@ -89,6 +89,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   tbb::flow::function_node<BlockToken*, BlockToken*> traverse_node(g, tbb::flow::serial, [&](BlockToken* t) {
     if (!failed.load() && t->error.ok()) traverse(ctx, *t);
     else t->reader.reset();
+    if (options.after_traverse) options.after_traverse(t->index);
     return t;
   });
   tbb::flow::sequencer_node<BlockToken*> order(g, [](BlockToken* t) { return t->index; });

@@ -57,8 +57,10 @@ struct RunOptions {
   uint32_t inflight = 1;  // 1..16
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
-  // Test hook: called in the commit stage before block `index` commits (may wait).
+  // Test hooks (may wait): in the commit stage before block `index` commits; in the
+  // traverse stage after block `index` is traversed (its diff in the layer).
   std::function<void(size_t index)> before_commit;
+  std::function<void(size_t index)> after_traverse;
 };
 
 // Per block access index (0 = pre-execution, 1..n the transactions, n+1 post-execution).
