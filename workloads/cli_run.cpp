@@ -2,7 +2,7 @@
 // against an MPT or binary-trie arena database, and what each block cost.
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
-//                 [--reader serial|bal] [--qd Q] [--inflight K] [--json]
+//                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--json]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
 // synthetic state (before the run starts; the time is not in the figures), --blocks reads a
@@ -56,8 +56,8 @@ Row derive(const pipeline::BlockResult& b) {
   r.ms_per_slot_read = ratio(r.state_read_ms, double(b.slots_read));
   r.ms_per_miss = ratio(r.state_read_ms, double(b.misses));
   r.ms_per_slot_total = ratio(r.total_ms, double(b.slots_read));
-  r.device_reads = b.prefetch_page_reads + b.traverse_page_reads;
-  r.device_bytes = b.prefetch_bytes + b.traverse_bytes;
+  r.device_reads = b.prefetch_page_reads + b.traverse_page_reads + b.ahead_page_reads;
+  r.device_bytes = b.prefetch_bytes + b.traverse_bytes + b.ahead_bytes;
   r.device_reads_per_slot = ratio(double(r.device_reads), double(b.slots_read));
   return r;
 }
@@ -102,6 +102,9 @@ nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& 
                       {"device_reads", c.pages_read}, {"records_read", c.records_read},
                       {"records_written", c.records_written}, {"pages_written", c.pages_written},
                       {"pages_released", c.pages_released}, {"disk_bytes", c.disk_bytes}}},
+          {"geth", {{"workers", b.geth_workers}, {"warm_hits", b.warm_hits}, {"ahead_lookups", b.ahead_lookups},
+                    {"ahead_device_reads", b.ahead_page_reads}, {"ahead_bytes", b.ahead_bytes},
+                    {"reader_lock_wait_ms", ms(b.reader_lock_wait_ns)}}},
           {"device_reads", r.device_reads},
           {"device_bytes", r.device_bytes},
           {"device_reads_per_slot", r.device_reads_per_slot},
@@ -190,7 +193,10 @@ int cmd_run(int argc, char** argv) {
   args.option("db", "DIR", "database directory (MPT or binary trie, arena store)");
   args.option("blocks", "FILE", "block file (statetree workload, or a client's BAL)");
   args.option("workload", "K", "generate the blocks instead: erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like");
-  args.option("reader", "M", "serial (each access read when its transaction reaches it) or bal (the block's access set in one batch)", "bal");
+  args.option("reader", "M",
+              "serial (each access read when its transaction reaches it), bal (the block's access set in one batch)\n"
+              "or geth (workers read later transactions' accesses ahead, one mutex-serialised reader)", "bal");
+  args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
   args.option_u64("qd", "Q", "queue depth of the reads", 1, 4096, 32);
   args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
   args.option_u64("block-count", "N", "--workload: blocks", 1, 100000, 1);
@@ -222,7 +228,10 @@ int cmd_run(int argc, char** argv) {
   const std::string reader = args.str("reader");
   if (reader == "serial") ro.reader = pipeline::ReaderModel::serial;
   else if (reader == "bal") ro.reader = pipeline::ReaderModel::bal;
-  else return fail("--reader must be serial or bal (got '" + reader + "')");
+  else if (reader == "geth") ro.reader = pipeline::ReaderModel::geth;
+  else return fail("--reader must be serial, bal or geth (got '" + reader + "')");
+  if (args.given("workers") && ro.reader != pipeline::ReaderModel::geth) return fail("--workers applies to --reader geth only");
+  ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
   ro.queue_depth = uint32_t(args.get_u64("qd"));
   ro.inflight = uint32_t(args.get_u64("inflight"));
   ro.commit_spec = [](const std::string& prev, const state::Block& b) { return bal_blocks_spec(prev, 1, state::bal_hash(b.bal)); };

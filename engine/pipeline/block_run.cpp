@@ -23,7 +23,14 @@
 
 namespace st::pipeline {
 
-const char* reader_model_name(ReaderModel m) { return m == ReaderModel::serial ? "serial" : "bal"; }
+const char* reader_model_name(ReaderModel m) {
+  switch (m) {
+    case ReaderModel::serial: return "serial";
+    case ReaderModel::bal: return "bal";
+    case ReaderModel::geth: return "geth";
+  }
+  return "?";
+}
 
 namespace {
 io::Status bad(std::string m) { return io::Status(io::Errc::bad_argument, std::move(m)); }
@@ -35,6 +42,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   *result = {};
   if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
   if (options.queue_depth < 1) return bad("--qd must be at least 1");
+  if (options.geth_workers > 256) return bad("--workers must be in 1..256");
   persist::DbOptions o;
   if (io::Status s = persist::DbFiles::probe(options.dir, &o); !s.ok()) return s;
   if (o.store != persist::StoreKind::arena)

@@ -12,8 +12,13 @@
 //             slots among them, in BAL order); each access is served by the block's own
 //             earlier accesses and writes, else by the diff layer (diff_layer.h: blocks the
 //             reader's state does not show yet), else by the database: from the prefetched
-//             answers (`bal`) or by a blocking one-key lookup (`serial`). Then the block's
-//             post-state diff goes into the diff layer
+//             answers (`bal`) or by a blocking one-key lookup (`serial`, `geth`). `geth`
+//             (go-ethereum's prefetcher): meanwhile W worker threads take the block's
+//             transactions in order and look their accesses up ahead of the main one, all
+//             through the ONE reader handle behind one mutex (the mutex-serialised trie
+//             reader); the main traversal takes an answer a worker already read (a warm
+//             hit) or waits for the mutex and reads it itself. Then the block's post-state
+//             diff goes into the diff layer
 //   commit    serial and in block order: the diff as one copy-on-write commit through the
 //             tree's committer (MptCommitter / BintrieCommitter), whose CommitStats split it
 //             into resolve (re-reading the dirty paths), apply, write (encode, hash, pack,
@@ -47,7 +52,7 @@
 
 namespace st::pipeline {
 
-enum class ReaderModel : uint8_t { serial, bal };
+enum class ReaderModel : uint8_t { serial, bal, geth };
 const char* reader_model_name(ReaderModel m);
 
 struct RunOptions {
@@ -55,6 +60,9 @@ struct RunOptions {
   ReaderModel reader = ReaderModel::bal;
   uint32_t queue_depth = 32;
   uint32_t inflight = 1;  // 1..16
+  // geth: the workers re-executing the block's transactions ahead of the main one
+  // (0: go-ethereum's 4/5 of the CPUs, at least 1).
+  uint32_t geth_workers = 0;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Test hooks (may wait): in the commit stage before block `index` commits; in the
@@ -93,6 +101,10 @@ struct BlockResult {
   // Prefetch (bal: the batch; serial: opening the reader) and traverse device work.
   uint64_t prefetch_keys = 0, prefetch_page_reads = 0, prefetch_bytes = 0, prefetch_io_wait_ns = 0;
   uint64_t traverse_lookups = 0, traverse_page_reads = 0, traverse_bytes = 0, traverse_io_wait_ns = 0;
+  // geth: misses the workers had already read; the workers' lookups and device work; the
+  // main traversal's time waiting for the reader's mutex.
+  uint32_t geth_workers = 0;
+  uint64_t warm_hits = 0, ahead_lookups = 0, ahead_page_reads = 0, ahead_bytes = 0, reader_lock_wait_ns = 0;
   // The reader's pinned state: how many blocks of this run it already shows.
   uint64_t reader_blocks_visible = 0;
   StageTimes prefetch, traverse, commit;

@@ -5,7 +5,11 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
+
+#include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {
 namespace {
@@ -172,7 +176,14 @@ void traverse(RunContext& ctx, BlockToken& t) {
   Digest dig;
   io::Status err;
 
-  // The database's answer for a key (bal: prefetched; serial: one blocking lookup).
+  // geth: the one reader behind one mutex, and the answers read so far (by the workers
+  // ahead or by the main traversal).
+  std::mutex reader_mu, warm_mu;
+  std::unordered_map<std::string, persist::LookupAnswer> warm;
+  const bool geth = o.reader == ReaderModel::geth;
+
+  // The database's answer for a key (bal: prefetched; serial: one blocking lookup; geth: a
+  // worker's answer, else one lookup under the reader's mutex).
   auto disk = [&](const state::StateKey& key, const std::string& kb, TxStats& tx, persist::LookupAnswer* out) -> bool {
     if (o.reader == ReaderModel::bal) {
       auto it = t.answer_of.find(kb);
@@ -183,11 +194,31 @@ void traverse(RunContext& ctx, BlockToken& t) {
       *out = t.answers[it->second];
       return true;
     }
+    if (geth) {
+      std::lock_guard<std::mutex> g(warm_mu);
+      if (auto it = warm.find(kb); it != warm.end()) {
+        *out = it->second;
+        r.warm_hits += 1;
+        return true;
+      }
+    }
     std::vector<persist::LookupAnswer> ans;
     persist::LookupStats st;
-    if (io::Status s = t.reader->lookup(std::span<const state::StateKey>(&key, 1), &ans, &st, false); !s.ok()) {
-      err = s;
-      return false;
+    {
+      const uint64_t t_wait = now_ns();
+      std::unique_lock<std::mutex> g(reader_mu, std::defer_lock);
+      if (geth) {
+        g.lock();
+        r.reader_lock_wait_ns += now_ns() - t_wait;
+      }
+      if (io::Status s = t.reader->lookup(std::span<const state::StateKey>(&key, 1), &ans, &st, false); !s.ok()) {
+        err = s;
+        return false;
+      }
+    }
+    if (geth) {
+      std::lock_guard<std::mutex> g(warm_mu);
+      warm.emplace(kb, ans[0]);
     }
     r.traverse_lookups += 1;
     r.traverse_page_reads += st.page_reads, r.traverse_bytes += st.bytes_read, r.traverse_io_wait_ns += st.io_wait_ns;
@@ -195,6 +226,50 @@ void traverse(RunContext& ctx, BlockToken& t) {
     *out = ans[0];
     return true;
   };
+
+  // geth: the workers, each taking the next transaction (index 0, 1, ...) and reading what
+  // it accesses that nobody has read yet, until the main traversal is done.
+  std::atomic<bool> main_done{false};
+  std::atomic<size_t> next_ahead{0};
+  std::mutex ahead_mu;  // the workers' counters
+  io::Status ahead_err;
+  std::vector<std::thread> workers;
+  if (geth) {
+    r.geth_workers = o.geth_workers ? o.geth_workers : std::max(1u, 4 * available_cpus() / 5);
+    for (uint32_t w = 0; w < r.geth_workers; ++w)
+      workers.emplace_back([&] {
+        for (size_t j; !main_done.load() && (j = next_ahead.fetch_add(1)) < by_index.size();) {
+          const state::IndexAccess& ia = by_index[j];
+          std::vector<state::StateKey> keys;
+          for (const state::Address& a : ia.accounts_read) keys.push_back({a, std::nullopt});
+          for (const state::Address& a : ia.accounts_written) keys.push_back({a, std::nullopt});
+          for (const state::SlotRef& sr : ia.slots_read) keys.push_back({sr.address, sr.slot});
+          for (const state::StateKey& k : keys) {
+            if (main_done.load()) return;
+            const std::string kb = key_bytes(k.address, k.slot ? &*k.slot : nullptr);
+            {
+              std::lock_guard<std::mutex> g(warm_mu);
+              if (warm.count(kb)) continue;
+            }
+            std::vector<persist::LookupAnswer> ans;
+            persist::LookupStats st;
+            io::Status s;
+            {
+              std::lock_guard<std::mutex> g(reader_mu);
+              s = t.reader->lookup(std::span<const state::StateKey>(&k, 1), &ans, &st, false);
+            }
+            std::lock_guard<std::mutex> g(ahead_mu);
+            if (!s.ok()) {
+              if (ahead_err.ok()) ahead_err = s;
+              return;
+            }
+            r.ahead_lookups += 1, r.ahead_page_reads += st.page_reads, r.ahead_bytes += st.bytes_read;
+            std::lock_guard<std::mutex> gw(warm_mu);
+            warm.emplace(kb, ans[0]);
+          }
+        }
+      });
+  }
 
   auto serve_account = [&](const state::Address& a, TxStats& tx) -> bool {
     const std::string kb = key_bytes(a, nullptr);
@@ -274,6 +349,9 @@ void traverse(RunContext& ctx, BlockToken& t) {
     }
     tx.time_ns = now_ns() - t_tx;
   }
+  main_done.store(true);
+  for (std::thread& w : workers) w.join();
+  if (err.ok() && !ahead_err.ok()) err = ahead_err;
   t.reader.reset();  // the pin goes: pages this state alone holds may be reused
   if (!err.ok()) {
     t.error = io::Status(err.code(), "block " + std::to_string(b.header.number) + ": traverse: " + err.message());

@@ -162,7 +162,8 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
     std::vector<std::string> digests;
     for (const char* regime : {"--reader bal --qd 32 --inflight 1", "--reader serial --qd 1 --inflight 1",
                                "--reader bal --qd 2 --inflight 2", "--reader serial --qd 8 --inflight 2",
-                               "--reader bal --qd 1 --inflight 3"}) {
+                               "--reader bal --qd 1 --inflight 3", "--reader geth --workers 2 --inflight 1",
+                               "--reader geth --workers 1 --inflight 2"}) {
       CAPTURE(regime);
       const std::string db = copy_db(db0, std::string("run_") + tree);
       auto r = run_statetree("run --db " + db + " --blocks " + file + " " + regime + " --json");
@@ -190,6 +191,12 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
         if (std::string(regime).find("serial") != std::string::npos) {
           CHECK(b["prefetch"]["device_reads"] == 0);
           CHECK(b["traverse"]["lookups"] == b["cache_misses"]);  // every miss is one blocking lookup
+        } else if (std::string(regime).find("geth") != std::string::npos) {
+          // Every miss is read by the main traversal or was read ahead by a worker.
+          CHECK(b["prefetch"]["device_reads"] == 0);
+          CHECK(b["traverse"]["lookups"].get<uint64_t>() + b["geth"]["warm_hits"].get<uint64_t>() ==
+                b["cache_misses"].get<uint64_t>());
+          CHECK(b["geth"]["workers"].get<uint64_t>() >= 1);
         } else {
           CHECK(b["prefetch"]["keys"].get<uint64_t>() >= b["slots_read"].get<uint64_t>());
           CHECK(b["traverse"]["device_reads"] == 0);
@@ -427,7 +434,8 @@ TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and t
         {"run" + d, "exactly one of --blocks FILE and --workload K", db},
         {"run" + d + " --blocks " + file + " --workload erc20_approve", "exactly one of", db},
         {"run" + d + " --blocks " + file + " --calls 3", "--calls applies to --workload only", db},
-        {"run" + d + " --blocks " + file + " --reader geth", "--reader must be serial or bal", db},
+        {"run" + d + " --blocks " + file + " --reader nope", "--reader must be serial, bal or geth", db},
+        {"run" + d + " --blocks " + file + " --workers 2", "--workers applies to --reader geth only", db},
         {"run" + d + " --blocks " + file + " --inflight 0", "--inflight", db},
         {"run" + d + " --blocks " + file + " --inflight 17", "--inflight", db},
         {"run" + d + " --blocks " + file + " --qd 0", "--qd", db},
