@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/pipeline/block_run.h"
+#include "engine/pipeline/cold_tail.h"
 #include "engine/state/synthetic_state.h"
 #include "workloads/block_file.h"
 #include "workloads/cli_args.h"
@@ -289,6 +290,20 @@ int cmd_run(int argc, char** argv) {
                         {"ms_per_slot_total", ratio(wall_ms, double(slots_read))},
                         {"diff_layer_entries_max", res.diff_layer_entries_max},
                         {"regime", regime}};
+  const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(res.blocks);
+  const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(res.blocks);
+  {
+    nlohmann::json c = nlohmann::json::array(), x = nlohmann::json::array();
+    for (const pipeline::ColdTailRow& r : by_count)
+      c.push_back({{"txs", r.key}, {"blocks", r.count}, {"state_read_ms", ms(r.read_ns)}, {"misses", r.misses},
+                   {"slots_read", r.slots_read}, {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
+                   {"ms_per_slot", r.ms_per_slot()}, {"ms_per_device_read", r.ms_per_device_read()}});
+    for (const pipeline::ColdTailRow& r : by_index)
+      x.push_back({{"index", r.key}, {"txs", r.count}, {"traverse_ms", ms(r.read_ns)}, {"misses", r.misses},
+                   {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
+                   {"ms_per_device_read", r.ms_per_device_read()}});
+    sum["cold_tail"] = {{"by_tx_count", c}, {"by_tx_index", x}};
+  }
   if (json) {
     report::stamp(sum);
     std::printf("%s\n", sum.dump().c_str());
@@ -298,6 +313,18 @@ int cmd_run(int argc, char** argv) {
     std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
                 sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
                 pipeline::reader_model_name(ro.reader), ro.queue_depth, ro.inflight, hex0x(res.root).c_str());
+    std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
+                "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");
+    for (const pipeline::ColdTailRow& r : by_count)
+      std::printf("  %4u %6llu %9llu %9llu %9llu %10.4f %10.4f %12.4f\n", r.key, (unsigned long long)r.count,
+                  (unsigned long long)r.misses, (unsigned long long)r.slots_read, (unsigned long long)r.device_reads,
+                  r.ms_per_miss(), r.ms_per_slot(), r.ms_per_device_read());
+    std::printf("by transaction index (the traversal's own time; --json has every index):\n  %5s %6s %9s %9s %10s\n",
+                "index", "txs", "misses", "dev.rd", "ms/miss");
+    for (const pipeline::ColdTailRow& r : by_index)
+      if (r.key <= 16)
+        std::printf("  %5u %6llu %9llu %9llu %10.4f\n", r.key, (unsigned long long)r.count, (unsigned long long)r.misses,
+                    (unsigned long long)r.device_reads, r.ms_per_miss());
   }
   return 0;
 }

@@ -26,6 +26,7 @@
 #include "engine/bintrie/state_tree.h"
 #include "engine/mpt/state.h"
 #include "engine/pipeline/block_run.h"
+#include "engine/pipeline/cold_tail.h"
 #include "engine/pipeline/diff_layer.h"
 #include "engine/state/bal_builder.h"
 #include "engine/state/bal_derive.h"
@@ -207,6 +208,13 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
         }
       }
       digests.push_back(digest);
+      // The cold tail by transaction count covers every block and every miss.
+      uint64_t tail_blocks = 0, tail_misses = 0, misses = 0;
+      for (const json& c : ro.summary["cold_tail"]["by_tx_count"])
+        tail_blocks += c["blocks"].get<uint64_t>(), tail_misses += c["misses"].get<uint64_t>();
+      for (const json& b : ro.blocks) misses += b["cache_misses"].get<uint64_t>();
+      CHECK(tail_blocks == 4);
+      CHECK(tail_misses == misses);
       CHECK(ro.summary["root"] == want_final);
       CHECK(ro.summary["blocks"] == 4);
       CHECK(verified_root(db) == want_final);
@@ -217,7 +225,8 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
     const std::string db = copy_db(db0, std::string("table_") + tree);
     auto t = run_statetree("run --db " + db + " --blocks " + file);
     REQUIRE(t.exit_code == 0);
-    CHECK(t.out.find("state") == std::string::npos);  // no JSON keys
+    CHECK(t.out.find("\"type\"") == std::string::npos);  // no JSON
+    CHECK(t.out.find("cold tail by transaction count") != std::string::npos);
     CHECK(t.out.find("ms/miss") != std::string::npos);
     CHECK(t.out.find("root " + want_final) != std::string::npos);
     for (const std::string& d : {db0, db_apply, db}) std::filesystem::remove_all(d);
@@ -359,6 +368,38 @@ TEST_CASE("block pipeline: with two blocks in flight, block k+1 reads block k's 
     }
     std::filesystem::remove_all(db0);
   }
+}
+
+TEST_CASE("cold tail: sums over sums by transaction count and by transaction index (1..n only)") {
+  std::vector<pipeline::BlockResult> b(3);
+  auto set = [](pipeline::BlockResult& r, uint32_t txs, uint64_t read_ms, uint64_t misses, uint64_t slots, uint64_t reads) {
+    r.tx_count = txs;
+    r.prefetch.start_ns = 0, r.prefetch.end_ns = read_ms * 500000;
+    r.traverse.start_ns = 10, r.traverse.end_ns = 10 + read_ms * 500000;
+    r.misses = misses, r.slots_read = slots, r.prefetch_page_reads = reads;
+    for (uint32_t i = 0; i <= txs + 1; ++i) r.txs.push_back({i, 2, 1, 3, 0, 1000000});
+  };
+  set(b[0], 1, 4, 2, 4, 8);
+  set(b[1], 3, 10, 10, 5, 5);
+  set(b[2], 1, 2, 2, 4, 0);
+  const auto c = pipeline::cold_tail_by_tx_count(b);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].key == 1);
+  CHECK(c[0].count == 2);
+  CHECK(c[0].misses == 4);
+  CHECK(c[0].ms_per_miss() == doctest::Approx(6.0 / 4));
+  CHECK(c[0].ms_per_slot() == doctest::Approx(6.0 / 8));
+  CHECK(c[0].ms_per_device_read() == doctest::Approx(6.0 / 8));
+  CHECK(c[1].key == 3);
+  CHECK(c[1].ms_per_miss() == doctest::Approx(1.0));
+  const auto x = pipeline::cold_tail_by_tx_index(b);
+  REQUIRE(x.size() == 3);  // indices 1, 2, 3 (0 and n+1 left out)
+  CHECK(x[0].key == 1);
+  CHECK(x[0].count == 3);
+  CHECK(x[0].misses == 3);
+  CHECK(x[0].ms_per_miss() == doctest::Approx(1.0));
+  CHECK(x[2].key == 3);
+  CHECK(x[2].count == 1);
 }
 
 TEST_CASE("diff layer: the latest write of the blocks in the range, fields merged, dropped blocks gone") {
