@@ -1,8 +1,12 @@
 // block_run: the block pipeline's flow graph (block_run.h):
 //
 //   input_node (the next block, on a free token)
-//     -> limiter_node(K) -> prefetch (serial) -> traverse (serial)
-//     -> sequencer_node (block order) -> commit (serial) --continue_msg--> limiter's decrementer
+//     -> limiter_node(K) -> sequencer -> prefetch (serial) -> sequencer -> traverse (serial)
+//     -> sequencer -> commit (serial) --continue_msg--> limiter's decrementer
+//
+// Each serial stage takes the blocks in block order (a sequencer_node before it, keyed by
+// the block's index): readers must open in block order (the diff layer drops what the
+// oldest reader still to come cannot need) and traversals must add their diffs in order.
 //
 // K + 1 preallocated tokens circulate: K between the limiter and the end of a commit, one
 // held by the input node while the limiter is full. A failure is recorded on its token and
@@ -100,7 +104,8 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
     if (options.after_traverse) options.after_traverse(t->index);
     return t;
   });
-  tbb::flow::sequencer_node<BlockToken*> order(g, [](BlockToken* t) { return t->index; });
+  auto by_index = [](BlockToken* t) { return t->index; };
+  tbb::flow::sequencer_node<BlockToken*> order_prefetch(g, by_index), order_traverse(g, by_index), order(g, by_index);
   tbb::flow::function_node<BlockToken*, tbb::flow::continue_msg> commit_node(g, tbb::flow::serial, [&](BlockToken* t) {
     const state::Block& b = *t->block;
     auto stop = [&](io::Status s) {
@@ -143,8 +148,10 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
     return tbb::flow::continue_msg();
   });
   tbb::flow::make_edge(source, limit);
-  tbb::flow::make_edge(limit, prefetch_node);
-  tbb::flow::make_edge(prefetch_node, traverse_node);
+  tbb::flow::make_edge(limit, order_prefetch);
+  tbb::flow::make_edge(order_prefetch, prefetch_node);
+  tbb::flow::make_edge(prefetch_node, order_traverse);
+  tbb::flow::make_edge(order_traverse, traverse_node);
   tbb::flow::make_edge(traverse_node, order);
   tbb::flow::make_edge(order, commit_node);
   tbb::flow::make_edge(commit_node, limit.decrementer());
