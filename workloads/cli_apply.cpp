@@ -80,20 +80,6 @@ std::string root_mismatch(const state::Block& b, const state::Bytes32& have, siz
   return m;
 }
 
-std::string next_spec(const std::string& spec, uint64_t applied, const state::Bytes32& last_hash) {
-  nlohmann::json j = nlohmann::json::parse(spec, nullptr, false);
-  nlohmann::json base = j;
-  uint64_t before = 0;
-  if (j.is_object() && j.value("kind", "") == "bal_blocks") {
-    base = j["base"];
-    before = j.value("blocks_applied", uint64_t(0));
-  }
-  if (base.is_discarded()) base = spec;
-  return nlohmann::json{{"kind", "bal_blocks"}, {"base", base}, {"blocks_applied", before + applied},
-                        {"last_bal_hash", hex0x(last_hash)}}
-      .dump();
-}
-
 }  // namespace
 
 int cmd_apply(int argc, char** argv) {
@@ -156,7 +142,7 @@ int cmd_apply(int argc, char** argv) {
       return fail(root_mismatch(b, files.manifest.root_hash, i));
     const state::StateDiff diff = state::post_state_diff(b.bal);
     const state::Bytes32 h = state::bal_hash(b.bal);
-    const std::string spec = next_spec(files.commit.spec, 1, h);
+    const std::string spec = bal_blocks_spec(files.commit.spec, 1, h);
     persist::CommitStats st;
     io::Status s;
     if (bintrie) {

@@ -18,5 +18,6 @@ int cmd_commit(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
 int cmd_workload(int argc, char** argv);
 int cmd_apply(int argc, char** argv);
+int cmd_run(int argc, char** argv);
 
 }  // namespace st::cli

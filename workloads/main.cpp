@@ -33,6 +33,7 @@ const Command kCommands[] = {
     {"compare", st::cli::cmd_compare, "two result files side by side: median ratio with bootstrap CI, Mann-Whitney U p"},
     {"workload", st::cli::cmd_workload, "write the study's workloads as EIP-7928 block access lists (gas by rule); --show FILE"},
     {"apply", st::cli::cmd_apply, "apply block access lists to an MPT or binary-trie arena database without execution"},
+    {"run", st::cli::cmd_run, "the block pipeline: blocks through prefetch, traverse and commit, per-block and per-stage figures"},
 };
 
 void print_usage(FILE* out) {

@@ -212,4 +212,19 @@ void ProgressBar::finish() {
 
 std::string hex0x(const uint8_t* p, size_t n) { return report::hex0x(p, n); }
 
+// The commit record's spec after block commits (apply, run).
+std::string bal_blocks_spec(const std::string& spec, uint64_t applied, const state::Bytes32& last_hash) {
+  nlohmann::json j = nlohmann::json::parse(spec, nullptr, false);
+  nlohmann::json base = j;
+  uint64_t before = 0;
+  if (j.is_object() && j.value("kind", "") == "bal_blocks") {
+    base = j["base"];
+    before = j.value("blocks_applied", uint64_t(0));
+  }
+  if (base.is_discarded()) base = spec;
+  return nlohmann::json{{"kind", "bal_blocks"}, {"base", base}, {"blocks_applied", before + applied},
+                        {"last_bal_hash", hex0x(last_hash)}}
+      .dump();
+}
+
 }  // namespace st::cli

@@ -1,0 +1,166 @@
+// block_run: the block pipeline's flow graph (block_run.h):
+//
+//   input_node (the next block, on a free token)
+//     -> limiter_node(K) -> sequencer -> prefetch (serial) -> sequencer -> traverse (serial)
+//     -> sequencer -> commit (serial) --continue_msg--> limiter's decrementer
+//
+// Each serial stage takes the blocks in block order (a sequencer_node before it, keyed by
+// the block's index): readers must open in block order (the diff layer drops what the
+// oldest reader still to come cannot need) and traversals must add their diffs in order.
+//
+// K + 1 preallocated tokens circulate: K between the limiter and the end of a commit, one
+// held by the input node while the limiter is full. A failure is recorded on its token and
+// passed along (no body throws); the commit stage records the first one and commits nothing
+// after it; the input node stops admitting blocks.
+#include "engine/pipeline/block_run.h"
+
+#include <tbb/flow_graph.h>
+
+#include <cassert>
+#include <memory>
+#include <mutex>
+
+#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/db_files.h"
+#include "engine/persist/mpt_commit.h"
+#include "engine/pipeline/block_stages.h"
+
+namespace st::pipeline {
+
+const char* reader_model_name(ReaderModel m) {
+  switch (m) {
+    case ReaderModel::serial: return "serial";
+    case ReaderModel::bal: return "bal";
+    case ReaderModel::geth: return "geth";
+  }
+  return "?";
+}
+
+namespace {
+io::Status bad(std::string m) { return io::Status(io::Errc::bad_argument, std::move(m)); }
+}  // namespace
+
+io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
+                      const std::function<void(const BlockResult&)>& on_block) {
+  using namespace detail;
+  *result = {};
+  if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
+  if (options.queue_depth < 1) return bad("--qd must be at least 1");
+  if (options.geth_workers > 256) return bad("--workers must be in 1..256");
+  persist::DbOptions o;
+  if (io::Status s = persist::DbFiles::probe(options.dir, &o); !s.ok()) return s;
+  if (o.store != persist::StoreKind::arena)
+    return io::Status(io::Errc::unsupported, "the block pipeline needs an arena database (" + options.dir + " is " +
+                                                 persist::store_kind_name(o.store) + ")");
+  if (o.params.tree_kind != io::TreeKind::mpt && o.params.tree_kind != io::TreeKind::bintrie)
+    return bad(std::string("the block pipeline needs an MPT or binary-trie database, not ") +
+               io::tree_kind_name(o.params.tree_kind));
+  o.queue_depth = options.queue_depth;
+  // The writer lock first (a second writer is refused before anything is read).
+  persist::DbFiles files;
+  if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return s;
+  if (io::Status s = check_blocks(files, blocks, options.queue_depth); !s.ok()) return s;
+
+  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
+  std::unique_ptr<persist::MptCommitter> mpt_committer;
+  std::unique_ptr<persist::BintrieCommitter> bt_committer;
+  if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
+  else mpt_committer = std::make_unique<persist::MptCommitter>(files);
+
+  RunContext ctx;
+  ctx.options = &options;
+  ctx.base_commit_seq = files.manifest.commit_seq;
+  ctx.t0_ns = now_ns();
+  std::vector<std::unique_ptr<BlockToken>> tokens;
+  for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
+
+  std::atomic<bool> failed{false};
+  io::Status first_error;
+  size_t next = 0;
+  uint64_t layer_max = 0;
+
+  tbb::flow::graph g;
+  tbb::flow::input_node<BlockToken*> source(g, [&](tbb::flow_control& fc) -> BlockToken* {
+    if (next >= blocks.size() || failed.load()) {
+      fc.stop();
+      return nullptr;
+    }
+    BlockToken* t = tokens[next % tokens.size()].get();
+    const bool was_busy = t->in_use.exchange(true);
+    assert(!was_busy && "a token is reused while its block is in flight");
+    (void)was_busy;
+    t->reset(next, &blocks[next]);
+    ++next;
+    return t;
+  });
+  tbb::flow::limiter_node<BlockToken*> limit(g, options.inflight);
+  tbb::flow::function_node<BlockToken*, BlockToken*> prefetch_node(g, tbb::flow::serial, [&](BlockToken* t) {
+    if (!failed.load() && t->error.ok()) prefetch(ctx, *t);
+    return t;
+  });
+  tbb::flow::function_node<BlockToken*, BlockToken*> traverse_node(g, tbb::flow::serial, [&](BlockToken* t) {
+    if (!failed.load() && t->error.ok()) traverse(ctx, *t);
+    else t->reader.reset();
+    if (options.after_traverse) options.after_traverse(t->index);
+    return t;
+  });
+  auto by_index = [](BlockToken* t) { return t->index; };
+  tbb::flow::sequencer_node<BlockToken*> order_prefetch(g, by_index), order_traverse(g, by_index), order(g, by_index);
+  tbb::flow::function_node<BlockToken*, tbb::flow::continue_msg> commit_node(g, tbb::flow::serial, [&](BlockToken* t) {
+    const state::Block& b = *t->block;
+    auto stop = [&](io::Status s) {
+      if (!failed.exchange(true)) {
+        const size_t done = result->blocks.size();
+        first_error = io::Status(s.code(), s.message() + (done ? " (" + std::to_string(done) + " earlier blocks of the run are committed)"
+                                                               : std::string(" (nothing applied)")));
+      }
+    };
+    if (failed.load()) {
+    } else if (!t->error.ok()) {
+      stop(t->error);
+    } else if (t->index > 0 && b.header.pre_state_root && *b.header.pre_state_root != files.manifest.root_hash) {
+      stop(bad("block " + std::to_string(b.header.number) + ": its pre-state root is not the state's root"));
+    } else {
+      if (options.before_commit) options.before_commit(t->index);
+      layer_max = std::max(layer_max, ctx.layer.entries());
+      BlockResult& r = t->result;
+      r.commit.start_ns = now_ns() - ctx.t0_ns;
+      const std::string spec = options.commit_spec ? options.commit_spec(files.commit.spec, b) : files.commit.spec;
+      io::Status s;
+      if (bintrie) {
+        persist::BintrieCommitStats bs;
+        s = bt_committer->commit(t->diff, spec, &bs);
+        r.commit_stats = bs;
+      } else {
+        s = mpt_committer->commit(t->diff, spec, &r.commit_stats);
+      }
+      r.commit.end_ns = now_ns() - ctx.t0_ns;
+      if (!s.ok()) {
+        stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
+      } else {
+        result->blocks.push_back(r);
+        result->root = r.commit_stats.root;
+        if (on_block) on_block(result->blocks.back());
+      }
+    }
+    t->diff = {};
+    t->in_use.store(false);
+    return tbb::flow::continue_msg();
+  });
+  tbb::flow::make_edge(source, limit);
+  tbb::flow::make_edge(limit, order_prefetch);
+  tbb::flow::make_edge(order_prefetch, prefetch_node);
+  tbb::flow::make_edge(prefetch_node, order_traverse);
+  tbb::flow::make_edge(order_traverse, traverse_node);
+  tbb::flow::make_edge(traverse_node, order);
+  tbb::flow::make_edge(order, commit_node);
+  tbb::flow::make_edge(commit_node, limit.decrementer());
+  source.activate();
+  g.wait_for_all();
+  result->wall_ns = now_ns() - ctx.t0_ns;
+  result->diff_layer_entries_max = layer_max;
+  if (result->blocks.empty()) result->root = files.manifest.root_hash;
+  return first_error;
+}
+
+}  // namespace st::pipeline

@@ -1,0 +1,128 @@
+// block_run: the block pipeline. Blocks (EIP-7928 access lists, engine/state/bal.h) replayed
+// against an MPT or binary-trie arena database, each block through three stages on a
+// tbb::flow graph:
+//
+//   prefetch  opens a reader handle pinned to the current published state (DbFiles::for_read
+//             via open_any_db: its pages are never reused while it lives); reader `bal`: the
+//             block's whole access set (every account of the BAL, every slot read or written)
+//             looked up in ONE streamed batch at the queue depth (TreeDb::lookup); `serial`:
+//             nothing more
+//   traverse  the block's transactions in order (block access indices 0..n+1, accesses from
+//             access_by_index: accounts read, accounts written, then slots read, the written
+//             slots among them, in BAL order); each access is served by the block's own
+//             earlier accesses and writes, else by the diff layer (diff_layer.h: blocks the
+//             reader's state does not show yet), else by the database: from the prefetched
+//             answers (`bal`) or by a blocking one-key lookup (`serial`, `geth`). `geth`
+//             (go-ethereum's prefetcher): meanwhile W worker threads take the block's
+//             transactions in order and look their accesses up ahead of the main one, all
+//             through the ONE reader handle behind one mutex (the mutex-serialised trie
+//             reader); the main traversal takes an answer a worker already read (a warm
+//             hit) or waits for the mutex and reads it itself. Then the block's post-state
+//             diff goes into the diff layer
+//   commit    serial and in block order: the diff as one copy-on-write commit through the
+//             tree's committer (MptCommitter / BintrieCommitter), whose CommitStats split it
+//             into resolve (re-reading the dirty paths), apply, write (encode, hash, pack,
+//             page writes) and publish (fsync, MANIFEST)
+//
+// inflight K bounds the blocks between admission and the end of their commit (a
+// limiter_node): K = 1 runs the stages of one block at a time; K = 2 lets block k+1
+// prefetch and traverse while block k commits. Block k+1's reader may then pin the state
+// before block k: its reads see block k's writes through the diff layer. Preallocated
+// tokens (K + 1) carry the blocks through the graph.
+//
+// Before anything is committed the run checks: an MPT or binary-trie arena database; every
+// block written for this tree (or for any); the first block's pre-state root is the
+// database's; storage is written only to accounts that exist or that a block creates. A
+// later block naming a pre-state root is checked at its commit (the earlier blocks are
+// committed by then). A failure stops the run: nothing after the failed block commits.
+//
+// Invariant: the final root equals `statetree apply` of the same blocks (and the
+// from-scratch root of the final state) for any reader, queue depth and K.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/persist/commit_tail.h"
+#include "engine/state/bal.h"
+#include "io/status.h"
+
+namespace st::pipeline {
+
+enum class ReaderModel : uint8_t { serial, bal, geth };
+const char* reader_model_name(ReaderModel m);
+
+struct RunOptions {
+  std::string dir;
+  ReaderModel reader = ReaderModel::bal;
+  uint32_t queue_depth = 32;
+  uint32_t inflight = 1;  // 1..16
+  // geth: the workers re-executing the block's transactions ahead of the main one
+  // (0: go-ethereum's 4/5 of the CPUs, at least 1).
+  uint32_t geth_workers = 0;
+  // The commit record's spec of each block: (the spec before it, the block) -> spec.
+  std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
+  // Test hooks (may wait): in the commit stage before block `index` commits; in the
+  // traverse stage after block `index` is traversed (its diff in the layer).
+  std::function<void(size_t index)> before_commit;
+  std::function<void(size_t index)> after_traverse;
+};
+
+// Per block access index (0 = pre-execution, 1..n the transactions, n+1 post-execution).
+struct TxStats {
+  uint32_t index = 0;
+  uint64_t accesses = 0;   // account and slot accesses served
+  uint64_t misses = 0;     // accesses that needed the database
+  uint64_t page_reads = 0, bytes_read = 0;  // device reads done during this index (serial)
+  uint64_t time_ns = 0;
+};
+
+struct StageTimes {
+  uint64_t start_ns = 0, end_ns = 0;  // from the run's start
+  uint64_t wall_ns() const { return end_ns - start_ns; }
+};
+
+struct BlockResult {
+  size_t index = 0;                 // position in the run
+  uint64_t number = 0;              // the block header's number
+  uint32_t tx_count = 0;
+  bool gas_known = false;
+  uint64_t gas_used = 0;            // sum of the header's transactions
+  // What the block touches (distinct).
+  uint64_t accounts = 0, slots_read = 0, slots_written = 0;
+  // Traverse.
+  uint64_t accesses = 0, hits = 0, misses = 0;
+  uint64_t layer_hits = 0;          // accesses served (wholly or in part) by the diff layer
+  uint64_t read_digest = 0;         // FNV-1a of the (key, value) sequence the traversal read
+  std::vector<TxStats> txs;
+  // Prefetch (bal: the batch; serial: opening the reader) and traverse device work.
+  uint64_t prefetch_keys = 0, prefetch_page_reads = 0, prefetch_bytes = 0, prefetch_io_wait_ns = 0;
+  uint64_t traverse_lookups = 0, traverse_page_reads = 0, traverse_bytes = 0, traverse_io_wait_ns = 0;
+  // geth: misses the workers had already read; the workers' lookups and device work; the
+  // main traversal's time waiting for the reader's mutex.
+  uint32_t geth_workers = 0;
+  uint64_t warm_hits = 0, ahead_lookups = 0, ahead_page_reads = 0, ahead_bytes = 0, reader_lock_wait_ns = 0;
+  // The reader's pinned state: how many blocks of this run it already shows.
+  uint64_t reader_blocks_visible = 0;
+  StageTimes prefetch, traverse, commit;
+  persist::CommitStats commit_stats;  // root, resolve / apply / write / publish
+};
+
+struct RunResult {
+  std::vector<BlockResult> blocks;  // those committed
+  std::array<uint8_t, 32> root{};   // the database's root after the last committed block
+  uint64_t wall_ns = 0;
+  uint64_t diff_layer_entries_max = 0;
+};
+
+// Runs `blocks` through the pipeline (header comment). on_block is called in the commit
+// stage, in block order, after each commit (printing, progress); it must not throw. On
+// error the result holds the blocks committed before it and the status says which block
+// failed and how many were committed.
+io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
+                      const std::function<void(const BlockResult&)>& on_block = {});
+
+}  // namespace st::pipeline

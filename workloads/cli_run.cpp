@@ -1,0 +1,332 @@
+// cli_run: `statetree run`: blocks through the block pipeline (engine/pipeline/block_run.h)
+// against an MPT or binary-trie arena database, and what each block cost.
+//
+//   statetree run --db DIR (--blocks FILE | --workload K [generator options])
+//                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--json]
+//
+// --workload generates the blocks with `statetree workload`'s generators on the database's
+// synthetic state (before the run starts; the time is not in the figures), --blocks reads a
+// block file. Per block: go-ethereum's slow-block columns (state_read_ms, state_hash_ms,
+// commit_ms, total_ms, mgas_per_sec, slots read / written, cache hits / misses, ms per slot
+// read, per miss, per slot total), then per stage wall time, device reads and bytes, device
+// reads per slot and the regime. --json: one JSON object per block ("type":"block") and one
+// summary ("type":"summary") per line. The column definitions are in docs/pipeline.md.
+// The database's commit record spec becomes bal_blocks (as `apply` writes it).
+#include <cstdio>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/pipeline/block_run.h"
+#include "engine/pipeline/cold_tail.h"
+#include "engine/state/synthetic_state.h"
+#include "workloads/block_file.h"
+#include "workloads/cli_args.h"
+#include "workloads/commands.h"
+#include "workloads/generators.h"
+#include "workloads/persist_cli.h"
+#include "workloads/report.h"
+
+namespace st::cli {
+namespace {
+constexpr const char* kCmd = "run";
+int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+
+double ms(uint64_t ns) { return double(ns) * 1e-6; }
+double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+const char* kGeneratorOptions[] = {"block-count", "calls", "loads", "stores", "load-share", "txs", "tx-gas", "block-gas",
+                                   "start", "contract", "slots", "seed", "zipf", "evm-work-balanceof", "evm-work-approve"};
+
+// The derived per-block figures (docs/pipeline.md).
+struct Row {
+  double state_read_ms, state_hash_ms, commit_ms, total_ms, mgas_per_sec;
+  double ms_per_slot_read, ms_per_miss, ms_per_slot_total;
+  uint64_t device_reads, device_bytes;
+  double device_reads_per_slot;
+};
+Row derive(const pipeline::BlockResult& b) {
+  Row r{};
+  const persist::CommitStats& c = b.commit_stats;
+  r.state_read_ms = ms(b.prefetch.wall_ns() + b.traverse.wall_ns());
+  r.state_hash_ms = ms(c.resolve_ns + c.apply_ns + c.write_ns);
+  r.commit_ms = ms(c.publish_ns);
+  r.total_ms = ms(b.commit.end_ns - b.prefetch.start_ns);
+  r.mgas_per_sec = b.gas_known ? ratio(double(b.gas_used) * 1e-6, r.total_ms * 1e-3) : 0;
+  r.ms_per_slot_read = ratio(r.state_read_ms, double(b.slots_read));
+  r.ms_per_miss = ratio(r.state_read_ms, double(b.misses));
+  r.ms_per_slot_total = ratio(r.total_ms, double(b.slots_read));
+  r.device_reads = b.prefetch_page_reads + b.traverse_page_reads + b.ahead_page_reads;
+  r.device_bytes = b.prefetch_bytes + b.traverse_bytes + b.ahead_bytes;
+  r.device_reads_per_slot = ratio(double(r.device_reads), double(b.slots_read));
+  return r;
+}
+
+nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& regime) {
+  const Row r = derive(b);
+  const persist::CommitStats& c = b.commit_stats;
+  nlohmann::json txs = nlohmann::json::array();
+  for (const pipeline::TxStats& t : b.txs)
+    txs.push_back({{"index", t.index}, {"accesses", t.accesses}, {"misses", t.misses}, {"device_reads", t.page_reads},
+                   {"bytes", t.bytes_read}, {"ms", ms(t.time_ns)}});
+  return {{"type", "block"},
+          {"index", b.index},
+          {"number", b.number},
+          {"root", hex0x(c.root)},
+          {"txs", b.tx_count},
+          {"gas_used", b.gas_known ? nlohmann::json(b.gas_used) : nlohmann::json()},
+          {"state_read_ms", r.state_read_ms},
+          {"state_hash_ms", r.state_hash_ms},
+          {"commit_ms", r.commit_ms},
+          {"total_ms", r.total_ms},
+          {"mgas_per_sec", b.gas_known ? nlohmann::json(r.mgas_per_sec) : nlohmann::json()},
+          {"accounts", b.accounts},
+          {"slots_read", b.slots_read},
+          {"slots_written", b.slots_written},
+          {"accesses", b.accesses},
+          {"cache_hits", b.hits},
+          {"cache_misses", b.misses},
+          {"diff_layer_hits", b.layer_hits},
+          {"ms_per_slot_read", r.ms_per_slot_read},
+          {"ms_per_miss", r.ms_per_miss},
+          {"ms_per_slot_total", r.ms_per_slot_total},
+          {"prefetch", {{"wall_ms", ms(b.prefetch.wall_ns())}, {"start_ms", ms(b.prefetch.start_ns)}, {"keys", b.prefetch_keys},
+                        {"device_reads", b.prefetch_page_reads}, {"bytes", b.prefetch_bytes},
+                        {"io_wait_ms", ms(b.prefetch_io_wait_ns)}}},
+          {"traverse", {{"wall_ms", ms(b.traverse.wall_ns())}, {"start_ms", ms(b.traverse.start_ns)},
+                        {"lookups", b.traverse_lookups}, {"device_reads", b.traverse_page_reads},
+                        {"bytes", b.traverse_bytes}, {"io_wait_ms", ms(b.traverse_io_wait_ns)}}},
+          {"commit", {{"wall_ms", ms(b.commit.wall_ns())}, {"start_ms", ms(b.commit.start_ns)},
+                      {"resolve_ms", ms(c.resolve_ns)}, {"read_ms", ms(c.read_ns)}, {"apply_ms", ms(c.apply_ns)},
+                      {"write_ms", ms(c.write_ns)}, {"publish_ms", ms(c.publish_ns)},
+                      {"device_reads", c.pages_read}, {"records_read", c.records_read},
+                      {"records_written", c.records_written}, {"pages_written", c.pages_written},
+                      {"pages_released", c.pages_released}, {"disk_bytes", c.disk_bytes}}},
+          {"geth", {{"workers", b.geth_workers}, {"warm_hits", b.warm_hits}, {"ahead_lookups", b.ahead_lookups},
+                    {"ahead_device_reads", b.ahead_page_reads}, {"ahead_bytes", b.ahead_bytes},
+                    {"reader_lock_wait_ms", ms(b.reader_lock_wait_ns)}}},
+          {"device_reads", r.device_reads},
+          {"device_bytes", r.device_bytes},
+          {"device_reads_per_slot", r.device_reads_per_slot},
+          {"reader_blocks_visible", b.reader_blocks_visible},
+          {"read_digest", report::hex(reinterpret_cast<const uint8_t*>(&b.read_digest), 8)},
+          {"per_tx", txs},
+          {"regime", regime}};
+}
+
+void print_header() {
+  std::printf("%-7s %4s %8s %7s %7s %7s %7s %8s %8s %8s %8s %7s %8s %8s %8s %8s %8s %8s %7s\n", "block", "txs", "Mgas",
+              "sl.rd", "sl.wr", "hits", "misses", "read_ms", "hash_ms", "cmt_ms", "total_ms", "Mgas/s", "ms/slot", "ms/miss",
+              "pref_ms", "trav_ms", "cstg_ms", "dev.rd", "rd/slot");
+}
+void print_row(const pipeline::BlockResult& b) {
+  const Row r = derive(b);
+  std::printf("%-7llu %4u %8.2f %7llu %7llu %7llu %7llu %8.2f %8.2f %8.2f %8.2f %7.1f %8.4f %8.4f %8.2f %8.2f %8.2f %8llu %7.2f\n",
+              (unsigned long long)b.number, b.tx_count, double(b.gas_used) * 1e-6, (unsigned long long)b.slots_read,
+              (unsigned long long)b.slots_written, (unsigned long long)b.hits, (unsigned long long)b.misses, r.state_read_ms,
+              r.state_hash_ms, r.commit_ms, r.total_ms, r.mgas_per_sec, r.ms_per_slot_read, r.ms_per_miss,
+              ms(b.prefetch.wall_ns()), ms(b.traverse.wall_ns()), ms(b.commit.wall_ns()), (unsigned long long)r.device_reads,
+              r.device_reads_per_slot);
+}
+
+// The generated blocks of --workload on the database's synthetic state.
+std::optional<std::string> generate(const Args& args, const std::string& dir, std::vector<state::Block>* out) {
+  const auto kind = workloads::workload_kind_from_name(args.str("workload"));
+  if (!kind)
+    return "unknown --workload '" + args.str("workload") + "' (erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like)";
+  workloads::WorkloadOptions o;
+  o.kind = *kind;
+  o.blocks = args.get_u64("block-count");
+  o.calls = args.get_u64_opt("calls");
+  o.loads = args.get_u64_opt("loads");
+  o.stores = args.get_u64_opt("stores");
+  o.txs = args.get_u64_opt("txs");
+  o.block_gas = args.get_u64_opt("block-gas");
+  o.load_share_percent = args.get_u64("load-share");
+  o.tx_gas = args.get_u64("tx-gas");
+  o.start = args.get_u64("start");
+  o.contract = args.get_u64("contract");
+  o.seed = args.get_u64("seed");
+  o.evm_work_balance_of = args.get_u64("evm-work-balanceof");
+  o.evm_work_approve = args.get_u64("evm-work-approve");
+  if (o.calls && o.kind == workloads::WorkloadKind::mixed_sload_sstore) return "mixed_sload_sstore takes --loads / --stores, not --calls";
+  if ((o.loads || o.stores) && o.kind != workloads::WorkloadKind::mixed_sload_sstore)
+    return "--loads / --stores apply to mixed_sload_sstore only";
+  if (args.given("slots")) {
+    const std::string m = args.str("slots");
+    if (m == "existing") o.slots = workloads::SlotsMode::existing;
+    else if (m == "empty") o.slots = workloads::SlotsMode::empty;
+    else return "--slots must be existing or empty (got '" + m + "')";
+  }
+  try {
+    size_t used = 0;
+    o.zipf = std::stod(args.str("zipf"), &used);
+    if (used != args.str("zipf").size() || !(o.zipf > 0 && o.zipf < 10)) throw std::invalid_argument("");
+  } catch (...) {
+    return "--zipf must be a number in (0, 10)";
+  }
+  std::unique_ptr<persist::TreeDb> db;
+  if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return s.message();
+  const auto& m = db->manifest();
+  if (m.params.tree_kind == io::TreeKind::mpt) o.tree = workloads::gas::Tree::mpt;
+  else if (m.params.tree_kind == io::TreeKind::bintrie) o.tree = workloads::gas::Tree::bintrie;
+  else return std::string("the block pipeline needs an MPT or binary-trie database, not ") + io::tree_kind_name(m.params.tree_kind);
+  if (m.params.hash_kind == io::HashKind::blake3) o.bintrie_hash = bintrie::HashKind::blake3;
+  o.pre_state_root = m.root_hash;
+  auto parsed = state::parse_synthetic_spec(db->source_spec());
+  if (auto* e = std::get_if<std::string>(&parsed))
+    return "--workload needs a database built from a synthetic state (" + *e + "); give --blocks FILE instead";
+  const state::SyntheticState src(std::get<state::SyntheticSpec>(parsed));
+  auto gen = workloads::generate_workload(src, o);
+  if (auto* e = std::get_if<std::string>(&gen)) return *e;
+  *out = std::move(std::get<std::vector<state::Block>>(gen));
+  return std::nullopt;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  Args args("statetree run",
+            "The block pipeline: replays blocks (a block file, or a generated workload) against an MPT or binary-trie\n"
+            "arena database through prefetch -> traverse -> commit on a TBB flow graph, one copy-on-write commit per\n"
+            "block, and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
+  args.option("db", "DIR", "database directory (MPT or binary trie, arena store)");
+  args.option("blocks", "FILE", "block file (statetree workload, or a client's BAL)");
+  args.option("workload", "K", "generate the blocks instead: erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like");
+  args.option("reader", "M",
+              "serial (each access read when its transaction reaches it), bal (the block's access set in one batch)\n"
+              "or geth (workers read later transactions' accesses ahead, one mutex-serialised reader)", "bal");
+  args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
+  args.option_u64("qd", "Q", "queue depth of the reads", 1, 4096, 32);
+  args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
+  args.option_u64("block-count", "N", "--workload: blocks", 1, 100000, 1);
+  args.option_u64("calls", "N", "--workload: calls per transaction (default: as many as fit in --tx-gas)", 1, 10000000);
+  args.option_u64("loads", "N", "--workload mixed: balanceOf calls per transaction", 0, 10000000);
+  args.option_u64("stores", "N", "--workload mixed: approve calls per transaction", 0, 10000000);
+  args.option_u64("load-share", "P", "--workload mixed: balanceOf's share of the gas, percent", 1, 99, 50);
+  args.option_u64("txs", "T", "--workload: transactions per block (default: as many as fit in --block-gas)", 1, 100000);
+  args.option_u64("tx-gas", "G", "--workload: per-transaction gas cap", 21000, UINT64_MAX, 16777216);
+  args.option_u64("block-gas", "G", "--workload: block gas limit (default 100000000; mainnet_like 36000000)", 21000, UINT64_MAX);
+  args.option_u64("start", "K", "--workload: first holder index / integer address", 0, 1ull << 62, 1);
+  args.option_u64("contract", "C", "--workload: the token (contract index in the state)", 0, UINT64_MAX, 0);
+  args.option("slots", "M", "--workload: existing or empty (default: existing for balanceOf, empty for approve)");
+  args.option_u64("seed", "X", "--workload: seed", 0, UINT64_MAX, 1);
+  args.option("zipf", "S", "--workload mainnet_like: Zipf exponent of the contract draw", "1.8");
+  args.option_u64("evm-work-balanceof", "G", "--workload: EVM gas of one balanceOf call besides its slot access", 0, 1000000, 627);
+  args.option_u64("evm-work-approve", "G", "--workload: EVM gas of one approve call besides its slot access", 0, 1000000, 797);
+  args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
+  args.require("db");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  const std::string dir = args.str("db");
+  const bool from_file = args.given("blocks"), generated = args.given("workload");
+  if (from_file == generated) return fail("give exactly one of --blocks FILE and --workload K");
+  if (from_file)
+    for (const char* n : kGeneratorOptions)
+      if (args.given(n)) return fail(std::string("--") + n + " applies to --workload only");
+  pipeline::RunOptions ro;
+  ro.dir = dir;
+  const std::string reader = args.str("reader");
+  if (reader == "serial") ro.reader = pipeline::ReaderModel::serial;
+  else if (reader == "bal") ro.reader = pipeline::ReaderModel::bal;
+  else if (reader == "geth") ro.reader = pipeline::ReaderModel::geth;
+  else return fail("--reader must be serial, bal or geth (got '" + reader + "')");
+  if (args.given("workers") && ro.reader != pipeline::ReaderModel::geth) return fail("--workers applies to --reader geth only");
+  ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
+  ro.queue_depth = uint32_t(args.get_u64("qd"));
+  ro.inflight = uint32_t(args.get_u64("inflight"));
+  ro.commit_spec = [](const std::string& prev, const state::Block& b) { return bal_blocks_spec(prev, 1, state::bal_hash(b.bal)); };
+
+  std::vector<state::Block> blocks;
+  if (from_file) {
+    if (auto e = workloads::read_block_file(args.str("blocks"), &blocks)) return fail(*e);
+  } else if (auto e = generate(args, dir, &blocks)) {
+    return fail(*e);
+  }
+  const bool json = args.given("json");
+  const nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
+                                 {"inflight", ro.inflight}, {"cold", "O_DIRECT reads; a fresh reader page cache per block"}};
+  report::Progress progress("run", blocks.size());
+  pipeline::RunResult res;
+  const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
+    if (json) {
+      std::printf("%s\n", block_json(b, regime).dump().c_str());
+    } else {
+      if (b.index == 0) print_header();  // nothing on stdout before the first commit
+      print_row(b);
+    }
+    std::fflush(stdout);
+    progress.update(b.index + 1);
+  });
+  progress.finish();
+  if (!s.ok()) return fail(s.message(), exit_code_for(s));
+
+  uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0;
+  double read_ms = 0;
+  bool gas_known = true;
+  for (const pipeline::BlockResult& b : res.blocks) {
+    gas += b.gas_used, slots_read += b.slots_read, slots_written += b.slots_written, misses += b.misses;
+    gas_known = gas_known && b.gas_known;
+    const Row r = derive(b);
+    reads += r.device_reads, read_ms += r.state_read_ms;
+  }
+  const double wall_ms = ms(res.wall_ns);
+  nlohmann::json sum = {{"type", "summary"},
+                        {"command", "run"},
+                        {"db", dir},
+                        {"source", from_file ? args.str("blocks") : "workload " + args.str("workload")},
+                        {"root", hex0x(res.root)},
+                        {"blocks", res.blocks.size()},
+                        {"wall_ms", wall_ms},
+                        {"blocks_per_sec", ratio(double(res.blocks.size()), wall_ms * 1e-3)},
+                        {"gas_used", gas_known ? nlohmann::json(gas) : nlohmann::json()},
+                        {"mgas_per_sec", gas_known ? nlohmann::json(ratio(double(gas) * 1e-6, wall_ms * 1e-3)) : nlohmann::json()},
+                        {"slots_read", slots_read},
+                        {"slots_written", slots_written},
+                        {"cache_misses", misses},
+                        {"device_reads", reads},
+                        {"device_reads_per_slot", ratio(double(reads), double(slots_read))},
+                        {"ms_per_slot_read", ratio(read_ms, double(slots_read))},
+                        {"ms_per_slot_total", ratio(wall_ms, double(slots_read))},
+                        {"diff_layer_entries_max", res.diff_layer_entries_max},
+                        {"regime", regime}};
+  const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(res.blocks);
+  const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(res.blocks);
+  {
+    nlohmann::json c = nlohmann::json::array(), x = nlohmann::json::array();
+    for (const pipeline::ColdTailRow& r : by_count)
+      c.push_back({{"txs", r.key}, {"blocks", r.count}, {"state_read_ms", ms(r.read_ns)}, {"misses", r.misses},
+                   {"slots_read", r.slots_read}, {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
+                   {"ms_per_slot", r.ms_per_slot()}, {"ms_per_device_read", r.ms_per_device_read()}});
+    for (const pipeline::ColdTailRow& r : by_index)
+      x.push_back({{"index", r.key}, {"txs", r.count}, {"traverse_ms", ms(r.read_ns)}, {"misses", r.misses},
+                   {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
+                   {"ms_per_device_read", r.ms_per_device_read()}});
+    sum["cold_tail"] = {{"by_tx_count", c}, {"by_tx_index", x}};
+  }
+  if (json) {
+    report::stamp(sum);
+    std::printf("%s\n", sum.dump().c_str());
+  } else {
+    std::printf("%zu blocks in %.1f ms (%.2f blocks/s", res.blocks.size(), wall_ms, sum["blocks_per_sec"].get<double>());
+    if (gas_known) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());
+    std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
+                sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
+                pipeline::reader_model_name(ro.reader), ro.queue_depth, ro.inflight, hex0x(res.root).c_str());
+    std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
+                "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");
+    for (const pipeline::ColdTailRow& r : by_count)
+      std::printf("  %4u %6llu %9llu %9llu %9llu %10.4f %10.4f %12.4f\n", r.key, (unsigned long long)r.count,
+                  (unsigned long long)r.misses, (unsigned long long)r.slots_read, (unsigned long long)r.device_reads,
+                  r.ms_per_miss(), r.ms_per_slot(), r.ms_per_device_read());
+    std::printf("by transaction index (the traversal's own time; --json has every index):\n  %5s %6s %9s %9s %10s\n",
+                "index", "txs", "misses", "dev.rd", "ms/miss");
+    for (const pipeline::ColdTailRow& r : by_index)
+      if (r.key <= 16)
+        std::printf("  %5u %6llu %9llu %9llu %10.4f\n", r.key, (unsigned long long)r.count, (unsigned long long)r.misses,
+                    (unsigned long long)r.device_reads, r.ms_per_miss());
+  }
+  return 0;
+}
+
+}  // namespace st::cli
