@@ -1,6 +1,7 @@
 // random_reads: the windowed random-read loop (see the header).
 #include "io/random_reads.h"
 #include "io/monotonic_clock.h"
+#include "kernels/splitmix64.h"
 
 #include <algorithm>
 #include <cassert>
@@ -13,13 +14,7 @@ namespace {
 
 }  // namespace
 
-uint64_t random_page(uint64_t& x, uint64_t capacity) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return z % capacity;
-}
+uint64_t random_page(uint64_t& x, uint64_t capacity) { return kernels::splitmix64(x) % capacity; }
 
 namespace {
 uint64_t next_page(uint64_t& x, uint64_t capacity) { return random_page(x, capacity); }

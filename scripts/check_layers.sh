@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_layers.sh: fails (exit 1, one line per violation) when a layer reaches past its
 # neighbours in the sources: TBB outside engine/pipeline/, liburing or RocksDB outside io/,
-# SIMD intrinsics or ISA flags outside kernels/. Run by the test suite (ctest: layers).
+# SIMD intrinsics or ISA flags outside kernels/, an io/ header included from the CLI
+# (workloads/ reaches the disk through the engine). Run by the test suite (ctest: layers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=(kernels io engine workloads tests)
@@ -18,6 +19,11 @@ violations '#include[[:space:]]*[<"](oneapi/)?tbb/' 'engine/pipeline/' 'TBB outs
 violations '#include[[:space:]]*[<"]liburing' 'io/' 'liburing outside io/'
 violations '#include[[:space:]]*[<"]rocksdb/' 'io/' 'RocksDB outside io/'
 violations '#include[[:space:]]*<(x86intrin|immintrin|emmintrin|xmmintrin|pmmintrin|tmmintrin|smmintrin|nmmintrin|wmmintrin|arm_neon)\.h>|\b_mm(256|512)?_[a-z0-9_]+\(' 'kernels/' 'intrinsics outside kernels/'
+cli_io=$(grep -rnE --include='*.cpp' --include='*.h' '#include[[:space:]]*[<"]io/' workloads || true)
+if [[ -n $cli_io ]]; then
+  while IFS= read -r line; do echo "layers: io/ header included from the CLI: $line"; done <<<"$cli_io"
+  bad=1
+fi
 flags=$(grep -rnE --include=CMakeLists.txt --include='*.cmake' -e '-m(sha|avx|sse|bmi|arch)' . | grep -v '^\./kernels/' | grep -v '^\./build' || true)
 if [[ -n $flags ]]; then
   while IFS= read -r line; do echo "layers: ISA flag outside kernels/: $line"; done <<<"$flags"

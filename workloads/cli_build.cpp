@@ -19,10 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/database/directory_locks.h"
 #include "engine/memory/large_buffer.h"
 #include "engine/persist/db_files.h"
 #include "engine/state/synthetic_state.h"
-#include "io/db_lock.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 #include "workloads/genesis.h"
@@ -64,9 +64,9 @@ struct TargetPlan {
   uint64_t freed_bytes = 0;       // what those entries occupy
 };
 
-// The lock files of a database directory (io/db_lock.h): kept by --force (a running writer
-// holds LOCK; the build takes it over), and alone they make no database.
-bool lock_file(const std::string& name) { return name == io::kLockFileName || name == io::kReadersFileName; }
+// The lock files of a database directory: kept by --force (a running writer holds LOCK; the
+// build takes it over), and alone they make no database.
+bool lock_file(const std::string& name) { return database::is_lock_file(name); }
 
 // The entries a statetree database directory may hold (tree_db.h's layout, the manifest's
 // temporary, the lock files); --force deletes nothing else, and never the lock files.
@@ -270,8 +270,8 @@ int cmd_build(int argc, char** argv) {
   if (!plan.remove.empty()) {
     // Hold the writer lock while clearing (a running writer refuses the build here, exit 2);
     // the build takes it again when it opens the directory.
-    std::unique_ptr<io::WriterLock> lock;
-    if (io::Status s = io::WriterLock::acquire(plan.dir, &lock); !s.ok()) return fail(s.message());
+    std::unique_ptr<database::WriterLock> lock;
+    if (io::Status s = database::WriterLock::acquire(plan.dir, &lock); !s.ok()) return fail(s.message());
     if (auto e = clear_target(plan)) return fail(*e, 1);
   }
 

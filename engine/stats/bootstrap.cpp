@@ -5,21 +5,14 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/splitmix64.h"
+
 namespace st::stats {
 
 namespace {
 
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // Uniform index in [0, n) (multiply-shift; the bias for n << 2^32 is far below resampling noise).
-size_t draw(uint64_t& state, size_t n) {
-  return size_t((unsigned __int128)splitmix64(state) * n >> 64);
-}
+size_t draw(uint64_t& state, size_t n) { return size_t(kernels::uniform_below(state, n)); }
 
 double median_in_place(std::vector<double>& v) {
   const size_t n = v.size(), mid = n / 2;

@@ -31,6 +31,7 @@
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"
 #include "kernels/keccak256.h"
+#include "kernels/splitmix64.h"
 #include "test_paths.h"
 
 namespace {
@@ -43,12 +44,7 @@ using state::Bytes32;
 
 using st::io::test::TempDir;  // self-deleting directory under /tmp
 
-uint64_t mix(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t mix(uint64_t& x) { return kernels::splitmix64(x); }
 void fill(uint64_t& rng, uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; i += 8) {
     const uint64_t v = mix(rng);

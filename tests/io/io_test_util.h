@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/arena_store.h"
+#include "kernels/splitmix64.h"
 
 namespace st::io::test {
 
@@ -36,12 +37,7 @@ class TempDir {
   std::string path_;
 };
 
-inline uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using kernels::splitmix64;
 
 // Deterministic payload bytes for (page, version).
 inline void fill_payload(unsigned char* p, size_t n, uint64_t page, uint64_t version) {
