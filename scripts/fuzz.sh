@@ -18,7 +18,7 @@ while (($#)); do
   case $1 in
     --seconds) (($# >= 2)) || { echo "fuzz.sh: --seconds needs a count" >&2; exit 2; }; secs=$2; shift 2 ;;
     --json) json=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
