@@ -100,15 +100,15 @@ studies: what each runs; time on 2 cores at small / medium / large
   queue-depth  statetree build (MPT and binary trie, arena) of 100k / 1M / 10M
            slots, then read-bench (cold) at QD 1, 2, 4 ... 128 beside
            io-bench's raw io_uring loop and arena store at the same QDs
-           (disk 0.2 / 0.6 / 3 GB)                ~1 min / ~3 min / ~15 min
+           (disk 0.2 / 0.6 / 3 GB)      ~15 s at small (medium, large: not measured)
   group-depth  statetree build --gd 1..8 (binary trie, arena) of 100k / 1M /
            10M slots (GD 7, 8: 16 KiB pages, their full groups exceed 4 KiB),
            each: bytes on disk, cold read-bench at QD 1 and 32, 10 / 20 / 20
-           block commits of 4,096 writes (disk 0.3 / 2 / 12 GB)
-                                                  ~1 min / ~5 min / ~30 min
+           block commits of 4,096 writes (disk 0.6 GB at small)
+                                        ~30 s at small (medium, large: not measured)
   page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
-           cold read-bench at QD 1 and 32, block commits (disk 0.2 / 1 / 6 GB)
-                                                  ~30 s / ~3 min / ~15 min
+           cold read-bench at QD 1 and 32, block commits (disk 0.3 GB at small)
+                                        ~10 s at small (medium, large: not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
@@ -301,8 +301,8 @@ for s in "${studies[@]}"; do
     io:small) need_mb=$((need_mb + 150)) ;; io:medium) need_mb=$((need_mb + 550)) ;; io:large) need_mb=$((need_mb + 2200)) ;;
     persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
     queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 3000)) ;;
-    group-depth:*) need_mb=$((need_mb + 200 + p_slots / 800)) ;;
-    page-size:*) need_mb=$((need_mb + 100 + p_slots / 1500)) ;;
+    group-depth:*) need_mb=$((need_mb + 100 + p_slots / 170)) ;;  # 576 MiB measured at 100k slots
+    page-size:*) need_mb=$((need_mb + 50 + p_slots / 400)) ;;     # 256 MiB measured at 100k slots
   esac
 done
 avail_mb=$(df -Pm "$DATA" 2>/dev/null | awk 'NR == 2 { print $4 }')
