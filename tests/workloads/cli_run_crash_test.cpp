@@ -1,6 +1,6 @@
 // cli_run_crash_test: a pipelined `statetree run` (two blocks in flight) SIGKILLed at random
 // moments, on both trees. Each kill starts from a copy of the same state and block file; the
-// delays are seeded, one in each of K equal slices of an uninterrupted run's wall time (so
+// delays are seeded, one in each of K equal slices of 1.1 x an uninterrupted run's wall time (so
 // they spread from before the first commit to past the last). After each kill: `verify`
 // passes; the writer lock is free; the root is the initial root or one of the roots `apply`
 // reports per block (the last published block, p); no block the killed run reported on
@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -185,14 +186,16 @@ TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the 
     std::vector<st::state::Block> blocks;
     const Reference ref = prepare(tree, db0, file, &blocks);
 
-    // An uninterrupted run: it must end at apply's root; its wall time spreads the kills.
+    // Uninterrupted runs: each must end at apply's root; the shorter wall time of two (the
+    // first may pay for a cold page cache) spreads the kills.
     long run_us = 0;
-    {
+    for (int rep = 0; rep < 2; ++rep) {
       const std::string db = copy_db(db0, "full_" + tree);
       const auto t0 = std::chrono::steady_clock::now();
       const pid_t pid = spawn({"run", "--db", db, "--blocks", file, "--inflight", "2", "--json"}, out);
       REQUIRE(wait_exit(pid) == 0);
-      run_us = long(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+      const long us = long(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+      run_us = rep == 0 ? us : std::min(run_us, us);
       const KillCheck k = check_killed(db, read_text(out), ref);
       CHECK(k.errors.empty());
       CHECK(k.reported == kBlocks);
