@@ -1,5 +1,6 @@
 // cli_run: `statetree run`: blocks through the block pipeline (engine/pipeline/block_run.h)
-// against an MPT or binary-trie arena database, and what each block cost.
+// against an MPT or binary-trie database (arena, or RocksDB with --inflight 1), and what
+// each block cost.
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
 //                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--json]
@@ -9,7 +10,7 @@
 // block file. Per block: go-ethereum's slow-block columns (state_read_ms, state_hash_ms,
 // commit_ms, total_ms, mgas_per_sec, slots read / written, cache hits / misses, ms per slot
 // read, per miss, per slot total), then per stage wall time, device reads and bytes, device
-// reads per slot and the regime. --json: one JSON object per block ("type":"block") and one
+// reads per slot and the regime (for RocksDB its options, as `apply` prints them). --json: one JSON object per block ("type":"block") and one
 // summary ("type":"summary") per line. The column definitions are in docs/pipeline.md.
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <cstdio>
@@ -189,9 +190,9 @@ std::optional<std::string> generate(const Args& args, const std::string& dir, st
 int cmd_run(int argc, char** argv) {
   Args args("statetree run",
             "The block pipeline: replays blocks (a block file, or a generated workload) against an MPT or binary-trie\n"
-            "arena database through prefetch -> traverse -> commit on a TBB flow graph, one copy-on-write commit per\n"
-            "block, and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
-  args.option("db", "DIR", "database directory (MPT or binary trie, arena store)");
+            "database through prefetch -> traverse -> commit on a TBB flow graph, one commit per block (arena:\n"
+            "copy-on-write; RocksDB: one synced WriteBatch, --inflight 1 only), and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
+  args.option("db", "DIR", "database directory (MPT or binary trie; arena or RocksDB store)");
   args.option("blocks", "FILE", "block file (statetree workload, or a client's BAL)");
   args.option("workload", "K", "generate the blocks instead: erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like");
   args.option("reader", "M",
@@ -199,7 +200,7 @@ int cmd_run(int argc, char** argv) {
               "or geth (workers read later transactions' accesses ahead, one mutex-serialised reader)", "bal");
   args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
   args.option_u64("qd", "Q", "queue depth of the reads", 1, 4096, 32);
-  args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
+  args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits; RocksDB: 1 only)", 1, 16, 1);
   args.option_u64("block-count", "N", "--workload: blocks", 1, 100000, 1);
   args.option_u64("calls", "N", "--workload: calls per transaction (default: as many as fit in --tx-gas)", 1, 10000000);
   args.option_u64("loads", "N", "--workload mixed: balanceOf calls per transaction", 0, 10000000);
@@ -244,8 +245,14 @@ int cmd_run(int argc, char** argv) {
     return fail(*e);
   }
   const bool json = args.given("json");
-  const nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
-                                 {"inflight", ro.inflight}, {"cold", "O_DIRECT reads; a fresh reader page cache per block"}};
+  nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
+                           {"inflight", ro.inflight}};
+  ro.on_open = [&regime](const persist::DbFiles& files) {
+    store_regime(files, regime);
+    regime["cold"] = files.store == persist::StoreKind::rocksdb
+                         ? "a fresh read-only RocksDB instance (its own block cache) per block"
+                         : "O_DIRECT reads; a fresh reader page cache per block";
+  };
   report::Progress progress("run", blocks.size());
   pipeline::RunResult res;
   const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {

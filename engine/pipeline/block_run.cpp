@@ -49,9 +49,16 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   if (options.geth_workers > 256) return bad("--workers must be in 1..256");
   persist::DbOptions o;
   if (io::Status s = persist::DbFiles::probe(options.dir, &o); !s.ok()) return s;
-  if (o.store != persist::StoreKind::arena)
-    return io::Status(io::Errc::unsupported, "the block pipeline needs an arena database (" + options.dir + " is " +
-                                                 persist::store_kind_name(o.store) + ")");
+  // RocksDB: each block's reader is a read-only RocksDB instance opened on the files the
+  // writer changes. Opened between commits (K = 1) it replays the WAL up to the last whole
+  // synced batch, whose commit record names its state. Opened while a batch, a memtable
+  // flush or a compaction lands (K > 1), RocksDB does not promise a consistent view (a WAL
+  // or SST it read of may be replaced under it): no state is pinned, so K > 1 is refused.
+  if (o.store == persist::StoreKind::rocksdb && options.inflight > 1)
+    return io::Status(io::Errc::unsupported,
+                      "--inflight " + std::to_string(options.inflight) + " needs an arena database: " + options.dir +
+                          " is RocksDB, whose per-block readers cannot pin a published state while a commit lands "
+                          "(give --inflight 1)");
   if (o.params.tree_kind != io::TreeKind::mpt && o.params.tree_kind != io::TreeKind::bintrie)
     return bad(std::string("the block pipeline needs an MPT or binary-trie database, not ") +
                io::tree_kind_name(o.params.tree_kind));
@@ -60,6 +67,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return s;
   if (io::Status s = check_blocks(files, blocks, options.queue_depth); !s.ok()) return s;
+  if (options.on_open) options.on_open(files);
 
   const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
   std::unique_ptr<persist::MptCommitter> mpt_committer;

@@ -1,12 +1,13 @@
 // block_run: the block pipeline. Blocks (EIP-7928 access lists, engine/state/bal.h) replayed
-// against an MPT or binary-trie arena database, each block through three stages on a
-// tbb::flow graph:
+// against an MPT or binary-trie database (arena or RocksDB), each block through three
+// stages on a tbb::flow graph:
 //
 //   prefetch  opens a reader handle pinned to the current published state (DbFiles::for_read
-//             via open_any_db: its pages are never reused while it lives); reader `bal`: the
-//             block's whole access set (every account of the BAL, every slot read or written)
-//             looked up in ONE streamed batch at the queue depth (TreeDb::lookup); `serial`:
-//             nothing more
+//             via open_any_db; arena: its pages are never reused while it lives; RocksDB: a
+//             read-only instance, fixed at the last whole commit batch when it opens, see
+//             below); reader `bal`: the block's whole access set (every account of the
+//             BAL, every slot read or written) looked up in ONE streamed batch at the
+//             queue depth (TreeDb::lookup); `serial`: nothing more
 //   traverse  the block's transactions in order (block access indices 0..n+1, accesses from
 //             access_by_index: accounts read, accounts written, then slots read, the written
 //             slots among them, in BAL order); each access is served by the block's own
@@ -19,19 +20,24 @@
 //             reader); the main traversal takes an answer a worker already read (a warm
 //             hit) or waits for the mutex and reads it itself. Then the block's post-state
 //             diff goes into the diff layer
-//   commit    serial and in block order: the diff as one copy-on-write commit through the
-//             tree's committer (MptCommitter / BintrieCommitter), whose CommitStats split it
-//             into resolve (re-reading the dirty paths), apply, write (encode, hash, pack,
-//             page writes) and publish (fsync, MANIFEST)
+//   commit    serial and in block order: the diff as one commit (arena: copy-on-write;
+//             RocksDB: one synced WriteBatch) through the tree's committer (MptCommitter /
+//             BintrieCommitter), whose CommitStats split it into resolve (re-reading the
+//             dirty paths), apply, write (encode, hash, pack, page writes) and publish
+//             (fsync, MANIFEST)
 //
 // inflight K bounds the blocks between admission and the end of their commit (a
 // limiter_node): K = 1 runs the stages of one block at a time; K = 2 lets block k+1
 // prefetch and traverse while block k commits. Block k+1's reader may then pin the state
 // before block k: its reads see block k's writes through the diff layer. Preallocated
-// tokens (K + 1) carry the blocks through the graph.
+// tokens (K + 1) carry the blocks through the graph. RocksDB databases run with K = 1 only
+// (K > 1 is refused before anything is read): a read-only RocksDB instance opened while the
+// writer's batch, memtable flush or compaction lands is not promised a consistent view, so
+// it pins no state; with K = 1 every reader opens between commits and shows exactly the
+// last committed block (its commit record is in the same atomic batch as the nodes).
 //
-// Before anything is committed the run checks: an MPT or binary-trie arena database; every
-// block written for this tree (or for any); the first block's pre-state root is the
+// Before anything is committed the run checks: an MPT or binary-trie database (RocksDB:
+// K = 1); every block written for this tree (or for any); the first block's pre-state root is the
 // database's; storage is written only to accounts that exist or that a block creates. A
 // later block naming a pre-state root is checked at its commit (the earlier blocks are
 // committed by then). A failure stops the run: nothing after the failed block commits.
@@ -47,6 +53,7 @@
 #include <vector>
 
 #include "engine/persist/commit_tail.h"
+#include "engine/persist/db_files.h"
 #include "engine/state/bal.h"
 #include "io/status.h"
 
@@ -65,6 +72,8 @@ struct RunOptions {
   uint32_t geth_workers = 0;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
+  // Called once with the writer's files before the first block (the store's regime).
+  std::function<void(const persist::DbFiles& files)> on_open;
   // Test hooks (may wait): in the commit stage before block `index` commits; in the
   // traverse stage after block `index` is traversed (its diff in the layer).
   std::function<void(size_t index)> before_commit;

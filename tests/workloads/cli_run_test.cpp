@@ -2,7 +2,8 @@
 // trees: the roots equal `statetree apply`'s for the same blocks and the from-scratch root of
 // the final state, with every reader model, queue depth and blocks-in-flight count, and the
 // values the traversal reads are the same in all of them (its read digest); `verify` passes
-// after a run; --workload generates what `workload --out` writes; with two blocks in flight
+// after a run; on RocksDB databases (--inflight 1) the same roots and reads as on the arena
+// and as `apply`, --inflight 2 refused; --workload generates what `workload --out` writes; with two blocks in flight
 // and a forced overlap, block k+1 reads block k's writes through the diff layer; bad input is
 // one line on stderr, exit 2, and leaves the database unchanged.
 #include <doctest/doctest.h>
@@ -230,6 +231,75 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
     CHECK(t.out.find("ms/miss") != std::string::npos);
     CHECK(t.out.find("root " + want_final) != std::string::npos);
     for (const std::string& d : {db0, db_apply, db}) std::filesystem::remove_all(d);
+    std::filesystem::remove(file);
+  }
+}
+
+TEST_CASE("statetree run on RocksDB: the arena run's and apply's roots and reads per block; --inflight 2 refused") {
+  const state::SyntheticState src(small_spec());
+  const state::Allocation alloc = allocation_of(src);
+  for (const char* tree : {"mpt", "bintrie"}) {
+    CAPTURE(tree);
+    const bool bt = std::string(tree) == "bintrie";
+    const std::string arena0 = tmp_path(std::string("ra0_") + tree), rocks0 = tmp_path(std::string("rr0_") + tree),
+                      file = tmp_path(std::string("rw_") + tree + ".bal");
+    REQUIRE(run_statetree(std::string("build --tree ") + tree + kStateOpts + " --db " + arena0).exit_code == 0);
+    REQUIRE(run_statetree(std::string("build --tree ") + tree + kStateOpts + " --store rocksdb --db " + rocks0).exit_code == 0);
+    const std::string root0 = verified_root(rocks0);
+    REQUIRE(root0 == verified_root(arena0));
+    auto w = run_statetree("workload --kind mainnet_like --db " + arena0 + " --blocks 4 --seed 4 --out " + file);
+    REQUIRE_MESSAGE(w.exit_code == 0, w.err);
+    std::vector<state::Block> blocks;
+    REQUIRE(!workloads::read_block_file(file, &blocks));
+    const std::string want_final = scratch_root_hex(final_state(alloc, blocks), bt);
+
+    const std::string rocks_apply = copy_db(rocks0, std::string("rapply_") + tree);
+    auto ap = run_statetree("apply --db " + rocks_apply + " --blocks " + file + " --json");
+    REQUIRE_MESSAGE(ap.exit_code == 0, ap.err);
+    const json aj = json::parse(ap.out);
+    REQUIRE(aj["blocks"].size() == 4);
+    CHECK(aj["root"] == want_final);
+
+    for (const char* regime : {"--reader bal --qd 32", "--reader serial --qd 1", "--reader geth --workers 2"}) {
+      CAPTURE(regime);
+      const std::string adb = copy_db(arena0, std::string("rarena_") + tree), rdb = copy_db(rocks0, std::string("rrocks_") + tree);
+      auto a = run_statetree("run --db " + adb + " --blocks " + file + " " + regime + " --json");
+      REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+      auto r = run_statetree("run --db " + rdb + " --blocks " + file + " " + regime + " --inflight 1 --json");
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      const RunOut ao = parse_run(a.out), ro = parse_run(r.out);
+      REQUIRE(ao.blocks.size() == 4);
+      REQUIRE(ro.blocks.size() == 4);
+      for (size_t i = 0; i < 4; ++i) {
+        const json& b = ro.blocks[i];
+        CHECK(b["index"] == i);
+        CHECK(b["root"] == aj["blocks"][i]["root"]);
+        CHECK(b["root"] == ao.blocks[i]["root"]);
+        // The reader showed exactly the last committed block, and read the arena run's values.
+        CHECK(b["reader_blocks_visible"] == i);
+        CHECK(b["diff_layer_hits"] == 0);
+        CHECK(b["read_digest"] == ao.blocks[i]["read_digest"]);
+        CHECK(b["cache_misses"] == ao.blocks[i]["cache_misses"]);
+        CHECK(b["device_reads"].get<uint64_t>() > 0);
+        CHECK(b["regime"]["store"] == "rocksdb");
+        CHECK(b["regime"]["rocksdb"]["bloom_bits_per_key"].get<int>() == 10);
+        CHECK(b["regime"]["rocksdb"].contains("block_cache_bytes"));
+        CHECK(ao.blocks[i]["regime"]["store"] == "arena");
+      }
+      CHECK(ro.summary["root"] == want_final);
+      CHECK(ro.summary["regime"]["store"] == "rocksdb");
+      CHECK(verified_root(rdb) == want_final);
+      for (const std::string& d : {adb, rdb}) std::filesystem::remove_all(d);
+    }
+    // K > 1: the RocksDB reader pins no state while a commit lands; refused, nothing applied.
+    const std::string rdb = copy_db(rocks0, std::string("rk2_") + tree);
+    auto k2 = run_statetree("run --db " + rdb + " --blocks " + file + " --inflight 2 --json");
+    CHECK(k2.exit_code == 2);
+    CHECK(std::count(k2.err.begin(), k2.err.end(), '\n') == 1);
+    CHECK(k2.err.rfind("statetree run: --inflight 2 needs an arena database", 0) == 0);
+    CHECK(k2.out.empty());
+    CHECK(verified_root(rdb) == root0);
+    for (const std::string& d : {arena0, rocks0, rocks_apply, rdb}) std::filesystem::remove_all(d);
     std::filesystem::remove(file);
   }
 }
