@@ -13,7 +13,7 @@
 //                 same sizes) applied right after the timed one, untimed: the timed block's
 //                 paths are as cold as a real block's (each rep writes other random slots).
 //                 --warm times the second block instead (its paths just walked and hashed
-//                 by the first: the figures of sessions before 2026-11-30 13:30 UTC).
+//                 by the first: the figures measured before 2026-11-30 13:30 UTC).
 //   memory        peak RSS growth of one build per million entries; resident bytes of the
 //                 mutable trie per million slots.
 //
