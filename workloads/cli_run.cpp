@@ -3,7 +3,7 @@
 // each block cost.
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
-//                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--json]
+//                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--json | --csv]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
 // synthetic state (before the run starts; the time is not in the figures), --blocks reads a
@@ -11,11 +11,14 @@
 // commit_ms, total_ms, mgas_per_sec, slots read / written, cache hits / misses, ms per slot
 // read, per miss, per slot total), then per stage wall time, device reads and bytes, device
 // reads per slot and the regime (for RocksDB its options, as `apply` prints them). --json: one JSON object per block ("type":"block") and one
-// summary ("type":"summary") per line. The column definitions are in docs/pipeline.md.
+// summary ("type":"summary") per line; --csv: the block objects as a header and one row per
+// block (nested fields as stage.field, per_tx and regime left out), then "# " + the summary. The column definitions are in docs/pipeline.md.
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -114,6 +117,32 @@ nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& 
           {"read_digest", report::hex(reinterpret_cast<const uint8_t*>(&b.read_digest), 8)},
           {"per_tx", txs},
           {"regime", regime}};
+}
+
+// --csv: the block object flattened: nested objects' fields as "stage.field", per_tx and the
+// regime left out (the regime is in the summary); null as an empty cell, strings unquoted
+// (none holds a comma).
+void flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>* out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (prefix.empty() && (it.key() == "per_tx" || it.key() == "regime")) continue;
+    const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object()) flatten(*it, name, out);
+    else if (it->is_null()) out->push_back({name, ""});
+    else if (it->is_string()) out->push_back({name, it->get<std::string>()});
+    else out->push_back({name, it->dump()});
+  }
+}
+void print_csv_row(const pipeline::BlockResult& b, const nlohmann::json& regime) {
+  std::vector<std::pair<std::string, std::string>> cells;
+  flatten(block_json(b, regime), "", &cells);
+  std::string line;
+  if (b.index == 0) {
+    for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + cells[i].first;
+    std::printf("%s\n", line.c_str());
+    line.clear();
+  }
+  for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + cells[i].second;
+  std::printf("%s\n", line.c_str());
 }
 
 void print_header() {
@@ -217,6 +246,8 @@ int cmd_run(int argc, char** argv) {
   args.option_u64("evm-work-balanceof", "G", "--workload: EVM gas of one balanceOf call besides its slot access", 0, 1000000, 627);
   args.option_u64("evm-work-approve", "G", "--workload: EVM gas of one approve call besides its slot access", 0, 1000000, 797);
   args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
+  args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
+                   "the summary object as one line \"# {...}\"");
   args.require("db");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
@@ -244,7 +275,8 @@ int cmd_run(int argc, char** argv) {
   } else if (auto e = generate(args, dir, &blocks)) {
     return fail(*e);
   }
-  const bool json = args.given("json");
+  const bool json = args.given("json"), csv = args.given("csv");
+  if (json && csv) return fail("give at most one of --json and --csv");
   nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
                            {"inflight", ro.inflight}};
   ro.on_open = [&regime](const persist::DbFiles& files) {
@@ -258,6 +290,8 @@ int cmd_run(int argc, char** argv) {
   const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
     if (json) {
       std::printf("%s\n", block_json(b, regime).dump().c_str());
+    } else if (csv) {
+      print_csv_row(b, regime);
     } else {
       if (b.index == 0) print_header();  // nothing on stdout before the first commit
       print_row(b);
@@ -311,9 +345,9 @@ int cmd_run(int argc, char** argv) {
                    {"ms_per_device_read", r.ms_per_device_read()}});
     sum["cold_tail"] = {{"by_tx_count", c}, {"by_tx_index", x}};
   }
-  if (json) {
+  if (json || csv) {
     report::stamp(sum);
-    std::printf("%s\n", sum.dump().c_str());
+    std::printf("%s%s\n", csv ? "# " : "", sum.dump().c_str());
   } else {
     std::printf("%zu blocks in %.1f ms (%.2f blocks/s", res.blocks.size(), wall_ms, sum["blocks_per_sec"].get<double>());
     if (gas_known) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());

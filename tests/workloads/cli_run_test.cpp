@@ -507,6 +507,74 @@ TEST_CASE("diff layer: the latest write of the blocks in the range, fields merge
   CHECK(l.entries() == 0);
 }
 
+// The cells of one CSV line (no quoting: `run --csv` writes none).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> v;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) v.push_back(cell);
+  if (!line.empty() && line.back() == ',') v.push_back("");
+  return v;
+}
+
+TEST_CASE("statetree run --csv: the JSON block objects' columns, one row per block, the same roots and counts; the summary line") {
+  for (const char* tree : {"mpt", "bintrie"}) {
+    CAPTURE(tree);
+    const std::string db0 = tmp_path(std::string("csv0_") + tree), file = tmp_path(std::string("csv_") + tree + ".bal");
+    REQUIRE(run_statetree(std::string("build --tree ") + tree + kStateOpts + " --db " + db0).exit_code == 0);
+    REQUIRE(run_statetree("workload --kind mainnet_like --db " + db0 + " --blocks 3 --seed 5 --out " + file).exit_code == 0);
+    const std::string dj = copy_db(db0, std::string("csvj_") + tree), dc = copy_db(db0, std::string("csvc_") + tree);
+    auto j = run_statetree("run --db " + dj + " --blocks " + file + " --json");
+    REQUIRE_MESSAGE(j.exit_code == 0, j.err);
+    auto c = run_statetree("run --db " + dc + " --blocks " + file + " --csv");
+    REQUIRE_MESSAGE(c.exit_code == 0, c.err);
+    const RunOut ro = parse_run(j.out);
+    REQUIRE(ro.blocks.size() == 3);
+    std::vector<std::string> lines;
+    {
+      std::istringstream in(c.out);
+      std::string l;
+      while (std::getline(in, l)) lines.push_back(l);
+    }
+    REQUIRE(lines.size() == 1 + 3 + 1);
+    // The header: the block object's fields (nested as stage.field), without per_tx and regime.
+    std::vector<std::string> want_header;
+    for (auto it = ro.blocks[0].begin(); it != ro.blocks[0].end(); ++it) {
+      if (it.key() == "per_tx" || it.key() == "regime") continue;
+      if (it->is_object())
+        for (auto f = it->begin(); f != it->end(); ++f) want_header.push_back(it.key() + "." + f.key());
+      else want_header.push_back(it.key());
+    }
+    const std::vector<std::string> header = csv_cells(lines[0]);
+    CHECK(header == want_header);
+    for (size_t i = 0; i < 3; ++i) {
+      CAPTURE(i);
+      const std::vector<std::string> row = csv_cells(lines[1 + i]);
+      REQUIRE(row.size() == header.size());
+      std::map<std::string, std::string> cell;
+      for (size_t k = 0; k < row.size(); ++k) cell[header[k]] = row[k];
+      const json& b = ro.blocks[i];
+      CHECK(cell["type"] == "block");
+      CHECK(cell["root"] == b["root"].get<std::string>());
+      CHECK(cell["read_digest"] == b["read_digest"].get<std::string>());
+      for (const char* n : {"index", "number", "txs", "gas_used", "accounts", "slots_read", "slots_written", "accesses",
+                            "cache_hits", "cache_misses", "diff_layer_hits", "reader_blocks_visible"})
+        CHECK_MESSAGE(cell[n] == b[n].dump(), n);
+      CHECK(cell["prefetch.keys"] == b["prefetch"]["keys"].dump());
+      CHECK(cell["commit.records_written"] == b["commit"]["records_written"].dump());
+    }
+    REQUIRE(lines.back().rfind("# ", 0) == 0);
+    const json sum = json::parse(lines.back().substr(2));
+    CHECK(sum["type"] == "summary");
+    CHECK(sum["root"] == ro.summary["root"]);
+    CHECK(sum["blocks"] == 3);
+    CHECK(sum["slots_read"] == ro.summary["slots_read"]);
+    CHECK(verified_root(dc) == ro.summary["root"].get<std::string>());
+    for (const std::string& p : {db0, dj, dc}) std::filesystem::remove_all(p);
+    std::filesystem::remove(file);
+  }
+}
+
 TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and the database is unchanged") {
   auto h = run_statetree("run --help");
   CHECK(h.exit_code == 0);
@@ -550,6 +618,7 @@ TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and t
         {"run" + d + " --blocks " + file + " --inflight 0", "--inflight", db},
         {"run" + d + " --blocks " + file + " --inflight 17", "--inflight", db},
         {"run" + d + " --blocks " + file + " --qd 0", "--qd", db},
+        {"run" + d + " --blocks " + file + " --json --csv", "at most one of --json and --csv", db},
         {"run" + d + " --workload erc20_nothing", "unknown --workload", db},
         {"run" + d + " --workload mixed_sload_sstore --calls 3", "--loads / --stores", db},
         {"run" + d + " --blocks " + other, "was written for the", db},
