@@ -3,7 +3,8 @@
 // each block cost.
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
-//                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--json | --csv]
+//                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--cold]
+//                 [--json | --csv]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
 // synthetic state (before the run starts; the time is not in the figures), --blocks reads a
@@ -13,6 +14,8 @@
 // reads per slot and the regime (for RocksDB its options, as `apply` prints them). --json: one JSON object per block ("type":"block") and one
 // summary ("type":"summary") per line; --csv: the block objects as a header and one row per
 // block (nested fields as stage.field, per_tx and regime left out), then "# " + the summary. The column definitions are in docs/pipeline.md.
+// --cold: the database's files evicted from the OS page cache before the run (persist::make_db_cold,
+// as read-bench --cold); the regime's page_cache says which protocol ran.
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <cstdio>
 #include <string>
@@ -245,6 +248,8 @@ int cmd_run(int argc, char** argv) {
   args.option("zipf", "S", "--workload mainnet_like: Zipf exponent of the contract draw", "1.8");
   args.option_u64("evm-work-balanceof", "G", "--workload: EVM gas of one balanceOf call besides its slot access", 0, 1000000, 627);
   args.option_u64("evm-work-approve", "G", "--workload: EVM gas of one approve call besides its slot access", 0, 1000000, 797);
+  args.flag("cold", "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"
+                    "drop_caches when permitted (root), else posix_fadvise; the regime's page_cache names the protocol");
   args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
@@ -285,6 +290,17 @@ int cmd_run(int argc, char** argv) {
                          ? "a fresh read-only RocksDB instance (its own block cache) per block"
                          : "O_DIRECT reads; a fresh reader page cache per block";
   };
+  // --cold: after the blocks were read or generated (generating reads the database), so the
+  // run's first reads find none of its pages in the page cache.
+  if (args.given("cold")) {
+    std::unique_ptr<persist::TreeDb> db;
+    if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+    persist::ColdInfo cold;
+    if (io::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return fail(s.message(), exit_code_for(s));
+    regime["page_cache"] = {{"dropped", true}, {"protocol", cold.protocol}, {"detail", cold.detail}};
+  } else {
+    regime["page_cache"] = {{"dropped", false}, {"protocol", "as found"}, {"detail", ""}};
+  }
   report::Progress progress("run", blocks.size());
   pipeline::RunResult res;
   const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
@@ -354,6 +370,11 @@ int cmd_run(int argc, char** argv) {
     std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
                 sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
                 pipeline::reader_model_name(ro.reader), ro.queue_depth, ro.inflight, hex0x(res.root).c_str());
+    if (regime["page_cache"]["dropped"].get<bool>()) {
+      const std::string detail = regime["page_cache"]["detail"].get<std::string>();
+      std::printf("page cache dropped before the run: %s%s\n", regime["page_cache"]["protocol"].get<std::string>().c_str(),
+                  detail.empty() ? "" : (" (" + detail + ")").c_str());
+    }
     std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
                 "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");
     for (const pipeline::ColdTailRow& r : by_count)

@@ -575,10 +575,44 @@ TEST_CASE("statetree run --csv: the JSON block objects' columns, one row per blo
   }
 }
 
+TEST_CASE("statetree run --cold: the page cache dropped before the run, the protocol in the regime, the same roots") {
+  for (const char* tree : {"mpt", "bintrie"}) {
+    CAPTURE(tree);
+    const std::string db0 = tmp_path(std::string("cold0_") + tree), file = tmp_path(std::string("cold_") + tree + ".bal");
+    REQUIRE(run_statetree(std::string("build --tree ") + tree + kStateOpts + " --db " + db0).exit_code == 0);
+    REQUIRE(run_statetree("workload --kind mainnet_like --db " + db0 + " --blocks 3 --seed 6 --out " + file).exit_code == 0);
+    const std::string dw = copy_db(db0, std::string("coldw_") + tree), dc = copy_db(db0, std::string("coldc_") + tree);
+    auto w = run_statetree("run --db " + dw + " --blocks " + file + " --json");
+    REQUIRE_MESSAGE(w.exit_code == 0, w.err);
+    auto c = run_statetree("run --db " + dc + " --blocks " + file + " --cold --json");
+    REQUIRE_MESSAGE(c.exit_code == 0, c.err);
+    const RunOut rw = parse_run(w.out), rc = parse_run(c.out);
+    REQUIRE(rw.blocks.size() == 3);
+    REQUIRE(rc.blocks.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(rc.blocks[i]["root"] == rw.blocks[i]["root"]);
+      CHECK(rc.blocks[i]["read_digest"] == rw.blocks[i]["read_digest"]);
+    }
+    CHECK(rc.summary["root"] == rw.summary["root"]);
+    const json& pc = rc.summary["regime"]["page_cache"];
+    CHECK(pc["dropped"] == true);
+    const std::string protocol = pc["protocol"].get<std::string>();
+    CHECK((protocol == "drop_caches" || protocol == "fadvise_dontneed"));
+    if (protocol == "fadvise_dontneed") CHECK(!pc["detail"].get<std::string>().empty());  // why not drop_caches
+    CHECK(rc.blocks[0]["regime"]["page_cache"] == pc);
+    CHECK(rw.summary["regime"]["page_cache"]["dropped"] == false);
+    auto t = run_statetree("run --db " + copy_db(db0, std::string("coldt_") + tree) + " --blocks " + file + " --cold");
+    REQUIRE_MESSAGE(t.exit_code == 0, t.err);
+    CHECK(t.out.find("page cache dropped before the run: " + protocol) != std::string::npos);
+    for (const std::string& p : {db0, dw, dc, tmp_path(std::string("coldt_") + tree)}) std::filesystem::remove_all(p);
+    std::filesystem::remove(file);
+  }
+}
+
 TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and the database is unchanged") {
   auto h = run_statetree("run --help");
   CHECK(h.exit_code == 0);
-  for (const char* o : {"--reader", "--qd", "--inflight", "--workload", "--blocks", "--json"}) CHECK(h.out.find(o) != std::string::npos);
+  for (const char* o : {"--reader", "--qd", "--inflight", "--workload", "--blocks", "--json", "--csv", "--cold"}) CHECK(h.out.find(o) != std::string::npos);
   for (const char* tree : {"mpt", "bintrie"}) {
     CAPTURE(tree);
     const bool bt = std::string(tree) == "bintrie";
