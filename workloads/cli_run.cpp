@@ -4,6 +4,7 @@
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
 //                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--cold]
+//                 [--pin STAGE=CPU,...]
 //                 [--json | --csv]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
@@ -16,7 +17,9 @@
 // block (nested fields as stage.field, per_tx and regime left out), then "# " + the summary. The column definitions are in docs/pipeline.md.
 // --cold: the database's files evicted from the OS page cache before the run (persist::make_db_cold,
 // as read-bench --cold); the regime's page_cache says which protocol ran.
+// --pin: the stages' threads on the CPUs given (RunOptions::stage_cpus), in the regime's pin.
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -163,6 +166,41 @@ void print_row(const pipeline::BlockResult& b) {
               r.device_reads_per_slot);
 }
 
+// --pin STAGE=CPU[,STAGE=CPU...]: the stages' CPUs (stages not named run unpinned), and the
+// regime's "pin" object. An error message for anything else.
+std::optional<std::string> parse_stage_pins(const std::string& spec, pipeline::RunOptions::StageCpus* out,
+                                            nlohmann::json* regime) {
+  const std::string form = "--pin takes STAGE=CPU[,STAGE=CPU...] with STAGE prefetch, traverse or commit";
+  const std::vector<int> allowed = available_cpu_list();
+  std::vector<std::string> items;
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = spec.find(',', from);
+    items.push_back(spec.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  *regime = nlohmann::json::object();
+  for (const std::string& it : items) {
+    const size_t eq = it.find('=');
+    if (eq == std::string::npos) return form + " (got '" + it + "')";
+    const std::string stage = it.substr(0, eq);
+    std::vector<int>* cpus = stage == "prefetch" ? &out->prefetch
+                             : stage == "traverse" ? &out->traverse
+                             : stage == "commit" ? &out->commit
+                                                 : nullptr;
+    if (!cpus) return form + " (unknown stage '" + stage + "')";
+    if (!cpus->empty()) return "--pin names " + stage + " twice";
+    const auto cpu = parse_u64(it.substr(eq + 1));
+    if (!cpu) return form + " (bad CPU in '" + it + "')";
+    if (std::find(allowed.begin(), allowed.end(), int64_t(*cpu)) == allowed.end())
+      return "--pin: CPU " + std::to_string(*cpu) + " is not one this process may run on (" + cpu_list_string(allowed) + ")";
+    cpus->push_back(int(*cpu));
+    (*regime)[stage] = *cpu;
+  }
+  return std::nullopt;
+}
+
 // The generated blocks of --workload on the database's synthetic state.
 std::optional<std::string> generate(const Args& args, const std::string& dir, std::vector<state::Block>* out) {
   const auto kind = workloads::workload_kind_from_name(args.str("workload"));
@@ -250,6 +288,9 @@ int cmd_run(int argc, char** argv) {
   args.option_u64("evm-work-approve", "G", "--workload: EVM gas of one approve call besides its slot access", 0, 1000000, 797);
   args.flag("cold", "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"
                     "drop_caches when permitted (root), else posix_fadvise; the regime's page_cache names the protocol");
+  args.option("pin", "STAGE=CPU,...",
+              "run each named stage's thread on one CPU (prefetch, traverse, commit; e.g. prefetch=0,traverse=0,commit=1;\n"
+              "geth's workers run on traverse's CPU); stages not named are not pinned");
   args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
@@ -272,6 +313,9 @@ int cmd_run(int argc, char** argv) {
   ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
   ro.queue_depth = uint32_t(args.get_u64("qd"));
   ro.inflight = uint32_t(args.get_u64("inflight"));
+  nlohmann::json pins = nlohmann::json::object();
+  if (args.given("pin"))
+    if (auto e = parse_stage_pins(args.str("pin"), &ro.stage_cpus, &pins)) return fail(*e);
   ro.commit_spec = [](const std::string& prev, const state::Block& b) { return bal_blocks_spec(prev, 1, state::bal_hash(b.bal)); };
 
   std::vector<state::Block> blocks;
@@ -283,7 +327,7 @@ int cmd_run(int argc, char** argv) {
   const bool json = args.given("json"), csv = args.given("csv");
   if (json && csv) return fail("give at most one of --json and --csv");
   nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
-                           {"inflight", ro.inflight}};
+                           {"inflight", ro.inflight}, {"pin", pins}};
   ro.on_open = [&regime](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["cold"] = files.store == persist::StoreKind::rocksdb

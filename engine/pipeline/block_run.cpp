@@ -11,7 +11,8 @@
 // K + 1 preallocated tokens circulate: K between the limiter and the end of a commit, one
 // held by the input node while the limiter is full. A failure is recorded on its token and
 // passed along (no body throws); the commit stage records the first one and commits nothing
-// after it; the input node stops admitting blocks.
+// after it; the input node stops admitting blocks. With RunOptions::stage_cpus a stage's
+// body confines its thread to the stage's CPUs for the body (ScopedCpus, parallel.h).
 #include "engine/pipeline/block_run.h"
 
 #include <tbb/flow_graph.h>
@@ -24,6 +25,7 @@
 #include "engine/persist/db_files.h"
 #include "engine/persist/mpt_commit.h"
 #include "engine/pipeline/block_stages.h"
+#include "engine/pipeline/parallel.h"
 
 namespace st::pipeline {
 
@@ -47,6 +49,9 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
   if (options.queue_depth < 1) return bad("--qd must be at least 1");
   if (options.geth_workers > 256) return bad("--workers must be in 1..256");
+  for (const std::vector<int>* cpus : {&options.stage_cpus.prefetch, &options.stage_cpus.traverse, &options.stage_cpus.commit})
+    for (int c : *cpus)
+      if (!cpu_allowed(c)) return bad("--pin: CPU " + std::to_string(c) + " is not one this process may run on");
   persist::DbOptions o;
   if (io::Status s = persist::DbFiles::probe(options.dir, &o); !s.ok()) return s;
   // RocksDB: each block's reader is a read-only RocksDB instance opened on the files the
@@ -103,10 +108,15 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   });
   tbb::flow::limiter_node<BlockToken*> limit(g, options.inflight);
   tbb::flow::function_node<BlockToken*, BlockToken*> prefetch_node(g, tbb::flow::serial, [&](BlockToken* t) {
+    const ScopedCpus pin(options.stage_cpus.prefetch);
+    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "prefetch: " + pin.error());
     if (!failed.load() && t->error.ok()) prefetch(ctx, *t);
+    if (options.after_prefetch) options.after_prefetch(t->index);
     return t;
   });
   tbb::flow::function_node<BlockToken*, BlockToken*> traverse_node(g, tbb::flow::serial, [&](BlockToken* t) {
+    const ScopedCpus pin(options.stage_cpus.traverse);
+    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "traverse: " + pin.error());
     if (!failed.load() && t->error.ok()) traverse(ctx, *t);
     else t->reader.reset();
     if (options.after_traverse) options.after_traverse(t->index);
@@ -116,6 +126,8 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   tbb::flow::sequencer_node<BlockToken*> order_prefetch(g, by_index), order_traverse(g, by_index), order(g, by_index);
   tbb::flow::function_node<BlockToken*, tbb::flow::continue_msg> commit_node(g, tbb::flow::serial, [&](BlockToken* t) {
     const state::Block& b = *t->block;
+    const ScopedCpus pin(options.stage_cpus.commit);
+    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "commit: " + pin.error());
     auto stop = [&](io::Status s) {
       if (!failed.exchange(true)) {
         const size_t done = result->blocks.size();

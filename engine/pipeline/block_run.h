@@ -70,6 +70,12 @@ struct RunOptions {
   // geth: the workers re-executing the block's transactions ahead of the main one
   // (0: go-ethereum's 4/5 of the CPUs, at least 1).
   uint32_t geth_workers = 0;
+  // The CPUs each stage's body runs on (empty: not pinned): its thread is confined to them
+  // for the body and given its affinity back after; geth's workers, started in the traverse
+  // body, run on traverse's CPUs. Every CPU must be one this process may run on.
+  struct StageCpus {
+    std::vector<int> prefetch, traverse, commit;
+  } stage_cpus;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Called once with the writer's files before the first block (the store's regime).
@@ -78,6 +84,7 @@ struct RunOptions {
   // traverse stage after block `index` is traversed (its diff in the layer).
   std::function<void(size_t index)> before_commit;
   std::function<void(size_t index)> after_traverse;
+  std::function<void(size_t index)> after_prefetch;  // in the prefetch stage, after its work
 };
 
 // Per block access index (0 = pre-execution, 1..n the transactions, n+1 post-execution).

@@ -89,6 +89,44 @@ unsigned concurrency() {
   return c < 1 ? 1u : unsigned(c);
 }
 
+namespace {
+std::string set_current_thread_cpus(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) {
+    if (c < 0 || c >= CPU_SETSIZE) return "no CPU " + std::to_string(c);
+    CPU_SET(c, &set);
+  }
+  if (sched_setaffinity(0, sizeof set, &set) != 0) return std::string("cannot pin to the CPUs given: ") + std::strerror(errno);
+  return {};
+}
+}  // namespace
+
+std::vector<int> current_thread_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
+ScopedCpus::ScopedCpus(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  std::vector<int> before = current_thread_cpus();
+  if (before.empty()) {
+    error_ = std::string("cannot read the thread's CPU affinity: ") + std::strerror(errno);
+    return;
+  }
+  error_ = set_current_thread_cpus(cpus);
+  if (error_.empty()) saved_ = std::move(before);
+}
+
+ScopedCpus::~ScopedCpus() {
+  if (!saved_.empty()) set_current_thread_cpus(saved_);
+}
+
 std::string pin_current_thread(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);

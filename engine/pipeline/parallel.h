@@ -72,6 +72,26 @@ void parallel_sort(It first, It last, Less less) {
   }
 }
 
+// Confines the calling thread to `cpus` for the object's lifetime (sched_setaffinity) and
+// then gives it back the affinity it had; threads it starts meanwhile inherit the
+// confinement (Linux). Empty `cpus`: nothing changes. error(): why the confinement failed
+// ("" when it holds or was not asked for); the thread is then left as it was.
+class ScopedCpus {
+ public:
+  explicit ScopedCpus(const std::vector<int>& cpus);
+  ~ScopedCpus();
+  ScopedCpus(const ScopedCpus&) = delete;
+  ScopedCpus& operator=(const ScopedCpus&) = delete;
+  const std::string& error() const { return error_; }
+
+ private:
+  std::vector<int> saved_;  // the CPUs of the affinity before (empty: nothing to restore)
+  std::string error_;
+};
+
+// The CPUs the calling thread may run on now (sched_getaffinity), ascending.
+std::vector<int> current_thread_cpus();
+
 // Pins the calling thread to one CPU. Returns an error message, or empty on success.
 std::string pin_current_thread(int cpu);
 

@@ -29,6 +29,7 @@
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/cold_tail.h"
 #include "engine/pipeline/diff_layer.h"
+#include "engine/pipeline/parallel.h"
 #include "engine/state/bal_builder.h"
 #include "engine/state/bal_derive.h"
 #include "engine/state/synthetic_state.h"
@@ -609,10 +610,108 @@ TEST_CASE("statetree run --cold: the page cache dropped before the run, the prot
   }
 }
 
+TEST_CASE("block pipeline: each stage's body runs on its stage's CPUs, and the caller's affinity is given back") {
+  const std::vector<int> all = pipeline::current_thread_cpus();
+  REQUIRE(!all.empty());
+  const int a = all.front(), b = all.back();  // two CPUs where the machine has them
+  const std::string db0 = tmp_path("pin0"), file = tmp_path("pin.bal");
+  REQUIRE(run_statetree(std::string("build --tree mpt") + kStateOpts + " --db " + db0).exit_code == 0);
+  REQUIRE(run_statetree("workload --kind mainnet_like --db " + db0 + " --blocks 3 --seed 7 --out " + file).exit_code == 0);
+  std::vector<state::Block> blocks;
+  REQUIRE(!workloads::read_block_file(file, &blocks));
+  const std::string db_free = copy_db(db0, "pin_free"), db_pinned = copy_db(db0, "pin_pinned");
+  pipeline::RunResult free_res, pinned_res;
+  {
+    pipeline::RunOptions o;
+    o.dir = db_free;
+    REQUIRE(pipeline::run_blocks(o, blocks, &free_res).ok());
+  }
+  for (pipeline::ReaderModel reader : {pipeline::ReaderModel::bal, pipeline::ReaderModel::geth}) {
+    CAPTURE(pipeline::reader_model_name(reader));
+    const std::string db = copy_db(db0, "pin_loop");
+    pipeline::RunOptions o;
+    o.dir = db;
+    o.reader = reader;
+    o.geth_workers = 2;
+    o.inflight = 2;
+    o.stage_cpus.prefetch = {b};
+    o.stage_cpus.traverse = {a};
+    o.stage_cpus.commit = {b};
+    std::mutex mu;
+    std::vector<std::string> wrong;
+    auto expect = [&](const char* stage, size_t i, int cpu) {
+      if (pipeline::current_thread_cpus() != std::vector<int>{cpu}) {
+        std::lock_guard<std::mutex> g(mu);
+        wrong.push_back(std::string(stage) + " of block " + std::to_string(i));
+      }
+    };
+    o.after_prefetch = [&](size_t i) { expect("prefetch", i, b); };
+    o.after_traverse = [&](size_t i) { expect("traverse", i, a); };
+    o.before_commit = [&](size_t i) { expect("commit", i, b); };
+    size_t seen = 0;
+    const io::Status st = pipeline::run_blocks(o, blocks, &pinned_res, [&](const pipeline::BlockResult&) {
+      expect("commit", seen++, b);
+    });
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    CHECK(seen == 3);
+    CHECK_MESSAGE(wrong.empty(), (wrong.empty() ? std::string() : wrong.front()));
+    CHECK(pipeline::current_thread_cpus() == all);  // the caller's affinity is back
+    REQUIRE(pinned_res.blocks.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(pinned_res.blocks[i].commit_stats.root == free_res.blocks[i].commit_stats.root);
+      CHECK(pinned_res.blocks[i].read_digest == free_res.blocks[i].read_digest);
+    }
+    std::filesystem::remove_all(db);
+  }
+  // A CPU this process may not run on: refused before anything is read.
+  {
+    pipeline::RunOptions o;
+    o.dir = db_pinned;
+    o.stage_cpus.traverse = {all.back() + 1000};
+    pipeline::RunResult r;
+    const io::Status st = pipeline::run_blocks(o, blocks, &r);
+    CHECK(st.code() == io::Errc::bad_argument);
+    CHECK(r.blocks.empty());
+    CHECK(verified_root(db_pinned) == verified_root(db0));
+  }
+  for (const std::string& p : {db0, db_free, db_pinned}) std::filesystem::remove_all(p);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("statetree run --pin: the same roots as an unpinned run, the pins in the regime") {
+  const std::vector<int> all = pipeline::current_thread_cpus();
+  REQUIRE(!all.empty());
+  const std::string a = std::to_string(all.front()), b = std::to_string(all.back());
+  for (const char* tree : {"mpt", "bintrie"}) {
+    CAPTURE(tree);
+    const std::string db0 = tmp_path(std::string("cpin0_") + tree), file = tmp_path(std::string("cpin_") + tree + ".bal");
+    REQUIRE(run_statetree(std::string("build --tree ") + tree + kStateOpts + " --db " + db0).exit_code == 0);
+    REQUIRE(run_statetree("workload --kind mainnet_like --db " + db0 + " --blocks 3 --seed 8 --out " + file).exit_code == 0);
+    const std::string dw = copy_db(db0, std::string("cpinw_") + tree), dp = copy_db(db0, std::string("cpinp_") + tree);
+    auto w = run_statetree("run --db " + dw + " --blocks " + file + " --json");
+    REQUIRE_MESSAGE(w.exit_code == 0, w.err);
+    auto p = run_statetree("run --db " + dp + " --blocks " + file + " --reader geth --workers 2 --inflight 2 --pin prefetch=" + b +
+                           ",traverse=" + a + ",commit=" + b + " --json");
+    REQUIRE_MESSAGE(p.exit_code == 0, p.err);
+    const RunOut rw = parse_run(w.out), rp = parse_run(p.out);
+    REQUIRE(rw.blocks.size() == 3);
+    REQUIRE(rp.blocks.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(rp.blocks[i]["root"] == rw.blocks[i]["root"]);
+      CHECK(rp.blocks[i]["read_digest"] == rw.blocks[i]["read_digest"]);
+    }
+    CHECK(rp.summary["regime"]["pin"] == json{{"prefetch", all.back()}, {"traverse", all.front()}, {"commit", all.back()}});
+    CHECK(rw.summary["regime"]["pin"] == json::object());
+    CHECK(verified_root(dp) == rw.summary["root"].get<std::string>());
+    for (const std::string& d : {db0, dw, dp}) std::filesystem::remove_all(d);
+    std::filesystem::remove(file);
+  }
+}
+
 TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and the database is unchanged") {
   auto h = run_statetree("run --help");
   CHECK(h.exit_code == 0);
-  for (const char* o : {"--reader", "--qd", "--inflight", "--workload", "--blocks", "--json", "--csv", "--cold"}) CHECK(h.out.find(o) != std::string::npos);
+  for (const char* o : {"--reader", "--qd", "--inflight", "--workload", "--blocks", "--json", "--csv", "--cold", "--pin"}) CHECK(h.out.find(o) != std::string::npos);
   for (const char* tree : {"mpt", "bintrie"}) {
     CAPTURE(tree);
     const bool bt = std::string(tree) == "bintrie";
@@ -653,6 +752,13 @@ TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and t
         {"run" + d + " --blocks " + file + " --inflight 17", "--inflight", db},
         {"run" + d + " --blocks " + file + " --qd 0", "--qd", db},
         {"run" + d + " --blocks " + file + " --json --csv", "at most one of --json and --csv", db},
+        {"run" + d + " --blocks " + file + " --pin prefetch", "--pin takes STAGE=CPU", db},
+        {"run" + d + " --blocks " + file + " --pin hash=0", "unknown stage 'hash'", db},
+        {"run" + d + " --blocks " + file + " --pin commit=x", "bad CPU", db},
+        {"run" + d + " --blocks " + file + " --pin commit=-1", "bad CPU", db},
+        {"run" + d + " --blocks " + file + " --pin commit=0,", "--pin takes STAGE=CPU", db},
+        {"run" + d + " --blocks " + file + " --pin commit=0,commit=0", "--pin names commit twice", db},
+        {"run" + d + " --blocks " + file + " --pin traverse=100000", "is not one this process may run on", db},
         {"run" + d + " --workload erc20_nothing", "unknown --workload", db},
         {"run" + d + " --workload mixed_sload_sstore --calls 3", "--loads / --stores", db},
         {"run" + d + " --blocks " + other, "was written for the", db},
