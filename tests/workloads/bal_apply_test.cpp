@@ -24,6 +24,7 @@
 #include "engine/state/bal_builder.h"
 #include "engine/state/bal_derive.h"
 #include "engine/state/synthetic_state.h"
+#include "reference/bal_final_state.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
 #include "workloads/generators.h"
@@ -50,51 +51,10 @@ state::SyntheticSpec small_spec() {
   return s;
 }
 
-// The final state, from scratch: the allocation with every block's diff applied, plus the
-// slots ever set to zero (the binary trie keeps them as present zero leaves).
-struct FinalState {
-  state::Allocation alloc;
-  std::set<std::pair<state::Address, state::Bytes32>> zeroed;
-};
-FinalState final_state(const state::Allocation& start, const std::vector<state::Block>& blocks) {
-  std::map<state::Address, state::Account> m;
-  std::vector<state::Address> order;
-  for (const auto& [a, acc] : start.accounts) m[a] = acc, order.push_back(a);
-  FinalState f;
-  for (const state::Block& b : blocks) {
-    const state::StateDiff d = state::post_state_diff(b.bal);
-    for (const state::AccountDiff& ad : d.accounts) {
-      if (!m.count(ad.address)) order.push_back(ad.address);
-      state::Account& acc = m[ad.address];
-      if (ad.nonce) acc.nonce = *ad.nonce;
-      if (ad.balance) acc.balance = *ad.balance;
-      if (ad.code) acc.code = *ad.code;
-      for (const auto& [k, v] : ad.storage_writes) {
-        const bool zero = std::all_of(v.begin(), v.end(), [](uint8_t x) { return x == 0; });
-        if (zero) acc.storage.erase(k), f.zeroed.insert({ad.address, k});
-        else acc.storage[k] = v, f.zeroed.erase({ad.address, k});
-      }
-    }
-  }
-  for (const state::Address& a : order) f.alloc.accounts.push_back({a, m[a]});
-  return f;
-}
-
 bintrie::KeyScheme sha_ks() {
   bintrie::KeyScheme ks;
   ks.hasher = bintrie::make_hasher(bintrie::HashKind::sha256);
   return ks;
-}
-
-state::Bytes32 scratch_root(const FinalState& f, bool bt) {
-  if (!bt) return mpt::allocation_root(f.alloc);
-  const bintrie::KeyScheme ks = sha_ks();
-  std::map<bintrie::Bytes32, bintrie::Bytes32> leaves;
-  for (const bintrie::Entry& e : bintrie::allocation_leaves(ks, f.alloc, bintrie::code_hash_keccak256)) leaves[e.key] = e.value;
-  for (const auto& [a, slot] : f.zeroed) leaves[bintrie::storage_slot_key(ks, a, slot)] = bintrie::Bytes32{};
-  std::vector<bintrie::Entry> v;
-  for (const auto& [k, val] : leaves) v.push_back({k, val});
-  return bintrie::batch_root(ks.hasher, v);
 }
 
 state::U256 u(uint64_t x) {
@@ -179,7 +139,7 @@ TEST_CASE("bal apply: in memory, both trees, the blocks' diffs give the from-scr
     }
     CHECK(zeroed >= 2);
     CHECK(written > 100);
-    const FinalState f = final_state(alloc, blocks);
+    const reference::BalFinalState f = reference::bal_final_state(alloc, blocks);
     CHECK(f.alloc.accounts.size() > alloc.accounts.size());  // the fee recipient, the created contract
     state::Bytes32 root;
     if (bt) {
@@ -193,7 +153,7 @@ TEST_CASE("bal apply: in memory, both trees, the blocks' diffs give the from-scr
       for (const state::Block& b : blocks) m.apply(state::post_state_diff(b.bal));
       root = m.root();
     }
-    CHECK(root == scratch_root(f, bt));
+    CHECK(root == reference::bal_final_root(f, bt));
   }
 }
 
@@ -313,7 +273,7 @@ TEST_CASE("statetree workload / apply / root --blocks: end to end on both trees,
     // From scratch.
     std::vector<state::Block> blocks;
     REQUIRE(!workloads::read_block_file(file, &blocks));
-    const state::Bytes32 want = scratch_root(final_state(alloc, blocks), bt);
+    const state::Bytes32 want = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
     CHECK(aj["root"].get<std::string>() == workloads::bytes_to_hex(want.data(), 32));
     auto v = run_statetree("verify --db " + db);
     CHECK(v.exit_code == 0);

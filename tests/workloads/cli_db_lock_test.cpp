@@ -6,8 +6,6 @@
 // (write permission removed; run as an unprivileged uid when the tests run as root, where
 // permissions do not bind) verifies and answers.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,7 +22,7 @@
 #include "reference/run_command.h"
 
 using st::reference::run_statetree;
-using st::reference::statetree_binary;
+using st::reference::wait_exit;
 
 namespace {
 
@@ -42,29 +40,7 @@ std::string read_file(const std::string& path) {
 // Starts `statetree ARGS...` with stdout / stderr in base.out / base.err; as uid 65534 when
 // unprivileged is set and this process is root.
 pid_t spawn(const std::vector<std::string>& args, const std::string& base, bool unprivileged = false) {
-  const std::string bin = statetree_binary();
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int out = ::open((base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open((base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-    if (unprivileged && ::geteuid() == 0)
-      if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(125);
-    std::vector<char*> argv{const_cast<char*>(bin.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// The exit status, or 128 + the signal that ended it.
-int wait_exit(pid_t pid) {
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return st::reference::spawn_statetree(args, base + ".out", base + ".err", unprivileged);
 }
 
 std::string hex(const uint8_t* p, size_t n) {

@@ -11,9 +11,7 @@
 // A second case checks that the checker fails on a database off the reference roots and on
 // a database behind what the killed run reported.
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,11 +27,12 @@
 #include <nlohmann/json.hpp>
 
 #include "io/db_lock.h"
+#include "kernels/splitmix64.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
 
 using st::reference::run_statetree;
-using st::reference::statetree_binary;
+using st::reference::wait_exit;
 using nlohmann::json;
 
 namespace {
@@ -55,37 +54,10 @@ std::string copy_db(const std::string& from, const std::string& name) {
   return to;
 }
 
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Starts `statetree ARGS...` directly (no shell, so a signal reaches it) with stdout in OUT
-// and stderr in OUT.err.
+// Starts `statetree ARGS...` directly (a signal reaches it) with stdout in OUT and stderr in
+// OUT.err.
 pid_t spawn(const std::vector<std::string>& args, const std::string& out) {
-  const std::string bin = statetree_binary();
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = ::open((out + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
-    std::vector<char*> argv{const_cast<char*>(bin.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// The exit status, or 128 + the signal that ended it.
-int wait_exit(pid_t pid) {
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return st::reference::spawn_statetree(args, out, out + ".err");
 }
 
 // The reference: roots[0] is the initial root, roots[i + 1] the root after block i.
@@ -216,7 +188,7 @@ TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the 
       CAPTURE(i);
       const std::string db = copy_db(db0, "kill_" + tree);
       const long slice_us = i < kKills ? run_us * 9 / 10 / kKills : run_us / 2;
-      const long delay_us = (i < kKills ? slice_us * i : 0) + long(splitmix64(rng) % uint64_t(std::max(slice_us, 1L)));
+      const long delay_us = (i < kKills ? slice_us * i : 0) + long(st::kernels::splitmix64(rng) % uint64_t(std::max(slice_us, 1L)));
       CAPTURE(delay_us);
       const pid_t pid = spawn({"run", "--db", db, "--blocks", file, "--inflight", "2", "--json"}, out);
       timespec ts{delay_us / 1000000, (delay_us % 1000000) * 1000};

@@ -33,6 +33,7 @@
 #include "engine/state/bal_builder.h"
 #include "engine/state/bal_derive.h"
 #include "engine/state/synthetic_state.h"
+#include "reference/bal_final_state.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
 #include "workloads/u256.h"
@@ -83,47 +84,8 @@ RunOut parse_run(const std::string& out) {
   return r;
 }
 
-// The final state from scratch (as bal_apply_test computes it): the allocation with every
-// block's diff applied, plus the slots ever zeroed (present zero leaves in the binary trie).
-struct FinalState {
-  state::Allocation alloc;
-  std::set<std::pair<state::Address, state::Bytes32>> zeroed;
-};
-FinalState final_state(const state::Allocation& start, const std::vector<state::Block>& blocks) {
-  std::map<state::Address, state::Account> m;
-  std::vector<state::Address> order;
-  for (const auto& [a, acc] : start.accounts) m[a] = acc, order.push_back(a);
-  FinalState f;
-  for (const state::Block& b : blocks)
-    for (const state::AccountDiff& ad : state::post_state_diff(b.bal).accounts) {
-      if (!m.count(ad.address)) order.push_back(ad.address);
-      state::Account& acc = m[ad.address];
-      if (ad.nonce) acc.nonce = *ad.nonce;
-      if (ad.balance) acc.balance = *ad.balance;
-      if (ad.code) acc.code = *ad.code;
-      for (const auto& [k, v] : ad.storage_writes) {
-        const bool zero = std::all_of(v.begin(), v.end(), [](uint8_t x) { return x == 0; });
-        if (zero) acc.storage.erase(k), f.zeroed.insert({ad.address, k});
-        else acc.storage[k] = v, f.zeroed.erase({ad.address, k});
-      }
-    }
-  for (const state::Address& a : order) f.alloc.accounts.push_back({a, m[a]});
-  return f;
-}
-std::string scratch_root_hex(const FinalState& f, bool bt) {
-  state::Bytes32 root;
-  if (!bt) {
-    root = mpt::allocation_root(f.alloc);
-  } else {
-    bintrie::KeyScheme ks;
-    ks.hasher = bintrie::make_hasher(bintrie::HashKind::sha256);
-    std::map<bintrie::Bytes32, bintrie::Bytes32> leaves;
-    for (const bintrie::Entry& e : bintrie::allocation_leaves(ks, f.alloc, bintrie::code_hash_keccak256)) leaves[e.key] = e.value;
-    for (const auto& [a, slot] : f.zeroed) leaves[bintrie::storage_slot_key(ks, a, slot)] = bintrie::Bytes32{};
-    std::vector<bintrie::Entry> v;
-    for (const auto& [k, val] : leaves) v.push_back({k, val});
-    root = bintrie::batch_root(ks.hasher, v);
-  }
+std::string scratch_root_hex(const std::vector<state::Block>& blocks, const state::Allocation& alloc, bool bt) {
+  const state::Bytes32 root = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
   return "0x" + workloads::bytes_to_hex(root.data(), 32, false);
 }
 
@@ -153,7 +115,7 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
     REQUIRE_MESSAGE(w.exit_code == 0, w.err);
     std::vector<state::Block> blocks;
     REQUIRE(!workloads::read_block_file(file, &blocks));
-    const std::string want_final = scratch_root_hex(final_state(alloc, blocks), bt);
+    const std::string want_final = scratch_root_hex(blocks, alloc, bt);
 
     const std::string db_apply = copy_db(db0, std::string("apply_") + tree);
     auto ap = run_statetree("apply --db " + db_apply + " --blocks " + file + " --json");
@@ -252,7 +214,7 @@ TEST_CASE("statetree run on RocksDB: the arena run's and apply's roots and reads
     REQUIRE_MESSAGE(w.exit_code == 0, w.err);
     std::vector<state::Block> blocks;
     REQUIRE(!workloads::read_block_file(file, &blocks));
-    const std::string want_final = scratch_root_hex(final_state(alloc, blocks), bt);
+    const std::string want_final = scratch_root_hex(blocks, alloc, bt);
 
     const std::string rocks_apply = copy_db(rocks0, std::string("rapply_") + tree);
     auto ap = run_statetree("apply --db " + rocks_apply + " --blocks " + file + " --json");
