@@ -3,17 +3,13 @@
 
 #include <algorithm>
 
+#include "kernels/splitmix64.h"
+
 namespace st::state {
 
 namespace {
 bool is_zero(const Bytes32& v) {
   return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
-}
-uint64_t splitmix64(uint64_t* s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 }  // namespace
 
@@ -60,7 +56,7 @@ std::vector<IndexAccess> access_by_index(const BlockAccessList& bal, uint32_t tx
   }
   if (rule.kind == ReadAssignment::Kind::shuffle) {
     uint64_t s = rule.seed;
-    for (size_t i = reads.size(); i > 1; --i) std::swap(reads[i - 1], reads[splitmix64(&s) % i]);
+    for (size_t i = reads.size(); i > 1; --i) std::swap(reads[i - 1], reads[kernels::splitmix64(s) % i]);
   }
   // Shares: transaction t (1..n) takes reads [cum(t-1), cum(t)) of total weight W.
   const uint32_t n = tx_count;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "kernels/keccak256.h"
+#include "kernels/splitmix64.h"
 
 namespace st::state {
 namespace {
@@ -25,12 +26,8 @@ constexpr uint64_t kTagOwnerPerm = 10, kTagSpenderPerm = 20, kTagValue = 30, kTa
 constexpr uint8_t kBalancesMappingSlot = 2, kAllowancesMappingSlot = 3;
 constexpr size_t kChunk = 256;  // slots hashed per batch pass
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// The stream's value at a counter: the mix of counter + gamma (one splitmix64 step from it).
+uint64_t splitmix64(uint64_t x) { return kernels::splitmix64_mix(x + kernels::kSplitmix64Gamma); }
 
 void put_be64(uint8_t* p, uint64_t v) {
   for (int k = 7; k >= 0; --k, v >>= 8) p[k] = uint8_t(v);
