@@ -51,8 +51,16 @@ def cold_tail(rows):
             fig[k + "_per_block"] = None if row.get(k) is None else row[k] / blocks
         fig["misses_per_slot"] = (row["misses"] / row["slots_read"]) if row.get("slots_read") else None
         fig["device_reads_per_slot"] = (row["device_reads"] / row["slots_read"]) if row.get("slots_read") else None
-        waits = [get_lock_wait(b) for b in r.get("blocks_detail", [])]
+        bl = r.get("blocks_detail", [])
+        waits = [get_lock_wait(b) for b in bl]
         fig["lock_wait_ms_per_block"] = median([w for w in waits if w is not None])
+        # go-ethereum's counting: a slot a prefetcher read first is a cache hit for the main
+        # executor, so its misses are ours less the workers' warm hits (geth only).
+        warm = sum((b.get("geth") or {}).get("warm_hits", 0) for b in bl)
+        fig["warm_hits_per_block"] = warm / len(bl) if bl else None
+        main = (row.get("misses") or 0) - warm
+        fig["ms_per_main_miss"] = (row["state_read_ms"] / main) if reader == "geth" and bl and main > 0 and \
+            row.get("state_read_ms") is not None else None
         fig["blocks"] = blocks
         out.setdefault((tree, reader, other), {})[txs] = fig
     return out

@@ -348,6 +348,9 @@ def plots_cold_tail(rows):
                     continue
                 label = f"{pf.TREE_LABEL[tree]}, {'with' if other else 'without'} the other work"
                 series.append((label, [(t, v.get("ms_per_miss")) for t, v in d.items()]))
+                if reader == "geth" and other:  # go-ethereum's counting: less the workers' warm hits
+                    series.append((f"{pf.TREE_LABEL[tree]}, with the other work, misses as go-ethereum counts them",
+                                   [(t, v.get("ms_per_main_miss")) for t, v in d.items()]))
         if not series:
             continue
         series.append(("published (go-ethereum, binary trie; 1 and 9 only)", pub_pts))
