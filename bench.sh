@@ -119,7 +119,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            contracts), each on a fresh copy of the state (2 / 2 / 3 / 3 blocks
            per run; tiny: 1 and 3 transactions, 40 other slots): cost per miss,
            per distinct slot and per device read vs the published 0.40 -> 2.99 ms
-           (disk 0.1 GB at small)      ~35 s at small (medium, large: not measured)
+           (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large: not measured)
   mpt-vs-bintrie  statetree build (MPT and binary trie, arena, one contract) of
            10k / 100k / 1M / 10M slots; then statetree run --cold of
            erc20_balanceof, erc20_approve and mixed_sload_sstore (one
@@ -128,7 +128,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            readers bal and serial, each on a fresh copy, 2 / 5 / 10 / 10 blocks
            (the repetitions, each read cold): ms per slot, binary trie / MPT
            with bootstrap CIs beside the published table
-           (disk 0.1 GB at small)      ~10 s at small (medium, large: not measured)
+           (disk 0.1 / 1.1 GB)   ~10 s / ~3 min at small / medium (large: not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs

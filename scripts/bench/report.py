@@ -578,7 +578,7 @@ class Report:
                                  f"traversal's hit), the cost per miss rises {x(g['ms_per_main_miss'])} while the cost "
                                  f"per distinct slot changes {x(g['ms_per_slot'])} and per device read "
                                  f"{x(g['ms_per_device_read'])}: the denominator shrinks (the workers' reads leave the "
-                                 "main traversal's misses) while the time stays, a shrinking denominator, not slower "
+                                 "main traversal's misses) while the time per slot does not rise: a shrinking denominator, not slower "
                                  "reads")
                 elif rises(g["ms_per_main_miss"]):
                     parts.append(f"with geth, counted as go-ethereum counts, the cost per miss rises "
