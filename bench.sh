@@ -17,10 +17,10 @@ set -uo pipefail
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
 
-ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size fuzz)
+ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie fuzz)
 DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
 # `all`: every study but fuzz (which builds its own clang tree: name it to run it).
-ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size)
+ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie)
 
 usage() {
   cat <<'EOF'
@@ -46,7 +46,8 @@ points at the newest run there):
                 are named as such
 
 STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
-       fuzz, or all (every study but fuzz; default: kernels merkle mpt bintrie io)
+       cold-tail mpt-vs-bintrie fuzz, or all (every study but fuzz; default:
+       kernels merkle mpt bintrie io)
 
 options:
   --scale S   tiny (10k: seconds, the test suite's smoke run; host-warm, no
@@ -109,15 +110,33 @@ studies: what each runs; time on 2 cores at small / medium / large
   page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
            cold read-bench at QD 1 and 32, block commits (disk 0.3 GB at small)
                                         ~10 s at small (medium, large: not measured)
+  cold-tail  statetree build (MPT and binary trie, arena) of 10k / 100k / 1M /
+           10M slots in 10 / 20 / 50 / 200 contracts; then statetree run --cold
+           --workload erc20_balanceof (100 calls per transaction), 1..9
+           transactions per block x readers serial, geth (4 workers), bal, with
+           and without the published other work (--other-slots 740: each
+           transaction after the first reads 740 distinct cold slots of other
+           contracts), each on a fresh copy of the state (2 / 2 / 3 / 3 blocks
+           per run; tiny: 1 and 3 transactions, 40 other slots): cost per miss,
+           per distinct slot and per device read vs the published 0.40 -> 2.99 ms
+           (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large: not measured)
+  mpt-vs-bintrie  statetree build (MPT and binary trie, arena, one contract) of
+           10k / 100k / 1M / 10M slots; then statetree run --cold of
+           erc20_balanceof, erc20_approve and mixed_sload_sstore (one
+           transaction per block; 2,000 / 500 / 1,000 + 250 calls at small, the
+           published 36,742 / 4,094 / 21,620 + 2,047 at medium and large) with
+           readers bal and serial, each on a fresh copy, 2 / 5 / 10 / 10 blocks
+           (the repetitions, each read cold): ms per slot, binary trie / MPT
+           with bootstrap CIs beside the published table
+           (disk 0.1 / 1.1 GB)   ~10 s / ~3 min at small / medium (large: not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
            run, crashes                           targets x seconds
   tiny: 10k leaves, keys and slots, 2 reps, no drop_caches (host-warm): every
   study in seconds, for checking that bench.sh, its plots and report work.
-needs the block pipeline (`statetree run`), not runnable yet: mpt-vs-bintrie
-(the published table), cold-tail, hash-vs-traversal per block, slot-budget,
-snapshot; REPORT.md names them and sets today's nearest figures beside.
+not built yet: hash-vs-traversal per block, slot-budget, snapshot; REPORT.md
+names them and sets today's nearest figures beside.
 default: kernels merkle mpt bintrie io; all: every study but fuzz. Data goes
 at the end unless --keep.
 EOF
@@ -190,16 +209,24 @@ BIN=${bin_given:-./build/statetree}
 # studies; cold: read-bench's cold protocol (tiny stays host-warm: no drop_caches in tests).
 qd_list=1,2,4,8,16,32,64,128; gd_blocks=20; gd_writes=4096; rb_keys=4096; cold=--cold
 p_contracts_default=1000; fuzz_secs=60; p_blocks=20
+# cold-tail: ct_* (state, calls per transaction, transaction counts, other slots, blocks per
+# run); mpt-vs-bintrie: mb_* (state slots, calls per block of each workload, blocks = reps).
+ct_slots=1000000; ct_contracts=50; ct_calls=100; ct_txs="1 2 3 4 5 6 7 8 9"; ct_other=740; ct_blocks=3
+mb_slots=1000000; mb_bal=36742; mb_app=4094; mb_loads=21620; mb_stores=2047; mb_reps=10
 case $scale in
   tiny)   leaves=10000;    merkle_reps=2;  sweep_reps=2; hb_reps=3
           mpt_n=10000;     mpt_reps=2;     bt_keys=10000;   bt_reps=2
           io_mib=4;        io_reps=2;      p_slots=10000;   rb_reps=2
           m_sweep="1024 4096"; qd_list=1,8,32; gd_blocks=3; p_blocks=3; gd_writes=256; rb_keys=256; cold=
-          p_contracts_default=100; fuzz_secs=10 ;;
+          p_contracts_default=100; fuzz_secs=10
+          ct_slots=10000; ct_contracts=10; ct_calls=20; ct_txs="1 3"; ct_other=40; ct_blocks=1
+          mb_slots=10000; mb_bal=200; mb_app=100; mb_loads=100; mb_stores=50; mb_reps=2 ;;
   small)  leaves=100000;   merkle_reps=5;  sweep_reps=3; hb_reps=11
           mpt_n=100000;    mpt_reps=3;     bt_keys=100000;  bt_reps=3
           io_mib=64;       io_reps=3;      p_slots=100000;  rb_reps=3
-          m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30 ;;
+          m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30
+          ct_slots=100000; ct_contracts=20; ct_blocks=2
+          mb_slots=100000; mb_bal=2000; mb_app=500; mb_loads=1000; mb_stores=250; mb_reps=5 ;;
   medium) leaves=1000000;  merkle_reps=11; sweep_reps=3; hb_reps=11
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
           io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3
@@ -207,11 +234,12 @@ case $scale in
   large)  leaves=10000000; merkle_reps=11; sweep_reps=3; hb_reps=31
           mpt_n=10000000;  mpt_reps=5;     bt_keys=10000000; bt_reps=5
           io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3
-          m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300 ;;
+          m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300
+          ct_slots=10000000; ct_contracts=200 ;;
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
-  io_reps=$reps rb_reps=$reps
+  io_reps=$reps rb_reps=$reps mb_reps=$reps
 fi
 p_slots=${SLOTS:-$p_slots}
 p_contracts=${CONTRACTS:-$p_contracts_default}
@@ -303,6 +331,8 @@ for s in "${studies[@]}"; do
     queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 3000)) ;;
     group-depth:*) need_mb=$((need_mb + 100 + p_slots / 170)) ;;  # 576 MiB measured at 100k slots
     page-size:*) need_mb=$((need_mb + 50 + p_slots / 400)) ;;     # 256 MiB measured at 100k slots
+    cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
+    mpt-vs-bintrie:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
   esac
 done
 avail_mb=$(df -Pm "$DATA" 2>/dev/null | awk 'NR == 2 { print $4 }')
@@ -314,7 +344,9 @@ fi
 # P_STUDY[i], P_GROUP[i] (a configuration: a failing command skips the later ones of its
 # group), P_ARGS[i] (the statetree arguments, shell-quoted).
 # P_EXE[i]: the program (statetree; scripts/fuzz.sh for the fuzz study).
-P_STUDY=() P_GROUP=() P_ARGS=() P_EXE=()
+# P_PRE[i]: a shell command run before it (the fresh copy of a database a run commits to;
+# set through PRE=... around plan), recorded in commands.txt; if it fails, so does the command.
+P_STUDY=() P_GROUP=() P_ARGS=() P_EXE=() P_PRE=()
 plan() {  # plan STUDY GROUP ARG...
   plan_exe "$BIN" "$@"
 }
@@ -324,7 +356,7 @@ plan_exe() {  # plan_exe EXE STUDY GROUP ARG...
   for a in "$@"; do
     if [[ $a =~ ^[A-Za-z0-9_./,:=+@%-]+$ ]]; then quoted+="$a "; else quoted+="$(printf '%q' "$a") "; fi
   done
-  P_STUDY+=("$study"); P_GROUP+=("$group"); P_ARGS+=("$quoted"); P_EXE+=("$exe")
+  P_STUDY+=("$study"); P_GROUP+=("$group"); P_ARGS+=("$quoted"); P_EXE+=("$exe"); P_PRE+=("${PRE:-}")
 }
 has_cpu_flag() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 SKIPPED_KERNELS=()
@@ -412,6 +444,72 @@ plan_page_size() {
     done
   done
 }
+# The block pipeline studies: each `run` commits its blocks, so every run gets a fresh copy
+# of the study's base database (a reflink where the file system has them). The run's JSON
+# lines (one per block, then the summary) are kept as one object (merge_run_json).
+# merge_run_json GROUP FILE: `run --json`'s lines as one: the summary object with
+# "bench_group" (the configuration, e.g. bintrie/geth/other740/txs9) and "blocks_detail"
+# (the block objects in order). In bash: no process per command.
+merge_run_json() {
+  local blocks= summary= line
+  while IFS= read -r line; do
+    [[ $line == '{'* ]] || continue
+    if [[ $line == *'"type":"block"'* ]]; then blocks+=${blocks:+,}$line; else summary=$line; fi
+  done < "$2"
+  [[ -n $summary ]] || return 1
+  printf '{"bench_group":"%s","blocks_detail":[%s],%s\n' "$1" "$blocks" "${summary:1}"
+}
+fresh_copy() {  # fresh_copy BASE COPY: the shell command that makes COPY a copy of BASE
+  printf 'rm -rf %q && cp -a --reflink=auto %q %q' "$2" "$1" "$2"
+}
+run_pins=(--pin prefetch=1,traverse=1,commit=1)
+plan_cold_tail() {
+  # erc20_balanceof, ct_calls calls per transaction, 1..9 transactions per block, each
+  # reader, with and without the other work of the published blocks (--other-slots).
+  local tree base copy reader other t workers
+  for tree in mpt bintrie; do
+    base=$DATA/cold-tail/base-$tree copy=$DATA/cold-tail/run-$tree
+    plan cold-tail "$tree-build" build --tree "$tree" --accounts "$((ct_slots / 10))" --contracts "$ct_contracts" \
+      --slots-per-contract "$((ct_slots / ct_contracts))" --seed 1 --db "$base"
+    for reader in serial geth bal; do
+      workers=(); [[ $reader == geth ]] && workers=(--workers 4)
+      for other in "$ct_other" 0; do
+        for t in $ct_txs; do
+          PRE=$(fresh_copy "$base" "$copy")
+          plan cold-tail "$tree/$reader/other$other/txs$t" run --db "$copy" --workload erc20_balanceof \
+            --block-count "$ct_blocks" --calls "$ct_calls" --txs "$t" --other-slots "$other" --seed 1 \
+            --reader "$reader" "${workers[@]}" --qd 32 $cold "${run_pins[@]}"
+          PRE=
+        done
+      done
+    done
+  done
+}
+plan_mpt_vs_bintrie() {
+  # The three ERC20 workloads, one transaction per block (explicit call counts, the gas caps
+  # lifted: per-slot time is the metric), each tree x reader on a fresh copy; the run's
+  # blocks are the repetitions (each block's reader starts cold).
+  local tree base copy reader w gen
+  for tree in mpt bintrie; do
+    base=$DATA/mpt-vs-bintrie/base-$tree copy=$DATA/mpt-vs-bintrie/run-$tree
+    plan mpt-vs-bintrie "$tree-build" build --tree "$tree" --accounts "$((mb_slots / 10))" --contracts 1 \
+      --slots-per-contract "$mb_slots" --seed 1 --db "$base"
+    for w in erc20_balanceof erc20_approve mixed_sload_sstore; do
+      case $w in
+        erc20_balanceof) gen=(--calls "$mb_bal") ;;
+        erc20_approve) gen=(--calls "$mb_app") ;;
+        *) gen=(--loads "$mb_loads" --stores "$mb_stores") ;;
+      esac
+      for reader in bal serial; do
+        PRE=$(fresh_copy "$base" "$copy")
+        plan mpt-vs-bintrie "$tree/$w/$reader" run --db "$copy" --workload "$w" --block-count "$mb_reps" "${gen[@]}" \
+          --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader "$reader" --qd 32 $cold \
+          "${run_pins[@]}"
+        PRE=
+      done
+    done
+  done
+}
 plan_fuzz() {
   # One scripts/fuzz.sh per target (the first builds build-fuzz/; later ones find it built).
   local src t
@@ -450,6 +548,17 @@ for s in "${studies[@]}"; do
       continue
     fi
     echo "[$i/$total] $s: $shown" >&2
+    if [[ -n ${P_PRE[j]} ]]; then
+      pre=${P_PRE[j]//"$ROOT/"/}
+      echo "$pre" >> "$RUN/commands.txt"
+      if ! (cd "$ROOT" && eval "${P_PRE[j]}") 2> "$TMP_ERR"; then
+        failed_any=1
+        { echo "### [$i/$total] $s: $pre (failed)"; cat "$TMP_ERR"; } >> "$RUN/stderr.log"
+        echo "[$i/$total] $s: FAILED: $pre" >&2
+        meta failure --study "$s" --command "$pre" --exit-code 1 --stderr "$TMP_ERR"
+        continue
+      fi
+    fi
     echo "$cmd" >> "$RUN/commands.txt"
     # In the background and waited for, so that INT / TERM reach the trap at once.
     eval "args=(${P_ARGS[j]})"
@@ -462,7 +571,13 @@ for s in "${studies[@]}"; do
       { echo "### [$i/$total] $s: $cmd (exit $rc)"; cat "$TMP_ERR"; } >> "$RUN/stderr.log"
     fi
     # Any JSON object the command printed is kept, a failing one's too (verify prints ok=false).
-    if [[ -s $TMP_OUT && $(head -c1 "$TMP_OUT") == "{" ]]; then cat "$TMP_OUT" >> "$RUN/$s.jsonl"; fi
+    if [[ -s $TMP_OUT && $(head -c1 "$TMP_OUT") == "{" ]]; then
+      if [[ ${args[0]} == run ]]; then  # its block lines and summary as one object
+        merge_run_json "${P_GROUP[j]}" "$TMP_OUT" >> "$RUN/$s.jsonl"
+      else
+        cat "$TMP_OUT" >> "$RUN/$s.jsonl"
+      fi
+    fi
     if ((rc != 0)); then
       failed_any=1
       failed_group=${P_GROUP[j]}

@@ -13,9 +13,10 @@ trap 'rm -rf "$dir"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 export PYTHONDONTWRITEBYTECODE=1
-studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size)
+studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie)
 plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
-       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size)
+       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size
+       cold_tail_serial cold_tail_geth cold_tail_bal mpt_vs_bintrie_slot mpt_vs_bintrie_ratio)
 
 latest_before=$(readlink "$src/results/latest" 2>/dev/null || echo none)
 bash "$src/bench.sh" all --scale tiny --bin "$bin" --out "$dir/run" > "$dir/stdout" 2> "$dir/stderr"
@@ -61,6 +62,21 @@ for p in plots:
     print(f"{p} {len(e['series'])}")
 if "needs `statetree run`" not in report.lower() and "Needs `statetree run`" not in report:
     bad.append("REPORT.md does not name the studies that need `statetree run`")
+# The block-pipeline studies: every configuration ran (one object per run, its blocks and
+# its cold-tail row), and the report reads the cold tail's mechanism off the figures.
+for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2)):
+    rows = [json.loads(l) for l in open(os.path.join(run, s + ".jsonl")) if l.strip()]
+    runs = [r for r in rows if r.get("command") == "run"]
+    if len(runs) != want:
+        bad.append(f"{s}: {len(runs)} runs, {want} expected")
+    for r in runs:
+        if not r.get("bench_group") or not r.get("blocks_detail"):
+            bad.append(f"{s}: a run without its group or blocks: {r.get('bench_group')}")
+        if s == "cold-tail" and not (r.get("cold_tail") or {}).get("by_tx_count"):
+            bad.append(f"cold-tail: {r.get('bench_group')} has no cold-tail row")
+for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT"):
+    if needle not in report:
+        bad.append(f"REPORT.md lacks '{needle}'")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)

@@ -47,7 +47,8 @@ double ms(uint64_t ns) { return double(ns) * 1e-6; }
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 const char* kGeneratorOptions[] = {"block-count", "calls", "loads", "stores", "load-share", "txs", "tx-gas", "block-gas",
-                                   "start", "contract", "slots", "seed", "zipf", "evm-work-balanceof", "evm-work-approve"};
+                                   "start", "contract", "slots", "seed", "zipf", "evm-work-balanceof", "evm-work-approve",
+                                   "other-slots", "other-access"};
 
 // The derived per-block figures (docs/pipeline.md).
 struct Row {
@@ -221,6 +222,10 @@ std::optional<std::string> generate(const Args& args, const std::string& dir, st
   o.seed = args.get_u64("seed");
   o.evm_work_balance_of = args.get_u64("evm-work-balanceof");
   o.evm_work_approve = args.get_u64("evm-work-approve");
+  o.other_slots = args.get_u64("other-slots");
+  if (args.str("other-access") == "write") o.other_write = true;
+  else if (args.str("other-access") != "read") return "--other-access must be read or write (got '" + args.str("other-access") + "')";
+  if (args.given("other-access") && o.other_slots == 0) return "--other-access needs --other-slots N";
   if (o.calls && o.kind == workloads::WorkloadKind::mixed_sload_sstore) return "mixed_sload_sstore takes --loads / --stores, not --calls";
   if ((o.loads || o.stores) && o.kind != workloads::WorkloadKind::mixed_sload_sstore)
     return "--loads / --stores apply to mixed_sload_sstore only";
@@ -284,6 +289,10 @@ int cmd_run(int argc, char** argv) {
   args.option("slots", "M", "--workload: existing or empty (default: existing for balanceOf, empty for approve)");
   args.option_u64("seed", "X", "--workload: seed", 0, UINT64_MAX, 1);
   args.option("zipf", "S", "--workload mainnet_like: Zipf exponent of the contract draw", "1.8");
+  args.option_u64("other-slots", "N",
+                  "--workload ERC20 kinds: the published cold-tail conditions: each transaction after a block's first also\n"
+                  "touches N distinct existing slots of the state's other contracts (docs/workloads.md)", 0, 1000000, 0);
+  args.option("other-access", "M", "--workload with --other-slots: read (SLOADs) or write (each slot updated)", "read");
   args.option_u64("evm-work-balanceof", "G", "--workload: EVM gas of one balanceOf call besides its slot access", 0, 1000000, 627);
   args.option_u64("evm-work-approve", "G", "--workload: EVM gas of one approve call besides its slot access", 0, 1000000, 797);
   args.flag("cold", "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"

@@ -177,6 +177,13 @@ int cmd_workload(int argc, char** argv) {
   args.option("seed", "X", "workload seed (owner A, senders, mainnet_like draws; synthetic_writes: the block seed)", "1");
   args.option("writes", "W", "synthetic_writes: storage writes per block (default: the state's, else 4096)");
   args.option("zipf", "S", "mainnet_like: Zipf exponent of the contract draw", "1.8");
+  args.option("other-slots", "N",
+              "ERC20 kinds: the published cold-tail conditions: each transaction after a block's first also touches\n"
+              "N distinct existing slots of the state's other contracts (never one slot twice in the file; seeded by\n"
+              "--seed), gas by rule (per slot: its contract's account access, cold then warm, and a cold SLOAD or\n"
+              "SSTORE)", "0");
+  args.option("other-access", "M", "with --other-slots: read (SLOADs, read-only slots of the BAL) or write (each slot\n"
+              "updated to a new non-zero value: a change at the transaction's index)", "read");
   args.option("evm-work-balanceof", "G", "EVM gas of one balanceOf call besides its slot access", "627");
   args.option("evm-work-approve", "G", "EVM gas of one approve call besides its slot access", "797");
   args.option("show", "FILE", "print a summary of a block file instead");
@@ -199,7 +206,7 @@ int cmd_workload(int argc, char** argv) {
   const bool synthetic = *kind == workloads::WorkloadKind::synthetic_writes;
   if (synthetic) {
     for (const char* n : {"calls", "loads", "stores", "load-share", "txs", "tx-gas", "block-gas", "start", "contract",
-                          "slots", "zipf", "evm-work-balanceof", "evm-work-approve"})
+                          "slots", "zipf", "evm-work-balanceof", "evm-work-approve", "other-slots", "other-access"})
       if (args.given(n)) return fail(std::string("--") + n + " does not apply to synthetic_writes (it takes --writes and --seed)");
   } else if (args.given("writes")) {
     return fail("--writes applies to synthetic_writes only");
@@ -222,8 +229,14 @@ int cmd_workload(int argc, char** argv) {
   o.txs = opt_u64(args, "txs", &err, &bad);
   o.block_gas = opt_u64(args, "block-gas", &err, &bad);
   if (bad) return fail(err);
-  for (const char* n : {"tx-gas", "start", "contract", "seed", "evm-work-balanceof", "evm-work-approve", "load-share"})
+  for (const char* n : {"tx-gas", "start", "contract", "seed", "evm-work-balanceof", "evm-work-approve", "load-share",
+                        "other-slots"})
     if (!args.u64(n, &err)) return fail(err);
+  o.other_slots = *args.u64("other-slots", &err);
+  if (o.other_slots > 1000000) return fail("--other-slots must be at most 1000000");
+  if (args.str("other-access") == "write") o.other_write = true;
+  else if (args.str("other-access") != "read") return fail("--other-access must be read or write (got '" + args.str("other-access") + "')");
+  if (args.given("other-access") && o.other_slots == 0) return fail("--other-access needs --other-slots N");
   o.tx_gas = *args.u64("tx-gas", &err);
   o.start = *args.u64("start", &err);
   o.contract = *args.u64("contract", &err);

@@ -230,7 +230,78 @@ class Generator {
   uint64_t tx_counter_ = 0;  // over the file
   std::vector<double> zipf_cdf_;
   uint64_t zipf_step_ = 1, zipf_offset_ = 0;
+
+  // ---- the other work of the published cold tail (--other-slots) ----
+  struct OtherSlot {
+    uint64_t global = 0;  // index over the other contracts' slots, concatenated
+    Address contract{};
+    Bytes32 slot{};
+    U256 base{};
+  };
+  std::optional<std::string> draw_other(uint64_t tx, std::vector<OtherSlot>* out);
+  uint64_t other_work(TxGas& g, const std::vector<OtherSlot>& other, bool record);
+  std::vector<uint64_t> other_contracts_, other_end_;  // contract indices, cumulative slot counts
+  std::set<uint64_t> other_used_;                      // global indices drawn by earlier transactions
 };
+
+// N distinct slots of the other contracts for transaction `tx` of the file, none drawn
+// before: global indices u = r mod total from a splitmix64 sequence seeded by (seed, tx),
+// skipping repeats. Refused once the file would take more than half of those slots.
+std::optional<std::string> Generator::draw_other(uint64_t tx, std::vector<OtherSlot>* out) {
+  out->clear();
+  if (other_end_.empty()) {
+    uint64_t acc = 0;
+    for (uint64_t c = 0; c < src_.spec().contracts; ++c) {
+      if (c == o_.contract) continue;
+      const uint64_t n = src_.storage_size(c);
+      if (n == 0) continue;
+      other_contracts_.push_back(c);
+      other_end_.push_back(acc += n);
+    }
+  }
+  const uint64_t total = other_end_.empty() ? 0 : other_end_.back();
+  if (other_used_.size() + o_.other_slots > total / 2)
+    return "--other-slots " + std::to_string(o_.other_slots) + ": the state's other contracts hold " +
+           std::to_string(total) + " slots, and the file's transactions would take more than half of them (" +
+           std::to_string(other_used_.size() + o_.other_slots) + "); a larger state, fewer blocks or fewer slots";
+  std::set<uint64_t> mine;
+  uint64_t r = mix(o_.seed ^ 0x6f74686572ull ^ mix(tx));
+  while (mine.size() < o_.other_slots) {
+    r = mix(r);
+    const uint64_t u = r % total;
+    if (other_used_.count(u) || !mine.insert(u).second) continue;
+    const size_t ci = size_t(std::upper_bound(other_end_.begin(), other_end_.end(), u) - other_end_.begin());
+    const uint64_t c = other_contracts_[ci], j = u - (ci ? other_end_[ci - 1] : 0);
+    OtherSlot s;
+    s.global = u;
+    s.contract = src_.address(c);
+    s.slot = src_.slot_key(c, j)->slot.value();
+    s.base = src_.slot_value(c, j).value();
+    out->push_back(s);
+  }
+  return std::nullopt;
+}
+
+// The other work's gas on `g` (per slot its contract's account access, cold the first time
+// in the transaction, and a cold SLOAD or SSTORE); with `record` also its accesses in the block's BAL and the file's drawn set.
+uint64_t Generator::other_work(TxGas& g, const std::vector<OtherSlot>& other, bool record) {
+  uint64_t gas = 0;
+  for (const OtherSlot& s : other) {
+    gas += g.account(s.contract, false);
+    if (record) b_.touch(s.contract), other_used_.insert(s.global);
+    if (!o_.other_write) {
+      gas += g.sload(s.contract, s.slot, false);
+      if (record) read(s.contract, s.slot, s.base);
+      continue;
+    }
+    const U256 cur = slot_value(s.contract, s.slot, s.base);
+    U256 value = add_mul(cur, 1, 1);
+    if (value == U256{}) value = u256(1);
+    gas += g.sstore(s.contract, s.slot, b_.slot_tx_start(s.contract, s.slot).value_or(cur), cur, value, false);
+    if (record) write(s.contract, s.slot, s.base, value);
+  }
+  return gas;
+}
 
 std::optional<std::string> Generator::call_slot(bool approve, uint64_t k, CallSlot* out) const {
   const uint64_t n = o_.start + k;
@@ -449,6 +520,9 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
   if (spec.accounts <= spec.contracts) return std::string("the state has no EOAs to send transactions from");
   const bool mainnet = o_.kind == WorkloadKind::mainnet_like;
   if (mainnet && spec.contracts == 0) return std::string("mainnet_like needs a state with contracts");
+  if (o_.other_slots > 0 && mainnet) return std::string("--other-slots applies to the ERC20 workloads only");
+  if (o_.other_slots > 0 && spec.contracts < 2)
+    return std::string("--other-slots needs a state with contracts besides the token (build --contracts 2 or more)");
   if (!mainnet) {
     if (o_.contract >= spec.contracts)
       return "--contract " + std::to_string(o_.contract) + ": the state has " + std::to_string(spec.contracts) +
@@ -480,19 +554,33 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
         if (auto e = mainnet_tx(g, tx_counter_, &exec, &info)) return *e;
         intrinsic = gas::intrinsic_gas({}, 0, 0);
       } else {
-        const uint64_t cap = o_.txs ? o_.tx_gas : std::min(o_.tx_gas, block_gas - used);
+        uint64_t cap = o_.txs ? o_.tx_gas : std::min(o_.tx_gas, block_gas - used);
+        g.start(sender, attack_);
+        // The other work (--other-slots), priced first on a copy: the calls fill what it leaves.
+        std::vector<OtherSlot> other;
+        uint64_t other_gas = 0;
+        if (t > 0 && o_.other_slots > 0) {
+          if (auto e = draw_other(tx_counter_, &other)) return "block " + std::to_string(blk.header.number) + ": " + *e;
+          TxGas dry = g;
+          other_gas = other_work(dry, other, false);
+        }
         if (!o_.txs) {  // stop when not even one call fits in what the block has left
           const uint64_t one = gas::intrinsic_gas(gas::attack_calldata(o_.start + k_, 1), 1, 0) +
                                gas::per_call_gas(gas::Call::balance_of, o_.tree, o_.evm_work_balance_of);
-          if (block_gas - used < one) { b_.end(); break; }
+          if (block_gas - used < one + other_gas) { b_.end(); break; }
         }
-        g.start(sender, attack_);
+        if (cap <= other_gas)
+          return "block " + std::to_string(blk.header.number) + ": the other work of --other-slots " +
+                 std::to_string(o_.other_slots) + " needs " + std::to_string(other_gas) + " gas, more than the " +
+                 std::to_string(cap) + " the transaction has (raise --tx-gas)";
+        cap -= other_gas;
         b_.touch(attack_);
         uint64_t first_k;
         if (auto e = erc20_tx(g, cap, &exec, &info, &first_k)) {
           if (!o_.txs && t > 0) { b_.end(); break; }  // the block is full
           return "block " + std::to_string(blk.header.number) + ": " + *e;
         }
+        exec += other_work(g, other, true);
         intrinsic = gas::intrinsic_gas(gas::attack_calldata(o_.start + first_k, info.calls), 1, 0);
       }
       info.gas_used = gas::apply_refund(intrinsic + exec, g.refund());
@@ -591,6 +679,7 @@ state::Block next_synthetic_writes_block(state::SyntheticState* src, gas::Tree t
 std::variant<std::vector<state::Block>, std::string> generate_workload(const state::SyntheticState& src,
                                                                         const WorkloadOptions& o) {
   if (o.kind == WorkloadKind::synthetic_writes) {
+    if (o.other_slots > 0) return std::string("--other-slots applies to the ERC20 workloads only");
     state::SyntheticSpec spec = src.spec();
     if (o.writes < 1 || o.writes > (1u << 24)) return std::string("--writes must be in 1..16777216");
     if (spec.blocks > 0 && o.writes != spec.block_writes)

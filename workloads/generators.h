@@ -36,6 +36,19 @@
 // filling a transaction up to --tx-gas unless --calls is given, transactions filling a block
 // up to --block-gas unless --txs is given. Block headers carry each transaction's gas and
 // calls; the first block carries the database's root when the caller gives it.
+//
+// The published cold-tail conditions (--other-slots N, ERC20 kinds only): in every block,
+// each transaction after the first also touches N distinct existing slots of the state's
+// other contracts (every contract but the token), drawn uniformly over those contracts'
+// slots with a seeded splitmix64 sequence, never the same slot twice in the file (so each is
+// a cold access in its block). --other-access read (default): each slot is an SLOAD (a
+// read-only slot of the BAL; a BAL does not index reads, so a replay shares them out by its
+// own rule); write: each slot is updated to a new non-zero value (a change at the
+// transaction's index: exact per transaction, and committed). Gas by rule, per slot: an
+// access of its contract's account (MPT 2,600 the first time in the transaction, 100 after;
+// binary trie: its basic-data witness) and a cold SLOAD or SSTORE; no EVM work besides. The
+// calls fill what the cap leaves. The call counter and the header's calls are the ERC20
+// calls only.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +88,8 @@ struct WorkloadOptions {
   uint64_t seed = 1;                       // synthetic_writes: the block seed
   uint64_t writes = 4096;                  // synthetic_writes: storage writes per block
   double zipf = 1.8;
+  uint64_t other_slots = 0;                // per transaction after a block's first (ERC20 kinds)
+  bool other_write = false;                // other slots updated instead of read
   uint64_t evm_work_balance_of = gas::kEvmWorkBalanceOf;
   uint64_t evm_work_approve = gas::kEvmWorkApprove;
   uint64_t first_block_number = 0;

@@ -22,6 +22,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLISHED = os.path.join(HERE, "published")
+sys.path.insert(0, HERE)
+import pipeline_figures as pf  # noqa: E402
 
 
 # ---- reading a run -----------------------------------------------------------------------
@@ -313,6 +315,85 @@ def plots_page_size(rows):
                  cats, [("lookup QD 1 (us)", q1), ("lookup QD 32 (us)", q32), ("commit (ms per block)", commit)])]
 
 
+def published_figures():
+    try:
+        with open(os.path.join(PUBLISHED, "figures.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def published_mpt_vs_bt():
+    """{(workload, "mpt" | "bintrie"): published CSV row}."""
+    try:
+        with open(os.path.join(PUBLISHED, "summary_mpt_vs_bt_medians.csv")) as f:
+            return {(r["benchmark"], "mpt" if r["config"] == "mpt" else "bintrie"): r for r in csv.DictReader(f)}
+    except (OSError, KeyError):
+        return {}
+
+
+def plots_cold_tail(rows):
+    """Per reader: ms per miss vs transactions per block, both trees, with and without the
+    other work, the published binary-trie curve (0.40 -> 2.99 ms) beside."""
+    ct = pf.cold_tail(rows)
+    pub = published_figures().get("cold_tail", {})
+    pub_pts = [(1, pub.get("tx1_ms")), (9, pub.get("tx9_ms"))]
+    out = []
+    for reader in pf.READERS:
+        series = []
+        for other in (True, False):
+            for tree in pf.TREES:
+                d = next((v for k, v in ct.items() if k[0] == tree and k[1] == reader and (k[2] > 0) == other), None)
+                if d is None:
+                    continue
+                label = f"{pf.TREE_LABEL[tree]}, {'with' if other else 'without'} the other work"
+                series.append((label, [(t, v.get("ms_per_miss")) for t, v in d.items()]))
+                if reader == "geth" and other:  # go-ethereum's counting: less the workers' warm hits
+                    series.append((f"{pf.TREE_LABEL[tree]}, with the other work, misses as go-ethereum counts them",
+                                   [(t, v.get("ms_per_main_miss")) for t, v in d.items()]))
+        if not series:
+            continue
+        series.append(("published (go-ethereum, binary trie; 1 and 9 only)", pub_pts))
+        out.append(lines(f"cold_tail_{reader}", "cold-tail",
+                         f"Cold tail, reader {reader}: state read per miss vs transactions per block",
+                         "transactions per block", "ms per miss (log)", series, logy=True))
+    return out
+
+
+def plots_mpt_vs_bintrie(rows):
+    mb = pf.mpt_vs_bintrie(rows)
+    pub = published_mpt_vs_bt()
+    short = {"erc20_balanceof": "balanceOf", "erc20_approve": "approve", "mixed_sload_sstore": "mixed"}
+    cats, vals = [], {t: [] for t in pf.TREES}
+    for w in pf.WORKLOADS:
+        for reader in ("bal", "serial"):
+            if not any((t, w, reader) in mb for t in pf.TREES):
+                continue
+            cats.append(f"{short[w]} {reader}")
+            for t in pf.TREES:
+                vals[t].append(pf.median((mb.get((t, w, reader)) or {}).get("ms_per_slot_total", [])))
+    if not cats:
+        return []
+    out = [bars("mpt_vs_bintrie_slot", "mpt-vs-bintrie", "Total time per slot read, cold, by workload and reader",
+                "ms per slot (median over blocks)", cats, [(pf.TREE_LABEL[t], vals[t]) for t in pf.TREES])]
+    rcats, rser = [], {"bal": [], "serial": [], "published": []}
+    for w in pf.WORKLOADS:
+        rcats.append(short[w])
+        for reader in ("bal", "serial"):
+            a = pf.median((mb.get(("mpt", w, reader)) or {}).get("ms_per_slot_total", []))
+            b = pf.median((mb.get(("bintrie", w, reader)) or {}).get("ms_per_slot_total", []))
+            rser[reader].append(None if not a or b is None else b / a)
+        try:
+            rser["published"].append(float(pub[(w, "bintrie")]["ms_per_slot_total"]) /
+                                     float(pub[(w, "mpt")]["ms_per_slot_total"]))
+        except (KeyError, ValueError, ZeroDivisionError):
+            rser["published"].append(None)
+    out.append(bars("mpt_vs_bintrie_ratio", "mpt-vs-bintrie", "Binary trie / MPT, total time per slot",
+                    "ratio of medians", rcats, [("ours, reader bal", rser["bal"]), ("ours, reader serial", rser["serial"]),
+                                                ("published (go-ethereum)", rser["published"])]))
+    return out
+
+
 def specs(run_dir, studies):
     rows = {s: load_rows(run_dir, s) for s in studies}
     out = []
@@ -336,6 +417,10 @@ def specs(run_dir, studies):
                                  [r for r in rows["group-depth"] if r.get("command") == "commit"])
     if "page-size" in rows:
         out += plots_page_size(rows["page-size"])
+    if "cold-tail" in rows:
+        out += plots_cold_tail(rows["cold-tail"])
+    if "mpt-vs-bintrie" in rows:
+        out += plots_mpt_vs_bintrie(rows["mpt-vs-bintrie"])
     return out
 
 

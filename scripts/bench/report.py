@@ -8,7 +8,9 @@ A ratio between two of our configurations comes with its bootstrap 95 % CI and M
 p from `statetree compare` (engine/stats: 10,000 resamples, seed 1) whenever both sides
 carry repeated samples; a ratio to a published median is a plain quotient (the published
 study gives medians only) and says which measure of ours stands for which of theirs.
-Studies that need the block pipeline (`statetree run`) are named, with no figures made up.
+The block-pipeline studies (cold-tail, mpt-vs-bintrie) set our `statetree run` figures beside
+the published ones and say which reading of the cold tail the data support; the studies that
+need pipeline features not built yet are named, with no figures made up.
 Reads only the run directory and scripts/bench/published/; exit 0 once REPORT.md is
 written, 2 on bad usage. Python 3 standard library only.
 """
@@ -23,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import plots  # noqa: E402  (the same readers: load_rows, get, med, rb_at, gd_figures)
+import pipeline_figures as pf  # noqa: E402  (the block-pipeline studies' figures)
 
 get, med, rb_at = plots.get, plots.med, plots.rb_at
 
@@ -184,6 +187,10 @@ class Report:
             for r in rows:
                 if r.get("command") == "read-bench":
                     cold.add(get(r, "cold", "protocol") or "none: host-warm (no --cold)")
+                if r.get("command") == "run":
+                    dropped = get(r, "regime", "page_cache", "dropped")
+                    cold.add("run: " + (get(r, "regime", "page_cache", "protocol") if dropped else
+                                        "none before the run: host-warm (no --cold)"))
         if cold:
             self.w(f"- cold protocol of the lookups: {', '.join(sorted(cold))} (drop_caches when root, else "
                    "posix_fadvise; O_DIRECT reads either way)")
@@ -192,7 +199,7 @@ class Report:
             with open(os.path.join(self.run, "commands.txt")) as f:
                 for line in f:
                     words = line.split()
-                    if len(words) < 2 or line.startswith("#") or words[0].endswith("setup.sh"):
+                    if len(words) < 2 or line.startswith("#") or words[0].endswith("setup.sh") or words[0] == "rm":
                         continue
                     name = words[1] if not words[0].endswith("fuzz.sh") else "fuzz.sh"
                     (pinned if "--pin" in words else unpinned).add(name)
@@ -473,25 +480,194 @@ class Report:
                       "-" if not runs or not secs else f"{runs / secs:,.0f}", r.get("corpus"), r.get("crashes")])
         self.w(table(["target", "seconds", "inputs run", "per second", "corpus", "crashes"], t), "")
 
+    # ---- the block-pipeline studies -----------------------------------------------------
+    def cold_tail(self):
+        ct = pf.cold_tail(self.rows["cold-tail"])
+        pub = self.pub["figures"].get("cold_tail", {})
+        txs = sorted({t for d in ct.values() for t in d})
+        if not txs:
+            self.w("(no results)", "")
+            return
+        t1, tn = txs[0], txs[-1]
+        others = sorted({k[2] for k in ct if k[2] > 0})
+        self.w("`statetree run --workload erc20_balanceof --txs T` on a fresh copy of the state per run "
+               "(commands.txt): each transaction makes the same number of balanceOf calls; **with the other work** "
+               f"each transaction after a block's first also reads {', '.join(map(str, others)) or '-'} distinct cold "
+               "slots of other contracts (`--other-slots`, the published blocks' conditions). Per block, the state "
+               "read (prefetch + traverse) divided by the misses (go-ethereum's ms per cache miss), by the distinct "
+               "slots read and by the device reads; sums over the run's blocks. Published: go-ethereum's binary "
+               f"trie, {pub.get('tx1_ms', '-')} ms per miss at 1 transaction, {pub.get('tx9_ms', '-')} ms at 9 "
+               f"({pub.get('ratio', '-')}x). `geth ms/main miss` counts misses as go-ethereum does: a slot a "
+               "worker read first is a cache hit for the main traversal (misses less the workers' warm hits).", "")
+        for tree in pf.TREES:
+            if not any(k[0] == tree for k in ct):
+                continue
+            for other in (True, False):
+                head = ["txs"]
+                for reader in pf.READERS:
+                    head += [f"{reader} ms/miss", f"{reader} ms/slot", f"{reader} ms/dev.read"]
+                    if reader == "geth":
+                        head.append("geth ms/main miss")
+                if tree == "bintrie" and other:
+                    head.append("published ms/miss")
+                rows = []
+                for t in txs:
+                    row = [t]
+                    for reader in pf.READERS:
+                        d = next((v for k, v in ct.items() if k[0] == tree and k[1] == reader and (k[2] > 0) == other),
+                                 {})
+                        v = d.get(t, {})
+                        row += [fmt(v.get("ms_per_miss"), 4), fmt(v.get("ms_per_slot"), 4),
+                                fmt(v.get("ms_per_device_read"), 4)]
+                        if reader == "geth":
+                            row.append(fmt(v.get("ms_per_main_miss"), 4))
+                    if tree == "bintrie" and other:
+                        row.append({1: pub.get("tx1_ms"), 9: pub.get("tx9_ms")}.get(t, "") or "")
+                    rows.append(row)
+                self.w(f"**{pf.TREE_LABEL[tree]}, {'with' if other else 'without'} the other work**", "",
+                       table(head, rows), "")
+        # Which mechanism: the figures at the most transactions over those at one.
+        self.w(f"**What rises from {t1} to {tn} transactions per block** (with the other work; figure at {tn} / "
+               f"figure at {t1}):", "")
+        rows, facts = [], {}
+        for tree in pf.TREES:
+            for reader in pf.READERS:
+                d = next((v for k, v in ct.items() if k[0] == tree and k[1] == reader and k[2] > 0), None)
+                if not d or t1 not in d or tn not in d:
+                    continue
+                a, b = d[t1], d[tn]
+                fr = {m: ratio(b.get(m), a.get(m)) for m in ("ms_per_miss", "ms_per_main_miss", "ms_per_slot",
+                                                             "ms_per_device_read", "device_reads_per_slot",
+                                                             "misses_per_slot")}
+                fr["lock_wait"] = (a.get("lock_wait_ms_per_block"), b.get("lock_wait_ms_per_block"))
+                facts[(tree, reader)] = fr
+                rows.append([pf.TREE_LABEL[tree], reader, x(fr["ms_per_miss"]), x(fr["ms_per_main_miss"]),
+                             x(fr["ms_per_slot"]), x(fr["ms_per_device_read"]), x(fr["device_reads_per_slot"]),
+                             x(fr["misses_per_slot"]),
+                             f"{fmt(fr['lock_wait'][0], 1)} -> {fmt(fr['lock_wait'][1], 1)}" if reader == "geth" else "-"])
+        self.w(table(["tree", "reader", "ms/miss", "ms/main miss (geth)", "ms/slot", "ms/dev.read", "dev.reads/slot",
+                      "misses/slot", f"geth lock wait ms/block, {t1} -> {tn}"], rows), "")
+        self.w(*self.cold_tail_reading(facts, t1, tn), "")
+
+    @staticmethod
+    def cold_tail_reading(facts, t1, tn):
+        """The sentences the figures support (thresholds: a change within 1.2x is flat)."""
+        out = []
+        def rises(v):
+            return v is not None and v > 1.2
+        def flat(v):
+            return v is not None and 1 / 1.2 <= v <= 1.2
+        for tree in pf.TREES:
+            f = {r: facts.get((tree, r)) for r in pf.READERS}
+            if not any(f.values()):
+                continue
+            name = pf.TREE_LABEL[tree]
+            parts = []
+            colder = [r for r, v in f.items() if v and rises(v["device_reads_per_slot"])]
+            if colder:
+                parts.append(f"device reads per slot rise with the transaction count under {', '.join(colder)} "
+                             "(colder paths: more pages per slot)")
+            else:
+                parts.append("device reads per slot do not rise by more than 1.2x under any reader, so the paths do "
+                             "not get colder")
+            g = f.get("geth")
+            if g:
+                lw0, lw1 = g["lock_wait"]
+                if rises(g["ms_per_main_miss"]) and not rises(g["ms_per_slot"]):
+                    parts.append(f"with geth, counted as go-ethereum counts (a slot a worker read first is the main "
+                                 f"traversal's hit), the cost per miss rises {x(g['ms_per_main_miss'])} while the cost "
+                                 f"per distinct slot changes {x(g['ms_per_slot'])} and per device read "
+                                 f"{x(g['ms_per_device_read'])}: the denominator shrinks (the workers' reads leave the "
+                                 "main traversal's misses) while the time per slot does not rise: a shrinking denominator, not slower "
+                                 "reads")
+                elif rises(g["ms_per_main_miss"]):
+                    parts.append(f"with geth, counted as go-ethereum counts, the cost per miss rises "
+                                 f"{x(g['ms_per_main_miss'])} and per distinct slot {x(g['ms_per_slot'])}")
+                else:
+                    parts.append(f"with geth the cost per miss does not rise ({x(g['ms_per_miss'])}; "
+                                 f"{x(g['ms_per_main_miss'])} counted as go-ethereum counts)")
+                if lw0 is not None and lw1 is not None:
+                    parts.append(f"the main traversal's wait for the one reader's mutex grows from {fmt(lw0, 1)} to "
+                                 f"{fmt(lw1, 1)} ms per block ({'contention' if lw1 > 1.2 * lw0 + 1 else 'no growth'})")
+            def trend(v):
+                return "stays within 1.2x" if flat(v) else "rises" if rises(v) else "falls" if v is not None else "-"
+            b = f.get("bal")
+            if b:
+                parts.append(f"with bal the cost per miss {trend(b['ms_per_miss'])} ({x(b['ms_per_miss'])})")
+            sr = f.get("serial")
+            if sr:
+                parts.append(f"with serial (each slot read when its transaction reaches it, one at a time) it "
+                             f"{trend(sr['ms_per_miss'])} ({x(sr['ms_per_miss'])})")
+            falls = [r for r, v in f.items() if v and v["ms_per_miss"] is not None and v["ms_per_miss"] < 1 / 1.2]
+            if falls:
+                parts.append(f"where it falls ({', '.join(falls)}), a block's reader keeps the pages it read for the "
+                             "rest of the block, so more slots per block share the upper trie levels read once")
+            out.append(f"- {name}: " + "; ".join(parts) + ".")
+        out.append("- The published rise (7.5x per miss from 1 to 9 transactions) was read as colder trie paths. "
+                   "Colder paths would show as more device reads per distinct slot and a higher cost per slot; a rise "
+                   "per miss without them is the denominator (and the mutex), not the trie.")
+        return out
+
+    def mpt_vs_bintrie(self):
+        mb = pf.mpt_vs_bintrie(self.rows["mpt-vs-bintrie"])
+        pub = plots.published_mpt_vs_bt()
+        if not mb:
+            self.w("(no results)", "")
+            return
+        self.w("`statetree run --workload W --txs 1` (explicit calls, the gas caps lifted) on a fresh copy of the "
+               "state per tree x workload x reader (commands.txt); each run's blocks are the repetitions (each "
+               "block's reader starts cold). Per slot: state read / slots read (`ms_per_slot_read`) and block total "
+               "/ slots read (`ms_per_slot_total`), medians over the blocks; binary trie / MPT with the bootstrap 95 % "
+               "CI of the ratio of medians. Published: go-ethereum, medians per block (cold cache, restart per run).",
+               "")
+        rows = []
+        for w in pf.WORKLOADS:
+            for reader in ("bal", "serial"):
+                a, b = mb.get(("mpt", w, reader)), mb.get(("bintrie", w, reader))
+                if not a and not b:
+                    continue
+                a, b = a or {}, b or {}
+                cells = [w, reader, fmt(a.get("slots_read"), 0), fmt(a.get("slots_written"), 0)]
+                for m in ("ms_per_slot_read", "ms_per_slot_total"):
+                    sa, sb = pf.samples(a.get(m, [])), pf.samples(b.get(m, []))
+                    cells += [fmt(med(sa), 4), fmt(med(sb), 4), self.cmp.cell(sa, sb) if sa and sb else "-"]
+                rows.append(cells)
+        self.w(table(["workload", "reader", "slots read", "written", "MPT ms/slot read", "BT ms/slot read",
+                      "BT / MPT read", "MPT ms/slot total", "BT ms/slot total", "BT / MPT total"], rows), "")
+        prow = []
+        for w in pf.WORKLOADS:
+            m, b = pub.get((w, "mpt")), pub.get((w, "bintrie"))
+            if not m or not b:
+                continue
+            def q(k):
+                try:
+                    return x(float(b[k]) / float(m[k]))
+                except (KeyError, ValueError, ZeroDivisionError):
+                    return "-"
+            prow.append([w, m.get("storage_slots_read"), m.get("ms_per_slot_read"), b.get("ms_per_slot_read"),
+                         q("ms_per_slot_read"), m.get("ms_per_slot_total"), b.get("ms_per_slot_total"),
+                         q("ms_per_slot_total"), m.get("ms_per_cache_miss"), b.get("ms_per_cache_miss")])
+        if prow:
+            self.w("Published (go-ethereum, binary trie GD 5 vs MPT; slots per block as published):", "",
+                   table(["workload", "slots read", "MPT ms/slot read", "BT ms/slot read", "BT / MPT read",
+                          "MPT ms/slot total", "BT ms/slot total", "BT / MPT total", "MPT ms/miss", "BT ms/miss"],
+                         prow), "")
+
     def needs_pipeline(self):
-        self.w("## Studies that need the block pipeline", "",
-               "These run blocks of the study's workloads through execution, reads, hashing and commit; they need "
-               "`statetree run` (the block pipeline), which this build does not have, so this report gives no "
-               "figures for them. The nearest figures measured above are named.", "")
+        self.w("## Studies that need pipeline features not built yet", "",
+               "These need `statetree run` features that this build does not have yet (a hash stage of its own, "
+               "--reps, the flat snapshot), so this report gives no figures for them. The nearest figures measured "
+               "above are named.", "")
         for name, what, near in [
-                ("mpt-vs-bintrie", "the three ERC20 workloads, cold, both trees, with the reader models, against "
-                 "the published table below", "persist / queue-depth: cold lookups and block commits per tree"),
-                ("cold-tail", "transactions per block 1..9 under each reader model (published: 0.40 -> 2.99 ms per "
-                 "miss, 7.5x)", "-"),
                 ("hash-vs-traversal", "hash time vs hash-stage time per block, both trees",
                  "the in-memory engine / bare hashing table (mpt, bintrie)"),
                 ("slot-budget", "a 36M- and 100M-gas block of each workload against the 12-second slot (published: "
-                 "91 % for the binary trie at mixed load)", "-"),
+                 "91 % for the binary trie at mixed load)", "mpt-vs-bintrie: ms per slot per workload"),
                 ("snapshot", "flat snapshot on / off", "-"),
                 ("database", "arena vs RocksDB per workload", "persist: both stores, build and cold lookups")]:
-            self.w(f"- **{name}**: {what}. Needs `statetree run`. Nearest today: {near}.")
+            self.w(f"- **{name}**: {what}. Needs `statetree run` with the features above. Nearest today: {near}.")
         pub = self.pub["mpt_vs_bt"]
-        if pub:
+        if pub and "mpt-vs-bintrie" not in self.studies:
             self.w("", "The published table these studies will stand beside (medians per block):", "",
                    table(["benchmark", "tree", "state read ms", "hash ms", "commit ms", "total ms", "Mgas/s",
                           "ms/slot read", "ms/cache miss", "ms/slot total"],
@@ -511,6 +687,8 @@ class Report:
                     ("queue-depth", "Queue depth (`read-bench` beside `io-bench`)", self.queue_depth),
                     ("group-depth", "Group depth (binary trie on disk)", self.group_depth),
                     ("page-size", "Page size (4 vs 16 KiB)", self.page_size),
+                    ("cold-tail", "The cold tail (`statetree run`, 1..9 transactions per block)", self.cold_tail),
+                    ("mpt-vs-bintrie", "Binary trie vs MPT per workload (`statetree run`)", self.mpt_vs_bintrie),
                     ("fuzz", "Fuzzing (`scripts/fuzz.sh`)", self.fuzz)]
         hash_done = False
         for study, title, fn in sections:

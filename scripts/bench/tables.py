@@ -12,6 +12,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pipeline_figures as pf  # noqa: E402
+
 
 def load_rows(path):
     rows = []
@@ -388,9 +391,54 @@ def table_fuzz(rows, failures):
     print("libFuzzer with ASan + UBSan (build-fuzz/); a crash or a broken invariant is a failure")
 
 
+def table_cold_tail(rows, failures):
+    ct = pf.cold_tail(rows)
+    txs = sorted({t for d in ct.values() for t in d})
+    for metric, what in (("ms_per_miss", "ms per miss"), ("ms_per_slot", "ms per distinct slot read"),
+                         ("ms_per_device_read", "ms per device read"),
+                         ("ms_per_main_miss", "ms per miss as go-ethereum counts them (geth: less warm hits)")):
+        for tree in pf.TREES:
+            if not any(k[0] == tree for k in ct):
+                continue
+            print(f"{pf.TREE_LABEL[tree]}: {what} (state read per block) by transactions per block;")
+            print("  +o: with the other work of the published blocks, -o: without")
+            head = "".join(f" {r + s:>9}" for r in pf.READERS for s in ("+o", "-o"))
+            print(f"{'txs':>4}{head}")
+            for t in txs:
+                cells = []
+                for reader in pf.READERS:
+                    for other in (True, False):
+                        d = next((v for k, v in ct.items() if k[0] == tree and k[1] == reader and (k[2] > 0) == other),
+                                 {})
+                        cells.append(f(get(d, t, metric), ".4f", 9))
+                print(f"{t:>4} " + " ".join(cells))
+    for x in failures:
+        print(f"FAILED: {x.get('command')} (exit {x.get('exit_code')})")
+
+
+def table_mpt_vs_bintrie(rows, failures):
+    mb = pf.mpt_vs_bintrie(rows)
+    print("ms per slot (medians over the blocks), binary trie / MPT")
+    print(f"{'workload':19} {'reader':6} {'MPT rd':>7} {'BT rd':>7} {'BT/MPT':>6} {'MPT tot':>7} {'BT tot':>7} "
+          f"{'BT/MPT':>6}")
+    for w in pf.WORKLOADS:
+        for reader in ("bal", "serial"):
+            a, b = mb.get(("mpt", w, reader)), mb.get(("bintrie", w, reader))
+            if not a and not b:
+                continue
+            cells = []
+            for m in ("ms_per_slot_read", "ms_per_slot_total"):
+                ma, mbb = pf.median((a or {}).get(m, [])), pf.median((b or {}).get(m, []))
+                cells += [f(ma, ".4f", 7), f(mbb, ".4f", 7), f(None if not ma or mbb is None else mbb / ma, ".2f", 6)]
+            print(f"{w:19} {reader:6} " + " ".join(cells))
+    for x in failures:
+        print(f"FAILED: {x.get('command')} (exit {x.get('exit_code')})")
+
+
 TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "bintrie": table_bintrie,
           "io": table_io, "persist": table_persist, "queue-depth": table_queue_depth,
-          "group-depth": table_group_depth, "page-size": table_page_size, "fuzz": table_fuzz}
+          "group-depth": table_group_depth, "page-size": table_page_size, "fuzz": table_fuzz,
+          "cold-tail": table_cold_tail, "mpt-vs-bintrie": table_mpt_vs_bintrie}
 
 
 def footer(meta, study):
