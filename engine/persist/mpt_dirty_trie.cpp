@@ -10,6 +10,7 @@
 #include "engine/mpt/node_codec.h"
 #include "engine/persist/mpt_db.h"
 #include "engine/persist/mpt_node.h"
+#include "io/monotonic_clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_commit_detail {
@@ -572,8 +573,9 @@ void DirtyTrie::mark_reused(int32_t n) {
     for (int32_t k : node.kids) mark_reused(k);
 }
 
-io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, const std::array<uint8_t, 32>& at,
-                             uint32_t depth, const uint8_t* owner) {
+io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, uint32_t* level,
+                             const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner) {
+  *level = 0;
   const Node node = nodes_[n];
   const bool keyed = frame_.keyed();
   if (node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator)) {
@@ -585,7 +587,9 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
       for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
       if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
     } else {
-      frame_.packer().push_placed(node.loc);
+      PackOp op;
+      op.placed = node.loc;
+      pack_ops_.push_back(std::move(op));
     }
     if (node.kind != Node::stub) mark_reused(n);
     ref->len = 32;
@@ -595,7 +599,7 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
   }
   uint8_t buf[1024];
   uint8_t* end = buf;
-  uint32_t kids_pushed = 0;
+  uint32_t kids_pushed = 0, kids_level = 0;
   uint8_t kind = 0;
   switch (node.kind) {
     case Node::leaf: {
@@ -604,12 +608,13 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
       std::vector<uint8_t> acct_rlp;
       mpt::NodeRef sref;
       if (!node.storage_trie && node.storage >= 0) {
-        uint32_t sp = 0;
+        uint32_t sp = 0, sl = 0;
         if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
         const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
-        if (io::Status s = encode(node.storage, true, &sref, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok())
+        if (io::Status s = encode(node.storage, true, &sref, &sp, &sl, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok())
           return s;
         kids_pushed += sp;
+        kids_level = std::max(kids_level, sl);
       }
       if (!node.storage_trie && node.acct >= 0) {
         const AccountOp& a = accts_[node.acct];
@@ -632,12 +637,13 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
     }
     case Node::ext: {
       mpt::NodeRef cref;
-      uint32_t cp = 0;
-      if (io::Status s = encode(node.kids[0], false, &cref, &cp, extend(at, depth, node.path.data(), node.path_len),
+      uint32_t cp = 0, cl = 0;
+      if (io::Status s = encode(node.kids[0], false, &cref, &cp, &cl, extend(at, depth, node.path.data(), node.path_len),
                                 depth + node.path_len, owner);
           !s.ok())
         return s;
       kids_pushed += cp;
+      kids_level = cl;
       end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, cref);
       kind = uint8_t(MptRecordKind::extension);
       break;
@@ -646,11 +652,13 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
       mpt::NodeRef refs[16];
       for (int i = 0; i < 16; ++i) {
         if (node.kids[i] < 0) continue;
-        uint32_t cp = 0;
+        uint32_t cp = 0, cl = 0;
         const uint8_t x = uint8_t(i);
-        if (io::Status s = encode(node.kids[i], false, &refs[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok())
+        if (io::Status s = encode(node.kids[i], false, &refs[i], &cp, &cl, extend(at, depth, &x, 1), depth + 1, owner);
+            !s.ok())
           return s;
         kids_pushed += cp;
+        kids_level = std::max(kids_level, cl);
       }
       end = mpt::put_branch(buf, refs, nullptr, 0);
       kind = uint8_t(MptRecordKind::branch);
@@ -664,31 +672,97 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
     ref->len = uint8_t(len);
     std::memcpy(ref->bytes, buf, len);
     *pushed = 0;
+    *level = kids_level;
     return {};
   }
   ref->len = 32;
   kernels::keccak256(buf, len, ref->bytes);
-  if (keyed) {
-    frame_.rocks().put(owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth),
-                       std::string(reinterpret_cast<const char*>(buf), len));
-  } else if (io::Status s = frame_.packer().push(kind, {buf, len}, kids_pushed); !s.ok()) {
-    return s;
-  }
+  PackOp op;
+  op.kind = kind;
+  op.body_off = uint32_t(pack_bytes_.size());
+  op.body_len = uint32_t(len);
+  op.kids = kids_pushed;
+  op.level = kids_level + 1;
+  std::memcpy(op.hash.data(), ref->bytes, 32);
+  if (keyed) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
+  pack_bytes_.insert(pack_bytes_.end(), buf, buf + len);
+  pack_ops_.push_back(std::move(op));
+  *level = kids_level + 1;
   ++records_written;
   bytes_written += len;
   *pushed = 1;
   return {};
 }
 
-io::Status DirtyTrie::encode_all(Locator* root_loc, Hash32* root_hash) {
-  *root_loc = kNoLocator;
+io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   *root_hash = mpt::kEmptyRoot;
+  pack_ops_.clear();
+  pack_bytes_.clear();
   if (new_root_ < 0) return {};
   mpt::NodeRef ref;
-  uint32_t pushed = 0;
-  if (io::Status s = encode(new_root_, true, &ref, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
+  uint32_t pushed = 0, level = 0;
+  if (io::Status s = encode(new_root_, true, &ref, &pushed, &level, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok())
+    return s;
   std::memcpy(root_hash->data(), ref.bytes, 32);
-  if (frame_.keyed()) return {};
+  return {};
+}
+
+io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const {
+  // By level (1 = no hashed child), each level one batch of the exact encodings hashed.
+  uint32_t levels = 0;
+  for (const PackOp& op : pack_ops_) levels = std::max(levels, op.level);
+  std::vector<std::vector<uint32_t>> by_level(levels + 1);
+  for (uint32_t i = 0; i < pack_ops_.size(); ++i)
+    if (pack_ops_[i].placed == kNoLocator) by_level[pack_ops_[i].level].push_back(i);
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> all_out(pack_ops_.size() * 32);
+  *nodes = 0, *calls = 0;
+  const uint64_t t0 = io::monotonic_ns();
+  for (uint32_t l = 1; l <= levels; ++l) {
+    const std::vector<uint32_t>& ix = by_level[l];
+    if (ix.empty()) continue;
+    msgs.resize(ix.size());
+    lens.resize(ix.size());
+    out.resize(ix.size() * 32);
+    for (size_t j = 0; j < ix.size(); ++j) {
+      msgs[j] = pack_bytes_.data() + pack_ops_[ix[j]].body_off;
+      lens[j] = pack_ops_[ix[j]].body_len;
+    }
+    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), ix.size());
+    for (size_t j = 0; j < ix.size(); ++j) std::memcpy(all_out.data() + size_t(ix[j]) * 32, out.data() + j * 32, 32);
+    *nodes += ix.size();
+    ++*calls;
+  }
+  *ns = io::monotonic_ns() - t0;
+  for (uint32_t i = 0; i < pack_ops_.size(); ++i) {
+    const PackOp& op = pack_ops_[i];
+    if (op.placed != kNoLocator) continue;
+    if (std::memcmp(all_out.data() + size_t(i) * 32, op.hash.data(), 32) != 0)
+      return {io::Errc::corrupt_page, "mpt commit: the pure hash of a new node (level " + std::to_string(op.level) +
+                                          ", " + std::to_string(op.body_len) + " bytes) differs from the committed hash"};
+  }
+  return {};
+}
+
+io::Status DirtyTrie::write_all(Locator* root_loc) {
+  *root_loc = kNoLocator;
+  if (new_root_ < 0) return {};
+  const bool keyed = frame_.keyed();
+  for (PackOp& op : pack_ops_) {
+    if (op.placed != kNoLocator) {
+      if (!keyed) frame_.packer().push_placed(op.placed);
+      continue;
+    }
+    const uint8_t* body = pack_bytes_.data() + op.body_off;
+    if (keyed) {
+      frame_.rocks().put(std::move(op.key), std::string(reinterpret_cast<const char*>(body), op.body_len));
+    } else if (io::Status s = frame_.packer().push(op.kind, {body, op.body_len}, op.kids); !s.ok()) {
+      return s;
+    }
+  }
+  if (keyed) return {};
   std::vector<Locator> roots;
   if (io::Status s = frame_.packer().finish(&roots); !s.ok()) return s;
   if (roots.size() != 1) return {io::Errc::corrupt_page, "mpt commit: internal: " + std::to_string(roots.size()) + " roots"};

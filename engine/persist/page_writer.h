@@ -32,6 +32,8 @@ class PageWriter {
 
   uint64_t pages_written() const { return pages_written_; }
   uint64_t bytes_written() const { return pages_written_ * store_.page_size(); }
+  // The page ids write() was given, in order (a reader's cached copies of them are stale).
+  const std::vector<uint64_t>& written_ids() const { return written_ids_; }
 
  private:
   io::Status reap(size_t wait_for);
@@ -45,6 +47,7 @@ class PageWriter {
   std::vector<io::PageCompletion> done_;
   io::Status first_error_;
   uint64_t pages_written_ = 0;
+  std::vector<uint64_t> written_ids_;
 };
 
 }  // namespace st::persist
