@@ -59,7 +59,7 @@ CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, 
     rocks_.emplace(*files.rocks);
   } else {
     reader_.emplace(files.arena->pages());
-    if (reuse) reader_->borrow(reuse->pages);
+    if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages : nullptr);
   }
 }
 
@@ -81,6 +81,7 @@ void CommitFrame::begin_writes() {
   if (!t_hashed_) t_hashed_ = t_writes_;
   if (keyed()) return;
   writer_.emplace(files_.arena->pages(), files_.arena->space());
+  if (reuse_ && reuse_->keep_written) writer_->keep_copies(true);
   packer_.emplace(*writer_);
 }
 
@@ -123,7 +124,15 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   const uint64_t publish_ns = io::monotonic_ns() - tp;
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   dead_.commit_durable();
-  if (reuse_) reuse_->written = writer_->written_ids();
+  if (reuse_) {
+    reuse_->written = writer_->written_ids();
+    reuse_->written_pages.clear();
+    if (reuse_->keep_written) {
+      const std::vector<std::vector<uint8_t>>& copies = writer_->written_copies();
+      for (size_t i = 0; i < copies.size(); ++i)
+        (void)reuse_->written_pages.add(reuse_->written[i], copies[i]);  // the commit record page is no record page
+    }
+  }
 
   if (stats) {
     CommitStats& out = *stats;

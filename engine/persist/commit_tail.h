@@ -116,6 +116,11 @@ struct PageReuse {
   bool pure_hash = false;
   // Out: the tree page ids the last successful commit wrote (arena).
   std::vector<uint64_t> written;
+  // Arena: keep the record pages the last successful commit wrote (written_pages) and serve
+  // the next commit's resolve from them too (its dirty paths start in them). They stay
+  // valid until a later commit rewrites their ids, and only the next commit uses them.
+  bool keep_written = false;
+  SharedPages written_pages;
 };
 
 // What a block committer keeps across its commits: the database (opened with

@@ -573,12 +573,100 @@ void DirtyTrie::mark_reused(int32_t n) {
     for (int32_t k : node.kids) mark_reused(k);
 }
 
-io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, uint32_t* level,
-                             const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner) {
-  *level = 0;
-  const Node node = nodes_[n];
+bool DirtyTrie::kept(int32_t n) const {
+  const Node& node = nodes_[n];
+  return node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator);
+}
+
+uint32_t DirtyTrie::plan_levels(int32_t n, bool top) {
+  if (kept(n)) return 0;
+  const Node& node = nodes_[n];
+  uint32_t below = 0;
+  if (node.kind == Node::leaf) {
+    if (!node.storage_trie && node.storage >= 0) below = plan_levels(node.storage, true);
+  } else if (node.kind == Node::ext) {
+    below = plan_levels(node.kids[0], false);
+  } else {
+    for (int32_t k : node.kids)
+      if (k >= 0) below = std::max(below, plan_levels(k, false));
+  }
+  Enc& e = enc_[n];
+  e.level = below + 1;
+  e.top = top;
+  if (by_level_.size() <= e.level) by_level_.resize(e.level + 1);
+  by_level_[e.level].push_back(n);
+  return e.level;
+}
+
+const mpt::NodeRef& DirtyTrie::ref_of(int32_t n) {
+  if (kept(n)) {
+    Enc& e = enc_[n];
+    e.ref.len = 32;
+    std::memcpy(e.ref.bytes, nodes_[n].hash.data(), 32);
+  }
+  return enc_[n].ref;
+}
+
+io::Status DirtyTrie::encode_one(int32_t n) {
+  const Node& node = nodes_[n];
+  Enc& e = enc_[n];
+  uint8_t buf[1024];
+  uint8_t* end = buf;
+  switch (node.kind) {
+    case Node::leaf: {
+      const uint8_t* value = pool_.data() + node.val_off;
+      size_t value_len = node.val_len;
+      std::vector<uint8_t> acct_rlp;
+      if (!node.storage_trie && node.acct >= 0) {
+        const AccountOp& a = accts_[node.acct];
+        mpt::AccountFields f;
+        if (value_len)
+          if (std::string err = mpt::decode_account_rlp({value, value_len}, &f); !err.empty())
+            return {io::Errc::corrupt_page, "mpt commit: account leaf: " + err};
+        if (a.nonce) f.nonce = *a.nonce;
+        if (a.balance) f.balance = *a.balance;
+        if (a.code_hash) f.code_hash = *a.code_hash;
+        f.storage_root = mpt::kEmptyRoot;
+        if (node.storage >= 0) std::memcpy(f.storage_root.data(), ref_of(node.storage).bytes, 32);
+        acct_rlp = mpt::account_rlp(f);
+        value = acct_rlp.data();
+        value_len = acct_rlp.size();
+      }
+      end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
+      e.kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
+      break;
+    }
+    case Node::ext:
+      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, ref_of(node.kids[0]));
+      e.kind = uint8_t(MptRecordKind::extension);
+      break;
+    case Node::branch: {
+      mpt::NodeRef refs[16];
+      for (int i = 0; i < 16; ++i)
+        if (node.kids[i] >= 0) refs[i] = ref_of(node.kids[i]);
+      end = mpt::put_branch(buf, refs, nullptr, 0);
+      e.kind = uint8_t(MptRecordKind::branch);
+      break;
+    }
+    case Node::stub: return {io::Errc::corrupt_page, "mpt commit: internal: a stub to encode"};
+  }
+  const size_t len = size_t(end - buf);
+  e.body_off = uint32_t(pack_bytes_.size());
+  e.body_len = uint32_t(len);
+  pack_bytes_.insert(pack_bytes_.end(), buf, end);
+  e.hashed = len >= 32 || e.top;
+  if (!e.hashed) {
+    e.ref.len = uint8_t(len);
+    std::memcpy(e.ref.bytes, buf, len);
+  }
+  return {};
+}
+
+io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth,
+                           const uint8_t* owner) {
+  const Node& node = nodes_[n];
   const bool keyed = frame_.keyed();
-  if (node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator)) {
+  if (kept(n)) {
     if (keyed) {
       // Kept in place: its key already holds it (it must not have moved).
       const bool same_trie = node.owner < 0 ? owner == nullptr
@@ -592,104 +680,50 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
       pack_ops_.push_back(std::move(op));
     }
     if (node.kind != Node::stub) mark_reused(n);
-    ref->len = 32;
-    std::memcpy(ref->bytes, node.hash.data(), 32);
     *pushed = 1;
     return {};
   }
-  uint8_t buf[1024];
-  uint8_t* end = buf;
-  uint32_t kids_pushed = 0, kids_level = 0;
-  uint8_t kind = 0;
-  switch (node.kind) {
-    case Node::leaf: {
-      const uint8_t* value = pool_.data() + node.val_off;
-      size_t value_len = node.val_len;
-      std::vector<uint8_t> acct_rlp;
-      mpt::NodeRef sref;
-      if (!node.storage_trie && node.storage >= 0) {
-        uint32_t sp = 0, sl = 0;
-        if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
-        const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
-        if (io::Status s = encode(node.storage, true, &sref, &sp, &sl, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok())
-          return s;
-        kids_pushed += sp;
-        kids_level = std::max(kids_level, sl);
-      }
-      if (!node.storage_trie && node.acct >= 0) {
-        const AccountOp& a = accts_[node.acct];
-        mpt::AccountFields f;
-        if (value_len)
-          if (std::string err = mpt::decode_account_rlp({value, value_len}, &f); !err.empty())
-            return {io::Errc::corrupt_page, "mpt commit: account leaf: " + err};
-        if (a.nonce) f.nonce = *a.nonce;
-        if (a.balance) f.balance = *a.balance;
-        if (a.code_hash) f.code_hash = *a.code_hash;
-        f.storage_root = mpt::kEmptyRoot;
-        if (node.storage >= 0) std::memcpy(f.storage_root.data(), sref.bytes, 32);
-        acct_rlp = mpt::account_rlp(f);
-        value = acct_rlp.data();
-        value_len = acct_rlp.size();
-      }
-      end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
-      kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
-      break;
+  uint32_t kids_pushed = 0;
+  if (node.kind == Node::leaf) {
+    if (!node.storage_trie && node.storage >= 0) {
+      if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
+      const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
+      uint32_t sp = 0;
+      if (io::Status s = emit(node.storage, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok()) return s;
+      kids_pushed += sp;
     }
-    case Node::ext: {
-      mpt::NodeRef cref;
-      uint32_t cp = 0, cl = 0;
-      if (io::Status s = encode(node.kids[0], false, &cref, &cp, &cl, extend(at, depth, node.path.data(), node.path_len),
-                                depth + node.path_len, owner);
-          !s.ok())
-        return s;
+  } else if (node.kind == Node::ext) {
+    uint32_t cp = 0;
+    if (io::Status s = emit(node.kids[0], &cp, extend(at, depth, node.path.data(), node.path_len), depth + node.path_len, owner);
+        !s.ok())
+      return s;
+    kids_pushed += cp;
+  } else {
+    for (int i = 0; i < 16; ++i) {
+      if (node.kids[i] < 0) continue;
+      uint32_t cp = 0;
+      const uint8_t x = uint8_t(i);
+      if (io::Status s = emit(node.kids[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok()) return s;
       kids_pushed += cp;
-      kids_level = cl;
-      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, cref);
-      kind = uint8_t(MptRecordKind::extension);
-      break;
     }
-    case Node::branch: {
-      mpt::NodeRef refs[16];
-      for (int i = 0; i < 16; ++i) {
-        if (node.kids[i] < 0) continue;
-        uint32_t cp = 0, cl = 0;
-        const uint8_t x = uint8_t(i);
-        if (io::Status s = encode(node.kids[i], false, &refs[i], &cp, &cl, extend(at, depth, &x, 1), depth + 1, owner);
-            !s.ok())
-          return s;
-        kids_pushed += cp;
-        kids_level = std::max(kids_level, cl);
-      }
-      end = mpt::put_branch(buf, refs, nullptr, 0);
-      kind = uint8_t(MptRecordKind::branch);
-      break;
-    }
-    case Node::stub: break;
   }
-  const size_t len = size_t(end - buf);
-  if (len < 32 && !top) {
+  const Enc& e = enc_[n];
+  if (!e.hashed) {
     if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
-    ref->len = uint8_t(len);
-    std::memcpy(ref->bytes, buf, len);
     *pushed = 0;
-    *level = kids_level;
     return {};
   }
-  ref->len = 32;
-  kernels::keccak256(buf, len, ref->bytes);
   PackOp op;
-  op.kind = kind;
-  op.body_off = uint32_t(pack_bytes_.size());
-  op.body_len = uint32_t(len);
+  op.kind = e.kind;
+  op.body_off = e.body_off;
+  op.body_len = e.body_len;
   op.kids = kids_pushed;
-  op.level = kids_level + 1;
-  std::memcpy(op.hash.data(), ref->bytes, 32);
+  op.level = e.level;
+  std::memcpy(op.hash.data(), e.ref.bytes, 32);
   if (keyed) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
-  pack_bytes_.insert(pack_bytes_.end(), buf, buf + len);
   pack_ops_.push_back(std::move(op));
-  *level = kids_level + 1;
   ++records_written;
-  bytes_written += len;
+  bytes_written += e.body_len;
   *pushed = 1;
   return {};
 }
@@ -699,11 +733,39 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   pack_ops_.clear();
   pack_bytes_.clear();
   if (new_root_ < 0) return {};
-  mpt::NodeRef ref;
-  uint32_t pushed = 0, level = 0;
-  if (io::Status s = encode(new_root_, true, &ref, &pushed, &level, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok())
-    return s;
-  std::memcpy(root_hash->data(), ref.bytes, 32);
+  // Level by level (1 = no new child): every new node of a level encoded (its children's
+  // references are known), then the level's hashed ones in one keccak256_batch.
+  enc_.assign(nodes_.size(), Enc{});
+  by_level_.clear();
+  plan_levels(new_root_, true);
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<int32_t> hashed;
+  std::vector<uint8_t> out;
+  for (uint32_t l = 1; l < by_level_.size(); ++l) {
+    hashed.clear();
+    for (int32_t n : by_level_[l]) {
+      if (io::Status s = encode_one(n); !s.ok()) return s;
+      if (enc_[n].hashed) hashed.push_back(n);
+    }
+    msgs.resize(hashed.size());
+    lens.resize(hashed.size());
+    for (size_t j = 0; j < hashed.size(); ++j) {
+      msgs[j] = pack_bytes_.data() + enc_[hashed[j]].body_off;
+      lens[j] = enc_[hashed[j]].body_len;
+    }
+    if (hashed.empty()) continue;
+    out.resize(hashed.size() * 32);
+    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), hashed.size());
+    for (size_t j = 0; j < hashed.size(); ++j) {
+      enc_[hashed[j]].ref.len = 32;
+      std::memcpy(enc_[hashed[j]].ref.bytes, out.data() + 32 * j, 32);
+    }
+  }
+  // The packer's post-order (storage trie, its account leaf, the account trie's upper nodes).
+  uint32_t pushed = 0;
+  if (io::Status s = emit(new_root_, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
+  std::memcpy(root_hash->data(), ref_of(new_root_).bytes, 32);
   return {};
 }
 

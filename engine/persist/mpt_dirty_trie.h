@@ -106,8 +106,9 @@ class DirtyTrie {
   io::Status prepare(const state::StateDiff& diff);
   io::Status resolve();
   io::Status apply_all();
-  // The new nodes encoded and hashed bottom-up in memory (pack_ops_, in post-order: the
-  // order the packer takes them); *root_hash = the new root.
+  // The new nodes encoded and hashed in memory, level by level from the bottom (each
+  // level's records one keccak256_batch), then listed in the packer's post-order
+  // (pack_ops_); *root_hash = the new root.
   io::Status hash_all(Hash32* root_hash);
   // The records hash_all() hashed, hashed again alone, level by level (1 = no hashed
   // child), one keccak256_batch per level; an error if a digest differs from hash_all()'s.
@@ -169,9 +170,25 @@ class DirtyTrie {
 
   // at[0..depth): the node's absolute path; owner: its storage trie's account key (null: the
   // account trie).
-  // *level: 0 for a kept or embedded node, else 1 + its hashed children's highest level.
-  io::Status encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, uint32_t* level,
-                    const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
+  // The new tree's encoding, level by level (hash_all). A node is kept (referenced by its
+  // hash and locator, not rewritten) when it is a stub or was read from its own record.
+  struct Enc {
+    uint32_t level = 0;      // 1 + the highest level of its new children (0: kept / not reached)
+    bool top = false;        // a trie's root: hashed whatever its length
+    bool hashed = false;     // its own record (>= 32 bytes or top); else embedded in its parent
+    uint8_t kind = 0;
+    uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
+    mpt::NodeRef ref;        // what its parent holds: the hash, or the embedded encoding
+  };
+  bool kept(int32_t n) const;
+  uint32_t plan_levels(int32_t n, bool top);
+  const mpt::NodeRef& ref_of(int32_t n);
+  io::Status encode_one(int32_t n);
+  // The pack ops of the subtree at n, post-order; at[0..depth): its absolute path; owner: its
+  // storage trie's account key (null: the account trie).
+  io::Status emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
+  std::vector<Enc> enc_;
+  std::vector<std::vector<int32_t>> by_level_;
   void mark_reused(int32_t n);
 
   DbFiles& files_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
@@ -240,6 +241,15 @@ size_t SharedPages::erase(std::span<const uint64_t> page_ids) {
   return n;
 }
 
+bool SharedPages::add(uint64_t page_id, std::span<const uint8_t> payload) {
+  CachedPage pg;
+  pg.bytes.reset(new uint8_t[payload.size()]);
+  std::memcpy(pg.bytes.get(), payload.data(), payload.size());
+  if (!decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), payload.size()), &pg.parsed).empty()) return false;
+  pages_[page_id] = std::move(pg);
+  return true;
+}
+
 void PageReader::take_pages(SharedPages* out) {
   assert(idle() && "take_pages() during a stream");
   out->pages_ = std::move(pages_);
@@ -248,11 +258,13 @@ void PageReader::take_pages(SharedPages* out) {
 
 const PageReader::Page* PageReader::find_page(uint64_t page_id) const {
   if (auto it = pages_.find(page_id); it != pages_.end()) return &it->second;
-  return borrowed_ ? borrowed_->find(page_id) : nullptr;
+  const CachedPage* p = borrowed_ ? borrowed_->find(page_id) : nullptr;
+  if (!p && borrowed_more_) p = borrowed_more_->find(page_id);
+  return p;
 }
 
 bool PageReader::use_borrowed(uint64_t page_id) {
-  if (!borrowed_ || !borrowed_->contains(page_id)) return false;
+  if (!(borrowed_ && borrowed_->contains(page_id)) && !(borrowed_more_ && borrowed_more_->contains(page_id))) return false;
   if (borrowed_used_.insert(page_id).second) ++counters_.pages_reused;
   return true;
 }

@@ -40,7 +40,8 @@
 //
 // Shared pages: take_pages() moves a reader's cached pages into a SharedPages set; another
 // reader of the same page file may borrow() it as a first-level cache: a page the set holds
-// is served from it instead of being read (counted in pages_reused, once per page). The set
+// is served from it instead of being read (counted in pages_reused, once per page); add()
+// puts a copy of a page just written into a set (a writer keeping its last commit's pages). The set
 // is only as current as its pages: the owner must erase() every page id rewritten since they
 // were read (copy-on-write: a page id's content changes only when a commit rewrites it).
 //
@@ -97,6 +98,9 @@ class SharedPages {
   }
   // Forgets these pages (rewritten since they were read); returns how many it held.
   size_t erase(std::span<const uint64_t> page_ids);
+  // Adds a copy of a page payload (a page just written); false (nothing added) when it does
+  // not decode as a record page.
+  bool add(uint64_t page_id, std::span<const uint8_t> payload);
   void clear() { pages_.clear(); }
 
  private:
@@ -149,9 +153,9 @@ class PageReader {
   // ---- shared pages ----
   // Moves every cached page into *out (replacing its content). Requires idle().
   void take_pages(SharedPages* out);
-  // Serves pages from `pages` (nullptr: none) before reading them; `pages` must outlive
-  // this reader's use of it and not change meanwhile.
-  void borrow(const SharedPages* pages) { borrowed_ = pages; }
+  // Serves pages from `pages`, then `more` (nullptr: none) before reading them; both must
+  // outlive this reader's use of them and not change meanwhile.
+  void borrow(const SharedPages* pages, const SharedPages* more = nullptr) { borrowed_ = pages, borrowed_more_ = more; }
 
   const ReadCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
@@ -180,6 +184,7 @@ class PageReader {
   uint64_t submitted_ = 0;                           // ops submitted, not yet reaped
   ReadCounters counters_;
   const SharedPages* borrowed_ = nullptr;
+  const SharedPages* borrowed_more_ = nullptr;
   std::unordered_set<uint64_t> borrowed_used_;
 };
 

@@ -82,6 +82,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   if (bintrie) committer = (bt_committer = std::make_unique<persist::BintrieCommitter>(files)).get();
   else committer = (mpt_committer = std::make_unique<persist::MptCommitter>(files)).get();
   committer->reuse().pure_hash = options.pure_hash;
+  committer->reuse().keep_written = options.reuse_read_pages;
   // The tree pages each recent commit wrote, by block index: a block whose reader shows
   // blocks [0, v) drops from its read pages those that the commits of blocks v.. rewrote.
   // A reader shows at least every block but the K - 1 before its own, so K entries suffice.

@@ -78,9 +78,10 @@ struct RunOptions {
     std::vector<int> prefetch, traverse, commit;
   } stage_cpus;
   // The commit's resolve takes the pages the block's own reader read (prefetch and traverse)
-  // before reading any (arena; pages a commit rewrote since that reader's state are dropped
-  // first; every record is still checked against its parent's hash). Off: the commit reads
-  // its dirty paths itself (the reference the tests compare with).
+  // and those the previous commit wrote before reading any (arena; pages a commit rewrote
+  // since that reader's state are dropped first; every record is still checked against its
+  // parent's hash). Off: the commit reads its dirty paths itself (the reference the tests
+  // compare with).
   bool reuse_read_pages = true;
   // The commit hashes its new nodes again, alone, through the batch kernels (the pure hash
   // time beside the hash stage's); a digest that differs fails the block.
