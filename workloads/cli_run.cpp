@@ -110,13 +110,19 @@ nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& 
                         {"bytes", b.traverse_bytes}, {"io_wait_ms", ms(b.traverse_io_wait_ns)}}},
           {"commit", {{"wall_ms", ms(b.commit.wall_ns())}, {"start_ms", ms(b.commit.start_ns)},
                       {"resolve_ms", ms(c.resolve_ns)}, {"read_ms", ms(c.read_ns)}, {"apply_ms", ms(c.apply_ns)},
-                      {"write_ms", ms(c.write_ns)}, {"publish_ms", ms(c.publish_ns)},
-                      {"device_reads", c.pages_read}, {"records_read", c.records_read},
+                      {"write_ms", ms(c.write_ns)}, {"hash_ms", ms(c.hash_ns)}, {"page_write_ms", ms(c.page_write_ns)},
+                      {"publish_ms", ms(c.publish_ns)}, {"device_reads", c.pages_read}, {"pages_reused", c.pages_reused},
+                      {"read_pages_offered", b.read_pages_offered}, {"read_pages_stale", b.read_pages_stale},
+                      {"pure_hash_ms", ms(c.pure_hash_ns)}, {"pure_hash_nodes", c.pure_hash_nodes},
+                      {"pure_hash_calls", c.pure_hash_calls}, {"records_read", c.records_read},
                       {"records_written", c.records_written}, {"pages_written", c.pages_written},
                       {"pages_released", c.pages_released}, {"disk_bytes", c.disk_bytes}}},
           {"geth", {{"workers", b.geth_workers}, {"warm_hits", b.warm_hits}, {"ahead_lookups", b.ahead_lookups},
                     {"ahead_device_reads", b.ahead_page_reads}, {"ahead_bytes", b.ahead_bytes},
                     {"reader_lock_wait_ms", ms(b.reader_lock_wait_ns)}}},
+          {"pure_hash_ms", c.pure_hash_nodes ? nlohmann::json(ms(c.pure_hash_ns)) : nlohmann::json()},
+          {"hash_stage_over_pure", c.pure_hash_ns ? nlohmann::json(ratio(double(c.hash_ns), double(c.pure_hash_ns))) : nlohmann::json()},
+          {"state_hash_over_pure", c.pure_hash_ns ? nlohmann::json(ratio(double(c.resolve_ns + c.apply_ns + c.write_ns), double(c.pure_hash_ns))) : nlohmann::json()},
           {"device_reads", r.device_reads},
           {"device_bytes", r.device_bytes},
           {"device_reads_per_slot", r.device_reads_per_slot},
@@ -300,6 +306,8 @@ int cmd_run(int argc, char** argv) {
   args.option("pin", "STAGE=CPU,...",
               "run each named stage's thread on one CPU (prefetch, traverse, commit; e.g. prefetch=0,traverse=0,commit=1;\n"
               "geth's workers run on traverse's CPU); stages not named are not pinned");
+  args.flag("no-page-reuse", "the commit reads its dirty paths itself instead of taking the pages the block's reader read");
+  args.flag("no-pure-hash", "do not hash the commit's new nodes again alone through the batch kernels (pure_hash_ms)");
   args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
@@ -322,6 +330,8 @@ int cmd_run(int argc, char** argv) {
   ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
   ro.queue_depth = uint32_t(args.get_u64("qd"));
   ro.inflight = uint32_t(args.get_u64("inflight"));
+  ro.reuse_read_pages = !args.given("no-page-reuse");
+  ro.pure_hash = !args.given("no-pure-hash");
   nlohmann::json pins = nlohmann::json::object();
   if (args.given("pin"))
     if (auto e = parse_stage_pins(args.str("pin"), &ro.stage_cpus, &pins)) return fail(*e);
@@ -336,7 +346,8 @@ int cmd_run(int argc, char** argv) {
   const bool json = args.given("json"), csv = args.given("csv");
   if (json && csv) return fail("give at most one of --json and --csv");
   nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
-                           {"inflight", ro.inflight}, {"pin", pins}};
+                           {"inflight", ro.inflight}, {"pin", pins}, {"page_reuse", ro.reuse_read_pages},
+                           {"pure_hash", ro.pure_hash}};
   ro.on_open = [&regime](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["cold"] = files.store == persist::StoreKind::rocksdb
@@ -372,6 +383,7 @@ int cmd_run(int argc, char** argv) {
   if (!s.ok()) return fail(s.message(), exit_code_for(s));
 
   uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0;
+  uint64_t commit_reads = 0, pages_reused = 0, hash_ns = 0, pure_ns = 0, state_hash_ns = 0;
   double read_ms = 0;
   bool gas_known = true;
   for (const pipeline::BlockResult& b : res.blocks) {
@@ -379,6 +391,9 @@ int cmd_run(int argc, char** argv) {
     gas_known = gas_known && b.gas_known;
     const Row r = derive(b);
     reads += r.device_reads, read_ms += r.state_read_ms;
+    const persist::CommitStats& c = b.commit_stats;
+    commit_reads += c.pages_read, pages_reused += c.pages_reused, hash_ns += c.hash_ns, pure_ns += c.pure_hash_ns;
+    state_hash_ns += c.resolve_ns + c.apply_ns + c.write_ns;
   }
   const double wall_ms = ms(res.wall_ns);
   nlohmann::json sum = {{"type", "summary"},
@@ -399,6 +414,13 @@ int cmd_run(int argc, char** argv) {
                         {"ms_per_slot_read", ratio(read_ms, double(slots_read))},
                         {"ms_per_slot_total", ratio(wall_ms, double(slots_read))},
                         {"diff_layer_entries_max", res.diff_layer_entries_max},
+                        {"commit_device_reads", commit_reads},
+                        {"commit_pages_reused", pages_reused},
+                        {"state_hash_ms", ms(state_hash_ns)},
+                        {"hash_ms", ms(hash_ns)},
+                        {"pure_hash_ms", ro.pure_hash ? nlohmann::json(ms(pure_ns)) : nlohmann::json()},
+                        {"hash_stage_over_pure", pure_ns ? nlohmann::json(ratio(double(hash_ns), double(pure_ns))) : nlohmann::json()},
+                        {"state_hash_over_pure", pure_ns ? nlohmann::json(ratio(double(state_hash_ns), double(pure_ns))) : nlohmann::json()},
                         {"regime", regime}};
   const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(res.blocks);
   const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(res.blocks);

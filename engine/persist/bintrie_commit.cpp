@@ -1,7 +1,8 @@
 // bintrie_commit: BintrieCommitter (see bintrie_commit.h for the phases). The dirty paths
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
 // `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
-// and then written post-order. Loaded nodes whose plan is not `placed` are superseded.
+// and then hashed post-order in memory (hash_plan: the stem and group hashes, entries filled
+// from the children's), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
 // Both stores run the same prepare / resolve / plan; only the node source and sink differ
 // (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
 // blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
@@ -17,6 +18,7 @@
 
 #include "engine/bintrie/keys.h"
 #include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie_pure_hash.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist {
@@ -301,8 +303,36 @@ class Committer {
     return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
+  // The new stems and groups of the plan hashed, children first (a group's entries take its
+  // new children's hashes); with `collect` the hashed blobs are listed for the pure hash.
+  void hash_plan(Plan& p, bool collect) {
+    if (p.kind == Plan::placed) return;
+    if (p.kind == Plan::stem) {
+      p.hash = bintrie::stem_blob_hash(h_, p.stem_blob);
+      if (collect) new_stems_.push_back(&p);
+      return;
+    }
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      hash_plan(*p.kids[i], collect);
+      p.group_blob.entries[i].hash = p.kids[i]->hash;
+    }
+    p.hash = bintrie::reconstruct_group(h_, p.group_blob)[0];
+    if (collect) new_groups_.push_back(&p);
+  }
+
+  io::Status pure_hash(PureHashCount* c) const {
+    std::vector<const bintrie::StemBlob*> stems;
+    std::vector<Bytes32> stem_hashes;
+    std::vector<const bintrie::GroupBlob*> groups;
+    std::vector<Bytes32> group_hashes;
+    for (const Plan* p : new_stems_) stems.push_back(&p->stem_blob), stem_hashes.push_back(p->hash);
+    for (const Plan* p : new_groups_) groups.push_back(&p->group_blob), group_hashes.push_back(p->hash);
+    return bintrie_pure_hash(h_, stems, stem_hashes, groups, group_hashes, c);
+  }
+
   std::vector<Node> nodes_;
   std::vector<StemWrites> writes_;
+  std::vector<const Plan*> new_stems_, new_groups_;
   uint64_t accounts = 0, records_read = 0, records_written = 0, bytes_written = 0;
   int64_t new_leaves = 0;
   uint32_t packer_payload_ = 0;
@@ -533,8 +563,7 @@ class Committer {
       p->hash = nodes_[it.node].hash;
     } else {
       p->kind = Plan::stem;
-      p->stem_blob = std::move(it.blob);
-      p->hash = bintrie::stem_blob_hash(h_, p->stem_blob);
+      p->stem_blob = std::move(it.blob);  // hashed by hash_plan
     }
     *out = std::move(p);
     return {};
@@ -554,8 +583,7 @@ class Committer {
     p->kind = Plan::group;
     p->group_blob.g = uint8_t(g_);
     if (io::Status s = walk(items, 0, items.size(), d, 0, 0, p.get()); !s.ok()) return s;
-    p->hash = bintrie::reconstruct_group(h_, p->group_blob)[0];
-    *out = std::move(p);
+    *out = std::move(p);  // hashed by hash_plan
     return {};
   }
 
@@ -634,13 +662,21 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   bintrie::Hasher h;
   if (io::Status s = bd::hasher_for(params, &h); !s.ok()) return s;
   if (params.group_depth < 1 || params.group_depth > 8) return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
-  CommitFrame frame(files_, dead_, kWho);
+  CommitFrame frame(files_, dead_, kWho, &reuse_);
   Committer c(files_, frame, h, params.group_depth);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
   std::unique_ptr<Plan> plan;
   if (io::Status s = c.plan(&plan); !s.ok()) return s;
+  frame.applied();
+  if (plan) c.hash_plan(*plan, frame.pure_hash());
+  frame.hashed();
+  if (frame.pure_hash()) {
+    PureHashCount pc;
+    if (io::Status s = c.pure_hash(&pc); !s.ok()) return s;
+    frame.pure_hashed(pc.ns, pc.nodes, pc.calls);
+  }
   frame.begin_writes();
 
   if (!frame.keyed()) c.packer_payload_ = frame.writer().payload_bytes();

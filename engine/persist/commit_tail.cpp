@@ -53,10 +53,14 @@ uint64_t RocksCommitBatch::net_deletes() const {
   return n;
 }
 
-CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who)
-    : files_(files), dead_(dead), who_(who), t0_(io::monotonic_ns()) {
-  if (files.store == StoreKind::rocksdb) rocks_.emplace(*files.rocks);
-  else reader_.emplace(files.arena->pages());
+CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse)
+    : files_(files), dead_(dead), who_(who), reuse_(reuse), t0_(io::monotonic_ns()) {
+  if (files.store == StoreKind::rocksdb) {
+    rocks_.emplace(*files.rocks);
+  } else {
+    reader_.emplace(files.arena->pages());
+    if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages : nullptr);
+  }
 }
 
 io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what) {
@@ -68,11 +72,16 @@ io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, co
 }
 
 void CommitFrame::resolved() { t_resolved_ = io::monotonic_ns(); }
+void CommitFrame::applied() { t_applied_ = io::monotonic_ns(); }
+void CommitFrame::hashed() { t_hashed_ = io::monotonic_ns(); }
 
 void CommitFrame::begin_writes() {
-  t_applied_ = io::monotonic_ns();
+  t_writes_ = io::monotonic_ns();
+  if (!t_applied_) t_applied_ = t_writes_;
+  if (!t_hashed_) t_hashed_ = t_writes_;
   if (keyed()) return;
   writer_.emplace(files_.arena->pages(), files_.arena->space());
+  if (reuse_ && reuse_->keep_written) writer_->keep_copies(true);
   packer_.emplace(*writer_);
 }
 
@@ -115,6 +124,15 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   const uint64_t publish_ns = io::monotonic_ns() - tp;
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   dead_.commit_durable();
+  if (reuse_) {
+    reuse_->written = writer_->written_ids();
+    reuse_->written_pages.clear();
+    if (reuse_->keep_written) {
+      const std::vector<std::vector<uint8_t>>& copies = writer_->written_copies();
+      for (size_t i = 0; i < copies.size(); ++i)
+        (void)reuse_->written_pages.add(reuse_->written[i], copies[i]);  // the commit record page is no record page
+    }
+  }
 
   if (stats) {
     CommitStats& out = *stats;
@@ -133,9 +151,13 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
     out.keys_delta = o.keys_delta;
     out.commit_ns = io::monotonic_ns() - t0_;
     out.read_ns = reader_->counters().read_wall_ns;
+    out.pages_reused = reader_->counters().pages_reused;
     out.resolve_ns = t_resolved_ - t0_;
     out.apply_ns = t_applied_ - t_resolved_;
-    out.write_ns = t_encoded_ - t_applied_;
+    out.hash_ns = t_hashed_ - t_applied_;
+    out.page_write_ns = t_encoded_ - t_writes_;
+    out.write_ns = out.hash_ns + out.page_write_ns;
+    out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
     out.publish_ns = publish_ns;
     out.disk_bytes = files_.disk_bytes();
   }
@@ -172,7 +194,10 @@ io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_
     out.read_ns = b.read_ns;
     out.resolve_ns = t_resolved_ - t0_;
     out.apply_ns = t_applied_ - t_resolved_;
-    out.write_ns = t_encoded_ - t_applied_;
+    out.hash_ns = t_hashed_ - t_applied_;
+    out.page_write_ns = t_encoded_ - t_writes_;
+    out.write_ns = out.hash_ns + out.page_write_ns;
+    out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
     out.publish_ns = publish_ns;
     out.disk_bytes = files_.disk_bytes();
   }

@@ -3,10 +3,14 @@
 // dirty paths, the writer and packer of the new records, the phase clock, the superseded
 // records, and the tail that publishes the commit and fills the stats both report.
 //
-//   CommitFrame f(files, dead, "mpt commit");      t0; a PageReader over the arena's pages
+//   CommitFrame f(files, dead, "mpt commit", &reuse);  t0; a PageReader over the arena's pages
+//                                                  (serving first from reuse.pages, if set)
 //   ... prepare + resolve through f.reader() ...   f.resolved()
-//   ... apply / plan ...                           f.begin_writes(): PageWriter + SubtreePacker
-//   ... encode into f.packer() ...                 f.encoded()   (a failure: return f.fail(s))
+//   ... apply / plan ...                           f.applied()
+//   ... encode + hash the new nodes in memory ...  f.hashed()
+//   ... pure hash (optional, timed apart) ...      f.pure_hashed(ns, nodes)
+//   f.begin_writes(): PageWriter + SubtreePacker
+//   ... the encoded records into f.packer() ...    f.encoded()   (a failure: return f.fail(s))
 //   f.supersede(records, bytes) per dead node
 //   f.publish(outcome, spec, stats):  DeadPageLedger::release_dead -> manifest fields
 //        (node_count, key_count, payload_bytes by deltas) -> DbFiles::commit_arena (commit
@@ -57,7 +61,17 @@ struct CommitStats {
   uint64_t read_ns = 0;            // inside page-read rounds (PageReader::load)
   uint64_t resolve_ns = 0;         // prepare + resolve (reads, hash checks, decoding)
   uint64_t apply_ns = 0;           // apply passes / plan
-  uint64_t write_ns = 0;           // encode, hash, pack, page writes (window-bounded waits)
+  uint64_t write_ns = 0;           // encode, hash, pack, page writes (window-bounded waits) = hash_ns + page_write_ns
+  uint64_t hash_ns = 0;            // the new nodes encoded and hashed in memory (MPT: RLP + keccak256
+                                   // bottom-up; binary trie: stem and group hashing of the plan)
+  uint64_t page_write_ns = 0;      // the encoded records packed into pages and written
+  // Pages the resolve took from the pages the block's readers had read (PageReuse) instead
+  // of reading them.
+  uint64_t pages_reused = 0;
+  // The pure hash (PageReuse::pure_hash): the exact inputs the commit hashed, hashed again
+  // alone level by level through the batch kernels (outside every phase above); the nodes
+  // (MPT: records hashed; binary trie: stems + groups) and hash calls it made.
+  uint64_t pure_hash_ns = 0, pure_hash_nodes = 0, pure_hash_calls = 0;
   uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
                                    // (RocksDB: the one synced WriteBatch, MANIFEST)
   uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit (RocksDB: its files)
@@ -90,6 +104,25 @@ class RocksCommitBatch {
   std::vector<uint8_t> found_;
 };
 
+// What a caller hands a committer for its next commits, and what it gets back.
+struct PageReuse {
+  // Arena: pages read from the committed state by the block's own readers; the resolve takes
+  // a page from here instead of reading it (every record is still checked against its
+  // parent's hash). The caller must have erased every page id a commit rewrote since they
+  // were read (`written` of those commits). nullptr: none.
+  const SharedPages* pages = nullptr;
+  // Hash the commit's new nodes again, alone, through the batch kernels (CommitStats::
+  // pure_hash_ns); a digest that differs from the committed one fails the commit.
+  bool pure_hash = false;
+  // Out: the tree page ids the last successful commit wrote (arena).
+  std::vector<uint64_t> written;
+  // Arena: keep the record pages the last successful commit wrote (written_pages) and serve
+  // the next commit's resolve from them too (its dirty paths start in them). They stay
+  // valid until a later commit rewrites their ids, and only the next commit uses them.
+  bool keep_written = false;
+  SharedPages written_pages;
+};
+
 // What a block committer keeps across its commits: the database (opened with
 // DbFiles::for_commit; it must outlive the committer, and each commit updates its manifest and
 // commit record) and the superseded-record counts of its partly dead pages.
@@ -98,10 +131,13 @@ class CommitterBase {
   explicit CommitterBase(DbFiles& files) : files_(files) {}
   CommitterBase(const CommitterBase&) = delete;
   CommitterBase& operator=(const CommitterBase&) = delete;
+  // The page reuse and pure-hash settings for the next commits (above).
+  PageReuse& reuse() { return reuse_; }
 
  protected:
   DbFiles& files_;
   DeadPageLedger dead_;
+  PageReuse reuse_;
 };
 
 class CommitFrame {
@@ -109,7 +145,8 @@ class CommitFrame {
   // files: a database opened with DbFiles::for_commit (arena or RocksDB); dead: the
   // committer's ledger (arena). `who` ("mpt commit") prefixes the errors. Both must outlive
   // the frame.
-  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who);
+  // reuse (may be null): the pages to serve the resolve from; gets the pages written.
+  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse = nullptr);
   CommitFrame(const CommitFrame&) = delete;
   CommitFrame& operator=(const CommitFrame&) = delete;
 
@@ -121,7 +158,11 @@ class CommitFrame {
   PageReader& reader() { return *reader_; }
   RocksCommitBatch& rocks() { return *rocks_; }
   void resolved();      // prepare + resolve done
-  void begin_writes();  // apply / plan done: opens the writer and the packer over fresh pages (arena)
+  void applied();       // apply / plan done
+  void hashed();        // the new nodes encoded and hashed in memory
+  bool pure_hash() const { return reuse_ && reuse_->pure_hash; }
+  void pure_hashed(uint64_t ns, uint64_t nodes, uint64_t calls) { pure_ns_ = ns, pure_nodes_ = nodes, pure_calls_ = calls; }
+  void begin_writes();  // opens the writer and the packer over fresh pages (arena)
   PageWriter& writer() { return *writer_; }
   SubtreePacker& packer() { return *packer_; }
   void encoded();       // the new records are all in the packer
@@ -156,7 +197,9 @@ class CommitFrame {
   std::optional<RocksCommitBatch> rocks_;
   std::optional<PageWriter> writer_;
   std::optional<SubtreePacker> packer_;
-  uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_encoded_ = 0;
+  PageReuse* reuse_;
+  uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_hashed_ = 0, t_writes_ = 0, t_encoded_ = 0;
+  uint64_t pure_ns_ = 0, pure_nodes_ = 0, pure_calls_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;
 };
 

@@ -22,16 +22,23 @@ using mpt_commit_detail::Op;
 
 io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
   if (io::Status s = CommitFrame::check_target(files_, io::TreeKind::mpt, "mpt commit", "an MPT"); !s.ok()) return s;
-  CommitFrame frame(files_, dead_, "mpt commit");
+  CommitFrame frame(files_, dead_, "mpt commit", &reuse_);
   DirtyTrie c(files_, frame);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
   if (io::Status s = c.apply_all(); !s.ok()) return s;
-  frame.begin_writes();
-
+  frame.applied();
   CommitFrame::Outcome o;
-  if (io::Status s = c.encode_all(&o.root, &o.root_hash); !s.ok()) return frame.fail(s);
+  if (io::Status s = c.hash_all(&o.root_hash); !s.ok()) return s;
+  frame.hashed();
+  if (frame.pure_hash()) {
+    uint64_t ns = 0, nodes = 0, calls = 0;
+    if (io::Status s = c.pure_hash(&ns, &nodes, &calls); !s.ok()) return s;
+    frame.pure_hashed(ns, nodes, calls);
+  }
+  frame.begin_writes();
+  if (io::Status s = c.write_all(&o.root); !s.ok()) return frame.fail(s);
   frame.encoded();
   // Superseded records: read from the committed state, not reused by the new tree.
   for (const Node& n : c.nodes_) {

@@ -2,7 +2,8 @@
 // copy-on-write commit (docs/persist-commit.md):
 //
 //   1. resolve  the dirty paths of the account trie and of every touched storage trie are
-//               read level by level: each round loads the distinct pages of all unresolved
+//               read level by level (pages the caller already read, PageReuse::pages, are
+//               taken from there): each round loads the distinct pages of all unresolved
 //               records in one PageReader submission; every record is checked against the
 //               hash its parent (or the manifest) holds (one keccak256 batch per round),
 //               decoded strictly and checked against its record (kind, child count)
@@ -10,10 +11,13 @@
 //               (deletes collapse one-slot branches and merge short nodes); a collapse
 //               whose remaining sibling was never read loads it (one more round for all
 //               such siblings) and the apply pass is redone
-//   3. write    the new nodes are encoded bottom-up and pushed into the SubtreePacker in
+//   3. hash     the new nodes are encoded and hashed bottom-up in memory, in the packer's
 //               post-order (storage trie, then its account leaf, then the account trie's
-//               upper nodes); an unchanged child is referenced by its existing locator
-//               (SubtreePacker::push_placed), so only the dirty paths are written
+//               upper nodes); optionally (PageReuse::pure_hash) their encodings are hashed
+//               again alone, one keccak256_batch per level, and must give the same digests
+//      write    then pushed into the SubtreePacker in that order; an unchanged child is
+//               referenced by its existing locator (SubtreePacker::push_placed), so only
+//               the dirty paths are written
 //   4. commit   (CommitFrame, commit_tail.h, shared with the binary trie)
 //               DbFiles::commit_arena: commit record (root locator + spec), fsync, MANIFEST
 //               replaced atomically. Pages are released only when every record of the page

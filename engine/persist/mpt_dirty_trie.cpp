@@ -10,6 +10,7 @@
 #include "engine/mpt/node_codec.h"
 #include "engine/persist/mpt_db.h"
 #include "engine/persist/mpt_node.h"
+#include "io/monotonic_clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_commit_detail {
@@ -572,45 +573,50 @@ void DirtyTrie::mark_reused(int32_t n) {
     for (int32_t k : node.kids) mark_reused(k);
 }
 
-io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, const std::array<uint8_t, 32>& at,
-                             uint32_t depth, const uint8_t* owner) {
-  const Node node = nodes_[n];
-  const bool keyed = frame_.keyed();
-  if (node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator)) {
-    if (keyed) {
-      // Kept in place: its key already holds it (it must not have moved).
-      const bool same_trie = node.owner < 0 ? owner == nullptr
-                                            : owner && std::memcmp(owners_[size_t(node.owner)].data(), owner, 32) == 0;
-      bool same = same_trie && node.depth == depth;
-      for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
-      if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
-    } else {
-      frame_.packer().push_placed(node.loc);
-    }
-    if (node.kind != Node::stub) mark_reused(n);
-    ref->len = 32;
-    std::memcpy(ref->bytes, node.hash.data(), 32);
-    *pushed = 1;
-    return {};
+bool DirtyTrie::kept(int32_t n) const {
+  const Node& node = nodes_[n];
+  return node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator);
+}
+
+uint32_t DirtyTrie::plan_levels(int32_t n, bool top) {
+  if (kept(n)) return 0;
+  const Node& node = nodes_[n];
+  uint32_t below = 0;
+  if (node.kind == Node::leaf) {
+    if (!node.storage_trie && node.storage >= 0) below = plan_levels(node.storage, true);
+  } else if (node.kind == Node::ext) {
+    below = plan_levels(node.kids[0], false);
+  } else {
+    for (int32_t k : node.kids)
+      if (k >= 0) below = std::max(below, plan_levels(k, false));
   }
+  Enc& e = enc_[n];
+  e.level = below + 1;
+  e.top = top;
+  if (by_level_.size() <= e.level) by_level_.resize(e.level + 1);
+  by_level_[e.level].push_back(n);
+  return e.level;
+}
+
+const mpt::NodeRef& DirtyTrie::ref_of(int32_t n) {
+  if (kept(n)) {
+    Enc& e = enc_[n];
+    e.ref.len = 32;
+    std::memcpy(e.ref.bytes, nodes_[n].hash.data(), 32);
+  }
+  return enc_[n].ref;
+}
+
+io::Status DirtyTrie::encode_one(int32_t n) {
+  const Node& node = nodes_[n];
+  Enc& e = enc_[n];
   uint8_t buf[1024];
   uint8_t* end = buf;
-  uint32_t kids_pushed = 0;
-  uint8_t kind = 0;
   switch (node.kind) {
     case Node::leaf: {
       const uint8_t* value = pool_.data() + node.val_off;
       size_t value_len = node.val_len;
       std::vector<uint8_t> acct_rlp;
-      mpt::NodeRef sref;
-      if (!node.storage_trie && node.storage >= 0) {
-        uint32_t sp = 0;
-        if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
-        const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
-        if (io::Status s = encode(node.storage, true, &sref, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok())
-          return s;
-        kids_pushed += sp;
-      }
       if (!node.storage_trie && node.acct >= 0) {
         const AccountOp& a = accts_[node.acct];
         mpt::AccountFields f;
@@ -621,74 +627,204 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
         if (a.balance) f.balance = *a.balance;
         if (a.code_hash) f.code_hash = *a.code_hash;
         f.storage_root = mpt::kEmptyRoot;
-        if (node.storage >= 0) std::memcpy(f.storage_root.data(), sref.bytes, 32);
+        if (node.storage >= 0) std::memcpy(f.storage_root.data(), ref_of(node.storage).bytes, 32);
         acct_rlp = mpt::account_rlp(f);
         value = acct_rlp.data();
         value_len = acct_rlp.size();
       }
       end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
-      kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
+      e.kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
       break;
     }
-    case Node::ext: {
-      mpt::NodeRef cref;
-      uint32_t cp = 0;
-      if (io::Status s = encode(node.kids[0], false, &cref, &cp, extend(at, depth, node.path.data(), node.path_len),
-                                depth + node.path_len, owner);
-          !s.ok())
-        return s;
-      kids_pushed += cp;
-      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, cref);
-      kind = uint8_t(MptRecordKind::extension);
+    case Node::ext:
+      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, ref_of(node.kids[0]));
+      e.kind = uint8_t(MptRecordKind::extension);
       break;
-    }
     case Node::branch: {
       mpt::NodeRef refs[16];
-      for (int i = 0; i < 16; ++i) {
-        if (node.kids[i] < 0) continue;
-        uint32_t cp = 0;
-        const uint8_t x = uint8_t(i);
-        if (io::Status s = encode(node.kids[i], false, &refs[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok())
-          return s;
-        kids_pushed += cp;
-      }
+      for (int i = 0; i < 16; ++i)
+        if (node.kids[i] >= 0) refs[i] = ref_of(node.kids[i]);
       end = mpt::put_branch(buf, refs, nullptr, 0);
-      kind = uint8_t(MptRecordKind::branch);
+      e.kind = uint8_t(MptRecordKind::branch);
       break;
     }
-    case Node::stub: break;
+    case Node::stub: return {io::Errc::corrupt_page, "mpt commit: internal: a stub to encode"};
   }
   const size_t len = size_t(end - buf);
-  if (len < 32 && !top) {
+  e.body_off = uint32_t(pack_bytes_.size());
+  e.body_len = uint32_t(len);
+  pack_bytes_.insert(pack_bytes_.end(), buf, end);
+  e.hashed = len >= 32 || e.top;
+  if (!e.hashed) {
+    e.ref.len = uint8_t(len);
+    std::memcpy(e.ref.bytes, buf, len);
+  }
+  return {};
+}
+
+io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth,
+                           const uint8_t* owner) {
+  const Node& node = nodes_[n];
+  const bool keyed = frame_.keyed();
+  if (kept(n)) {
+    if (keyed) {
+      // Kept in place: its key already holds it (it must not have moved).
+      const bool same_trie = node.owner < 0 ? owner == nullptr
+                                            : owner && std::memcmp(owners_[size_t(node.owner)].data(), owner, 32) == 0;
+      bool same = same_trie && node.depth == depth;
+      for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
+      if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
+    } else {
+      PackOp op;
+      op.placed = node.loc;
+      pack_ops_.push_back(std::move(op));
+    }
+    if (node.kind != Node::stub) mark_reused(n);
+    *pushed = 1;
+    return {};
+  }
+  uint32_t kids_pushed = 0;
+  if (node.kind == Node::leaf) {
+    if (!node.storage_trie && node.storage >= 0) {
+      if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
+      const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
+      uint32_t sp = 0;
+      if (io::Status s = emit(node.storage, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok()) return s;
+      kids_pushed += sp;
+    }
+  } else if (node.kind == Node::ext) {
+    uint32_t cp = 0;
+    if (io::Status s = emit(node.kids[0], &cp, extend(at, depth, node.path.data(), node.path_len), depth + node.path_len, owner);
+        !s.ok())
+      return s;
+    kids_pushed += cp;
+  } else {
+    for (int i = 0; i < 16; ++i) {
+      if (node.kids[i] < 0) continue;
+      uint32_t cp = 0;
+      const uint8_t x = uint8_t(i);
+      if (io::Status s = emit(node.kids[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok()) return s;
+      kids_pushed += cp;
+    }
+  }
+  const Enc& e = enc_[n];
+  if (!e.hashed) {
     if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
-    ref->len = uint8_t(len);
-    std::memcpy(ref->bytes, buf, len);
     *pushed = 0;
     return {};
   }
-  ref->len = 32;
-  kernels::keccak256(buf, len, ref->bytes);
-  if (keyed) {
-    frame_.rocks().put(owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth),
-                       std::string(reinterpret_cast<const char*>(buf), len));
-  } else if (io::Status s = frame_.packer().push(kind, {buf, len}, kids_pushed); !s.ok()) {
-    return s;
-  }
+  PackOp op;
+  op.kind = e.kind;
+  op.body_off = e.body_off;
+  op.body_len = e.body_len;
+  op.kids = kids_pushed;
+  op.level = e.level;
+  std::memcpy(op.hash.data(), e.ref.bytes, 32);
+  if (keyed) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
+  pack_ops_.push_back(std::move(op));
   ++records_written;
-  bytes_written += len;
+  bytes_written += e.body_len;
   *pushed = 1;
   return {};
 }
 
-io::Status DirtyTrie::encode_all(Locator* root_loc, Hash32* root_hash) {
-  *root_loc = kNoLocator;
+io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   *root_hash = mpt::kEmptyRoot;
+  pack_ops_.clear();
+  pack_bytes_.clear();
   if (new_root_ < 0) return {};
-  mpt::NodeRef ref;
+  // Level by level (1 = no new child): every new node of a level encoded (its children's
+  // references are known), then the level's hashed ones in one keccak256_batch.
+  enc_.assign(nodes_.size(), Enc{});
+  by_level_.clear();
+  plan_levels(new_root_, true);
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<int32_t> hashed;
+  std::vector<uint8_t> out;
+  for (uint32_t l = 1; l < by_level_.size(); ++l) {
+    hashed.clear();
+    for (int32_t n : by_level_[l]) {
+      if (io::Status s = encode_one(n); !s.ok()) return s;
+      if (enc_[n].hashed) hashed.push_back(n);
+    }
+    msgs.resize(hashed.size());
+    lens.resize(hashed.size());
+    for (size_t j = 0; j < hashed.size(); ++j) {
+      msgs[j] = pack_bytes_.data() + enc_[hashed[j]].body_off;
+      lens[j] = enc_[hashed[j]].body_len;
+    }
+    if (hashed.empty()) continue;
+    out.resize(hashed.size() * 32);
+    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), hashed.size());
+    for (size_t j = 0; j < hashed.size(); ++j) {
+      enc_[hashed[j]].ref.len = 32;
+      std::memcpy(enc_[hashed[j]].ref.bytes, out.data() + 32 * j, 32);
+    }
+  }
+  // The packer's post-order (storage trie, its account leaf, the account trie's upper nodes).
   uint32_t pushed = 0;
-  if (io::Status s = encode(new_root_, true, &ref, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
-  std::memcpy(root_hash->data(), ref.bytes, 32);
-  if (frame_.keyed()) return {};
+  if (io::Status s = emit(new_root_, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
+  std::memcpy(root_hash->data(), ref_of(new_root_).bytes, 32);
+  return {};
+}
+
+io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const {
+  // By level (1 = no hashed child), each level one batch of the exact encodings hashed.
+  uint32_t levels = 0;
+  for (const PackOp& op : pack_ops_) levels = std::max(levels, op.level);
+  std::vector<std::vector<uint32_t>> by_level(levels + 1);
+  for (uint32_t i = 0; i < pack_ops_.size(); ++i)
+    if (pack_ops_[i].placed == kNoLocator) by_level[pack_ops_[i].level].push_back(i);
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> all_out(pack_ops_.size() * 32);
+  *nodes = 0, *calls = 0;
+  const uint64_t t0 = io::monotonic_ns();
+  for (uint32_t l = 1; l <= levels; ++l) {
+    const std::vector<uint32_t>& ix = by_level[l];
+    if (ix.empty()) continue;
+    msgs.resize(ix.size());
+    lens.resize(ix.size());
+    out.resize(ix.size() * 32);
+    for (size_t j = 0; j < ix.size(); ++j) {
+      msgs[j] = pack_bytes_.data() + pack_ops_[ix[j]].body_off;
+      lens[j] = pack_ops_[ix[j]].body_len;
+    }
+    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), ix.size());
+    for (size_t j = 0; j < ix.size(); ++j) std::memcpy(all_out.data() + size_t(ix[j]) * 32, out.data() + j * 32, 32);
+    *nodes += ix.size();
+    ++*calls;
+  }
+  *ns = io::monotonic_ns() - t0;
+  for (uint32_t i = 0; i < pack_ops_.size(); ++i) {
+    const PackOp& op = pack_ops_[i];
+    if (op.placed != kNoLocator) continue;
+    if (std::memcmp(all_out.data() + size_t(i) * 32, op.hash.data(), 32) != 0)
+      return {io::Errc::corrupt_page, "mpt commit: the pure hash of a new node (level " + std::to_string(op.level) +
+                                          ", " + std::to_string(op.body_len) + " bytes) differs from the committed hash"};
+  }
+  return {};
+}
+
+io::Status DirtyTrie::write_all(Locator* root_loc) {
+  *root_loc = kNoLocator;
+  if (new_root_ < 0) return {};
+  const bool keyed = frame_.keyed();
+  for (PackOp& op : pack_ops_) {
+    if (op.placed != kNoLocator) {
+      if (!keyed) frame_.packer().push_placed(op.placed);
+      continue;
+    }
+    const uint8_t* body = pack_bytes_.data() + op.body_off;
+    if (keyed) {
+      frame_.rocks().put(std::move(op.key), std::string(reinterpret_cast<const char*>(body), op.body_len));
+    } else if (io::Status s = frame_.packer().push(op.kind, {body, op.body_len}, op.kids); !s.ok()) {
+      return s;
+    }
+  }
+  if (keyed) return {};
   std::vector<Locator> roots;
   if (io::Status s = frame_.packer().finish(&roots); !s.ok()) return s;
   if (roots.size() != 1) return {io::Errc::corrupt_page, "mpt commit: internal: " + std::to_string(roots.size()) + " roots"};

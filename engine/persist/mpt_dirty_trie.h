@@ -22,7 +22,9 @@
 // redone after the sibling is read; every record read is checked against its parent's hash
 // before it is decoded. A node kept by the new tree stays at its absolute path (canonical
 // form moves only leaves and extensions, which are then rewritten), so a RocksDB key that
-// holds a kept node never needs rewriting (checked when encoding).
+// holds a kept node never needs rewriting (checked when encoding). The new nodes are all
+// encoded and hashed in memory (hash_all) before any is packed or written (write_all), in
+// the packer's post-order, so the hash time and the page writes are timed apart.
 #pragma once
 
 #include <array>
@@ -104,9 +106,16 @@ class DirtyTrie {
   io::Status prepare(const state::StateDiff& diff);
   io::Status resolve();
   io::Status apply_all();
-  // After frame.begin_writes(): the new nodes into the frame's packer (arena; *root_loc =
-  // the root record) or its WriteBatch (RocksDB; *root_loc = kNoLocator).
-  io::Status encode_all(Locator* root_loc, Hash32* root_hash);
+  // The new nodes encoded and hashed in memory, level by level from the bottom (each
+  // level's records one keccak256_batch), then listed in the packer's post-order
+  // (pack_ops_); *root_hash = the new root.
+  io::Status hash_all(Hash32* root_hash);
+  // The records hash_all() hashed, hashed again alone, level by level (1 = no hashed
+  // child), one keccak256_batch per level; an error if a digest differs from hash_all()'s.
+  io::Status pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const;
+  // After frame.begin_writes(): hash_all()'s records into the frame's packer (arena;
+  // *root_loc = the root record) or its WriteBatch (RocksDB; *root_loc = kNoLocator).
+  io::Status write_all(Locator* root_loc);
   // RocksDB: the path key of a node of the committed state (stub or read).
   std::string key_of(const Node& n) const;
 
@@ -119,6 +128,19 @@ class DirtyTrie {
   uint64_t records_read = 0, passes = 0, records_written = 0, bytes_written = 0;
 
  private:
+  // One entry of the packer's post-order: a kept subtree (placed) or a new record.
+  struct PackOp {
+    Locator placed = kNoLocator;
+    uint8_t kind = 0;
+    uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
+    uint32_t kids = 0;                    // pending subtrees it takes as children
+    uint32_t level = 0;                   // 1 + the highest level of its hashed children
+    Hash32 hash{};
+    std::string key;                      // RocksDB: its path key
+  };
+  std::vector<PackOp> pack_ops_;
+  std::vector<uint8_t> pack_bytes_;
+
   int32_t add(Node n) {
     n.fresh = true;
     n.reused = false;
@@ -148,8 +170,25 @@ class DirtyTrie {
 
   // at[0..depth): the node's absolute path; owner: its storage trie's account key (null: the
   // account trie).
-  io::Status encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* pushed, const std::array<uint8_t, 32>& at,
-                    uint32_t depth, const uint8_t* owner);
+  // The new tree's encoding, level by level (hash_all). A node is kept (referenced by its
+  // hash and locator, not rewritten) when it is a stub or was read from its own record.
+  struct Enc {
+    uint32_t level = 0;      // 1 + the highest level of its new children (0: kept / not reached)
+    bool top = false;        // a trie's root: hashed whatever its length
+    bool hashed = false;     // its own record (>= 32 bytes or top); else embedded in its parent
+    uint8_t kind = 0;
+    uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
+    mpt::NodeRef ref;        // what its parent holds: the hash, or the embedded encoding
+  };
+  bool kept(int32_t n) const;
+  uint32_t plan_levels(int32_t n, bool top);
+  const mpt::NodeRef& ref_of(int32_t n);
+  io::Status encode_one(int32_t n);
+  // The pack ops of the subtree at n, post-order; at[0..depth): its absolute path; owner: its
+  // storage trie's account key (null: the account trie).
+  io::Status emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
+  std::vector<Enc> enc_;
+  std::vector<std::vector<int32_t>> by_level_;
   void mark_reused(int32_t n);
 
   DbFiles& files_;

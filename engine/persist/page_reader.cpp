@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
@@ -85,7 +86,7 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
   assert(idle() && "load() during a stream");
   want_.clear();
   for (uint64_t p : page_ids) {
-    if (pages_.count(p)) {
+    if (pages_.count(p) || use_borrowed(p)) {
       ++counters_.cache_hits;
       continue;
     }
@@ -132,7 +133,7 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
 }
 
 bool PageReader::request(uint64_t page_id, uint32_t waiter) {
-  if (pages_.count(page_id)) {
+  if (pages_.count(page_id) || use_borrowed(page_id)) {
     ++counters_.cache_hits;
     return true;
   }
@@ -234,22 +235,56 @@ void PageReader::abandon() {
   queued_.clear();
 }
 
+size_t SharedPages::erase(std::span<const uint64_t> page_ids) {
+  size_t n = 0;
+  for (uint64_t p : page_ids) n += pages_.erase(p);
+  return n;
+}
+
+bool SharedPages::add(uint64_t page_id, std::span<const uint8_t> payload) {
+  CachedPage pg;
+  pg.bytes.reset(new uint8_t[payload.size()]);
+  std::memcpy(pg.bytes.get(), payload.data(), payload.size());
+  if (!decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), payload.size()), &pg.parsed).empty()) return false;
+  pages_[page_id] = std::move(pg);
+  return true;
+}
+
+void PageReader::take_pages(SharedPages* out) {
+  assert(idle() && "take_pages() during a stream");
+  out->pages_ = std::move(pages_);
+  pages_.clear();
+}
+
+const PageReader::Page* PageReader::find_page(uint64_t page_id) const {
+  if (auto it = pages_.find(page_id); it != pages_.end()) return &it->second;
+  const CachedPage* p = borrowed_ ? borrowed_->find(page_id) : nullptr;
+  if (!p && borrowed_more_) p = borrowed_more_->find(page_id);
+  return p;
+}
+
+bool PageReader::use_borrowed(uint64_t page_id) {
+  if (!(borrowed_ && borrowed_->contains(page_id)) && !(borrowed_more_ && borrowed_more_->contains(page_id))) return false;
+  if (borrowed_used_.insert(page_id).second) ++counters_.pages_reused;
+  return true;
+}
+
 uint32_t PageReader::records_in(uint64_t page_id) const {
-  auto it = pages_.find(page_id);
-  return it == pages_.end() ? 0 : uint32_t(it->second.parsed.records.size());
+  const Page* pg = find_page(page_id);
+  return pg ? uint32_t(pg->parsed.records.size()) : 0;
 }
 
 io::Status PageReader::record(Locator l, RecordView* out) const {
-  auto it = pages_.find(locator_page(l));
-  if (it == pages_.end())
+  const Page* pg = find_page(locator_page(l));
+  if (!pg)
     return io::Status(io::Errc::bad_argument, "record " + std::to_string(locator_page(l)) + ":" +
                                                   std::to_string(locator_index(l)) + ": page not loaded");
   const uint32_t i = locator_index(l);
-  if (i >= it->second.parsed.records.size())
+  if (i >= pg->parsed.records.size())
     return io::Status(io::Errc::corrupt_page, "page " + std::to_string(locator_page(l)) + ": no record " +
                                                   std::to_string(i) + " (the page holds " +
-                                                  std::to_string(it->second.parsed.records.size()) + ")");
-  *out = it->second.parsed.records[i];
+                                                  std::to_string(pg->parsed.records.size()) + ")");
+  *out = pg->parsed.records[i];
   return {};
 }
 

@@ -38,6 +38,13 @@
 // size) from which readers take buffers 64 at a time: a batch reuses memory already
 // mapped instead of faulting fresh pages in.
 //
+// Shared pages: take_pages() moves a reader's cached pages into a SharedPages set; another
+// reader of the same page file may borrow() it as a first-level cache: a page the set holds
+// is served from it instead of being read (counted in pages_reused, once per page); add()
+// puts a copy of a page just written into a set (a writer keeping its last commit's pages). The set
+// is only as current as its pages: the owner must erase() every page id rewritten since they
+// were read (copy-on-write: a page id's content changes only when a commit rewrites it).
+//
 // Invariants: a record is returned only from a page whose checksum verified and whose
 // layout decoded (record_page.h); a failed read (corrupt page, errno) is an error naming
 // the page; nothing is cached from a failed load() round nor from a failed page of a
@@ -49,6 +56,7 @@
 #include <memory>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/persist/record_page.h"
@@ -68,6 +76,36 @@ struct ReadCounters {
   uint64_t stream_in_flight_sum = 0;
   uint64_t stream_in_flight_max = 0;
   uint64_t stream_polls = 0;      // every poll(), blocking or not
+
+  uint64_t pages_reused = 0;      // distinct pages served from a borrowed SharedPages set
+};
+
+// Verified, parsed pages moved out of a PageReader (take_pages), by page id.
+struct CachedPage {
+  std::unique_ptr<uint8_t[]> bytes;
+  RecordPage parsed;
+};
+class SharedPages {
+ public:
+  SharedPages() = default;
+  SharedPages(const SharedPages&) = delete;
+  SharedPages& operator=(const SharedPages&) = delete;
+  size_t size() const { return pages_.size(); }
+  bool contains(uint64_t page_id) const { return pages_.count(page_id) != 0; }
+  const CachedPage* find(uint64_t page_id) const {
+    auto it = pages_.find(page_id);
+    return it == pages_.end() ? nullptr : &it->second;
+  }
+  // Forgets these pages (rewritten since they were read); returns how many it held.
+  size_t erase(std::span<const uint64_t> page_ids);
+  // Adds a copy of a page payload (a page just written); false (nothing added) when it does
+  // not decode as a record page.
+  bool add(uint64_t page_id, std::span<const uint8_t> payload);
+  void clear() { pages_.clear(); }
+
+ private:
+  friend class PageReader;
+  std::unordered_map<uint64_t, CachedPage> pages_;
 };
 
 // CPU time of the calling thread (user + system), nanoseconds.
@@ -102,7 +140,7 @@ class PageReader {
   void abandon();
 
   // ---- either ----
-  bool loaded(uint64_t page_id) const { return pages_.count(page_id) != 0; }
+  bool loaded(uint64_t page_id) const { return find_page(page_id) != nullptr; }
   // A record of a loaded page; an error (naming the locator) for an index past the page's
   // records or a page that is not loaded.
   io::Status record(Locator l, RecordView* out) const;
@@ -112,15 +150,22 @@ class PageReader {
   void clear();
   size_t cached_pages() const { return pages_.size(); }
 
+  // ---- shared pages ----
+  // Moves every cached page into *out (replacing its content). Requires idle().
+  void take_pages(SharedPages* out);
+  // Serves pages from `pages`, then `more` (nullptr: none) before reading them; both must
+  // outlive this reader's use of them and not change meanwhile.
+  void borrow(const SharedPages* pages, const SharedPages* more = nullptr) { borrowed_ = pages, borrowed_more_ = more; }
+
   const ReadCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
   void reset_in_flight_max() { counters_.stream_in_flight_max = 0; }  // at the start of a stream
 
  private:
-  struct Page {
-    std::unique_ptr<uint8_t[]> bytes;
-    RecordPage parsed;
-  };
+  using Page = CachedPage;
+  const Page* find_page(uint64_t page_id) const;
+  // A page the borrowed set holds: counted (once) as reused; true if it holds it.
+  bool use_borrowed(uint64_t page_id);
   struct Pending {               // a streamed page queued or in flight
     std::unique_ptr<uint8_t[]> bytes;
     std::vector<uint32_t> waiters;
@@ -138,6 +183,9 @@ class PageReader {
   std::vector<std::unique_ptr<uint8_t[]>> spare_;   // page buffers to reuse
   uint64_t submitted_ = 0;                           // ops submitted, not yet reaped
   ReadCounters counters_;
+  const SharedPages* borrowed_ = nullptr;
+  const SharedPages* borrowed_more_ = nullptr;
+  std::unordered_set<uint64_t> borrowed_used_;
 };
 
 }  // namespace st::persist

@@ -56,6 +56,8 @@ io::Status PageWriter::write(uint64_t page_id, const uint8_t* payload) {
   const uint32_t b = free_bufs_.back();
   free_bufs_.pop_back();
   std::memcpy(bufs_[b].data(), payload, bufs_[b].size());
+  written_ids_.push_back(page_id);
+  if (keep_copies_) copies_.emplace_back(payload, payload + bufs_[b].size());
   io::PageOp op{io::PageOpKind::write, page_id, bufs_[b].data(), b};
   store_.submit(std::span<const io::PageOp>(&op, 1));
   ++pages_written_;

@@ -32,6 +32,11 @@ class PageWriter {
 
   uint64_t pages_written() const { return pages_written_; }
   uint64_t bytes_written() const { return pages_written_ * store_.page_size(); }
+  // The page ids write() was given, in order (a reader's cached copies of them are stale).
+  const std::vector<uint64_t>& written_ids() const { return written_ids_; }
+  // Keep a copy of every payload written (written_copies(), in written_ids() order).
+  void keep_copies(bool on) { keep_copies_ = on; }
+  const std::vector<std::vector<uint8_t>>& written_copies() const { return copies_; }
 
  private:
   io::Status reap(size_t wait_for);
@@ -45,6 +50,9 @@ class PageWriter {
   std::vector<io::PageCompletion> done_;
   io::Status first_error_;
   uint64_t pages_written_ = 0;
+  std::vector<uint64_t> written_ids_;
+  bool keep_copies_ = false;
+  std::vector<std::vector<uint8_t>> copies_;
 };
 
 }  // namespace st::persist

@@ -36,6 +36,8 @@
 
 namespace st::persist {
 
+class PageReader;
+
 enum class StoreKind : uint8_t { arena, rocksdb };
 const char* store_kind_name(StoreKind k);
 
@@ -154,6 +156,9 @@ class TreeDb {
   virtual std::vector<std::string> data_files() const = 0;
   // The page store (arena only; nullptr for RocksDB): for the raw-read reference.
   virtual io::NodeStore* page_store() = 0;
+  // The reader's page cache (arena only; nullptr otherwise): the block pipeline hands the
+  // pages its lookups read to the commit (PageReader::take_pages).
+  virtual PageReader* page_reader() { return nullptr; }
 };
 
 // Builds the state of `source` into options.dir (a new directory, or an existing arena

@@ -18,6 +18,7 @@
 #include <tbb/flow_graph.h>
 
 #include <cassert>
+#include <deque>
 #include <memory>
 #include <mutex>
 
@@ -77,8 +78,15 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
   std::unique_ptr<persist::MptCommitter> mpt_committer;
   std::unique_ptr<persist::BintrieCommitter> bt_committer;
-  if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
-  else mpt_committer = std::make_unique<persist::MptCommitter>(files);
+  persist::CommitterBase* committer = nullptr;
+  if (bintrie) committer = (bt_committer = std::make_unique<persist::BintrieCommitter>(files)).get();
+  else committer = (mpt_committer = std::make_unique<persist::MptCommitter>(files)).get();
+  committer->reuse().pure_hash = options.pure_hash;
+  committer->reuse().keep_written = options.reuse_read_pages;
+  // The tree pages each recent commit wrote, by block index: a block whose reader shows
+  // blocks [0, v) drops from its read pages those that the commits of blocks v.. rewrote.
+  // A reader shows at least every block but the K - 1 before its own, so K entries suffice.
+  std::deque<std::pair<size_t, std::vector<uint64_t>>> written_by_commit;
 
   RunContext ctx;
   ctx.options = &options;
@@ -146,6 +154,10 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       BlockResult& r = t->result;
       r.commit.start_ns = now_ns() - ctx.t0_ns;
       const std::string spec = options.commit_spec ? options.commit_spec(files.commit.spec, b) : files.commit.spec;
+      r.read_pages_offered = t->pages.size();
+      for (const auto& [block, pages] : written_by_commit)
+        if (block >= r.reader_blocks_visible) r.read_pages_stale += t->pages.erase(pages);
+      committer->reuse().pages = t->pages.size() ? &t->pages : nullptr;
       io::Status s;
       if (bintrie) {
         persist::BintrieCommitStats bs;
@@ -155,6 +167,13 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
         s = mpt_committer->commit(t->diff, spec, &r.commit_stats);
       }
       r.commit.end_ns = now_ns() - ctx.t0_ns;
+      committer->reuse().pages = nullptr;
+      t->pages.clear();
+      if (s.ok() && !files.rocks) {
+        written_by_commit.emplace_back(t->index, std::move(committer->reuse().written));
+        committer->reuse().written.clear();
+        while (written_by_commit.size() > options.inflight) written_by_commit.pop_front();
+      }
       if (!s.ok()) {
         stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
       } else {
@@ -164,6 +183,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       }
     }
     t->diff = {};
+    t->pages.clear();
     t->in_use.store(false);
     return tbb::flow::continue_msg();
   });

@@ -22,9 +22,10 @@
 //             diff goes into the diff layer
 //   commit    serial and in block order: the diff as one commit (arena: copy-on-write;
 //             RocksDB: one synced WriteBatch) through the tree's committer (MptCommitter /
-//             BintrieCommitter), whose CommitStats split it into resolve (re-reading the
-//             dirty paths), apply, write (encode, hash, pack, page writes) and publish
-//             (fsync, MANIFEST)
+//             BintrieCommitter), whose CommitStats split it into resolve (the dirty paths,
+//             served first from the pages the block's own reader read, then read), apply,
+//             hash (encode + hash in memory), write (pack, page writes) and publish (fsync,
+//             MANIFEST); optionally the pure hash of the new nodes beside it
 //
 // inflight K bounds the blocks between admission and the end of their commit (a
 // limiter_node): K = 1 runs the stages of one block at a time; K = 2 lets block k+1
@@ -76,6 +77,15 @@ struct RunOptions {
   struct StageCpus {
     std::vector<int> prefetch, traverse, commit;
   } stage_cpus;
+  // The commit's resolve takes the pages the block's own reader read (prefetch and traverse)
+  // and those the previous commit wrote before reading any (arena; pages a commit rewrote
+  // since that reader's state are dropped first; every record is still checked against its
+  // parent's hash). Off: the commit reads its dirty paths itself (the reference the tests
+  // compare with).
+  bool reuse_read_pages = true;
+  // The commit hashes its new nodes again, alone, through the batch kernels (the pure hash
+  // time beside the hash stage's); a digest that differs fails the block.
+  bool pure_hash = true;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Called once with the writer's files before the first block (the store's regime).
@@ -125,6 +135,9 @@ struct BlockResult {
   uint64_t reader_blocks_visible = 0;
   StageTimes prefetch, traverse, commit;
   persist::CommitStats commit_stats;  // root, resolve / apply / write / publish
+  // Pages the block's reader read that were handed to the commit, and those of them dropped
+  // first because a commit since the reader's state rewrote their page id.
+  uint64_t read_pages_offered = 0, read_pages_stale = 0;
 };
 
 struct RunResult {

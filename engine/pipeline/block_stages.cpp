@@ -68,6 +68,7 @@ void BlockToken::reset(size_t i, const state::Block* b) {
   answers.clear();
   answer_of.clear();
   diff = {};
+  pages.clear();
   result = {};
   error = {};
 }
@@ -352,6 +353,9 @@ void traverse(RunContext& ctx, BlockToken& t) {
   main_done.store(true);
   for (std::thread& w : workers) w.join();
   if (err.ok() && !ahead_err.ok()) err = ahead_err;
+  // The pages read go with the block to its commit (which drops those rewritten since).
+  if (err.ok() && o.reuse_read_pages)
+    if (persist::PageReader* pr = t.reader->page_reader()) pr->take_pages(&t.pages);
   t.reader.reset();  // the pin goes: pages this state alone holds may be reused
   if (!err.ok()) {
     t.error = io::Status(err.code(), "block " + std::to_string(b.header.number) + ": traverse: " + err.message());

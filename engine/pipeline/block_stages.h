@@ -5,7 +5,8 @@
 // Invariants: a token is owned by one stage at a time (the graph passes it on); prefetch
 // leaves token.reader pinned to one published state and records how many blocks of the run
 // it shows; traverse reads the diff layer for the blocks [reader_blocks_visible, index) and
-// then adds the block's own diff under `index`, so the next block's traversal sees it.
+// then adds the block's own diff under `index`, so the next block's traversal sees it; the
+// pages its reader read go to token.pages before the reader (and its pin) is released.
 #pragma once
 
 #include <atomic>
@@ -35,6 +36,9 @@ struct BlockToken {
   std::vector<persist::LookupAnswer> answers;
   std::unordered_map<std::string, size_t> answer_of;
   state::StateDiff diff;
+  // The pages the block's reader read (arena), taken from it when the traversal ends, for
+  // the commit's resolve (RunOptions::reuse_read_pages).
+  persist::SharedPages pages;
   BlockResult result;
   io::Status error;
   void reset(size_t i, const state::Block* b);

@@ -1,13 +1,29 @@
 // Tests of engine/pipeline: parallel_sort equals std::sort for every thread count, and
-// thread_slot() is unique among the threads of one parallel loop (per-thread scratch).
+// thread_slot() is unique among the threads of one parallel loop (per-thread scratch). The
+// block pipeline's commit stage: it takes the pages the block's reader read (the same roots
+// with and without, for every reader and K, both trees; the commit's device reads drop to
+// zero with `bal`), times the hash apart from the page writes, and hashes the new nodes
+// again through the batch kernels (the binary trie's levels checked against the tree's own
+// hash functions).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
 
+#include "engine/bintrie/group_blob.h"
+#include "engine/persist/bintrie_pure_hash.h"
+#include "engine/persist/tree_db.h"
+#include "engine/pipeline/block_run.h"
 #include "engine/pipeline/parallel.h"
+#include "engine/state/bal_builder.h"
+#include "engine/state/synthetic_state.h"
 
 using namespace st::pipeline;
 
@@ -42,4 +58,256 @@ TEST_CASE("thread_slot is below concurrency and unique among concurrently runnin
   });
   CHECK(!out_of_range);
   CHECK(!clash);
+}
+
+// ---- the commit stage: pages reused from the block's reads, hash time apart, pure hash ----
+
+namespace {
+
+namespace fs = std::filesystem;
+using st::io::Status;
+namespace state = st::state;
+namespace persist = st::persist;
+
+state::SyntheticSpec reuse_spec() {
+  state::SyntheticSpec s;
+  s.accounts = 200;
+  s.contracts = 2;
+  s.slots_per_contract = 600;
+  s.seed = 11;
+  return s;
+}
+
+state::U256 u256(uint64_t x) {
+  state::U256 r{};
+  for (int i = 31; i >= 24; --i, x >>= 8) r[size_t(i)] = uint8_t(x);
+  return r;
+}
+
+// Four blocks over contract 1: each writes 24 existing slots (new values), creates 6 slots,
+// reads 12 others and moves one EOA's balance; block b's slots are drawn from its own range,
+// block b + 1 also rewrites 4 of block b's slots (so an overlapped reader is one block behind).
+std::vector<state::Block> reuse_blocks(const state::SyntheticState& src) {
+  std::vector<state::Block> blocks(4);
+  const state::Address c = src.address(1);
+  std::map<uint64_t, uint64_t> value;  // slot index -> value written so far
+  for (uint64_t b = 0; b < blocks.size(); ++b) {
+    state::BalBuilder bb;
+    bb.begin(1);
+    auto pre = [&](uint64_t j) {
+      auto it = value.find(j);
+      return it != value.end() ? u256(it->second) : src.slot_value(1, j).value();
+    };
+    std::vector<uint64_t> writes;
+    for (uint64_t j = 0; j < 24; ++j) writes.push_back(b * 120 + j * 5);
+    if (b > 0)
+      for (uint64_t j = 0; j < 4; ++j) writes.push_back((b - 1) * 120 + j * 5);
+    for (uint64_t j : writes) {
+      const state::Bytes32 slot = src.slot_key(1, j)->slot.value();
+      const uint64_t v = 1000 * (b + 1) + j;
+      bb.write_slot(c, slot, pre(j), u256(v));
+      value[j] = v;
+    }
+    for (uint64_t j = 0; j < 12; ++j) {
+      const uint64_t k = b * 120 + 2 + j * 7;
+      bb.read_slot(c, src.slot_key(1, k)->slot.value(), pre(k));
+    }
+    for (uint64_t j = 0; j < 6; ++j) {
+      state::Bytes32 fresh{};
+      fresh[0] = 0xee, fresh[1] = uint8_t(b), fresh[2] = uint8_t(j);
+      bb.write_slot(c, fresh, u256(0), u256(7 + j));
+    }
+    state::AccountRecord er;
+    src.account(20 + b, &er);
+    bb.set_balance(src.address(20 + b), er.balance, u256(99 + b));
+    bb.end();
+    blocks[b].bal = bb.finish();
+    blocks[b].header.number = b;
+    blocks[b].header.tx_count = 1;
+  }
+  return blocks;
+}
+
+persist::DbOptions reuse_db_options(const std::string& dir, bool bintrie) {
+  persist::DbOptions o;
+  o.dir = dir;
+  o.store = persist::StoreKind::arena;
+  o.params.tree_kind = bintrie ? st::io::TreeKind::bintrie : st::io::TreeKind::mpt;
+  o.params.hash_kind = bintrie ? st::io::HashKind::sha256 : st::io::HashKind::keccak256;
+  o.params.group_depth = bintrie ? 4 : 0;
+  o.params.page_size = 4096;
+  o.queue_depth = 8;
+  return o;
+}
+
+std::string reuse_tmp(const std::string& name) {
+  const std::string d = "/tmp/statetree_pipeline_" + std::to_string(getpid()) + "_" + name;
+  fs::remove_all(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("block pipeline: the commit takes the block's read pages; the same roots with and without, any reader and K") {
+  // Forced overlap at K = 2 (below) makes block i + 1's reader one state behind the commit
+  // that uses its pages: what block i rewrote must come from block i's written pages.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = reuse_tmp(bintrie ? "reuse_bt" : "reuse_mpt");
+    persist::BuildReport rep;
+    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    // The reference: no reuse, serial reads, one block at a time.
+    std::vector<std::array<uint8_t, 32>> roots;
+    for (ReaderModel reader : {ReaderModel::serial, ReaderModel::bal, ReaderModel::geth})
+      for (uint32_t k : {1u, 2u})
+        for (bool reuse : {false, true}) {
+          CAPTURE(reader_model_name(reader));
+          CAPTURE(k);
+          CAPTURE(reuse);
+          const std::string db = reuse_tmp("reuse_run");
+          fs::copy(db0, db, fs::copy_options::recursive);
+          RunOptions o;
+          o.dir = db;
+          o.reader = reader;
+          o.inflight = k;
+          o.geth_workers = 2;
+          o.reuse_read_pages = reuse;
+          o.pure_hash = true;
+          // K = 2: block i commits only once block i + 1 is traversed, so block i + 1's
+          // reader pins the state before block i and its commit walks pages block i wrote.
+          std::mutex mu;
+          std::condition_variable cv;
+          std::set<size_t> traversed;
+          if (k == 2) {
+            o.after_traverse = [&](size_t i) {
+              std::lock_guard<std::mutex> g(mu);
+              traversed.insert(i);
+              cv.notify_all();
+            };
+            o.before_commit = [&](size_t i) {
+              if (i + 1 >= blocks.size()) return;
+              std::unique_lock<std::mutex> g(mu);
+              cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
+            };
+          }
+          RunResult res;
+          const Status st = run_blocks(o, blocks, &res);
+          REQUIRE_MESSAGE(st.ok(), st.message());
+          REQUIRE(res.blocks.size() == blocks.size());
+          for (size_t i = 0; i < blocks.size(); ++i) {
+            const BlockResult& b = res.blocks[i];
+            CAPTURE(i);
+            if (roots.size() < blocks.size()) roots.push_back(b.commit_stats.root);
+            else CHECK(b.commit_stats.root == roots[i]);
+            if (!reuse) {
+              CHECK(b.commit_stats.pages_reused == 0);
+              CHECK(b.read_pages_offered == 0);
+              CHECK(b.commit_stats.pages_read > 0);
+            } else {
+              // Every page the commit walks from the committing root was read by the block's
+              // own reader (it looked up every key the block writes, no delete collapses a
+              // node here) or written by the previous commit (K = 2: the reader is a block
+              // behind): the commit reads nothing.
+              CHECK(b.commit_stats.pages_reused > 0);
+              CHECK(b.commit_stats.pages_read == 0);
+            }
+            // The pure hash ran and matched (a mismatch fails the block): MPT, one digest per
+            // record written; binary trie, one per new stem or group.
+            CHECK(b.commit_stats.pure_hash_nodes > 0);
+            CHECK(b.commit_stats.pure_hash_calls > 0);
+            if (!bintrie) CHECK(b.commit_stats.pure_hash_nodes == b.commit_stats.records_written);
+            CHECK(b.commit_stats.write_ns == b.commit_stats.hash_ns + b.commit_stats.page_write_ns);
+          }
+          fs::remove_all(db);
+        }
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("block pipeline: without the reuse the commit reads the pages the block's reader had read") {
+  // The device reads the reuse saves: bal, one block at a time.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = reuse_tmp("saves0");
+    persist::BuildReport rep;
+    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    uint64_t reads[2] = {0, 0}, reused[2] = {0, 0};
+    for (bool reuse : {false, true}) {
+      const std::string db = reuse_tmp("saves");
+      fs::copy(db0, db, fs::copy_options::recursive);
+      RunOptions o;
+      o.dir = db;
+      o.reader = ReaderModel::bal;
+      o.reuse_read_pages = reuse;
+      RunResult res;
+      REQUIRE(run_blocks(o, blocks, &res).ok());
+      for (const BlockResult& b : res.blocks) reads[reuse] += b.commit_stats.pages_read, reused[reuse] += b.commit_stats.pages_reused;
+      fs::remove_all(db);
+    }
+    CHECK(reads[0] > 0);
+    CHECK(reused[0] == 0);
+    CHECK(reads[1] == 0);
+    CHECK(reused[1] == reads[0]);  // every page the commit read is one the block's reader had read
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("binary trie pure hash: the batch levels give stem_blob_hash and reconstruct_group; a wrong digest is an error") {
+  std::mt19937_64 rng(5);
+  for (st::bintrie::HashKind kind : {st::bintrie::HashKind::sha256, st::bintrie::HashKind::blake3}) {
+    const st::bintrie::Hasher h = st::bintrie::make_hasher(kind);
+    std::vector<st::bintrie::StemBlob> stems(40);
+    for (size_t s = 0; s < stems.size(); ++s) {
+      st::bintrie::StemBlob& b = stems[s];
+      for (auto& x : b.stem) x = uint8_t(rng());
+      const unsigned n = s == 0 ? 256 : 1 + unsigned(rng() % (s % 3 == 0 ? 40 : 3));
+      std::set<unsigned> subs;
+      while (subs.size() < n) subs.insert(unsigned(rng() % 256));
+      for (unsigned i : subs) {
+        b.bitmap[i / 8] |= uint8_t(0x80 >> (i % 8));
+        st::bintrie::Bytes32 v{};
+        for (auto& x : v) x = uint8_t(rng());
+        if (i % 5 == 0) v = {};  // a present zero value is hashed like any other
+        b.values.push_back(v);
+      }
+    }
+    const unsigned g = 4;
+    std::vector<st::bintrie::GroupBlob> groups(30);
+    for (size_t q = 0; q < groups.size(); ++q) {
+      st::bintrie::GroupBlob& gb = groups[q];
+      gb.g = uint8_t(g);
+      // Entries at mixed depths: a region per top bit pattern, ending at depth 1..g.
+      for (uint32_t top = 0; top < 4; ++top) {
+        if (rng() % 3 == 0 && q % 2) continue;
+        const unsigned depth = 2 + unsigned(rng() % (g - 1));  // 2..g, inside region `top` at depth 2
+        const uint32_t below = uint32_t(rng() % (1u << (depth - 2)));
+        st::bintrie::GroupEntry e;
+        e.depth = uint8_t(depth);
+        e.pos = uint16_t(((top << (depth - 2)) | below) << (g - depth));
+        for (auto& x : e.hash) x = uint8_t(rng());
+        gb.entries.push_back(e);
+      }
+      if (gb.entries.empty()) gb.entries.push_back({0, uint8_t(g), st::bintrie::Bytes32{1}});
+    }
+    std::vector<const st::bintrie::StemBlob*> sp;
+    std::vector<st::bintrie::Bytes32> sh;
+    for (const auto& b : stems) sp.push_back(&b), sh.push_back(st::bintrie::stem_blob_hash(h, b));
+    std::vector<const st::bintrie::GroupBlob*> gp;
+    std::vector<st::bintrie::Bytes32> gh;
+    for (const auto& b : groups) gp.push_back(&b), gh.push_back(st::bintrie::reconstruct_group(h, b)[0]);
+    persist::PureHashCount c;
+    const Status ok = persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c);
+    CHECK_MESSAGE(ok.ok(), ok.message());
+    CHECK(c.nodes == stems.size() + groups.size());
+    CHECK(c.calls == 1 + 8 + 1 + g);  // leaves, 8 stem levels, stem nodes, g group levels
+    sh[7][3] ^= 1;
+    CHECK(!persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c).ok());
+    sh[7][3] ^= 1;
+    gh[3][0] ^= 0x80;
+    CHECK(!persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c).ok());
+  }
 }
