@@ -53,10 +53,14 @@ uint64_t RocksCommitBatch::net_deletes() const {
   return n;
 }
 
-CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who)
+CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, stats::LogHistogram* read_latency)
     : files_(files), dead_(dead), who_(who), t0_(io::monotonic_ns()) {
-  if (files.store == StoreKind::rocksdb) rocks_.emplace(*files.rocks);
-  else reader_.emplace(files.arena->pages());
+  if (files.store == StoreKind::rocksdb) {
+    rocks_.emplace(*files.rocks);
+  } else {
+    reader_.emplace(files.arena->pages());
+    reader_->set_latency_sink(read_latency);
+  }
 }
 
 io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what) {

@@ -98,18 +98,22 @@ class CommitterBase {
   explicit CommitterBase(DbFiles& files) : files_(files) {}
   CommitterBase(const CommitterBase&) = delete;
   CommitterBase& operator=(const CommitterBase&) = delete;
+  // Arena: every page the later commits read (resolve, release) adds its device latency
+  // (ns) to `sink` (nullptr: not recorded); RocksDB: nothing is recorded.
+  void record_read_latency(stats::LogHistogram* sink) { read_latency_ = sink; }
 
  protected:
   DbFiles& files_;
   DeadPageLedger dead_;
+  stats::LogHistogram* read_latency_ = nullptr;
 };
 
 class CommitFrame {
  public:
   // files: a database opened with DbFiles::for_commit (arena or RocksDB); dead: the
   // committer's ledger (arena). `who` ("mpt commit") prefixes the errors. Both must outlive
-  // the frame.
-  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who);
+  // the frame. read_latency: where the reader's page-read latencies go (nullptr: nowhere).
+  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, stats::LogHistogram* read_latency = nullptr);
   CommitFrame(const CommitFrame&) = delete;
   CommitFrame& operator=(const CommitFrame&) = delete;
 

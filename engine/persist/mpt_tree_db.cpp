@@ -248,6 +248,9 @@ class MptTreeDb final : public TreeDb {
   const std::string& source_spec() const override { return files_.commit.spec; }
   std::vector<std::string> data_files() const override { return files_.data_files(); }
   io::NodeStore* page_store() override { return files_.arena ? &files_.arena->pages() : nullptr; }
+  void record_read_latency(stats::LogHistogram* sink) override {
+    if (reader_) reader_->set_latency_sink(sink);
+  }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override {

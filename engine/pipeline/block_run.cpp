@@ -145,6 +145,9 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       layer_max = std::max(layer_max, ctx.layer.entries());
       BlockResult& r = t->result;
       r.commit.start_ns = now_ns() - ctx.t0_ns;
+      const uint64_t cpu0 = persist::thread_cpu_ns();
+      if (bintrie) bt_committer->record_read_latency(&t->commit_read_latency_ns);
+      else mpt_committer->record_read_latency(&t->commit_read_latency_ns);
       const std::string spec = options.commit_spec ? options.commit_spec(files.commit.spec, b) : files.commit.spec;
       io::Status s;
       if (bintrie) {
@@ -154,12 +157,16 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       } else {
         s = mpt_committer->commit(t->diff, spec, &r.commit_stats);
       }
+      r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
       r.commit.end_ns = now_ns() - ctx.t0_ns;
+      r.commit_read_latency_us = t->commit_read_latency_ns.latency(1000.0);
       if (!s.ok()) {
         stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
       } else {
         result->blocks.push_back(r);
         result->root = r.commit_stats.root;
+        result->state_read_latency_ns.merge(t->read_latency_ns);
+        result->commit_read_latency_ns.merge(t->commit_read_latency_ns);
         if (on_block) on_block(result->blocks.back());
       }
     }

@@ -36,6 +36,9 @@ struct BlockToken {
   std::unordered_map<std::string, size_t> answer_of;
   state::StateDiff diff;
   BlockResult result;
+  // The block's device read latencies (ns): its reader's (prefetch, traverse, geth's
+  // workers) and its commit's.
+  stats::LogHistogram read_latency_ns, commit_read_latency_ns;
   io::Status error;
   void reset(size_t i, const state::Block* b);
 };
