@@ -4,7 +4,7 @@
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
 //                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--cold]
-//                 [--pin STAGE=CPU,...]
+//                 [--pin STAGE=CPU,...] [--reps R [--scratch DIR]]
 //                 [--json | --csv]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
@@ -12,15 +12,23 @@
 // block file. Per block: go-ethereum's slow-block columns (state_read_ms, state_hash_ms,
 // commit_ms, total_ms, mgas_per_sec, slots read / written, cache hits / misses, ms per slot
 // read, per miss, per slot total), then per stage wall time, device reads and bytes, device
-// reads per slot and the regime (for RocksDB its options, as `apply` prints them). --json: one JSON object per block ("type":"block") and one
+// reads per slot, device read latency percentiles (state read and commit), per stage busy
+// (thread CPU) time, the block's overlap and the regime (for RocksDB its options, as `apply`
+// prints them). --json: one JSON object per block ("type":"block") and one
 // summary ("type":"summary") per line; --csv: the block objects as a header and one row per
 // block (nested fields as stage.field, per_tx and regime left out), then "# " + the summary. The column definitions are in docs/pipeline.md.
 // --cold: the database's files evicted from the OS page cache before the run (persist::make_db_cold,
 // as read-bench --cold); the regime's page_cache says which protocol ran.
 // --pin: the stages' threads on the CPUs given (RunOptions::stage_cpus), in the regime's pin.
+// --reps R: R repetitions of the same blocks, each on a fresh copy of the database made in
+// --scratch DIR (pipeline/rep_copy.h; the original is never written; each copy is removed
+// after its repetition); the block objects carry "rep", the summary the median and spread
+// of the headline figures over the repetitions; --cold evicts before every repetition.
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <variant>
@@ -30,6 +38,9 @@
 
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/cold_tail.h"
+#include "engine/pipeline/rep_copy.h"
+#include "engine/pipeline/run_metrics.h"
+#include "engine/stats/summary.h"
 #include "engine/state/synthetic_state.h"
 #include "workloads/block_file.h"
 #include "workloads/cli_args.h"
@@ -56,6 +67,7 @@ struct Row {
   double ms_per_slot_read, ms_per_miss, ms_per_slot_total;
   uint64_t device_reads, device_bytes;
   double device_reads_per_slot;
+  double overlap;
 };
 Row derive(const pipeline::BlockResult& b) {
   Row r{};
@@ -71,10 +83,16 @@ Row derive(const pipeline::BlockResult& b) {
   r.device_reads = b.prefetch_page_reads + b.traverse_page_reads + b.ahead_page_reads;
   r.device_bytes = b.prefetch_bytes + b.traverse_bytes + b.ahead_bytes;
   r.device_reads_per_slot = ratio(double(r.device_reads), double(b.slots_read));
+  r.overlap = pipeline::block_overlap(b);
   return r;
 }
 
-nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& regime) {
+// A device read latency distribution in microseconds.
+nlohmann::json latency_json(const stats::Latency& l) {
+  return {{"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"max", l.max}, {"count", l.count}};
+}
+
+nlohmann::json block_json(const pipeline::BlockResult& b, uint64_t rep, const nlohmann::json& regime) {
   const Row r = derive(b);
   const persist::CommitStats& c = b.commit_stats;
   nlohmann::json txs = nlohmann::json::array();
@@ -82,6 +100,7 @@ nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& 
     txs.push_back({{"index", t.index}, {"accesses", t.accesses}, {"misses", t.misses}, {"device_reads", t.page_reads},
                    {"bytes", t.bytes_read}, {"ms", ms(t.time_ns)}});
   return {{"type", "block"},
+          {"rep", rep},
           {"index", b.index},
           {"number", b.number},
           {"root", hex0x(c.root)},
@@ -102,13 +121,16 @@ nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& 
           {"ms_per_slot_read", r.ms_per_slot_read},
           {"ms_per_miss", r.ms_per_miss},
           {"ms_per_slot_total", r.ms_per_slot_total},
-          {"prefetch", {{"wall_ms", ms(b.prefetch.wall_ns())}, {"start_ms", ms(b.prefetch.start_ns)}, {"keys", b.prefetch_keys},
+          {"prefetch", {{"wall_ms", ms(b.prefetch.wall_ns())}, {"busy_ms", ms(b.prefetch.busy_ns)},
+                        {"start_ms", ms(b.prefetch.start_ns)}, {"keys", b.prefetch_keys},
                         {"device_reads", b.prefetch_page_reads}, {"bytes", b.prefetch_bytes},
                         {"io_wait_ms", ms(b.prefetch_io_wait_ns)}}},
-          {"traverse", {{"wall_ms", ms(b.traverse.wall_ns())}, {"start_ms", ms(b.traverse.start_ns)},
+          {"traverse", {{"wall_ms", ms(b.traverse.wall_ns())}, {"busy_ms", ms(b.traverse.busy_ns)},
+                        {"start_ms", ms(b.traverse.start_ns)},
                         {"lookups", b.traverse_lookups}, {"device_reads", b.traverse_page_reads},
                         {"bytes", b.traverse_bytes}, {"io_wait_ms", ms(b.traverse_io_wait_ns)}}},
-          {"commit", {{"wall_ms", ms(b.commit.wall_ns())}, {"start_ms", ms(b.commit.start_ns)},
+          {"commit", {{"wall_ms", ms(b.commit.wall_ns())}, {"busy_ms", ms(b.commit.busy_ns)},
+                      {"start_ms", ms(b.commit.start_ns)},
                       {"resolve_ms", ms(c.resolve_ns)}, {"read_ms", ms(c.read_ns)}, {"apply_ms", ms(c.apply_ns)},
                       {"write_ms", ms(c.write_ns)}, {"hash_ms", ms(c.hash_ns)}, {"page_write_ms", ms(c.page_write_ns)},
                       {"publish_ms", ms(c.publish_ns)}, {"device_reads", c.pages_read}, {"pages_reused", c.pages_reused},
@@ -119,13 +141,16 @@ nlohmann::json block_json(const pipeline::BlockResult& b, const nlohmann::json& 
                       {"pages_released", c.pages_released}, {"disk_bytes", c.disk_bytes}}},
           {"geth", {{"workers", b.geth_workers}, {"warm_hits", b.warm_hits}, {"ahead_lookups", b.ahead_lookups},
                     {"ahead_device_reads", b.ahead_page_reads}, {"ahead_bytes", b.ahead_bytes},
-                    {"reader_lock_wait_ms", ms(b.reader_lock_wait_ns)}}},
+                    {"reader_lock_wait_ms", ms(b.reader_lock_wait_ns)}, {"workers_busy_ms", ms(b.geth_workers_busy_ns)}}},
           {"pure_hash_ms", c.pure_hash_nodes ? nlohmann::json(ms(c.pure_hash_ns)) : nlohmann::json()},
           {"hash_stage_over_pure", c.pure_hash_ns ? nlohmann::json(ratio(double(c.hash_ns), double(c.pure_hash_ns))) : nlohmann::json()},
           {"state_hash_over_pure", c.pure_hash_ns ? nlohmann::json(ratio(double(c.resolve_ns + c.apply_ns + c.write_ns), double(c.pure_hash_ns))) : nlohmann::json()},
           {"device_reads", r.device_reads},
           {"device_bytes", r.device_bytes},
           {"device_reads_per_slot", r.device_reads_per_slot},
+          {"device_read_latency_us", latency_json(b.state_read_latency_us)},
+          {"commit_device_read_latency_us", latency_json(b.commit_read_latency_us)},
+          {"overlap", r.overlap},
           {"reader_blocks_visible", b.reader_blocks_visible},
           {"read_digest", report::hex(reinterpret_cast<const uint8_t*>(&b.read_digest), 8)},
           {"per_tx", txs},
@@ -145,11 +170,11 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std
     else out->push_back({name, it->dump()});
   }
 }
-void print_csv_row(const pipeline::BlockResult& b, const nlohmann::json& regime) {
+void print_csv_row(const pipeline::BlockResult& b, uint64_t rep, const nlohmann::json& regime) {
   std::vector<std::pair<std::string, std::string>> cells;
-  flatten(block_json(b, regime), "", &cells);
+  flatten(block_json(b, rep, regime), "", &cells);
   std::string line;
-  if (b.index == 0) {
+  if (b.index == 0 && rep == 0) {
     for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + cells[i].first;
     std::printf("%s\n", line.c_str());
     line.clear();
@@ -159,18 +184,19 @@ void print_csv_row(const pipeline::BlockResult& b, const nlohmann::json& regime)
 }
 
 void print_header() {
-  std::printf("%-7s %4s %8s %7s %7s %7s %7s %8s %8s %8s %8s %7s %8s %8s %8s %8s %8s %8s %7s\n", "block", "txs", "Mgas",
-              "sl.rd", "sl.wr", "hits", "misses", "read_ms", "hash_ms", "cmt_ms", "total_ms", "Mgas/s", "ms/slot", "ms/miss",
-              "pref_ms", "trav_ms", "cstg_ms", "dev.rd", "rd/slot");
+  std::printf("%-7s %4s %8s %7s %7s %7s %7s %8s %8s %8s %8s %7s %8s %8s %8s %8s %8s %8s %7s %8s %8s %7s\n", "block", "txs",
+              "Mgas", "sl.rd", "sl.wr", "hits", "misses", "read_ms", "hash_ms", "cmt_ms", "total_ms", "Mgas/s", "ms/slot",
+              "ms/miss", "pref_ms", "trav_ms", "cstg_ms", "dev.rd", "rd/slot", "rd.p99us", "c.p99us", "overlap");
 }
 void print_row(const pipeline::BlockResult& b) {
   const Row r = derive(b);
-  std::printf("%-7llu %4u %8.2f %7llu %7llu %7llu %7llu %8.2f %8.2f %8.2f %8.2f %7.1f %8.4f %8.4f %8.2f %8.2f %8.2f %8llu %7.2f\n",
+  std::printf("%-7llu %4u %8.2f %7llu %7llu %7llu %7llu %8.2f %8.2f %8.2f %8.2f %7.1f %8.4f %8.4f %8.2f %8.2f %8.2f %8llu %7.2f "
+              "%8.1f %8.1f %7.2f\n",
               (unsigned long long)b.number, b.tx_count, double(b.gas_used) * 1e-6, (unsigned long long)b.slots_read,
               (unsigned long long)b.slots_written, (unsigned long long)b.hits, (unsigned long long)b.misses, r.state_read_ms,
               r.state_hash_ms, r.commit_ms, r.total_ms, r.mgas_per_sec, r.ms_per_slot_read, r.ms_per_miss,
               ms(b.prefetch.wall_ns()), ms(b.traverse.wall_ns()), ms(b.commit.wall_ns()), (unsigned long long)r.device_reads,
-              r.device_reads_per_slot);
+              r.device_reads_per_slot, b.state_read_latency_us.p99, b.commit_read_latency_us.p99, r.overlap);
 }
 
 // --pin STAGE=CPU[,STAGE=CPU...]: the stages' CPUs (stages not named run unpinned), and the
@@ -308,6 +334,13 @@ int cmd_run(int argc, char** argv) {
               "geth's workers run on traverse's CPU); stages not named are not pinned");
   args.flag("no-page-reuse", "the commit reads its dirty paths itself instead of taking the pages the block's reader read");
   args.flag("no-pure-hash", "do not hash the commit's new nodes again alone through the batch kernels (pure_hash_ms)");
+  args.option_u64("reps", "R",
+                  "run the same blocks R times, each repetition on a fresh copy of the database made in --scratch DIR\n"
+                  "(the writer lock of --db held while copying; --db itself is never written; each copy is removed after\n"
+                  "its repetition); the summary gives the median and spread over the repetitions; --cold evicts before each",
+                  1, 1000, 1);
+  args.option("scratch", "DIR",
+              "--reps: an empty or absent directory for the copies (needed for R > 1; with R = 1 the run is on a copy too)");
   args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
@@ -319,6 +352,11 @@ int cmd_run(int argc, char** argv) {
   if (from_file)
     for (const char* n : kGeneratorOptions)
       if (args.given(n)) return fail(std::string("--") + n + " applies to --workload only");
+  const uint64_t reps = args.get_u64("reps");
+  const bool scratch = args.given("scratch");
+  if (reps > 1 && !scratch)
+    return fail("--reps " + std::to_string(reps) + " needs --scratch DIR (each repetition runs on a fresh copy of the database)");
+  const std::string scratch_dir = scratch ? args.str("scratch") : std::string();
   pipeline::RunOptions ro;
   ro.dir = dir;
   const std::string reader = args.str("reader");
@@ -354,39 +392,94 @@ int cmd_run(int argc, char** argv) {
                          ? "a fresh read-only RocksDB instance (its own block cache) per block"
                          : "O_DIRECT reads; a fresh reader page cache per block";
   };
-  // --cold: after the blocks were read or generated (generating reads the database), so the
-  // run's first reads find none of its pages in the page cache.
-  if (args.given("cold")) {
-    std::unique_ptr<persist::TreeDb> db;
-    if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
-    persist::ColdInfo cold;
-    if (io::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return fail(s.message(), exit_code_for(s));
-    regime["page_cache"] = {{"dropped", true}, {"protocol", cold.protocol}, {"detail", cold.detail}};
-  } else {
-    regime["page_cache"] = {{"dropped", false}, {"protocol", "as found"}, {"detail", ""}};
-  }
-  report::Progress progress("run", blocks.size());
+  // The copies' directory: checked (and created) after the blocks were read, before any copy.
+  if (scratch)
+    if (io::Status st = pipeline::prepare_scratch(scratch_dir, dir); !st.ok()) return fail(st.message(), exit_code_for(st));
+
+  // Each repetition: a fresh copy of the database (--scratch), evicted with --cold after the
+  // blocks were read or generated (generating reads the database), so the run's first reads
+  // find none of its pages in the page cache; then the blocks through the pipeline.
+  report::Progress progress("run", blocks.size() * reps);
+  std::vector<pipeline::BlockResult> all;  // every repetition's blocks, in order
+  stats::LogHistogram read_latency, commit_latency;
+  uint64_t wall_ns = 0;
+  struct RepFigures {
+    double total_ms = 0, state_read_ms = 0, state_hash_ms = 0, commit_ms = 0;  // means per block
+    double ms_per_slot_read = 0, ms_per_miss = 0, blocks_per_sec = 0;
+  };
+  std::vector<RepFigures> rep_figures;
+  std::vector<std::array<uint8_t, 32>> rep_roots;
+  std::vector<std::string> rep_digests;
   pipeline::RunResult res;
-  const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
-    if (json) {
-      std::printf("%s\n", block_json(b, regime).dump().c_str());
-    } else if (csv) {
-      print_csv_row(b, regime);
+  for (uint64_t rep = 0; rep < reps; ++rep) {
+    ro.dir = scratch ? (std::filesystem::path(scratch_dir) / ("rep-" + std::to_string(rep))).string() : dir;
+    if (scratch)
+      if (io::Status st = pipeline::copy_database(dir, ro.dir); !st.ok()) return fail(st.message(), exit_code_for(st));
+    if (args.given("cold")) {
+      std::unique_ptr<persist::TreeDb> db;
+      if (io::Status s = persist::open_any_db(ro.dir, 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+      persist::ColdInfo cold;
+      if (io::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return fail(s.message(), exit_code_for(s));
+      regime["page_cache"] = {{"dropped", true}, {"protocol", cold.protocol}, {"detail", cold.detail}};
     } else {
-      if (b.index == 0) print_header();  // nothing on stdout before the first commit
-      print_row(b);
+      regime["page_cache"] = {{"dropped", false}, {"protocol", "as found"}, {"detail", ""}};
     }
-    std::fflush(stdout);
-    progress.update(b.index + 1);
-  });
+    if (!json && !csv && reps > 1)
+      std::printf("%srepetition %llu of %llu (a copy of %s)\n", rep ? "\n" : "", (unsigned long long)rep + 1,
+                  (unsigned long long)reps, dir.c_str());
+    const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
+      if (json) {
+        std::printf("%s\n", block_json(b, rep, regime).dump().c_str());
+      } else if (csv) {
+        print_csv_row(b, rep, regime);
+      } else {
+        if (b.index == 0) print_header();  // nothing on stdout before the first commit
+        print_row(b);
+      }
+      std::fflush(stdout);
+      progress.update(rep * blocks.size() + b.index + 1);
+    });
+    if (!s.ok()) {
+      progress.finish();
+      return fail(s.message() + (scratch ? " (repetition " + std::to_string(rep + 1) + ", on the copy " + ro.dir + ")" : ""),
+                  exit_code_for(s));
+    }
+    RepFigures f;
+    uint64_t rep_slots = 0, rep_misses = 0;
+    double rep_read_ms = 0;
+    std::string digests;
+    for (const pipeline::BlockResult& b : res.blocks) {
+      const Row r = derive(b);
+      f.total_ms += r.total_ms, f.state_read_ms += r.state_read_ms, f.state_hash_ms += r.state_hash_ms,
+          f.commit_ms += r.commit_ms;
+      rep_slots += b.slots_read, rep_misses += b.misses, rep_read_ms += r.state_read_ms;
+      digests += report::hex(reinterpret_cast<const uint8_t*>(&b.read_digest), 8);
+    }
+    const double n = double(res.blocks.size());
+    f.total_ms /= n, f.state_read_ms /= n, f.state_hash_ms /= n, f.commit_ms /= n;
+    f.ms_per_slot_read = ratio(rep_read_ms, double(rep_slots));
+    f.ms_per_miss = ratio(rep_read_ms, double(rep_misses));
+    f.blocks_per_sec = ratio(n, ms(res.wall_ns) * 1e-3);
+    rep_figures.push_back(f);
+    rep_roots.push_back(res.root);
+    rep_digests.push_back(digests);
+    all.insert(all.end(), res.blocks.begin(), res.blocks.end());
+    read_latency.merge(res.state_read_latency_ns);
+    commit_latency.merge(res.commit_read_latency_ns);
+    wall_ns += res.wall_ns;
+    if (scratch) {
+      std::error_code ec;
+      std::filesystem::remove_all(ro.dir, ec);  // the next repetition starts from a fresh copy
+    }
+  }
   progress.finish();
-  if (!s.ok()) return fail(s.message(), exit_code_for(s));
 
   uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0;
   uint64_t commit_reads = 0, pages_reused = 0, hash_ns = 0, pure_ns = 0, state_hash_ns = 0;
   double read_ms = 0;
+  uint64_t busy_prefetch = 0, busy_traverse = 0, busy_commit = 0, busy_workers = 0;
   bool gas_known = true;
-  for (const pipeline::BlockResult& b : res.blocks) {
+  for (const pipeline::BlockResult& b : all) {
     gas += b.gas_used, slots_read += b.slots_read, slots_written += b.slots_written, misses += b.misses;
     gas_known = gas_known && b.gas_known;
     const Row r = derive(b);
@@ -394,14 +487,16 @@ int cmd_run(int argc, char** argv) {
     const persist::CommitStats& c = b.commit_stats;
     commit_reads += c.pages_read, pages_reused += c.pages_reused, hash_ns += c.hash_ns, pure_ns += c.pure_hash_ns;
     state_hash_ns += c.resolve_ns + c.apply_ns + c.write_ns;
+    busy_prefetch += b.prefetch.busy_ns, busy_traverse += b.traverse.busy_ns, busy_commit += b.commit.busy_ns;
+    busy_workers += b.geth_workers_busy_ns;
   }
-  const double wall_ms = ms(res.wall_ns);
+  const double wall_ms = ms(wall_ns);
   nlohmann::json sum = {{"type", "summary"},
                         {"command", "run"},
                         {"db", dir},
                         {"source", from_file ? args.str("blocks") : "workload " + args.str("workload")},
                         {"root", hex0x(res.root)},
-                        {"blocks", res.blocks.size()},
+                        {"blocks", all.size()},
                         {"wall_ms", wall_ms},
                         {"blocks_per_sec", ratio(double(res.blocks.size()), wall_ms * 1e-3)},
                         {"gas_used", gas_known ? nlohmann::json(gas) : nlohmann::json()},
@@ -421,9 +516,40 @@ int cmd_run(int argc, char** argv) {
                         {"pure_hash_ms", ro.pure_hash ? nlohmann::json(ms(pure_ns)) : nlohmann::json()},
                         {"hash_stage_over_pure", pure_ns ? nlohmann::json(ratio(double(hash_ns), double(pure_ns))) : nlohmann::json()},
                         {"state_hash_over_pure", pure_ns ? nlohmann::json(ratio(double(state_hash_ns), double(pure_ns))) : nlohmann::json()},
+                        {"device_read_latency_us", {{"state_read", latency_json(read_latency.latency(1000.0))},
+                                                    {"commit", latency_json(commit_latency.latency(1000.0))}}},
+                        {"busy_ms", {{"prefetch", ms(busy_prefetch)}, {"traverse", ms(busy_traverse)},
+                                     {"commit", ms(busy_commit)}, {"geth_workers", ms(busy_workers)}}},
+                        {"overlap", pipeline::run_overlap(all, wall_ns)},
                         {"regime", regime}};
-  const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(res.blocks);
-  const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(res.blocks);
+  {
+    // Per repetition: its blocks' mean total / state read / hash / commit time, its read time
+    // per slot and per miss, its blocks per second; over the repetitions: median and spread.
+    nlohmann::json figures = nlohmann::json::object();
+    auto add = [&](const char* name, double RepFigures::*field) {
+      std::vector<double> v;
+      for (const RepFigures& f : rep_figures) v.push_back(f.*field);
+      const stats::Summary m = stats::summarize(v);
+      figures[name] = {{"median", m.median}, {"min", m.min}, {"max", m.max}, {"samples", m.samples}};
+    };
+    add("total_ms", &RepFigures::total_ms);
+    add("state_read_ms", &RepFigures::state_read_ms);
+    add("state_hash_ms", &RepFigures::state_hash_ms);
+    add("commit_ms", &RepFigures::commit_ms);
+    add("ms_per_slot_read", &RepFigures::ms_per_slot_read);
+    add("ms_per_miss", &RepFigures::ms_per_miss);
+    add("blocks_per_sec", &RepFigures::blocks_per_sec);
+    bool same_roots = true, same_reads = true;
+    for (size_t i = 1; i < rep_roots.size(); ++i)
+      same_roots = same_roots && rep_roots[i] == rep_roots[0], same_reads = same_reads && rep_digests[i] == rep_digests[0];
+    sum["reps"] = {{"count", reps},
+                   {"scratch", scratch ? nlohmann::json(scratch_dir) : nlohmann::json()},
+                   {"roots_identical", same_roots},
+                   {"read_digests_identical", same_reads},
+                   {"figures", figures}};
+  }
+  const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(all);
+  const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(all);
   {
     nlohmann::json c = nlohmann::json::array(), x = nlohmann::json::array();
     for (const pipeline::ColdTailRow& r : by_count)
@@ -440,7 +566,7 @@ int cmd_run(int argc, char** argv) {
     report::stamp(sum);
     std::printf("%s%s\n", csv ? "# " : "", sum.dump().c_str());
   } else {
-    std::printf("%zu blocks in %.1f ms (%.2f blocks/s", res.blocks.size(), wall_ms, sum["blocks_per_sec"].get<double>());
+    std::printf("%zu blocks in %.1f ms (%.2f blocks/s", all.size(), wall_ms, sum["blocks_per_sec"].get<double>());
     if (gas_known) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());
     std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
                 sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
@@ -449,6 +575,24 @@ int cmd_run(int argc, char** argv) {
       const std::string detail = regime["page_cache"]["detail"].get<std::string>();
       std::printf("page cache dropped before the run: %s%s\n", regime["page_cache"]["protocol"].get<std::string>().c_str(),
                   detail.empty() ? "" : (" (" + detail + ")").c_str());
+    }
+    auto latency_line = [](const char* what, const stats::Latency& l) {
+      std::printf("device read latency, %s: p50 %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us (%zu reads)\n", what, l.p50,
+                  l.p90, l.p99, l.max, l.count);
+    };
+    latency_line("state read", read_latency.latency(1000.0));
+    latency_line("commit", commit_latency.latency(1000.0));
+    std::printf("busy (thread CPU): prefetch %.1f ms, traverse %.1f ms, commit %.1f ms, geth workers %.1f ms; overlap %.2f "
+                "(stage walls / run wall)\n",
+                ms(busy_prefetch), ms(busy_traverse), ms(busy_commit), ms(busy_workers), sum["overlap"].get<double>());
+    if (reps > 1) {
+      const nlohmann::json& r = sum["reps"];
+      std::printf("over %llu repetitions (median [min, max]; roots %s, reads %s):\n", (unsigned long long)reps,
+                  r["roots_identical"].get<bool>() ? "identical" : "DIFFER",
+                  r["read_digests_identical"].get<bool>() ? "identical" : "DIFFER");
+      for (auto it = r["figures"].begin(); it != r["figures"].end(); ++it)
+        std::printf("  %-17s %12.4f [%.4f, %.4f]\n", it.key().c_str(), (*it)["median"].get<double>(),
+                    (*it)["min"].get<double>(), (*it)["max"].get<double>());
     }
     std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
                 "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");

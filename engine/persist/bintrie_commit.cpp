@@ -662,7 +662,7 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   bintrie::Hasher h;
   if (io::Status s = bd::hasher_for(params, &h); !s.ok()) return s;
   if (params.group_depth < 1 || params.group_depth > 8) return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
-  CommitFrame frame(files_, dead_, kWho, &reuse_);
+  CommitFrame frame(files_, dead_, kWho, &reuse_, read_latency_);
   Committer c(files_, frame, h, params.group_depth);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;

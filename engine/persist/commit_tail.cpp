@@ -53,13 +53,15 @@ uint64_t RocksCommitBatch::net_deletes() const {
   return n;
 }
 
-CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse)
+CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse,
+                         stats::LogHistogram* read_latency)
     : files_(files), dead_(dead), who_(who), reuse_(reuse), t0_(io::monotonic_ns()) {
   if (files.store == StoreKind::rocksdb) {
     rocks_.emplace(*files.rocks);
   } else {
     reader_.emplace(files.arena->pages());
     if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages : nullptr);
+    reader_->set_latency_sink(read_latency);
   }
 }
 

@@ -133,11 +133,15 @@ class CommitterBase {
   CommitterBase& operator=(const CommitterBase&) = delete;
   // The page reuse and pure-hash settings for the next commits (above).
   PageReuse& reuse() { return reuse_; }
+  // Arena: every page the later commits read (resolve, release) adds its device latency
+  // (ns) to `sink` (nullptr: not recorded); RocksDB: nothing is recorded.
+  void record_read_latency(stats::LogHistogram* sink) { read_latency_ = sink; }
 
  protected:
   DbFiles& files_;
   DeadPageLedger dead_;
   PageReuse reuse_;
+  stats::LogHistogram* read_latency_ = nullptr;
 };
 
 class CommitFrame {
@@ -146,7 +150,9 @@ class CommitFrame {
   // committer's ledger (arena). `who` ("mpt commit") prefixes the errors. Both must outlive
   // the frame.
   // reuse (may be null): the pages to serve the resolve from; gets the pages written.
-  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse = nullptr);
+  // read_latency: where the reader's page-read latencies go (nullptr: nowhere).
+  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse = nullptr,
+              stats::LogHistogram* read_latency = nullptr);
   CommitFrame(const CommitFrame&) = delete;
   CommitFrame& operator=(const CommitFrame&) = delete;
 

@@ -22,7 +22,7 @@ using mpt_commit_detail::Op;
 
 io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
   if (io::Status s = CommitFrame::check_target(files_, io::TreeKind::mpt, "mpt commit", "an MPT"); !s.ok()) return s;
-  CommitFrame frame(files_, dead_, "mpt commit", &reuse_);
+  CommitFrame frame(files_, dead_, "mpt commit", &reuse_, read_latency_);
   DirtyTrie c(files_, frame);
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;

@@ -249,6 +249,9 @@ class MptTreeDb final : public TreeDb {
   std::vector<std::string> data_files() const override { return files_.data_files(); }
   io::NodeStore* page_store() override { return files_.arena ? &files_.arena->pages() : nullptr; }
   PageReader* page_reader() override { return reader_.get(); }
+  void record_read_latency(stats::LogHistogram* sink) override {
+    if (reader_) reader_->set_latency_sink(sink);
+  }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override {

@@ -109,6 +109,8 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
   std::vector<io::PageCompletion> done;
   io::Status s = io::run_batch(store_, ops, &done);
   counters_.read_wall_ns += io::monotonic_ns() - t0;
+  if (latency_sink_)
+    for (const io::PageCompletion& c : done) latency_sink_->add(c.latency_ns);
   ++counters_.rounds;
   counters_.page_reads += want_.size();
   counters_.bytes_read += uint64_t(want_.size()) * store_.page_size();
@@ -199,6 +201,7 @@ io::Status PageReader::poll(std::vector<uint32_t>* woken, bool block) {
   io::Status first_error;
   for (size_t i = 0; i < n; ++i) {
     const io::PageCompletion& c = done_[i];
+    if (latency_sink_) latency_sink_->add(c.latency_ns);
     auto it = in_flight_.find(c.page_id);
     assert(it != in_flight_.end() && "a completion for a page this reader did not submit");
     if (it == in_flight_.end()) continue;

@@ -30,6 +30,7 @@
 #include "engine/bintrie/proof.h"
 #include "engine/mpt/proof.h"
 #include "engine/state/state_source.h"
+#include "engine/stats/summary.h"
 #include "io/manifest.h"
 #include "io/node_store.h"
 #include "io/status.h"
@@ -159,6 +160,9 @@ class TreeDb {
   // The reader's page cache (arena only; nullptr otherwise): the block pipeline hands the
   // pages its lookups read to the commit (PageReader::take_pages).
   virtual PageReader* page_reader() { return nullptr; }
+  // Arena: every page read of this handle from now on adds its device latency (ns) to
+  // `sink` (PageReader::set_latency_sink; nullptr stops it). RocksDB: nothing is recorded.
+  virtual void record_read_latency(stats::LogHistogram* sink) { (void)sink; }
 };
 
 // Builds the state of `source` into options.dir (a new directory, or an existing arena

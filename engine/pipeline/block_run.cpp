@@ -153,6 +153,8 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       layer_max = std::max(layer_max, ctx.layer.entries());
       BlockResult& r = t->result;
       r.commit.start_ns = now_ns() - ctx.t0_ns;
+      const uint64_t cpu0 = persist::thread_cpu_ns();
+      committer->record_read_latency(&t->commit_read_latency_ns);
       const std::string spec = options.commit_spec ? options.commit_spec(files.commit.spec, b) : files.commit.spec;
       r.read_pages_offered = t->pages.size();
       for (const auto& [block, pages] : written_by_commit)
@@ -166,6 +168,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       } else {
         s = mpt_committer->commit(t->diff, spec, &r.commit_stats);
       }
+      r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
       r.commit.end_ns = now_ns() - ctx.t0_ns;
       committer->reuse().pages = nullptr;
       t->pages.clear();
@@ -174,11 +177,14 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
         committer->reuse().written.clear();
         while (written_by_commit.size() > options.inflight) written_by_commit.pop_front();
       }
+      r.commit_read_latency_us = t->commit_read_latency_ns.latency(1000.0);
       if (!s.ok()) {
         stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
       } else {
         result->blocks.push_back(r);
         result->root = r.commit_stats.root;
+        result->state_read_latency_ns.merge(t->read_latency_ns);
+        result->commit_read_latency_ns.merge(t->commit_read_latency_ns);
         if (on_block) on_block(result->blocks.back());
       }
     }

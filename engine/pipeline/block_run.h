@@ -56,6 +56,7 @@
 #include "engine/persist/commit_tail.h"
 #include "engine/persist/db_files.h"
 #include "engine/state/bal.h"
+#include "engine/stats/summary.h"
 #include "io/status.h"
 
 namespace st::pipeline {
@@ -95,6 +96,9 @@ struct RunOptions {
   std::function<void(size_t index)> before_commit;
   std::function<void(size_t index)> after_traverse;
   std::function<void(size_t index)> after_prefetch;  // in the prefetch stage, after its work
+  // In the prefetch stage, inside its wall and busy time, before its reads (a test may
+  // wait there to force a prefetch to span another block's stages).
+  std::function<void(size_t index)> during_prefetch;
 };
 
 // Per block access index (0 = pre-execution, 1..n the transactions, n+1 post-execution).
@@ -108,6 +112,7 @@ struct TxStats {
 
 struct StageTimes {
   uint64_t start_ns = 0, end_ns = 0;  // from the run's start
+  uint64_t busy_ns = 0;               // CPU time of the stage body's thread (CLOCK_THREAD_CPUTIME_ID)
   uint64_t wall_ns() const { return end_ns - start_ns; }
 };
 
@@ -131,6 +136,7 @@ struct BlockResult {
   // main traversal's time waiting for the reader's mutex.
   uint32_t geth_workers = 0;
   uint64_t warm_hits = 0, ahead_lookups = 0, ahead_page_reads = 0, ahead_bytes = 0, reader_lock_wait_ns = 0;
+  uint64_t geth_workers_busy_ns = 0;  // the workers' CPU time, summed (not in traverse.busy_ns)
   // The reader's pinned state: how many blocks of this run it already shows.
   uint64_t reader_blocks_visible = 0;
   StageTimes prefetch, traverse, commit;
@@ -138,6 +144,11 @@ struct BlockResult {
   // Pages the block's reader read that were handed to the commit, and those of them dropped
   // first because a commit since the reader's state rewrote their page id.
   uint64_t read_pages_offered = 0, read_pages_stale = 0;
+  // Device read latency (submission to completion, microseconds; LogHistogram's
+  // percentiles) of the state read (prefetch + traverse, geth's workers included: count ==
+  // prefetch + traverse + ahead page reads) and of the commit's reads (count ==
+  // commit_stats.pages_read). Arena only: RocksDB's reads are not timed one by one (count 0).
+  stats::Latency state_read_latency_us, commit_read_latency_us;
 };
 
 struct RunResult {
@@ -145,6 +156,8 @@ struct RunResult {
   std::array<uint8_t, 32> root{};   // the database's root after the last committed block
   uint64_t wall_ns = 0;
   uint64_t diff_layer_entries_max = 0;
+  // Every committed block's device read latencies (ns), merged.
+  stats::LogHistogram state_read_latency_ns, commit_read_latency_ns;
 };
 
 // Runs `blocks` through the pipeline (header comment). on_block is called in the commit

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/persist/page_reader.h"
 #include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {
@@ -70,6 +71,8 @@ void BlockToken::reset(size_t i, const state::Block* b) {
   diff = {};
   pages.clear();
   result = {};
+  read_latency_ns.clear();
+  commit_read_latency_ns.clear();
   error = {};
 }
 
@@ -115,9 +118,12 @@ io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Bl
 void prefetch(RunContext& ctx, BlockToken& t) {
   const RunOptions& o = *ctx.options;
   t.result.prefetch.start_ns = now_ns() - ctx.t0_ns;
+  const uint64_t cpu0 = persist::thread_cpu_ns();
+  if (o.during_prefetch) o.during_prefetch(t.index);
   // slot_key_accounts off: every account of the BAL is asked for as an account key anyway.
   io::Status s = persist::open_any_db(o.dir, o.queue_depth, &t.reader, false);
   if (s.ok()) {
+    t.reader->record_read_latency(&t.read_latency_ns);
     t.result.reader_blocks_visible = t.reader->manifest().commit_seq - ctx.base_commit_seq;
     if (o.reader == ReaderModel::bal) {
       for (const state::AccountChanges& a : t.block->bal.accounts) {
@@ -139,6 +145,7 @@ void prefetch(RunContext& ctx, BlockToken& t) {
     }
   }
   if (!s.ok()) t.error = io::Status(s.code(), "block " + std::to_string(t.block->header.number) + ": prefetch: " + s.message());
+  t.result.prefetch.busy_ns = persist::thread_cpu_ns() - cpu0;
   t.result.prefetch.end_ns = now_ns() - ctx.t0_ns;
 }
 
@@ -146,6 +153,7 @@ void traverse(RunContext& ctx, BlockToken& t) {
   const RunOptions& o = *ctx.options;
   BlockResult& r = t.result;
   r.traverse.start_ns = now_ns() - ctx.t0_ns;
+  const uint64_t cpu0 = persist::thread_cpu_ns();
   const state::Block& b = *t.block;
   const state::BalSummary sum = state::summarize_bal(b.bal);
   r.index = t.index;
@@ -239,6 +247,17 @@ void traverse(RunContext& ctx, BlockToken& t) {
     r.geth_workers = o.geth_workers ? o.geth_workers : std::max(1u, 4 * available_cpus() / 5);
     for (uint32_t w = 0; w < r.geth_workers; ++w)
       workers.emplace_back([&] {
+        const uint64_t worker_cpu0 = persist::thread_cpu_ns();
+        struct BusyAdd {  // the worker's CPU time, added whichever way it returns
+          uint64_t cpu0;
+          std::mutex& mu;
+          uint64_t& sum;
+          ~BusyAdd() {
+            const uint64_t d = persist::thread_cpu_ns() - cpu0;
+            std::lock_guard<std::mutex> g(mu);
+            sum += d;
+          }
+        } busy{worker_cpu0, ahead_mu, r.geth_workers_busy_ns};
         for (size_t j; !main_done.load() && (j = next_ahead.fetch_add(1)) < by_index.size();) {
           const state::IndexAccess& ia = by_index[j];
           std::vector<state::StateKey> keys;
@@ -357,6 +376,7 @@ void traverse(RunContext& ctx, BlockToken& t) {
   if (err.ok() && o.reuse_read_pages)
     if (persist::PageReader* pr = t.reader->page_reader()) pr->take_pages(&t.pages);
   t.reader.reset();  // the pin goes: pages this state alone holds may be reused
+  r.state_read_latency_us = t.read_latency_ns.latency(1000.0);
   if (!err.ok()) {
     t.error = io::Status(err.code(), "block " + std::to_string(b.header.number) + ": traverse: " + err.message());
   } else {
@@ -364,6 +384,7 @@ void traverse(RunContext& ctx, BlockToken& t) {
     t.diff = state::post_state_diff(b.bal);
     ctx.layer.add(t.index, t.diff);
   }
+  r.traverse.busy_ns = persist::thread_cpu_ns() - cpu0;
   r.traverse.end_ns = now_ns() - ctx.t0_ns;
 }
 

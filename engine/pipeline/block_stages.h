@@ -40,6 +40,9 @@ struct BlockToken {
   // the commit's resolve (RunOptions::reuse_read_pages).
   persist::SharedPages pages;
   BlockResult result;
+  // The block's device read latencies (ns): its reader's (prefetch, traverse, geth's
+  // workers) and its commit's.
+  stats::LogHistogram read_latency_ns, commit_read_latency_ns;
   io::Status error;
   void reset(size_t i, const state::Block* b);
 };

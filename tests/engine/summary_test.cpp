@@ -1,8 +1,10 @@
 // summary_test: engine/stats/summary.h against hand-computed values: median, mean, sample
 // standard deviation, min, max, the samples kept in order, nearest-rank percentiles and the
-// noise rule (cv > 10 % or max > 2x median, at least 3 samples).
+// noise rule (cv > 10 % or max > 2x median, at least 3 samples); the log-bucket histogram
+// (exact below 128 and at bucket lower bounds, within 1/64 otherwise; merge, clear).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -76,4 +78,74 @@ TEST_CASE("the noise rule: cv > 10 % or max > 2x median, from 3 samples") {
   CHECK(st::stats::noise_reason(summarize({10, 12, 8, 10, 10})).find("coefficient of variation 14 %") == 0);
   // two samples are never called noisy
   CHECK(st::stats::noise_reason(summarize({1, 100})).empty());
+}
+
+TEST_CASE("LogHistogram: exact below 128 and at bucket lower bounds; within 1/64 below the exact nearest rank otherwise") {
+  using st::stats::LogHistogram;
+  // The bucket map: each value's bucket starts at or below it, the next starts above it.
+  for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 129ull, 130ull, 255ull, 256ull, 1000ull, 123456ull, 99999999ull,
+                     (1ull << 40) - 1}) {
+    CAPTURE(v);
+    const size_t b = LogHistogram::bucket_of(v);
+    CHECK(b < LogHistogram::kBuckets);
+    CHECK(LogHistogram::lower_bound_of(b) <= v);
+    if (b + 1 < LogHistogram::kBuckets) CHECK(LogHistogram::lower_bound_of(b + 1) > v);
+  }
+  CHECK(LogHistogram::bucket_of((1ull << 40) - 1) == LogHistogram::kBuckets - 1);
+  CHECK(LogHistogram::bucket_of(1ull << 50) == LogHistogram::kBuckets - 1);
+
+  // 1..100 shuffled: every value has its own bucket, so the percentiles are the samples'.
+  LogHistogram h;
+  for (uint64_t i = 0; i < 100; ++i) h.add((i * 37) % 100 + 1);
+  CHECK(h.count() == 100);
+  CHECK(h.min() == 1);
+  CHECK(h.max() == 100);
+  CHECK(h.mean() == 50.5);
+  CHECK(h.percentile(0.50) == 50);
+  CHECK(h.percentile(0.90) == 90);
+  CHECK(h.percentile(0.99) == 99);
+  CHECK(h.percentile(1.0) == 100);
+
+  // Samples on bucket lower bounds (m * 2^s), in microseconds' range: exact, and equal to
+  // the nearest-rank percentiles of the samples themselves.
+  std::vector<uint64_t> exact;
+  for (uint64_t m = 64; m < 128; m += 3)
+    for (unsigned s : {4u, 10u, 14u}) exact.push_back(m << s);
+  LogHistogram e;
+  for (uint64_t v : exact) e.add(v);
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    CAPTURE(q);
+    CHECK(e.percentile(q) == st::stats::percentile(exact, q));
+  }
+  const auto l = e.latency(1000.0);
+  CHECK(l.count == exact.size());
+  CHECK(l.p99 == double(st::stats::percentile(exact, 0.99)) / 1000.0);
+  CHECK(l.max == double(*std::max_element(exact.begin(), exact.end())) / 1000.0);
+
+  // Arbitrary values: within (x * 63/64, x] of the exact nearest-rank sample x.
+  std::vector<uint64_t> any;
+  uint64_t x = 12345;
+  for (int i = 0; i < 5000; ++i) any.push_back((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 44);
+  LogHistogram a;
+  for (uint64_t v : any) a.add(v);
+  for (double q : {0.5, 0.9, 0.99}) {
+    CAPTURE(q);
+    const uint64_t want = st::stats::percentile(any, q), got = a.percentile(q);
+    CHECK(got <= want);
+    CHECK(double(got) > double(want) * 63.0 / 64.0);
+  }
+  CHECK(a.max() == *std::max_element(any.begin(), any.end()));
+
+  // merge: as if every sample had been added to one histogram; clear: empty.
+  LogHistogram first, second;
+  for (size_t i = 0; i < any.size(); ++i) (i % 3 ? first : second).add(any[i]);
+  first.merge(second);
+  CHECK(first.count() == a.count());
+  CHECK(first.min() == a.min());
+  CHECK(first.max() == a.max());
+  for (double q : {0.5, 0.9, 0.99}) CHECK(first.percentile(q) == a.percentile(q));
+  first.clear();
+  CHECK(first.count() == 0);
+  CHECK(first.percentile(0.5) == 0);
+  CHECK(first.latency().count == 0);
 }

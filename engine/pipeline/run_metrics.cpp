@@ -1,0 +1,20 @@
+// run_metrics: see run_metrics.h.
+#include "engine/pipeline/run_metrics.h"
+
+namespace st::pipeline {
+namespace {
+uint64_t stage_walls(const BlockResult& b) { return b.prefetch.wall_ns() + b.traverse.wall_ns() + b.commit.wall_ns(); }
+}  // namespace
+
+double block_overlap(const BlockResult& b) {
+  const uint64_t wall = b.commit.end_ns - b.prefetch.start_ns;
+  return wall ? double(stage_walls(b)) / double(wall) : 0;
+}
+
+double run_overlap(std::span<const BlockResult> blocks, uint64_t wall_ns) {
+  uint64_t sum = 0;
+  for (const BlockResult& b : blocks) sum += stage_walls(b);
+  return wall_ns ? double(sum) / double(wall_ns) : 0;
+}
+
+}  // namespace st::pipeline
