@@ -83,8 +83,9 @@ TEST_CASE("statetree run: one latency sample per device read, busy time per stag
       CAPTURE(regime);
       const std::string db = tmp_path(std::string("lat_") + tree);
       std::filesystem::copy(db0, db, std::filesystem::copy_options::recursive);
+      // --no-page-reuse: the commit reads its dirty paths itself, so its latencies are sampled.
       auto r = run_statetree("run --db " + db + " --workload mainnet_like --block-count 3 --seed 5 " + regime +
-                             " --inflight 1 --json");
+                             " --inflight 1 --no-page-reuse --json");
       REQUIRE_MESSAGE(r.exit_code == 0, r.err);
       const RunOut ro = parse_run(r.out);
       REQUIRE(ro.blocks.size() == 3);
