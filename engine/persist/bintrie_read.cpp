@@ -44,6 +44,7 @@
 #include "engine/persist/bintrie_blob_checks.h"
 #include "engine/persist/bintrie_db.h"
 #include "engine/persist/bintrie_disk.h"
+#include "engine/persist/snapshot_reader.h"
 
 namespace st::persist {
 namespace {
@@ -117,6 +118,7 @@ class BintrieDb final : public TreeDb {
   const std::string& source_spec() const override { return files_.commit.spec; }
   std::vector<std::string> data_files() const override { return files_.data_files(); }
   io::NodeStore* page_store() override { return files_.store == StoreKind::arena ? &files_.arena->pages() : nullptr; }
+  io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return open_snapshot_of(files_, out); }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override;
@@ -755,6 +757,15 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
       if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
         return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
       rep.leaves += bd::stem_value_count(node.stem);
+      if (leaf_sink_) {
+        uint8_t key[32];
+        std::memcpy(key, node.stem.stem.data(), 31);
+        for (unsigned i = 0, j = 0; i < 256; ++i) {
+          if (!((node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1)) continue;
+          key[31] = uint8_t(i);
+          leaf_sink_({key, 32}, node.stem.values[j++]);
+        }
+      }
       if (const auto chunks = bd::account_code_chunks(node.stem)) {
         ++rep.accounts;
         account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk
