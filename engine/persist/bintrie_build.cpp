@@ -348,15 +348,9 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     SnapshotRef snap_ref;
     uint64_t snap_pages = 0;
     if (st && o.snapshot) {
-      // Every leaf in key order; an account's code-hash leaf (suffix 1) stays on the page of
-      // its basic-data leaf (suffix 0), so one read answers an account.
+      // Every leaf in key order (the writer keeps an account's two header leaves on one page).
       SnapshotWriter sw(w);
-      for (size_t i = 0; st && i < sorted.size(); ++i) {
-        const Entry& e = sorted.entry(i);
-        const bool glue = e.key[31] == 1 && i > 0 && sorted.entry(i - 1).key[31] == 0 &&
-                          std::memcmp(sorted.entry(i - 1).key.data(), e.key.data(), 31) == 0;
-        st = sw.add(e.key, e.value, glue);
-      }
+      for (size_t i = 0; st && i < sorted.size(); ++i) st = sw.add(sorted.entry(i).key, sorted.entry(i).value);
       if (st) st = sw.finish(&snap_ref);
       snap_pages = sw.pages_written();
     }

@@ -37,6 +37,7 @@
 #include "engine/persist/dead_pages.h"
 #include "engine/persist/page_reader.h"
 #include "engine/persist/page_writer.h"
+#include "engine/persist/snapshot_update.h"
 #include "engine/persist/subtree_packer.h"
 
 namespace st::persist {
@@ -134,6 +135,11 @@ class CommitFrame {
   // a new node is put at the same key.
   void supersede_key(std::string key, uint64_t body_bytes);
 
+  // The flat snapshot's changes (snapshot_update.h): null unless the database has a
+  // snapshot (arena). The committers hand it every leaf they write or delete; publish()
+  // rewrites the snapshot pages they reach in the same commit.
+  SnapshotDelta* snapshot() { return snapshot_ ? &*snapshot_ : nullptr; }
+
   // What the tree-specific phases produced.
   struct Outcome {
     Locator root = kNoLocator;
@@ -156,6 +162,7 @@ class CommitFrame {
   std::optional<RocksCommitBatch> rocks_;
   std::optional<PageWriter> writer_;
   std::optional<SubtreePacker> packer_;
+  std::optional<SnapshotDelta> snapshot_;
   uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_encoded_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;
 };

@@ -626,6 +626,13 @@ io::Status DirtyTrie::encode(int32_t n, bool top, mpt::NodeRef* ref, uint32_t* p
         value = acct_rlp.data();
         value_len = acct_rlp.size();
       }
+      if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
+        const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
+        uint8_t key[64];
+        if (owner) std::memcpy(key, owner, 32);
+        std::memcpy(key + (owner ? 32 : 0), k.data(), 32);
+        snap->put({key, size_t(owner ? 64 : 32)}, {value, value_len});
+      }
       end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
       kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
       break;

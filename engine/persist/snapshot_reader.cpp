@@ -204,6 +204,32 @@ io::Status SnapshotReader::scan(const EntryFn& fn) {
   return {};
 }
 
+io::Status SnapshotReader::load_data_pages(std::span<const size_t> indices) {
+  reader_.clear();
+  std::vector<uint64_t> ids;
+  for (size_t i : indices) ids.push_back(data_page_[i]);
+  return reader_.load_pages(ids);
+}
+
+io::Status SnapshotReader::entries_of(size_t index, const EntryFn& fn) const {
+  const uint64_t page = data_page_[index];
+  const uint32_t n = reader_.records_in(page);
+  if (n == 0) return corrupt(page, "an empty or unloaded data page");
+  std::vector<uint8_t> prev;
+  for (uint32_t i = 0; i < n; ++i) {
+    RecordView rv;
+    if (io::Status s = reader_.record(make_locator(page, i), &rv); !s.ok()) return s;
+    std::span<const uint8_t> k, v;
+    if (rv.kind != kSnapEntry || rv.child_count != 0) return corrupt(page, "not a snapshot entry record");
+    if (std::string e = decode_snapshot_entry(rv.body, &k, &v); !e.empty()) return corrupt(page, e);
+    if (i == 0 && compare_snapshot_keys(k, first_key(index)) != 0) return corrupt(page, "first key differs from the index's");
+    if (i > 0 && compare_snapshot_keys(prev, k) >= 0) return corrupt(page, "keys not ascending");
+    prev.assign(k.begin(), k.end());
+    if (!fn(k, v)) break;
+  }
+  return {};
+}
+
 std::vector<uint64_t> SnapshotReader::pages() const {
   std::vector<uint64_t> p(data_page_);
   p.insert(p.end(), index_page_ids_.begin(), index_page_ids_.end());

@@ -67,6 +67,18 @@ class SnapshotReader {
   io::Status scan(const EntryFn& fn);
 
   const SnapshotRef& ref() const { return ref_; }
+
+  // The in-memory index, for a commit that rewrites some data pages (snapshot_update.h).
+  size_t data_page_count() const { return data_page_.size(); }
+  uint64_t data_page_id(size_t i) const { return data_page_[i]; }
+  std::span<const uint8_t> first_key(size_t i) const { return {first_keys_.data() + kSnapMaxKey * i, first_key_len_[i]}; }
+  // The data page that would hold `key`, or -1 when the key sorts before every page.
+  int64_t route(std::span<const uint8_t> key) const;
+  // Reads data pages (by index) into the cache, dropping what it held; then entries_of.
+  io::Status load_data_pages(std::span<const size_t> indices);
+  // The entries of a loaded data page, in order (checked as scan checks them).
+  io::Status entries_of(size_t index, const EntryFn& fn) const;
+  const std::vector<uint64_t>& index_page_ids() const { return index_page_ids_; }
   // Every page the snapshot occupies (data, index, directory): what a commit that replaces
   // it releases.
   std::vector<uint64_t> pages() const;
@@ -75,8 +87,6 @@ class SnapshotReader {
  private:
   SnapshotReader(io::NodeStore& store, SnapshotRef ref);
   io::Status load_index();
-  // The data page that would hold `key`, or -1 when the key sorts before every page.
-  int64_t route(std::span<const uint8_t> key) const;
   // Searches a loaded data page.
   io::Status find_in_page(uint64_t page, std::span<const uint8_t> key, std::optional<std::vector<uint8_t>>* out) const;
 

@@ -3,6 +3,7 @@
 #include "engine/persist/snapshot_writer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "engine/persist/record_page.h"
@@ -14,12 +15,29 @@ SnapshotWriter::SnapshotWriter(PageWriter& w) : w_(w), payload_(w.payload_bytes(
   page_.resize(payload_);
 }
 
-io::Status SnapshotWriter::add(std::span<const uint8_t> key, std::span<const uint8_t> value, bool glue_to_previous) {
+bool SnapshotWriter::glued(std::span<const uint8_t> prev, std::span<const uint8_t> key) {
+  return key.size() == 32 && prev.size() == 32 && key[31] == 1 && prev[31] == 0 &&
+         std::memcmp(prev.data(), key.data(), 31) == 0;
+}
+
+io::Status SnapshotWriter::add_existing_page(uint64_t page, std::span<const uint8_t> first_key) {
+  if (!pending_.empty()) return {io::Errc::bad_argument, "snapshot: an existing page inside a run"};
+  if (have_last_ && compare_snapshot_keys(last_key_, first_key) >= 0)
+    return {io::Errc::bad_argument, "snapshot: keys not strictly ascending"};
+  last_key_.assign(first_key.begin(), first_key.end());
+  have_last_ = true;
+  data_pages_.push_back(page);
+  first_keys_.emplace_back(first_key.begin(), first_key.end());
+  return {};
+}
+
+io::Status SnapshotWriter::add(std::span<const uint8_t> key, std::span<const uint8_t> value) {
   if (key.empty() || key.size() > kSnapMaxKey || value.size() > kSnapMaxValue)
     return {io::Errc::bad_argument, "snapshot: entry with a key of " + std::to_string(key.size()) + " bytes and a value of " +
                                         std::to_string(value.size()) + " bytes"};
   if (have_last_ && compare_snapshot_keys(last_key_, key) >= 0)
     return {io::Errc::bad_argument, "snapshot: keys not strictly ascending"};
+  const bool glue_to_previous = have_last_ && !pending_.empty() && glued(last_key_, key);
   last_key_.assign(key.begin(), key.end());
   have_last_ = true;
   std::vector<uint8_t> body;
@@ -47,6 +65,7 @@ io::Status SnapshotWriter::flush_page(size_t keep_last) {
   if (io::Status s = w_.new_page(&page); !s.ok()) return s;
   if (io::Status s = w_.write(page, page_.data()); !s.ok()) return s;
   data_pages_.push_back(page);
+  ++data_written_;
   std::span<const uint8_t> k, v;
   (void)decode_snapshot_entry(pending_[0], &k, &v);
   first_keys_.emplace_back(k.begin(), k.end());
