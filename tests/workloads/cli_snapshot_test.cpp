@@ -1,7 +1,8 @@
 // cli_snapshot_test: `--snapshot` end to end on both trees: build --snapshot reports the
 // table, verify checks it (exit 0; a resealed changed entry: exit 1 naming the key), get
 // --snapshot answers what get answers (one page read per key), read-bench --snapshot reads
-// one page per lookup alone and checks every answer; bad input exits 2 with one line.
+// one page per lookup alone and checks every answer; commit keeps it equal to the tree;
+// bad input exits 2 with one line.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -116,6 +117,15 @@ TEST_CASE("cli snapshot: build, verify, get and read-bench with --snapshot on bo
     CHECK(r.err.find("snapshot: entry 0x") != std::string::npos);
     st::persist::test::write_page(d, page, original, false);
     CHECK(run_statetree("verify --db " + d).exit_code == 0);
+
+    // Block commits carry the snapshot along: verify compares it with the new tree.
+    r = run_statetree("commit --db " + d + " --blocks 3 --writes 64 --seed 5");
+    REQUIRE(r.exit_code == 0);
+    r = run_statetree("verify --json --db " + d);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json::parse(r.out)["snapshot"]["ok"] == true);
+    r = run_statetree("read-bench --json --snapshot --keys 64 --qd 8 --reps 1 --single 8 --warmup 2 --db " + d);
+    CHECK(r.exit_code == 0);
 
     // Bad input: no snapshot in the database, --snapshot on RocksDB.
     REQUIRE(run_statetree("build --tree " + tree + " --accounts 20 --db " + plain).exit_code == 0);

@@ -161,11 +161,11 @@ TEST_CASE("snapshot: block commits keep it equal to the tree, both trees") {
     std::unique_ptr<SnapshotReader> snap;
     REQUIRE(db->open_snapshot(&snap).ok());
     const uint64_t snapshot_pages = snap->pages().size();
-    auto live = [](Writer& x) {
+    auto live_pages = [](Writer& x) {
       const io::PageAllocator& a = x.files.arena->space().allocator();
       return a.high_water() - a.free_pages() - a.deferred_pages();
     };
-    CHECK(live(w) >= live(plain) + snapshot_pages - 1);
-    CHECK(live(w) <= live(plain) + snapshot_pages + 1);
+    CHECK(live_pages(w) >= live_pages(plain) + snapshot_pages - 1);
+    CHECK(live_pages(w) <= live_pages(plain) + snapshot_pages + 1);
   }
 }
