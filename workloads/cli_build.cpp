@@ -189,6 +189,8 @@ int cmd_build(int argc, char** argv) {
   args.option("store", "S", "arena (flat page file, O_DIRECT + io_uring) or rocksdb (nodes keyed by path)", "arena");
   args.option_u64("page-size", "B", "arena page size: 4096 or 16384", 4096, 16384, 4096);
   args.option_u64("qd", "Q", "arena write queue depth", 1, 4096, 32);
+  args.flag("snapshot", "arena: also write the flat snapshot (sorted leaf key -> value pages, one read per lookup) "
+                        "in the same commit");
   args.pin_option();
   args.flag("json", "print one JSON object on stdout");
   args.require("tree");
@@ -211,6 +213,7 @@ int cmd_build(int argc, char** argv) {
   if (page_size != 4096 && page_size != 16384)
     return fail("--page-size must be 4096 or 16384 (got " + std::to_string(page_size) + ")");
   const uint64_t qd = args.get_u64("qd");
+  if (args.given("snapshot") && store != "arena") return fail("--snapshot needs --store arena");
 
   const bool from_alloc = args.given("alloc");
   if (from_alloc) {
@@ -228,6 +231,7 @@ int cmd_build(int argc, char** argv) {
   o.params.group_depth = bintrie ? uint32_t(gd) : 0;
   o.params.page_size = uint32_t(page_size);
   o.queue_depth = uint32_t(qd);
+  o.snapshot = args.given("snapshot");
 
   // What --db holds, and what --force will do with it (nothing is touched yet).
   TargetPlan plan;
@@ -303,6 +307,8 @@ int cmd_build(int argc, char** argv) {
       {"pages", rep.pages},
       {"node_bytes", rep.node_bytes},
       {"page_fill", rep.page_fill},
+      {"snapshot", o.snapshot ? nlohmann::json{{"entries", rep.snapshot_entries}, {"pages", rep.snapshot_pages}}
+                              : nlohmann::json(nullptr)},
       {"disk_bytes", rep.disk_bytes},
       {"disk_bytes_per_slot", bytes_per_slot},
       {"disk_bytes_per_entry", bytes_per_entry},
@@ -330,6 +336,9 @@ int cmd_build(int argc, char** argv) {
   else
     std::printf("  nodes    %llu (%.1f MiB encoded)\n", (unsigned long long)rep.nodes,
                 double(rep.node_bytes) / 1048576.0);
+  if (o.snapshot)
+    std::printf("  snapshot %llu entries in %llu pages (data, index, directory)\n",
+                (unsigned long long)rep.snapshot_entries, (unsigned long long)rep.snapshot_pages);
   std::printf("  on disk  %.1f MiB: %.1f B per slot, %.1f B per entry (account or slot)\n",
               double(rep.disk_bytes) / 1048576.0, bytes_per_slot, bytes_per_entry);
   std::printf("  time     build %.2f s (commit %.3f s), wall %.2f s, peak RSS %.0f MiB\n",

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/bintrie/hasher.h"
+#include "engine/persist/snapshot_db.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"
@@ -100,6 +101,7 @@ int cmd_get(int argc, char** argv) {
   args.option("address", "A", "account address, 40 hex digits (0x optional)");
   args.option("slot", "S", "storage slot, 1..64 hex digits (0x optional, left-padded)");
   args.flag("proof", "also produce the proof and verify it against the manifest's root");
+  args.flag("snapshot", "read the account and slot from the flat snapshot (build --snapshot): one page read per key");
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
   args.require("address");
@@ -120,6 +122,10 @@ int cmd_get(int argc, char** argv) {
 
   std::unique_ptr<persist::TreeDb> db;
   if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+  const bool from_snapshot = args.given("snapshot");
+  if (from_snapshot)
+    if (io::Status s = persist::open_snapshot_view(std::move(db), true, &db); !s.ok())
+      return fail(s.message(), s.code() == io::Errc::not_found ? 2 : exit_code_for(s));
   const io::Manifest& m = db->manifest();
   const bool bintrie = m.params.tree_kind == io::TreeKind::bintrie;
 
@@ -144,6 +150,7 @@ int cmd_get(int argc, char** argv) {
                         {"store", db->page_store() ? "arena" : "rocksdb"},
                         {"page_size", m.params.page_size},
                         {"root", hex0x(m.root_hash)},
+                        {"read_from", from_snapshot ? "snapshot" : "tree"},
                         {"address", hex0x(*address)},
                         {"exists", a.account.exists}};
   if (a.account.exists) {
@@ -195,8 +202,8 @@ int cmd_get(int argc, char** argv) {
     if (with_slot)
       std::printf("  slot      %s = %s\n", hex0x(*key.slot).c_str(),
                   a.slot_value ? hex0x(*a.slot_value).c_str() : "absent");
-    std::printf("  reads     %llu pages in %llu rounds\n", (unsigned long long)stats.page_reads,
-                (unsigned long long)stats.rounds);
+    std::printf("  reads     %llu pages in %llu rounds%s\n", (unsigned long long)stats.page_reads,
+                (unsigned long long)stats.rounds, from_snapshot ? " (snapshot)" : "");
     if (args.given("proof")) {
       const auto& pj = out["proof"];
       for (const char* k : {"account_proof", "storage_proof"})

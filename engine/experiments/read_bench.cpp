@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/persist/snapshot_db.h"
 #include "engine/stats/summary.h"
 #include "kernels/keccak256.h"
 #include "kernels/splitmix64.h"
@@ -115,6 +116,14 @@ class ReadBench {
   }
 
  private:
+  // The database reopened at queue depth qd over db_'s state; with options.snapshot its
+  // lookups go to the flat snapshot (snapshot_db.h).
+  io::Status open_at(uint32_t qd, std::unique_ptr<persist::TreeDb>* d) {
+    if (io::Status s = persist::open_any_db(o_.dir, qd, d, o_.slot_accounts, &db_); !s.ok()) return s;
+    if (o_.snapshot) return persist::open_snapshot_view(std::move(*d), o_.slot_accounts, d);
+    return {};
+  }
+
   // [cold: evict] -> warm up the I/O path.
   io::Status prepare(persist::TreeDb& d, uint64_t warm_seed) {
     if (o_.cold)
@@ -125,7 +134,7 @@ class ReadBench {
   ReadBenchStatus single_keys(uint64_t rep) {
     const uint64_t seed = o_.seed, n = out_->single_keys;
     std::unique_ptr<persist::TreeDb> d;
-    if (io::Status s = persist::open_any_db(o_.dir, 1, &d, o_.slot_accounts, &db_); !s.ok()) return {s};
+    if (io::Status s = open_at(1, &d); !s.ok()) return {s};
     if (io::Status s = prepare(*d, seed * 31 + rep); !s.ok()) return {s};
     std::vector<double> lat_us;
     uint64_t reads = 0;
@@ -185,7 +194,7 @@ class ReadBench {
     QueueDepthRuns& runs = out_->by_qd[qi];
     const bool arena = out_->arena;
     std::unique_ptr<persist::TreeDb> d;
-    if (io::Status s = persist::open_any_db(o_.dir, runs.qd, &d, o_.slot_accounts, &db_); !s.ok()) return {s};
+    if (io::Status s = open_at(runs.qd, &d); !s.ok()) return {s};
     BatchedRun b;
     RawRun rr;
     // The raw run needs the batch's page-read count: on odd reps it runs first with the
@@ -268,7 +277,8 @@ ReadBenchStatus run_read_bench(const ReadBenchOptions& options, persist::TreeDb&
   out->arena = db.page_store() != nullptr;
   // A slot key's answer carries its account on the MPT (the walk passes through it) and on
   // the binary trie with slot_accounts.
-  out->slot_keys_carry_account = options.slot_accounts || !bintrie;
+  // From the snapshot, a slot key carries its account only with slot_accounts (both trees).
+  out->slot_keys_carry_account = options.slot_accounts || (!bintrie && !options.snapshot);
   for (uint32_t qd : options.queue_depths) out->by_qd.push_back(QueueDepthRuns{qd, {}, {}, {}, {}});
   const AnswerCheck check(src, sample, out->slot_keys_carry_account, bintrie);
   return ReadBench(options, db, sample, check, out).run();

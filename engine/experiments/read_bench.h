@@ -14,6 +14,9 @@
 //                made, uniformly random pages of the arena, raw io_uring at Q
 //                (engine/persist/cold_reads.h); order batched/raw alternates by repetition
 //
+// With options.snapshot every reopen answers its lookups from the flat snapshot
+// (persist/snapshot_db.h): the same protocol, the same checks, one page read per data page.
+//
 // Invariants: every batched answer is checked against the source (the values of all K slots;
 // every account an answer carries: nonce, balance, code hash, and the binary trie's code
 // size): a wrong or missing one stops the run with Errc::mismatch. The sample is a function
@@ -54,7 +57,8 @@ struct ReadBenchOptions {
   uint64_t single = 256;              // one-at-a-time lookups: the first min(K, single) keys
   uint32_t warmup_reads = 32;         // raw QD1 reads that wake the I/O path before each timed run
   bool cold = false;                  // evict the database's files before each timed run
-  bool slot_accounts = false;         // binary trie: each slot key also fetches its account
+  bool slot_accounts = false;         // binary trie (and any tree from the snapshot): each slot key also fetches its account
+  bool snapshot = false;              // lookups go to the flat snapshot (build --snapshot), not the tree
   std::string wrong_answer_note;      // appended to a wrong answer's message ("" = none)
   persist::ProgressFn progress;       // (done, total) steps: one per repetition and queue depth, +1 per repetition
 };

@@ -22,6 +22,7 @@
 #include "engine/persist/bintrie_db.h"
 #include "io/monotonic_clock.h"
 #include "engine/persist/bintrie_disk.h"
+#include "engine/persist/snapshot_writer.h"
 #include "engine/persist/subtree_packer.h"
 #include "engine/pipeline/parallel.h"
 #include "kernels/keccak256.h"
@@ -344,6 +345,15 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     std::vector<Locator> roots;
     io::Status st = em.run(&root);
     if (st) st = packer.finish(&roots);
+    SnapshotRef snap_ref;
+    uint64_t snap_pages = 0;
+    if (st && o.snapshot) {
+      // Every leaf in key order (the writer keeps an account's two header leaves on one page).
+      SnapshotWriter sw(w);
+      for (size_t i = 0; st && i < sorted.size(); ++i) st = sw.add(sorted.entry(i).key, sorted.entry(i).value);
+      if (st) st = sw.finish(&snap_ref);
+      snap_pages = sw.pages_written();
+    }
     if (st && roots.size() > 1) st = {io::Errc::bad_argument, "binary trie build: more than one root record"};
     if (!st) {
       (void)w.finish();
@@ -354,7 +364,8 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     fields.node_count = sink.records;
     fields.payload_bytes = em.blob_bytes;
     const uint64_t c0 = io::monotonic_ns();
-    st = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json());
+    st = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json(),
+                            o.snapshot ? &snap_ref : nullptr);
     commit_ns = io::monotonic_ns() - c0;
     if (!st) return st;
     r.root = root;
@@ -362,8 +373,11 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     r.pages = packer.stats().pages;
     r.page_fill = packer.stats().fill();
     r.node_bytes = em.blob_bytes;
+    r.snapshot_entries = snap_ref.entries;
+    r.snapshot_pages = snap_pages;
   } else {
     if (!files.rocks) return {io::Errc::bad_argument, "build_bintrie: RocksDB store not open"};
+    if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
     RocksSink sink(*files.rocks);
     Emitter em(h, g, sorted, stem_hash, lcp, sink, progress);
     Bytes32 root;

@@ -260,6 +260,15 @@ class Committer {
       return {};
     }
     if (p.kind == Plan::stem) {
+      if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf of the stem
+        uint8_t key[32];
+        std::memcpy(key, p.stem_blob.stem.data(), 31);
+        for (unsigned i = 0, j = 0; i < 256; ++i)
+          if ((p.stem_blob.bitmap[i / 8] >> (7 - i % 8)) & 1) {
+            key[31] = uint8_t(i);
+            snap->put({key, 32}, p.stem_blob.values[j++]);
+          }
+      }
       buf_.clear();
       bintrie::encode_stem_blob(p.stem_blob, &buf_);
       bytes_written += buf_.size();

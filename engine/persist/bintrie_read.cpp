@@ -44,6 +44,7 @@
 #include "engine/persist/bintrie_blob_checks.h"
 #include "engine/persist/bintrie_db.h"
 #include "engine/persist/bintrie_disk.h"
+#include "engine/persist/snapshot_reader.h"
 
 namespace st::persist {
 namespace {
@@ -121,6 +122,7 @@ class BintrieDb final : public TreeDb {
   void record_read_latency(stats::LogHistogram* sink) override {
     if (reader_) reader_->set_latency_sink(sink);
   }
+  io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return open_snapshot_of(files_, out); }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override;
@@ -759,6 +761,15 @@ io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
       if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
         return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
       rep.leaves += bd::stem_value_count(node.stem);
+      if (leaf_sink_) {
+        uint8_t key[32];
+        std::memcpy(key, node.stem.stem.data(), 31);
+        for (unsigned i = 0, j = 0; i < 256; ++i) {
+          if (!((node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1)) continue;
+          key[31] = uint8_t(i);
+          leaf_sink_({key, 32}, node.stem.values[j++]);
+        }
+      }
       if (const auto chunks = bd::account_code_chunks(node.stem)) {
         ++rep.accounts;
         account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk

@@ -63,6 +63,7 @@ CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, 
     if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages : nullptr);
     reader_->set_latency_sink(read_latency);
   }
+  if (files.store == StoreKind::arena && files.commit.snapshot) snapshot_.emplace();
 }
 
 io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what) {
@@ -122,7 +123,11 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   f.payload_bytes = files_.manifest.payload_bytes + o.bytes_written - superseded_bytes_;
   const uint64_t pages_written = packer_->stats().pages;
   const uint64_t tp = io::monotonic_ns();
-  if (io::Status s = files_.commit_arena(*writer_, o.root, f, spec_json); !s.ok()) return s;  // aborts itself
+  SnapshotRef snap;
+  if (snapshot_)
+    if (io::Status s = update_snapshot(files_, *writer_, *snapshot_, &snap); !s.ok()) return fail(s);
+  if (io::Status s = files_.commit_arena(*writer_, o.root, f, spec_json, snapshot_ ? &snap : nullptr); !s.ok())
+    return s;  // aborts itself
   const uint64_t publish_ns = io::monotonic_ns() - tp;
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   dead_.commit_durable();

@@ -41,6 +41,7 @@
 #include "engine/persist/dead_pages.h"
 #include "engine/persist/page_reader.h"
 #include "engine/persist/page_writer.h"
+#include "engine/persist/snapshot_update.h"
 #include "engine/persist/subtree_packer.h"
 
 namespace st::persist {
@@ -181,6 +182,11 @@ class CommitFrame {
   // a new node is put at the same key.
   void supersede_key(std::string key, uint64_t body_bytes);
 
+  // The flat snapshot's changes (snapshot_update.h): null unless the database has a
+  // snapshot (arena). The committers hand it every leaf they write or delete; publish()
+  // rewrites the snapshot pages they reach in the same commit.
+  SnapshotDelta* snapshot() { return snapshot_ ? &*snapshot_ : nullptr; }
+
   // What the tree-specific phases produced.
   struct Outcome {
     Locator root = kNoLocator;
@@ -204,6 +210,7 @@ class CommitFrame {
   std::optional<PageWriter> writer_;
   std::optional<SubtreePacker> packer_;
   PageReuse* reuse_;
+  std::optional<SnapshotDelta> snapshot_;
   uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_hashed_ = 0, t_writes_ = 0, t_encoded_ = 0;
   uint64_t pure_ns_ = 0, pure_nodes_ = 0, pure_calls_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;

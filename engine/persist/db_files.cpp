@@ -65,6 +65,7 @@ std::vector<uint8_t> encode_commit_record(const CommitInfo& c, const CommitField
     io::put_u64(p + 52, fields->key_count);
     io::put_u64(p + 60, fields->payload_bytes);
   }
+  if (c.snapshot) append_snapshot_ref(*c.snapshot, &b);
   return b;
 }
 
@@ -78,10 +79,10 @@ io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out, std
   if (len > b.size() - kCommitHeaderBytes) return io::Status(io::Errc::corrupt_page, "commit record: spec past its end");
   out->root = io::get_u64(b.data() + 8);
   out->spec.assign(reinterpret_cast<const char*>(b.data() + kCommitHeaderBytes), len);
-  if (!fields) return {};
-  fields->reset();
+  out->snapshot.reset();
+  if (fields) fields->reset();
   const uint8_t* p = b.data() + kCommitHeaderBytes + len;
-  const size_t rest = b.size() - kCommitHeaderBytes - len;
+  size_t rest = b.size() - kCommitHeaderBytes - len;
   if (rest >= 4 && io::get_u32(p) == kCommitFieldsMagic) {
     if (rest < kCommitFieldsBytes) return io::Status(io::Errc::corrupt_page, "commit record: manifest fields past its end");
     CommitFields f;
@@ -90,7 +91,16 @@ io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out, std
     f.node_count = io::get_u64(p + 44);
     f.key_count = io::get_u64(p + 52);
     f.payload_bytes = io::get_u64(p + 60);
-    *fields = f;
+    if (fields) *fields = f;
+    p += kCommitFieldsBytes;
+    rest -= kCommitFieldsBytes;
+  }
+  if (rest >= 4 && io::get_u32(p) == kSnapRefMagic) {
+    SnapshotRef r;
+    size_t used = 0;
+    if (std::string e = decode_snapshot_ref({p, rest}, &r, &used); !e.empty())
+      return io::Status(io::Errc::corrupt_page, "commit record: " + e);
+    out->snapshot = std::move(r);
   }
   return {};
 }
@@ -228,17 +238,20 @@ io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
 }
 }  // namespace
 
-io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec) {
+io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec,
+                                 const SnapshotRef* snapshot) {
   io::CowSpace& space = arena->space();
   auto fail = [&](io::Status s) {
     (void)w.finish();
     space.abort();
     return s;
   };
-  CommitInfo info{root, spec};
+  CommitInfo info{root, spec, {}};
+  if (snapshot) info.snapshot = *snapshot;
   std::vector<uint8_t> rec = encode_commit_record(info);
   if (rec.size() > w.payload_bytes())
-    return fail(io::Status(io::Errc::bad_argument, "source spec too long for the commit record"));
+    return fail(io::Status(io::Errc::bad_argument, snapshot ? "source spec and snapshot directory too long for the commit record"
+                                                             : "source spec too long for the commit record"));
   rec.resize(w.payload_bytes(), 0);
   uint64_t page = 0;
   if (io::Status s = w.new_page(&page); !s.ok()) return fail(s);
@@ -271,7 +284,7 @@ io::Status rocks_commit(DbFiles& db, std::vector<io::KvWrite>& writes, const DbF
   cf.node_count = f.node_count;
   cf.key_count = f.key_count;
   cf.payload_bytes = f.payload_bytes;
-  CommitInfo info{kNoLocator, spec};
+  CommitInfo info{kNoLocator, spec, {}};
   const std::vector<uint8_t> rec = encode_commit_record(info, &cf);
   writes.push_back({kRocksCommitKey, std::string_view(reinterpret_cast<const char*>(rec.data()), rec.size()), false});
   io::Status s = db.rocks->write_batch(writes);

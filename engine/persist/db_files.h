@@ -45,6 +45,7 @@
 #include "engine/persist/page_reader.h"
 #include "engine/persist/page_writer.h"
 #include "engine/persist/record_page.h"
+#include "engine/persist/snapshot_format.h"
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"
 #include "io/store_dir.h"
@@ -67,6 +68,9 @@ struct CommitFields {
 struct CommitInfo {
   Locator root = kNoLocator;   // arena: the root record (kNoLocator = empty tree)
   std::string spec;            // the source's spec_json()
+  // Arena: the flat snapshot of this commit (snapshot_format.h), when the database has one.
+  // Encoded after the spec (and the RocksDB fields) as the "STSN" block.
+  std::optional<SnapshotRef> snapshot;
 };
 
 // fields: appended after the spec (RocksDB); decode sets *fields when the record has them
@@ -107,7 +111,9 @@ struct DbFiles {
     std::array<uint8_t, 32> root_hash{};
     uint64_t node_count = 0, key_count = 0, payload_bytes = 0;
   };
-  io::Status commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec);
+  // snapshot: the commit's flat snapshot (written through w), or nullptr for none.
+  io::Status commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec,
+                          const SnapshotRef* snapshot = nullptr);
   io::Status commit_rocks(const Fields& f, const std::string& spec);
   // A RocksDB block commit: `writes` (new path-keyed nodes, deletions of replaced ones; a
   // later write of a key wins) and the commit record in ONE synced WriteBatch, then the

@@ -10,6 +10,7 @@
 //      commit_rocks
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "engine/mpt/account.h"
@@ -17,6 +18,7 @@
 #include "io/monotonic_clock.h"
 #include "engine/persist/mpt_node.h"
 #include "engine/persist/mpt_trie_writer.h"
+#include "engine/persist/snapshot_writer.h"
 #include "engine/persist/subtree_packer.h"
 #include "kernels/keccak256.h"
 
@@ -139,6 +141,15 @@ class AccountHook final : public MptLeafHook {
     *children = slots_.empty() ? 0 : 1;
     value->resize(mpt::account_rlp_size(f));
     mpt::put_account_rlp(value->data(), f);
+    if (snapshot) {  // accounts come in key order, each followed by its slots in key order
+      if (io::Status s = snapshot->add({accs_[i].hash, 32}, *value); !s.ok()) return s;
+      uint8_t key[64];
+      std::memcpy(key, accs_[i].hash, 32);
+      for (const SlotEntry& e : slots_) {
+        std::memcpy(key + 32, e.hash, 32);
+        if (io::Status s = snapshot->add({key, 64}, {e.value, e.value_len}); !s.ok()) return s;
+      }
+    }
     slots_total += slots_.size();
     const uint64_t done = i + 1 + slots_total;
     if (progress_ && done - last_progress_ >= progress_every_) {
@@ -150,6 +161,7 @@ class AccountHook final : public MptLeafHook {
 
   uint64_t slots_total = 0;
   MptTrieCounts storage_counts;
+  SnapshotWriter* snapshot = nullptr;  // --snapshot (arena): the flat table, written as the leaves come
 
  private:
   const state::StateSource& src_;
@@ -208,7 +220,6 @@ io::Status hashed_accounts(const state::StateSource& src, std::vector<AccountKey
 
 io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                      const ProgressFn& progress) {
-  (void)o;
   const uint64_t t0 = io::monotonic_ns();
   BuildReport rep;
   rep.accounts = src.account_count();
@@ -222,8 +233,9 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
   MptTrieCounts counts;
   DbFiles::Fields fields;
   uint64_t slots_written = 0, storage_sunk = 0, storage_bytes = 0;
-  auto write_tree = [&](MptNodeSink& sink, RocksSink* rocks) -> io::Status {
+  auto write_tree = [&](MptNodeSink& sink, RocksSink* rocks, SnapshotWriter* snapshot) -> io::Status {
     AccountHook hook(src, accs, sink, rocks, progress, total_keys);
+    hook.snapshot = snapshot;
     io::Status s = write_mpt_trie(accs.empty() ? nullptr : accs[0].hash, sizeof(AccountKey), accs.size(),
                                   MptRecordKind::account_leaf, hook, sink, &root, &counts);
     slots_written = hook.slots_total;
@@ -247,8 +259,12 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
     SubtreePacker packer(w);
     PackerSink sink(packer);
     std::vector<Locator> roots;
-    io::Status s = write_tree(sink, nullptr);
+    std::optional<SnapshotWriter> snap;
+    if (o.snapshot) snap.emplace(w);
+    SnapshotRef snap_ref;
+    io::Status s = write_tree(sink, nullptr, snap ? &*snap : nullptr);
     if (s.ok()) s = packer.finish(&roots);
+    if (s.ok() && snap) s = snap->finish(&snap_ref);
     if (s.ok() && roots.size() > 1) s = {io::Errc::bad_argument, "mpt build: more than one root record"};
     if (!s.ok()) {
       (void)w.finish();
@@ -257,15 +273,20 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
     }
     fill_fields();
     const uint64_t tc = io::monotonic_ns();
-    s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json());
+    s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json(), snap ? &snap_ref : nullptr);
     if (!s.ok()) return s;
     rep.commit_ns = io::monotonic_ns() - tc;
     rep.pages = packer.stats().pages;
+    if (snap) {
+      rep.snapshot_entries = snap_ref.entries;
+      rep.snapshot_pages = snap->pages_written();
+    }
     rep.page_fill = packer.stats().fill();
   } else {
     if (!files.rocks) return {io::Errc::bad_argument, "mpt build: RocksDB store not open"};
+    if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
     RocksSink sink(*files.rocks);
-    io::Status s = write_tree(sink, &sink);
+    io::Status s = write_tree(sink, &sink, nullptr);
     if (s.ok()) s = sink.flush();
     if (!s.ok()) return s;
     fill_fields();

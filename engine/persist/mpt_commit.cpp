@@ -4,6 +4,7 @@
 // records and keys; the release, publish and stats are CommitFrame's (commit_tail.h).
 #include "engine/persist/mpt_commit.h"
 
+#include <cstring>
 #include <unordered_map>
 
 #include "engine/persist/commit_tail.h"
@@ -55,6 +56,18 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
     }
     o.slot_writes += a.slots.size();
   }
+  // The flat snapshot: what the diff deletes (the leaves it writes came from encode_all).
+  if (SnapshotDelta* snap = frame.snapshot())
+    for (const AccountOp& a : c.accts_) {
+      if (a.destroyed) snap->erase_prefix(a.key);  // the account and its old storage
+      uint8_t key[64];
+      std::memcpy(key, a.key.data(), 32);
+      for (const Op& op : a.slots)
+        if (op.del) {
+          std::memcpy(key + 32, op.key.data(), 32);
+          snap->erase({key, 64});
+        }
+    }
   o.records_written = c.records_written;
   o.bytes_written = c.bytes_written;
   o.accounts_written = c.accts_.size();

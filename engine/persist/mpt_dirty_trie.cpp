@@ -632,6 +632,11 @@ io::Status DirtyTrie::encode_one(int32_t n) {
         value = acct_rlp.data();
         value_len = acct_rlp.size();
       }
+      if (frame_.snapshot()) {  // the flat snapshot takes the value in emit(), where the key is known
+        e.leaf_val_off = uint32_t(leaf_vals_.size());
+        e.leaf_val_len = uint32_t(value_len);
+        leaf_vals_.insert(leaf_vals_.end(), value, value + value_len);
+      }
       end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
       e.kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
       break;
@@ -685,6 +690,14 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
   }
   uint32_t kids_pushed = 0;
   if (node.kind == Node::leaf) {
+    if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
+      const Enc& le = enc_[n];
+      const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
+      uint8_t key[64];
+      if (owner) std::memcpy(key, owner, 32);
+      std::memcpy(key + (owner ? 32 : 0), k.data(), 32);
+      snap->put({key, size_t(owner ? 64 : 32)}, {leaf_vals_.data() + le.leaf_val_off, le.leaf_val_len});
+    }
     if (!node.storage_trie && node.storage >= 0) {
       if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
       const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
@@ -732,6 +745,7 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   *root_hash = mpt::kEmptyRoot;
   pack_ops_.clear();
   pack_bytes_.clear();
+  leaf_vals_.clear();
   if (new_root_ < 0) return {};
   // Level by level (1 = no new child): every new node of a level encoded (its children's
   // references are known), then the level's hashed ones in one keccak256_batch.

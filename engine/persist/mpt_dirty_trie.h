@@ -179,6 +179,7 @@ class DirtyTrie {
     uint8_t kind = 0;
     uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
     mpt::NodeRef ref;        // what its parent holds: the hash, or the embedded encoding
+    uint32_t leaf_val_off = 0, leaf_val_len = 0;  // a leaf's value in leaf_vals_ (snapshot on)
   };
   bool kept(int32_t n) const;
   uint32_t plan_levels(int32_t n, bool top);
@@ -188,6 +189,7 @@ class DirtyTrie {
   // storage trie's account key (null: the account trie).
   io::Status emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
   std::vector<Enc> enc_;
+  std::vector<uint8_t> leaf_vals_;  // the new leaves' values, for the flat snapshot
   std::vector<std::vector<int32_t>> by_level_;
   void mark_reused(int32_t n);
 

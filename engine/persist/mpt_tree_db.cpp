@@ -26,6 +26,7 @@
 
 #include "engine/mpt/account.h"
 #include "engine/persist/mpt_db.h"
+#include "engine/persist/snapshot_reader.h"
 #include "engine/persist/mpt_node.h"
 #include "kernels/hex_prefix.h"
 #include "kernels/keccak256.h"
@@ -252,6 +253,7 @@ class MptTreeDb final : public TreeDb {
   void record_read_latency(stats::LogHistogram* sink) override {
     if (reader_) reader_->set_latency_sink(sink);
   }
+  io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return open_snapshot_of(files_, out); }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override {
@@ -495,6 +497,16 @@ class MptTreeDb final : public TreeDb {
 
   // ---- verify ---------------------------------------------------------------------------
 
+  // The 32-byte key of a leaf: the item's nibbles, then the leaf's own path.
+  static void leaf_key(const VerifyItem& it, const DiskNode& n, uint8_t* out32) {
+    std::memset(out32, 0, 32);
+    for (uint32_t i = 0; i < it.pos; ++i) out32[i / 2] |= uint8_t(it.path[i] << (i & 1 ? 0 : 4));
+    for (uint32_t i = 0; i < n.path_len && it.pos + i < 64; ++i) {
+      const uint32_t q = it.pos + i;
+      out32[q / 2] |= uint8_t(n.path[i] << (q & 1 ? 0 : 4));
+    }
+  }
+
   // Visits one node (hash already checked): counts it, checks it, queues its hashed
   // children; embedded children are visited recursively from the parent's bytes.
   io::Status visit(std::span<const uint8_t> body, const RecordView* rv, const VerifyItem& it, const Origin& o,
@@ -511,6 +523,12 @@ class MptTreeDb final : public TreeDb {
         state::Bytes32 v;
         if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
         ++r->slots;
+        if (leaf_sink_) {
+          uint8_t key[64];
+          std::memcpy(key, it.owner.data(), 32);
+          leaf_key(it, n, key + 32);
+          leaf_sink_({key, 64}, n.value);
+        }
         return {};
       }
       mpt::AccountFields f;
@@ -522,6 +540,11 @@ class MptTreeDb final : public TreeDb {
         return fail("embedded account leaf with storage");
       }
       ++r->accounts;
+      if (leaf_sink_) {
+        uint8_t key[32];
+        leaf_key(it, n, key);
+        leaf_sink_({key, 32}, n.value);
+      }
       if (!has_storage) return {};
       VerifyItem c;
       c.storage = true;

@@ -2,6 +2,7 @@
 #include "engine/persist/tree_db.h"
 
 #include "engine/persist/db_files.h"
+#include "engine/persist/snapshot_reader.h"
 
 namespace st::persist {
 
@@ -33,9 +34,15 @@ io::Status check_tree_params(const io::StoreParams& p) {
 }
 }  // namespace
 
+io::Status TreeDb::open_snapshot(std::unique_ptr<SnapshotReader>*) {
+  return {io::Errc::not_found, "the database has no snapshot (build it with --snapshot)"};
+}
+
 io::Status build_db(const DbOptions& o, const state::StateSource& source, BuildReport* report,
                     const ProgressFn& progress) {
   if (io::Status s = check_tree_params(o.params); !s.ok()) return s;
+  if (o.snapshot && o.store != StoreKind::arena)
+    return io::Status(io::Errc::bad_argument, "--snapshot needs the arena store (not yet on RocksDB)");
   DbFiles files;
   if (io::Status s = DbFiles::for_build(o, &files); !s.ok()) return s;
   if (o.params.tree_kind == io::TreeKind::mpt) return build_mpt(files, o, source, report, progress);

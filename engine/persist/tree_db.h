@@ -38,6 +38,7 @@
 namespace st::persist {
 
 class PageReader;
+class SnapshotReader;
 
 enum class StoreKind : uint8_t { arena, rocksdb };
 const char* store_kind_name(StoreKind k);
@@ -60,6 +61,8 @@ struct DbOptions {
   // A reader (open_db): open the state this manifest names, not the current one (see
   // open_any_db's same_state_as).
   std::optional<io::Manifest> read_state;
+  // build (arena): also write the flat snapshot (snapshot_format.h) in the same commit.
+  bool snapshot = false;
 };
 
 // Called now and then during long operations: done / total in the operation's own unit.
@@ -73,6 +76,8 @@ struct BuildReport {
   uint64_t node_bytes = 0;                // encoded node bytes (bodies)
   uint64_t disk_bytes = 0;                // bytes of the database files after the build
   double page_fill = 0;                   // arena: record bytes / payload bytes
+  uint64_t snapshot_entries = 0;          // --snapshot: entries and pages of the flat snapshot
+  uint64_t snapshot_pages = 0;
   uint64_t build_ns = 0;                  // hashing + encoding + writing, commit included
   uint64_t commit_ns = 0;                 // sync + manifest publish
 };
@@ -163,6 +168,18 @@ class TreeDb {
   // Arena: every page read of this handle from now on adds its device latency (ns) to
   // `sink` (PageReader::set_latency_sink; nullptr stops it). RocksDB: nothing is recorded.
   virtual void record_read_latency(stats::LogHistogram* sink) { (void)sink; }
+  // The flat snapshot of the state this handle reads (snapshot_reader.h), over its own page
+  // cache on the same store; not_found when the database has none (built without
+  // --snapshot, or RocksDB).
+  virtual io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out);
+  // Verify hands every leaf it finds to this function: the tree's own key (MPT:
+  // keccak(address), or keccak(address) || keccak(slot); binary trie: stem || suffix) and
+  // the leaf's value bytes, in no particular order (the snapshot check, snapshot_verify.h).
+  using LeafFn = std::function<void(std::span<const uint8_t> key, std::span<const uint8_t> value)>;
+  void set_verify_leaf_sink(LeafFn fn) { leaf_sink_ = std::move(fn); }
+
+ protected:
+  LeafFn leaf_sink_;
 };
 
 // Builds the state of `source` into options.dir (a new directory, or an existing arena
