@@ -292,13 +292,8 @@ std::optional<std::string> generate(const Args& args, const std::string& dir, st
   return std::nullopt;
 }
 
-}  // namespace
-
-int cmd_run(int argc, char** argv) {
-  Args args("statetree run",
-            "The block pipeline: replays blocks (a block file, or a generated workload) against an MPT or binary-trie\n"
-            "database through prefetch -> traverse -> commit on a TBB flow graph, one commit per block (arena:\n"
-            "copy-on-write; RocksDB: one synced WriteBatch, --inflight 1 only), and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
+// The command's options; the generator's are kGeneratorOptions.
+void declare_options(Args& args) {
   args.option("db", "DIR", "database directory (MPT or binary trie; arena or RocksDB store)");
   args.option("blocks", "FILE", "block file (statetree workload, or a client's BAL)");
   args.option("workload", "K", "generate the blocks instead: erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like");
@@ -308,6 +303,9 @@ int cmd_run(int argc, char** argv) {
   args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
   args.option_u64("qd", "Q", "queue depth of the reads", 1, 4096, 32);
   args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits; RocksDB: 1 only)", 1, 16, 1);
+}
+
+void declare_generator_options(Args& args) {
   args.option_u64("block-count", "N", "--workload: blocks", 1, 100000, 1);
   args.option_u64("calls", "N", "--workload: calls per transaction (default: as many as fit in --tx-gas)", 1, 10000000);
   args.option_u64("loads", "N", "--workload mixed: balanceOf calls per transaction", 0, 10000000);
@@ -327,6 +325,9 @@ int cmd_run(int argc, char** argv) {
   args.option("other-access", "M", "--workload with --other-slots: read (SLOADs) or write (each slot updated)", "read");
   args.option_u64("evm-work-balanceof", "G", "--workload: EVM gas of one balanceOf call besides its slot access", 0, 1000000, 627);
   args.option_u64("evm-work-approve", "G", "--workload: EVM gas of one approve call besides its slot access", 0, 1000000, 797);
+}
+
+void declare_run_options(Args& args) {
   args.flag("cold", "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"
                     "drop_caches when permitted (root), else posix_fadvise; the regime's page_cache names the protocol");
   args.option("pin", "STAGE=CPU,...",
@@ -344,268 +345,351 @@ int cmd_run(int argc, char** argv) {
   args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
-  args.require("db");
-  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-  const std::string dir = args.str("db");
-  const bool from_file = args.given("blocks"), generated = args.given("workload");
-  if (from_file == generated) return fail("give exactly one of --blocks FILE and --workload K");
-  if (from_file)
-    for (const char* n : kGeneratorOptions)
-      if (args.given(n)) return fail(std::string("--") + n + " applies to --workload only");
-  const uint64_t reps = args.get_u64("reps");
-  const bool scratch = args.given("scratch");
-  if (reps > 1 && !scratch)
-    return fail("--reps " + std::to_string(reps) + " needs --scratch DIR (each repetition runs on a fresh copy of the database)");
-  const std::string scratch_dir = scratch ? args.str("scratch") : std::string();
+}
+
+// What the options ask for, checked: the pipeline's options, the repetitions, the output.
+struct Setup {
   pipeline::RunOptions ro;
-  ro.dir = dir;
+  nlohmann::json pins = nlohmann::json::object();
+  uint64_t reps = 1;
+  bool scratch = false, json = false, csv = false, cold = false;
+  std::string dir, scratch_dir;
+};
+
+std::optional<std::string> parse_setup(const Args& args, Setup* st) {
+  st->dir = args.str("db");
+  if (args.given("blocks") == args.given("workload")) return "give exactly one of --blocks FILE and --workload K";
+  if (args.given("blocks"))
+    for (const char* n : kGeneratorOptions)
+      if (args.given(n)) return std::string("--") + n + " applies to --workload only";
+  st->reps = args.get_u64("reps");
+  st->scratch = args.given("scratch");
+  if (st->reps > 1 && !st->scratch)
+    return "--reps " + std::to_string(st->reps) + " needs --scratch DIR (each repetition runs on a fresh copy of the database)";
+  st->scratch_dir = st->scratch ? args.str("scratch") : std::string();
+  pipeline::RunOptions& ro = st->ro;
+  ro.dir = st->dir;
   const std::string reader = args.str("reader");
   if (reader == "serial") ro.reader = pipeline::ReaderModel::serial;
   else if (reader == "bal") ro.reader = pipeline::ReaderModel::bal;
   else if (reader == "geth") ro.reader = pipeline::ReaderModel::geth;
-  else return fail("--reader must be serial, bal or geth (got '" + reader + "')");
-  if (args.given("workers") && ro.reader != pipeline::ReaderModel::geth) return fail("--workers applies to --reader geth only");
+  else return "--reader must be serial, bal or geth (got '" + reader + "')";
+  if (args.given("workers") && ro.reader != pipeline::ReaderModel::geth) return "--workers applies to --reader geth only";
   ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
   ro.queue_depth = uint32_t(args.get_u64("qd"));
   ro.inflight = uint32_t(args.get_u64("inflight"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.pure_hash = !args.given("no-pure-hash");
-  nlohmann::json pins = nlohmann::json::object();
   if (args.given("pin"))
-    if (auto e = parse_stage_pins(args.str("pin"), &ro.stage_cpus, &pins)) return fail(*e);
+    if (auto e = parse_stage_pins(args.str("pin"), &ro.stage_cpus, &st->pins)) return e;
   ro.commit_spec = [](const std::string& prev, const state::Block& b) { return bal_blocks_spec(prev, 1, state::bal_hash(b.bal)); };
+  st->json = args.given("json"), st->csv = args.given("csv"), st->cold = args.given("cold");
+  return std::nullopt;
+}
 
+// One repetition's headline figures: its blocks' mean total / state read / hash / commit
+// time, its read time per slot and per miss, its blocks per second.
+struct RepFigures {
+  double total_ms = 0, state_read_ms = 0, state_hash_ms = 0, commit_ms = 0;
+  double ms_per_slot_read = 0, ms_per_miss = 0, blocks_per_sec = 0;
+};
+
+RepFigures rep_figures_of(const pipeline::RunResult& res, std::string* digests) {
+  RepFigures f;
+  uint64_t slots = 0, misses = 0;
+  double read_ms = 0;
+  for (const pipeline::BlockResult& b : res.blocks) {
+    const Row r = derive(b);
+    f.total_ms += r.total_ms, f.state_read_ms += r.state_read_ms, f.state_hash_ms += r.state_hash_ms, f.commit_ms += r.commit_ms;
+    slots += b.slots_read, misses += b.misses, read_ms += r.state_read_ms;
+    *digests += report::hex(reinterpret_cast<const uint8_t*>(&b.read_digest), 8);
+  }
+  const double n = double(res.blocks.size());
+  f.total_ms /= n, f.state_read_ms /= n, f.state_hash_ms /= n, f.commit_ms /= n;
+  f.ms_per_slot_read = ratio(read_ms, double(slots));
+  f.ms_per_miss = ratio(read_ms, double(misses));
+  f.blocks_per_sec = ratio(n, ms(res.wall_ns) * 1e-3);
+  return f;
+}
+
+// Every repetition's results, gathered.
+struct Runs {
+  std::vector<pipeline::BlockResult> all;  // every repetition's blocks, in order
+  stats::LogHistogram read_latency, commit_latency;
+  uint64_t wall_ns = 0;
+  std::vector<RepFigures> figures;
+  std::vector<std::array<uint8_t, 32>> roots;
+  std::vector<std::string> digests;
+  pipeline::RunResult last;
+};
+
+void print_block(const Setup& st, const pipeline::BlockResult& b, uint64_t rep, const nlohmann::json& regime) {
+  if (st.json) {
+    std::printf("%s\n", block_json(b, rep, regime).dump().c_str());
+  } else if (st.csv) {
+    print_csv_row(b, rep, regime);
+  } else {
+    if (b.index == 0) print_header();  // nothing on stdout before the first commit
+    print_row(b);
+  }
+  std::fflush(stdout);
+}
+
+// The database's files evicted from the page cache (--cold), and the regime's page_cache.
+io::Status make_cold(const Setup& st, const std::string& dir, nlohmann::json* regime) {
+  if (!st.cold) {
+    (*regime)["page_cache"] = {{"dropped", false}, {"protocol", "as found"}, {"detail", ""}};
+    return {};
+  }
+  std::unique_ptr<persist::TreeDb> db;
+  if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return s;
+  persist::ColdInfo cold;
+  if (io::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return s;
+  (*regime)["page_cache"] = {{"dropped", true}, {"protocol", cold.protocol}, {"detail", cold.detail}};
+  return {};
+}
+
+// Each repetition: a fresh copy of the database (--scratch), evicted with --cold after the
+// blocks were read or generated (generating reads the database), so the run's first reads
+// find none of its pages in the page cache; then the blocks through the pipeline.
+// Returns the exit code of a failure, or 0.
+int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json& regime, Runs* runs) {
+  report::Progress progress("run", blocks.size() * st.reps);
+  for (uint64_t rep = 0; rep < st.reps; ++rep) {
+    pipeline::RunOptions& ro = st.ro;
+    ro.dir = st.scratch ? (std::filesystem::path(st.scratch_dir) / ("rep-" + std::to_string(rep))).string() : st.dir;
+    if (st.scratch)
+      if (io::Status s = pipeline::copy_database(st.dir, ro.dir); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (io::Status s = make_cold(st, ro.dir, &regime); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (!st.json && !st.csv && st.reps > 1)
+      std::printf("%srepetition %llu of %llu (a copy of %s)\n", rep ? "\n" : "", (unsigned long long)rep + 1,
+                  (unsigned long long)st.reps, st.dir.c_str());
+    pipeline::RunResult& res = runs->last;
+    const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
+      print_block(st, b, rep, regime);
+      progress.update(rep * blocks.size() + b.index + 1);
+    });
+    if (!s.ok()) {
+      progress.finish();
+      return fail(s.message() + (st.scratch ? " (repetition " + std::to_string(rep + 1) + ", on the copy " + ro.dir + ")" : ""),
+                  exit_code_for(s));
+    }
+    std::string digests;
+    runs->figures.push_back(rep_figures_of(res, &digests));
+    runs->roots.push_back(res.root);
+    runs->digests.push_back(digests);
+    runs->all.insert(runs->all.end(), res.blocks.begin(), res.blocks.end());
+    runs->read_latency.merge(res.state_read_latency_ns);
+    runs->commit_latency.merge(res.commit_read_latency_ns);
+    runs->wall_ns += res.wall_ns;
+    if (st.scratch) {
+      std::error_code ec;
+      std::filesystem::remove_all(ro.dir, ec);  // the next repetition starts from a fresh copy
+    }
+  }
+  progress.finish();
+  return 0;
+}
+
+// The summary's sums over every repetition's blocks.
+struct Totals {
+  uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0;
+  uint64_t commit_reads = 0, pages_reused = 0, hash_ns = 0, pure_ns = 0, state_hash_ns = 0;
+  uint64_t busy_prefetch = 0, busy_traverse = 0, busy_commit = 0, busy_workers = 0;
+  double read_ms = 0;
+  bool gas_known = true;
+};
+
+Totals totals_of(const std::vector<pipeline::BlockResult>& all) {
+  Totals t;
+  for (const pipeline::BlockResult& b : all) {
+    t.gas += b.gas_used, t.slots_read += b.slots_read, t.slots_written += b.slots_written, t.misses += b.misses;
+    t.gas_known = t.gas_known && b.gas_known;
+    const Row r = derive(b);
+    t.reads += r.device_reads, t.read_ms += r.state_read_ms;
+    const persist::CommitStats& c = b.commit_stats;
+    t.commit_reads += c.pages_read, t.pages_reused += c.pages_reused, t.hash_ns += c.hash_ns, t.pure_ns += c.pure_hash_ns;
+    t.state_hash_ns += c.resolve_ns + c.apply_ns + c.write_ns;
+    t.busy_prefetch += b.prefetch.busy_ns, t.busy_traverse += b.traverse.busy_ns, t.busy_commit += b.commit.busy_ns;
+    t.busy_workers += b.geth_workers_busy_ns;
+  }
+  return t;
+}
+
+nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs, const nlohmann::json& regime) {
+  const Totals t = totals_of(runs.all);
+  const double wall_ms = ms(runs.wall_ns);
+  const auto null_or = [](bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(); };
+  return {{"type", "summary"},
+          {"command", "run"},
+          {"db", st.dir},
+          {"source", args.given("blocks") ? args.str("blocks") : "workload " + args.str("workload")},
+          {"root", hex0x(runs.last.root)},
+          {"blocks", runs.all.size()},
+          {"wall_ms", wall_ms},
+          {"blocks_per_sec", ratio(double(runs.all.size()), wall_ms * 1e-3)},
+          {"gas_used", t.gas_known ? nlohmann::json(t.gas) : nlohmann::json()},
+          {"mgas_per_sec", null_or(t.gas_known, ratio(double(t.gas) * 1e-6, wall_ms * 1e-3))},
+          {"slots_read", t.slots_read},
+          {"slots_written", t.slots_written},
+          {"cache_misses", t.misses},
+          {"device_reads", t.reads},
+          {"device_reads_per_slot", ratio(double(t.reads), double(t.slots_read))},
+          {"ms_per_slot_read", ratio(t.read_ms, double(t.slots_read))},
+          {"ms_per_slot_total", ratio(wall_ms, double(t.slots_read))},
+          {"diff_layer_entries_max", runs.last.diff_layer_entries_max},
+          {"commit_device_reads", t.commit_reads},
+          {"commit_pages_reused", t.pages_reused},
+          {"state_hash_ms", ms(t.state_hash_ns)},
+          {"hash_ms", ms(t.hash_ns)},
+          {"pure_hash_ms", null_or(st.ro.pure_hash, ms(t.pure_ns))},
+          {"hash_stage_over_pure", null_or(t.pure_ns > 0, ratio(double(t.hash_ns), double(t.pure_ns)))},
+          {"state_hash_over_pure", null_or(t.pure_ns > 0, ratio(double(t.state_hash_ns), double(t.pure_ns)))},
+          {"device_read_latency_us", {{"state_read", latency_json(runs.read_latency.latency(1000.0))},
+                                      {"commit", latency_json(runs.commit_latency.latency(1000.0))}}},
+          {"busy_ms", {{"prefetch", ms(t.busy_prefetch)}, {"traverse", ms(t.busy_traverse)},
+                       {"commit", ms(t.busy_commit)}, {"geth_workers", ms(t.busy_workers)}}},
+          {"overlap", pipeline::run_overlap(runs.all, runs.wall_ns)},
+          {"regime", regime}};
+}
+
+// Over the repetitions: each headline figure's median and spread; identical roots and reads.
+nlohmann::json reps_json(const Setup& st, const Runs& runs) {
+  nlohmann::json figures = nlohmann::json::object();
+  auto add = [&](const char* name, double RepFigures::*field) {
+    std::vector<double> v;
+    for (const RepFigures& f : runs.figures) v.push_back(f.*field);
+    const stats::Summary m = stats::summarize(v);
+    figures[name] = {{"median", m.median}, {"min", m.min}, {"max", m.max}, {"samples", m.samples}};
+  };
+  add("total_ms", &RepFigures::total_ms);
+  add("state_read_ms", &RepFigures::state_read_ms);
+  add("state_hash_ms", &RepFigures::state_hash_ms);
+  add("commit_ms", &RepFigures::commit_ms);
+  add("ms_per_slot_read", &RepFigures::ms_per_slot_read);
+  add("ms_per_miss", &RepFigures::ms_per_miss);
+  add("blocks_per_sec", &RepFigures::blocks_per_sec);
+  bool same_roots = true, same_reads = true;
+  for (size_t i = 1; i < runs.roots.size(); ++i)
+    same_roots = same_roots && runs.roots[i] == runs.roots[0], same_reads = same_reads && runs.digests[i] == runs.digests[0];
+  return {{"count", st.reps},
+          {"scratch", st.scratch ? nlohmann::json(st.scratch_dir) : nlohmann::json()},
+          {"roots_identical", same_roots},
+          {"read_digests_identical", same_reads},
+          {"figures", figures}};
+}
+
+nlohmann::json cold_tail_json(const std::vector<pipeline::ColdTailRow>& by_count,
+                              const std::vector<pipeline::ColdTailRow>& by_index) {
+  nlohmann::json c = nlohmann::json::array(), x = nlohmann::json::array();
+  for (const pipeline::ColdTailRow& r : by_count)
+    c.push_back({{"txs", r.key}, {"blocks", r.count}, {"state_read_ms", ms(r.read_ns)}, {"misses", r.misses},
+                 {"slots_read", r.slots_read}, {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
+                 {"ms_per_slot", r.ms_per_slot()}, {"ms_per_device_read", r.ms_per_device_read()}});
+  for (const pipeline::ColdTailRow& r : by_index)
+    x.push_back({{"index", r.key}, {"txs", r.count}, {"traverse_ms", ms(r.read_ns)}, {"misses", r.misses},
+                 {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
+                 {"ms_per_device_read", r.ms_per_device_read()}});
+  return {{"by_tx_count", c}, {"by_tx_index", x}};
+}
+
+// The human summary: headline line, page cache, latencies, busy time, repetitions.
+void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json& sum) {
+  std::printf("%zu blocks in %.1f ms (%.2f blocks/s", runs.all.size(), sum["wall_ms"].get<double>(),
+              sum["blocks_per_sec"].get<double>());
+  if (!sum["mgas_per_sec"].is_null()) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());
+  std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
+              sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
+              pipeline::reader_model_name(st.ro.reader), st.ro.queue_depth, st.ro.inflight, hex0x(runs.last.root).c_str());
+  const nlohmann::json& pc = sum["regime"]["page_cache"];
+  if (pc["dropped"].get<bool>()) {
+    const std::string detail = pc["detail"].get<std::string>();
+    std::printf("page cache dropped before the run: %s%s\n", pc["protocol"].get<std::string>().c_str(),
+                detail.empty() ? "" : (" (" + detail + ")").c_str());
+  }
+  auto latency_line = [](const char* what, const stats::Latency& l) {
+    std::printf("device read latency, %s: p50 %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us (%zu reads)\n", what, l.p50,
+                l.p90, l.p99, l.max, l.count);
+  };
+  latency_line("state read", runs.read_latency.latency(1000.0));
+  latency_line("commit", runs.commit_latency.latency(1000.0));
+  const nlohmann::json& busy = sum["busy_ms"];
+  std::printf("busy (thread CPU): prefetch %.1f ms, traverse %.1f ms, commit %.1f ms, geth workers %.1f ms; overlap %.2f "
+              "(stage walls / run wall)\n",
+              busy["prefetch"].get<double>(), busy["traverse"].get<double>(), busy["commit"].get<double>(),
+              busy["geth_workers"].get<double>(), sum["overlap"].get<double>());
+  if (st.reps > 1) {
+    const nlohmann::json& r = sum["reps"];
+    std::printf("over %llu repetitions (median [min, max]; roots %s, reads %s):\n", (unsigned long long)st.reps,
+                r["roots_identical"].get<bool>() ? "identical" : "DIFFER",
+                r["read_digests_identical"].get<bool>() ? "identical" : "DIFFER");
+    for (auto it = r["figures"].begin(); it != r["figures"].end(); ++it)
+      std::printf("  %-17s %12.4f [%.4f, %.4f]\n", it.key().c_str(), (*it)["median"].get<double>(),
+                  (*it)["min"].get<double>(), (*it)["max"].get<double>());
+  }
+}
+
+void print_cold_tail(const std::vector<pipeline::ColdTailRow>& by_count, const std::vector<pipeline::ColdTailRow>& by_index) {
+  std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
+              "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");
+  for (const pipeline::ColdTailRow& r : by_count)
+    std::printf("  %4u %6llu %9llu %9llu %9llu %10.4f %10.4f %12.4f\n", r.key, (unsigned long long)r.count,
+                (unsigned long long)r.misses, (unsigned long long)r.slots_read, (unsigned long long)r.device_reads,
+                r.ms_per_miss(), r.ms_per_slot(), r.ms_per_device_read());
+  std::printf("by transaction index (the traversal's own time; --json has every index):\n  %5s %6s %9s %9s %10s\n",
+              "index", "txs", "misses", "dev.rd", "ms/miss");
+  for (const pipeline::ColdTailRow& r : by_index)
+    if (r.key <= 16)
+      std::printf("  %5u %6llu %9llu %9llu %10.4f\n", r.key, (unsigned long long)r.count, (unsigned long long)r.misses,
+                  (unsigned long long)r.device_reads, r.ms_per_miss());
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  Args args("statetree run",
+            "The block pipeline: replays blocks (a block file, or a generated workload) against an MPT or binary-trie\n"
+            "database through prefetch -> traverse -> commit on a TBB flow graph, one commit per block (arena:\n"
+            "copy-on-write; RocksDB: one synced WriteBatch, --inflight 1 only), and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
+  declare_options(args);
+  declare_generator_options(args);
+  declare_run_options(args);
+  args.require("db");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  Setup st;
+  if (auto e = parse_setup(args, &st)) return fail(*e);
   std::vector<state::Block> blocks;
-  if (from_file) {
+  if (args.given("blocks")) {
     if (auto e = workloads::read_block_file(args.str("blocks"), &blocks)) return fail(*e);
-  } else if (auto e = generate(args, dir, &blocks)) {
+  } else if (auto e = generate(args, st.dir, &blocks)) {
     return fail(*e);
   }
-  const bool json = args.given("json"), csv = args.given("csv");
-  if (json && csv) return fail("give at most one of --json and --csv");
-  nlohmann::json regime = {{"reader", pipeline::reader_model_name(ro.reader)}, {"qd", ro.queue_depth},
-                           {"inflight", ro.inflight}, {"pin", pins}, {"page_reuse", ro.reuse_read_pages},
-                           {"pure_hash", ro.pure_hash}};
-  ro.on_open = [&regime](const persist::DbFiles& files) {
+  if (st.json && st.csv) return fail("give at most one of --json and --csv");
+  nlohmann::json regime = {{"reader", pipeline::reader_model_name(st.ro.reader)}, {"qd", st.ro.queue_depth},
+                           {"inflight", st.ro.inflight}, {"pin", st.pins}, {"page_reuse", st.ro.reuse_read_pages},
+                           {"pure_hash", st.ro.pure_hash}};
+  st.ro.on_open = [&regime](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["cold"] = files.store == persist::StoreKind::rocksdb
                          ? "a fresh read-only RocksDB instance (its own block cache) per block"
                          : "O_DIRECT reads; a fresh reader page cache per block";
   };
   // The copies' directory: checked (and created) after the blocks were read, before any copy.
-  if (scratch)
-    if (io::Status st = pipeline::prepare_scratch(scratch_dir, dir); !st.ok()) return fail(st.message(), exit_code_for(st));
-
-  // Each repetition: a fresh copy of the database (--scratch), evicted with --cold after the
-  // blocks were read or generated (generating reads the database), so the run's first reads
-  // find none of its pages in the page cache; then the blocks through the pipeline.
-  report::Progress progress("run", blocks.size() * reps);
-  std::vector<pipeline::BlockResult> all;  // every repetition's blocks, in order
-  stats::LogHistogram read_latency, commit_latency;
-  uint64_t wall_ns = 0;
-  struct RepFigures {
-    double total_ms = 0, state_read_ms = 0, state_hash_ms = 0, commit_ms = 0;  // means per block
-    double ms_per_slot_read = 0, ms_per_miss = 0, blocks_per_sec = 0;
-  };
-  std::vector<RepFigures> rep_figures;
-  std::vector<std::array<uint8_t, 32>> rep_roots;
-  std::vector<std::string> rep_digests;
-  pipeline::RunResult res;
-  for (uint64_t rep = 0; rep < reps; ++rep) {
-    ro.dir = scratch ? (std::filesystem::path(scratch_dir) / ("rep-" + std::to_string(rep))).string() : dir;
-    if (scratch)
-      if (io::Status st = pipeline::copy_database(dir, ro.dir); !st.ok()) return fail(st.message(), exit_code_for(st));
-    if (args.given("cold")) {
-      std::unique_ptr<persist::TreeDb> db;
-      if (io::Status s = persist::open_any_db(ro.dir, 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
-      persist::ColdInfo cold;
-      if (io::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return fail(s.message(), exit_code_for(s));
-      regime["page_cache"] = {{"dropped", true}, {"protocol", cold.protocol}, {"detail", cold.detail}};
-    } else {
-      regime["page_cache"] = {{"dropped", false}, {"protocol", "as found"}, {"detail", ""}};
-    }
-    if (!json && !csv && reps > 1)
-      std::printf("%srepetition %llu of %llu (a copy of %s)\n", rep ? "\n" : "", (unsigned long long)rep + 1,
-                  (unsigned long long)reps, dir.c_str());
-    const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
-      if (json) {
-        std::printf("%s\n", block_json(b, rep, regime).dump().c_str());
-      } else if (csv) {
-        print_csv_row(b, rep, regime);
-      } else {
-        if (b.index == 0) print_header();  // nothing on stdout before the first commit
-        print_row(b);
-      }
-      std::fflush(stdout);
-      progress.update(rep * blocks.size() + b.index + 1);
-    });
-    if (!s.ok()) {
-      progress.finish();
-      return fail(s.message() + (scratch ? " (repetition " + std::to_string(rep + 1) + ", on the copy " + ro.dir + ")" : ""),
-                  exit_code_for(s));
-    }
-    RepFigures f;
-    uint64_t rep_slots = 0, rep_misses = 0;
-    double rep_read_ms = 0;
-    std::string digests;
-    for (const pipeline::BlockResult& b : res.blocks) {
-      const Row r = derive(b);
-      f.total_ms += r.total_ms, f.state_read_ms += r.state_read_ms, f.state_hash_ms += r.state_hash_ms,
-          f.commit_ms += r.commit_ms;
-      rep_slots += b.slots_read, rep_misses += b.misses, rep_read_ms += r.state_read_ms;
-      digests += report::hex(reinterpret_cast<const uint8_t*>(&b.read_digest), 8);
-    }
-    const double n = double(res.blocks.size());
-    f.total_ms /= n, f.state_read_ms /= n, f.state_hash_ms /= n, f.commit_ms /= n;
-    f.ms_per_slot_read = ratio(rep_read_ms, double(rep_slots));
-    f.ms_per_miss = ratio(rep_read_ms, double(rep_misses));
-    f.blocks_per_sec = ratio(n, ms(res.wall_ns) * 1e-3);
-    rep_figures.push_back(f);
-    rep_roots.push_back(res.root);
-    rep_digests.push_back(digests);
-    all.insert(all.end(), res.blocks.begin(), res.blocks.end());
-    read_latency.merge(res.state_read_latency_ns);
-    commit_latency.merge(res.commit_read_latency_ns);
-    wall_ns += res.wall_ns;
-    if (scratch) {
-      std::error_code ec;
-      std::filesystem::remove_all(ro.dir, ec);  // the next repetition starts from a fresh copy
-    }
-  }
-  progress.finish();
-
-  uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0;
-  uint64_t commit_reads = 0, pages_reused = 0, hash_ns = 0, pure_ns = 0, state_hash_ns = 0;
-  double read_ms = 0;
-  uint64_t busy_prefetch = 0, busy_traverse = 0, busy_commit = 0, busy_workers = 0;
-  bool gas_known = true;
-  for (const pipeline::BlockResult& b : all) {
-    gas += b.gas_used, slots_read += b.slots_read, slots_written += b.slots_written, misses += b.misses;
-    gas_known = gas_known && b.gas_known;
-    const Row r = derive(b);
-    reads += r.device_reads, read_ms += r.state_read_ms;
-    const persist::CommitStats& c = b.commit_stats;
-    commit_reads += c.pages_read, pages_reused += c.pages_reused, hash_ns += c.hash_ns, pure_ns += c.pure_hash_ns;
-    state_hash_ns += c.resolve_ns + c.apply_ns + c.write_ns;
-    busy_prefetch += b.prefetch.busy_ns, busy_traverse += b.traverse.busy_ns, busy_commit += b.commit.busy_ns;
-    busy_workers += b.geth_workers_busy_ns;
-  }
-  const double wall_ms = ms(wall_ns);
-  nlohmann::json sum = {{"type", "summary"},
-                        {"command", "run"},
-                        {"db", dir},
-                        {"source", from_file ? args.str("blocks") : "workload " + args.str("workload")},
-                        {"root", hex0x(res.root)},
-                        {"blocks", all.size()},
-                        {"wall_ms", wall_ms},
-                        {"blocks_per_sec", ratio(double(res.blocks.size()), wall_ms * 1e-3)},
-                        {"gas_used", gas_known ? nlohmann::json(gas) : nlohmann::json()},
-                        {"mgas_per_sec", gas_known ? nlohmann::json(ratio(double(gas) * 1e-6, wall_ms * 1e-3)) : nlohmann::json()},
-                        {"slots_read", slots_read},
-                        {"slots_written", slots_written},
-                        {"cache_misses", misses},
-                        {"device_reads", reads},
-                        {"device_reads_per_slot", ratio(double(reads), double(slots_read))},
-                        {"ms_per_slot_read", ratio(read_ms, double(slots_read))},
-                        {"ms_per_slot_total", ratio(wall_ms, double(slots_read))},
-                        {"diff_layer_entries_max", res.diff_layer_entries_max},
-                        {"commit_device_reads", commit_reads},
-                        {"commit_pages_reused", pages_reused},
-                        {"state_hash_ms", ms(state_hash_ns)},
-                        {"hash_ms", ms(hash_ns)},
-                        {"pure_hash_ms", ro.pure_hash ? nlohmann::json(ms(pure_ns)) : nlohmann::json()},
-                        {"hash_stage_over_pure", pure_ns ? nlohmann::json(ratio(double(hash_ns), double(pure_ns))) : nlohmann::json()},
-                        {"state_hash_over_pure", pure_ns ? nlohmann::json(ratio(double(state_hash_ns), double(pure_ns))) : nlohmann::json()},
-                        {"device_read_latency_us", {{"state_read", latency_json(read_latency.latency(1000.0))},
-                                                    {"commit", latency_json(commit_latency.latency(1000.0))}}},
-                        {"busy_ms", {{"prefetch", ms(busy_prefetch)}, {"traverse", ms(busy_traverse)},
-                                     {"commit", ms(busy_commit)}, {"geth_workers", ms(busy_workers)}}},
-                        {"overlap", pipeline::run_overlap(all, wall_ns)},
-                        {"regime", regime}};
-  {
-    // Per repetition: its blocks' mean total / state read / hash / commit time, its read time
-    // per slot and per miss, its blocks per second; over the repetitions: median and spread.
-    nlohmann::json figures = nlohmann::json::object();
-    auto add = [&](const char* name, double RepFigures::*field) {
-      std::vector<double> v;
-      for (const RepFigures& f : rep_figures) v.push_back(f.*field);
-      const stats::Summary m = stats::summarize(v);
-      figures[name] = {{"median", m.median}, {"min", m.min}, {"max", m.max}, {"samples", m.samples}};
-    };
-    add("total_ms", &RepFigures::total_ms);
-    add("state_read_ms", &RepFigures::state_read_ms);
-    add("state_hash_ms", &RepFigures::state_hash_ms);
-    add("commit_ms", &RepFigures::commit_ms);
-    add("ms_per_slot_read", &RepFigures::ms_per_slot_read);
-    add("ms_per_miss", &RepFigures::ms_per_miss);
-    add("blocks_per_sec", &RepFigures::blocks_per_sec);
-    bool same_roots = true, same_reads = true;
-    for (size_t i = 1; i < rep_roots.size(); ++i)
-      same_roots = same_roots && rep_roots[i] == rep_roots[0], same_reads = same_reads && rep_digests[i] == rep_digests[0];
-    sum["reps"] = {{"count", reps},
-                   {"scratch", scratch ? nlohmann::json(scratch_dir) : nlohmann::json()},
-                   {"roots_identical", same_roots},
-                   {"read_digests_identical", same_reads},
-                   {"figures", figures}};
-  }
-  const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(all);
-  const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(all);
-  {
-    nlohmann::json c = nlohmann::json::array(), x = nlohmann::json::array();
-    for (const pipeline::ColdTailRow& r : by_count)
-      c.push_back({{"txs", r.key}, {"blocks", r.count}, {"state_read_ms", ms(r.read_ns)}, {"misses", r.misses},
-                   {"slots_read", r.slots_read}, {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
-                   {"ms_per_slot", r.ms_per_slot()}, {"ms_per_device_read", r.ms_per_device_read()}});
-    for (const pipeline::ColdTailRow& r : by_index)
-      x.push_back({{"index", r.key}, {"txs", r.count}, {"traverse_ms", ms(r.read_ns)}, {"misses", r.misses},
-                   {"device_reads", r.device_reads}, {"ms_per_miss", r.ms_per_miss()},
-                   {"ms_per_device_read", r.ms_per_device_read()}});
-    sum["cold_tail"] = {{"by_tx_count", c}, {"by_tx_index", x}};
-  }
-  if (json || csv) {
+  if (st.scratch)
+    if (io::Status s = pipeline::prepare_scratch(st.scratch_dir, st.dir); !s.ok()) return fail(s.message(), exit_code_for(s));
+  Runs runs;
+  if (int rc = run_reps(st, blocks, regime, &runs)) return rc;
+  nlohmann::json sum = summary_json(args, st, runs, regime);
+  sum["reps"] = reps_json(st, runs);
+  const std::vector<pipeline::ColdTailRow> by_count = pipeline::cold_tail_by_tx_count(runs.all);
+  const std::vector<pipeline::ColdTailRow> by_index = pipeline::cold_tail_by_tx_index(runs.all);
+  sum["cold_tail"] = cold_tail_json(by_count, by_index);
+  if (st.json || st.csv) {
     report::stamp(sum);
-    std::printf("%s%s\n", csv ? "# " : "", sum.dump().c_str());
+    std::printf("%s%s\n", st.csv ? "# " : "", sum.dump().c_str());
   } else {
-    std::printf("%zu blocks in %.1f ms (%.2f blocks/s", all.size(), wall_ms, sum["blocks_per_sec"].get<double>());
-    if (gas_known) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());
-    std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
-                sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
-                pipeline::reader_model_name(ro.reader), ro.queue_depth, ro.inflight, hex0x(res.root).c_str());
-    if (regime["page_cache"]["dropped"].get<bool>()) {
-      const std::string detail = regime["page_cache"]["detail"].get<std::string>();
-      std::printf("page cache dropped before the run: %s%s\n", regime["page_cache"]["protocol"].get<std::string>().c_str(),
-                  detail.empty() ? "" : (" (" + detail + ")").c_str());
-    }
-    auto latency_line = [](const char* what, const stats::Latency& l) {
-      std::printf("device read latency, %s: p50 %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us (%zu reads)\n", what, l.p50,
-                  l.p90, l.p99, l.max, l.count);
-    };
-    latency_line("state read", read_latency.latency(1000.0));
-    latency_line("commit", commit_latency.latency(1000.0));
-    std::printf("busy (thread CPU): prefetch %.1f ms, traverse %.1f ms, commit %.1f ms, geth workers %.1f ms; overlap %.2f "
-                "(stage walls / run wall)\n",
-                ms(busy_prefetch), ms(busy_traverse), ms(busy_commit), ms(busy_workers), sum["overlap"].get<double>());
-    if (reps > 1) {
-      const nlohmann::json& r = sum["reps"];
-      std::printf("over %llu repetitions (median [min, max]; roots %s, reads %s):\n", (unsigned long long)reps,
-                  r["roots_identical"].get<bool>() ? "identical" : "DIFFER",
-                  r["read_digests_identical"].get<bool>() ? "identical" : "DIFFER");
-      for (auto it = r["figures"].begin(); it != r["figures"].end(); ++it)
-        std::printf("  %-17s %12.4f [%.4f, %.4f]\n", it.key().c_str(), (*it)["median"].get<double>(),
-                    (*it)["min"].get<double>(), (*it)["max"].get<double>());
-    }
-    std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
-                "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");
-    for (const pipeline::ColdTailRow& r : by_count)
-      std::printf("  %4u %6llu %9llu %9llu %9llu %10.4f %10.4f %12.4f\n", r.key, (unsigned long long)r.count,
-                  (unsigned long long)r.misses, (unsigned long long)r.slots_read, (unsigned long long)r.device_reads,
-                  r.ms_per_miss(), r.ms_per_slot(), r.ms_per_device_read());
-    std::printf("by transaction index (the traversal's own time; --json has every index):\n  %5s %6s %9s %9s %10s\n",
-                "index", "txs", "misses", "dev.rd", "ms/miss");
-    for (const pipeline::ColdTailRow& r : by_index)
-      if (r.key <= 16)
-        std::printf("  %5u %6llu %9llu %9llu %10.4f\n", r.key, (unsigned long long)r.count, (unsigned long long)r.misses,
-                    (unsigned long long)r.device_reads, r.ms_per_miss());
+    print_summary_head(st, runs, sum);
+    print_cold_tail(by_count, by_index);
   }
   return 0;
 }

@@ -224,6 +224,9 @@ TEST_CASE("statetree run --reps: each repetition on a fresh copy, the same roots
     CHECK(s["reps"]["count"] == 2);
     CHECK(s["reps"]["roots_identical"] == true);
     CHECK(s["reps"]["read_digests_identical"] == true);
+    // Blocks per second over both repetitions: all 6 blocks over the summed wall time.
+    CHECK(s["blocks_per_sec"].get<double>() ==
+          doctest::Approx(6.0 / (s["wall_ms"].get<double>() * 1e-3)).epsilon(1e-9));
     for (const char* f : {"total_ms", "state_read_ms", "state_hash_ms", "commit_ms", "ms_per_slot_read", "ms_per_miss",
                           "blocks_per_sec"}) {
       CAPTURE(f);
