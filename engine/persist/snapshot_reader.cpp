@@ -175,25 +175,21 @@ io::Status SnapshotReader::scan(const EntryFn& fn) {
     std::span<const uint64_t> ids(data_page_.data() + at, m);
     if (io::Status s = reader_.load_pages(ids); !s.ok()) return s;
     for (size_t j = 0; j < m; ++j) {
-      const uint64_t page = ids[j];
-      const uint32_t n = reader_.records_in(page);
-      if (n == 0) return corrupt(page, "an empty data page");
-      for (uint32_t i = 0; i < n; ++i) {
-        RecordView rv;
-        if (io::Status s = reader_.record(make_locator(page, i), &rv); !s.ok()) return s;
-        std::span<const uint8_t> k, v;
-        if (rv.kind != kSnapEntry || rv.child_count != 0) return corrupt(page, "not a snapshot entry record");
-        if (std::string e = decode_snapshot_entry(rv.body, &k, &v); !e.empty()) return corrupt(page, e);
-        if (i == 0 && compare_snapshot_keys(k, {first_keys_.data() + kSnapMaxKey * (at + j), first_key_len_[at + j]}) != 0)
-          return corrupt(page, "first key differs from the index's");
-        if (have_prev && compare_snapshot_keys(prev, k) >= 0) return corrupt(page, "keys not ascending");
-        prev.assign(k.begin(), k.end());
-        have_prev = true;
-        ++entries;
-        if (!fn(k, v)) {
-          reader_.clear();
-          return {};
-        }
+      // entries_of checks the page itself; here: keys ascending across pages, and the count.
+      bool descending = false, stopped = false;
+      if (io::Status s = entries_of(at + j, [&](std::span<const uint8_t> k, std::span<const uint8_t> v) {
+            if (have_prev && compare_snapshot_keys(prev, k) >= 0) return !(descending = true);
+            prev.assign(k.begin(), k.end());
+            have_prev = true;
+            ++entries;
+            return !(stopped = !fn(k, v));
+          });
+          !s.ok())
+        return s;
+      if (descending) return corrupt(ids[j], "keys not ascending");
+      if (stopped) {
+        reader_.clear();
+        return {};
       }
     }
     reader_.clear();
