@@ -20,24 +20,14 @@
 #include "engine/persist/snapshot_verify.h"
 #include "engine/persist/tree_db.h"
 #include "engine/state/synthetic_state.h"
+#include "tests/engine/persist/snapshot_test_util.h"
 #include "tests/io/io_test_util.h"
 
 namespace {
 
 using namespace st;
 using namespace st::persist;
-
-DbOptions options(const std::string& dir, io::TreeKind tree, bool snapshot) {
-  DbOptions o;
-  o.dir = dir;
-  o.params.tree_kind = tree;
-  o.params.hash_kind = tree == io::TreeKind::mpt ? io::HashKind::keccak256 : io::HashKind::sha256;
-  o.params.group_depth = tree == io::TreeKind::mpt ? 0 : 5;
-  o.direct_io = false;
-  o.queue_depth = 16;
-  o.snapshot = snapshot;
-  return o;
-}
+using st::persist::test::options;
 
 state::Bytes32 word(uint64_t v) {
   state::Bytes32 b{};

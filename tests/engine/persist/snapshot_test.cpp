@@ -25,18 +25,7 @@ namespace {
 
 using namespace st;
 using namespace st::persist;
-
-DbOptions options(const std::string& dir, io::TreeKind tree, bool snapshot) {
-  DbOptions o;
-  o.dir = dir;
-  o.params.tree_kind = tree;
-  o.params.hash_kind = tree == io::TreeKind::mpt ? io::HashKind::keccak256 : io::HashKind::sha256;
-  o.params.group_depth = tree == io::TreeKind::mpt ? 0 : 5;
-  o.direct_io = false;
-  o.queue_depth = 16;
-  o.snapshot = snapshot;
-  return o;
-}
+using st::persist::test::options;
 
 const state::SyntheticSpec kSpec{400, 4, 300, 5};
 

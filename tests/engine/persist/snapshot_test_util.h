@@ -1,4 +1,4 @@
-// snapshot_test_util: page surgery on an arena database for the snapshot tests: read one
+// snapshot_test_util: the tests' database options, and page surgery on an arena database for the snapshot tests: read one
 // page's payload, change it, and write it back sealed (a valid checksum), so what verify
 // sees is a well-formed page with other content, not a torn one.
 #pragma once
@@ -18,6 +18,20 @@
 #include "io/page_format.h"
 
 namespace st::persist::test {
+
+// A small database of `tree` (MPT, or binary trie GD 5 over SHA-256) in dir, buffered reads,
+// with or without the flat snapshot.
+inline DbOptions options(const std::string& dir, io::TreeKind tree, bool snapshot) {
+  DbOptions o;
+  o.dir = dir;
+  o.params.tree_kind = tree;
+  o.params.hash_kind = tree == io::TreeKind::mpt ? io::HashKind::keccak256 : io::HashKind::sha256;
+  o.params.group_depth = tree == io::TreeKind::mpt ? 0 : 5;
+  o.direct_io = false;
+  o.queue_depth = 16;
+  o.snapshot = snapshot;
+  return o;
+}
 
 // The whole page (payload + trailer).
 inline std::vector<uint8_t> read_page(const std::string& dir, uint64_t page, uint32_t page_size) {
