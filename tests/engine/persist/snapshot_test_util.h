@@ -1,6 +1,6 @@
-// snapshot_test_util: the tests' database options, and page surgery on an arena database for the snapshot tests: read one
-// page's payload, change it, and write it back sealed (a valid checksum), so what verify
-// sees is a well-formed page with other content, not a torn one.
+// snapshot_test_util: the snapshot tests' database options, and page surgery on an arena
+// database: read one page's payload, change it, and write it back sealed (a valid checksum),
+// so what verify sees is a well-formed page with other content, not a torn one.
 #pragma once
 
 #include <doctest/doctest.h>
