@@ -26,9 +26,12 @@
 #include "io/db_lock.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
+#include "tests/workloads/run_json.h"
 
 using namespace st;
 using nlohmann::json;
+using st::test::parse_run;
+using st::test::RunOut;
 using st::reference::run_statetree;
 
 namespace {
@@ -41,21 +44,6 @@ std::string tmp_path(const std::string& name) {
 
 const std::string kStateOpts = " --accounts 300 --contracts 4 --slots-per-contract 400 --seed 3";
 
-struct RunOut {
-  std::vector<json> blocks;
-  json summary;
-};
-RunOut parse_run(const std::string& out) {
-  RunOut r;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
-    if (j["type"] == "block") r.blocks.push_back(j);
-    else r.summary = j;
-  }
-  return r;
-}
 
 std::string verified_root(const std::string& db) {
   auto v = run_statetree("verify --db " + db + " --json");

@@ -36,11 +36,14 @@
 #include "reference/bal_final_state.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
+#include "tests/workloads/run_json.h"
 #include "workloads/u256.h"
 
 using namespace st;
 using st::reference::run_statetree;
 using nlohmann::json;
+using st::test::parse_run;
+using st::test::RunOut;
 
 namespace {
 
@@ -67,22 +70,6 @@ std::string copy_db(const std::string& from, const std::string& name) {
   return to;
 }
 
-// The JSON lines of `run --json`: the block objects and the summary.
-struct RunOut {
-  std::vector<json> blocks;
-  json summary;
-};
-RunOut parse_run(const std::string& out) {
-  RunOut r;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
-    if (j["type"] == "block") r.blocks.push_back(j);
-    else r.summary = j;
-  }
-  return r;
-}
 
 std::string scratch_root_hex(const std::vector<state::Block>& blocks, const state::Allocation& alloc, bool bt) {
   const state::Bytes32 root = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
