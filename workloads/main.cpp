@@ -2,10 +2,12 @@
 // `statetree --version` / `statetree version` print the version, the git commit and the
 // kernels chosen on this CPU. After a command that succeeded, one warning line on stderr
 // when any of its timing summaries was noisy (report.h, the rule in engine/stats/summary.h).
+// The threading library's worker threads are joined before the process exits.
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "engine/pipeline/parallel.h"
 #include "workloads/build_info.h"
 #include "workloads/commands.h"
 #include "workloads/report.h"
@@ -45,6 +47,8 @@ void print_usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Declared first, so destroyed last: the worker threads are joined after the command.
+  st::pipeline::WorkerThreadsJoin join_workers_at_exit;
   if (argc < 2) { print_usage(stderr); return 2; }
   const std::string name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") { print_usage(stdout); return 0; }

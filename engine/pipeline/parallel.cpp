@@ -10,6 +10,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include <tbb/blocked_range.h>
@@ -77,6 +78,19 @@ void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_
   };
   if (t_current) t_current->arena->execute(run);
   else run();
+}
+
+struct WorkerThreadsJoin::Handle {
+  tbb::task_scheduler_handle tbb_handle{tbb::attach{}};
+};
+
+WorkerThreadsJoin::WorkerThreadsJoin() : handle_(std::make_unique<Handle>()) {}
+
+WorkerThreadsJoin::~WorkerThreadsJoin() { join(); }
+
+bool WorkerThreadsJoin::join() {
+  if (!handle_->tbb_handle) return true;
+  return tbb::finalize(handle_->tbb_handle, std::nothrow);
 }
 
 unsigned thread_slot() {

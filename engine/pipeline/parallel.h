@@ -34,6 +34,27 @@ class ThreadScope {
   unsigned threads_;
 };
 
+// Joins the threading library's worker threads when it goes out of scope: held for the
+// whole of main(), its destructor waits until every worker thread has exited (when no
+// parallel work is running any more), so the process never ends with a worker thread still
+// tearing itself down (leak checkers then see every allocation of those threads freed).
+class WorkerThreadsJoin {
+ public:
+  WorkerThreadsJoin();
+  ~WorkerThreadsJoin();
+  WorkerThreadsJoin(const WorkerThreadsJoin&) = delete;
+  WorkerThreadsJoin& operator=(const WorkerThreadsJoin&) = delete;
+  // Waits for the worker threads now. False when it could not (another reference to the
+  // scheduler still alive, or called from parallel work); the process then ends as it would
+  // have without this. Later calls do nothing and return true.
+  bool join();
+
+  struct Handle;
+
+ private:
+  std::unique_ptr<Handle> handle_;
+};
+
 // Runs body over [0, n) in parallel chunks (serially when n <= grain).
 void parallel_for(size_t n, size_t grain, const std::function<void(size_t begin, size_t end)>& body);
 
