@@ -223,17 +223,18 @@ def table_database(rows, failures):
     db = database(rows)
     print("arena store vs RocksDB (medians): cold lookups (ms), erc20_approve run and")
     print("synthetic commits (ms per block)")
-    print(f"{'tree':8} {'store':8} {'B/slot':>7} {'lk q1':>7} {'lk q32':>7} {'rd/lk':>5} {'run tot':>8} "
-          f"{'run rd':>7} {'commit':>7}")
+    print(f"{'tree':8} {'store':7} {'build s':>7} {'B/slot':>6} {'lk q1':>6} {'lk q32':>6} {'rd/lk':>5} "
+          f"{'run tot':>7} {'run rd':>7} {'commit':>7}")
     for tree in TREES:
         for store in STORES:
             d = db.get((tree, store))
             if not d:
                 continue
             lk = d.get("lookups", {})
-            print(f"{tree:8} {store:8} {f(get(d.get('build'), 'disk_bytes_per_slot'), '.1f', 7)} "
-                  f"{f(get(lk, 'qd1', 'ms'), '.3f', 7)} {f(get(lk, 'qd32', 'ms'), '.3f', 7)} "
-                  f"{f(get(lk, 'qd32', 'reads'), '.2f', 5)} {f(get(d, 'run', 'total_ms'), '.2f', 8)} "
+            print(f"{tree:8} {store:7} {f(get(d.get('build'), 'wall_seconds'), '.2f', 7)} "
+                  f"{f(get(d.get('build'), 'disk_bytes_per_slot'), '.0f', 6)} "
+                  f"{f(get(lk, 'qd1', 'ms'), '.3f', 6)} {f(get(lk, 'qd32', 'ms'), '.3f', 6)} "
+                  f"{f(get(lk, 'qd32', 'reads'), '.2f', 5)} {f(get(d, 'run', 'total_ms'), '.2f', 7)} "
                   f"{f(get(d, 'run', 'state_read_ms'), '.2f', 7)} {f(get(d.get('commit'), 'commit_ms'), '.2f', 7)}")
     for line in database_ratios(db):
         print(line)
@@ -289,7 +290,8 @@ def report_database(rows, cell, table):
             d = db.get((tree, store))
             if d:
                 lk = d.get("lookups", {})
-                t.append([TREE_LABEL[tree], STORE_LABEL[store], fmt(med(get(d.get("build"), "disk_bytes_per_slot")), 1),
+                t.append([TREE_LABEL[tree], STORE_LABEL[store], fmt(med(get(d.get("build"), "wall_seconds"))),
+                          fmt(med(get(d.get("build"), "disk_bytes_per_slot")), 1),
                           fmt(med(get(lk, "qd1", "ms")), 4), fmt(med(get(lk, "qd32", "ms")), 4),
                           fmt(get(lk, "qd32", "reads")), fmt(get(lk, "qd32", "bytes"), 0),
                           fmt(med(get(d, "run", "total_ms"))), fmt(med(get(d, "run", "state_read_ms"))),
@@ -299,7 +301,7 @@ def report_database(rows, cell, table):
            "synced WriteBatch per block, a fresh read-only instance per block) and `commit` of synthetic blocks on "
            "the base. RocksDB's reads per lookup count the keys its MultiGet fetched, its bytes the values returned: "
            "not device pages.", "",
-           table(["tree", "store", "bytes/slot", "lookup ms QD 1", "lookup ms QD 32", "reads/lookup QD 32",
+           table(["tree", "store", "build s", "bytes/slot", "lookup ms QD 1", "lookup ms QD 32", "reads/lookup QD 32",
                   "bytes/lookup QD 32", "run ms/block", "run read ms/block", "commit ms/block"], t), ""]
     rt = []
     for tree in TREES:
