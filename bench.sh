@@ -48,8 +48,8 @@ points at the newest run there):
                 are named as such
 
 STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
-       snapshot database cold-tail mpt-vs-bintrie slot-budget fuzz, or all (every study but fuzz; default:
-       kernels merkle mpt bintrie io)
+       snapshot database cold-tail mpt-vs-bintrie slot-budget fuzz, or all
+       (every study but fuzz; default: kernels merkle mpt bintrie io)
 
 options:
   --scale S   tiny (10k: seconds, the test suite's smoke run; host-warm, no
