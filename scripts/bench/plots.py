@@ -468,6 +468,8 @@ def write_plot(p, plot_dir):
                      "set style histogram rowstacked" if p.get("stacked") else "set style histogram clustered gap 1",
                      "set style fill solid 0.8 border -1", "set yrange [0:*]",
                      "set xtics nomirror noenhanced font ',9'"]
+            if any("\\n" in c for c in p["categories"]):  # two-line labels: room for them and the key
+                head.append("set bmargin 6")
             cmds = []
             for i, (label, _) in enumerate(p["series"]):
                 src = gp_quote(os.path.basename(dat)) if i == 0 else "''"

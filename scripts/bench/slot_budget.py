@@ -90,7 +90,7 @@ def plots_slot_budget(rows, bars):
         for w in WORKLOADS:
             for reader in READERS:
                 if any((t, w, reader, gas) in fig for t in TREES):
-                    cats.append(f"{SHORT[w]} {reader} {gas_label(gas)}")
+                    cats.append(f"{SHORT[w]}\\n{reader} {gas_label(gas)}")  # two lines (gnuplot's \\n)
                     keys.append((w, reader, gas))
     if not cats:
         return []
