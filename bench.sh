@@ -17,10 +17,12 @@ set -uo pipefail
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
 
-ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie fuzz)
+ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
+             mpt-vs-bintrie slot-budget fuzz)
 DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
 # `all`: every study but fuzz (which builds its own clang tree: name it to run it).
-ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie)
+ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
+              mpt-vs-bintrie slot-budget)
 
 usage() {
   cat <<'EOF'
@@ -46,8 +48,8 @@ points at the newest run there):
                 are named as such
 
 STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
-       cold-tail mpt-vs-bintrie fuzz, or all (every study but fuzz; default:
-       kernels merkle mpt bintrie io)
+       snapshot database cold-tail mpt-vs-bintrie slot-budget fuzz, or all
+       (every study but fuzz; default: kernels merkle mpt bintrie io)
 
 options:
   --scale S   tiny (10k: seconds, the test suite's smoke run; host-warm, no
@@ -110,6 +112,19 @@ studies: what each runs; time on 2 cores at small / medium / large
   page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
            cold read-bench at QD 1 and 32, block commits (disk 0.3 GB at small)
                                         ~10 s at small (medium, large: not measured)
+  snapshot  statetree build --snapshot (MPT and binary trie, arena) of 100k /
+           1M / 10M slots, then cold read-bench at QD 1 and 32 (and one key at
+           a time) through the tree and through the flat snapshot: device reads,
+           bytes and ms per lookup, binary trie / MPT with and without it
+           (targets: <= 1.2 reads per slot, <= 1.1x). Lookups only: the block
+           pipeline (statetree run) does not read the snapshot in this build
+           (disk 0.1 / 0.8 GB)   ~7 s / ~16 s at small / medium (large: not measured)
+  database  statetree build (MPT and binary trie) into the arena store and into
+           RocksDB, 100k / 1M / 10M slots; cold read-bench at QD 1 and 32; a
+           cold statetree run of erc20_approve (500 / 4,094 calls per block,
+           reader bal, on a copy); 10 / 20 / 20 block commits of 4,096 writes:
+           arena / RocksDB per lookup, per block and per commit
+           (disk 0.3 / 2.3 GB)   ~20 s / ~1.7 min at small / medium (large: not measured)
   cold-tail  statetree build (MPT and binary trie, arena) of 10k / 100k / 1M /
            10M slots in 10 / 20 / 50 / 200 contracts; then statetree run --cold
            --workload erc20_balanceof (100 calls per transaction), 1..9
@@ -129,14 +144,22 @@ studies: what each runs; time on 2 cores at small / medium / large
            (the repetitions, each read cold): ms per slot, binary trie / MPT
            with bootstrap CIs beside the published table
            (disk 0.1 / 1.1 GB)   ~10 s / ~3 min at small / medium (large: not measured)
+  slot-budget  statetree build (MPT and binary trie, arena, one contract of 100k
+           / 1M / 10M slots); then one full block (one transaction of the
+           block's gas: 36M at small, 36M and 100M at medium and large) of
+           erc20_balanceof, erc20_approve and mixed_sload_sstore, statetree run
+           --cold with readers bal and serial, each on a fresh copy, 3 / 5 / 10
+           blocks (the repetitions): total ms per block against the 12-second
+           slot and the share left (tiny: 4M-gas blocks)
+           (disk 0.13 / 1 GB)   ~10 s / ~2.5 min at small / medium (large: not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
            run, crashes                           targets x seconds
   tiny: 10k leaves, keys and slots, 2 reps, no drop_caches (host-warm): every
   study in seconds, for checking that bench.sh, its plots and report work.
-not built yet: hash-vs-traversal per block, slot-budget, snapshot; REPORT.md
-names them and sets today's nearest figures beside.
+not built yet: hash-vs-traversal per block; REPORT.md names it and sets
+today's nearest figures beside.
 default: kernels merkle mpt bintrie io; all: every study but fuzz. Data goes
 at the end unless --keep.
 EOF
@@ -213,6 +236,9 @@ p_contracts_default=1000; fuzz_secs=60; p_blocks=20
 # run); mpt-vs-bintrie: mb_* (state slots, calls per block of each workload, blocks = reps).
 ct_slots=1000000; ct_contracts=50; ct_calls=100; ct_txs="1 2 3 4 5 6 7 8 9"; ct_other=740; ct_blocks=3
 mb_slots=1000000; mb_bal=36742; mb_app=4094; mb_loads=21620; mb_stores=2047; mb_reps=10
+# database: db_calls approve calls per block of its `run`; slot-budget: sb_* (slots of the one
+# token contract, gas per block, blocks per run = the repetitions, each read cold).
+db_calls=4094; sb_slots=1000000; sb_gas="36000000 100000000"; sb_blocks=5
 case $scale in
   tiny)   leaves=10000;    merkle_reps=2;  sweep_reps=2; hb_reps=3
           mpt_n=10000;     mpt_reps=2;     bt_keys=10000;   bt_reps=2
@@ -220,13 +246,15 @@ case $scale in
           m_sweep="1024 4096"; qd_list=1,8,32; gd_blocks=3; p_blocks=3; gd_writes=256; rb_keys=256; cold=
           p_contracts_default=100; fuzz_secs=10
           ct_slots=10000; ct_contracts=10; ct_calls=20; ct_txs="1 3"; ct_other=40; ct_blocks=1
-          mb_slots=10000; mb_bal=200; mb_app=100; mb_loads=100; mb_stores=50; mb_reps=2 ;;
+          mb_slots=10000; mb_bal=200; mb_app=100; mb_loads=100; mb_stores=50; mb_reps=2
+          db_calls=100; sb_slots=10000; sb_gas=4000000; sb_blocks=2 ;;
   small)  leaves=100000;   merkle_reps=5;  sweep_reps=3; hb_reps=11
           mpt_n=100000;    mpt_reps=3;     bt_keys=100000;  bt_reps=3
           io_mib=64;       io_reps=3;      p_slots=100000;  rb_reps=3
           m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30
           ct_slots=100000; ct_contracts=20; ct_blocks=2
-          mb_slots=100000; mb_bal=2000; mb_app=500; mb_loads=1000; mb_stores=250; mb_reps=5 ;;
+          mb_slots=100000; mb_bal=2000; mb_app=500; mb_loads=1000; mb_stores=250; mb_reps=5
+          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3 ;;
   medium) leaves=1000000;  merkle_reps=11; sweep_reps=3; hb_reps=11
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
           io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3
@@ -235,11 +263,11 @@ case $scale in
           mpt_n=10000000;  mpt_reps=5;     bt_keys=10000000; bt_reps=5
           io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3
           m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300
-          ct_slots=10000000; ct_contracts=200 ;;
+          ct_slots=10000000; ct_contracts=200; sb_slots=10000000; sb_blocks=10 ;;
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
-  io_reps=$reps rb_reps=$reps mb_reps=$reps
+  io_reps=$reps rb_reps=$reps mb_reps=$reps sb_blocks=$reps
 fi
 p_slots=${SLOTS:-$p_slots}
 p_contracts=${CONTRACTS:-$p_contracts_default}
@@ -333,6 +361,9 @@ for s in "${studies[@]}"; do
     page-size:*) need_mb=$((need_mb + 50 + p_slots / 400)) ;;     # 256 MiB measured at 100k slots
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
     mpt-vs-bintrie:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
+    snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
+    database:*) need_mb=$((need_mb + 100 + p_slots / 450)) ;;  # 303 MiB / 2.2 GiB at 100k / 1M
+    slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 900)) ;;  # 129 MiB / 1 GiB at 100k / 1M
   esac
 done
 avail_mb=$(df -Pm "$DATA" 2>/dev/null | awk 'NR == 2 { print $4 }')
@@ -444,6 +475,40 @@ plan_page_size() {
     done
   done
 }
+plan_snapshot() {
+  # Both trees on the arena store with the flat snapshot (build --snapshot), the same state;
+  # the same cold lookups (read-bench, same keys and seed) through the tree and through the
+  # snapshot at QD 1 and 32, one at a time besides (--single).
+  local tree db
+  for tree in mpt bintrie; do
+    db=$DATA/snapshot/db-$tree-snapshot
+    plan snapshot "$tree" build --tree "$tree" --snapshot --accounts "$p_accounts" --contracts "$p_contracts" \
+      --slots-per-contract "$p_spc" --db "$db"
+    plan snapshot "$tree" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+    plan snapshot "$tree" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1 --snapshot
+  done
+}
+plan_database() {
+  # Both trees in the arena store and in RocksDB, the same state: build, cold lookups at QD 1
+  # and 32, one cold `run` of erc20_approve blocks (reader bal, on a fresh copy), then block
+  # commits of synthetic writes on the base (one copy-on-write commit or one synced
+  # WriteBatch per block).
+  local tree store db copy
+  for tree in mpt bintrie; do
+    for store in arena rocksdb; do
+      db=$DATA/database/db-$tree-$store copy=$DATA/database/run-$tree-$store
+      plan database "$tree-$store" build --tree "$tree" --store "$store" --accounts "$p_accounts" \
+        --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
+      plan database "$tree-$store" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+      PRE=$(fresh_copy "$db" "$copy")
+      plan database "$tree-$store" run --db "$copy" --workload erc20_approve --block-count "$mb_reps" \
+        --calls "$db_calls" --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader bal --qd 32 \
+        $cold "${run_pins[@]}"
+      PRE=
+      plan database "$tree-$store" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
+    done
+  done
+}
 # The block pipeline studies: each `run` commits its blocks, so every run gets a fresh copy
 # of the study's base database (a reflink where the file system has them). The run's JSON
 # lines (one per block, then the summary) are kept as one object (merge_run_json).
@@ -506,6 +571,27 @@ plan_mpt_vs_bintrie() {
           --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader "$reader" --qd 32 $cold \
           "${run_pins[@]}"
         PRE=
+      done
+    done
+  done
+}
+plan_slot_budget() {
+  # One full block (one transaction of the block's gas) of each ERC20 workload at each gas
+  # limit, cold, readers bal and serial, each tree on a fresh copy; the run's blocks are the
+  # repetitions (each block's reader starts cold). Its total_ms against the 12-second slot.
+  local tree base copy reader w gas
+  for tree in mpt bintrie; do
+    base=$DATA/slot-budget/base-$tree copy=$DATA/slot-budget/run-$tree
+    plan slot-budget "$tree-build" build --tree "$tree" --accounts "$((sb_slots / 10))" --contracts 1 \
+      --slots-per-contract "$sb_slots" --seed 1 --db "$base"
+    for gas in $sb_gas; do
+      for w in erc20_balanceof erc20_approve mixed_sload_sstore; do
+        for reader in bal serial; do
+          PRE=$(fresh_copy "$base" "$copy")
+          plan slot-budget "$tree/$w/$reader/gas$gas" run --db "$copy" --workload "$w" --block-count "$sb_blocks" \
+            --txs 1 --tx-gas "$gas" --block-gas "$gas" --seed 1 --reader "$reader" --qd 32 $cold "${run_pins[@]}"
+          PRE=
+        done
       done
     done
   done

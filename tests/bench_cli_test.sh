@@ -23,7 +23,8 @@ check() {  # check WANT_RC WANT_STDERR_LINES ARGS...
 check 0 0 --help
 grep -q '^usage: ./bench.sh' "$dir/.out" || { echo "FAIL: --help prints no usage"; fails=1; }
 check 0 0 --list
-for s in merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie fuzz; do
+for s in merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail \
+    mpt-vs-bintrie slot-budget fuzz; do
   grep -q "^  $s " "$dir/.out" || { echo "FAIL: --list does not name $s"; fails=1; }
 done
 check 2 1 --bogus

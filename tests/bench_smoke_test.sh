@@ -4,7 +4,8 @@
 # asserted) and must: exit 0; record every study in meta.json with its commands and no
 # failure; write every study's JSON lines, each a valid JSON object; render every plot with
 # its data drawn (checked again here on the SVG, by the checker that an empty plot fails);
-# write REPORT.md linking each plot; leave the checkout's results/ untouched.
+# write REPORT.md linking each plot, with the sections of the studies that compare (snapshot on
+# / off, arena / RocksDB, the slot budget); leave the checkout's results/ untouched.
 set -u
 src=${1:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
 bin=${2:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
@@ -13,10 +14,12 @@ trap 'rm -rf "$dir"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 export PYTHONDONTWRITEBYTECODE=1
-studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size cold-tail mpt-vs-bintrie)
+studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
+         mpt-vs-bintrie slot-budget)
 plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
-       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size
-       cold_tail_serial cold_tail_geth cold_tail_bal mpt_vs_bintrie_slot mpt_vs_bintrie_ratio)
+       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size snapshot_lookups
+       snapshot_reads database_lookups database_blocks cold_tail_serial cold_tail_geth cold_tail_bal
+       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget)
 
 latest_before=$(readlink "$src/results/latest" 2>/dev/null || echo none)
 bash "$src/bench.sh" all --scale tiny --bin "$bin" --out "$dir/run" > "$dir/stdout" 2> "$dir/stderr"
@@ -64,7 +67,8 @@ if "needs `statetree run`" not in report.lower() and "Needs `statetree run`" not
     bad.append("REPORT.md does not name the studies that need `statetree run`")
 # The block-pipeline studies: every configuration ran (one object per run, its blocks and
 # its cold-tail row), and the report reads the cold tail's mechanism off the figures.
-for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2)):
+for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2), ("slot-budget", 2 * 3 * 2),
+                ("database", 2 * 2)):
     rows = [json.loads(l) for l in open(os.path.join(run, s + ".jsonl")) if l.strip()]
     runs = [r for r in rows if r.get("command") == "run"]
     if len(runs) != want:
@@ -74,7 +78,19 @@ for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2)):
             bad.append(f"{s}: a run without its group or blocks: {r.get('bench_group')}")
         if s == "cold-tail" and not (r.get("cold_tail") or {}).get("by_tx_count"):
             bad.append(f"cold-tail: {r.get('bench_group')} has no cold-tail row")
-for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT"):
+# The storage studies: each tree's lookups through the tree and through the snapshot; each
+# tree x store's build, lookups, run and commits.
+snap = [json.loads(l) for l in open(os.path.join(run, "snapshot.jsonl")) if l.strip()]
+got = sorted((r.get("tree"), r.get("read_from")) for r in snap if r.get("command") == "read-bench")
+if got != [("bintrie", "snapshot"), ("bintrie", "tree"), ("mpt", "snapshot"), ("mpt", "tree")]:
+    bad.append(f"snapshot: read-bench rows {got}")
+dbrows = [json.loads(l) for l in open(os.path.join(run, "database.jsonl")) if l.strip()]
+for cmd in ("build", "read-bench", "commit"):
+    got = sorted((r.get("tree"), r.get("store")) for r in dbrows if r.get("command") == cmd)
+    if got != [("bintrie", "arena"), ("bintrie", "rocksdb"), ("mpt", "arena"), ("mpt", "rocksdb")]:
+        bad.append(f"database: {cmd} rows {got}")
+for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT", "through the snapshot",
+               "arena / RocksDB lookup QD 32", "MPT of slot"):
     if needle not in report:
         bad.append(f"REPORT.md lacks '{needle}'")
 for b in bad:

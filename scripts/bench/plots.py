@@ -24,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import pipeline_figures as pf  # noqa: E402
+import slot_budget  # noqa: E402
+import storage_figures  # noqa: E402
 
 
 # ---- reading a run -----------------------------------------------------------------------
@@ -421,6 +423,12 @@ def specs(run_dir, studies):
         out += plots_cold_tail(rows["cold-tail"])
     if "mpt-vs-bintrie" in rows:
         out += plots_mpt_vs_bintrie(rows["mpt-vs-bintrie"])
+    if "snapshot" in rows:
+        out += storage_figures.plots_snapshot(rows["snapshot"], bars)
+    if "database" in rows:
+        out += storage_figures.plots_database(rows["database"], bars)
+    if "slot-budget" in rows:
+        out += slot_budget.plots_slot_budget(rows["slot-budget"], bars)
     return out
 
 
@@ -460,6 +468,8 @@ def write_plot(p, plot_dir):
                      "set style histogram rowstacked" if p.get("stacked") else "set style histogram clustered gap 1",
                      "set style fill solid 0.8 border -1", "set yrange [0:*]",
                      "set xtics nomirror noenhanced font ',9'"]
+            if any("\\n" in c for c in p["categories"]):  # two-line labels: room for them and the key
+                head.append("set bmargin 6")
             cmds = []
             for i, (label, _) in enumerate(p["series"]):
                 src = gp_quote(os.path.basename(dat)) if i == 0 else "''"

@@ -26,6 +26,8 @@ PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import plots  # noqa: E402  (the same readers: load_rows, get, med, rb_at, gd_figures)
 import pipeline_figures as pf  # noqa: E402  (the block-pipeline studies' figures)
+import slot_budget  # noqa: E402  (the slot-budget study's section)
+import storage_figures  # noqa: E402  (the snapshot and database studies' sections)
 
 get, med, rb_at = plots.get, plots.med, plots.rb_at
 
@@ -653,18 +655,32 @@ class Report:
                           "MPT ms/slot total", "BT ms/slot total", "BT / MPT total", "MPT ms/miss", "BT ms/miss"],
                          prow), "")
 
+    # ---- the storage studies and the slot budget (their sections: storage_figures.py, slot_budget.py)
+    def snapshot(self):
+        per = {r["config"]: r for r in self.pub["mpt_vs_bt"] if r.get("benchmark") == "erc20_balanceof"}
+        def q(k):
+            try:
+                return x(float(per["bt-gd5"][k]) / float(per["mpt"][k]))
+            except (KeyError, ValueError, ZeroDivisionError):
+                return "-"
+        self.w(*storage_figures.report_snapshot(self.rows["snapshot"], self.cmp.cell, table,
+                                                f"{q('ms_per_slot_total')} total, {q('ms_per_slot_read')} state read"))
+
+    def database(self):
+        self.w(*storage_figures.report_database(self.rows["database"], self.cmp.cell, table))
+
+    def slot_budget(self):
+        share = get(self.pub["figures"], "slot_budget", "share")
+        self.w(*slot_budget.report_slot_budget(self.rows["slot-budget"], self.cmp.cell, table, self.pub["mpt_vs_bt"],
+                                               share))
+
     def needs_pipeline(self):
         self.w("## Studies that need pipeline features not built yet", "",
-               "These need `statetree run` features that this build does not have yet (a hash stage of its own, "
-               "--reps, the flat snapshot), so this report gives no figures for them. The nearest figures measured "
-               "above are named.", "")
+               "These need `statetree run` features that this build does not have yet (a hash stage of its own), "
+               "so this report gives no figures for them. The nearest figures measured above are named.", "")
         for name, what, near in [
                 ("hash-vs-traversal", "hash time vs hash-stage time per block, both trees",
-                 "the in-memory engine / bare hashing table (mpt, bintrie)"),
-                ("slot-budget", "a 36M- and 100M-gas block of each workload against the 12-second slot (published: "
-                 "91 % for the binary trie at mixed load)", "mpt-vs-bintrie: ms per slot per workload"),
-                ("snapshot", "flat snapshot on / off", "-"),
-                ("database", "arena vs RocksDB per workload", "persist: both stores, build and cold lookups")]:
+                 "the in-memory engine / bare hashing table (mpt, bintrie)")]:
             self.w(f"- **{name}**: {what}. Needs `statetree run` with the features above. Nearest today: {near}.")
         pub = self.pub["mpt_vs_bt"]
         if pub and "mpt-vs-bintrie" not in self.studies:
@@ -687,8 +703,12 @@ class Report:
                     ("queue-depth", "Queue depth (`read-bench` beside `io-bench`)", self.queue_depth),
                     ("group-depth", "Group depth (binary trie on disk)", self.group_depth),
                     ("page-size", "Page size (4 vs 16 KiB)", self.page_size),
+                    ("snapshot", "Flat snapshot on / off (`build --snapshot`, `read-bench --snapshot`)", self.snapshot),
+                    ("database", "Arena store vs RocksDB (`build --store`, `read-bench`, `run`, `commit`)",
+                     self.database),
                     ("cold-tail", "The cold tail (`statetree run`, 1..9 transactions per block)", self.cold_tail),
                     ("mpt-vs-bintrie", "Binary trie vs MPT per workload (`statetree run`)", self.mpt_vs_bintrie),
+                    ("slot-budget", "The 12-second slot budget (`statetree run`, one full block)", self.slot_budget),
                     ("fuzz", "Fuzzing (`scripts/fuzz.sh`)", self.fuzz)]
         hash_done = False
         for study, title, fn in sections:

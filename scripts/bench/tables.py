@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""tables.py: the summary table of one bench.sh study, from RUN_DIR/STUDY.jsonl and meta.json.
+"""tables.py: the summary table of one bench.sh study, from RUN_DIR/STUDY.jsonl and meta.json
+(the snapshot and database studies' tables: storage_figures.py; slot-budget's: slot_budget.py).
 
     tables.py RUN_DIR STUDY
 
@@ -14,6 +15,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pipeline_figures as pf  # noqa: E402
+import slot_budget  # noqa: E402
+import storage_figures  # noqa: E402
 
 
 def load_rows(path):
@@ -438,7 +441,9 @@ def table_mpt_vs_bintrie(rows, failures):
 TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "bintrie": table_bintrie,
           "io": table_io, "persist": table_persist, "queue-depth": table_queue_depth,
           "group-depth": table_group_depth, "page-size": table_page_size, "fuzz": table_fuzz,
-          "cold-tail": table_cold_tail, "mpt-vs-bintrie": table_mpt_vs_bintrie}
+          "cold-tail": table_cold_tail, "mpt-vs-bintrie": table_mpt_vs_bintrie,
+          "snapshot": storage_figures.table_snapshot, "database": storage_figures.table_database,
+          "slot-budget": slot_budget.table_slot_budget}
 
 
 def footer(meta, study):
