@@ -166,6 +166,9 @@ class BintrieDb final : public TreeDb {
   io::Status read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode* out, bool* complete);
   // Walks cursor i through cached pages until it is done or waits for a page.
   io::Status advance(uint32_t i, LookupState& ls);
+  io::Status lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni);
+  io::Status split_half_child(const LiteNode& n, uint32_t e, uint32_t i, Locator at, Locator* child);
+  static constexpr uint32_t kNoNode = ~0u;
   void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
 
   bool empty_tree() const { return files_.manifest.root_hash == Bytes32{}; }
@@ -188,6 +191,7 @@ class BintrieDb final : public TreeDb {
   void finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans);
 
   io::Status lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats, bool cold);
+  void arena_lookup_stats(const ReadCounters& before, uint64_t visits, uint64_t cpu0, LookupStats* s);
   io::Status lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats);
   // lookup_rocks's round: the distinct blob keys of the open cursors, their blobs and nodes.
   struct RocksRound {
@@ -559,6 +563,49 @@ void BintrieDb::finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, L
   }
 }
 
+// The node at cursor i's locator, from the batch's memo or read (its page cached) and
+// queued for its hash check; *ni: its index in ls.nodes, or kNoNode while it still waits
+// for stem pieces.
+inline io::Status BintrieDb::lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni) {
+  const Cursor& c = (*ls.cur)[i];
+  const Locator at = c.loc;
+  if (auto it = ls.memo.find(at); it != ls.memo.end()) {
+    *ni = it->second;
+    return {};
+  }
+  LiteNode n;
+  bool complete = false;
+  *ni = kNoNode;
+  if (io::Status st = read_lite(at, i, ls, &n, &complete); !st) return st;
+  if (!complete) return {};  // waits for stem pieces
+  // Used only once its hash matched (the checks run in batches, and all before the
+  // lookup returns): until then it can at worst steer this walk astray (bounded by
+  // depth 248), never into an answer.
+  n.expect = c.expect;
+  if (n.is_group) checks_.add_group(n.group, c.expect.data(), at);
+  else checks_.add_stem(n.stem, c.expect.data(), at);
+  *ni = uint32_t(ls.nodes.size());
+  ls.nodes.push_back(n);
+  ls.memo.emplace(at, *ni);
+  return {};
+}
+
+// Split group n's child e (>= kSplitDirect): from its half record, once that record's page
+// is cached (else cursor i waits for it: *child = kNoLocator).
+inline io::Status BintrieDb::split_half_child(const LiteNode& n, uint32_t e, uint32_t i, Locator at, Locator* child) {
+  *child = kNoLocator;
+  const uint64_t hp = locator_page(n.half);
+  if (!reader_->loaded(hp) && !reader_->request(hp, i)) return {};
+  RecordView half;
+  if (io::Status st = reader_->record(n.half, &half); !st) return st;
+  const size_t k = n.group.k;
+  if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
+    return record_error(at, "child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(n.half) +
+                                ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
+  *child = half.child(e - bd::kSplitDirect);
+  return {};
+}
+
 io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
   Cursor& c = (*ls.cur)[i];
   while (!c.done) {
@@ -568,40 +615,21 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
       return {};
     }
     const Locator at = c.loc;
-    auto bad = [&](const std::string& what) {
-      return io::Status(io::Errc::corrupt_page, "binary trie " + bd::locator_name(at) + ": " + what);
-    };
     uint32_t ni;
-    if (auto it = ls.memo.find(at); it != ls.memo.end()) {
-      ni = it->second;
-    } else {
-      LiteNode n;
-      bool complete = false;
-      if (io::Status st = read_lite(at, i, ls, &n, &complete); !st) return st;
-      if (!complete) return {};  // waits for stem pieces
-      // Used only once its hash matched (the checks run in batches, and all before the
-      // lookup returns): until then it can at worst steer this walk astray (bounded by
-      // depth 248), never into an answer.
-      n.expect = c.expect;
-      if (n.is_group) checks_.add_group(n.group, c.expect.data(), at);
-      else checks_.add_stem(n.stem, c.expect.data(), at);
-      ni = uint32_t(ls.nodes.size());
-      ls.nodes.push_back(n);
-      ls.memo.emplace(at, ni);
-    }
+    if (io::Status st = lite_node_at(i, ls, &ni); !st || ni == kNoNode) return st;
     const LiteNode& n = ls.nodes[ni];
     if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
-      return bad(std::string(n.is_group ? "group" : "stem") +
-                 " hash does not match its parent's entry (two entries name it by different hashes)");
+      return record_error(at, std::string(n.is_group ? "group" : "stem") +
+                                  " hash does not match its parent's entry (two entries name it by different hashes)");
     ++ls.visits;
     if (!n.is_group) {
       if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
-        return bad("stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
+        return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
       finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
       return {};
     }
-    if (c.stem_only) return bad("a group where its parent's entry ends in a stem");
-    if (c.depth >= kMaxDepth) return bad("a group at depth 248 or deeper");
+    if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
+    if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
     const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
     uint32_t e;
     unsigned r;
@@ -611,19 +639,12 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
     }
     Locator child;
     if (n.half != kNoLocator && e >= bd::kSplitDirect) {
-      const uint64_t hp = locator_page(n.half);
-      if (!reader_->loaded(hp) && !reader_->request(hp, i)) {
+      if (io::Status st = split_half_child(n, e, i, at, &child); !st) return st;
+      if (child == kNoLocator) {
         --ls.visits;  // the walk resumes at this group once the half is cached
         c.waits = 1;
         return {};
       }
-      RecordView half;
-      if (io::Status st = reader_->record(n.half, &half); !st) return st;
-      const size_t k = n.group.k;
-      if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
-        return bad("child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(n.half) +
-                   ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
-      child = half.child(e - bd::kSplitDirect);
     } else {
       child = n.rec.child(e);
     }
@@ -633,6 +654,21 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
     std::memcpy(c.expect.data(), n.group.hash(e), 32);
   }
   return {};
+}
+
+// An arena lookup's figures: the reads since `before`, the nodes visited, its CPU time.
+void BintrieDb::arena_lookup_stats(const ReadCounters& before, uint64_t visits, uint64_t cpu0, LookupStats* s) {
+  const ReadCounters& after = reader_->counters();
+  s->rounds = after.rounds - before.rounds;
+  s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
+  s->page_reads = after.page_reads - before.page_reads;
+  s->bytes_read = after.bytes_read - before.bytes_read;
+  s->io_waits = after.stream_waits - before.stream_waits;
+  s->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
+  s->reads_in_flight_max = after.stream_in_flight_max;
+  s->nodes_visited = visits;
+  s->reads_per_round.clear();
+  s->cpu_ns = thread_cpu_ns() - cpu0;
 }
 
 // Streamed (page_reader.h): every cursor advances as soon as the pages it waits for are
@@ -695,17 +731,7 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
     reader_->abandon();
     checks_.clear();
   }
-  const ReadCounters& after = reader_->counters();
-  s->rounds = after.rounds - before.rounds;
-  s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
-  s->page_reads = after.page_reads - before.page_reads;
-  s->bytes_read = after.bytes_read - before.bytes_read;
-  s->io_waits = after.stream_waits - before.stream_waits;
-  s->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
-  s->reads_in_flight_max = after.stream_in_flight_max;
-  s->nodes_visited = ls.visits;
-  s->reads_per_round.clear();
-  s->cpu_ns = thread_cpu_ns() - cpu0;
+  arena_lookup_stats(before, ls.visits, cpu0, s);
   return st;
 }
 
