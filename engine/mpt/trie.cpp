@@ -386,17 +386,63 @@ void Trie::erase(std::span<const uint8_t> key) {
   root_ = remove(root_, nib_scratch_.data(), nib_scratch_.size(), 0).id;
 }
 
+namespace {
+
+// A write's place in the batch order: (first 8 key bytes as a big-endian integer, zero
+// padded; then the whole key; then the write's index). The padded prefix orders like the
+// key bytes, and the index keeps the later of two writes to one key last.
+struct WriteOrder {
+  uint64_t prefix;
+  uint32_t index;
+};
+
+struct WriteOrderLess {
+  std::span<const Trie::Write> writes;
+  bool operator()(const WriteOrder& a, const WriteOrder& b) const {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const auto& ka = writes[a.index].key;
+    const auto& kb = writes[b.index].key;
+    const size_t common = std::min(ka.size(), kb.size());
+    const int c = common ? std::memcmp(ka.data(), kb.data(), common) : 0;
+    if (c != 0) return c < 0;
+    if (ka.size() != kb.size()) return ka.size() < kb.size();
+    return a.index < b.index;
+  }
+};
+
+// Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
+// 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed keys:
+// runs of one; any keys: still exact, the runs just get longer). tmp: the second buffer.
+void radix_sort_writes(std::vector<WriteOrder>& order, std::vector<WriteOrder>& tmp, const WriteOrderLess& less) {
+  tmp.resize(order.size());
+  uint32_t count[2048];
+  WriteOrder* src = order.data();
+  WriteOrder* dst = tmp.data();
+  for (const unsigned shift : {32u, 43u, 54u}) {
+    const uint32_t digits = shift == 54u ? 1024u : 2048u;
+    std::fill(count, count + digits, 0u);
+    for (size_t i = 0; i < order.size(); ++i) ++count[uint32_t(src[i].prefix >> shift) & (digits - 1)];
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d < digits; ++d) { const uint32_t c = count[d]; count[d] = sum; sum += c; }
+    for (size_t i = 0; i < order.size(); ++i) dst[count[uint32_t(src[i].prefix >> shift) & (digits - 1)]++] = src[i];
+    std::swap(src, dst);
+  }
+  // three passes: the result is in tmp
+  order.swap(tmp);
+  for (size_t i = 0; i < order.size();) {
+    size_t e = i + 1;
+    while (e < order.size() && (order[e].prefix >> 32) == (order[i].prefix >> 32)) ++e;
+    if (e - i > 1) std::sort(order.begin() + long(i), order.begin() + long(e), less);
+    i = e;
+  }
+}
+
+}  // namespace
+
 void Trie::apply(std::span<const Write> writes) {
-  // Sort by (first 8 key bytes as a big-endian integer, zero padded; then the whole key;
-  // then the write's index): the padded prefix orders like the key bytes, and the index
-  // keeps the later of two writes to one key last.
-  struct Order {
-    uint64_t prefix;
-    uint32_t index;
-  };
-  thread_local std::vector<Order> order;  // per-thread buffers, reused across batches
+  thread_local std::vector<WriteOrder> order;  // per-thread buffers, reused across batches
   thread_local std::vector<Write> sorted;
-  thread_local std::vector<Order> tmp;  // radix sort's second buffer
+  thread_local std::vector<WriteOrder> tmp;  // radix sort's second buffer
   constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // buffers kept for batches up to this size
   order.resize(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
@@ -406,44 +452,9 @@ void Trie::apply(std::span<const Write> writes) {
     for (uint8_t b : be) p = (p << 8) | b;
     order[i] = {p, uint32_t(i)};
   }
-  auto less = [&](const Order& a, const Order& b) {
-    if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    const auto& ka = writes[a.index].key;
-    const auto& kb = writes[b.index].key;
-    const size_t common = std::min(ka.size(), kb.size());
-    const int c = common ? std::memcmp(ka.data(), kb.data(), common) : 0;
-    if (c != 0) return c < 0;
-    if (ka.size() != kb.size()) return ka.size() < kb.size();
-    return a.index < b.index;
-  };
-  if (order.size() < 256) {
-    std::sort(order.begin(), order.end(), less);
-  } else {
-    // Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
-    // 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed
-    // keys: runs of one; any keys: still exact, the runs just get longer).
-    tmp.resize(order.size());
-    uint32_t count[2048];
-    Order* src = order.data();
-    Order* dst = tmp.data();
-    for (const unsigned shift : {32u, 43u, 54u}) {
-      const uint32_t digits = shift == 54u ? 1024u : 2048u;
-      std::fill(count, count + digits, 0u);
-      for (size_t i = 0; i < order.size(); ++i) ++count[uint32_t(src[i].prefix >> shift) & (digits - 1)];
-      uint32_t sum = 0;
-      for (uint32_t d = 0; d < digits; ++d) { const uint32_t c = count[d]; count[d] = sum; sum += c; }
-      for (size_t i = 0; i < order.size(); ++i) dst[count[uint32_t(src[i].prefix >> shift) & (digits - 1)]++] = src[i];
-      std::swap(src, dst);
-    }
-    // three passes: the result is in tmp
-    order.swap(tmp);
-    for (size_t i = 0; i < order.size();) {
-      size_t e = i + 1;
-      while (e < order.size() && (order[e].prefix >> 32) == (order[i].prefix >> 32)) ++e;
-      if (e - i > 1) std::sort(order.begin() + long(i), order.begin() + long(e), less);
-      i = e;
-    }
-  }
+  const WriteOrderLess less{writes};
+  if (order.size() < 256) std::sort(order.begin(), order.end(), less);
+  else radix_sort_writes(order, tmp, less);
   sorted.clear();
   for (size_t i = 0; i < order.size(); ++i) {
     const Write& w = writes[order[i].index];
@@ -897,6 +908,58 @@ constexpr size_t kKeepScratchItems = size_t(1) << 17;
 
 }  // namespace
 
+// The commit feed's prefetches for item i, in two stages: the node line 2 * ahead, then
+// (from that line) the children slot lines or the leaf's path and value 1 * ahead; they
+// arrive while the kernel permutes.
+inline void Trie::commit_prefetch(const std::vector<CommitItem>& level, size_t i) {
+  if (i + 2 * kPrefetchAhead < level.size()) {
+    const CommitItem& p = level[i + 2 * kPrefetchAhead];
+    if (p.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(p.t)->nodes_[p.id]);
+  }
+  if (i + kPrefetchAhead < level.size()) {
+    const CommitItem& p = level[i + kPrefetchAhead];
+    const Trie* pt = static_cast<const Trie*>(p.t);
+    const Node* px = p.kids == kNoNode ? &pt->nodes_[p.id] : nullptr;  // (its line was requested above)
+    if (!px || px->kind == NodeKind::branch) {
+      // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2)),
+      // from the record for a logged branch
+      const char* kb = reinterpret_cast<const char*>(&pt->kids_[px ? px->child : p.kids]);
+      for (int j = 0, lines = (popcount16(px ? px->kid_mask : p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+    } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
+      __builtin_prefetch(reinterpret_cast<const char*>(px) + 64);
+    }
+  }
+}
+
+// Item it's encoding into buf (grown as needed): returns its first byte, *end one past its
+// last. A branch is encoded from its children block's slot lines: a logged branch without a
+// value from its record alone (its node line is not read), any other from its node. No
+// node line is written (the epoch bump cleans every node).
+inline uint8_t* Trie::encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const {
+  const Node* x = it.kids == kNoNode ? &nodes_[it.id] : nullptr;
+  if (x && x->kind != NodeKind::branch) {
+    const size_t need = encoded_bound(*x);
+    if (buf.size() < need) buf.resize(need);
+    *end = put_encoding(*x, buf.data());
+    return buf.data();
+  }
+  const uint32_t k = x ? x->child : it.kids;
+  const uint16_t kid_mask = x ? x->kid_mask : it.kid_mask;
+#ifndef NDEBUG
+  if (!x) {
+    const Node& dx = nodes_[it.id];
+    assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
+  }
+  for (unsigned b = 0; b < 16; ++b) assert(((kid_mask >> b) & 1) == (kids_[k].id[b] != kNoNode));
+#endif
+  const size_t need = x ? encoded_bound(*x) : kBranchMaxFixed;
+  if (buf.size() < need) buf.resize(need);
+  const uint32_t embedded = any_embedded_ ? kids_embedded_[k] & ((1u << popcount16(kid_mask)) - 1) : 0;
+  const bool value = x && x->has_value;
+  return put_branch_slots(buf.data(), kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
+                          value ? x->bytes.value_size() : 0, end);
+}
+
 bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m) {
   CommitFeed& f = *static_cast<CommitFeed*>(ctx);
   const std::vector<CommitItem>& level = *f.level;
@@ -904,55 +967,11 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
   std::vector<uint8_t>& buf = f.sc->lane_buf[lane];
   for (; f.i < f.end; ++f.i) {
     const size_t i = f.i;
-    // two stages: the node line 2*ahead, then (from that line) the children slot lines or
-    // the leaf's path and value 1*ahead; they arrive while the kernel permutes
-    if (i + 2 * kPrefetchAhead < level.size()) {
-      const CommitItem& p = level[i + 2 * kPrefetchAhead];
-      if (p.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(p.t)->nodes_[p.id]);
-    }
-    if (i + kPrefetchAhead < level.size()) {
-      const CommitItem& p = level[i + kPrefetchAhead];
-      const Trie* pt = static_cast<const Trie*>(p.t);
-      const Node* px = p.kids == kNoNode ? &pt->nodes_[p.id] : nullptr;  // (its line was requested above)
-      if (!px || px->kind == NodeKind::branch) {
-        // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2)),
-        // from the record for a logged branch
-        const char* kb = reinterpret_cast<const char*>(&pt->kids_[px ? px->child : p.kids]);
-        for (int j = 0, lines = (popcount16(px ? px->kid_mask : p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
-      } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
-        __builtin_prefetch(reinterpret_cast<const char*>(px) + 64);
-      }
-    }
+    commit_prefetch(level, i);
     const CommitItem& it = level[i];
     Trie* t = static_cast<Trie*>(it.t);
-    // A branch is encoded from its children block's slot lines: a logged branch without a
-    // value from its record alone (its node line is not read), any other from its node. No
-    // node line is written (the epoch bump cleans every node).
-    const Node* x = it.kids == kNoNode ? &t->nodes_[it.id] : nullptr;
-    uint8_t* out;
     uint8_t* end;
-    if (!x || x->kind == NodeKind::branch) {
-      const uint32_t k = x ? x->child : it.kids;
-      const uint16_t kid_mask = x ? x->kid_mask : it.kid_mask;
-#ifndef NDEBUG
-      if (!x) {
-        const Node& dx = t->nodes_[it.id];
-        assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
-      }
-      for (unsigned b = 0; b < 16; ++b) assert(((kid_mask >> b) & 1) == (t->kids_[k].id[b] != kNoNode));
-#endif
-      const size_t need = x ? t->encoded_bound(*x) : kBranchMaxFixed;
-      if (buf.size() < need) buf.resize(need);
-      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[k] & ((1u << popcount16(kid_mask)) - 1) : 0;
-      const bool value = x && x->has_value;
-      out = put_branch_slots(buf.data(), t->kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
-                             value ? x->bytes.value_size() : 0, &end);
-    } else {
-      const size_t need = t->encoded_bound(*x);
-      if (buf.size() < need) buf.resize(need);
-      out = buf.data();
-      end = t->put_encoding(*x, out);
-    }
+    uint8_t* out = t->encode_commit_item(it, buf, &end);
     const size_t len = size_t(end - out);
     // The ref goes where the parent reads it (its children slot, the parent extension's
     // value, or the trie's root ref): an embedded ref now, a 32-byte ref after the pull call

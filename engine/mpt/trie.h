@@ -205,15 +205,15 @@ class Trie final : public NodeSource {
   struct BatchCursor;
   struct BatchScratch;
   size_t batch_descent(std::span<const Write> writes, BatchScratch& sc);
-  void batch_prefetch_descent(const std::vector<BatchCursor>& level, size_t i) const;
-  bool batch_descend_extension(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
+  inline void batch_prefetch_descent(const std::vector<BatchCursor>& level, size_t i) const;
+  inline bool batch_descend_extension(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
                                std::vector<BatchCursor>& next);
-  void batch_descend_branch(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
+  inline void batch_descend_branch(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
                             std::vector<BatchCursor>& next);
-  void batch_apply_writes(BatchCursor& c, std::span<const Write> writes, std::vector<uint8_t>& nibbles);
-  void batch_finish_cursor(BatchScratch& sc, size_t d, BatchCursor& c, bool& logging);
-  void batch_finish_descended(BatchCursor& c, uint32_t ref_at, bool& logging);
-  void batch_hand_to_parent(const BatchCursor& c, BatchCursor& p);
+  inline void batch_apply_writes(BatchCursor& c, std::span<const Write> writes, std::vector<uint8_t>& nibbles);
+  inline void batch_finish_cursor(BatchScratch& sc, size_t d, BatchCursor& c, bool& logging);
+  inline void batch_finish_descended(BatchCursor& c, uint32_t ref_at, bool& logging);
+  inline void batch_hand_to_parent(const BatchCursor& c, BatchCursor& p);
 
   // commit_many's steps (trie.cpp): the dirty nodes by depth (from the batch logs or by a
   // walk), then hashed deepest first.
@@ -226,6 +226,8 @@ class Trie final : public NodeSource {
   static void commit_collect_level(const std::vector<CommitItem>& level, std::vector<CommitItem>& next);
   static size_t commit_lists_by_walk(std::span<Trie* const> tries, CommitScratch& sc);
   static void commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, NodeCapture* capture);
+  static inline void commit_prefetch(const std::vector<CommitItem>& level, size_t i);
+  inline uint8_t* encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const;
   // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie.cpp).
   static bool commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m);
 
