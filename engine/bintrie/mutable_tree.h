@@ -236,13 +236,13 @@ class MutableTree {
   struct ApplyWalk;
   bool begin_apply_dirty_marks();
   void apply_walk(ApplyWalk& w, bool walk_checks_dirty);
-  void walk_child(ApplyWalk& w, uint32_t node, unsigned side, uint32_t lo, uint32_t hi, unsigned depth);
+  inline void walk_child(ApplyWalk& w, uint32_t node, unsigned side, uint32_t lo, uint32_t hi, unsigned depth);
   void prefetch_cursor_stems(const ApplyWalk& w) const;
   void apply_group(const ApplyWalk& w, size_t g, size_t first_new_internal);
   uint32_t split_stem_slot(const uint8_t* stem, uint32_t existing, uint32_t parent, unsigned side, unsigned depth,
                            unsigned lcp);
-  NodeRef cursor_ref(uint32_t parent, unsigned side) const;
-  void set_slot(uint32_t parent, unsigned side, NodeRef r);
+  inline NodeRef cursor_ref(uint32_t parent, unsigned side) const;
+  inline void set_slot(uint32_t parent, unsigned side, NodeRef r);
   // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
   // stem's hash also goes into its parent's child-hash line).
   void hash_dirty_stems(CommitStats& cs);
