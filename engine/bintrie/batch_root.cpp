@@ -48,20 +48,48 @@ SortedEntries sort_entries_small(std::span<const Entry> in) {
   return out;
 }
 
-// The bucket sort's records: sorted by key (prefix, then the other 24 bytes), equal keys
-// by input index (so the last write of a key is the last of its run).
-struct BucketSort {
-  std::span<const Entry> in;
-  std::vector<SortRec>& recs;
-  const std::vector<uint32_t>& bucket_start;
+}  // namespace
 
-  bool less(const SortRec& a, const SortRec& b) const {
+uint64_t SortedEntries::stem_prefix(size_t s) const {
+  return src ? ref[stem_begin[s]].prefix : load_be64(stem(s));
+}
+
+SortedEntries sort_entries(std::span<const Entry> in, unsigned threads, bool materialize) {
+  if (in.size() < 512) return sort_entries_small(in);
+  // Counting sort on the top key bits (stable: input order kept within a bucket), then a
+  // comparison sort inside each bucket: about 4 entries per bucket for random keys
+  // (kBucketBits = bit width of n - 2, 8..20), so the insertion sorts stay short. An
+  // incremental batch (4,096 writes) takes this path too: 2,048 buckets instead of a
+  // comparison sort whose compares are mispredicted branches.
+  const unsigned kBucketBits = std::clamp<unsigned>(unsigned(std::bit_width(in.size())) - 2, 8, 20);
+  const size_t kBuckets = size_t(1) << kBucketBits;
+  // Pass 1 reads the 64 MB input once (sequentially): the 8-byte key prefixes go to a
+  // compact array (8 MB) and the bucket sizes are counted; pass 2 scatters from that array,
+  // not from the input again.
+  std::vector<uint32_t> bucket_start(kBuckets + 1, 0);
+  std::unique_ptr<uint64_t[]> prefix(new uint64_t[in.size()]);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint64_t p = load_be64(in[i].key.data());
+    prefix[i] = p;
+    bucket_start[(p >> (64 - kBucketBits)) + 1]++;
+  }
+  for (size_t b = 0; b < kBuckets; ++b) bucket_start[b + 1] += bucket_start[b];
+  std::vector<SortRec> recs(in.size());
+  {
+    std::vector<uint32_t> fill(bucket_start.begin(), bucket_start.end() - 1);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const uint64_t p = prefix[i];
+      recs[fill[p >> (64 - kBucketBits)]++] = {p, uint32_t(i)};
+    }
+  }
+  prefix.reset();
+  auto less = [&](const SortRec& a, const SortRec& b) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     const int c = std::memcmp(in[a.index].key.data() + 8, in[b.index].key.data() + 8, 24);
     if (c != 0) return c < 0;
     return a.index < b.index;
-  }
-  void sort_bucket(size_t lo, size_t hi) {
+  };
+  auto sort_bucket = [&](size_t lo, size_t hi) {
     if (hi - lo <= 1) return;
     if (hi - lo <= 24) {  // tiny bucket (the common case): insertion sort
       for (size_t i = lo + 1; i < hi; ++i) {
@@ -71,86 +99,51 @@ struct BucketSort {
         recs[j] = x;
       }
     } else {
-      std::sort(recs.begin() + long(lo), recs.begin() + long(hi), [this](const SortRec& a, const SortRec& b) { return less(a, b); });
-    }
-  }
-  void sort_buckets(size_t b0, size_t b1) {
-    for (size_t b = b0; b < b1; ++b) sort_bucket(bucket_start[b], bucket_start[b + 1]);
-  }
-};
-
-// Counting sort on the top bucket_bits key bits (stable: input order kept within a
-// bucket). Pass 1 reads the input once (sequentially): the 8-byte key prefixes go to a
-// compact array and the bucket sizes are counted; pass 2 scatters from that array, not from
-// the input again. Returns the records by bucket; bucket_start: each bucket's first.
-std::vector<SortRec> scatter_to_buckets(std::span<const Entry> in, unsigned bucket_bits,
-                                        std::vector<uint32_t>& bucket_start) {
-  const size_t buckets = size_t(1) << bucket_bits;
-  bucket_start.assign(buckets + 1, 0);
-  std::unique_ptr<uint64_t[]> prefix(new uint64_t[in.size()]);
-  for (size_t i = 0; i < in.size(); ++i) {
-    const uint64_t p = load_be64(in[i].key.data());
-    prefix[i] = p;
-    bucket_start[(p >> (64 - bucket_bits)) + 1]++;
-  }
-  for (size_t b = 0; b < buckets; ++b) bucket_start[b + 1] += bucket_start[b];
-  std::vector<SortRec> recs(in.size());
-  std::vector<uint32_t> fill(bucket_start.begin(), bucket_start.end() - 1);
-  for (size_t i = 0; i < in.size(); ++i) {
-    const uint64_t p = prefix[i];
-    recs[fill[p >> (64 - bucket_bits)]++] = {p, uint32_t(i)};
-  }
-  return recs;
-}
-
-// Index form: no copy of the entries. Dedupe and stem starts compare prefixes first and
-// touch the (random-order) input only when the 8-byte prefixes are equal. The records are
-// compacted in place (kept <= i) and become the view; the serial path does it bucket by
-// bucket right after sorting each (the bucket is still in L1).
-SortedEntries sorted_index_form(BucketSort& bs, size_t buckets, unsigned threads) {
-  SortedEntries out;
-  std::span<const Entry> in = bs.in;
-  std::vector<SortRec>& recs = bs.recs;
-  out.src = in.data();
-  out.stem_begin.reserve(in.size() + 1);
-  size_t kept = 0;
-  auto compact = [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) {
-      const SortRec r = recs[i];
-      if (i + 1 < hi && recs[i + 1].prefix == r.prefix &&
-          std::memcmp(in[recs[i + 1].index].key.data(), in[r.index].key.data(), 32) == 0)
-        continue;  // keep the last write of a run of equal keys (equal keys share a bucket)
-      if (kept == 0 || recs[kept - 1].prefix != r.prefix ||
-          std::memcmp(in[recs[kept - 1].index].key.data(), in[r.index].key.data(), 31) != 0)
-        out.stem_begin.push_back(uint32_t(kept));
-      recs[kept++] = r;
+      std::sort(recs.begin() + long(lo), recs.begin() + long(hi), less);
     }
   };
-  if (threads > 1) {
-    {
-      pipeline::ThreadScope scope{unsigned(threads)};
-      pipeline::parallel_for(buckets, 1024, [&](size_t b0, size_t b1) { bs.sort_buckets(b0, b1); });
-    }
-    for (size_t b = 0; b < buckets; ++b) compact(bs.bucket_start[b], bs.bucket_start[b + 1]);
-  } else {
-    for (size_t b = 0; b < buckets; ++b) {
-      bs.sort_bucket(bs.bucket_start[b], bs.bucket_start[b + 1]);
-      compact(bs.bucket_start[b], bs.bucket_start[b + 1]);
-    }
-  }
-  recs.resize(kept);
-  out.ref = std::move(recs);
-  out.stem_begin.push_back(uint32_t(kept));
-  if (kept == 0) out.stem_begin.clear();
-  return out;
-}
-
-// Materialized form: the entries gathered in sorted order, then the last write of each run
-// of equal keys kept and the stem starts listed.
-SortedEntries sorted_materialized(BucketSort& bs, size_t buckets, unsigned threads) {
+  auto sort_buckets = [&](size_t b0, size_t b1) {
+    for (size_t b = b0; b < b1; ++b) sort_bucket(bucket_start[b], bucket_start[b + 1]);
+  };
   SortedEntries out;
-  std::span<const Entry> in = bs.in;
-  const std::vector<SortRec>& recs = bs.recs;
+  if (!materialize) {
+    // Index form: no copy of the entries. Dedupe and stem starts compare prefixes first and
+    // touch the (random-order) input only when the 8-byte prefixes are equal. The records
+    // are compacted in place (kept <= i) and become the view; the serial path does it bucket
+    // by bucket right after sorting each (the bucket is still in L1).
+    out.src = in.data();
+    out.stem_begin.reserve(in.size() + 1);
+    size_t kept = 0;
+    auto compact = [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        const SortRec r = recs[i];
+        if (i + 1 < hi && recs[i + 1].prefix == r.prefix &&
+            std::memcmp(in[recs[i + 1].index].key.data(), in[r.index].key.data(), 32) == 0)
+          continue;  // keep the last write of a run of equal keys (equal keys share a bucket)
+        if (kept == 0 || recs[kept - 1].prefix != r.prefix ||
+            std::memcmp(in[recs[kept - 1].index].key.data(), in[r.index].key.data(), 31) != 0)
+          out.stem_begin.push_back(uint32_t(kept));
+        recs[kept++] = r;
+      }
+    };
+    if (threads > 1) {
+      {
+        pipeline::ThreadScope scope{unsigned(threads)};
+        pipeline::parallel_for(kBuckets, 1024, sort_buckets);
+      }
+      for (size_t b = 0; b < kBuckets; ++b) compact(bucket_start[b], bucket_start[b + 1]);
+    } else {
+      for (size_t b = 0; b < kBuckets; ++b) {
+        sort_bucket(bucket_start[b], bucket_start[b + 1]);
+        compact(bucket_start[b], bucket_start[b + 1]);
+      }
+    }
+    recs.resize(kept);
+    out.ref = std::move(recs);
+    out.stem_begin.push_back(uint32_t(kept));
+    if (kept == 0) out.stem_begin.clear();
+    return out;
+  }
   out.entries.resize(in.size());
   auto gather = [&](size_t i0, size_t i1) {
     constexpr size_t kAhead = 16;  // random reads: keep several misses in flight
@@ -161,10 +154,10 @@ SortedEntries sorted_materialized(BucketSort& bs, size_t buckets, unsigned threa
   };
   if (threads > 1) {
     pipeline::ThreadScope scope{unsigned(threads)};
-    pipeline::parallel_for(buckets, 1024, [&](size_t b0, size_t b1) { bs.sort_buckets(b0, b1); });
+    pipeline::parallel_for(kBuckets, 1024, sort_buckets);
     pipeline::parallel_for(in.size(), 65536, gather);
   } else {
-    bs.sort_buckets(0, buckets);
+    sort_buckets(0, kBuckets);
     gather(0, in.size());
   }
   // Keep the last write of each run of equal keys (the run is in input order).
@@ -185,26 +178,6 @@ SortedEntries sorted_materialized(BucketSort& bs, size_t buckets, unsigned threa
   out.stem_begin.push_back(uint32_t(out.entries.size()));
   if (out.entries.empty()) out.stem_begin.clear();
   return out;
-}
-
-}  // namespace
-
-uint64_t SortedEntries::stem_prefix(size_t s) const {
-  return src ? ref[stem_begin[s]].prefix : load_be64(stem(s));
-}
-
-SortedEntries sort_entries(std::span<const Entry> in, unsigned threads, bool materialize) {
-  if (in.size() < 512) return sort_entries_small(in);
-  // Counting sort on the top key bits, then a comparison sort inside each bucket: about 4
-  // entries per bucket for random keys (bucket_bits = bit width of n - 2, 8..20), so the
-  // insertion sorts stay short. An incremental batch (4,096 writes) takes this path too:
-  // 2,048 buckets instead of a comparison sort whose compares are mispredicted branches.
-  const unsigned bucket_bits = std::clamp<unsigned>(unsigned(std::bit_width(in.size())) - 2, 8, 20);
-  const size_t buckets = size_t(1) << bucket_bits;
-  std::vector<uint32_t> bucket_start;
-  std::vector<SortRec> recs = scatter_to_buckets(in, bucket_bits, bucket_start);
-  BucketSort bs{in, recs, bucket_start};
-  return materialize ? sorted_materialized(bs, buckets, threads) : sorted_index_form(bs, buckets, threads);
 }
 
 std::vector<uint8_t> stem_depths(const SortedEntries& sorted) {
@@ -254,105 +227,91 @@ void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t 
   }
 }
 
-namespace {
+Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt,
+                          BatchRootStats* stats) {
+  const size_t n = sorted.stems();
+  if (stats) { stats->entries = sorted.size(); stats->stems = n; }
+  if (n == 0) return Bytes32{};
+  const std::vector<uint8_t> depth = stem_depths(sorted);
 
-// reduce_levels' stem of a representative: the sorted stem.
-struct SortedStemOf {
-  const SortedEntries& sorted;
-  const uint8_t* operator()(uint32_t rep) const { return sorted.stem(rep); }
-};
-
-// Bucket bits k for n stems: buckets of about kStemChunk stems (so a bucket's stem subtrees
-// and internal levels run in cache-resident buffers), and at least 16 per thread for load
-// balance; opt.bucket_bits when set.
-unsigned batch_bucket_bits(size_t n, const BatchRootOptions& opt) {
+  // Buckets by the top k stem bits: small enough (about kStemChunk stems) that a bucket's
+  // stem subtrees and internal levels run in cache-resident buffers, and at least 16 per
+  // thread for load balance. Each bucket reduces to its node at depth k; the top k levels
+  // are reduced last. The serial path is the same loop without TBB.
   unsigned k = opt.bucket_bits;
   if (k == 0) {
     while (k < 24 && (n >> k) > kStemChunk) ++k;
     if (opt.threads > 1)
       while (k < 24 && (1u << k) < opt.threads * 16u) ++k;
   }
-  return k;
-}
-
-// bucket_begin[b]: the first stem whose top k bits are b (bucket_begin[2^k] = n).
-std::vector<uint32_t> bucket_bounds(const SortedEntries& sorted, unsigned k) {
-  const size_t n = sorted.stems(), nb = size_t(1) << k;
+  const size_t nb = size_t(1) << k;
   std::vector<uint32_t> bucket_begin(nb + 1, 0);
-  size_t s = 0;
-  for (size_t b = 0; b < nb; ++b) {
-    bucket_begin[b] = uint32_t(s);
-    while (s < n && (k == 0 || (sorted.stem_prefix(s) >> (64 - k)) == b)) ++s;
+  {
+    size_t s = 0;
+    for (size_t b = 0; b < nb; ++b) {
+      bucket_begin[b] = uint32_t(s);
+      while (s < n && (k == 0 || (sorted.stem_prefix(s) >> (64 - k)) == b)) ++s;
+    }
+    bucket_begin[nb] = uint32_t(n);
   }
-  bucket_begin[nb] = uint32_t(n);
-  return bucket_begin;
-}
-
-// Each bucket's reduction to its node at depth k (a lone stem stays at its own depth), and
-// what hashing it took.
-struct BucketTops {
-  struct Top {
+  struct BucketTop {
     uint64_t prefix;
     uint32_t rep;
     uint8_t depth;
     Bytes32 hash;
   };
-  std::vector<Top> item;
-  std::vector<uint8_t> has;
-  std::vector<BatchRootStats> stats;
-  std::vector<size_t> reduce_messages;
-  explicit BucketTops(size_t nb) : item(nb), has(nb, 0), stats(nb), reduce_messages(nb, 0) {}
-};
-
-// Buckets [b0, b1): stem hashes into the scratch pool, then the levels reduced to depth k.
-void reduce_buckets(const Hasher& h, const SortedEntries& sorted, const std::vector<uint8_t>& depth,
-                    const std::vector<uint32_t>& bucket_begin, unsigned k, BucketTops& tops, size_t b0, size_t b1) {
-  const SortedStemOf stem_of{sorted};
-  ReduceScratch S;
-  for (size_t b = b0; b < b1; ++b) {
-    const size_t s0 = bucket_begin[b], s1 = bucket_begin[b + 1];
-    if (s0 == s1) continue;
-    const size_t ns = s1 - s0;
-    S.begin(ns);
-    hash_stems(h, sorted, s0, s1, S.pool.data(), &tops.stats[b]);  // stem hashes land in the pool
-    tops.has[b] = 1;
-    if (ns == 1) {
-      tops.item[b] = {sorted.stem_prefix(s0), uint32_t(s0), depth[s0], S.pool.data()[0]};
-      continue;
+  std::vector<BucketTop> bucket_item(nb);
+  std::vector<uint8_t> bucket_has(nb, 0);
+  std::vector<BatchRootStats> bstats(nb);
+  std::vector<size_t> breduce(nb, 0);
+  auto stem_of = [&](uint32_t rep) { return sorted.stem(rep); };
+  auto run_buckets = [&](size_t b0, size_t b1) {
+    ReduceScratch S;
+    for (size_t b = b0; b < b1; ++b) {
+      const size_t s0 = bucket_begin[b], s1 = bucket_begin[b + 1];
+      if (s0 == s1) continue;
+      const size_t ns = s1 - s0;
+      S.begin(ns);
+      hash_stems(h, sorted, s0, s1, S.pool.data(), &bstats[b]);  // stem hashes land in the pool
+      bucket_has[b] = 1;
+      if (ns == 1) {
+        bucket_item[b] = {sorted.stem_prefix(s0), uint32_t(s0), depth[s0], S.pool.data()[0]};
+        continue;
+      }
+      ReduceSlim* in = S.in.data();
+      uint8_t* dep = S.depth.data();
+      for (size_t i = 0; i < ns; ++i) {
+        in[i] = {sorted.stem_prefix(s0 + i), uint32_t(s0 + i), uint32_t(i)};
+        dep[i] = depth[s0 + i];
+      }
+      ReduceStats rs;
+      const auto top = reduce_levels(h, stem_of, S, ns, k, &rs);
+      assert(top.size() == 1);
+      bucket_item[b] = {top[0].prefix, top[0].rep, uint8_t(k), S.pool.data()[top[0].hidx]};
+      breduce[b] = rs.messages;
     }
-    ReduceSlim* in = S.in.data();
-    uint8_t* dep = S.depth.data();
-    for (size_t i = 0; i < ns; ++i) {
-      in[i] = {sorted.stem_prefix(s0 + i), uint32_t(s0 + i), uint32_t(i)};
-      dep[i] = depth[s0 + i];
-    }
-    ReduceStats rs;
-    const auto top = reduce_levels(h, stem_of, S, ns, k, &rs);
-    assert(top.size() == 1);
-    tops.item[b] = {top[0].prefix, top[0].rep, uint8_t(k), S.pool.data()[top[0].hidx]};
-    tops.reduce_messages[b] = rs.messages;
+  };
+  if (opt.threads > 1) {
+    pipeline::ThreadScope scope{unsigned(opt.threads)};
+    pipeline::parallel_for(nb, 1, run_buckets);
+  } else {
+    run_buckets(0, nb);
   }
-}
-
-// The top k levels over the buckets' nodes: the root; the buckets' counts go to stats.
-Bytes32 reduce_bucket_tops(const Hasher& h, const SortedEntries& sorted, const BucketTops& tops, BatchRootStats* stats) {
-  const SortedStemOf stem_of{sorted};
-  const size_t nb = tops.item.size();
   ReduceScratch S;
   S.begin(nb);
   size_t ni = 0;
   for (size_t b = 0; b < nb; ++b) {
-    if (tops.has[b]) {
-      const BucketTops::Top& t = tops.item[b];
+    if (bucket_has[b]) {
+      const BucketTop& t = bucket_item[b];
       S.in.data()[ni] = {t.prefix, t.rep, uint32_t(ni)};
       S.depth.data()[ni] = t.depth;
       S.pool.data()[ni] = t.hash;
       ++ni;
     }
     if (stats) {
-      stats->hash32_messages += tops.stats[b].hash32_messages;
-      stats->hash64_messages += tops.stats[b].hash64_messages + tops.reduce_messages[b];
-      stats->internal_nodes += tops.reduce_messages[b];
+      stats->hash32_messages += bstats[b].hash32_messages;
+      stats->hash64_messages += bstats[b].hash64_messages + breduce[b];
+      stats->internal_nodes += breduce[b];
     }
   }
   ReduceStats rs;
@@ -360,30 +319,6 @@ Bytes32 reduce_bucket_tops(const Hasher& h, const SortedEntries& sorted, const B
   if (stats) { stats->hash64_messages += rs.messages; stats->internal_nodes += rs.messages; }
   assert(top.size() == 1);
   return S.pool.data()[top[0].hidx];
-}
-
-}  // namespace
-
-// Buckets by the top k stem bits (batch_bucket_bits): each bucket reduces to its node at
-// depth k; the top k levels are reduced last. The serial path is the same loop without TBB.
-Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt,
-                          BatchRootStats* stats) {
-  const size_t n = sorted.stems();
-  if (stats) { stats->entries = sorted.size(); stats->stems = n; }
-  if (n == 0) return Bytes32{};
-  const std::vector<uint8_t> depth = stem_depths(sorted);
-  const unsigned k = batch_bucket_bits(n, opt);
-  const size_t nb = size_t(1) << k;
-  const std::vector<uint32_t> bucket_begin = bucket_bounds(sorted, k);
-  BucketTops tops(nb);
-  auto run_buckets = [&](size_t b0, size_t b1) { reduce_buckets(h, sorted, depth, bucket_begin, k, tops, b0, b1); };
-  if (opt.threads > 1) {
-    pipeline::ThreadScope scope{unsigned(opt.threads)};
-    pipeline::parallel_for(nb, 1, run_buckets);
-  } else {
-    run_buckets(0, nb);
-  }
-  return reduce_bucket_tops(h, sorted, tops, stats);
 }
 
 }  // namespace st::bintrie

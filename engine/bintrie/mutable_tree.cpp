@@ -96,11 +96,30 @@ constexpr size_t kCommitChunk = 32;
 constexpr size_t kCommitWindow = 8;
 }  // namespace
 
-// apply()'s walk over the batch's sorted stem groups. cur[g]: where group g's walk ended,
-// the slot (parent, side) at bit depth `depth` holding a stem or nothing. front: the
-// frontier of phase 1, one internal node with the range of stem groups [lo, hi) whose
-// paths cross it (parent_side kNoParent: the root).
-struct MutableTree::ApplyWalk {
+void MutableTree::apply(std::span<const Entry> writes) {
+  if (writes.empty()) return;
+  if (!dirty_leaves_.empty()) dirty_leaves_may_repeat_ = true;
+  // Dirty internal nodes are listed once each. The walk below meets each node once per
+  // apply, and phase 2 descends only through nodes this apply created (listed when created),
+  // so the first apply since a commit needs no dirty marks; a later one marks what the
+  // earlier ones listed in the dirty bitset and its walk checks it.
+  const bool walk_checks_dirty = applied_since_commit_;
+  if (walk_checks_dirty) {
+    dirty_bits_.resize((internal_.size() + 63) / 64);
+    for (const auto& list : dirty_by_depth_)
+      for (const DirtyNode& dn : list) dirty_bits_[dn.node >> 6] |= uint64_t(1) << (dn.node & 63);
+    dirty_bits_set_ = true;
+  }
+  applied_since_commit_ = true;
+  const SortedEntries sorted = sort_entries(writes);
+  const size_t groups = sorted.stems();
+  // Phase 1, read-only and level-synchronous, over the distinct dirty nodes: a frontier
+  // item is one internal node with the range of (sorted) stem groups whose paths cross it,
+  // so the shared top of the paths is walked once, not once per group. Each round marks
+  // its nodes dirty, splits each range by the stem bit of its depth (groups are sorted, so
+  // the bit is monotone within a range) and prefetches the internal children it descends
+  // into; they are read in the next round, so the cache misses of the whole round overlap.
+  // A group's walk ends at the slot (parent, side) holding a stem or nothing.
   struct Cursor {
     uint32_t parent;  // UINT32_MAX: the root slot
     uint8_t side;
@@ -111,350 +130,279 @@ struct MutableTree::ApplyWalk {
     uint32_t parent_side;  // kNoParent: the root
     uint32_t lo, hi;       // stem groups [lo, hi)
   };
-  const SortedEntries& sorted;
-  size_t groups;
-  std::vector<Cursor> cur;
-  std::vector<uint64_t> prefix;  // each group's first 64 stem bits
-  std::vector<Frontier> front, next_front;
-
-  explicit ApplyWalk(const SortedEntries& s) : sorted(s), groups(s.stems()), cur(groups, Cursor{UINT32_MAX, 0, 0}), prefix(groups) {
-    for (size_t g = 0; g < groups; ++g) prefix[g] = load_be64(sorted.stem(g));
-  }
-  unsigned bit_of(size_t g, unsigned d) const {
+  std::vector<Cursor> cur(groups, Cursor{UINT32_MAX, 0, 0});
+  std::vector<uint64_t> prefix(groups);
+  for (size_t g = 0; g < groups; ++g) prefix[g] = load_be64(sorted.stem(g));
+  auto bit_of = [&](size_t g, unsigned d) {
     return d < 64 ? unsigned(prefix[g] >> (63 - d)) & 1u : stem_bit(sorted.stem(g), d);
-  }
-  // The first group of [lo, hi) that takes side 1 at depth d (the bit is monotone there).
-  uint32_t first_side1(uint32_t lo, uint32_t hi, unsigned d) const {
-    if (hi - lo <= 8) {
-      while (lo < hi && bit_of(lo, d) == 0) ++lo;
-      return lo;
-    }
-    while (lo < hi) {
-      const uint32_t m = lo + (hi - lo) / 2;
-      if (bit_of(m, d) == 0) lo = m + 1; else hi = m;
-    }
-    return lo;
-  }
-};
-
-// Dirty internal nodes are listed once each. The walk meets each node once per apply, and
-// phase 2 descends only through nodes this apply created (listed when created), so the
-// first apply since a commit needs no dirty marks; a later one marks what the earlier ones
-// listed in the dirty bitset and its walk checks it. Returns whether the walk checks it.
-bool MutableTree::begin_apply_dirty_marks() {
-  if (!dirty_leaves_.empty()) dirty_leaves_may_repeat_ = true;
-  const bool walk_checks_dirty = applied_since_commit_;
-  if (walk_checks_dirty) {
-    dirty_bits_.resize((internal_.size() + 63) / 64);
-    for (const auto& list : dirty_by_depth_)
-      for (const DirtyNode& dn : list) dirty_bits_[dn.node >> 6] |= uint64_t(1) << (dn.node & 63);
-    dirty_bits_set_ = true;
-  }
-  applied_since_commit_ = true;
-  return walk_checks_dirty;
-}
-
-// The groups [lo, hi) at node f.node's child `side` (bit depth depth + 1): an internal
-// child joins the next frontier (prefetched), else the groups' walks end at that slot.
-inline void MutableTree::walk_child(ApplyWalk& w, uint32_t node, unsigned side, uint32_t lo, uint32_t hi, unsigned depth) {
-  const NodeRef child = internal_[node].child[side];
-  if (ref_is_internal(child)) {
-    __builtin_prefetch(&internal_[ref_index(child)]);
-    w.next_front.push_back({ref_index(child), node << 1 | side, lo, hi});
-    return;
-  }
-  if (ref_is_stem(child)) __builtin_prefetch(&stems_[ref_index(child)]);
-  for (uint32_t g = lo; g < hi; ++g) w.cur[g] = {node, uint8_t(side), uint16_t(depth + 1)};
-}
-
-// Phase 1, read-only and level-synchronous, over the distinct dirty nodes: a frontier item
-// is one internal node with the range of (sorted) stem groups whose paths cross it, so the
-// shared top of the paths is walked once, not once per group. Each round marks its nodes
-// dirty, splits each range by the stem bit of its depth (groups are sorted, so the bit is
-// monotone within a range) and prefetches the internal children it descends into; they are
-// read in the next round, so the cache misses of the whole round overlap.
-void MutableTree::apply_walk(ApplyWalk& w, bool walk_checks_dirty) {
-  if (ref_is_internal(root_)) w.front.push_back({ref_index(root_), kNoParent, 0, uint32_t(w.groups)});
-  for (unsigned depth = 0; !w.front.empty(); ++depth) {
-    w.next_front.clear();
-    for (const ApplyWalk::Frontier& f : w.front) {
+  };
+  std::vector<Frontier> front, next_front;
+  if (ref_is_internal(root_)) front.push_back({ref_index(root_), kNoParent, 0, uint32_t(groups)});
+  for (unsigned depth = 0; !front.empty(); ++depth) {
+    next_front.clear();
+    for (const Frontier& f : front) {
       if (walk_checks_dirty) mark_internal_dirty_ps(f.node, depth, f.parent_side);
       else dirty_by_depth_[depth].push_back({f.node, f.parent_side});
+      const InternalNode& nd = internal_[f.node];
       if (f.hi - f.lo == 1) {
         // One group (most nodes below the shared top): no split search, and the side is an
         // index, not a branch (a branch on a random key bit mispredicts half the time).
-        walk_child(w, f.node, w.bit_of(f.lo, depth), f.lo, f.hi, depth);
+        const unsigned side = bit_of(f.lo, depth);
+        const NodeRef child = nd.child[side];
+        if (ref_is_internal(child)) {
+          __builtin_prefetch(&internal_[ref_index(child)]);
+          next_front.push_back({ref_index(child), f.node << 1 | side, f.lo, f.hi});
+        } else {
+          if (ref_is_stem(child)) __builtin_prefetch(&stems_[ref_index(child)]);
+          cur[f.lo] = {f.node, uint8_t(side), uint16_t(depth + 1)};
+        }
         continue;
       }
-      const uint32_t mid = w.first_side1(f.lo, f.hi, depth);
-      if (f.lo != mid) walk_child(w, f.node, 0, f.lo, mid, depth);
-      if (mid != f.hi) walk_child(w, f.node, 1, mid, f.hi, depth);
+      // First group of the range that takes side 1 at this depth.
+      uint32_t mid = f.lo;
+      if (f.hi - f.lo <= 8) {
+        while (mid < f.hi && bit_of(mid, depth) == 0) ++mid;
+      } else {
+        uint32_t lo = f.lo, hi = f.hi;
+        while (lo < hi) {
+          const uint32_t m = lo + (hi - lo) / 2;
+          if (bit_of(m, depth) == 0) lo = m + 1; else hi = m;
+        }
+        mid = lo;
+      }
+      for (unsigned side = 0; side < 2; ++side) {
+        const uint32_t lo = side ? mid : f.lo, hi = side ? f.hi : mid;
+        if (lo == hi) continue;
+        const NodeRef child = nd.child[side];
+        if (ref_is_internal(child)) {
+          __builtin_prefetch(&internal_[ref_index(child)]);
+          next_front.push_back({ref_index(child), f.node << 1 | side, lo, hi});
+          continue;
+        }
+        if (ref_is_stem(child)) __builtin_prefetch(&stems_[ref_index(child)]);
+        for (uint32_t g = lo; g < hi; ++g) cur[g] = {f.node, uint8_t(side), uint16_t(depth + 1)};
+      }
     }
-    w.front.swap(w.next_front);
+    front.swap(next_front);
   }
-}
-
-// The ref in the slot where cursor c ended.
-inline NodeRef MutableTree::cursor_ref(uint32_t parent, unsigned side) const {
-  return parent == UINT32_MAX ? root_ : internal_[parent].child[side];
-}
-
-inline void MutableTree::set_slot(uint32_t parent, unsigned side, NodeRef r) {
-  if (parent == UINT32_MAX) root_ = r;
-  else internal_[parent].child[side] = r;
-}
-
-// Before phase 2: the line each group reads first at its cursor's stem.
-void MutableTree::prefetch_cursor_stems(const ApplyWalk& w) const {
-  for (size_t g = 0; g < w.groups; ++g) {
-    const NodeRef r = cursor_ref(w.cur[g].parent, w.cur[g].side);
+  auto slot_ref = [&](const Cursor& c) { return c.parent == UINT32_MAX ? root_ : internal_[c.parent].child[c.side]; };
+  for (size_t g = 0; g < groups; ++g) {
+    const NodeRef r = slot_ref(cur[g]);
     if (!ref_is_stem(r)) continue;
     const StemNode& s = stems_[ref_index(r)];
     // A group that splits the stem reads the stem's committed hash from its parent's line
     // (phase 2 is one dependent chain per group: a line it misses costs the full latency).
-    if (w.cur[g].parent != UINT32_MAX && std::memcmp(s.stem.data(), w.sorted.stem(g), 31) != 0) __builtin_prefetch(&pairs_[w.cur[g].parent]);
+    if (cur[g].parent != UINT32_MAX && std::memcmp(s.stem.data(), sorted.stem(g), 31) != 0) __builtin_prefetch(&pairs_[cur[g].parent]);
     else __builtin_prefetch(&slots_[s.slot_begin]);
   }
-}
-
-// Split: single-child internal nodes at depths depth..lcp-1, the splitting node at lcp.
-// The existing stem moves under the splitting node: its (committed) hash moves into that
-// node's child-hash line; every node of the chain and the new stem are dirty. Returns the
-// new stem (for `stem`).
-uint32_t MutableTree::split_stem_slot(const uint8_t* stem, uint32_t existing, uint32_t parent, unsigned side,
-                                      unsigned depth, unsigned lcp) {
-  for (unsigned d = depth; d <= lcp; ++d) {
-    const uint32_t ni = new_internal(parent);
-    set_slot(parent, side, kRefTagInternal | ni);
-    dirty_by_depth_[d].push_back({ni, parent == kNoParent ? kNoParent : parent << 1 | side});
-    parent = ni;
-    side = stem_bit(stem, d);
-  }
-  const uint32_t si = new_stem(stem, parent, side);
-  InternalNode& split = internal_[parent];
-  split.child[side] = kRefTagStem | si;
-  split.child[side ^ 1] = kRefTagStem | existing;
-  // The existing stem's committed hash, from where it hung (before its move).
-  const uint32_t old_ps = stems_[existing].parent_side;
-  pairs_[parent].h[side ^ 1] = old_ps == kNoParent ? root_hash_ : pairs_[old_ps >> 1].h[old_ps & 1];
-  stems_[existing].parent_side = parent << 1 | (side ^ 1);
-  return si;
-}
-
-// Phase 2 for group g: resume at its cursor (an earlier group may have replaced the slot's
-// content by a split, so re-read it and keep descending) and write its values: into a new
-// stem, its own stem, or a new stem split off an existing one.
-void MutableTree::apply_group(const ApplyWalk& w, size_t g, [[maybe_unused]] size_t first_new_internal) {
-  const uint8_t* stem = w.sorted.stem(g);
-  std::span<const Entry> group(w.sorted.entries.data() + w.sorted.stem_begin[g], w.sorted.stem_begin[g + 1] - w.sorted.stem_begin[g]);
-  uint32_t parent = w.cur[g].parent;
-  unsigned side = w.cur[g].side, depth = w.cur[g].depth;
-  NodeRef ref = cursor_ref(parent, side);
-  while (ref_is_internal(ref)) {
-    const uint32_t ii = ref_index(ref);  // created by this apply: already listed
-    assert(ii >= first_new_internal);
-    parent = ii;
-    side = stem_bit(stem, depth);
-    ref = internal_[ii].child[side];
-    ++depth;
-  }
-  if (ref == kEmptyRef) {
-    const uint32_t si = new_stem(stem, parent, side);
-    set_slot(parent, side, kRefTagStem | si);
-    write_stem_values(si, group);
-    return;
-  }
-  const uint32_t existing = ref_index(ref);
-  const unsigned lcp = stem_lcp(stems_[existing].stem.data(), stem);
-  if (lcp == kStemBits) {
-    write_stem_values(existing, group);
-    return;
-  }
-  write_stem_values(split_stem_slot(stem, existing, parent, side, depth, lcp), group);
-}
-
-void MutableTree::apply(std::span<const Entry> writes) {
-  if (writes.empty()) return;
-  const bool walk_checks_dirty = begin_apply_dirty_marks();
-  const SortedEntries sorted = sort_entries(writes);
-  ApplyWalk w(sorted);
-  apply_walk(w, walk_checks_dirty);
-  prefetch_cursor_stems(w);
-  const size_t first_new_internal = internal_.size();
-  // Phase 2, in key order.
-  for (size_t g = 0; g < w.groups; ++g) {
+  [[maybe_unused]] const size_t first_new_internal = internal_.size();
+  // Phase 2, in key order: resume each group at its cursor (an earlier group may have
+  // replaced the slot's content by a split, so re-read it and keep descending) and mutate.
+  for (size_t g = 0; g < groups; ++g) {
     // The cursor slots' lines (read by the walk, maybe evicted since) and their stems ahead
     // of use: each group's mutation is a dependent chain that would pay a full miss latency.
-    if (g + 16 < w.groups && w.cur[g + 16].parent != UINT32_MAX) __builtin_prefetch(&internal_[w.cur[g + 16].parent]);
-    if (g + 8 < w.groups) {
-      const NodeRef r8 = cursor_ref(w.cur[g + 8].parent, w.cur[g + 8].side);
+    if (g + 16 < groups && cur[g + 16].parent != UINT32_MAX) __builtin_prefetch(&internal_[cur[g + 16].parent]);
+    if (g + 8 < groups) {
+      const NodeRef r8 = slot_ref(cur[g + 8]);
       if (ref_is_stem(r8)) __builtin_prefetch(&stems_[ref_index(r8)]);
     }
-    apply_group(w, g, first_new_internal);
-  }
-}
-
-// 1. Dirty leaves: one hash32_batch over every written slot's value (each found once: slots
-// do not move during commit); leaf_slots_ keeps the slot of each dirty leaf.
-void MutableTree::hash_dirty_leaves(CommitStats& cs) {
-  // Several applies since the last commit may have written a leaf more than once.
-  if (dirty_leaves_may_repeat_) {
-    std::sort(dirty_leaves_.begin(), dirty_leaves_.end());
-    dirty_leaves_.erase(std::unique(dirty_leaves_.begin(), dirty_leaves_.end()), dirty_leaves_.end());
-    dirty_leaves_may_repeat_ = false;
-  }
-  const size_t nl = dirty_leaves_.size();
-  leaf_slots_.resize(nl);
-  scratch_a_.resize(nl);
-  // Prefetched in two stages, kCommitWindow leaves apart: the stem line, then (from the
-  // stem's slot_begin) the slot line.
-  constexpr size_t W = kCommitWindow;
-  for (size_t i = 0; i < std::min(nl, 2 * W); ++i) __builtin_prefetch(&stems_[dirty_leaves_[i].first]);
-  for (size_t i = 0; i < std::min(nl, W); ++i) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i].first].slot_begin]);
-  for (size_t i = 0; i < nl; ++i) {
-    if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
-    if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
-    const uint32_t k = find_slot(stems_[dirty_leaves_[i].first], dirty_leaves_[i].second);
-    leaf_slots_[i] = k;
-    copy32(scratch_a_[i], slots_[k].value);
-  }
-  if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
-  cs.leaf_hashes += nl;
-  for (size_t i = 0; i < nl; ++i) copy32(slots_[leaf_slots_[i]].leaf_hash, scratch_a_[i]);
-}
-
-// Dense stems' caches take the new leaf hashes: a new cache is filled from every present
-// leaf, an existing one takes the written leaves. dense_cur gets each written position
-// ((cache index << 9) | heap index); the dirty leaves are used up.
-void MutableTree::fill_dense_caches(const std::vector<uint32_t>& dense_stems, std::vector<uint32_t>& dense_cur) {
-  for (uint32_t si : dense_stems) {
-    StemNode& s = stems_[si];
-    if (s.inner != UINT32_MAX) continue;
-    assert(inner_.size() < (1u << 23));
-    s.inner = uint32_t(inner_.size());
-    inner_.emplace_back();
-    std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
-    const uint8_t* subs = subs_of(s);
-    for (uint32_t k = 0; k < s.slot_count; ++k) {
-      inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
-      dense_cur.push_back(s.inner << 9 | (255u + subs[k]));
-    }
-    s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
-  }
-  for (size_t i = 0; i < dirty_leaves_.size(); ++i) {
-    const auto [si, sub] = dirty_leaves_[i];
-    StemNode& s = stems_[si];
-    if (s.inner == UINT32_MAX || s.dirty == 2) continue;
-    inner_[s.inner].node[255 + sub] = slots_[leaf_slots_[i]].leaf_hash;
-    dense_cur.push_back(s.inner << 9 | (255u + sub));
-  }
-  dirty_leaves_.clear();
-}
-
-// 2a. Dense stems: rehash the ancestors of the written leaves (dense_cur), level by level,
-// all dense stems in one hash64_batch per level (both children zero: zero, no hash).
-void MutableTree::rehash_dense_levels(std::vector<uint32_t>& dense_cur, CommitStats& cs) {
-  if (dense_cur.empty()) return;
-  std::vector<uint32_t> next, hashed;
-  for (int level = 0; level < 8; ++level) {
-    std::sort(dense_cur.begin(), dense_cur.end());
-    next.clear();
-    for (uint32_t c : dense_cur) {
-      const uint32_t p = (c & ~511u) | (((c & 511u) - 1) / 2);
-      if (next.empty() || next.back() != p) next.push_back(p);
-    }
-    scratch_a_.resize(2 * next.size());
-    hashed.clear();
-    for (uint32_t p : next) {
-      StemInnerCache& t = inner_[p >> 9];
-      const uint32_t i = p & 511u;
-      if (is_zero64(t.node[2 * i + 1].data())) {
-        // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
-        t.node[i] = Bytes32{};
+    const uint8_t* stem = sorted.stem(g);
+    std::span<const Entry> group(sorted.entries.data() + sorted.stem_begin[g], sorted.stem_begin[g + 1] - sorted.stem_begin[g]);
+    uint32_t parent = cur[g].parent;
+    unsigned side = cur[g].side, depth = cur[g].depth;
+    NodeRef ref = slot_ref(cur[g]);
+    auto set_slot = [&](NodeRef r) {
+      if (parent == UINT32_MAX) root_ = r;
+      else internal_[parent].child[side] = r;
+    };
+    for (;;) {
+      if (ref == kEmptyRef) {
+        const uint32_t si = new_stem(stem, parent, side);
+        set_slot(kRefTagStem | si);
+        write_stem_values(si, group);
+        break;
+      }
+      if (ref_is_internal(ref)) {
+        const uint32_t ii = ref_index(ref);  // created by this apply: already listed
+        assert(ii >= first_new_internal);
+        parent = ii;
+        side = stem_bit(stem, depth);
+        ref = internal_[ii].child[side];
+        ++depth;
         continue;
       }
-      scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
-      scratch_a_[2 * hashed.size() + 1] = t.node[2 * i + 2];
-      hashed.push_back(p);
-    }
-    scratch_b_.resize(hashed.size());
-    if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
-    for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
-    cs.subtree_hashes += hashed.size();
-    dense_cur.swap(next);
-  }
-}
-
-// 2b. Sparse stems: the subtree over the present leaves (batched per level), into levels_.
-void MutableTree::hash_sparse_subtrees(const std::vector<uint32_t>& sparse_stems, CommitStats& cs) {
-  StemLevels& L = levels_;
-  L.pos.clear();
-  L.hash.clear();
-  L.off.clear();
-  for (uint32_t si : sparse_stems) {
-    const StemNode& s = stems_[si];
-    L.off.push_back(uint32_t(L.pos.size()));
-    const uint8_t* subs = subs_of(s);
-    for (uint32_t k = 0; k < s.slot_count; ++k) {
-      L.pos.push_back(subs[k]);
-      L.hash.push_back(slots_[s.slot_begin + k].leaf_hash);
-    }
-  }
-  L.off.push_back(uint32_t(L.pos.size()));
-  cs.subtree_hashes += stem_subtree_roots(h_, L);
-}
-
-// 3. Stem nodes H(stem || 0x00 || R), sparse (R from levels_) then dense (R from the
-// cache), in chunks of kCommitChunk: a chunk's stem lines are prefetched, its messages
-// built, its parents' lines prefetched, then it is hashed and the hashes written (the
-// chunk's lines and their address translations are still cached when they are written).
-void MutableTree::hash_stem_nodes(const std::vector<uint32_t>& sparse_stems, const std::vector<uint32_t>& dense_stems,
-                                  CommitStats& cs) {
-  const StemLevels& L = levels_;
-  const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
-  auto stem_at = [&](size_t i) { return i < ns ? sparse_stems[i] : dense_stems[i - ns]; };
-  constexpr size_t C = kCommitChunk;
-  scratch_a_.resize(2 * std::min(n, C));
-  scratch_b_.resize(std::min(n, C));
-  for (size_t c0 = 0; c0 < n; c0 += C) {
-    const size_t m = std::min(C, n - c0);
-    for (size_t i = c0; i < c0 + m; ++i) __builtin_prefetch(&stems_[stem_at(i)]);
-    for (size_t i = c0; i < c0 + m; ++i) {
-      const StemNode& s = stems_[stem_at(i)];
-      uint8_t* msg = scratch_a_[2 * (i - c0)].data();
-      std::memcpy(msg, s.stem.data(), 31);
-      msg[31] = 0;
-      std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
-      if (s.parent_side != kNoParent) __builtin_prefetch(&pairs_[s.parent_side >> 1], 1);
-    }
-    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
-    for (size_t i = c0; i < c0 + m; ++i) {
-      StemNode& s = stems_[stem_at(i)];
-      s.dirty = 0;
-      if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
-      else root_hash_ = scratch_b_[i - c0];  // the stem is the root
+      const uint32_t existing = ref_index(ref);
+      const unsigned lcp = stem_lcp(stems_[existing].stem.data(), stem);
+      if (lcp == kStemBits) {
+        write_stem_values(existing, group);
+        break;
+      }
+      // Split: single-child internal nodes at depths depth..lcp-1, the splitting node at lcp.
+      // The existing stem moves under the splitting node: its (committed) hash moves into
+      // that node's child-hash line; every node of the chain and the new stem are dirty.
+      for (unsigned d = depth; d <= lcp; ++d) {
+        const uint32_t ni = new_internal(parent);
+        set_slot(kRefTagInternal | ni);
+        dirty_by_depth_[d].push_back({ni, parent == kNoParent ? kNoParent : parent << 1 | side});
+        parent = ni;
+        side = stem_bit(stem, d);
+      }
+      const uint32_t si = new_stem(stem, parent, side);
+      InternalNode& split = internal_[parent];
+      split.child[side] = kRefTagStem | si;
+      split.child[side ^ 1] = kRefTagStem | existing;
+      // The existing stem's committed hash, from where it hung (before its move).
+      const uint32_t old_ps = stems_[existing].parent_side;
+      pairs_[parent].h[side ^ 1] = old_ps == kNoParent ? root_hash_ : pairs_[old_ps >> 1].h[old_ps & 1];
+      stems_[existing].parent_side = parent << 1 | (side ^ 1);
+      write_stem_values(si, group);
+      break;
     }
   }
-  cs.stem_hashes += n;
 }
 
 void MutableTree::hash_dirty_stems(CommitStats& cs) {
   if (dirty_stems_.empty()) return;
   cs.dirty_stems += dirty_stems_.size();
-  // Dense stems keep a cache of their subtree and remember which subs were written.
+  // 1. Dirty leaves: one hash32_batch. Dense stems remember which subs were written.
   std::vector<uint32_t> dense_stems, sparse_stems;
   for (uint32_t si : dirty_stems_) {
     const StemNode& s = stems_[si];
     (s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues ? dense_stems : sparse_stems).push_back(si);
   }
   std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
-  hash_dirty_leaves(cs);
-  fill_dense_caches(dense_stems, dense_cur);
+  {
+    // Several applies since the last commit may have written a leaf more than once.
+    if (dirty_leaves_may_repeat_) {
+      std::sort(dirty_leaves_.begin(), dirty_leaves_.end());
+      dirty_leaves_.erase(std::unique(dirty_leaves_.begin(), dirty_leaves_.end()), dirty_leaves_.end());
+      dirty_leaves_may_repeat_ = false;
+    }
+    // Each written slot is found once (slots do not move during commit).
+    const size_t nl = dirty_leaves_.size();
+    leaf_slots_.resize(nl);
+    scratch_a_.resize(nl);
+    // Prefetched in two stages, kCommitWindow leaves apart: the stem line, then (from the
+    // stem's slot_begin) the slot line.
+    constexpr size_t W = kCommitWindow;
+    for (size_t i = 0; i < std::min(nl, 2 * W); ++i) __builtin_prefetch(&stems_[dirty_leaves_[i].first]);
+    for (size_t i = 0; i < std::min(nl, W); ++i) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i].first].slot_begin]);
+    for (size_t i = 0; i < nl; ++i) {
+      if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
+      if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
+      const uint32_t k = find_slot(stems_[dirty_leaves_[i].first], dirty_leaves_[i].second);
+      leaf_slots_[i] = k;
+      copy32(scratch_a_[i], slots_[k].value);
+    }
+    if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
+    cs.leaf_hashes += nl;
+    for (size_t i = 0; i < nl; ++i) copy32(slots_[leaf_slots_[i]].leaf_hash, scratch_a_[i]);
+    // Dense stems: a new cache is filled from every present leaf, an existing one takes the
+    // written leaves.
+    for (uint32_t si : dense_stems) {
+      StemNode& s = stems_[si];
+      if (s.inner != UINT32_MAX) continue;
+      assert(inner_.size() < (1u << 23));
+      s.inner = uint32_t(inner_.size());
+      inner_.emplace_back();
+      std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
+      const uint8_t* subs = subs_of(s);
+      for (uint32_t k = 0; k < s.slot_count; ++k) {
+        inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
+        dense_cur.push_back(s.inner << 9 | (255u + subs[k]));
+      }
+      s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
+    }
+    for (size_t i = 0; i < nl; ++i) {
+      const auto [si, sub] = dirty_leaves_[i];
+      StemNode& s = stems_[si];
+      if (s.inner == UINT32_MAX || s.dirty == 2) continue;
+      inner_[s.inner].node[255 + sub] = slots_[leaf_slots_[i]].leaf_hash;
+      dense_cur.push_back(s.inner << 9 | (255u + sub));
+    }
+    dirty_leaves_.clear();
+  }
   cs.dense_dirty_stems += dense_stems.size();
-  rehash_dense_levels(dense_cur, cs);
-  hash_sparse_subtrees(sparse_stems, cs);
-  hash_stem_nodes(sparse_stems, dense_stems, cs);
-  dirty_stems_.clear();
+  // 2a. Dense stems: rehash the ancestors of the written leaves, level by level, all dense
+  // stems in one hash64_batch per level (both children zero: zero, no hash).
+  if (!dense_cur.empty()) {
+    std::vector<uint32_t> next, hashed;
+    for (int level = 0; level < 8; ++level) {
+      std::sort(dense_cur.begin(), dense_cur.end());
+      next.clear();
+      for (uint32_t c : dense_cur) {
+        const uint32_t p = (c & ~511u) | (((c & 511u) - 1) / 2);
+        if (next.empty() || next.back() != p) next.push_back(p);
+      }
+      scratch_a_.resize(2 * next.size());
+      hashed.clear();
+      for (uint32_t p : next) {
+        StemInnerCache& t = inner_[p >> 9];
+        const uint32_t i = p & 511u;
+        if (is_zero64(t.node[2 * i + 1].data())) {
+          // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
+          t.node[i] = Bytes32{};
+          continue;
+        }
+        scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
+        scratch_a_[2 * hashed.size() + 1] = t.node[2 * i + 2];
+        hashed.push_back(p);
+      }
+      scratch_b_.resize(hashed.size());
+      if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
+      for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
+      cs.subtree_hashes += hashed.size();
+      dense_cur.swap(next);
+    }
+  }
+  // 2b. Sparse stems: the subtree over the present leaves (batched per level).
+  if (!dirty_stems_.empty()) {
+    StemLevels& L = levels_;
+    L.pos.clear();
+    L.hash.clear();
+    L.off.clear();
+    for (uint32_t si : sparse_stems) {
+      const StemNode& s = stems_[si];
+      L.off.push_back(uint32_t(L.pos.size()));
+      const uint8_t* subs = subs_of(s);
+      for (uint32_t k = 0; k < s.slot_count; ++k) {
+        L.pos.push_back(subs[k]);
+        L.hash.push_back(slots_[s.slot_begin + k].leaf_hash);
+      }
+    }
+    L.off.push_back(uint32_t(L.pos.size()));
+    cs.subtree_hashes += stem_subtree_roots(h_, L);
+    // 3. Stem nodes H(stem || 0x00 || R), sparse then dense, in chunks of kCommitChunk:
+    // a chunk's stem lines are prefetched, its messages built, its parents' lines
+    // prefetched, then it is hashed and the hashes written (the chunk's lines and their
+    // address translations are still cached when they are written).
+    const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
+    auto stem_at = [&](size_t i) { return i < ns ? sparse_stems[i] : dense_stems[i - ns]; };
+    constexpr size_t C = kCommitChunk;
+    scratch_a_.resize(2 * std::min(n, C));
+    scratch_b_.resize(std::min(n, C));
+    for (size_t c0 = 0; c0 < n; c0 += C) {
+      const size_t m = std::min(C, n - c0);
+      for (size_t i = c0; i < c0 + m; ++i) __builtin_prefetch(&stems_[stem_at(i)]);
+      for (size_t i = c0; i < c0 + m; ++i) {
+        const StemNode& s = stems_[stem_at(i)];
+        uint8_t* msg = scratch_a_[2 * (i - c0)].data();
+        std::memcpy(msg, s.stem.data(), 31);
+        msg[31] = 0;
+        std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
+        if (s.parent_side != kNoParent) __builtin_prefetch(&pairs_[s.parent_side >> 1], 1);
+      }
+      h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
+      for (size_t i = c0; i < c0 + m; ++i) {
+        StemNode& s = stems_[stem_at(i)];
+        s.dirty = 0;
+        if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
+        else root_hash_ = scratch_b_[i - c0];  // the stem is the root
+      }
+    }
+    cs.stem_hashes += n;
+    dirty_stems_.clear();
+  }
 }
 
 Bytes32 MutableTree::commit(CommitStats* stats) {

@@ -231,27 +231,9 @@ class MutableTree {
   }
   // Slot index (into slots_) of sub in stem s; the sub must be present.
   uint32_t find_slot(const StemNode& s, uint8_t sub) const;
-  // apply()'s steps (mutable_tree.cpp): the dirty marks, phase 1 (the walk down the shared
-  // paths of the batch's stem groups), phase 2 (each group's writes from where it ended).
-  struct ApplyWalk;
-  bool begin_apply_dirty_marks();
-  void apply_walk(ApplyWalk& w, bool walk_checks_dirty);
-  inline void walk_child(ApplyWalk& w, uint32_t node, unsigned side, uint32_t lo, uint32_t hi, unsigned depth);
-  void prefetch_cursor_stems(const ApplyWalk& w) const;
-  void apply_group(const ApplyWalk& w, size_t g, size_t first_new_internal);
-  uint32_t split_stem_slot(const uint8_t* stem, uint32_t existing, uint32_t parent, unsigned side, unsigned depth,
-                           unsigned lcp);
-  inline NodeRef cursor_ref(uint32_t parent, unsigned side) const;
-  inline void set_slot(uint32_t parent, unsigned side, NodeRef r);
   // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
   // stem's hash also goes into its parent's child-hash line).
   void hash_dirty_stems(CommitStats& cs);
-  void hash_dirty_leaves(CommitStats& cs);
-  void fill_dense_caches(const std::vector<uint32_t>& dense_stems, std::vector<uint32_t>& dense_cur);
-  void rehash_dense_levels(std::vector<uint32_t>& dense_cur, CommitStats& cs);
-  void hash_sparse_subtrees(const std::vector<uint32_t>& sparse_stems, CommitStats& cs);
-  void hash_stem_nodes(const std::vector<uint32_t>& sparse_stems, const std::vector<uint32_t>& dense_stems,
-                       CommitStats& cs);
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
