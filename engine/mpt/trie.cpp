@@ -386,17 +386,63 @@ void Trie::erase(std::span<const uint8_t> key) {
   root_ = remove(root_, nib_scratch_.data(), nib_scratch_.size(), 0).id;
 }
 
+namespace {
+
+// A write's place in the batch order: (first 8 key bytes as a big-endian integer, zero
+// padded; then the whole key; then the write's index). The padded prefix orders like the
+// key bytes, and the index keeps the later of two writes to one key last.
+struct WriteOrder {
+  uint64_t prefix;
+  uint32_t index;
+};
+
+struct WriteOrderLess {
+  std::span<const Trie::Write> writes;
+  bool operator()(const WriteOrder& a, const WriteOrder& b) const {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const auto& ka = writes[a.index].key;
+    const auto& kb = writes[b.index].key;
+    const size_t common = std::min(ka.size(), kb.size());
+    const int c = common ? std::memcmp(ka.data(), kb.data(), common) : 0;
+    if (c != 0) return c < 0;
+    if (ka.size() != kb.size()) return ka.size() < kb.size();
+    return a.index < b.index;
+  }
+};
+
+// Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
+// 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed keys:
+// runs of one; any keys: still exact, the runs just get longer). tmp: the second buffer.
+void radix_sort_writes(std::vector<WriteOrder>& order, std::vector<WriteOrder>& tmp, const WriteOrderLess& less) {
+  tmp.resize(order.size());
+  uint32_t count[2048];
+  WriteOrder* src = order.data();
+  WriteOrder* dst = tmp.data();
+  for (const unsigned shift : {32u, 43u, 54u}) {
+    const uint32_t digits = shift == 54u ? 1024u : 2048u;
+    std::fill(count, count + digits, 0u);
+    for (size_t i = 0; i < order.size(); ++i) ++count[uint32_t(src[i].prefix >> shift) & (digits - 1)];
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d < digits; ++d) { const uint32_t c = count[d]; count[d] = sum; sum += c; }
+    for (size_t i = 0; i < order.size(); ++i) dst[count[uint32_t(src[i].prefix >> shift) & (digits - 1)]++] = src[i];
+    std::swap(src, dst);
+  }
+  // three passes: the result is in tmp
+  order.swap(tmp);
+  for (size_t i = 0; i < order.size();) {
+    size_t e = i + 1;
+    while (e < order.size() && (order[e].prefix >> 32) == (order[i].prefix >> 32)) ++e;
+    if (e - i > 1) std::sort(order.begin() + long(i), order.begin() + long(e), less);
+    i = e;
+  }
+}
+
+}  // namespace
+
 void Trie::apply(std::span<const Write> writes) {
-  // Sort by (first 8 key bytes as a big-endian integer, zero padded; then the whole key;
-  // then the write's index): the padded prefix orders like the key bytes, and the index
-  // keeps the later of two writes to one key last.
-  struct Order {
-    uint64_t prefix;
-    uint32_t index;
-  };
-  thread_local std::vector<Order> order;  // per-thread buffers, reused across batches
+  thread_local std::vector<WriteOrder> order;  // per-thread buffers, reused across batches
   thread_local std::vector<Write> sorted;
-  thread_local std::vector<Order> tmp;  // radix sort's second buffer
+  thread_local std::vector<WriteOrder> tmp;  // radix sort's second buffer
   constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // buffers kept for batches up to this size
   order.resize(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
@@ -406,44 +452,9 @@ void Trie::apply(std::span<const Write> writes) {
     for (uint8_t b : be) p = (p << 8) | b;
     order[i] = {p, uint32_t(i)};
   }
-  auto less = [&](const Order& a, const Order& b) {
-    if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    const auto& ka = writes[a.index].key;
-    const auto& kb = writes[b.index].key;
-    const size_t common = std::min(ka.size(), kb.size());
-    const int c = common ? std::memcmp(ka.data(), kb.data(), common) : 0;
-    if (c != 0) return c < 0;
-    if (ka.size() != kb.size()) return ka.size() < kb.size();
-    return a.index < b.index;
-  };
-  if (order.size() < 256) {
-    std::sort(order.begin(), order.end(), less);
-  } else {
-    // Large batches: a stable LSD radix sort by the prefix's top 32 bits (3 passes of
-    // 11/11/10 bits), then each run of equal top bits sorted by the full order (hashed
-    // keys: runs of one; any keys: still exact, the runs just get longer).
-    tmp.resize(order.size());
-    uint32_t count[2048];
-    Order* src = order.data();
-    Order* dst = tmp.data();
-    for (const unsigned shift : {32u, 43u, 54u}) {
-      const uint32_t digits = shift == 54u ? 1024u : 2048u;
-      std::fill(count, count + digits, 0u);
-      for (size_t i = 0; i < order.size(); ++i) ++count[uint32_t(src[i].prefix >> shift) & (digits - 1)];
-      uint32_t sum = 0;
-      for (uint32_t d = 0; d < digits; ++d) { const uint32_t c = count[d]; count[d] = sum; sum += c; }
-      for (size_t i = 0; i < order.size(); ++i) dst[count[uint32_t(src[i].prefix >> shift) & (digits - 1)]++] = src[i];
-      std::swap(src, dst);
-    }
-    // three passes: the result is in tmp
-    order.swap(tmp);
-    for (size_t i = 0; i < order.size();) {
-      size_t e = i + 1;
-      while (e < order.size() && (order[e].prefix >> 32) == (order[i].prefix >> 32)) ++e;
-      if (e - i > 1) std::sort(order.begin() + long(i), order.begin() + long(e), less);
-      i = e;
-    }
-  }
+  const WriteOrderLess less{writes};
+  if (order.size() < 256) std::sort(order.begin(), order.end(), less);
+  else radix_sort_writes(order, tmp, less);
   sorted.clear();
   for (size_t i = 0; i < order.size(); ++i) {
     const Write& w = writes[order[i].index];
@@ -461,11 +472,9 @@ void Trie::apply(std::span<const Write> writes) {
   }
 }
 
-namespace {
-
 // One position of the batch descent: node n (kNoNode = an empty slot) with the writes
 // [lo, hi) below it, pos nibbles of their keys consumed above it.
-struct BatchCursor {
+struct Trie::BatchCursor {
   NodeId n;
   uint32_t lo, hi;
   uint32_t pos;
@@ -493,17 +502,215 @@ struct BatchCursor {
     return !changed || dirty_bits != visited_bits || gone_bits != 0 || (dirty_bits & ~kid_mask_before) != 0;
   }
 };
-static_assert(sizeof(BatchCursor) <= 56);
 
-struct BatchScratch {
+// apply_sorted's per-thread buffers: the cursors of each depth, one key's nibbles.
+struct Trie::BatchScratch {
   std::vector<std::vector<BatchCursor>> levels;
   std::vector<uint8_t> nibbles;
+  std::vector<BatchCursor>& level_at(size_t d) {
+    if (levels.size() <= d) levels.resize(d + 1);
+    return levels[d];
+  }
 };
+
+namespace {
 
 constexpr size_t kBatchAhead = 8;
 constexpr size_t kKeepCursorWrites = size_t(1) << 16;  // cursor lists of batches up to this size are kept
 
 }  // namespace
+
+namespace {
+
+inline size_t key_nibbles(std::span<const Trie::Write> writes, size_t w) { return 2 * writes[w].key.size(); }
+inline uint8_t write_nibble(std::span<const Trie::Write> writes, size_t w, size_t pos) {
+  return st::kernels::key_nibble(writes[w].key.data(), pos);
+}
+
+}  // namespace
+
+// The descent's prefetches for cursor i: the node line of the cursor 2 * kBatchAhead on,
+// and from the node line of the one kBatchAhead on, its children ids or its second line.
+inline void Trie::batch_prefetch_descent(const std::vector<BatchCursor>& level, size_t i) const {
+  if (i + 2 * kBatchAhead < level.size() && level[i + 2 * kBatchAhead].n != kNoNode)
+    __builtin_prefetch(&nodes_[level[i + 2 * kBatchAhead].n]);
+  if (i + kBatchAhead < level.size() && level[i + kBatchAhead].n != kNoNode) {
+    const Node& f = nodes_[level[i + kBatchAhead].n];  // its line 0 was requested above
+    if (f.kind == NodeKind::branch) __builtin_prefetch(&kids_[f.child].id);
+    else __builtin_prefetch(reinterpret_cast<const char*>(&f) + 64);  // line 1: the rest of the path, the value
+  }
+}
+
+// Extension x at cursor c (index ci): descends (one cursor for its child in `next`) when
+// every write below c follows its path; returns whether it did.
+inline bool Trie::batch_descend_extension(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
+                                          std::vector<BatchCursor>& next) {
+  // Every key of [lo, hi) goes below when the first and the last do (sorted keys).
+  const size_t pl = x.bytes.path_size();
+  const uint8_t* path = x.bytes.path_data();
+  auto follows = [&](size_t w) {
+    if (key_nibbles(writes, w) < c.pos + pl) return false;
+    for (size_t j = 0; j < pl; ++j)
+      if (write_nibble(writes, w, c.pos + j) != path[j]) return false;
+    return true;
+  };
+  if (!follows(c.lo) || !follows(c.hi - 1)) return false;
+  c.descended = true;
+  next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0, false});
+  return true;
+}
+
+// Branch x at cursor c (index ci), no write ending here: one cursor in `next` per child
+// slot the writes go to; the branch keeps its flags before the batch in c and is marked.
+inline void Trie::batch_descend_branch(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
+                                       std::vector<BatchCursor>& next) {
+  c.descended = true;
+  const Kids& k = kids_[x.child];
+  c.kid_mask_before = x.kid_mask;
+  c.dirty_mask_before = dirty_kids(x);
+  c.dirty_before = is_dirty(x);
+  c.has_value_before = x.has_value;
+  c.ext_child = x.child;  // (a branch cursor's ext_child: its children block, for the log)
+  c.branch = true;
+  uint16_t visited = 0;
+  for (uint32_t w = c.lo; w < c.hi;) {
+    const uint8_t nb = write_nibble(writes, w, c.pos);
+    uint32_t e = w + 1;
+    while (e < c.hi && write_nibble(writes, e, c.pos) == nb) ++e;
+    next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0, false});
+    visited = uint16_t(visited | (1u << nb));
+    w = e;
+  }
+  c.visited_bits = visited;
+  // Marked dirty now, while its line is in cache, as if every visited child changed
+  // (the usual outcome); the bottom-up pass writes the node again only when the
+  // outcome differs (needs_fixup), restoring the flags from the *_before fields.
+  Node& xm = nodes_[c.n];
+  xm.epoch = epoch_;
+  xm.dirty_mask = uint16_t(c.dirty_mask_before | visited);
+}
+
+// Leaf, diverging extension, empty slot, or a key ending at this branch: the writes below
+// cursor c are applied one by one from here.
+inline void Trie::batch_apply_writes(BatchCursor& c, std::span<const Write> writes, std::vector<uint8_t>& nibbles) {
+  Result r{c.n, false};
+  for (uint32_t w = c.lo; w < c.hi; ++w) {
+    to_nibbles(writes[w].key, &nibbles);
+    const Result q = writes[w].value.empty() ? remove(r.id, nibbles.data(), nibbles.size(), c.pos)
+                                             : insert(r.id, nibbles.data(), nibbles.size(), c.pos, writes[w].value);
+    r.id = q.id;
+    r.changed |= q.changed;
+  }
+  c.result = r.id;
+  c.changed = r.changed;
+  c.leaf_result = r.id != kNoNode && nodes_[r.id].kind == NodeKind::leaf;  // its line was just written
+}
+
+// 1. Top down, one depth at a time: each cursor descends into its branch or extension, or
+//    applies its writes there. Returns the deepest depth holding cursors.
+size_t Trie::batch_descent(std::span<const Write> writes, BatchScratch& sc) {
+  static_assert(sizeof(BatchCursor) <= 56);
+  sc.level_at(0).clear();
+  sc.level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0, false});
+  for (size_t depth = 0;; ++depth) {
+    auto& next = sc.level_at(depth + 1);
+    next.clear();
+    auto& level = sc.levels[depth];
+    for (size_t i = 0; i < level.size(); ++i) {
+      batch_prefetch_descent(level, i);
+      BatchCursor& c = level[i];
+      if (c.n != kNoNode) {
+        const Node& x = nodes_[c.n];
+        if (x.kind == NodeKind::extension) {
+          if (batch_descend_extension(c, uint32_t(i), x, writes, next)) continue;
+        } else if (x.kind == NodeKind::branch && key_nibbles(writes, c.lo) > c.pos) {  // (a key ending here sorts first)
+          batch_descend_branch(c, uint32_t(i), x, writes, next);
+          continue;
+        }
+      }
+      batch_apply_writes(c, writes, sc.nibbles);
+    }
+    if (next.empty()) return depth;
+  }
+}
+
+// A descended cursor's outcome: its node as marked in the descent, or rewritten (masks,
+// collapse, extension relink); logs it while the batch log stays valid.
+inline void Trie::batch_finish_descended(BatchCursor& c, uint32_t ref_at, bool& logging) {
+  if (c.branch && !c.needs_fixup()) {
+    c.result = c.n;  // marked in the descent: dirty, dirty_mask = before | dirty_bits, kid_mask unchanged
+  } else if (!c.branch) {
+    c.result = relink_extension(c.n, c.ext_child).id;
+    logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
+  } else {
+    Node& x = nodes_[c.n];
+    x.epoch = epoch_;
+    x.dirty_mask = uint16_t((c.dirty_mask_before | c.dirty_bits) & ~c.gone_bits);
+    remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
+    c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
+    // A collapse may reuse the branch's id for the node that replaces it (release, then
+    // alloc takes it back): the log stays valid only if c.n is still this branch.
+    logging &= c.result == c.n && nodes_[c.n].kind == NodeKind::branch;
+  }
+  if (logging && c.result != kNoNode) {
+    if (c.branch && !c.needs_fixup())  // from the cursor: the node line is not touched again
+      dirty_log_.push_back({c.n, c.parent_kids, ref_at, c.has_value_before ? kNoNode : c.ext_child, uint16_t(c.height),
+                            c.has_value_before ? uint16_t(0) : c.kid_mask_before});
+    else
+      log_node(c.result, c.parent_kids, ref_at, c.height);
+  }
+}
+
+// Hands changed cursor c's result to its parent p: height, the extension's new child, or
+// the branch slot's id and its dirty / gone bit.
+inline void Trie::batch_hand_to_parent(const BatchCursor& c, BatchCursor& p) {
+  p.changed = true;
+  if (c.result != kNoNode) p.height = std::max(p.height, c.height + 1);
+  if (c.parent_kids == kNoNode) {
+    p.ext_child = c.result;
+    return;
+  }
+  const uint16_t bit = uint16_t(1u << c.nib);
+  Kids& k = kids_[c.parent_kids];
+  if (c.result == kNoNode) {
+    k.id[c.nib] = kNoNode;
+    p.gone_bits |= bit;
+    p.child_gone = true;
+  } else {
+    assert(is_dirty(nodes_[c.result]));
+    if (c.result != c.n) k.id[c.nib] = c.result;
+    p.dirty_bits |= bit;
+  }
+}
+
+// Finishes cursor c of depth d (its children are done): undoes the descent's marks when
+// nothing below changed, else settles its node, logs it and hands it to its parent.
+inline void Trie::batch_finish_cursor(BatchScratch& sc, size_t d, BatchCursor& c, bool& logging) {
+  if (!c.changed) {
+    if (c.descended && c.branch) {  // nothing below changed: undo the marks
+      nodes_[c.n].epoch = c.dirty_before ? epoch_ : uint16_t(0);
+      nodes_[c.n].dirty_mask = c.dirty_mask_before;
+    }
+    return;
+  }
+  // Where this position's ref goes (DirtyRecord::nib): the parent extension, the root, or
+  // its slot in the parent branch, at its rank under the parent's final kid_mask. The
+  // parent's children are processed in nibble order, so every child below this one has
+  // already added its bit to the parent's dirty_bits / gone_bits (the bits below are final).
+  uint32_t ref_at = d == 0 ? kNoNode : sc.levels[d - 1][c.parent].n;
+  if (c.parent_kids != kNoNode) {
+    const BatchCursor& p = sc.levels[d - 1][c.parent];
+    ref_at = slot_rank((p.kid_mask_before | p.dirty_bits) & ~uint32_t(p.gone_bits), c.nib);
+  }
+  if (c.descended) {
+    batch_finish_descended(c, ref_at, logging);
+  } else if (logging && c.result != kNoNode) {
+    if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, ref_at, kNoNode, 0, 0});  // height 0
+    else c.height = log_subtree(c.result, c.parent_kids, ref_at);
+  }
+  if (d == 0) root_ = c.result;
+  else batch_hand_to_parent(c, sc.levels[d - 1][c.parent]);
+}
 
 void Trie::apply_sorted(std::span<const Write> writes) {
   if (writes.empty()) return;
@@ -512,8 +719,6 @@ void Trie::apply_sorted(std::span<const Write> writes) {
   // nodes afterwards are exactly the ones this batch changed).
   bool logging = !dirty();
   dirty_log_.clear();
-  auto key_nibbles = [&](size_t w) { return 2 * writes[w].key.size(); };
-  auto nibble = [&](size_t w, size_t pos) { return st::kernels::key_nibble(writes[w].key.data(), pos); };
 #ifndef NDEBUG
   for (size_t i = 1; i < writes.size(); ++i) {
     const auto& a = writes[i - 1].key;
@@ -521,89 +726,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
     assert(std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end()));
   }
 #endif
-  size_t depth = 0;
-  auto level_at = [&](size_t d) -> std::vector<BatchCursor>& {
-    if (sc.levels.size() <= d) sc.levels.resize(d + 1);
-    return sc.levels[d];
-  };
-  level_at(0).clear();
-  level_at(0).push_back({root_, 0, uint32_t(writes.size()), 0, ~0u, kNoNode, 0, false, false, false, 0, 0, root_, kNoNode, 0, false});
-  // 1. Top down, one depth at a time.
-  for (;; ++depth) {
-    auto& next = level_at(depth + 1);
-    next.clear();
-    auto& level = sc.levels[depth];
-    for (size_t i = 0; i < level.size(); ++i) {
-      if (i + 2 * kBatchAhead < level.size() && level[i + 2 * kBatchAhead].n != kNoNode)
-        __builtin_prefetch(&nodes_[level[i + 2 * kBatchAhead].n]);
-      if (i + kBatchAhead < level.size() && level[i + kBatchAhead].n != kNoNode) {
-        const Node& f = nodes_[level[i + kBatchAhead].n];  // its line 0 was requested above
-        if (f.kind == NodeKind::branch) __builtin_prefetch(&kids_[f.child].id);
-        else __builtin_prefetch(reinterpret_cast<const char*>(&f) + 64);  // line 1: the rest of the path, the value
-      }
-      BatchCursor& c = level[i];
-      const uint32_t ci = uint32_t(i);
-      if (c.n != kNoNode) {
-        const Node& x = nodes_[c.n];
-        if (x.kind == NodeKind::extension) {
-          // Every key of [lo, hi) goes below when the first and the last do (sorted keys).
-          const size_t pl = x.bytes.path_size();
-          const uint8_t* path = x.bytes.path_data();
-          auto follows = [&](size_t w) {
-            if (key_nibbles(w) < c.pos + pl) return false;
-            for (size_t j = 0; j < pl; ++j)
-              if (nibble(w, c.pos + j) != path[j]) return false;
-            return true;
-          };
-          if (follows(c.lo) && follows(c.hi - 1)) {
-            c.descended = true;
-            next.push_back({x.child, c.lo, c.hi, uint32_t(c.pos + pl), ci, kNoNode, 0, false, false, false, 0, 0, x.child, kNoNode, 0, false});
-            continue;
-          }
-        } else if (x.kind == NodeKind::branch && key_nibbles(c.lo) > c.pos) {  // (a key ending here sorts first)
-          c.descended = true;
-          const Kids& k = kids_[x.child];
-          c.kid_mask_before = x.kid_mask;
-          c.dirty_mask_before = dirty_kids(x);
-          c.dirty_before = is_dirty(x);
-          c.has_value_before = x.has_value;
-          c.ext_child = x.child;  // (a branch cursor's ext_child: its children block, for the log)
-          c.branch = true;
-          uint16_t visited = 0;
-          for (uint32_t w = c.lo; w < c.hi;) {
-            const uint8_t nb = nibble(w, c.pos);
-            uint32_t e = w + 1;
-            while (e < c.hi && nibble(e, c.pos) == nb) ++e;
-            next.push_back({k.id[nb], w, e, c.pos + 1, ci, x.child, nb, false, false, false, 0, 0, k.id[nb], kNoNode, 0, false});
-            visited = uint16_t(visited | (1u << nb));
-            w = e;
-          }
-          c.visited_bits = visited;
-          // Marked dirty now, while its line is in cache, as if every visited child changed
-          // (the usual outcome); the bottom-up pass writes the node again only when the
-          // outcome differs (needs_fixup), restoring the flags from the *_before fields.
-          Node& xm = nodes_[c.n];
-          xm.epoch = epoch_;
-          xm.dirty_mask = uint16_t(c.dirty_mask_before | visited);
-          continue;
-        }
-      }
-      // Leaf, diverging extension, empty slot, or a key ending at this branch: the writes
-      // below are applied one by one from here.
-      Result r{c.n, false};
-      for (uint32_t w = c.lo; w < c.hi; ++w) {
-        to_nibbles(writes[w].key, &sc.nibbles);
-        const Result q = writes[w].value.empty() ? remove(r.id, sc.nibbles.data(), sc.nibbles.size(), c.pos)
-                                                 : insert(r.id, sc.nibbles.data(), sc.nibbles.size(), c.pos, writes[w].value);
-        r.id = q.id;
-        r.changed |= q.changed;
-      }
-      c.result = r.id;
-      c.changed = r.changed;
-      c.leaf_result = r.id != kNoNode && nodes_[r.id].kind == NodeKind::leaf;  // its line was just written
-    }
-    if (next.empty()) break;
-  }
+  const size_t depth = batch_descent(writes, sc);
   // 2. Bottom up: finish the descended nodes of each depth, then hand every changed result
   //    to its parent (the parent's depth is finished next). A changed result is always a
   //    dirty node (or empty), so the parent needs only its dirty-child bit and, when the id
@@ -616,71 +739,7 @@ void Trie::apply_sorted(std::span<const Write> writes) {
         const BatchCursor& f = level[i + kBatchAhead];
         if (f.descended && (!f.branch || f.needs_fixup())) __builtin_prefetch(&nodes_[f.n], 1);
       }
-      BatchCursor& c = level[i];
-      if (!c.changed) {
-        if (c.descended && c.branch) {  // nothing below changed: undo the marks
-          nodes_[c.n].epoch = c.dirty_before ? epoch_ : uint16_t(0);
-          nodes_[c.n].dirty_mask = c.dirty_mask_before;
-        }
-        continue;
-      }
-      // Where this position's ref goes (DirtyRecord::nib): the parent extension, the root, or
-      // its slot in the parent branch, at its rank under the parent's final kid_mask. The
-      // parent's children are processed in nibble order, so every child below this one has
-      // already added its bit to the parent's dirty_bits / gone_bits (the bits below are final).
-      uint32_t ref_at = d == 0 ? kNoNode : sc.levels[d - 1][c.parent].n;
-      if (c.parent_kids != kNoNode) {
-        const BatchCursor& p = sc.levels[d - 1][c.parent];
-        ref_at = slot_rank((p.kid_mask_before | p.dirty_bits) & ~uint32_t(p.gone_bits), c.nib);
-      }
-      if (c.descended) {
-        if (c.branch && !c.needs_fixup()) {
-          c.result = c.n;  // marked in the descent: dirty, dirty_mask = before | dirty_bits, kid_mask unchanged
-        } else if (Node& x = nodes_[c.n]; !c.branch) {
-          c.result = relink_extension(c.n, c.ext_child).id;
-          logging &= c.result == c.n;  // a merge moves nodes up: collect again at commit
-        } else {
-          x.epoch = epoch_;
-          x.dirty_mask = uint16_t((c.dirty_mask_before | c.dirty_bits) & ~c.gone_bits);
-          remask(x, uint16_t((x.kid_mask | c.dirty_bits) & ~c.gone_bits));
-          c.result = c.child_gone ? collapse_branch(c.n).id : c.n;
-          // A collapse may reuse the branch's id for the node that replaces it (release, then
-          // alloc takes it back): the log stays valid only if c.n is still this branch.
-          logging &= c.result == c.n && nodes_[c.n].kind == NodeKind::branch;
-        }
-        if (logging && c.result != kNoNode) {
-          if (c.branch && !c.needs_fixup())  // from the cursor: the node line is not touched again
-            dirty_log_.push_back({c.n, c.parent_kids, ref_at, c.has_value_before ? kNoNode : c.ext_child, uint16_t(c.height),
-                                  c.has_value_before ? uint16_t(0) : c.kid_mask_before});
-          else
-            log_node(c.result, c.parent_kids, ref_at, c.height);
-        }
-      } else if (logging && c.result != kNoNode) {
-        if (c.leaf_result) dirty_log_.push_back({c.result, c.parent_kids, ref_at, kNoNode, 0, 0});  // height 0
-        else c.height = log_subtree(c.result, c.parent_kids, ref_at);
-      }
-      if (d == 0) {
-        root_ = c.result;
-        continue;
-      }
-      BatchCursor& p = sc.levels[d - 1][c.parent];
-      p.changed = true;
-      if (c.result != kNoNode) p.height = std::max(p.height, c.height + 1);
-      if (c.parent_kids == kNoNode) {
-        p.ext_child = c.result;
-        continue;
-      }
-      const uint16_t bit = uint16_t(1u << c.nib);
-      Kids& k = kids_[c.parent_kids];
-      if (c.result == kNoNode) {
-        k.id[c.nib] = kNoNode;
-        p.gone_bits |= bit;
-        p.child_gone = true;
-      } else {
-        assert(is_dirty(nodes_[c.result]));
-        if (c.result != c.n) k.id[c.nib] = c.result;
-        p.dirty_bits |= bit;
-      }
+      batch_finish_cursor(sc, d, level[i], logging);
     }
   }
   dirty_log_valid_ = logging;
@@ -794,9 +853,8 @@ NodeRef Trie::ref(NodeId id) const {
   return make_ref(enc.data(), enc.size());
 }
 
-namespace {
-
-struct CommitItem {
+// A dirty node to commit, with where its ref goes.
+struct Trie::CommitItem {
   void* t;  // Trie*
   NodeId id;
   uint32_t parent_kids;  // the parent branch's children block (kNoNode: root or extension child)
@@ -806,8 +864,12 @@ struct CommitItem {
 };
 
 // Per-thread buffers of commit_many, reused across calls (no page faults per block).
-struct CommitScratch {
+struct Trie::CommitScratch {
   std::vector<std::vector<CommitItem>> by_depth;
+  std::vector<CommitItem>& level_at(size_t d) {
+    if (by_depth.size() <= d) by_depth.resize(d + 1);
+    return by_depth[d];
+  }
   struct ParentSlot {
     void* t;        // Trie*
     uint32_t kids;  // the parent branch's children block (kNoNode: see nib)
@@ -819,13 +881,15 @@ struct CommitScratch {
 };
 
 // The producer of the pull-fed commit (Trie::commit_feed_next): items [i, end) of one depth.
-struct CommitFeed {
+struct Trie::CommitFeed {
   const std::vector<CommitItem>* level;
   size_t i, end;
   CommitScratch* sc;
   CommitStats* st;
   NodeCapture* capture;
 };
+
+namespace {
 
 void capture_node(NodeCapture* capture, const uint8_t* p, size_t len) {
   if (!capture) return;
@@ -844,6 +908,58 @@ constexpr size_t kKeepScratchItems = size_t(1) << 17;
 
 }  // namespace
 
+// The commit feed's prefetches for item i, in two stages: the node line 2 * ahead, then
+// (from that line) the children slot lines or the leaf's path and value 1 * ahead; they
+// arrive while the kernel permutes.
+inline void Trie::commit_prefetch(const std::vector<CommitItem>& level, size_t i) {
+  if (i + 2 * kPrefetchAhead < level.size()) {
+    const CommitItem& p = level[i + 2 * kPrefetchAhead];
+    if (p.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(p.t)->nodes_[p.id]);
+  }
+  if (i + kPrefetchAhead < level.size()) {
+    const CommitItem& p = level[i + kPrefetchAhead];
+    const Trie* pt = static_cast<const Trie*>(p.t);
+    const Node* px = p.kids == kNoNode ? &pt->nodes_[p.id] : nullptr;  // (its line was requested above)
+    if (!px || px->kind == NodeKind::branch) {
+      // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2)),
+      // from the record for a logged branch
+      const char* kb = reinterpret_cast<const char*>(&pt->kids_[px ? px->child : p.kids]);
+      for (int j = 0, lines = (popcount16(px ? px->kid_mask : p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
+    } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
+      __builtin_prefetch(reinterpret_cast<const char*>(px) + 64);
+    }
+  }
+}
+
+// Item it's encoding into buf (grown as needed): returns its first byte, *end one past its
+// last. A branch is encoded from its children block's slot lines: a logged branch without a
+// value from its record alone (its node line is not read), any other from its node. No
+// node line is written (the epoch bump cleans every node).
+inline uint8_t* Trie::encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const {
+  const Node* x = it.kids == kNoNode ? &nodes_[it.id] : nullptr;
+  if (x && x->kind != NodeKind::branch) {
+    const size_t need = encoded_bound(*x);
+    if (buf.size() < need) buf.resize(need);
+    *end = put_encoding(*x, buf.data());
+    return buf.data();
+  }
+  const uint32_t k = x ? x->child : it.kids;
+  const uint16_t kid_mask = x ? x->kid_mask : it.kid_mask;
+#ifndef NDEBUG
+  if (!x) {
+    const Node& dx = nodes_[it.id];
+    assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
+  }
+  for (unsigned b = 0; b < 16; ++b) assert(((kid_mask >> b) & 1) == (kids_[k].id[b] != kNoNode));
+#endif
+  const size_t need = x ? encoded_bound(*x) : kBranchMaxFixed;
+  if (buf.size() < need) buf.resize(need);
+  const uint32_t embedded = any_embedded_ ? kids_embedded_[k] & ((1u << popcount16(kid_mask)) - 1) : 0;
+  const bool value = x && x->has_value;
+  return put_branch_slots(buf.data(), kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
+                          value ? x->bytes.value_size() : 0, end);
+}
+
 bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m) {
   CommitFeed& f = *static_cast<CommitFeed*>(ctx);
   const std::vector<CommitItem>& level = *f.level;
@@ -851,55 +967,11 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
   std::vector<uint8_t>& buf = f.sc->lane_buf[lane];
   for (; f.i < f.end; ++f.i) {
     const size_t i = f.i;
-    // two stages: the node line 2*ahead, then (from that line) the children slot lines or
-    // the leaf's path and value 1*ahead; they arrive while the kernel permutes
-    if (i + 2 * kPrefetchAhead < level.size()) {
-      const CommitItem& p = level[i + 2 * kPrefetchAhead];
-      if (p.kids == kNoNode) __builtin_prefetch(&static_cast<const Trie*>(p.t)->nodes_[p.id]);
-    }
-    if (i + kPrefetchAhead < level.size()) {
-      const CommitItem& p = level[i + kPrefetchAhead];
-      const Trie* pt = static_cast<const Trie*>(p.t);
-      const Node* px = p.kids == kNoNode ? &pt->nodes_[p.id] : nullptr;  // (its line was requested above)
-      if (!px || px->kind == NodeKind::branch) {
-        // the slot lines of the present children (dense: slots 0 .. c-1 in lines 1 .. ceil(c / 2)),
-        // from the record for a logged branch
-        const char* kb = reinterpret_cast<const char*>(&pt->kids_[px ? px->child : p.kids]);
-        for (int j = 0, lines = (popcount16(px ? px->kid_mask : p.kid_mask) + 1) / 2; j < lines; ++j) __builtin_prefetch(kb + 64 + 64 * j);
-      } else {  // line 1: the rest of the path, the value (a leaf's) or child ref (an extension's)
-        __builtin_prefetch(reinterpret_cast<const char*>(px) + 64);
-      }
-    }
+    commit_prefetch(level, i);
     const CommitItem& it = level[i];
     Trie* t = static_cast<Trie*>(it.t);
-    // A branch is encoded from its children block's slot lines: a logged branch without a
-    // value from its record alone (its node line is not read), any other from its node. No
-    // node line is written (the epoch bump cleans every node).
-    const Node* x = it.kids == kNoNode ? &t->nodes_[it.id] : nullptr;
-    uint8_t* out;
     uint8_t* end;
-    if (!x || x->kind == NodeKind::branch) {
-      const uint32_t k = x ? x->child : it.kids;
-      const uint16_t kid_mask = x ? x->kid_mask : it.kid_mask;
-#ifndef NDEBUG
-      if (!x) {
-        const Node& dx = t->nodes_[it.id];
-        assert(dx.kind == NodeKind::branch && !dx.has_value && dx.child == it.kids && dx.kid_mask == it.kid_mask);
-      }
-      for (unsigned b = 0; b < 16; ++b) assert(((kid_mask >> b) & 1) == (t->kids_[k].id[b] != kNoNode));
-#endif
-      const size_t need = x ? t->encoded_bound(*x) : kBranchMaxFixed;
-      if (buf.size() < need) buf.resize(need);
-      const uint32_t embedded = t->any_embedded_ ? t->kids_embedded_[k] & ((1u << popcount16(kid_mask)) - 1) : 0;
-      const bool value = x && x->has_value;
-      out = put_branch_slots(buf.data(), t->kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
-                             value ? x->bytes.value_size() : 0, &end);
-    } else {
-      const size_t need = t->encoded_bound(*x);
-      if (buf.size() < need) buf.resize(need);
-      out = buf.data();
-      end = t->put_encoding(*x, out);
-    }
+    uint8_t* out = t->encode_commit_item(it, buf, &end);
     const size_t len = size_t(end - out);
     // The ref goes where the parent reads it (its children slot, the parent extension's
     // value, or the trie's root ref): an embedded ref now, a 32-byte ref after the pull call
@@ -928,81 +1000,95 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
   return false;
 }
 
-void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
-  thread_local CommitScratch sc;
-  // 1. Collect the dirty nodes of every trie, one depth at a time (breadth first, so the
-  //    nodes of the next depth can be prefetched while this one is scanned).
-  size_t depths = 0;
-  auto level_at = [&](size_t d) -> std::vector<CommitItem>& {
-    if (sc.by_depth.size() <= d) sc.by_depth.resize(d + 1);
-    return sc.by_depth[d];
-  };
-  // From the batch logs when every dirty trie has one (by height: index H - height, so
-  // the loop below still runs from the last index to 0 and children come first).
-  bool logged = true;
-  uint32_t max_height = 0;
+// Whether every dirty trie of the commit has a valid batch log; *max_height: the tallest
+// logged node's height.
+bool Trie::commit_logs_valid(std::span<Trie* const> tries, uint32_t* max_height) {
+  *max_height = 0;
   for (Trie* t : tries) {
     if (!t->dirty()) continue;
-    if (!t->dirty_log_valid_) { logged = false; break; }
-    for (const DirtyRecord& r : t->dirty_log_) max_height = std::max(max_height, uint32_t(r.height));
+    if (!t->dirty_log_valid_) return false;
+    for (const DirtyRecord& r : t->dirty_log_) *max_height = std::max(*max_height, uint32_t(r.height));
   }
-  if (logged) {
-    for (size_t d = 0; d <= max_height; ++d) level_at(d).clear();
-    for (Trie* t : tries) {
-      if (!t->dirty()) continue;
-      for (const DirtyRecord& r : t->dirty_log_) sc.by_depth[max_height - r.height].push_back({t, r.id, r.parent_kids, r.nib, r.kids, r.kid_mask});
-      depths = max_height + 1;
-    }
-  } else {
-    auto& l0 = level_at(0);
-    l0.clear();
-    for (Trie* t : tries)
-      if (t->dirty()) l0.push_back({t, t->root_, kNoNode, kNoNode});
-    depths = l0.empty() ? 0 : 1;
-  }
+  return true;
+}
+
+// The commit lists from the batch logs, by height (index max_height - height, so the hash
+// pass still runs from the last index to 0 and children come first). Returns the depths.
+size_t Trie::commit_lists_from_logs(std::span<Trie* const> tries, CommitScratch& sc, uint32_t max_height) {
+  size_t depths = 0;
+  for (size_t d = 0; d <= max_height; ++d) sc.level_at(d).clear();
   for (Trie* t : tries) {
-    // a bulk load's log (millions of records) is not kept for the blocks that follow
+    if (!t->dirty()) continue;
+    for (const DirtyRecord& r : t->dirty_log_) sc.by_depth[max_height - r.height].push_back({t, r.id, r.parent_kids, r.nib, r.kids, r.kid_mask});
+    depths = max_height + 1;
+  }
+  return depths;
+}
+
+// The batch logs are used up: cleared, and a bulk load's (millions of records) not kept for
+// the blocks that follow.
+void Trie::release_dirty_logs(std::span<Trie* const> tries) {
+  for (Trie* t : tries) {
     if (t->dirty_log_.capacity() > kKeepScratchItems) std::vector<DirtyRecord>().swap(t->dirty_log_);
     else t->dirty_log_.clear();
     t->dirty_log_valid_ = false;
   }
-  for (size_t d = 0; d < depths && !logged; ++d) {
-    auto& next = level_at(d + 1);
-    next.clear();
-    const auto& level = sc.by_depth[d];
-    for (size_t i = 0; i < level.size(); ++i) {
-      if (i + 2 * kPrefetchAhead < level.size()) {
-        const CommitItem& f = level[i + 2 * kPrefetchAhead];
-        __builtin_prefetch(&static_cast<Trie*>(f.t)->nodes_[f.id]);
-      }
-      if (i + kPrefetchAhead < level.size()) {  // its node line was prefetched above
-        const CommitItem& f = level[i + kPrefetchAhead];
-        const Trie* ft = static_cast<const Trie*>(f.t);
-        const Node& fx = ft->nodes_[f.id];
-        if (fx.kind == NodeKind::branch) __builtin_prefetch(&ft->kids_[fx.child].id);  // line 0: the ids
-      }
-      const CommitItem& it = level[i];
-      Trie* t = static_cast<Trie*>(it.t);
-      const Node& x = t->nodes_[it.id];
-      if (x.kind == NodeKind::extension) {
-        if (t->is_dirty(t->nodes_[x.child])) next.push_back({t, x.child, kNoNode, it.id});
-      } else if (x.kind == NodeKind::branch && t->dirty_kids(x)) {
-        const Kids& k = t->kids_[x.child];
-        for (uint32_t m = t->dirty_kids(x); m; m &= m - 1) {
-          const uint32_t nib = uint32_t(__builtin_ctz(m));
-          next.push_back({t, k.id[nib], x.child, slot_rank(x.kid_mask, nib)});
-        }
+}
+
+// The dirty children of one depth's items into `next` (each node line and a branch's ids
+// line prefetched a few items ahead).
+void Trie::commit_collect_level(const std::vector<CommitItem>& level, std::vector<CommitItem>& next) {
+  for (size_t i = 0; i < level.size(); ++i) {
+    if (i + 2 * kPrefetchAhead < level.size()) {
+      const CommitItem& f = level[i + 2 * kPrefetchAhead];
+      __builtin_prefetch(&static_cast<Trie*>(f.t)->nodes_[f.id]);
+    }
+    if (i + kPrefetchAhead < level.size()) {  // its node line was prefetched above
+      const CommitItem& f = level[i + kPrefetchAhead];
+      const Trie* ft = static_cast<const Trie*>(f.t);
+      const Node& fx = ft->nodes_[f.id];
+      if (fx.kind == NodeKind::branch) __builtin_prefetch(&ft->kids_[fx.child].id);  // line 0: the ids
+    }
+    const CommitItem& it = level[i];
+    Trie* t = static_cast<Trie*>(it.t);
+    const Node& x = t->nodes_[it.id];
+    if (x.kind == NodeKind::extension) {
+      if (t->is_dirty(t->nodes_[x.child])) next.push_back({t, x.child, kNoNode, it.id});
+    } else if (x.kind == NodeKind::branch && t->dirty_kids(x)) {
+      const Kids& k = t->kids_[x.child];
+      for (uint32_t m = t->dirty_kids(x); m; m &= m - 1) {
+        const uint32_t nib = uint32_t(__builtin_ctz(m));
+        next.push_back({t, k.id[nib], x.child, slot_rank(x.kid_mask, nib)});
       }
     }
+  }
+}
+
+// The commit lists by walking down from the dirty roots, one depth at a time (breadth
+// first, so the nodes of the next depth can be prefetched while this one is scanned).
+// Returns the depths.
+size_t Trie::commit_lists_by_walk(std::span<Trie* const> tries, CommitScratch& sc) {
+  auto& l0 = sc.level_at(0);
+  l0.clear();
+  for (Trie* t : tries)
+    if (t->dirty()) l0.push_back({t, t->root_, kNoNode, kNoNode});
+  size_t depths = l0.empty() ? 0 : 1;
+  for (size_t d = 0; d < depths; ++d) {
+    auto& next = sc.level_at(d + 1);
+    next.clear();
+    commit_collect_level(sc.by_depth[d], next);
     if (!next.empty()) depths = d + 2;
   }
-  // 2. Deepest depth first, one keccak256_batch_pull per kPullChunk nodes of a depth: the
-  //    kernel asks for the next node whenever a lane is free, and commit_feed_next encodes
-  //    it into that lane's buffer from lines it prefetched a few nodes earlier, so the
-  //    misses of the clean siblings' ref lines are served while the kernel permutes.
-  //    Digests land in a small array and go to where each parent reads them after the call
-  //    (written from inside the kernel, a store to a cold line held up its own stores).
-  CommitStats st;
+  return depths;
+}
+
+// 2. Deepest depth first, one keccak256_batch_pull per kPullChunk nodes of a depth: the
+//    kernel asks for the next node whenever a lane is free, and commit_feed_next encodes
+//    it into that lane's buffer from lines it prefetched a few nodes earlier, so the
+//    misses of the clean siblings' ref lines are served while the kernel permutes.
+//    Digests land in a small array and go to where each parent reads them after the call
+//    (written from inside the kernel, a store to a cold line held up its own stores).
+void Trie::commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, NodeCapture* capture) {
   sc.digests.resize(32 * kPullChunk);
   for (size_t d = depths; d-- > 0;) {
     CommitFeed feed{&sc.by_depth[d], 0, 0, &sc, &st, capture};
@@ -1021,6 +1107,19 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
     st.nodes_rehashed += sc.by_depth[d].size();
     ++st.depths;
   }
+}
+
+void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
+  thread_local CommitScratch sc;
+  // 1. Collect the dirty nodes of every trie, by depth: from the batch logs when every
+  //    dirty trie has one, else by a walk from the roots.
+  uint32_t max_height = 0;
+  const bool logged = commit_logs_valid(tries, &max_height);
+  size_t depths = logged ? commit_lists_from_logs(tries, sc, max_height) : 0;
+  release_dirty_logs(tries);
+  if (!logged) depths = commit_lists_by_walk(tries, sc);
+  CommitStats st;
+  commit_hash_lists(sc, depths, st, capture);
   // 3. Every node of the committed tries is clean now: one epoch bump each (a trie listed
   //    twice is bumped once: after its bump it is no longer dirty).
   for (Trie* t : tries)

@@ -200,6 +200,34 @@ class Trie final : public NodeSource {
   // drop e when the child is gone.
   Result relink_extension(NodeId e, NodeId child);
 
+  // apply_sorted's steps (trie.cpp): the cursors of the batch descent, one per position,
+  // top down (batch_descent), then bottom up (batch_finish_cursor).
+  struct BatchCursor;
+  struct BatchScratch;
+  size_t batch_descent(std::span<const Write> writes, BatchScratch& sc);
+  inline void batch_prefetch_descent(const std::vector<BatchCursor>& level, size_t i) const;
+  inline bool batch_descend_extension(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
+                               std::vector<BatchCursor>& next);
+  inline void batch_descend_branch(BatchCursor& c, uint32_t ci, const Node& x, std::span<const Write> writes,
+                            std::vector<BatchCursor>& next);
+  inline void batch_apply_writes(BatchCursor& c, std::span<const Write> writes, std::vector<uint8_t>& nibbles);
+  inline void batch_finish_cursor(BatchScratch& sc, size_t d, BatchCursor& c, bool& logging);
+  inline void batch_finish_descended(BatchCursor& c, uint32_t ref_at, bool& logging);
+  inline void batch_hand_to_parent(const BatchCursor& c, BatchCursor& p);
+
+  // commit_many's steps (trie.cpp): the dirty nodes by depth (from the batch logs or by a
+  // walk), then hashed deepest first.
+  struct CommitItem;
+  struct CommitScratch;
+  struct CommitFeed;
+  static bool commit_logs_valid(std::span<Trie* const> tries, uint32_t* max_height);
+  static size_t commit_lists_from_logs(std::span<Trie* const> tries, CommitScratch& sc, uint32_t max_height);
+  static void release_dirty_logs(std::span<Trie* const> tries);
+  static void commit_collect_level(const std::vector<CommitItem>& level, std::vector<CommitItem>& next);
+  static size_t commit_lists_by_walk(std::span<Trie* const> tries, CommitScratch& sc);
+  static void commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, NodeCapture* capture);
+  static inline void commit_prefetch(const std::vector<CommitItem>& level, size_t i);
+  inline uint8_t* encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const;
   // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie.cpp).
   static bool commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m);
 

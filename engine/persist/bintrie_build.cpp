@@ -288,19 +288,133 @@ class RocksSink final : public BlobSink {
   std::vector<std::string> keys_, vals_;
 };
 
+// The sorted leaves with what the emitter needs of them: each stem's hash and the common
+// prefix (bits) of each pair of neighbouring stems.
+struct SortedStems {
+  const bintrie::Hasher& h;
+  unsigned g;
+  const bintrie::SortedEntries& sorted;
+  std::vector<Bytes32> stem_hash;
+  std::vector<uint8_t> lcp;
+};
+
+// The stems' hashes, in parallel blocks of kHashBlock stems.
+std::vector<Bytes32> hash_sorted_stems(const bintrie::Hasher& h, const bintrie::SortedEntries& sorted) {
+  const size_t n = sorted.stems();
+  std::vector<Bytes32> stem_hash(n);
+  constexpr size_t kHashBlock = 8192;
+  pipeline::parallel_for((n + kHashBlock - 1) / kHashBlock, 1, [&](size_t lo, size_t hi) {
+    for (size_t blk = lo; blk < hi; ++blk) {
+      const size_t s0 = blk * kHashBlock, s1 = std::min(n, s0 + kHashBlock);
+      bintrie::hash_stems(h, sorted, s0, s1, stem_hash.data() + s0, nullptr);
+    }
+  });
+  return stem_hash;
+}
+
+// lcp[i]: the common prefix in bits of stems i and i + 1 (in parallel).
+std::vector<uint8_t> neighbour_lcps(const bintrie::SortedEntries& sorted) {
+  const size_t n = sorted.stems();
+  std::vector<uint8_t> lcp(n ? n - 1 : 0);
+  pipeline::parallel_for(lcp.size(), 65536, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) {
+      const uint64_t x = sorted.stem_prefix(i) ^ sorted.stem_prefix(i + 1);
+      lcp[i] = uint8_t(x ? unsigned(std::countl_zero(x)) : bintrie::stem_lcp(sorted.stem(i), sorted.stem(i + 1)));
+    }
+  });
+  return lcp;
+}
+
+// Arena: the tree packed into record pages (and with o.snapshot the flat snapshot of every
+// leaf in key order) and committed in one copy-on-write commit; a failure before the
+// commit aborts the space taken.
+io::Status write_arena_tree(DbFiles& files, const DbOptions& o, const state::StateSource& src, const SortedStems& ss,
+                            const ProgressFn& progress, DbFiles::Fields& fields, BuildReport& r, uint64_t* commit_ns) {
+  PageWriter w(files.arena->pages(), files.arena->space());
+  SubtreePacker packer(w);
+  ArenaSink sink(packer, w.payload_bytes());
+  Emitter em(ss.h, ss.g, ss.sorted, ss.stem_hash, ss.lcp, sink, progress);
+  Bytes32 root;
+  std::vector<Locator> roots;
+  io::Status st = em.run(&root);
+  if (st) st = packer.finish(&roots);
+  SnapshotRef snap_ref;
+  uint64_t snap_pages = 0;
+  if (st && o.snapshot) {
+    // Every leaf in key order (the writer keeps an account's two header leaves on one page).
+    SnapshotWriter sw(w);
+    for (size_t i = 0; st && i < ss.sorted.size(); ++i) st = sw.add(ss.sorted.entry(i).key, ss.sorted.entry(i).value);
+    if (st) st = sw.finish(&snap_ref);
+    snap_pages = sw.pages_written();
+  }
+  if (st && roots.size() > 1) st = {io::Errc::bad_argument, "binary trie build: more than one root record"};
+  if (!st) {
+    (void)w.finish();
+    files.arena->space().abort();
+    return st;
+  }
+  fields.root_hash = root;
+  fields.node_count = sink.records;
+  fields.payload_bytes = em.blob_bytes;
+  const uint64_t c0 = io::monotonic_ns();
+  st = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json(),
+                          o.snapshot ? &snap_ref : nullptr);
+  *commit_ns = io::monotonic_ns() - c0;
+  if (!st) return st;
+  r.root = root;
+  r.nodes = sink.records;
+  r.pages = packer.stats().pages;
+  r.page_fill = packer.stats().fill();
+  r.node_bytes = em.blob_bytes;
+  r.snapshot_entries = snap_ref.entries;
+  r.snapshot_pages = snap_pages;
+  return {};
+}
+
+// RocksDB: every blob under its path key, in write batches, then the commit.
+io::Status write_rocks_tree(DbFiles& files, const DbOptions& o, const state::StateSource& src, const SortedStems& ss,
+                            const ProgressFn& progress, DbFiles::Fields& fields, BuildReport& r, uint64_t* commit_ns) {
+  if (!files.rocks) return {io::Errc::bad_argument, "build_bintrie: RocksDB store not open"};
+  if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
+  RocksSink sink(*files.rocks);
+  Emitter em(ss.h, ss.g, ss.sorted, ss.stem_hash, ss.lcp, sink, progress);
+  Bytes32 root;
+  io::Status st = em.run(&root);
+  if (st) st = sink.flush();
+  if (!st) return st;
+  fields.root_hash = root;
+  fields.node_count = sink.records;
+  fields.payload_bytes = em.blob_bytes;
+  const uint64_t c0 = io::monotonic_ns();
+  st = files.commit_rocks(fields, src.spec_json());
+  *commit_ns = io::monotonic_ns() - c0;
+  if (!st) return st;
+  r.root = root;
+  r.nodes = sink.records;
+  r.node_bytes = em.blob_bytes;
+  return {};
+}
+
+// The build's parameters: a binary trie, a known hash, a group depth in 1..8 whose
+// groups fit an arena page.
+io::Status check_build_params(const DbFiles& files, const io::StoreParams& p, bintrie::Hasher* h) {
+  if (p.tree_kind != io::TreeKind::bintrie) return {io::Errc::bad_argument, "build_bintrie: not a binary trie database"};
+  if (io::Status st = bd::hasher_for(p, h); !st) return st;
+  if (files.store == StoreKind::arena)
+    if (io::Status st = bd::check_group_fits(p); !st) return st;
+  if (p.group_depth < 1 || p.group_depth > 8)
+    return {io::Errc::bad_argument, "binary trie group depth " + std::to_string(p.group_depth) + " out of range 1..8"};
+  return {};
+}
+
 }  // namespace
 
 io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                          const ProgressFn& progress) {
   const uint64_t t0 = io::monotonic_ns();
   const io::StoreParams& p = o.params;
-  if (p.tree_kind != io::TreeKind::bintrie) return {io::Errc::bad_argument, "build_bintrie: not a binary trie database"};
   bintrie::Hasher h;
-  if (io::Status st = bd::hasher_for(p, &h); !st) return st;
-  if (files.store == StoreKind::arena)
-    if (io::Status st = bd::check_group_fits(p); !st) return st;
-  if (p.group_depth < 1 || p.group_depth > 8)
-    return {io::Errc::bad_argument, "binary trie group depth " + std::to_string(p.group_depth) + " out of range 1..8"};
+  if (io::Status st = check_build_params(files, p, &h); !st) return st;
   const unsigned g = p.group_depth;
   const bintrie::KeyScheme ks{h, bintrie::TreeIndexEndian::big};
   if (progress) progress(0, kProgressTotal);
@@ -311,22 +425,7 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
     return {io::Errc::bad_argument, "binary trie build: more than 2^32 leaves"};
   const unsigned threads = std::max(1u, pipeline::concurrency());
   const bintrie::SortedEntries sorted = bintrie::sort_entries(leaves.entries, threads, /*materialize=*/false);
-  const size_t n = sorted.stems();
-  std::vector<Bytes32> stem_hash(n);
-  constexpr size_t kHashBlock = 8192;
-  pipeline::parallel_for((n + kHashBlock - 1) / kHashBlock, 1, [&](size_t lo, size_t hi) {
-    for (size_t blk = lo; blk < hi; ++blk) {
-      const size_t s0 = blk * kHashBlock, s1 = std::min(n, s0 + kHashBlock);
-      bintrie::hash_stems(h, sorted, s0, s1, stem_hash.data() + s0, nullptr);
-    }
-  });
-  std::vector<uint8_t> lcp(n ? n - 1 : 0);
-  pipeline::parallel_for(lcp.size(), 65536, [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) {
-      const uint64_t x = sorted.stem_prefix(i) ^ sorted.stem_prefix(i + 1);
-      lcp[i] = uint8_t(x ? unsigned(std::countl_zero(x)) : bintrie::stem_lcp(sorted.stem(i), sorted.stem(i + 1)));
-    }
-  });
+  const SortedStems ss{h, g, sorted, hash_sorted_stems(h, sorted), neighbour_lcps(sorted)};
   if (progress) progress(600, kProgressTotal);
 
   BuildReport r;
@@ -335,66 +434,9 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
   DbFiles::Fields fields;
   fields.key_count = sorted.size();
   uint64_t commit_ns = 0;
-
-  if (files.store == StoreKind::arena) {
-    PageWriter w(files.arena->pages(), files.arena->space());
-    SubtreePacker packer(w);
-    ArenaSink sink(packer, w.payload_bytes());
-    Emitter em(h, g, sorted, stem_hash, lcp, sink, progress);
-    Bytes32 root;
-    std::vector<Locator> roots;
-    io::Status st = em.run(&root);
-    if (st) st = packer.finish(&roots);
-    SnapshotRef snap_ref;
-    uint64_t snap_pages = 0;
-    if (st && o.snapshot) {
-      // Every leaf in key order (the writer keeps an account's two header leaves on one page).
-      SnapshotWriter sw(w);
-      for (size_t i = 0; st && i < sorted.size(); ++i) st = sw.add(sorted.entry(i).key, sorted.entry(i).value);
-      if (st) st = sw.finish(&snap_ref);
-      snap_pages = sw.pages_written();
-    }
-    if (st && roots.size() > 1) st = {io::Errc::bad_argument, "binary trie build: more than one root record"};
-    if (!st) {
-      (void)w.finish();
-      files.arena->space().abort();
-      return st;
-    }
-    fields.root_hash = root;
-    fields.node_count = sink.records;
-    fields.payload_bytes = em.blob_bytes;
-    const uint64_t c0 = io::monotonic_ns();
-    st = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json(),
-                            o.snapshot ? &snap_ref : nullptr);
-    commit_ns = io::monotonic_ns() - c0;
-    if (!st) return st;
-    r.root = root;
-    r.nodes = sink.records;
-    r.pages = packer.stats().pages;
-    r.page_fill = packer.stats().fill();
-    r.node_bytes = em.blob_bytes;
-    r.snapshot_entries = snap_ref.entries;
-    r.snapshot_pages = snap_pages;
-  } else {
-    if (!files.rocks) return {io::Errc::bad_argument, "build_bintrie: RocksDB store not open"};
-    if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
-    RocksSink sink(*files.rocks);
-    Emitter em(h, g, sorted, stem_hash, lcp, sink, progress);
-    Bytes32 root;
-    io::Status st = em.run(&root);
-    if (st) st = sink.flush();
-    if (!st) return st;
-    fields.root_hash = root;
-    fields.node_count = sink.records;
-    fields.payload_bytes = em.blob_bytes;
-    const uint64_t c0 = io::monotonic_ns();
-    st = files.commit_rocks(fields, src.spec_json());
-    commit_ns = io::monotonic_ns() - c0;
-    if (!st) return st;
-    r.root = root;
-    r.nodes = sink.records;
-    r.node_bytes = em.blob_bytes;
-  }
+  io::Status st = files.store == StoreKind::arena ? write_arena_tree(files, o, src, ss, progress, fields, r, &commit_ns)
+                                                  : write_rocks_tree(files, o, src, ss, progress, fields, r, &commit_ns);
+  if (!st) return st;
   if (progress) progress(kProgressTotal, kProgressTotal);
   r.disk_bytes = files.disk_bytes();
   r.build_ns = io::monotonic_ns() - t0;

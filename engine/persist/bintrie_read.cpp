@@ -166,6 +166,9 @@ class BintrieDb final : public TreeDb {
   io::Status read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode* out, bool* complete);
   // Walks cursor i through cached pages until it is done or waits for a page.
   io::Status advance(uint32_t i, LookupState& ls);
+  io::Status lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni);
+  io::Status split_half_child(const LiteNode& n, uint32_t e, uint32_t i, Locator at, Locator* child);
+  static constexpr uint32_t kNoNode = ~0u;
   void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
 
   bool empty_tree() const { return files_.manifest.root_hash == Bytes32{}; }
@@ -174,6 +177,9 @@ class BintrieDb final : public TreeDb {
   // Arena: the node at l (its page loaded). *complete = false: load `need` first (and
   // call again). *records counts the records read.
   io::Status read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records);
+  io::Status read_group_children(Locator l, const RecordView& rec, Node* out, uint64_t* records);
+  io::Status read_chunked_stem(Locator l, const RecordView& rec, Node* out, bool* complete, std::vector<Locator>* need,
+                               uint64_t* records);
   // Arena: read_node, loading whatever it needs (verify, prove).
   io::Status read_node_sync(Locator l, Node* out, uint64_t* records);
   // RocksDB: the node at (path, depth); found = false when absent.
@@ -185,8 +191,69 @@ class BintrieDb final : public TreeDb {
   void finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans);
 
   io::Status lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats, bool cold);
+  void arena_lookup_stats(const ReadCounters& before, uint64_t visits, uint64_t cpu0, LookupStats* s);
   io::Status lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats);
+  // lookup_rocks's round: the distinct blob keys of the open cursors, their blobs and nodes.
+  struct RocksRound {
+    std::unordered_map<std::string, uint32_t> index;
+    std::vector<std::string> keys;
+    std::vector<std::string_view> views;
+    std::vector<uint32_t> slot_of;  // per cursor: its key's index
+    std::vector<std::string> values;
+    std::vector<uint8_t> found;
+    std::vector<Node> decoded;      // one per distinct key of the round
+    std::vector<Bytes32> expect;    // per distinct key: the hash its node must have
+  };
+  io::Status rocks_round_keys(const std::vector<Cursor>& cur, RocksRound& r);
+  io::Status rocks_decode(RocksRound& r, size_t j);
+  io::Status rocks_read_round(RocksRound& r, LookupStats* s);
   io::Status prove_key(const Bytes32& key, bintrie::KeyProof* out);
+  // prove_key's position: the node (arena: its locator), its bit depth, whether its
+  // parent's entry ends in a stem, the hash it must have.
+  struct ProvePos {
+    Locator loc;
+    unsigned depth;
+    bool stem_only;
+    Bytes32 expect;
+  };
+  io::Status read_prove_node(const Bytes32& key, const ProvePos& at, Node* node, std::string* where, uint64_t* records);
+  io::Status prove_at_stem(const bintrie::StemBlob& stem, const Bytes32& key, const ProvePos& at,
+                           const std::string& where, bintrie::KeyProof* p);
+  io::Status prove_in_group(const bintrie::GroupBlob& group, const std::vector<Locator>& children, const Bytes32& key,
+                            ProvePos& at, const std::string& where, bintrie::KeyProof* p, bool* done);
+
+  // verify(): a node still to check, with the hash its parent committed to.
+  struct VerifyItem {
+    Locator loc;
+    Bytes32 expect;
+    Bytes32 path;        // the first `depth` bits are the node's position
+    uint8_t depth;
+    uint8_t stem_only;
+  };
+  // verify()'s walk: todo, the nodes still to check, a stack (depth-first, so it stays
+  // small); each round takes up to kVerifyChunk from its top (chunk) and loads their pages
+  // in one submission. cached: arena children whose page is already cached, checked at once
+  // (their page may hold a whole subtree), so a page is read about once even though the
+  // cache is dropped. The rest: buffers reused across chunks, and the counts so far.
+  struct VerifyWalk {
+    VerifyReport rep;
+    bool arena = false;
+    std::vector<VerifyItem> todo, chunk, cached;
+    uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
+    uint64_t account_leaves = 0;  // leaves the accounts found hold: not storage slots
+    Node node;
+    std::vector<Locator> locs;
+    std::vector<std::string> keys;
+    std::vector<std::string_view> views;
+    std::vector<std::string> values;
+    std::vector<uint8_t> found;
+  };
+  io::Status verify_stem(VerifyWalk& w, const VerifyItem& it, const std::string& where);
+  io::Status verify_group(VerifyWalk& w, const VerifyItem& it, const std::string& where);
+  io::Status verify_node(VerifyWalk& w, const VerifyItem& it, const std::string& where);
+  io::Status verify_chunk_arena(VerifyWalk& w);
+  io::Status verify_chunk_rocks(VerifyWalk& w);
+  io::Status finish_verify(VerifyWalk& w, const ReadCounters& before);
 
   DbFiles files_;
   bintrie::Hasher h_;
@@ -213,13 +280,71 @@ io::Status BintrieDb::run_checks(const Name& name) {
                                                                     : ": stem hash does not match its parent's entry")};
 }
 
+// What is wrong with the record at l, as an error naming it.
+io::Status record_error(Locator l, const std::string& what) {
+  return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": " + what};
+}
+
+// A group record's children into out->children: all of a plain group's; a split group's
+// direct ones and, when its page is cached, those of its half record (else the half is
+// left in out->split_half, loaded only when a walk needs those children).
+io::Status BintrieDb::read_group_children(Locator l, const RecordView& rec, Node* out, uint64_t* records) {
+  const size_t k = out->group.entries.size();
+  out->children.clear();
+  if (rec.kind == bd::kGroup) {
+    if (rec.child_count != k || k > kMaxChildren)
+      return record_error(l, "group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+    for (uint32_t i = 0; i < k; ++i) out->children.push_back(rec.child(i));
+    return {};
+  }
+  if (rec.child_count != kMaxChildren || k <= kMaxChildren)
+    return record_error(l, "split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+  const Locator half_loc = rec.child(bd::kSplitDirect);
+  for (uint32_t i = 0; i < bd::kSplitDirect; ++i) out->children.push_back(rec.child(i));
+  if (!reader_->loaded(locator_page(half_loc))) {
+    out->split_half = half_loc;
+    return {};
+  }
+  RecordView half;
+  if (io::Status st = reader_->record(half_loc, &half); !st) return st;
+  ++*records;
+  if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
+    return record_error(l, "child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(half_loc) +
+                               ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
+  for (uint32_t j = 0; j < half.child_count; ++j) out->children.push_back(half.child(j));
+  return {};
+}
+
+// A chunked stem: once every piece's page is cached (else they go to *need), the pieces
+// reassembled and decoded as one stem blob.
+io::Status BintrieDb::read_chunked_stem(Locator l, const RecordView& rec, Node* out, bool* complete,
+                                        std::vector<Locator>* need, uint64_t* records) {
+  if (rec.child_count == 0 || !rec.body.empty()) return record_error(l, "chunked stem without pieces");
+  bool all = true;
+  for (uint32_t i = 0; i < rec.child_count; ++i)
+    if (!reader_->loaded(locator_page(rec.child(i)))) { need->push_back(rec.child(i)); all = false; }
+  if (!all) return {};
+  std::vector<uint8_t> blob;
+  for (uint32_t i = 0; i < rec.child_count; ++i) {
+    RecordView piece;
+    if (io::Status st = reader_->record(rec.child(i), &piece); !st) return st;
+    ++*records;
+    if (piece.kind != bd::kPiece || piece.child_count != 0)
+      return record_error(l, "piece " + std::to_string(i) + " (" + bd::locator_name(rec.child(i)) + ") is not a stem piece");
+    blob.insert(blob.end(), piece.body.begin(), piece.body.end());
+  }
+  if (io::Status st = decode_blob(blob, g_, [&] { return "binary trie " + bd::locator_name(l); }, out, 1); !st) return st;
+  if (out->is_group) return record_error(l, "chunked stem holds a group blob");
+  *complete = true;
+  return {};
+}
+
 io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records) {
   *complete = false;
   RecordView rec;
   if (io::Status st = reader_->record(l, &rec); !st) return st;
   ++*records;
   auto where = [&] { return "binary trie " + bd::locator_name(l); };
-  auto bad = [&](const std::string& what) { return io::Status(io::Errc::corrupt_page, where() + ": " + what); };
   switch (rec.kind) {
     case bd::kStem:
     case bd::kGroup:
@@ -227,62 +352,20 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
       if (io::Status st = decode_blob(rec.body, g_, where, out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
       out->split_half = kNoLocator;
       if (rec.kind == bd::kStem) {
-        if (out->is_group) return bad("stem record holds a group blob");
-        if (rec.child_count != 0) return bad("stem record with " + std::to_string(rec.child_count) + " children");
+        if (out->is_group) return record_error(l, "stem record holds a group blob");
+        if (rec.child_count != 0) return record_error(l, "stem record with " + std::to_string(rec.child_count) + " children");
         *complete = true;
         return {};
       }
-      if (!out->is_group) return bad("group record holds a stem blob");
-      const size_t k = out->group.entries.size();
-      out->children.clear();
-      if (rec.kind == bd::kGroup) {
-        if (rec.child_count != k || k > kMaxChildren)
-          return bad("group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-        for (uint32_t i = 0; i < k; ++i) out->children.push_back(rec.child(i));
-        *complete = true;
-        return {};
-      }
-      if (rec.child_count != kMaxChildren || k <= kMaxChildren)
-        return bad("split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-      const Locator half_loc = rec.child(bd::kSplitDirect);
-      for (uint32_t i = 0; i < bd::kSplitDirect; ++i) out->children.push_back(rec.child(i));
-      *complete = true;
-      if (!reader_->loaded(locator_page(half_loc))) {
-        out->split_half = half_loc;  // loaded only when a walk needs those children
-        return {};
-      }
-      RecordView half;
-      if (io::Status st = reader_->record(half_loc, &half); !st) return st;
-      ++*records;
-      if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
-        return bad("child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(half_loc) +
-                   ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
-      for (uint32_t j = 0; j < half.child_count; ++j) out->children.push_back(half.child(j));
+      if (!out->is_group) return record_error(l, "group record holds a stem blob");
+      if (io::Status st = read_group_children(l, rec, out, records); !st) return st;
       *complete = true;
       return {};
     }
-    case bd::kStemChunked: {
-      if (rec.child_count == 0 || !rec.body.empty()) return bad("chunked stem without pieces");
-      bool all = true;
-      for (uint32_t i = 0; i < rec.child_count; ++i)
-        if (!reader_->loaded(locator_page(rec.child(i)))) { need->push_back(rec.child(i)); all = false; }
-      if (!all) return {};
-      std::vector<uint8_t> blob;
-      for (uint32_t i = 0; i < rec.child_count; ++i) {
-        RecordView piece;
-        if (io::Status st = reader_->record(rec.child(i), &piece); !st) return st;
-        ++*records;
-        if (piece.kind != bd::kPiece || piece.child_count != 0)
-          return bad("piece " + std::to_string(i) + " (" + bd::locator_name(rec.child(i)) + ") is not a stem piece");
-        blob.insert(blob.end(), piece.body.begin(), piece.body.end());
-      }
-      if (io::Status st = decode_blob(blob, g_, where, out, 1); !st) return st;
-      if (out->is_group) return bad("chunked stem holds a group blob");
-      *complete = true;
-      return {};
-    }
+    case bd::kStemChunked:
+      return read_chunked_stem(l, rec, out, complete, need, records);
     default:
-      return bad("unexpected record kind " + std::to_string(rec.kind));
+      return record_error(l, "unexpected record kind " + std::to_string(rec.kind));
   }
 }
 
@@ -480,6 +563,49 @@ void BintrieDb::finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, L
   }
 }
 
+// The node at cursor i's locator, from the batch's memo or read (its page cached) and
+// queued for its hash check; *ni: its index in ls.nodes, or kNoNode while it still waits
+// for stem pieces.
+inline io::Status BintrieDb::lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni) {
+  const Cursor& c = (*ls.cur)[i];
+  const Locator at = c.loc;
+  if (auto it = ls.memo.find(at); it != ls.memo.end()) {
+    *ni = it->second;
+    return {};
+  }
+  LiteNode n;
+  bool complete = false;
+  *ni = kNoNode;
+  if (io::Status st = read_lite(at, i, ls, &n, &complete); !st) return st;
+  if (!complete) return {};  // waits for stem pieces
+  // Used only once its hash matched (the checks run in batches, and all before the
+  // lookup returns): until then it can at worst steer this walk astray (bounded by
+  // depth 248), never into an answer.
+  n.expect = c.expect;
+  if (n.is_group) checks_.add_group(n.group, c.expect.data(), at);
+  else checks_.add_stem(n.stem, c.expect.data(), at);
+  *ni = uint32_t(ls.nodes.size());
+  ls.nodes.push_back(n);
+  ls.memo.emplace(at, *ni);
+  return {};
+}
+
+// Split group n's child e (>= kSplitDirect): from its half record, once that record's page
+// is cached (else cursor i waits for it: *child = kNoLocator).
+inline io::Status BintrieDb::split_half_child(const LiteNode& n, uint32_t e, uint32_t i, Locator at, Locator* child) {
+  *child = kNoLocator;
+  const uint64_t hp = locator_page(n.half);
+  if (!reader_->loaded(hp) && !reader_->request(hp, i)) return {};
+  RecordView half;
+  if (io::Status st = reader_->record(n.half, &half); !st) return st;
+  const size_t k = n.group.k;
+  if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
+    return record_error(at, "child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(n.half) +
+                                ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
+  *child = half.child(e - bd::kSplitDirect);
+  return {};
+}
+
 io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
   Cursor& c = (*ls.cur)[i];
   while (!c.done) {
@@ -489,40 +615,21 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
       return {};
     }
     const Locator at = c.loc;
-    auto bad = [&](const std::string& what) {
-      return io::Status(io::Errc::corrupt_page, "binary trie " + bd::locator_name(at) + ": " + what);
-    };
     uint32_t ni;
-    if (auto it = ls.memo.find(at); it != ls.memo.end()) {
-      ni = it->second;
-    } else {
-      LiteNode n;
-      bool complete = false;
-      if (io::Status st = read_lite(at, i, ls, &n, &complete); !st) return st;
-      if (!complete) return {};  // waits for stem pieces
-      // Used only once its hash matched (the checks run in batches, and all before the
-      // lookup returns): until then it can at worst steer this walk astray (bounded by
-      // depth 248), never into an answer.
-      n.expect = c.expect;
-      if (n.is_group) checks_.add_group(n.group, c.expect.data(), at);
-      else checks_.add_stem(n.stem, c.expect.data(), at);
-      ni = uint32_t(ls.nodes.size());
-      ls.nodes.push_back(n);
-      ls.memo.emplace(at, ni);
-    }
+    if (io::Status st = lite_node_at(i, ls, &ni); !st || ni == kNoNode) return st;
     const LiteNode& n = ls.nodes[ni];
     if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
-      return bad(std::string(n.is_group ? "group" : "stem") +
-                 " hash does not match its parent's entry (two entries name it by different hashes)");
+      return record_error(at, std::string(n.is_group ? "group" : "stem") +
+                                  " hash does not match its parent's entry (two entries name it by different hashes)");
     ++ls.visits;
     if (!n.is_group) {
       if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
-        return bad("stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
+        return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
       finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
       return {};
     }
-    if (c.stem_only) return bad("a group where its parent's entry ends in a stem");
-    if (c.depth >= kMaxDepth) return bad("a group at depth 248 or deeper");
+    if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
+    if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
     const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
     uint32_t e;
     unsigned r;
@@ -532,19 +639,12 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
     }
     Locator child;
     if (n.half != kNoLocator && e >= bd::kSplitDirect) {
-      const uint64_t hp = locator_page(n.half);
-      if (!reader_->loaded(hp) && !reader_->request(hp, i)) {
+      if (io::Status st = split_half_child(n, e, i, at, &child); !st) return st;
+      if (child == kNoLocator) {
         --ls.visits;  // the walk resumes at this group once the half is cached
         c.waits = 1;
         return {};
       }
-      RecordView half;
-      if (io::Status st = reader_->record(n.half, &half); !st) return st;
-      const size_t k = n.group.k;
-      if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
-        return bad("child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(n.half) +
-                   ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
-      child = half.child(e - bd::kSplitDirect);
     } else {
       child = n.rec.child(e);
     }
@@ -554,6 +654,21 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
     std::memcpy(c.expect.data(), n.group.hash(e), 32);
   }
   return {};
+}
+
+// An arena lookup's figures: the reads since `before`, the nodes visited, its CPU time.
+void BintrieDb::arena_lookup_stats(const ReadCounters& before, uint64_t visits, uint64_t cpu0, LookupStats* s) {
+  const ReadCounters& after = reader_->counters();
+  s->rounds = after.rounds - before.rounds;
+  s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
+  s->page_reads = after.page_reads - before.page_reads;
+  s->bytes_read = after.bytes_read - before.bytes_read;
+  s->io_waits = after.stream_waits - before.stream_waits;
+  s->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
+  s->reads_in_flight_max = after.stream_in_flight_max;
+  s->nodes_visited = visits;
+  s->reads_per_round.clear();
+  s->cpu_ns = thread_cpu_ns() - cpu0;
 }
 
 // Streamed (page_reader.h): every cursor advances as soon as the pages it waits for are
@@ -616,336 +731,363 @@ io::Status BintrieDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupA
     reader_->abandon();
     checks_.clear();
   }
-  const ReadCounters& after = reader_->counters();
-  s->rounds = after.rounds - before.rounds;
-  s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
-  s->page_reads = after.page_reads - before.page_reads;
-  s->bytes_read = after.bytes_read - before.bytes_read;
-  s->io_waits = after.stream_waits - before.stream_waits;
-  s->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
-  s->reads_in_flight_max = after.stream_in_flight_max;
-  s->nodes_visited = ls.visits;
-  s->reads_per_round.clear();
-  s->cpu_ns = thread_cpu_ns() - cpu0;
+  arena_lookup_stats(before, ls.visits, cpu0, s);
   return st;
 }
 
+// The name of the node at RocksDB blob key `key`, for errors.
+std::string rocks_key_name(const std::string& key) {
+  return "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(key.data()), key.size()});
+}
+
+// The round's distinct blob keys (one per path the open cursors stand at) with the hash
+// each node must have; slot_of maps each cursor to its key. Two cursors at one path with
+// different hashes are an error (both cannot match).
+io::Status BintrieDb::rocks_round_keys(const std::vector<Cursor>& cur, RocksRound& r) {
+  r.index.clear();
+  r.keys.clear();
+  r.expect.clear();
+  for (size_t i = 0; i < cur.size(); ++i) {
+    if (cur[i].done) continue;
+    const std::vector<uint8_t> k = bintrie::blob_key(cur[i].key.data(), cur[i].depth);
+    std::string ks(reinterpret_cast<const char*>(k.data()), k.size());
+    auto [it, fresh] = r.index.emplace(std::move(ks), uint32_t(r.keys.size()));
+    if (fresh) {
+      r.keys.push_back(it->first);
+      r.expect.push_back(cur[i].expect);
+    } else if (r.expect[it->second] != cur[i].expect) {  // one path, two hashes: both cannot match
+      return {io::Errc::corrupt_page, rocks_key_name(r.keys[it->second]) + ": hash does not match its parent's entry"};
+    }
+    r.slot_of[i] = it->second;
+  }
+  return {};
+}
+
+// Decodes the round's blob j strictly and queues its hash check (tag j).
+io::Status BintrieDb::rocks_decode(RocksRound& r, size_t j) {
+  auto where = [&] { return rocks_key_name(r.keys[j]); };
+  if (!r.found[j]) return {io::Errc::corrupt_page, where() + ": missing"};
+  const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(r.values[j].data()), r.values[j].size()};
+  if (!blob.empty() && blob[0] != bintrie::kGroupBlobVersion && blob[0] != bintrie::kStemBlobVersion)
+    return {io::Errc::corrupt_page, where() + ": unknown blob version byte " + std::to_string(blob[0])};
+  if (io::Status st = decode_blob(blob, g_, where, &r.decoded[j]); !st) return st;
+  // The views for the hash check (the strict checks decode_blob ran, without copies).
+  if (r.decoded[j].is_group) {
+    bintrie::GroupBlobView v;
+    if (std::string e = bintrie::check_group_blob(blob, g_, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
+    checks_.add_group(v, r.expect[j].data(), j);
+  } else {
+    bintrie::StemBlobView v;
+    if (std::string e = bintrie::check_stem_blob(blob, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
+    checks_.add_stem(v, r.expect[j].data(), j);
+  }
+  return {};
+}
+
+// One MultiGet of the round's keys (counted in the stats), each blob decoded, and every
+// node of the round hashed (one batch) before any cursor uses it.
+io::Status BintrieDb::rocks_read_round(RocksRound& r, LookupStats* s) {
+  r.views.assign(r.keys.begin(), r.keys.end());
+  if (io::Status st = files_.rocks->multi_get(r.views, &r.values, &r.found); !st) return st;
+  s->rounds++;
+  s->page_reads += r.keys.size();
+  s->reads_per_round.push_back(uint32_t(r.keys.size()));
+  for (size_t j = 0; j < r.keys.size(); ++j)
+    if (r.found[j]) s->bytes_read += r.values[j].size();
+  r.decoded.resize(r.keys.size());
+  for (size_t j = 0; j < r.keys.size(); ++j)
+    if (io::Status st = rocks_decode(r, j); !st) return st;
+  if (io::Status st = run_checks([&](uint64_t j, bool* root) {
+        *root = r.keys[j].size() == 1;  // blob_key of depth 0: the root
+        return rocks_key_name(r.keys[size_t(j)]);
+      });
+      !st) {
+    checks_.clear();
+    return st;
+  }
+  return {};
+}
+
 io::Status BintrieDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s) {
-  std::unordered_map<std::string, uint32_t> index;
-  std::vector<std::string> keys;
-  std::vector<std::string_view> views;
-  std::vector<uint32_t> slot_of(cur.size());
-  std::vector<std::string> values;
-  std::vector<uint8_t> found;
-  std::vector<Node> decoded;  // one per distinct key of the round
-  std::vector<Bytes32> expect;  // per distinct key: the hash its node must have
+  RocksRound r;
+  r.slot_of.resize(cur.size());
   checks_.clear();
-  auto key_name = [&](size_t j) {
-    return "binary trie node at path key " +
-           bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()});
-  };
   for (;;) {
-    index.clear();
-    keys.clear();
-    expect.clear();
-    for (size_t i = 0; i < cur.size(); ++i) {
-      if (cur[i].done) continue;
-      const std::vector<uint8_t> k = bintrie::blob_key(cur[i].key.data(), cur[i].depth);
-      std::string ks(reinterpret_cast<const char*>(k.data()), k.size());
-      auto [it, fresh] = index.emplace(std::move(ks), uint32_t(keys.size()));
-      if (fresh) {
-        keys.push_back(it->first);
-        expect.push_back(cur[i].expect);
-      } else if (expect[it->second] != cur[i].expect) {  // one path, two hashes: both cannot match
-        return {io::Errc::corrupt_page, key_name(it->second) + ": hash does not match its parent's entry"};
-      }
-      slot_of[i] = it->second;
-    }
-    if (keys.empty()) break;
-    views.assign(keys.begin(), keys.end());
-    if (io::Status st = files_.rocks->multi_get(views, &values, &found); !st) return st;
-    s->rounds++;
-    s->page_reads += keys.size();
-    s->reads_per_round.push_back(uint32_t(keys.size()));
-    for (size_t j = 0; j < keys.size(); ++j)
-      if (found[j]) s->bytes_read += values[j].size();
-    decoded.resize(keys.size());
-    for (size_t j = 0; j < keys.size(); ++j) {
-      auto where = [&] {
-        return "binary trie node at path key " +
-               bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()});
-      };
-      if (!found[j]) return {io::Errc::corrupt_page, where() + ": missing"};
-      const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(values[j].data()), values[j].size()};
-      if (!blob.empty() && blob[0] != bintrie::kGroupBlobVersion && blob[0] != bintrie::kStemBlobVersion)
-        return {io::Errc::corrupt_page, where() + ": unknown blob version byte " + std::to_string(blob[0])};
-      if (io::Status st = decode_blob(blob, g_, where, &decoded[j]); !st) return st;
-      // The views for the hash check (the strict checks decode_blob ran, without copies).
-      if (decoded[j].is_group) {
-        bintrie::GroupBlobView v;
-        if (std::string e = bintrie::check_group_blob(blob, g_, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
-        checks_.add_group(v, expect[j].data(), j);
-      } else {
-        bintrie::StemBlobView v;
-        if (std::string e = bintrie::check_stem_blob(blob, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
-        checks_.add_stem(v, expect[j].data(), j);
-      }
-    }
-    // Every node of the round is hashed (one batch) before any cursor uses it.
-    if (io::Status st = run_checks([&](uint64_t j, bool* root) {
-          *root = keys[j].size() == 1;  // blob_key of depth 0: the root
-          return key_name(size_t(j));
-        });
-        !st) {
-      checks_.clear();
-      return st;
-    }
+    if (io::Status st = rocks_round_keys(cur, r); !st) return st;
+    if (r.keys.empty()) break;
+    if (io::Status st = rocks_read_round(r, s); !st) return st;
     for (size_t i = 0; i < cur.size(); ++i) {
       Cursor& c = cur[i];
       if (c.done) continue;
-      const uint32_t j = slot_of[i];
+      const uint32_t j = r.slot_of[i];
       s->nodes_visited++;
-      if (const char* e = step(c, decoded[j], &ans[i]))
-        return {io::Errc::corrupt_page, "binary trie node at path key " +
-                                            bd::hex({reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size()}) +
-                                            ": " + e};
+      if (const char* e = step(c, r.decoded[j], &ans[i]))
+        return {io::Errc::corrupt_page, rocks_key_name(r.keys[j]) + ": " + e};
     }
   }
   return {};
 }
 
-io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
-  VerifyReport rep;
-  auto fail = [&](const io::Status& st) {
-    rep.ok = false;
-    rep.error = st.message();
-    if (report) *report = rep;
-    return st;
-  };
-  const Bytes32 want_root = files_.manifest.root_hash;
-  const bool arena = files_.store == StoreKind::arena;
-  if (arena && root_loc() == kNoLocator) {
-    if (!empty_tree()) return fail({io::Errc::corrupt_page, "binary trie: no root record but the manifest names a non-empty root"});
-    rep.ok = true;
-    if (report) *report = rep;
-    return {};
+// Checks one stem against its item: its path, its hash; counts its leaves and (an account's
+// header stem) its account fields; hands its leaves to the leaf sink.
+io::Status BintrieDb::verify_stem(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
+  if (!bd::same_prefix(w.node.stem.stem.data(), it.path.data(), it.depth))
+    return {io::Errc::corrupt_page, where + ": stem " + bd::hex(w.node.stem.stem) + " does not continue its path"};
+  if (bintrie::stem_blob_hash(h_, w.node.stem) != it.expect)
+    return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
+  w.rep.leaves += bd::stem_value_count(w.node.stem);
+  if (leaf_sink_) {
+    uint8_t key[32];
+    std::memcpy(key, w.node.stem.stem.data(), 31);
+    for (unsigned i = 0, j = 0; i < 256; ++i) {
+      if (!((w.node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1)) continue;
+      key[31] = uint8_t(i);
+      leaf_sink_({key, 32}, w.node.stem.values[j++]);
+    }
   }
-  struct Item {
-    Locator loc;
-    Bytes32 expect;
-    Bytes32 path;        // the first `depth` bits are the node's position
-    uint8_t depth;
-    uint8_t stem_only;
-  };
-  // todo: the nodes still to check, a stack (depth-first, so it stays small); each round
-  // takes up to kVerifyChunk from its top and loads their pages in one submission.
-  // cached: arena children whose page is already cached, checked at once (their page may
-  // hold a whole subtree), so a page is read about once even though the cache is dropped.
-  std::vector<Item> todo{{root_loc(), want_root, {}, 0, 0}}, chunk, cached;
-  const ReadCounters before = arena ? reader_->counters() : ReadCounters{};
-  uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
-  uint64_t account_leaves = 0;  // leaves the accounts found hold: not storage slots
-  Node node;
-  std::vector<Locator> locs;
-  std::vector<std::string> keys;
-  std::vector<std::string_view> views;
-  std::vector<std::string> values;
-  std::vector<uint8_t> found;
-  const uint64_t total = files_.manifest.node_count;
-  // Checks one node (decoded into `node`) against its item; queues its children.
-  auto check = [&](const Item& it, const std::string& where) -> io::Status {
-    ++done_nodes;
-    if (!node.is_group) {
-      if (!bd::same_prefix(node.stem.stem.data(), it.path.data(), it.depth))
-        return {io::Errc::corrupt_page, where + ": stem " + bd::hex(node.stem.stem) + " does not continue its path"};
-      if (bintrie::stem_blob_hash(h_, node.stem) != it.expect)
-        return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
-      rep.leaves += bd::stem_value_count(node.stem);
-      if (leaf_sink_) {
-        uint8_t key[32];
-        std::memcpy(key, node.stem.stem.data(), 31);
-        for (unsigned i = 0, j = 0; i < 256; ++i) {
-          if (!((node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1)) continue;
-          key[31] = uint8_t(i);
-          leaf_sink_({key, 32}, node.stem.values[j++]);
-        }
-      }
-      if (const auto chunks = bd::account_code_chunks(node.stem)) {
-        ++rep.accounts;
-        account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk
-      }
-      return {};
-    }
-    if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
-    if (it.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)};
-    const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
-    if (inner[0] != it.expect)
-      return {io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
-                                                            : ": group hash does not match its parent's entry")};
-    // Pushed in reverse, so the stacks pop the entries in order.
-    for (size_t e = node.group.entries.size(); e-- > 0;) {
-      const auto& ent = node.group.entries[e];
-      if (it.depth + ent.depth > kMaxDepth)
-        return {io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)};
-      Item ch;
-      ch.loc = arena ? node.children[e] : kNoLocator;
-      ch.expect = ent.hash;
-      ch.path = it.path;
-      ch.depth = uint8_t(it.depth + ent.depth);
-      ch.stem_only = ent.depth < g_;
-      for (unsigned b = 0; b < ent.depth; ++b) {
-        const unsigned d = it.depth + b;
-        const uint8_t mask = uint8_t(0x80 >> (d % 8));
-        if ((ent.pos >> (g_ - 1 - b)) & 1) ch.path[d / 8] |= mask;
-        else ch.path[d / 8] &= uint8_t(~mask);
-      }
-      (arena && reader_->loaded(locator_page(ch.loc)) ? cached : todo).push_back(ch);
-    }
-    return {};
-  };
-  while (!todo.empty()) {
-    const size_t n = std::min(todo.size(), kVerifyChunk);
-    chunk.assign(todo.end() - ptrdiff_t(n), todo.end());
-    todo.resize(todo.size() - n);
-    if (arena) {
-      // The cache is bounded: dropped whenever it holds more than verify_cache_pages.
-      if (reader_->cached_pages() > verify_cache_pages_) reader_->clear();
-      locs.clear();
-      for (const Item& it : chunk) locs.push_back(it.loc);
-      if (io::Status st = reader_->load(locs); !st) return fail(st);
-      for (const Item& first : chunk) {
-        cached.push_back(first);
-        while (!cached.empty()) {
-          const Item it = cached.back();
-          cached.pop_back();
-          if (io::Status st = read_node_sync(it.loc, &node, &records); !st) return fail(st);
-          if (io::Status st = check(it, "binary trie " + bd::locator_name(it.loc)); !st) return fail(st);
-        }
-      }
-    } else {
-      keys.clear();
-      for (const Item& it : chunk) {
-        const std::vector<uint8_t> k = bintrie::blob_key(it.path.data(), it.depth);
-        keys.emplace_back(reinterpret_cast<const char*>(k.data()), k.size());
-      }
-      views.assign(keys.begin(), keys.end());
-      if (io::Status st = files_.rocks->multi_get(views, &values, &found); !st) return fail(st);
-      for (size_t i = 0; i < chunk.size(); ++i) {
-        const std::string where = "binary trie node at path key " +
-                                  bd::hex({reinterpret_cast<const uint8_t*>(keys[i].data()), keys[i].size()});
-        if (!found[i]) {
-          if (chunk[i].depth == 0 && empty_tree()) continue;
-          return fail({io::Errc::corrupt_page, where + ": missing"});
-        }
-        rocks_bytes += values[i].size();
-        ++records;
-        if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()}, g_,
-                                        [&] { return where; }, &node);
-            !st)
-          return fail(st);
-        if (io::Status st = check(chunk[i], where); !st) return fail(st);
-      }
-    }
-    if (progress) progress(done_nodes, std::max(total, done_nodes));
+  if (const auto chunks = bd::account_code_chunks(w.node.stem)) {
+    ++w.rep.accounts;
+    w.account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk
   }
+  return {};
+}
+
+// Checks one group against its item (its hash from its entries) and queues its children:
+// in the arena those whose page is cached go to w.cached, the others to w.todo.
+io::Status BintrieDb::verify_group(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
+  if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
+  if (it.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)};
+  const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, w.node.group);
+  if (inner[0] != it.expect)
+    return {io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
+                                                          : ": group hash does not match its parent's entry")};
+  // Pushed in reverse, so the stacks pop the entries in order.
+  for (size_t e = w.node.group.entries.size(); e-- > 0;) {
+    const auto& ent = w.node.group.entries[e];
+    if (it.depth + ent.depth > kMaxDepth)
+      return {io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)};
+    VerifyItem ch;
+    ch.loc = w.arena ? w.node.children[e] : kNoLocator;
+    ch.expect = ent.hash;
+    ch.path = it.path;
+    ch.depth = uint8_t(it.depth + ent.depth);
+    ch.stem_only = ent.depth < g_;
+    for (unsigned b = 0; b < ent.depth; ++b) {
+      const unsigned d = it.depth + b;
+      const uint8_t mask = uint8_t(0x80 >> (d % 8));
+      if ((ent.pos >> (g_ - 1 - b)) & 1) ch.path[d / 8] |= mask;
+      else ch.path[d / 8] &= uint8_t(~mask);
+    }
+    (w.arena && reader_->loaded(locator_page(ch.loc)) ? w.cached : w.todo).push_back(ch);
+  }
+  return {};
+}
+
+// Checks one node (decoded into w.node) against its item; queues its children.
+io::Status BintrieDb::verify_node(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
+  ++w.done_nodes;
+  return w.node.is_group ? verify_group(w, it, where) : verify_stem(w, it, where);
+}
+
+// Arena: loads the chunk's pages in one submission, then checks each item and, at once,
+// its descendants whose pages are cached by then. The cache is dropped whenever it holds
+// more than verify_cache_pages.
+io::Status BintrieDb::verify_chunk_arena(VerifyWalk& w) {
+  if (reader_->cached_pages() > verify_cache_pages_) reader_->clear();
+  w.locs.clear();
+  for (const VerifyItem& it : w.chunk) w.locs.push_back(it.loc);
+  if (io::Status st = reader_->load(w.locs); !st) return st;
+  for (const VerifyItem& first : w.chunk) {
+    w.cached.push_back(first);
+    while (!w.cached.empty()) {
+      const VerifyItem it = w.cached.back();
+      w.cached.pop_back();
+      if (io::Status st = read_node_sync(it.loc, &w.node, &w.records); !st) return st;
+      if (io::Status st = verify_node(w, it, "binary trie " + bd::locator_name(it.loc)); !st) return st;
+    }
+  }
+  return {};
+}
+
+// RocksDB: one MultiGet of the chunk's blob keys, then each blob decoded and checked.
+io::Status BintrieDb::verify_chunk_rocks(VerifyWalk& w) {
+  w.keys.clear();
+  for (const VerifyItem& it : w.chunk) {
+    const std::vector<uint8_t> k = bintrie::blob_key(it.path.data(), it.depth);
+    w.keys.emplace_back(reinterpret_cast<const char*>(k.data()), k.size());
+  }
+  w.views.assign(w.keys.begin(), w.keys.end());
+  if (io::Status st = files_.rocks->multi_get(w.views, &w.values, &w.found); !st) return st;
+  for (size_t i = 0; i < w.chunk.size(); ++i) {
+    const std::string where = "binary trie node at path key " +
+                              bd::hex({reinterpret_cast<const uint8_t*>(w.keys[i].data()), w.keys[i].size()});
+    if (!w.found[i]) {
+      if (w.chunk[i].depth == 0 && empty_tree()) continue;
+      return {io::Errc::corrupt_page, where + ": missing"};
+    }
+    w.rocks_bytes += w.values[i].size();
+    ++w.records;
+    if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(w.values[i].data()), w.values[i].size()}, g_,
+                                    [&] { return where; }, &w.node);
+        !st)
+      return st;
+    if (io::Status st = verify_node(w, w.chunk[i], where); !st) return st;
+  }
+  return {};
+}
+
+// The report's totals once every node is checked: pages and bytes read, the slots (the
+// leaves less the accounts' own), which cannot be fewer than none.
+io::Status BintrieDb::finish_verify(VerifyWalk& w, const ReadCounters& before) {
   // A lone stem at the root: its hash is the root (checked as the root item's expect).
-  if (arena) {
+  if (w.arena) {
     const ReadCounters& after = reader_->counters();
-    rep.pages = after.page_reads - before.page_reads;
-    rep.bytes = after.bytes_read - before.bytes_read;
+    w.rep.pages = after.page_reads - before.page_reads;
+    w.rep.bytes = after.bytes_read - before.bytes_read;
     reader_->clear();
   } else {
-    rep.bytes = rocks_bytes;
+    w.rep.bytes = w.rocks_bytes;
   }
-  if (account_leaves > rep.leaves)
-    return fail({io::Errc::corrupt_page, "binary trie: the account headers' fields and code chunks (" +
-                                             std::to_string(account_leaves) + ") outnumber the tree's leaves (" +
-                                             std::to_string(rep.leaves) + ")"});
-  rep.slots = rep.leaves - account_leaves;
-  rep.nodes = records;
-  rep.root = want_root;
-  rep.ok = true;
-  if (report) *report = rep;
+  if (w.account_leaves > w.rep.leaves)
+    return {io::Errc::corrupt_page, "binary trie: the account headers' fields and code chunks (" +
+                                        std::to_string(w.account_leaves) + ") outnumber the tree's leaves (" +
+                                        std::to_string(w.rep.leaves) + ")"};
+  w.rep.slots = w.rep.leaves - w.account_leaves;
+  w.rep.nodes = w.records;
+  w.rep.root = files_.manifest.root_hash;
+  w.rep.ok = true;
+  return {};
+}
+
+io::Status BintrieDb::verify(VerifyReport* report, const ProgressFn& progress) {
+  VerifyWalk w;
+  auto fail = [&](const io::Status& st) {
+    w.rep.ok = false;
+    w.rep.error = st.message();
+    if (report) *report = w.rep;
+    return st;
+  };
+  w.arena = files_.store == StoreKind::arena;
+  if (w.arena && root_loc() == kNoLocator) {
+    if (!empty_tree()) return fail({io::Errc::corrupt_page, "binary trie: no root record but the manifest names a non-empty root"});
+    w.rep.ok = true;
+    if (report) *report = w.rep;
+    return {};
+  }
+  w.todo.push_back({root_loc(), files_.manifest.root_hash, {}, 0, 0});
+  const ReadCounters before = w.arena ? reader_->counters() : ReadCounters{};
+  const uint64_t total = files_.manifest.node_count;
+  while (!w.todo.empty()) {
+    const size_t n = std::min(w.todo.size(), kVerifyChunk);
+    w.chunk.assign(w.todo.end() - ptrdiff_t(n), w.todo.end());
+    w.todo.resize(w.todo.size() - n);
+    if (io::Status st = w.arena ? verify_chunk_arena(w) : verify_chunk_rocks(w); !st) return fail(st);
+    if (progress) progress(w.done_nodes, std::max(total, w.done_nodes));
+  }
+  if (io::Status st = finish_verify(w, before); !st) return fail(st);
+  if (report) *report = w.rep;
+  return {};
+}
+
+// The node at a proof's position: arena, its record; RocksDB, the blob at the key's path
+// key of that depth (missing: an error). *where names it.
+io::Status BintrieDb::read_prove_node(const Bytes32& key, const ProvePos& at, Node* node, std::string* where,
+                                      uint64_t* records) {
+  if (files_.store == StoreKind::arena) {
+    *where = "binary trie " + bd::locator_name(at.loc);
+    return read_node_sync(at.loc, node, records);
+  }
+  const std::vector<uint8_t> k = bintrie::blob_key(key.data(), at.depth);
+  *where = "binary trie node at path key " + bd::hex(k);
+  bool found = false;
+  if (io::Status st = rocks_get(key.data(), at.depth, node, &found); !st) return st;
+  if (!found) return {io::Errc::corrupt_page, *where + ": missing"};
+  return {};
+}
+
+// The proof's last node, a stem (its hash and path checked): the key's own stem ends the
+// proof with the value and the siblings inside the stem; another stem ends it as
+// other_stem with that stem's subtree root.
+io::Status BintrieDb::prove_at_stem(const bintrie::StemBlob& stem, const Bytes32& key, const ProvePos& at,
+                                    const std::string& where, bintrie::KeyProof* p) {
+  Bytes32 leaves[256];
+  size_t j = 0;
+  for (int i = 0; i < 256; ++i) {
+    leaves[i] = Bytes32{};
+    if ((stem.bitmap[i / 8] >> (7 - i % 8)) & 1) h_.hash(stem.values[j++].data(), 32, leaves[i].data());
+  }
+  bintrie::DenseStemTree dt;
+  bintrie::dense_stem_tree(h_, leaves, &dt);
+  Bytes32 stem_hash;
+  bintrie::hash_stem_node(h_, stem.stem.data(), dt.root().data(), stem_hash.data());
+  if (stem_hash != at.expect)
+    return {io::Errc::corrupt_page, where + (at.depth == 0 ? ": root hash does not match the manifest"
+                                                          : ": stem hash does not match its parent's entry")};
+  if (!bd::same_prefix(stem.stem.data(), key.data(), at.depth))
+    return {io::Errc::corrupt_page, where + ": stem does not continue its path"};
+  p->stem = stem.stem;
+  if (std::memcmp(stem.stem.data(), key.data(), 31) != 0) {
+    p->end = bintrie::ProofEnd::other_stem;
+    p->other_subtree_root = dt.root();
+    return {};
+  }
+  p->end = bintrie::ProofEnd::key_stem;
+  dt.siblings(key[31], p->stem_siblings);
+  p->value = bd::stem_value(stem, key[31]);
+  return {};
+}
+
+// A group on the proof's path (its hash checked): appends the siblings inside it down to
+// the key's entry, then moves `at` to that entry's node; with no entry on the key's path
+// the proof ends (empty) at the first empty node and *done is set.
+io::Status BintrieDb::prove_in_group(const bintrie::GroupBlob& group, const std::vector<Locator>& children,
+                                     const Bytes32& key, ProvePos& at, const std::string& where,
+                                     bintrie::KeyProof* p, bool* done) {
+  if (at.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
+  if (at.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(at.depth)};
+  const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, group);
+  if (inner[0] != at.expect)
+    return {io::Errc::corrupt_page, where + (at.depth == 0 ? ": root hash does not match the manifest"
+                                                          : ": group hash does not match its parent's entry")};
+  const uint32_t pos = bd::key_bits(key.data(), at.depth, g_);
+  const auto e = bd::find_entry(group, pos);
+  unsigned r_end;
+  if (e) {
+    r_end = group.entries[*e].depth;
+  } else {
+    // The first empty node on the key's path inside the group.
+    r_end = 1;
+    while (r_end < g_ && group_node_hash(group, inner, r_end, pos >> (g_ - r_end)) != Bytes32{}) ++r_end;
+  }
+  for (unsigned t = 0; t < r_end; ++t) {
+    const uint32_t q = (pos >> (g_ - t - 1)) ^ 1u;
+    p->siblings.push_back(group_node_hash(group, inner, t + 1, q));
+  }
+  if (!e) {
+    p->end = bintrie::ProofEnd::empty;
+    *done = true;
+    return {};
+  }
+  at.stem_only = r_end < g_;
+  at.depth += r_end;
+  at.expect = group.entries[*e].hash;
+  if (files_.store == StoreKind::arena) at.loc = children[*e];
   return {};
 }
 
 io::Status BintrieDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
   *p = {};
   if (empty_tree()) return {};
-  const bool arena = files_.store == StoreKind::arena;
-  Locator loc = root_loc();
-  unsigned depth = 0;
-  bool stem_only = false;
+  // Each node's hash is checked, as a lookup's; the root's against the manifest.
+  ProvePos at{root_loc(), 0, false, files_.manifest.root_hash};
   uint64_t records = 0;
-  Bytes32 expect = files_.manifest.root_hash;  // each node's hash is checked, as a lookup's
   Node node;
   for (;;) {
     std::string where;
-    if (arena) {
-      where = "binary trie " + bd::locator_name(loc);
-      if (io::Status st = read_node_sync(loc, &node, &records); !st) return st;
-    } else {
-      const std::vector<uint8_t> k = bintrie::blob_key(key.data(), depth);
-      where = "binary trie node at path key " + bd::hex(k);
-      bool found = false;
-      if (io::Status st = rocks_get(key.data(), depth, &node, &found); !st) return st;
-      if (!found) return {io::Errc::corrupt_page, where + ": missing"};
-    }
-    if (!node.is_group) {
-      Bytes32 leaves[256];
-      size_t j = 0;
-      for (int i = 0; i < 256; ++i) {
-        leaves[i] = Bytes32{};
-        if ((node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1) h_.hash(node.stem.values[j++].data(), 32, leaves[i].data());
-      }
-      bintrie::DenseStemTree dt;
-      bintrie::dense_stem_tree(h_, leaves, &dt);
-      Bytes32 stem_hash;
-      bintrie::hash_stem_node(h_, node.stem.stem.data(), dt.root().data(), stem_hash.data());
-      if (stem_hash != expect)
-        return {io::Errc::corrupt_page, where + (depth == 0 ? ": root hash does not match the manifest"
-                                                           : ": stem hash does not match its parent's entry")};
-      if (!bd::same_prefix(node.stem.stem.data(), key.data(), depth))
-        return {io::Errc::corrupt_page, where + ": stem does not continue its path"};
-      p->stem = node.stem.stem;
-      if (std::memcmp(node.stem.stem.data(), key.data(), 31) != 0) {
-        p->end = bintrie::ProofEnd::other_stem;
-        p->other_subtree_root = dt.root();
-        return {};
-      }
-      p->end = bintrie::ProofEnd::key_stem;
-      dt.siblings(key[31], p->stem_siblings);
-      p->value = bd::stem_value(node.stem, key[31]);
-      return {};
-    }
-    if (stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
-    if (depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(depth)};
-    const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, node.group);
-    if (inner[0] != expect)
-      return {io::Errc::corrupt_page, where + (depth == 0 ? ": root hash does not match the manifest"
-                                                         : ": group hash does not match its parent's entry")};
-    const uint32_t pos = bd::key_bits(key.data(), depth, g_);
-    const auto e = bd::find_entry(node.group, pos);
-    unsigned r_end;
-    if (e) {
-      r_end = node.group.entries[*e].depth;
-    } else {
-      // The first empty node on the key's path inside the group.
-      r_end = 1;
-      while (r_end < g_ && group_node_hash(node.group, inner, r_end, pos >> (g_ - r_end)) != Bytes32{}) ++r_end;
-    }
-    for (unsigned t = 0; t < r_end; ++t) {
-      const uint32_t q = (pos >> (g_ - t - 1)) ^ 1u;
-      p->siblings.push_back(group_node_hash(node.group, inner, t + 1, q));
-    }
-    if (!e) {
-      p->end = bintrie::ProofEnd::empty;
-      return {};
-    }
-    stem_only = r_end < g_;
-    depth += r_end;
-    expect = node.group.entries[*e].hash;
-    if (arena) loc = node.children[*e];
+    if (io::Status st = read_prove_node(key, at, &node, &where, &records); !st) return st;
+    if (!node.is_group) return prove_at_stem(node.stem, key, at, where, p);
+    bool done = false;
+    if (io::Status st = prove_in_group(node.group, node.children, key, at, where, p, &done); !st || done) return st;
   }
 }
 

@@ -216,91 +216,110 @@ io::Status hashed_accounts(const state::StateSource& src, std::vector<AccountKey
   return {};
 }
 
+// One build's inputs and what it learns: the hashed accounts, the written tree's root and
+// counts (account trie, storage tries), the manifest's fields and the report.
+struct MptBuild {
+  const state::StateSource& src;
+  const ProgressFn& progress;
+  std::vector<AccountKey> accs;
+  uint64_t total_keys = 0;
+  mpt::Hash32 root{};
+  MptTrieCounts counts;
+  DbFiles::Fields fields;
+  uint64_t slots_written = 0, storage_sunk = 0, storage_bytes = 0;
+  BuildReport rep;
+};
+
+// Writes the account trie (and through the hook every storage trie, and with snapshot
+// the leaves in key order) into the sink.
+io::Status write_tree(MptBuild& b, MptNodeSink& sink, RocksSink* rocks, SnapshotWriter* snapshot) {
+  AccountHook hook(b.src, b.accs, sink, rocks, b.progress, b.total_keys);
+  hook.snapshot = snapshot;
+  io::Status s = write_mpt_trie(b.accs.empty() ? nullptr : b.accs[0].hash, sizeof(AccountKey), b.accs.size(),
+                                MptRecordKind::account_leaf, hook, sink, &b.root, &b.counts);
+  b.slots_written = hook.slots_total;
+  b.storage_sunk = hook.storage_counts.sunk;
+  b.storage_bytes = hook.storage_counts.sunk_bytes;
+  return s;
+}
+
+// What the manifest and the report say about the written tree (after write_tree).
+void fill_fields(MptBuild& b) {
+  b.rep.nodes = b.counts.sunk + b.storage_sunk;
+  b.rep.node_bytes = b.counts.sunk_bytes + b.storage_bytes;
+  b.fields.root_hash = b.root;
+  b.fields.node_count = b.rep.nodes;
+  b.fields.key_count = b.rep.accounts + b.slots_written;
+  b.fields.payload_bytes = b.rep.node_bytes;
+}
+
+// Arena: the tree packed into record pages (with o.snapshot also the flat snapshot) and
+// committed in one copy-on-write commit; a failure before the commit aborts the space taken.
+io::Status build_arena(DbFiles& files, const DbOptions& o, MptBuild& b) {
+  PageWriter w(files.arena->pages(), files.arena->space());
+  SubtreePacker packer(w);
+  PackerSink sink(packer);
+  std::vector<Locator> roots;
+  std::optional<SnapshotWriter> snap;
+  if (o.snapshot) snap.emplace(w);
+  SnapshotRef snap_ref;
+  io::Status s = write_tree(b, sink, nullptr, snap ? &*snap : nullptr);
+  if (s.ok()) s = packer.finish(&roots);
+  if (s.ok() && snap) s = snap->finish(&snap_ref);
+  if (s.ok() && roots.size() > 1) s = {io::Errc::bad_argument, "mpt build: more than one root record"};
+  if (!s.ok()) {
+    (void)w.finish();
+    files.arena->space().abort();
+    return s;
+  }
+  fill_fields(b);
+  const uint64_t tc = io::monotonic_ns();
+  s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], b.fields, b.src.spec_json(), snap ? &snap_ref : nullptr);
+  if (!s.ok()) return s;
+  b.rep.commit_ns = io::monotonic_ns() - tc;
+  b.rep.pages = packer.stats().pages;
+  if (snap) {
+    b.rep.snapshot_entries = snap_ref.entries;
+    b.rep.snapshot_pages = snap->pages_written();
+  }
+  b.rep.page_fill = packer.stats().fill();
+  return {};
+}
+
+// RocksDB: every node under its path key, in write batches, then the commit.
+io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
+  if (!files.rocks) return {io::Errc::bad_argument, "mpt build: RocksDB store not open"};
+  if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
+  RocksSink sink(*files.rocks);
+  io::Status s = write_tree(b, sink, &sink, nullptr);
+  if (s.ok()) s = sink.flush();
+  if (!s.ok()) return s;
+  fill_fields(b);
+  const uint64_t tc = io::monotonic_ns();
+  s = files.commit_rocks(b.fields, b.src.spec_json());
+  if (!s.ok()) return s;
+  b.rep.commit_ns = io::monotonic_ns() - tc;
+  return {};
+}
+
 }  // namespace
 
 io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                      const ProgressFn& progress) {
   const uint64_t t0 = io::monotonic_ns();
-  BuildReport rep;
-  rep.accounts = src.account_count();
-  rep.slots = src.slot_count();
-  const uint64_t total_keys = rep.accounts + rep.slots;
-
-  std::vector<AccountKey> accs;
-  if (io::Status s = hashed_accounts(src, &accs); !s.ok()) return s;
-
-  mpt::Hash32 root{};
-  MptTrieCounts counts;
-  DbFiles::Fields fields;
-  uint64_t slots_written = 0, storage_sunk = 0, storage_bytes = 0;
-  auto write_tree = [&](MptNodeSink& sink, RocksSink* rocks, SnapshotWriter* snapshot) -> io::Status {
-    AccountHook hook(src, accs, sink, rocks, progress, total_keys);
-    hook.snapshot = snapshot;
-    io::Status s = write_mpt_trie(accs.empty() ? nullptr : accs[0].hash, sizeof(AccountKey), accs.size(),
-                                  MptRecordKind::account_leaf, hook, sink, &root, &counts);
-    slots_written = hook.slots_total;
-    storage_sunk = hook.storage_counts.sunk;
-    storage_bytes = hook.storage_counts.sunk_bytes;
-    return s;
-  };
-
-  // What the manifest and the report say about the written tree (after write_tree).
-  auto fill_fields = [&] {
-    rep.nodes = counts.sunk + storage_sunk;
-    rep.node_bytes = counts.sunk_bytes + storage_bytes;
-    fields.root_hash = root;
-    fields.node_count = rep.nodes;
-    fields.key_count = rep.accounts + slots_written;
-    fields.payload_bytes = rep.node_bytes;
-  };
-
-  if (files.store == StoreKind::arena) {
-    PageWriter w(files.arena->pages(), files.arena->space());
-    SubtreePacker packer(w);
-    PackerSink sink(packer);
-    std::vector<Locator> roots;
-    std::optional<SnapshotWriter> snap;
-    if (o.snapshot) snap.emplace(w);
-    SnapshotRef snap_ref;
-    io::Status s = write_tree(sink, nullptr, snap ? &*snap : nullptr);
-    if (s.ok()) s = packer.finish(&roots);
-    if (s.ok() && snap) s = snap->finish(&snap_ref);
-    if (s.ok() && roots.size() > 1) s = {io::Errc::bad_argument, "mpt build: more than one root record"};
-    if (!s.ok()) {
-      (void)w.finish();
-      files.arena->space().abort();
-      return s;
-    }
-    fill_fields();
-    const uint64_t tc = io::monotonic_ns();
-    s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json(), snap ? &snap_ref : nullptr);
-    if (!s.ok()) return s;
-    rep.commit_ns = io::monotonic_ns() - tc;
-    rep.pages = packer.stats().pages;
-    if (snap) {
-      rep.snapshot_entries = snap_ref.entries;
-      rep.snapshot_pages = snap->pages_written();
-    }
-    rep.page_fill = packer.stats().fill();
-  } else {
-    if (!files.rocks) return {io::Errc::bad_argument, "mpt build: RocksDB store not open"};
-    if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
-    RocksSink sink(*files.rocks);
-    io::Status s = write_tree(sink, &sink, nullptr);
-    if (s.ok()) s = sink.flush();
-    if (!s.ok()) return s;
-    fill_fields();
-    const uint64_t tc = io::monotonic_ns();
-    s = files.commit_rocks(fields, src.spec_json());
-    if (!s.ok()) return s;
-    rep.commit_ns = io::monotonic_ns() - tc;
-  }
-  if (progress) progress(total_keys, total_keys);
-  rep.root = root;
-  rep.slots = slots_written;
-  rep.disk_bytes = files.disk_bytes();
-  rep.build_ns = io::monotonic_ns() - t0;
-  if (report) *report = rep;
+  MptBuild b{src, progress};
+  b.rep.accounts = src.account_count();
+  b.rep.slots = src.slot_count();
+  b.total_keys = b.rep.accounts + b.rep.slots;
+  if (io::Status s = hashed_accounts(src, &b.accs); !s.ok()) return s;
+  io::Status s = files.store == StoreKind::arena ? build_arena(files, o, b) : build_rocks(files, o, b);
+  if (!s.ok()) return s;
+  if (progress) progress(b.total_keys, b.total_keys);
+  b.rep.root = b.root;
+  b.rep.slots = b.slots_written;
+  b.rep.disk_bytes = files.disk_bytes();
+  b.rep.build_ns = io::monotonic_ns() - t0;
+  if (report) *report = b.rep;
   return {};
 }
 

@@ -38,9 +38,11 @@ std::string loc_name(Locator l) {
 
 }  // namespace
 
-io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
+// One AccountOp per account the diff touches (by address, in first-seen order) with its
+// field changes; its storage writes, in order, into writes[op]. A destroyed account drops
+// what earlier diffs of this block gave it.
+void DirtyTrie::collect_account_ops(const state::StateDiff& diff, std::vector<SlotWrites>& writes) {
   std::map<state::Address, size_t> by_addr;
-  std::vector<std::vector<std::pair<state::Bytes32, state::Bytes32>>> writes;
   for (const state::AccountDiff& a : diff.accounts) {
     const bool any = a.destroyed || a.nonce || a.balance || a.code || !a.storage_writes.empty();
     if (!any) continue;
@@ -65,7 +67,11 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
     auto& w = writes[it->second];
     w.insert(w.end(), a.storage_writes.begin(), a.storage_writes.end());
   }
-  // All slot keys in one keccak batch.
+}
+
+// Each account's slot ops: the slot keys hashed (all in one keccak batch), the values
+// RLP-encoded (empty: a delete), sorted by key with the last write of a key winning.
+void DirtyTrie::hash_slot_ops(const std::vector<SlotWrites>& writes) {
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
   for (auto& w : writes)
@@ -82,7 +88,6 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
       o.del = o.val_len == 0;
       ops.push_back(o);
     }
-    // Sorted by key; the last write of a key wins.
     std::stable_sort(ops.begin(), ops.end(), [](const Op& x, const Op& y) { return x.key < y.key; });
     size_t out = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -91,6 +96,13 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
     }
     ops.resize(out);
   }
+}
+
+io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
+  std::vector<SlotWrites> writes;
+  collect_account_ops(diff, writes);
+  hash_slot_ops(writes);
+  // The account trie's ops, sorted by key.
   std::sort(accts_.begin(), accts_.end(), [](const AccountOp& x, const AccountOp& y) { return x.key < y.key; });
   for (size_t a = 0; a < accts_.size(); ++a) {
     AccountOp& x = accts_[a];
@@ -116,91 +128,109 @@ std::string DirtyTrie::key_of(const Node& n) const {
                      : storage_node_key(owners_[size_t(n.owner)].data(), n.at.data(), n.depth);
 }
 
+// A hashed child of n: its locator (arena: record child h, when the record has it, else
+// -1; RocksDB: named by its path) as a stub at its absolute path below n.
+int32_t DirtyTrie::child_stub(const Node& n, const RecordView* rv, uint32_t h, const uint8_t* nibs, uint32_t len,
+                              const uint8_t* hash, bool storage_trie) {
+  const bool keyed = frame_.keyed();
+  if (!keyed && !(rv && h < rv->child_count)) return -1;
+  const int32_t c = add_stub(keyed ? kKeyedNode : rv->child(h), hash, storage_trie);
+  nodes_[c].owner = n.owner;
+  nodes_[c].depth = uint8_t(n.depth + len);
+  nodes_[c].at = extend(n.at, n.depth, nibs, len);
+  return c;
+}
+
+// An embedded child of n: a node of its own (not fresh) at its absolute path below n.
+int32_t DirtyTrie::embedded_child(const Node& n, const uint8_t* nibs, uint32_t len) {
+  const int32_t c = add(Node{});
+  nodes_[c].fresh = false;
+  nodes_[c].owner = n.owner;
+  nodes_[c].depth = uint8_t(n.depth + len);
+  nodes_[c].at = extend(n.at, n.depth, nibs, len);
+  return c;
+}
+
+// A leaf: its value into the pool; an account leaf with storage (stored, its record
+// holding the storage root's child) gets a stub for its storage trie's root.
+std::string DirtyTrie::fill_leaf(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie,
+                                 bool* account_has_storage) {
+  n.kind = Node::leaf;
+  n.val_off = uint32_t(pool_.size());
+  n.val_len = uint32_t(dn.value.size());
+  pool_.insert(pool_.end(), dn.value.begin(), dn.value.end());
+  if (storage_trie) return {};
+  mpt::AccountFields f;
+  if (std::string err = mpt::decode_account_rlp(dn.value, &f); !err.empty()) return err;
+  if (f.storage_root == mpt::kEmptyRoot) return {};
+  if (!stored) return "embedded account leaf with storage";
+  *account_has_storage = true;
+  const bool keyed = frame_.keyed();
+  if (keyed || rv->child_count == 1) {
+    if (n.depth + dn.path_len != 64) return "account leaf not at the end of its key";
+    Hash32 owner = extend(n.at, n.depth, dn.path.data(), dn.path_len);
+    n.storage = add_stub(keyed ? kKeyedNode : rv->child(0), f.storage_root.data(), true);
+    nodes_[n.storage].owner = int32_t(owners_.size());
+    owners_.push_back(owner);
+  }
+  return {};
+}
+
+// An extension: its child a stub (hashed) or decoded from its bytes (embedded).
+std::string DirtyTrie::fill_extension(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
+  n.kind = Node::ext;
+  if (dn.refs[0].kind == MptChildRef::hash) {
+    if (!stored) return "embedded node with a hashed child";
+    n.kids[0] = child_stub(n, rv, 0, dn.path.data(), dn.path_len, dn.refs[0].bytes, storage_trie);
+    return {};
+  }
+  const int32_t c = embedded_child(n, dn.path.data(), dn.path_len);
+  if (std::string err = fill(c, {dn.refs[0].bytes, dn.refs[0].len}, nullptr, false, storage_trie); !err.empty())
+    return err;
+  n.kids[0] = c;
+  return {};
+}
+
+// A branch: each hashed child a stub (record child h for the h-th hashed one), each
+// embedded one decoded from its bytes.
+std::string DirtyTrie::fill_branch(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
+  n.kind = Node::branch;
+  if (!dn.value.empty()) return "branch with a value in a secure trie";
+  if (dn.hashed_refs() && !stored) return "embedded node with a hashed child";
+  uint32_t h = 0;
+  for (int i = 0; i < 16; ++i) {
+    const MptChildRef& r = dn.refs[i];
+    const uint8_t x = uint8_t(i);
+    if (r.kind == MptChildRef::hash) {
+      n.kids[i] = child_stub(n, rv, h, &x, 1, r.bytes, storage_trie);
+      ++h;
+    } else if (r.kind == MptChildRef::embedded) {
+      const int32_t c = embedded_child(n, &x, 1);
+      if (std::string err = fill(c, {r.bytes, r.len}, nullptr, false, storage_trie); !err.empty()) return err;
+      n.kids[i] = c;
+    }
+  }
+  return {};
+}
+
 std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool stored, bool storage_trie) {
   DiskNode dn;
   if (std::string err = decode_disk_node(rlp, &dn); !err.empty()) return err;
   Node n = nodes_[idx];
-  const bool keyed = frame_.keyed();
-  // A hashed child: its locator (arena: record child h, when the record has it; RocksDB:
-  // named by its path) as a stub at its absolute path below n.
-  auto child = [&](uint32_t h, const uint8_t* nibs, uint32_t len, const uint8_t* hash) -> int32_t {
-    if (!keyed && !(rv && h < rv->child_count)) return -1;
-    const int32_t c = add_stub(keyed ? kKeyedNode : rv->child(h), hash, storage_trie);
-    nodes_[c].owner = n.owner;
-    nodes_[c].depth = uint8_t(n.depth + len);
-    nodes_[c].at = extend(n.at, n.depth, nibs, len);
-    return c;
-  };
-  auto embedded = [&](const uint8_t* nibs, uint32_t len) -> int32_t {
-    const int32_t c = add(Node{});
-    nodes_[c].fresh = false;
-    nodes_[c].owner = n.owner;
-    nodes_[c].depth = uint8_t(n.depth + len);
-    nodes_[c].at = extend(n.at, n.depth, nibs, len);
-    return c;
-  };
   n.storage_trie = storage_trie;
   n.path_len = dn.path_len;
   std::copy(dn.path.begin(), dn.path.begin() + dn.path_len, n.path.begin());
   bool account_has_storage = false;
+  std::string err;
   switch (dn.kind) {
-    case DiskNode::leaf: {
-      n.kind = Node::leaf;
-      n.val_off = uint32_t(pool_.size());
-      n.val_len = uint32_t(dn.value.size());
-      pool_.insert(pool_.end(), dn.value.begin(), dn.value.end());
-      if (!storage_trie) {
-        mpt::AccountFields f;
-        if (std::string err = mpt::decode_account_rlp(dn.value, &f); !err.empty()) return err;
-        if (f.storage_root != mpt::kEmptyRoot) {
-          if (!stored) return "embedded account leaf with storage";
-          account_has_storage = true;
-          if (keyed || rv->child_count == 1) {
-            if (n.depth + dn.path_len != 64) return "account leaf not at the end of its key";
-            Hash32 owner = extend(n.at, n.depth, dn.path.data(), dn.path_len);
-            n.storage = add_stub(keyed ? kKeyedNode : rv->child(0), f.storage_root.data(), true);
-            nodes_[n.storage].owner = int32_t(owners_.size());
-            owners_.push_back(owner);
-          }
-        }
-      }
-      break;
-    }
-    case DiskNode::extension:
-      n.kind = Node::ext;
-      if (dn.refs[0].kind == MptChildRef::hash) {
-        if (!stored) return "embedded node with a hashed child";
-        n.kids[0] = child(0, dn.path.data(), dn.path_len, dn.refs[0].bytes);
-      } else {
-        const int32_t c = embedded(dn.path.data(), dn.path_len);
-        if (std::string err = fill(c, {dn.refs[0].bytes, dn.refs[0].len}, nullptr, false, storage_trie); !err.empty())
-          return err;
-        n.kids[0] = c;
-      }
-      break;
-    case DiskNode::branch: {
-      n.kind = Node::branch;
-      if (!dn.value.empty()) return "branch with a value in a secure trie";
-      if (dn.hashed_refs() && !stored) return "embedded node with a hashed child";
-      uint32_t h = 0;
-      for (int i = 0; i < 16; ++i) {
-        const MptChildRef& r = dn.refs[i];
-        const uint8_t x = uint8_t(i);
-        if (r.kind == MptChildRef::hash) {
-          n.kids[i] = child(h, &x, 1, r.bytes);
-          ++h;
-        } else if (r.kind == MptChildRef::embedded) {
-          const int32_t c = embedded(&x, 1);
-          if (std::string err = fill(c, {r.bytes, r.len}, nullptr, false, storage_trie); !err.empty()) return err;
-          n.kids[i] = c;
-        }
-      }
-      break;
-    }
+    case DiskNode::leaf: err = fill_leaf(n, dn, rv, stored, storage_trie, &account_has_storage); break;
+    case DiskNode::extension: err = fill_extension(n, dn, rv, stored, storage_trie); break;
+    case DiskNode::branch: err = fill_branch(n, dn, rv, stored, storage_trie); break;
   }
+  if (!err.empty()) return err;
   if (rv) {
-    if (std::string err = check_mpt_record(rv->kind, rv->child_count, dn, storage_trie, account_has_storage); !err.empty())
-      return err;
+    if (std::string e = check_mpt_record(rv->kind, rv->child_count, dn, storage_trie, account_has_storage); !e.empty())
+      return e;
   }
   n.fresh = false;
   nodes_[idx] = n;
@@ -249,85 +279,75 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   return {};
 }
 
-// Level by level: every walk goes down through what is in memory; the stubs they stop at
-// are read together in one round.
-io::Status DirtyTrie::resolve() {
-  struct Walk {
-    int32_t node;
-    uint32_t pos;
-    int32_t acct;
-    int32_t slot;  // -1: the account walk
-  };
-  std::vector<Walk> walks, next;
-  for (size_t a = 0; a < accts_.size(); ++a) walks.push_back({root_, 0, int32_t(a), -1});
-  std::vector<int32_t> stubs;
-  while (!walks.empty()) {
-    stubs.clear();
-    next.clear();
-    for (size_t w = 0; w < walks.size(); ++w) {
-      Walk k = walks[w];
-      AccountOp& a = accts_[k.acct];
-      const uint8_t* key = k.slot < 0 ? a.key.data() : a.slots[k.slot].key.data();
-      for (;;) {
-        if (k.node < 0) break;
-        const Node& n = nodes_[k.node];
-        if (n.kind == Node::stub) {
-          stubs.push_back(k.node);
-          next.push_back(k);
-          break;
-        }
-        if (n.kind == Node::leaf) {
-          bool match = k.pos + n.path_len == 64;
-          for (uint32_t i = 0; match && i < n.path_len; ++i) match = n.path[i] == nib(key, k.pos + i);
-          if (!match) break;
-          if (k.slot >= 0) {
-            a.slots[k.slot].existed = true;
-          } else {
-            a.old_leaf = k.node;
-            if (n.storage >= 0 && !a.destroyed)
-              for (size_t s = 0; s < a.slots.size(); ++s) walks.push_back({n.storage, 0, k.acct, int32_t(s)});
-          }
-          break;
-        }
-        if (n.kind == Node::ext) {
-          bool match = k.pos + n.path_len <= 64;
-          for (uint32_t i = 0; match && i < n.path_len; ++i) match = n.path[i] == nib(key, k.pos + i);
-          if (!match) break;
-          k.pos += n.path_len;
-          k.node = n.kids[0];
-          continue;
-        }
-        if (k.pos >= 64) return {io::Errc::corrupt_page, "mpt commit: branch below a full key"};
-        k.node = n.kids[nib(key, k.pos)];
-        ++k.pos;
-      }
+// One key's walk down through what is in memory: it stops at a stub (queued in `stubs`,
+// the walk goes on in `next` once the stub is read), at the end of its path, or at the
+// key's leaf. An existing account leaf with storage starts one walk per slot of the
+// account's ops (appended to `walks`, this round).
+io::Status DirtyTrie::resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walks, std::vector<ResolveWalk>& next,
+                                   std::vector<int32_t>& stubs) {
+  AccountOp& a = accts_[k.acct];
+  const uint8_t* key = k.slot < 0 ? a.key.data() : a.slots[k.slot].key.data();
+  for (;;) {
+    if (k.node < 0) return {};
+    const Node& n = nodes_[k.node];
+    if (n.kind == Node::stub) {
+      stubs.push_back(k.node);
+      next.push_back(k);
+      return {};
     }
-    if (!stubs.empty())
-      if (io::Status s = expand(stubs); !s.ok()) return s;
-    walks.swap(next);
+    if (n.kind == Node::leaf) {
+      bool match = k.pos + n.path_len == 64;
+      for (uint32_t i = 0; match && i < n.path_len; ++i) match = n.path[i] == nib(key, k.pos + i);
+      if (!match) return {};
+      if (k.slot >= 0) {
+        a.slots[k.slot].existed = true;
+      } else {
+        a.old_leaf = k.node;
+        if (n.storage >= 0 && !a.destroyed)
+          for (size_t s = 0; s < a.slots.size(); ++s) walks.push_back({n.storage, 0, k.acct, int32_t(s)});
+      }
+      return {};
+    }
+    if (n.kind == Node::ext) {
+      bool match = k.pos + n.path_len <= 64;
+      for (uint32_t i = 0; match && i < n.path_len; ++i) match = n.path[i] == nib(key, k.pos + i);
+      if (!match) return {};
+      k.pos += n.path_len;
+      k.node = n.kids[0];
+      continue;
+    }
+    if (k.pos >= 64) return {io::Errc::corrupt_page, "mpt commit: branch below a full key"};
+    k.node = n.kids[nib(key, k.pos)];
+    ++k.pos;
   }
-  // A destroyed account's whole old storage is read, level by level across accounts, so
-  // that its records are counted (node and key counts) and its pages can be released.
+}
+
+// A destroyed account's whole old storage is read, level by level across accounts, so
+// that its records are counted (node and key counts) and its pages can be released.
+io::Status DirtyTrie::read_destroyed_storage() {
+  std::vector<int32_t> stubs;
   for (;;) {
     stubs.clear();
     std::vector<int32_t> todo;
     for (AccountOp& a : accts_)
       if (a.destroyed && a.old_leaf >= 0 && nodes_[a.old_leaf].storage >= 0) todo.push_back(nodes_[a.old_leaf].storage);
-    uint64_t leaves = 0;
     while (!todo.empty()) {
       const int32_t x = todo.back();
       todo.pop_back();
       const Node& n = nodes_[x];
       if (n.kind == Node::stub) stubs.push_back(x);
-      else if (n.kind == Node::leaf) ++leaves;
       else if (n.kind == Node::ext) todo.push_back(n.kids[0]);
-      else
+      else if (n.kind != Node::leaf)
         for (int32_t k : n.kids)
           if (k >= 0) todo.push_back(k);
     }
-    if (stubs.empty()) break;
+    if (stubs.empty()) return {};
     if (io::Status s = expand(stubs); !s.ok()) return s;
   }
+}
+
+// Each destroyed account's old slots (the leaves of its old storage trie, read in full).
+void DirtyTrie::count_destroyed_slots() {
   for (AccountOp& a : accts_) {
     if (!a.destroyed || a.old_leaf < 0 || nodes_[a.old_leaf].storage < 0) continue;
     std::vector<int32_t> todo{nodes_[a.old_leaf].storage};
@@ -341,6 +361,25 @@ io::Status DirtyTrie::resolve() {
           if (k >= 0) todo.push_back(k);
     }
   }
+}
+
+// Level by level: every walk goes down through what is in memory; the stubs they stop at
+// are read together in one round.
+io::Status DirtyTrie::resolve() {
+  std::vector<ResolveWalk> walks, next;
+  for (size_t a = 0; a < accts_.size(); ++a) walks.push_back({root_, 0, int32_t(a), -1});
+  std::vector<int32_t> stubs;
+  while (!walks.empty()) {
+    stubs.clear();
+    next.clear();
+    for (size_t w = 0; w < walks.size(); ++w)
+      if (io::Status s = resolve_walk(walks[w], walks, next, stubs); !s.ok()) return s;
+    if (!stubs.empty())
+      if (io::Status s = expand(stubs); !s.ok()) return s;
+    walks.swap(next);
+  }
+  if (io::Status s = read_destroyed_storage(); !s.ok()) return s;
+  count_destroyed_slots();
   return {};
 }
 
@@ -450,89 +489,101 @@ int32_t DirtyTrie::apply_branch(int32_t n, std::span<const Op> ops, uint32_t d) 
 
 // The subtree at node n (nibble depth d) after the writes `ops` (sorted, distinct keys that
 // share nibbles [0, d)); returns n itself when nothing changed, -1 when it became empty.
+// The ops at leaf n (depth d): rebuilt from the leaf's entry (where its key sorts among
+// the ops, dropped when an op writes its key) and the inserts; n itself when the ops are
+// only deletes of absent keys.
+int32_t DirtyTrie::apply_at_leaf(int32_t n, std::span<const Op> ops, uint32_t d, bool storage_trie) {
+  const Node& node = nodes_[n];
+  std::vector<Entry> es;
+  uint8_t lkey[32];
+  std::memcpy(lkey, ops[0].key.data(), 32);
+  for (uint32_t i = 0; i < node.path_len; ++i) {
+    const uint32_t p = d + i;
+    lkey[p / 2] = p % 2 == 0 ? uint8_t((lkey[p / 2] & 0x0f) | (node.path[i] << 4))
+                             : uint8_t((lkey[p / 2] & 0xf0) | node.path[i]);
+  }
+  bool leaf_placed = false, touched = false;
+  for (const Op& o : ops) {
+    const int c = std::memcmp(o.key.data(), lkey, 32);
+    if (!leaf_placed && c >= 0) {
+      leaf_placed = true;
+      if (c == 0) {
+        touched = true;
+        if (!o.del) es.push_back({o.key.data(), -1, &o});
+        continue;
+      }
+      es.push_back({nullptr, n, nullptr});
+    }
+    if (!o.del) es.push_back({o.key.data(), -1, &o});
+  }
+  if (!leaf_placed) es.push_back({nullptr, n, nullptr});
+  if (!touched && es.size() == 1) return n;  // only deletes of absent keys
+  for (Entry& e : es)
+    if (e.keep >= 0) e.key = lkey;
+  return build(es, d, storage_trie);
+}
+
+// The ops at extension n (depth d): all below its path (or deletes off it) go to its
+// child, re-joined; an insert off its path splits it into a branch at its first nibble.
+int32_t DirtyTrie::apply_at_extension(int32_t n, std::span<const Op> ops, uint32_t d, bool storage_trie) {
+  const Node& node = nodes_[n];
+  const uint32_t len = node.path_len;
+  const std::array<uint8_t, 64> path = node.path;
+  const int32_t child = node.kids[0];
+  auto shares = [&](const Op& o) {
+    for (uint32_t i = 0; i < len; ++i)
+      if (nib(o.key.data(), d + i) != path[i]) return false;
+    return true;
+  };
+  bool diverging_insert = false;
+  std::vector<Op> shared;
+  for (const Op& o : ops) {
+    if (shares(o)) shared.push_back(o);
+    else if (!o.del) diverging_insert = true;
+  }
+  if (!diverging_insert) {
+    const int32_t c = apply(child, shared, d + len);
+    if (c == child) return n;
+    if (c < 0) return -1;
+    return join(path.data(), len, c);
+  }
+  // Split: the extension becomes a one-slot branch at its first nibble (collapsed
+  // again by apply_branch if the writes leave it with one slot).
+  Node b;
+  b.kind = Node::branch;
+  b.storage_trie = storage_trie;
+  if (len == 1) {
+    b.kids[path[0]] = child;
+  } else {
+    Node e;
+    e.kind = Node::ext;
+    e.storage_trie = storage_trie;
+    e.path_len = uint8_t(len - 1);
+    std::copy(path.begin() + 1, path.begin() + len, e.path.begin());
+    e.kids[0] = child;
+    b.kids[path[0]] = add(e);
+  }
+  const int32_t bi = add(b);
+  return apply_branch(bi, ops, d);
+}
+
 int32_t DirtyTrie::apply(int32_t n, std::span<const Op> ops, uint32_t d) {
   if (ops.empty()) return n;
   const bool storage_trie = ops[0].acct < 0;
-  std::vector<Entry> es;
   if (n < 0) {
+    std::vector<Entry> es;
     for (const Op& o : ops)
       if (!o.del) es.push_back({o.key.data(), -1, &o});
     return build(es, d, storage_trie);
   }
-  const Node& node = nodes_[n];
-  switch (node.kind) {
+  switch (nodes_[n].kind) {
     case Node::stub:
       need_.push_back(n);
       return n;
-    case Node::leaf: {
-      uint8_t lkey[32];
-      std::memcpy(lkey, ops[0].key.data(), 32);
-      for (uint32_t i = 0; i < node.path_len; ++i) {
-        const uint32_t p = d + i;
-        lkey[p / 2] = p % 2 == 0 ? uint8_t((lkey[p / 2] & 0x0f) | (node.path[i] << 4))
-                                 : uint8_t((lkey[p / 2] & 0xf0) | node.path[i]);
-      }
-      bool leaf_placed = false, touched = false;
-      for (const Op& o : ops) {
-        const int c = std::memcmp(o.key.data(), lkey, 32);
-        if (!leaf_placed && c >= 0) {
-          leaf_placed = true;
-          if (c == 0) {
-            touched = true;
-            if (!o.del) es.push_back({o.key.data(), -1, &o});
-            continue;
-          }
-          es.push_back({nullptr, n, nullptr});
-        }
-        if (!o.del) es.push_back({o.key.data(), -1, &o});
-      }
-      if (!leaf_placed) es.push_back({nullptr, n, nullptr});
-      if (!touched && es.size() == 1) return n;  // only deletes of absent keys
-      for (Entry& e : es)
-        if (e.keep >= 0) e.key = lkey;
-      return build(es, d, storage_trie);
-    }
-    case Node::ext: {
-      const uint32_t len = node.path_len;
-      const std::array<uint8_t, 64> path = node.path;
-      const int32_t child = node.kids[0];
-      auto shares = [&](const Op& o) {
-        for (uint32_t i = 0; i < len; ++i)
-          if (nib(o.key.data(), d + i) != path[i]) return false;
-        return true;
-      };
-      bool diverging_insert = false;
-      std::vector<Op> shared;
-      for (const Op& o : ops) {
-        if (shares(o)) shared.push_back(o);
-        else if (!o.del) diverging_insert = true;
-      }
-      if (!diverging_insert) {
-        const int32_t c = apply(child, shared, d + len);
-        if (c == child) return n;
-        if (c < 0) return -1;
-        return join(path.data(), len, c);
-      }
-      // Split: the extension becomes a one-slot branch at its first nibble (collapsed
-      // again by apply_branch if the writes leave it with one slot).
-      Node b;
-      b.kind = Node::branch;
-      b.storage_trie = storage_trie;
-      if (len == 1) {
-        b.kids[path[0]] = child;
-      } else {
-        Node e;
-        e.kind = Node::ext;
-        e.storage_trie = storage_trie;
-        e.path_len = uint8_t(len - 1);
-        std::copy(path.begin() + 1, path.begin() + len, e.path.begin());
-        e.kids[0] = child;
-        b.kids[path[0]] = add(e);
-      }
-      const int32_t bi = add(b);
-      const int32_t r = apply_branch(bi, ops, d);
-      return r;
-    }
+    case Node::leaf:
+      return apply_at_leaf(n, ops, d, storage_trie);
+    case Node::ext:
+      return apply_at_extension(n, ops, d, storage_trie);
     case Node::branch:
       return apply_branch(n, ops, d);
   }
@@ -667,59 +718,83 @@ io::Status DirtyTrie::encode_one(int32_t n) {
   return {};
 }
 
-io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth,
-                           const uint8_t* owner) {
+// A kept node (a stub, or read from its own record): RocksDB, checked not to have moved
+// (its key already holds it); arena, placed as it is. Pushes one subtree.
+io::Status DirtyTrie::emit_kept(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner) {
   const Node& node = nodes_[n];
-  const bool keyed = frame_.keyed();
-  if (kept(n)) {
-    if (keyed) {
-      // Kept in place: its key already holds it (it must not have moved).
-      const bool same_trie = node.owner < 0 ? owner == nullptr
-                                            : owner && std::memcmp(owners_[size_t(node.owner)].data(), owner, 32) == 0;
-      bool same = same_trie && node.depth == depth;
-      for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
-      if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
-    } else {
-      PackOp op;
-      op.placed = node.loc;
-      pack_ops_.push_back(std::move(op));
-    }
-    if (node.kind != Node::stub) mark_reused(n);
-    *pushed = 1;
-    return {};
+  if (frame_.keyed()) {
+    // Kept in place: its key already holds it (it must not have moved).
+    const bool same_trie = node.owner < 0 ? owner == nullptr
+                                          : owner && std::memcmp(owners_[size_t(node.owner)].data(), owner, 32) == 0;
+    bool same = same_trie && node.depth == depth;
+    for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
+    if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
+  } else {
+    PackOp op;
+    op.placed = node.loc;
+    pack_ops_.push_back(std::move(op));
   }
-  uint32_t kids_pushed = 0;
-  if (node.kind == Node::leaf) {
-    if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
-      const Enc& le = enc_[n];
-      const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
-      uint8_t key[64];
-      if (owner) std::memcpy(key, owner, 32);
-      std::memcpy(key + (owner ? 32 : 0), k.data(), 32);
-      snap->put({key, size_t(owner ? 64 : 32)}, {leaf_vals_.data() + le.leaf_val_off, le.leaf_val_len});
-    }
-    if (!node.storage_trie && node.storage >= 0) {
-      if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
-      const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
-      uint32_t sp = 0;
-      if (io::Status s = emit(node.storage, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok()) return s;
-      kids_pushed += sp;
-    }
-  } else if (node.kind == Node::ext) {
+  if (node.kind != Node::stub) mark_reused(n);
+  return {};
+}
+
+// A new leaf: into the flat snapshot (when kept), and an account leaf's storage trie
+// emitted below it (*kids_pushed: the subtrees that pushed).
+io::Status DirtyTrie::emit_leaf(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
+                                uint32_t* kids_pushed) {
+  const Node& node = nodes_[n];
+  if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
+    const Enc& le = enc_[n];
+    const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
+    uint8_t key[64];
+    if (owner) std::memcpy(key, owner, 32);
+    std::memcpy(key + (owner ? 32 : 0), k.data(), 32);
+    snap->put({key, size_t(owner ? 64 : 32)}, {leaf_vals_.data() + le.leaf_val_off, le.leaf_val_len});
+  }
+  if (!node.storage_trie && node.storage >= 0) {
+    if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
+    const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
+    uint32_t sp = 0;
+    if (io::Status s = emit(node.storage, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok()) return s;
+    *kids_pushed += sp;
+  }
+  return {};
+}
+
+// A new extension's or branch's children, emitted in order (*kids_pushed: the subtrees
+// that pushed).
+io::Status DirtyTrie::emit_children(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
+                                    uint32_t* kids_pushed) {
+  const Node& node = nodes_[n];
+  if (node.kind == Node::ext) {
     uint32_t cp = 0;
     if (io::Status s = emit(node.kids[0], &cp, extend(at, depth, node.path.data(), node.path_len), depth + node.path_len, owner);
         !s.ok())
       return s;
-    kids_pushed += cp;
-  } else {
-    for (int i = 0; i < 16; ++i) {
-      if (node.kids[i] < 0) continue;
-      uint32_t cp = 0;
-      const uint8_t x = uint8_t(i);
-      if (io::Status s = emit(node.kids[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok()) return s;
-      kids_pushed += cp;
-    }
+    *kids_pushed += cp;
+    return {};
   }
+  for (int i = 0; i < 16; ++i) {
+    if (node.kids[i] < 0) continue;
+    uint32_t cp = 0;
+    const uint8_t x = uint8_t(i);
+    if (io::Status s = emit(node.kids[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok()) return s;
+    *kids_pushed += cp;
+  }
+  return {};
+}
+
+io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth,
+                           const uint8_t* owner) {
+  if (kept(n)) {
+    if (io::Status s = emit_kept(n, at, depth, owner); !s.ok()) return s;
+    *pushed = 1;
+    return {};
+  }
+  uint32_t kids_pushed = 0;
+  io::Status s = nodes_[n].kind == Node::leaf ? emit_leaf(n, at, depth, owner, &kids_pushed)
+                                              : emit_children(n, at, depth, owner, &kids_pushed);
+  if (!s.ok()) return s;
   const Enc& e = enc_[n];
   if (!e.hashed) {
     if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
@@ -733,7 +808,7 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
   op.kids = kids_pushed;
   op.level = e.level;
   std::memcpy(op.hash.data(), e.ref.bytes, 32);
-  if (keyed) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
+  if (frame_.keyed()) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
   pack_ops_.push_back(std::move(op));
   ++records_written;
   bytes_written += e.body_len;

@@ -41,6 +41,10 @@
 #include "engine/persist/subtree_packer.h"
 #include "engine/state/state_types.h"
 
+namespace st::persist {
+struct DiskNode;  // mpt_node.h
+}  // namespace st::persist
+
 namespace st::persist::mpt_commit_detail {
 
 using mpt::Hash32;
@@ -157,13 +161,37 @@ class DirtyTrie {
     nodes_.push_back(n);
     return int32_t(nodes_.size() - 1);
   }
+  // prepare()'s steps: one account's storage writes in diff order.
+  using SlotWrites = std::vector<std::pair<state::Bytes32, state::Bytes32>>;
+  void collect_account_ops(const state::StateDiff& diff, std::vector<SlotWrites>& writes);
+  void hash_slot_ops(const std::vector<SlotWrites>& writes);
   io::Status expand(std::vector<int32_t>& stubs);
+  // resolve()'s walks: one key's (slot < 0: the account's) at node, nibble pos.
+  struct ResolveWalk {
+    int32_t node;
+    uint32_t pos;
+    int32_t acct;
+    int32_t slot;  // -1: the account walk
+  };
+  io::Status resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walks, std::vector<ResolveWalk>& next,
+                          std::vector<int32_t>& stubs);
+  io::Status read_destroyed_storage();
+  void count_destroyed_slots();
   // stored: a node of its own (an arena record, rv set; or a RocksDB value, rv null); not
   // stored: an embedded node.
   std::string fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool stored, bool storage_trie);
+  std::string fill_leaf(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie,
+                        bool* account_has_storage);
+  std::string fill_extension(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie);
+  std::string fill_branch(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie);
+  int32_t child_stub(const Node& n, const RecordView* rv, uint32_t h, const uint8_t* nibs, uint32_t len,
+                     const uint8_t* hash, bool storage_trie);
+  int32_t embedded_child(const Node& n, const uint8_t* nibs, uint32_t len);
 
   int32_t apply(int32_t n, std::span<const Op> ops, uint32_t d);
   int32_t apply_branch(int32_t n, std::span<const Op> ops, uint32_t d);
+  int32_t apply_at_leaf(int32_t n, std::span<const Op> ops, uint32_t d, bool storage_trie);
+  int32_t apply_at_extension(int32_t n, std::span<const Op> ops, uint32_t d, bool storage_trie);
   int32_t build(std::span<const Entry> es, uint32_t d, bool storage_trie);
   int32_t leaf_from(const Entry& e, uint32_t d, bool storage_trie);
   int32_t join(const uint8_t* prefix, uint32_t plen, int32_t child);
@@ -188,6 +216,11 @@ class DirtyTrie {
   // The pack ops of the subtree at n, post-order; at[0..depth): its absolute path; owner: its
   // storage trie's account key (null: the account trie).
   io::Status emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
+  io::Status emit_kept(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
+  io::Status emit_leaf(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
+                       uint32_t* kids_pushed);
+  io::Status emit_children(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
+                           uint32_t* kids_pushed);
   std::vector<Enc> enc_;
   std::vector<uint8_t> leaf_vals_;  // the new leaves' values, for the flat snapshot
   std::vector<std::vector<int32_t>> by_level_;

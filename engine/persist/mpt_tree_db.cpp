@@ -130,6 +130,80 @@ struct Cursor {
   }
 };
 
+// Whether the key (from nibble pos) continues through node n's path.
+inline bool path_matches(const DiskNode& n, const uint8_t* key, uint32_t pos) {
+  if (n.path_len > 64 - pos) return false;
+  for (uint32_t i = 0; i < n.path_len; ++i)
+    if (n.path[i] != key_nibble(key, pos + i)) return false;
+  return true;
+}
+
+// An account leaf on cursor c's path (match: it is the key's): its record checked, the
+// account answered, and a slot key moved to the root of the account's storage trie.
+inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
+  mpt::AccountFields f;
+  if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) {
+    if (rv || match) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+  }
+  if (rv) {
+    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+  }
+  if (!match) { c.done = true; return {}; }
+  AccountInfo& a = c.ans->account;
+  a.exists = true;
+  a.nonce = f.nonce;
+  a.balance = f.balance;
+  a.code_hash = f.code_hash;
+  a.storage_root = f.storage_root;
+  if (!c.want_slot || f.storage_root == mpt::kEmptyRoot) { c.done = true; return {}; }
+  if (origin.rec && !rv)
+    return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded account leaf with storage"};
+  c.storage = true;
+  c.pos = 0;
+  c.expect = f.storage_root;
+  c.loc = rv && rv->child_count ? rv->child(0) : kNoLocator;
+  return {};
+}
+
+// A storage leaf on cursor c's path: its record checked, and its value answered when it
+// is the key's (match). The cursor is done.
+inline io::Status step_storage_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
+  if (rv) {
+    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+  }
+  if (match) {
+    state::Bytes32 v;
+    if (std::string err = decode_storage_value(n.value, &v); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    c.ans->slot_value = v;
+  }
+  c.done = true;
+  return {};
+}
+
+// A branch or extension on cursor c's path: the child reference the key takes (*ref, its
+// index among the node's hashed references), the cursor's position moved past the node.
+// The cursor is done when the key's path leaves the trie here.
+inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& origin, MptChildRef* ref,
+                                  uint32_t* child_index) {
+  const uint8_t* key = c.key();
+  if (n.kind == DiskNode::extension) {
+    if (!path_matches(n, key, c.pos)) { c.done = true; return {}; }
+    c.pos += n.path_len;
+    *ref = n.refs[0];
+  } else {
+    if (c.pos >= 64) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": branch below a full key"};
+    const uint32_t nib = key_nibble(key, c.pos);
+    ++c.pos;
+    *ref = n.refs[nib];
+    if (ref->kind == MptChildRef::hash) *child_index = n.hashed_index(nib);
+  }
+  if (ref->kind == MptChildRef::none) c.done = true;
+  return {};
+}
+
 // Processes the fetched node `body` and the embedded nodes below it on the key's path;
 // leaves the cursor done or waiting for its next hashed node. The body's hash check is
 // queued in `checks` (run at the end of the round).
@@ -151,52 +225,9 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
     }
     const DiskNode& n = *np;
     np = nullptr;  // an embedded child is decoded from its parent's bytes
-    const uint8_t* key = c.key();
-    auto path_matches = [&] {
-      if (n.path_len > 64 - c.pos) return false;
-      for (uint32_t i = 0; i < n.path_len; ++i)
-        if (n.path[i] != key_nibble(key, c.pos + i)) return false;
-      return true;
-    };
     if (n.kind == DiskNode::leaf) {
-      const bool match = path_matches() && c.pos + n.path_len == 64;
-      if (!c.storage) {
-        mpt::AccountFields f;
-        if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) {
-          if (rv || match) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-        }
-        if (rv) {
-          if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
-            return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-        }
-        if (!match) { c.done = true; return {}; }
-        AccountInfo& a = c.ans->account;
-        a.exists = true;
-        a.nonce = f.nonce;
-        a.balance = f.balance;
-        a.code_hash = f.code_hash;
-        a.storage_root = f.storage_root;
-        if (!c.want_slot || f.storage_root == mpt::kEmptyRoot) { c.done = true; return {}; }
-        if (origin.rec && !rv)
-          return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded account leaf with storage"};
-        c.storage = true;
-        c.pos = 0;
-        c.expect = f.storage_root;
-        c.loc = rv && rv->child_count ? rv->child(0) : kNoLocator;
-        return {};
-      }
-      if (rv) {
-        if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty())
-          return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-      }
-      if (match) {
-        state::Bytes32 v;
-        if (std::string err = decode_storage_value(n.value, &v); !err.empty())
-          return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-        c.ans->slot_value = v;
-      }
-      c.done = true;
-      return {};
+      const bool match = path_matches(n, c.key(), c.pos) && c.pos + n.path_len == 64;
+      return c.storage ? step_storage_leaf(c, n, match, rv, origin) : step_account_leaf(c, n, match, rv, origin);
     }
     if (rv) {
       if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, c.storage, false); !err.empty())
@@ -204,18 +235,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
     }
     MptChildRef ref;
     uint32_t child_index = 0;
-    if (n.kind == DiskNode::extension) {
-      if (!path_matches()) { c.done = true; return {}; }
-      c.pos += n.path_len;
-      ref = n.refs[0];
-    } else {
-      if (c.pos >= 64) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": branch below a full key"};
-      const uint32_t nib = key_nibble(key, c.pos);
-      ++c.pos;
-      ref = n.refs[nib];
-      if (ref.kind == MptChildRef::hash) child_index = n.hashed_index(nib);
-    }
-    if (ref.kind == MptChildRef::none) { c.done = true; return {}; }
+    if (io::Status st = inner_child_ref(c, n, origin, &ref, &child_index); !st || c.done) return st;
     if (ref.kind == MptChildRef::embedded) {
       cur = {ref.bytes, ref.len};
       rv = nullptr;  // an embedded node has no record; it cannot hold a hashed reference
@@ -507,6 +527,79 @@ class MptTreeDb final : public TreeDb {
     }
   }
 
+  // A storage leaf (its hash checked): its record and value checked, counted, handed to
+  // the leaf sink with its 64-byte key (owner, slot hash).
+  io::Status visit_storage_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
+                                VerifyReport* r) {
+    auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
+    if (rv)
+      if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty()) return fail(err);
+    state::Bytes32 v;
+    if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
+    ++r->slots;
+    if (leaf_sink_) {
+      uint8_t key[64];
+      std::memcpy(key, it.owner.data(), 32);
+      leaf_key(it, n, key + 32);
+      leaf_sink_({key, 64}, n.value);
+    }
+    return {};
+  }
+
+  // An account leaf (its hash checked): its record and fields checked, counted, handed to
+  // the leaf sink; an account with storage queues its storage trie's root.
+  io::Status visit_account_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
+                                VerifyReport* r, std::vector<VerifyItem>* stack) {
+    auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
+    mpt::AccountFields f;
+    if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return fail(err);
+    const bool has_storage = f.storage_root != mpt::kEmptyRoot;
+    if (rv) {
+      if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, has_storage); !err.empty()) return fail(err);
+    } else if (has_storage && files_.store == StoreKind::arena) {
+      return fail("embedded account leaf with storage");
+    }
+    ++r->accounts;
+    if (leaf_sink_) {
+      uint8_t key[32];
+      leaf_key(it, n, key);
+      leaf_sink_({key, 32}, n.value);
+    }
+    if (!has_storage) return {};
+    VerifyItem c;
+    c.storage = true;
+    c.expect = f.storage_root;
+    c.loc = rv ? rv->child(0) : kNoLocator;
+    for (uint32_t i = 0; i < it.pos; ++i) c.owner[i / 2] |= uint8_t(it.path[i] << (i & 1 ? 0 : 4));
+    for (uint32_t i = 0; i < n.path_len; ++i) {
+      const uint32_t q = it.pos + i;
+      c.owner[q / 2] |= uint8_t(n.path[i] << (q & 1 ? 0 : 4));
+    }
+    stack->push_back(c);
+    return {};
+  }
+
+  // A child of branch / extension `it` (its key `consumed` nibbles `nibs` further): an
+  // embedded one is visited at once from the parent's bytes, a hashed one queued.
+  io::Status visit_child(const MptChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs,
+                         const RecordView* rv, const VerifyItem& it, const Origin& o, VerifyReport* r,
+                         std::vector<VerifyItem>* stack) {
+    VerifyItem c = it;
+    for (uint32_t i = 0; i < consumed; ++i) c.path[it.pos + i] = nibs[i];
+    c.pos = uint8_t(it.pos + consumed);
+    if (ref.kind == MptChildRef::embedded) {
+      Origin eo = o;
+      eo.rec = nullptr;
+      return visit({ref.bytes, ref.len}, nullptr, c, eo, r, stack);
+    }
+    if (!rv && files_.store == StoreKind::arena)
+      return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": embedded node with a hashed child"};
+    std::memcpy(c.expect.data(), ref.bytes, 32);
+    c.loc = rv ? rv->child(hashed_index) : kNoLocator;
+    stack->push_back(c);
+    return {};
+  }
+
   // Visits one node (hash already checked): counts it, checks it, queues its hashed
   // children; embedded children are visited recursively from the parent's bytes.
   io::Status visit(std::span<const uint8_t> body, const RecordView* rv, const VerifyItem& it, const Origin& o,
@@ -517,67 +610,13 @@ class MptTreeDb final : public TreeDb {
     auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
     if (n.kind == DiskNode::leaf) {
       if (it.pos + n.path_len != 64) return fail("leaf at nibble " + std::to_string(it.pos + n.path_len) + ", not 64");
-      if (it.storage) {
-        if (rv)
-          if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty()) return fail(err);
-        state::Bytes32 v;
-        if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
-        ++r->slots;
-        if (leaf_sink_) {
-          uint8_t key[64];
-          std::memcpy(key, it.owner.data(), 32);
-          leaf_key(it, n, key + 32);
-          leaf_sink_({key, 64}, n.value);
-        }
-        return {};
-      }
-      mpt::AccountFields f;
-      if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return fail(err);
-      const bool has_storage = f.storage_root != mpt::kEmptyRoot;
-      if (rv) {
-        if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, has_storage); !err.empty()) return fail(err);
-      } else if (has_storage && files_.store == StoreKind::arena) {
-        return fail("embedded account leaf with storage");
-      }
-      ++r->accounts;
-      if (leaf_sink_) {
-        uint8_t key[32];
-        leaf_key(it, n, key);
-        leaf_sink_({key, 32}, n.value);
-      }
-      if (!has_storage) return {};
-      VerifyItem c;
-      c.storage = true;
-      c.expect = f.storage_root;
-      c.loc = rv ? rv->child(0) : kNoLocator;
-      for (uint32_t i = 0; i < it.pos; ++i) c.owner[i / 2] |= uint8_t(it.path[i] << (i & 1 ? 0 : 4));
-      for (uint32_t i = 0; i < n.path_len; ++i) {
-        const uint32_t q = it.pos + i;
-        c.owner[q / 2] |= uint8_t(n.path[i] << (q & 1 ? 0 : 4));
-      }
-      stack->push_back(c);
-      return {};
+      return it.storage ? visit_storage_leaf(n, rv, it, o, r) : visit_account_leaf(n, rv, it, o, r, stack);
     }
     if (rv)
       if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, it.storage, false); !err.empty()) return fail(err);
-    auto child = [&](const MptChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs) -> io::Status {
-      VerifyItem c = it;
-      for (uint32_t i = 0; i < consumed; ++i) c.path[it.pos + i] = nibs[i];
-      c.pos = uint8_t(it.pos + consumed);
-      if (ref.kind == MptChildRef::embedded) {
-        Origin eo = o;
-        eo.rec = nullptr;
-        return visit({ref.bytes, ref.len}, nullptr, c, eo, r, stack);
-      }
-      if (!rv && files_.store == StoreKind::arena) return fail("embedded node with a hashed child");
-      std::memcpy(c.expect.data(), ref.bytes, 32);
-      c.loc = rv ? rv->child(hashed_index) : kNoLocator;
-      stack->push_back(c);
-      return {};
-    };
     if (n.kind == DiskNode::extension) {
       if (it.pos + n.path_len >= 64) return fail("extension reaches the end of the key");
-      return child(n.refs[0], n.path_len, 0, n.path.data());
+      return visit_child(n.refs[0], n.path_len, 0, n.path.data(), rv, it, o, r, stack);
     }
     if (it.pos >= 64) return fail("branch below a full key");
     if (!n.value.empty()) return fail("branch with a value in a secure trie");
@@ -587,7 +626,86 @@ class MptTreeDb final : public TreeDb {
       const MptChildRef& ref = n.refs[nib];
       if (ref.kind == MptChildRef::none) continue;
       const uint8_t nb = uint8_t(nib);
-      if (io::Status s = child(ref, 1, n.hashed_index(nib), &nb); !s.ok()) return s;
+      if (io::Status s = visit_child(ref, 1, n.hashed_index(nib), &nb, rv, it, o, r, stack); !s.ok()) return s;
+    }
+    return {};
+  }
+
+  // verify_all's batch: the items taken from the stack, their bodies (msgs, lens: in the
+  // arena's cached records or the RocksDB values), and buffers reused across batches.
+  struct VerifyBatch {
+    std::vector<VerifyItem> items, pushed;
+    std::vector<Locator> locs;
+    std::vector<std::string> keys;
+    std::vector<std::string_view> views;
+    std::vector<std::string> values;
+    std::vector<uint8_t> found;
+    std::vector<RecordView> rvs;
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> hashes;
+    std::vector<uint8_t> page_seen;  // arena: pages counted in the report
+  };
+
+  // Arena: the batch's records loaded in one submission (the page cache dropped past
+  // kVerifyCachePages), their bodies in b.msgs; each page counted once.
+  io::Status load_verify_batch_arena(VerifyBatch& b, VerifyReport* r) {
+    const size_t m = b.items.size();
+    if (reader_->cached_pages() > kVerifyCachePages) reader_->clear();
+    b.locs.clear();
+    for (const auto& it : b.items) {
+      if (it.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt verify: a hashed reference without a record child"};
+      b.locs.push_back(it.loc);
+    }
+    if (io::Status s = reader_->load(b.locs); !s.ok()) return s;
+    b.rvs.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      if (io::Status s = reader_->record(b.items[i].loc, &b.rvs[i]); !s.ok()) return s;
+      b.msgs[i] = b.rvs[i].body.data();
+      b.lens[i] = b.rvs[i].body.size();
+      const uint64_t pg = locator_page(b.items[i].loc);
+      if (pg >= b.page_seen.size()) b.page_seen.resize(std::max<size_t>(pg + 1, b.page_seen.size() * 2), 0);
+      if (!b.page_seen[pg]) { b.page_seen[pg] = 1; ++r->pages; }
+    }
+    return {};
+  }
+
+  // RocksDB: one MultiGet of the batch's path keys, the values' bytes counted.
+  io::Status load_verify_batch_rocks(VerifyBatch& b, VerifyReport* r) {
+    b.keys.clear();
+    for (const auto& it : b.items) {
+      b.keys.push_back(it.storage ? std::string(1, 'O') + std::string(reinterpret_cast<const char*>(it.owner.data()), 32)
+                                  : std::string(1, 'A'));
+      for (uint32_t i = 0; i < it.pos; ++i) b.keys.back().push_back(char(it.path[i]));
+    }
+    b.views.assign(b.keys.begin(), b.keys.end());
+    if (io::Status s = files_.rocks->multi_get(b.views, &b.values, &b.found); !s.ok()) return s;
+    for (size_t i = 0; i < b.items.size(); ++i) {
+      if (!b.found[i])
+        return {io::Errc::not_found, "mpt verify: node at path key " + path_key_hex(b.keys[i]) + " is missing"};
+      b.msgs[i] = reinterpret_cast<const uint8_t*>(b.values[i].data());
+      b.lens[i] = b.values[i].size();
+      r->bytes += b.values[i].size();
+    }
+    return {};
+  }
+
+  // The batch's bodies hashed in one keccak256 batch, each checked against its parent's
+  // reference and visited; the children go to b.pushed (item 0's first, in nibble order).
+  io::Status check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r) {
+    const size_t m = b.items.size();
+    b.hashes.resize(32 * m);
+    st::kernels::keccak256_batch(b.msgs.data(), b.lens.data(), b.hashes.data(), m);
+    b.pushed.clear();
+    for (size_t i = 0; i < m; ++i) {
+      Origin o;
+      o.loc = arena ? b.items[i].loc : kNoLocator;
+      o.path_key = arena ? nullptr : &b.keys[i];
+      o.rec = arena ? &b.rvs[i] : nullptr;
+      if (std::memcmp(b.hashes.data() + 32 * i, b.items[i].expect.data(), 32) != 0)
+        return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": hash does not match its parent's reference"};
+      ++r->nodes;
+      if (io::Status s = visit({b.msgs[i], b.lens[i]}, o.rec, b.items[i], o, r, &b.pushed); !s.ok()) return s;
     }
     return {};
   }
@@ -605,76 +723,21 @@ class MptTreeDb final : public TreeDb {
     root.expect = files_.manifest.root_hash;
     root.loc = files_.commit.root;
     stack.push_back(root);
-    std::vector<VerifyItem> batch, pushed;
-    std::vector<Locator> locs;
-    std::vector<std::string> keys;
-    std::vector<std::string_view> views;
-    std::vector<std::string> values;
-    std::vector<uint8_t> found;
-    std::vector<RecordView> rvs;
-    std::vector<const uint8_t*> msgs;
-    std::vector<size_t> lens;
-    std::vector<uint8_t> hashes;
-    std::vector<uint8_t> page_seen;
+    VerifyBatch b;
     uint64_t bytes0 = arena ? reader_->counters().bytes_read : 0;
     if (arena) reader_->clear();
     uint64_t last_progress = 0;
     while (!stack.empty()) {
       const size_t m = std::min(kVerifyBatch, stack.size());
-      batch.assign(stack.end() - long(m), stack.end());
+      b.items.assign(stack.end() - long(m), stack.end());
       stack.resize(stack.size() - m);
-      std::reverse(batch.begin(), batch.end());  // top of the stack first
-      msgs.assign(m, nullptr);
-      lens.assign(m, 0);
-      if (arena) {
-        if (reader_->cached_pages() > kVerifyCachePages) reader_->clear();
-        locs.clear();
-        for (const auto& it : batch) {
-          if (it.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt verify: a hashed reference without a record child"};
-          locs.push_back(it.loc);
-        }
-        if (io::Status s = reader_->load(locs); !s.ok()) return s;
-        rvs.resize(m);
-        for (size_t i = 0; i < m; ++i) {
-          if (io::Status s = reader_->record(batch[i].loc, &rvs[i]); !s.ok()) return s;
-          msgs[i] = rvs[i].body.data();
-          lens[i] = rvs[i].body.size();
-          const uint64_t pg = locator_page(batch[i].loc);
-          if (pg >= page_seen.size()) page_seen.resize(std::max<size_t>(pg + 1, page_seen.size() * 2), 0);
-          if (!page_seen[pg]) { page_seen[pg] = 1; ++r->pages; }
-        }
-      } else {
-        keys.clear();
-        for (const auto& it : batch) {
-          keys.push_back(it.storage ? std::string(1, 'O') + std::string(reinterpret_cast<const char*>(it.owner.data()), 32)
-                                    : std::string(1, 'A'));
-          for (uint32_t i = 0; i < it.pos; ++i) keys.back().push_back(char(it.path[i]));
-        }
-        views.assign(keys.begin(), keys.end());
-        if (io::Status s = files_.rocks->multi_get(views, &values, &found); !s.ok()) return s;
-        for (size_t i = 0; i < m; ++i) {
-          if (!found[i])
-            return {io::Errc::not_found, "mpt verify: node at path key " + path_key_hex(keys[i]) + " is missing"};
-          msgs[i] = reinterpret_cast<const uint8_t*>(values[i].data());
-          lens[i] = values[i].size();
-          r->bytes += values[i].size();
-        }
-      }
-      hashes.resize(32 * m);
-      st::kernels::keccak256_batch(msgs.data(), lens.data(), hashes.data(), m);
-      pushed.clear();  // item 0's children first, each item's in nibble order
-      for (size_t i = 0; i < m; ++i) {
-        Origin o;
-        o.loc = arena ? batch[i].loc : kNoLocator;
-        o.path_key = arena ? nullptr : &keys[i];
-        o.rec = arena ? &rvs[i] : nullptr;
-        if (std::memcmp(hashes.data() + 32 * i, batch[i].expect.data(), 32) != 0)
-          return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": hash does not match its parent's reference"};
-        ++r->nodes;
-        if (io::Status s = visit({msgs[i], lens[i]}, o.rec, batch[i], o, r, &pushed); !s.ok()) return s;
-      }
+      std::reverse(b.items.begin(), b.items.end());  // top of the stack first
+      b.msgs.assign(m, nullptr);
+      b.lens.assign(m, 0);
+      if (io::Status s = arena ? load_verify_batch_arena(b, r) : load_verify_batch_rocks(b, r); !s.ok()) return s;
+      if (io::Status s = check_verify_batch(b, arena, r); !s.ok()) return s;
       // Reversed onto the stack: item 0's first child ends on top.
-      stack.insert(stack.end(), pushed.rbegin(), pushed.rend());
+      stack.insert(stack.end(), b.pushed.rbegin(), b.pushed.rend());
       if (progress && r->nodes - last_progress >= 65536) {
         last_progress = r->nodes;
         progress(r->nodes, files_.manifest.node_count);

@@ -225,6 +225,11 @@ class Parser {
   }
 
   bool account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, const Address* prev, AccountChanges* a);
+  bool storage_changes(const RlpItem& list, std::optional<uint32_t> tx_count, AccountChanges* a,
+                       std::vector<RlpItem>& l, std::vector<RlpItem>& e);
+  bool storage_reads(const RlpItem& list, AccountChanges* a, std::vector<RlpItem>& l);
+  bool field_changes(const RlpItem* f, std::optional<uint32_t> tx_count, AccountChanges* a, std::vector<RlpItem>& l,
+                     std::vector<RlpItem>& e);
   bool bal(const RlpItem& list, std::optional<uint32_t> tx_count, BlockAccessList* out);
   bool header(const RlpItem& list, BlockHeader* out);
 
@@ -236,23 +241,11 @@ class Parser {
   std::string* err_;
 };
 
-bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, const Address* prev,
-                     AccountChanges* a) {
-  set_account("");
-  std::vector<RlpItem> f, l, e;
-  if (!items(acc_item, "account changes", &f)) return false;
-  if (f.empty() || f[0].is_list) return fail(start(acc_item), "account changes: expected an address first");
-  if (f[0].payload_len != 20)
-    return fail(start(f[0]), "address of " + std::to_string(f[0].payload_len) + " bytes, expected 20");
-  std::memcpy(a->address.data(), f[0].payload, 20);
-  set_account(hex(a->address.data(), 20));
-  if (f.size() != 6)
-    return fail(start(acc_item), "account changes: expected 6 items, found " + std::to_string(f.size()));
-  if (prev && !(*prev < a->address))
-    return fail(start(f[0]), "account not after " + hex(prev->data(), 20) +
-                                 " (accounts must be strictly increasing by address)");
-  // storage_changes
-  if (!items(f[1], "storage_changes", &l)) return false;
+// storage_changes: slots strictly increasing, each with a non-empty change list whose
+// block access indices strictly increase. l, e: scratch lists.
+bool Parser::storage_changes(const RlpItem& list, std::optional<uint32_t> tx_count, AccountChanges* a,
+                             std::vector<RlpItem>& l, std::vector<RlpItem>& e) {
+  if (!items(list, "storage_changes", &l)) return false;
   a->storage_changes.resize(l.size());
   for (size_t i = 0; i < l.size(); ++i) {
     SlotChanges& s = a->storage_changes[i];
@@ -272,8 +265,12 @@ bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, 
       if (!uint_be(kv[1], "storage value", 32, s.changes[k].value.data())) return false;
     }
   }
-  // storage_reads
-  if (!items(f[2], "storage_reads", &l)) return false;
+  return true;
+}
+
+// storage_reads: slots strictly increasing, none of them also written.
+bool Parser::storage_reads(const RlpItem& list, AccountChanges* a, std::vector<RlpItem>& l) {
+  if (!items(list, "storage_reads", &l)) return false;
   a->storage_reads.resize(l.size());
   size_t w = 0;  // merge cursor over the written slots (both sorted)
   for (size_t i = 0; i < l.size(); ++i) {
@@ -285,8 +282,14 @@ bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, 
     if (w < a->storage_changes.size() && a->storage_changes[w].slot == r)
       return fail(start(l[i]), "slot " + hex(r.data(), 32) + " is both written and read");
   }
-  // balance_changes
-  if (!items(f[3], "balance_changes", &l)) return false;
+  return true;
+}
+
+// balance_changes, nonce_changes, code_changes: (index, value) pairs, indices strictly
+// increasing.
+bool Parser::field_changes(const RlpItem* f, std::optional<uint32_t> tx_count, AccountChanges* a,
+                           std::vector<RlpItem>& l, std::vector<RlpItem>& e) {
+  if (!items(f[0], "balance_changes", &l)) return false;
   a->balance_changes.resize(l.size());
   int64_t pi = -1;
   for (size_t i = 0; i < l.size(); ++i) {
@@ -295,8 +298,7 @@ bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, 
     pi = a->balance_changes[i].index;
     if (!uint_be(e[1], "balance", 32, a->balance_changes[i].post_balance.data())) return false;
   }
-  // nonce_changes
-  if (!items(f[4], "nonce_changes", &l)) return false;
+  if (!items(f[1], "nonce_changes", &l)) return false;
   a->nonce_changes.resize(l.size());
   pi = -1;
   for (size_t i = 0; i < l.size(); ++i) {
@@ -305,8 +307,7 @@ bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, 
     pi = a->nonce_changes[i].index;
     if (!u64(e[1], "nonce", 8, &a->nonce_changes[i].nonce)) return false;
   }
-  // code_changes
-  if (!items(f[5], "code_changes", &l)) return false;
+  if (!items(f[2], "code_changes", &l)) return false;
   a->code_changes.resize(l.size());
   pi = -1;
   for (size_t i = 0; i < l.size(); ++i) {
@@ -316,6 +317,27 @@ bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, 
     if (e[1].is_list) return fail(start(e[1]), "code: expected a byte string, found a list");
     a->code_changes[i].code.assign(e[1].payload, e[1].payload + e[1].payload_len);
   }
+  return true;
+}
+
+bool Parser::account(const RlpItem& acc_item, std::optional<uint32_t> tx_count, const Address* prev,
+                     AccountChanges* a) {
+  set_account("");
+  std::vector<RlpItem> f, l, e;
+  if (!items(acc_item, "account changes", &f)) return false;
+  if (f.empty() || f[0].is_list) return fail(start(acc_item), "account changes: expected an address first");
+  if (f[0].payload_len != 20)
+    return fail(start(f[0]), "address of " + std::to_string(f[0].payload_len) + " bytes, expected 20");
+  std::memcpy(a->address.data(), f[0].payload, 20);
+  set_account(hex(a->address.data(), 20));
+  if (f.size() != 6)
+    return fail(start(acc_item), "account changes: expected 6 items, found " + std::to_string(f.size()));
+  if (prev && !(*prev < a->address))
+    return fail(start(f[0]), "account not after " + hex(prev->data(), 20) +
+                                 " (accounts must be strictly increasing by address)");
+  if (!storage_changes(f[1], tx_count, a, l, e)) return false;
+  if (!storage_reads(f[2], a, l)) return false;
+  if (!field_changes(&f[3], tx_count, a, l, e)) return false;
   set_account("");
   return true;
 }

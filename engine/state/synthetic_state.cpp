@@ -120,29 +120,99 @@ uint64_t SyntheticState::entry_of(uint64_t c, uint64_t j) const {
   }
 }
 
-void SyntheticState::next_block(StateDiff* out, std::vector<SyntheticBlockWrite>* writes) {
-  if (!overlay_) overlay_ = std::make_shared<Overlay>();
-  Overlay& ov = *overlay_;
-  const uint64_t b = spec_.blocks++;
-  const uint64_t S = spec_.slots_per_contract;
-  const uint64_t eoas = spec_.accounts - spec_.contracts;
+// A block's diff: one AccountDiff per account it writes (none without a StateDiff).
+struct SyntheticState::BlockDiff {
+  const SyntheticState& state;
+  StateDiff* out;
   std::map<uint64_t, size_t> diff_of;  // account index -> its AccountDiff
-  auto diff = [&](uint64_t i) -> AccountDiff* {
+  AccountDiff* of(uint64_t i) {
     if (!out) return nullptr;
     auto [it, fresh] = diff_of.emplace(i, out->accounts.size());
     if (fresh) {
       out->accounts.emplace_back();
-      out->accounts.back().address = address(i);
+      out->accounts.back().address = state.address(i);
     }
     return &out->accounts[it->second];
-  };
-  auto random_value = [&](uint64_t tag, uint64_t w) {
-    Bytes32 v{};
-    put_be64(v.data() + 16, block_rand(tag, b, w));
-    put_be64(v.data() + 24, block_rand(tag + 1, b, w));
-    if (std::all_of(v.begin(), v.end(), [](uint8_t x) { return x == 0; })) v[31] = 1;
-    return v;
-  };
+  }
+};
+
+// Block b's random non-zero slot value for write w.
+Bytes32 SyntheticState::block_value(uint64_t tag, uint64_t b, uint64_t w) const {
+  Bytes32 v{};
+  put_be64(v.data() + 16, block_rand(tag, b, w));
+  put_be64(v.data() + 24, block_rand(tag + 1, b, w));
+  if (std::all_of(v.begin(), v.end(), [](uint8_t x) { return x == 0; })) v[31] = 1;
+  return v;
+}
+
+// Write w (even) of block b: a transfer's sender, an EOA drawn at random, takes its next
+// nonce and a new balance.
+void SyntheticState::block_sender_write(uint64_t b, uint64_t w, BlockDiff& diff, SyntheticBlockWrite* trace) {
+  const uint64_t eoas = spec_.accounts - spec_.contracts;
+  const uint64_t i = spec_.contracts + block_rand(kTagBlockSender, b, w) % eoas;
+  auto [it, fresh] = overlay_->eoas.emplace(i, EoaOverlay{});
+  if (fresh) {
+    AccountRecord r;
+    account(i, &r);
+    it->second.nonce = r.nonce;
+  }
+  it->second.nonce += 1;
+  const unsigned __int128 wei =
+      (unsigned __int128)(block_rand(kTagBlockBalance, b, w) % 1000) * 1000000000000000000ull +
+      block_rand(kTagBlockBalance + 1, b, w) % 1000000000000000000ull + 1;
+  it->second.balance = U256{};
+  put_be64(it->second.balance.data() + 16, uint64_t(wei >> 64));
+  put_be64(it->second.balance.data() + 24, uint64_t(wei));
+  if (AccountDiff* d = diff.of(i)) d->nonce = it->second.nonce, d->balance = it->second.balance;
+  if (trace) {
+    trace->has_sender = true;
+    trace->sender = address(i);
+    trace->sender_nonce = it->second.nonce;
+    trace->sender_balance = it->second.balance;
+  }
+}
+
+// Write w of block b to a contract drawn at random: a new slot, or a live slot deleted or
+// updated (by the per-mille rates).
+void SyntheticState::block_slot_write(uint64_t b, uint64_t w, BlockDiff& diff, SyntheticBlockWrite* trace) {
+  Overlay& ov = *overlay_;
+  const uint64_t S = spec_.slots_per_contract;
+  const uint64_t c = block_rand(kTagBlockContract, b, w) % spec_.contracts;
+  ContractOverlay& co = ov.contracts[c];
+  const uint64_t live = S + co.added - co.deleted.size();
+  const uint64_t kind = block_rand(kTagBlockKind, b, w) % 1000;
+  uint64_t e = 0;
+  Bytes32 v{};
+  if (live == 0 || kind < kBlockNewPerMille) {
+    e = S + co.added++;
+    v = block_value(kTagBlockValue, b, w);
+    co.values[e] = v;
+    ++ov.slot_delta;
+  } else {
+    e = entry_of(c, block_rand(kTagBlockPick, b, w) % live);
+    if (kind < kBlockNewPerMille + kBlockDeletePerMille) {
+      co.deleted.insert(std::upper_bound(co.deleted.begin(), co.deleted.end(), e), e);
+      co.values.erase(e);
+      --ov.slot_delta;
+    } else {
+      v = block_value(kTagBlockValue, b, w);
+      co.values[e] = v;
+    }
+  }
+  if (AccountDiff* d = diff.of(c)) d->storage_writes.push_back({slot_of(c, e), v});
+  if (trace) {
+    trace->has_slot = true;
+    trace->contract = address(c);
+    trace->slot = slot_of(c, e);
+    trace->value = v;
+  }
+}
+
+void SyntheticState::next_block(StateDiff* out, std::vector<SyntheticBlockWrite>* writes) {
+  if (!overlay_) overlay_ = std::make_shared<Overlay>();
+  const uint64_t b = spec_.blocks++;
+  const uint64_t eoas = spec_.accounts - spec_.contracts;
+  BlockDiff diff{*this, out, {}};
   if (out) out->accounts.clear();
   if (writes) writes->clear(), writes->reserve(spec_.block_writes);
   for (uint64_t w = 0; w < spec_.block_writes; ++w) {
@@ -151,59 +221,9 @@ void SyntheticState::next_block(StateDiff* out, std::vector<SyntheticBlockWrite>
       trace = &writes->emplace_back();
       trace->transfer = w / 2;
     }
-    if (w % 2 == 0 && eoas > 0) {  // the transfer's sender
-      const uint64_t i = spec_.contracts + block_rand(kTagBlockSender, b, w) % eoas;
-      auto [it, fresh] = ov.eoas.emplace(i, EoaOverlay{});
-      if (fresh) {
-        AccountRecord r;
-        account(i, &r);
-        it->second.nonce = r.nonce;
-      }
-      it->second.nonce += 1;
-      const unsigned __int128 wei =
-          (unsigned __int128)(block_rand(kTagBlockBalance, b, w) % 1000) * 1000000000000000000ull +
-          block_rand(kTagBlockBalance + 1, b, w) % 1000000000000000000ull + 1;
-      it->second.balance = U256{};
-      put_be64(it->second.balance.data() + 16, uint64_t(wei >> 64));
-      put_be64(it->second.balance.data() + 24, uint64_t(wei));
-      if (AccountDiff* d = diff(i)) d->nonce = it->second.nonce, d->balance = it->second.balance;
-      if (trace) {
-        trace->has_sender = true;
-        trace->sender = address(i);
-        trace->sender_nonce = it->second.nonce;
-        trace->sender_balance = it->second.balance;
-      }
-    }
+    if (w % 2 == 0 && eoas > 0) block_sender_write(b, w, diff, trace);  // the transfer's sender
     if (spec_.contracts == 0) continue;
-    const uint64_t c = block_rand(kTagBlockContract, b, w) % spec_.contracts;
-    ContractOverlay& co = ov.contracts[c];
-    const uint64_t live = S + co.added - co.deleted.size();
-    const uint64_t kind = block_rand(kTagBlockKind, b, w) % 1000;
-    uint64_t e = 0;
-    Bytes32 v{};
-    if (live == 0 || kind < kBlockNewPerMille) {
-      e = S + co.added++;
-      v = random_value(kTagBlockValue, w);
-      co.values[e] = v;
-      ++ov.slot_delta;
-    } else {
-      e = entry_of(c, block_rand(kTagBlockPick, b, w) % live);
-      if (kind < kBlockNewPerMille + kBlockDeletePerMille) {
-        co.deleted.insert(std::upper_bound(co.deleted.begin(), co.deleted.end(), e), e);
-        co.values.erase(e);
-        --ov.slot_delta;
-      } else {
-        v = random_value(kTagBlockValue, w);
-        co.values[e] = v;
-      }
-    }
-    if (AccountDiff* d = diff(c)) d->storage_writes.push_back({slot_of(c, e), v});
-    if (trace) {
-      trace->has_slot = true;
-      trace->contract = address(c);
-      trace->slot = slot_of(c, e);
-      trace->value = v;
-    }
+    block_slot_write(b, w, diff, trace);
   }
 }
 
@@ -408,17 +428,24 @@ std::string SyntheticState::spec_json() const {
 
 // A strict reader of a flat JSON object whose values are strings (no escapes) or unsigned
 // decimal integers: all spec_json() writes.
-std::variant<SyntheticSpec, std::string> parse_synthetic_spec(std::string_view json) {
+namespace {
+
+using SpecFields = std::map<std::string, std::variant<uint64_t, std::string>>;
+
+// A cursor over a flat JSON object: whitespace, single characters, plain strings (no
+// escapes), unsigned decimal numbers.
+struct FlatJson {
+  std::string_view json;
   size_t p = 0;
-  auto ws = [&] {
+  void ws() {
     while (p < json.size() && (json[p] == ' ' || json[p] == '\t' || json[p] == '\n' || json[p] == '\r')) ++p;
-  };
-  auto expect = [&](char ch) {
+  }
+  bool expect(char ch) {
     ws();
     if (p < json.size() && json[p] == ch) { ++p; return true; }
     return false;
-  };
-  auto string_token = [&](std::string* out) {
+  }
+  bool string_token(std::string* out) {
     ws();
     if (p >= json.size() || json[p] != '"') return false;
     const size_t end = json.find('"', p + 1);
@@ -427,40 +454,55 @@ std::variant<SyntheticSpec, std::string> parse_synthetic_spec(std::string_view j
     if (out->find('\\') != std::string::npos) return false;
     p = end + 1;
     return true;
-  };
+  }
+  // A string or a number as the value of field `key`; "" or what is wrong with it.
+  std::string value(const std::string& key, const std::string& bad, std::variant<uint64_t, std::string>* out) {
+    ws();
+    if (p < json.size() && json[p] == '"') {
+      std::string s;
+      if (!string_token(&s)) return bad;
+      *out = s;
+      return {};
+    }
+    uint64_t v = 0;
+    const size_t start = p;
+    while (p < json.size() && json[p] >= '0' && json[p] <= '9') {
+      const uint64_t d = uint64_t(json[p] - '0');
+      if (v > (~uint64_t(0) - d) / 10) return "synthetic state spec: number out of range in field '" + key + "'";
+      v = v * 10 + d;
+      ++p;
+    }
+    if (p == start) return bad;
+    *out = v;
+    return {};
+  }
+};
+
+// The fields of a flat JSON object (each once); "" or what is wrong with it.
+std::string parse_spec_fields(std::string_view json, SpecFields* fields) {
+  FlatJson j{json};
   const std::string bad = "synthetic state spec: not a flat JSON object: " + std::string(json.substr(0, 80));
-  std::map<std::string, std::variant<uint64_t, std::string>> fields;
-  if (!expect('{')) return bad;
-  if (!expect('}')) {
+  if (!j.expect('{')) return bad;
+  if (!j.expect('}')) {
     for (;;) {
       std::string key;
-      if (!string_token(&key) || !expect(':')) return bad;
-      ws();
+      if (!j.string_token(&key) || !j.expect(':')) return bad;
       std::variant<uint64_t, std::string> value;
-      if (p < json.size() && json[p] == '"') {
-        std::string s;
-        if (!string_token(&s)) return bad;
-        value = s;
-      } else {
-        uint64_t v = 0;
-        const size_t start = p;
-        while (p < json.size() && json[p] >= '0' && json[p] <= '9') {
-          const uint64_t d = uint64_t(json[p] - '0');
-          if (v > (~uint64_t(0) - d) / 10) return "synthetic state spec: number out of range in field '" + key + "'";
-          v = v * 10 + d;
-          ++p;
-        }
-        if (p == start) return bad;
-        value = v;
-      }
-      if (!fields.emplace(key, value).second) return "synthetic state spec: duplicate field '" + key + "'";
-      if (expect(',')) continue;
-      if (expect('}')) break;
+      if (std::string err = j.value(key, bad, &value); !err.empty()) return err;
+      if (!fields->emplace(key, value).second) return "synthetic state spec: duplicate field '" + key + "'";
+      if (j.expect(',')) continue;
+      if (j.expect('}')) break;
       return bad;
     }
   }
-  ws();
-  if (p != json.size()) return bad;
+  j.ws();
+  if (j.p != json.size()) return bad;
+  return {};
+}
+
+// The spec from its fields: kind, version, the state's four numbers and, when "blocks" is
+// there, the blocks' three; no other field.
+std::variant<SyntheticSpec, std::string> spec_from_fields(const SpecFields& fields) {
   auto str_field = [&](const char* k) -> const std::string* {
     auto it = fields.find(k);
     return it == fields.end() ? nullptr : std::get_if<std::string>(&it->second);
@@ -496,6 +538,14 @@ std::variant<SyntheticSpec, std::string> parse_synthetic_spec(std::string_view j
   if (fields.size() != known) return "synthetic state spec: unknown fields";
   if (s.contracts > s.accounts) return "synthetic state spec: contracts > accounts";
   return s;
+}
+
+}  // namespace
+
+std::variant<SyntheticSpec, std::string> parse_synthetic_spec(std::string_view json) {
+  SpecFields fields;
+  if (std::string err = parse_spec_fields(json, &fields); !err.empty()) return err;
+  return spec_from_fields(fields);
 }
 
 }  // namespace st::state

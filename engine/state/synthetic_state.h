@@ -100,6 +100,11 @@ class SyntheticState final : public StateSource {
   void overlay_storage(uint64_t contract, AccountRecord* out) const;  // the blocks' storage changes
   uint64_t entry_of(uint64_t contract, uint64_t live_j) const;  // live index -> entry
   uint64_t block_rand(uint64_t tag, uint64_t block, uint64_t w) const;
+  // next_block's steps: a block's diff, a random slot value, a sender's and a slot's write.
+  struct BlockDiff;
+  Bytes32 block_value(uint64_t tag, uint64_t block, uint64_t w) const;
+  void block_sender_write(uint64_t block, uint64_t w, BlockDiff& diff, SyntheticBlockWrite* trace);
+  void block_slot_write(uint64_t block, uint64_t w, BlockDiff& diff, SyntheticBlockWrite* trace);
   std::shared_ptr<Overlay> overlay_;  // null: no blocks
   Bytes32 slot_of(uint64_t contract, uint64_t j) const;
   Bytes32 value_of(uint64_t contract, uint64_t j) const;
