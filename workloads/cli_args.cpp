@@ -14,12 +14,18 @@
 namespace st::cli {
 
 namespace {
-// "4096 or 16384", "1, 2 or 4".
-std::string one_of_text(const std::vector<uint64_t>& values) {
+// "mpt or bintrie", "a, b or c".
+std::string words_text(const std::vector<std::string>& words) {
   std::string s;
-  for (size_t i = 0; i < values.size(); ++i)
-    s += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + std::to_string(values[i]);
+  for (size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
   return s;
+}
+
+// "4096 or 16384".
+std::string one_of_text(const std::vector<uint64_t>& values) {
+  std::vector<std::string> words;
+  for (uint64_t v : values) words.push_back(std::to_string(v));
+  return words_text(words);
 }
 
 // "must be in 1..4096", "must be at least 21000", "must be 4096 or 16384".
@@ -27,13 +33,6 @@ std::string allowed_text(uint64_t min, uint64_t max, const std::vector<uint64_t>
   if (!allowed.empty()) return "must be " + one_of_text(allowed);
   if (max == UINT64_MAX && min > 0) return "must be at least " + std::to_string(min);
   return "must be in " + std::to_string(min) + ".." + std::to_string(max);
-}
-
-// "mpt or bintrie".
-std::string words_text(const std::vector<std::string>& words) {
-  std::string s;
-  for (size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
-  return s;
 }
 
 // The help's note of a number range: " (1..4096)", " (at least 21000)", "" for any.
