@@ -70,6 +70,90 @@ json block_to_json(const state::Block& b) {
   return j;
 }
 
+namespace {
+
+// One account's address and the five change lists being arrays; sets *who (the prefix of
+// every later message about this account).
+bool account_header(const json& a, state::AccountChanges* ac, std::string* who, std::string* err) {
+  if (!a.is_object() || !a.contains("address") || !a["address"].is_string()) {
+    *err = "account: expected an object with an \"address\" string";
+    return false;
+  }
+  auto addr = parse_hex_bytes(a["address"].get<std::string>());
+  if (auto* e = std::get_if<std::string>(&addr)) { *err = "address: " + *e; return false; }
+  const auto& ab = std::get<std::vector<uint8_t>>(addr);
+  if (ab.size() != 20) { *err = "address: " + std::to_string(ab.size()) + " bytes, expected 20"; return false; }
+  std::memcpy(ac->address.data(), ab.data(), 20);
+  *who = "account " + hex_bytes(ac->address.data(), 20) + ": ";
+  for (const char* f : {"storage_changes", "storage_reads", "balance_changes", "nonce_changes", "code_changes"})
+    if (!a.contains(f) || !a[f].is_array()) { *err = *who + "\"" + f + "\" must be an array"; return false; }
+  return true;
+}
+
+// A change's block access index (its pair's first element).
+bool get_index(const json& c, const std::string& who, state::BalIndex* index, std::string* err) {
+  uint64_t i;
+  if (!get_u64(c[0], who + "index", 0xffffffffull, &i, err)) return false;
+  *index = state::BalIndex(i);
+  return true;
+}
+
+bool storage_from_json(const json& a, const std::string& who, state::AccountChanges* ac, std::string* err) {
+  if (!get_pairs(a["storage_changes"], who + "storage_changes", err)) return false;
+  for (const json& s : a["storage_changes"]) {
+    state::SlotChanges sc;
+    if (!get_u256(s[0], who + "slot", &sc.slot, err)) return false;
+    if (!get_pairs(s[1], who + "slot changes", err)) return false;
+    for (const json& c : s[1]) {
+      state::StorageChange ch;
+      if (!get_index(c, who, &ch.index, err)) return false;
+      if (!get_u256(c[1], who + "storage value", &ch.value, err)) return false;
+      sc.changes.push_back(ch);
+    }
+    ac->storage_changes.push_back(std::move(sc));
+  }
+  for (const json& r : a["storage_reads"]) {
+    state::Bytes32 slot;
+    if (!get_u256(r, who + "read slot", &slot, err)) return false;
+    ac->storage_reads.push_back(slot);
+  }
+  return true;
+}
+
+bool balances_nonces_from_json(const json& a, const std::string& who, state::AccountChanges* ac, std::string* err) {
+  if (!get_pairs(a["balance_changes"], who + "balance_changes", err)) return false;
+  for (const json& c : a["balance_changes"]) {
+    state::BalanceChange ch;
+    if (!get_index(c, who, &ch.index, err)) return false;
+    if (!get_u256(c[1], who + "balance", &ch.post_balance, err)) return false;
+    ac->balance_changes.push_back(ch);
+  }
+  if (!get_pairs(a["nonce_changes"], who + "nonce_changes", err)) return false;
+  for (const json& c : a["nonce_changes"]) {
+    state::NonceChange ch;
+    if (!get_index(c, who, &ch.index, err)) return false;
+    if (!get_u64(c[1], who + "nonce", ~0ull, &ch.nonce, err)) return false;
+    ac->nonce_changes.push_back(ch);
+  }
+  return true;
+}
+
+bool code_from_json(const json& a, const std::string& who, state::AccountChanges* ac, std::string* err) {
+  if (!get_pairs(a["code_changes"], who + "code_changes", err)) return false;
+  for (const json& c : a["code_changes"]) {
+    state::CodeChange ch;
+    if (!get_index(c, who, &ch.index, err)) return false;
+    if (!c[1].is_string()) { *err = who + "code: expected a 0x-hex string"; return false; }
+    auto code = parse_hex_bytes(c[1].get<std::string>());
+    if (auto* e = std::get_if<std::string>(&code)) { *err = who + "code: " + *e; return false; }
+    ch.code = std::get<std::vector<uint8_t>>(code);
+    ac->code_changes.push_back(std::move(ch));
+  }
+  return true;
+}
+
+}  // namespace
+
 bool bal_from_json(const json& j, state::BlockAccessList* out, std::string* err) {
   out->accounts.clear();
   if (!j.is_object() || !j.contains("accounts") || !j["accounts"].is_array()) {
@@ -78,68 +162,10 @@ bool bal_from_json(const json& j, state::BlockAccessList* out, std::string* err)
   }
   for (const json& a : j["accounts"]) {
     state::AccountChanges ac;
-    if (!a.is_object() || !a.contains("address") || !a["address"].is_string()) {
-      *err = "account: expected an object with an \"address\" string";
+    std::string who;
+    if (!account_header(a, &ac, &who, err) || !storage_from_json(a, who, &ac, err) ||
+        !balances_nonces_from_json(a, who, &ac, err) || !code_from_json(a, who, &ac, err))
       return false;
-    }
-    auto addr = parse_hex_bytes(a["address"].get<std::string>());
-    if (auto* e = std::get_if<std::string>(&addr)) { *err = "address: " + *e; return false; }
-    const auto& ab = std::get<std::vector<uint8_t>>(addr);
-    if (ab.size() != 20) { *err = "address: " + std::to_string(ab.size()) + " bytes, expected 20"; return false; }
-    std::memcpy(ac.address.data(), ab.data(), 20);
-    const std::string who = "account " + hex_bytes(ac.address.data(), 20) + ": ";
-    for (const char* f : {"storage_changes", "storage_reads", "balance_changes", "nonce_changes", "code_changes"})
-      if (!a.contains(f) || !a[f].is_array()) { *err = who + "\"" + f + "\" must be an array"; return false; }
-    if (!get_pairs(a["storage_changes"], who + "storage_changes", err)) return false;
-    for (const json& s : a["storage_changes"]) {
-      state::SlotChanges sc;
-      if (!get_u256(s[0], who + "slot", &sc.slot, err)) return false;
-      if (!get_pairs(s[1], who + "slot changes", err)) return false;
-      for (const json& c : s[1]) {
-        state::StorageChange ch;
-        uint64_t i;
-        if (!get_u64(c[0], who + "index", 0xffffffffull, &i, err)) return false;
-        ch.index = state::BalIndex(i);
-        if (!get_u256(c[1], who + "storage value", &ch.value, err)) return false;
-        sc.changes.push_back(ch);
-      }
-      ac.storage_changes.push_back(std::move(sc));
-    }
-    for (const json& r : a["storage_reads"]) {
-      state::Bytes32 slot;
-      if (!get_u256(r, who + "read slot", &slot, err)) return false;
-      ac.storage_reads.push_back(slot);
-    }
-    if (!get_pairs(a["balance_changes"], who + "balance_changes", err)) return false;
-    for (const json& c : a["balance_changes"]) {
-      state::BalanceChange ch;
-      uint64_t i;
-      if (!get_u64(c[0], who + "index", 0xffffffffull, &i, err)) return false;
-      ch.index = state::BalIndex(i);
-      if (!get_u256(c[1], who + "balance", &ch.post_balance, err)) return false;
-      ac.balance_changes.push_back(ch);
-    }
-    if (!get_pairs(a["nonce_changes"], who + "nonce_changes", err)) return false;
-    for (const json& c : a["nonce_changes"]) {
-      state::NonceChange ch;
-      uint64_t i;
-      if (!get_u64(c[0], who + "index", 0xffffffffull, &i, err)) return false;
-      ch.index = state::BalIndex(i);
-      if (!get_u64(c[1], who + "nonce", ~0ull, &ch.nonce, err)) return false;
-      ac.nonce_changes.push_back(ch);
-    }
-    if (!get_pairs(a["code_changes"], who + "code_changes", err)) return false;
-    for (const json& c : a["code_changes"]) {
-      state::CodeChange ch;
-      uint64_t i;
-      if (!get_u64(c[0], who + "index", 0xffffffffull, &i, err)) return false;
-      ch.index = state::BalIndex(i);
-      if (!c[1].is_string()) { *err = who + "code: expected a 0x-hex string"; return false; }
-      auto code = parse_hex_bytes(c[1].get<std::string>());
-      if (auto* e = std::get_if<std::string>(&code)) { *err = who + "code: " + *e; return false; }
-      ch.code = std::get<std::vector<uint8_t>>(code);
-      ac.code_changes.push_back(std::move(ch));
-    }
     out->accounts.push_back(std::move(ac));
   }
   return true;

@@ -80,66 +80,57 @@ std::string root_mismatch(const state::Block& b, const state::Bytes32& have, siz
   return m;
 }
 
-}  // namespace
+int fail_apply(const std::string& m, int code = 2) { return persist_fail("apply", m, code); }
+int fail_root(const std::string& m, int code = 2) { return persist_fail("root", m, code); }
 
-int cmd_apply(int argc, char** argv) {
-  auto fail = [](const std::string& m, int code = 2) { return persist_fail("apply", m, code); };
-  Args args("statetree apply",
-            "Applies the blocks of an EIP-7928 block file (statetree workload, or a client's BAL) to an MPT or\n"
-            "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
-  args.option("db", "DIR", "database directory (MPT or binary trie, arena or RocksDB store)");
-  args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
-  args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
-  args.flag("json", "print one JSON object on stdout");
-  args.require("db");
-  args.require("blocks");
-  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-  const std::string dir = args.str("db"), file = args.str("blocks");
-  const uint64_t qd = args.get_u64("qd");
-  std::vector<state::Block> blocks;
-  if (auto e = workloads::read_block_file(file, &blocks)) return fail(*e);
-  CommitTarget target;
-  if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
-  persist::DbOptions& o = target.options;
-  const bool bintrie = target.bintrie;
-  if (auto e = check_tree(blocks, bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail(*e);
+// Checks before the first commit: the first block's root, and the accounts storage is
+// written to (one batched lookup through a reader handle, closed before the commits).
+// nullopt = go on, else the exit status.
+std::optional<int> check_before_commit(const std::string& dir, uint32_t qd, const std::vector<state::Block>& blocks) {
+  std::unique_ptr<persist::TreeDb> db;
+  if (io::Status s = persist::open_any_db(dir, qd, &db); !s.ok()) return fail_apply(s.message(), exit_code_for(s));
+  if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != db->manifest().root_hash)
+    return fail_apply(root_mismatch(blocks[0], db->manifest().root_hash, 0));
+  const std::vector<state::Address> need = storage_only_accounts(blocks);
+  if (need.empty()) return std::nullopt;
+  std::vector<state::StateKey> keys;
+  for (const state::Address& a : need) keys.push_back({a, std::nullopt});
+  std::vector<persist::LookupAnswer> answers;
+  persist::LookupStats st;
+  if (io::Status s = db->lookup(keys, &answers, &st, false); !s.ok()) return fail_apply(s.message(), 1);
+  for (size_t i = 0; i < need.size(); ++i)
+    if (!answers[i].account.exists) return fail_apply(missing_message(blocks, need[i]));
+  return std::nullopt;
+}
 
-  // The writer lock first (a second writer is refused before anything is read), then the
-  // checks, then the commits.
-  o.queue_depth = uint32_t(qd);
-  persist::DbFiles files;
-  if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
-  // Checks before the first commit: the first block's root, and the accounts storage is
-  // written to (one batched lookup through a reader handle, closed before the commits).
-  {
-    std::unique_ptr<persist::TreeDb> db;
-    if (io::Status s = persist::open_any_db(dir, uint32_t(qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
-    if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != db->manifest().root_hash)
-      return fail(root_mismatch(blocks[0], db->manifest().root_hash, 0));
-    const std::vector<state::Address> need = storage_only_accounts(blocks);
-    if (!need.empty()) {
-      std::vector<state::StateKey> keys;
-      for (const state::Address& a : need) keys.push_back({a, std::nullopt});
-      std::vector<persist::LookupAnswer> answers;
-      persist::LookupStats st;
-      if (io::Status s = db->lookup(keys, &answers, &st, false); !s.ok()) return fail(s.message(), 1);
-      for (size_t i = 0; i < need.size(); ++i)
-        if (!answers[i].account.exists) return fail(missing_message(blocks, need[i]));
-    }
-  }
+nlohmann::json apply_row(const state::Block& b, const state::Bytes32& bal_hash, const persist::CommitStats& st) {
+  return {{"number", b.header.number}, {"root", hex0x(st.root)}, {"bal_hash", hex0x(bal_hash)},
+          {"accounts_written", st.accounts_written}, {"slot_writes", st.slot_writes},
+          {"records_read", st.records_read}, {"pages_read", st.pages_read},
+          {"records_written", st.records_written}, {"pages_written", st.pages_written},
+          {"commit_ms", double(st.commit_ns) * 1e-6}, {"disk_bytes", st.disk_bytes}};
+}
 
+void print_apply_row(const state::Block& b, const persist::CommitStats& st) {
+  std::printf("%-8llu %-66s %9llu %9llu %9llu %9llu %9.1f\n", (unsigned long long)b.header.number,
+              hex0x(st.root).c_str(), (unsigned long long)st.accounts_written, (unsigned long long)st.slot_writes,
+              (unsigned long long)st.records_read, (unsigned long long)st.records_written, double(st.commit_ns) * 1e-6);
+}
+
+// One commit per block, each row printed as it lands (table output); nullopt = done, else
+// the exit status.
+std::optional<int> commit_blocks(persist::DbFiles& files, bool bintrie, const std::vector<state::Block>& blocks, bool json,
+                                 nlohmann::json* rows) {
   std::unique_ptr<persist::MptCommitter> mpt_committer;
   std::unique_ptr<persist::BintrieCommitter> bt_committer;
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
   else mpt_committer = std::make_unique<persist::MptCommitter>(files);
-  const bool json = args.given("json");
-  nlohmann::json rows = nlohmann::json::array();
   if (!json)
     std::printf("%-8s %-66s %9s %9s %9s %9s %9s\n", "block", "root", "accounts", "slots", "rec.read", "rec.new", "ms");
   for (size_t i = 0; i < blocks.size(); ++i) {
     const state::Block& b = blocks[i];
     if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != files.manifest.root_hash)
-      return fail(root_mismatch(b, files.manifest.root_hash, i));
+      return fail_apply(root_mismatch(b, files.manifest.root_hash, i));
     const state::StateDiff diff = state::post_state_diff(b.bal);
     const state::Bytes32 h = state::bal_hash(b.bal);
     const std::string spec = bal_blocks_spec(files.commit.spec, 1, h);
@@ -153,20 +144,87 @@ int cmd_apply(int argc, char** argv) {
       s = mpt_committer->commit(diff, spec, &st);
     }
     if (!s.ok())
-      return fail("block " + std::to_string(b.header.number) + ": " + s.message() +
-                      (i ? " (" + std::to_string(i) + " earlier blocks of the file are committed)" : " (nothing applied)"),
-                  exit_code_for(s));
-    const double ms = double(st.commit_ns) * 1e-6;
-    rows.push_back({{"number", b.header.number}, {"root", hex0x(st.root)}, {"bal_hash", hex0x(h)},
-                    {"accounts_written", st.accounts_written}, {"slot_writes", st.slot_writes},
-                    {"records_read", st.records_read}, {"pages_read", st.pages_read},
-                    {"records_written", st.records_written}, {"pages_written", st.pages_written},
-                    {"commit_ms", ms}, {"disk_bytes", st.disk_bytes}});
-    if (!json)
-      std::printf("%-8llu %-66s %9llu %9llu %9llu %9llu %9.1f\n", (unsigned long long)b.header.number,
-                  hex0x(st.root).c_str(), (unsigned long long)st.accounts_written, (unsigned long long)st.slot_writes,
-                  (unsigned long long)st.records_read, (unsigned long long)st.records_written, ms);
+      return fail_apply("block " + std::to_string(b.header.number) + ": " + s.message() +
+                            (i ? " (" + std::to_string(i) + " earlier blocks of the file are committed)" : " (nothing applied)"),
+                        exit_code_for(s));
+    rows->push_back(apply_row(b, h, st));
+    if (!json) print_apply_row(b, st);
   }
+  return std::nullopt;
+}
+
+// The in-memory trees of root_blocks: one of them holds the state.
+struct MemoryState {
+  bool bintrie = false;
+  mpt::MptState mpt;
+  std::unique_ptr<bintrie::StateTree> btree;
+  // "" or the error.
+  std::string apply(const state::StateDiff& diff, state::Bytes32* root) {
+    if (bintrie) {
+      if (std::string e = btree->apply_diff(diff); !e.empty()) return e;
+      *root = btree->commit();
+    } else {
+      mpt.apply(diff);
+      *root = mpt.root();
+    }
+    return "";
+  }
+};
+
+// The allocation's state and its root; nullopt = go on, else the exit status.
+std::optional<int> load_memory_state(const std::string& alloc_path, const std::vector<state::Block>& blocks,
+                                     bintrie::HashKind kind, MemoryState* ms, state::Bytes32* root) {
+  auto loaded = workloads::load_genesis_alloc(alloc_path);
+  if (auto* e = std::get_if<std::string>(&loaded)) return fail_root(*e);
+  const state::Allocation& alloc = std::get<state::Allocation>(loaded);
+  std::set<state::Address> exists;
+  for (const auto& [a, acc] : alloc.accounts) exists.insert(a);
+  for (const state::Address& a : storage_only_accounts(blocks))
+    if (!exists.count(a)) return fail_root(missing_message(blocks, a));
+  bintrie::KeyScheme ks;
+  ks.hasher = bintrie::make_hasher(kind);
+  ms->btree = std::make_unique<bintrie::StateTree>(ks);
+  if (ms->bintrie) {
+    if (std::string e = ms->btree->apply_allocation(alloc); !e.empty()) return fail_root(alloc_path + ": " + e);
+    *root = ms->btree->commit();
+  } else {
+    ms->mpt.load(alloc);
+    *root = ms->mpt.root();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int cmd_apply(int argc, char** argv) {
+  Args args("statetree apply",
+            "Applies the blocks of an EIP-7928 block file (statetree workload, or a client's BAL) to an MPT or\n"
+            "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
+  args.option("db", "DIR", "database directory (MPT or binary trie, arena or RocksDB store)");
+  args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
+  args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
+  args.flag("json", "print one JSON object on stdout");
+  args.require("db");
+  args.require("blocks");
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  const std::string dir = args.str("db"), file = args.str("blocks");
+  const uint32_t qd = uint32_t(args.get_u64("qd"));
+  std::vector<state::Block> blocks;
+  if (auto e = workloads::read_block_file(file, &blocks)) return fail_apply(*e);
+  CommitTarget target;
+  if (auto e = probe_commit_target(dir, &target)) return fail_apply(e->first, e->second);
+  const bool bintrie = target.bintrie;
+  if (auto e = check_tree(blocks, bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail_apply(*e);
+  // The writer lock first (a second writer is refused before anything is read), then the
+  // checks, then the commits.
+  target.options.queue_depth = qd;
+  persist::DbFiles files;
+  if (io::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok())
+    return fail_apply(s.message(), exit_code_for(s));
+  if (auto rc = check_before_commit(dir, qd, blocks)) return *rc;
+  const bool json = args.given("json");
+  nlohmann::json rows = nlohmann::json::array();
+  if (auto rc = commit_blocks(files, bintrie, blocks, json, &rows)) return *rc;
   if (json) {
     nlohmann::json out = {{"command", "apply"}, {"db", dir}, {"blocks_file", file},
                           {"tree", bintrie ? "bintrie" : "mpt"}, {"root", hex0x(files.manifest.root_hash)},
@@ -180,64 +238,38 @@ int cmd_apply(int argc, char** argv) {
 
 // `statetree root --tree T --alloc FILE --blocks FILE` (cli_root.cpp forwards here).
 int root_blocks(int argc, char** argv) {
-  auto fail = [](const std::string& m, int code = 2) { return persist_fail("root", m, code); };
   Args args("statetree root --blocks",
             "State root of a genesis allocation after the blocks of an EIP-7928 block file, on the in-memory trees\n"
             "(each block's post-state diff applied without execution); prints the root per block.");
-  args.option("tree", "T", "mpt or bintrie");
+  args.option_one_of("tree", "T", "the tree", {"mpt", "bintrie"});
   args.option("alloc", "FILE", "genesis JSON: {\"alloc\": {...}} or the alloc object itself");
   args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
-  args.option("hash", "H", "bintrie hash: sha256 or blake3", "sha256");
+  args.option_one_of("hash", "H", "bintrie hash", {"sha256", "blake3"}, "sha256");
   args.flag("json", "print one JSON object on stdout");
-  if (!args.parse(argc, argv)) return fail(args.error());
+  if (!args.parse(argc, argv)) return fail_root(args.error());
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
   const std::string tree = args.str("tree"), alloc_path = args.str("alloc"), file = args.str("blocks");
-  if (tree != "mpt" && tree != "bintrie") return fail("--tree must be mpt or bintrie");
-  const bool bintrie = tree == "bintrie";
-  if (!bintrie && args.given("hash")) return fail("--hash applies to --tree bintrie only");
-  if (alloc_path.empty()) return fail("--alloc FILE is required");
-  if (file.empty()) return fail("--blocks FILE is required");
-  const auto kind = bintrie::hash_kind_from_name(args.str("hash"));
-  if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
+  if (tree.empty()) return fail_root("--tree T is required (mpt or bintrie)");
+  MemoryState ms;
+  ms.bintrie = tree == "bintrie";
+  if (!ms.bintrie && args.given("hash")) return fail_root("--hash applies to --tree bintrie only");
+  if (alloc_path.empty()) return fail_root("--alloc FILE is required");
+  if (file.empty()) return fail_root("--blocks FILE is required");
   std::vector<state::Block> blocks;
-  if (auto e = workloads::read_block_file(file, &blocks)) return fail(*e);
-  if (auto e = check_tree(blocks, bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail(*e);
-  auto loaded = workloads::load_genesis_alloc(alloc_path);
-  if (auto* e = std::get_if<std::string>(&loaded)) return fail(*e);
-  const state::Allocation& alloc = std::get<state::Allocation>(loaded);
-  std::set<state::Address> exists;
-  for (const auto& [a, acc] : alloc.accounts) exists.insert(a);
-  for (const state::Address& a : storage_only_accounts(blocks))
-    if (!exists.count(a)) return fail(missing_message(blocks, a));
-
-  mpt::MptState mstate;
-  bintrie::KeyScheme ks;
-  ks.hasher = bintrie::make_hasher(*kind);
-  bintrie::StateTree btree(ks);
+  if (auto e = workloads::read_block_file(file, &blocks)) return fail_root(*e);
+  if (auto e = check_tree(blocks, ms.bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail_root(*e);
   state::Bytes32 root{};
-  if (bintrie) {
-    if (std::string e = btree.apply_allocation(alloc); !e.empty()) return fail(alloc_path + ": " + e);
-    root = btree.commit();
-  } else {
-    mstate.load(alloc);
-    root = mstate.root();
-  }
+  if (auto rc = load_memory_state(alloc_path, blocks, *bintrie::hash_kind_from_name(args.str("hash")), &ms, &root)) return *rc;
   if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != root)
-    return fail(root_mismatch(blocks[0], root, 0));
+    return fail_root(root_mismatch(blocks[0], root, 0));
   const bool json = args.given("json");
   nlohmann::json rows = nlohmann::json::array();
   if (!json) std::printf("%-8s %s\n", "block", "root");
   for (size_t i = 0; i < blocks.size(); ++i) {
     const state::Block& b = blocks[i];
-    if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != root) return fail(root_mismatch(b, root, i));
-    const state::StateDiff diff = state::post_state_diff(b.bal);
-    if (bintrie) {
-      if (std::string e = btree.apply_diff(diff); !e.empty()) return fail("block " + std::to_string(b.header.number) + ": " + e);
-      root = btree.commit();
-    } else {
-      mstate.apply(diff);
-      root = mstate.root();
-    }
+    if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != root) return fail_root(root_mismatch(b, root, i));
+    if (std::string e = ms.apply(state::post_state_diff(b.bal), &root); !e.empty())
+      return fail_root("block " + std::to_string(b.header.number) + ": " + e);
     rows.push_back({{"number", b.header.number}, {"root", hex0x(root)}});
     if (!json) std::printf("%-8llu %s\n", (unsigned long long)b.header.number, hex0x(root).c_str());
   }

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +12,50 @@
 #include <set>
 
 namespace st::cli {
+
+namespace {
+// "mpt or bintrie", "a, b or c".
+std::string words_text(const std::vector<std::string>& words) {
+  std::string s;
+  for (size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return s;
+}
+
+// "4096 or 16384".
+std::string one_of_text(const std::vector<uint64_t>& values) {
+  std::vector<std::string> words;
+  for (uint64_t v : values) words.push_back(std::to_string(v));
+  return words_text(words);
+}
+
+// "must be in 1..4096", "must be at least 21000", "must be 4096 or 16384".
+std::string allowed_text(uint64_t min, uint64_t max, const std::vector<uint64_t>& allowed) {
+  if (!allowed.empty()) return "must be " + one_of_text(allowed);
+  if (max == UINT64_MAX && min > 0) return "must be at least " + std::to_string(min);
+  return "must be in " + std::to_string(min) + ".." + std::to_string(max);
+}
+
+// The help's note of a number range: " (1..4096)", " (at least 21000)", "" for any.
+std::string range_note(uint64_t min, uint64_t max) {
+  if (max != UINT64_MAX) return " (" + std::to_string(min) + ".." + std::to_string(max) + ")";
+  return min == 0 ? "" : " (at least " + std::to_string(min) + ")";
+}
+
+bool accepts(uint64_t v, uint64_t min, uint64_t max, const std::vector<uint64_t>& allowed) {
+  if (!allowed.empty()) return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+  return v >= min && v <= max;
+}
+}  // namespace
+
+int cli_error(const std::string& prefix, const std::string& msg, int code) {
+  std::string line = msg;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::fprintf(stderr, "%s: %s\n", prefix.c_str(), line.c_str());
+  return code;
+}
+
+int Args::fail(const std::string& msg, int code) const { return cli_error(prefix(), msg, code); }
 
 Args::Args(std::string command, std::string summary) : command_(std::move(command)), summary_(std::move(summary)) {}
 
@@ -42,12 +87,29 @@ void Args::option(const std::string& name, const std::string& value_name, const 
 
 void Args::option_u64(const std::string& name, const std::string& value_name, const std::string& help, uint64_t min,
                       uint64_t max, std::optional<uint64_t> default_value) {
-  option(name, value_name, help + " (" + std::to_string(min) + ".." + std::to_string(max) + ")",
+  option(name, value_name, help + range_note(min, max),
          default_value ? std::optional<std::string>(std::to_string(*default_value)) : std::nullopt);
   Spec& s = specs_[name];
   s.kind = Kind::u64;
   s.min = min;
   s.max = max;
+}
+
+void Args::option_u64_one_of(const std::string& name, const std::string& value_name, const std::string& help,
+                             const std::vector<uint64_t>& allowed, std::optional<uint64_t> default_value) {
+  option(name, value_name, help + " (" + one_of_text(allowed) + ")",
+         default_value ? std::optional<std::string>(std::to_string(*default_value)) : std::nullopt);
+  Spec& s = specs_[name];
+  s.kind = Kind::u64;
+  s.allowed = allowed;
+}
+
+void Args::option_one_of(const std::string& name, const std::string& value_name, const std::string& help,
+                         const std::vector<std::string>& allowed, std::optional<std::string> default_value) {
+  option(name, value_name, help + " (" + words_text(allowed) + ")", std::move(default_value));
+  Spec& s = specs_[name];
+  s.kind = Kind::word;
+  s.words = allowed;
 }
 
 void Args::option_u64_list(const std::string& name, const std::string& value_name, const std::string& help,
@@ -120,8 +182,12 @@ bool Args::parse(int argc, char** argv, int first) {
 bool Args::check_values() {
   for (const auto& name : order_) {
     const Spec& sp = specs_.at(name);
-    if (sp.kind != Kind::u64 && sp.kind != Kind::u64_list) continue;
     if (!has(name)) continue;
+    if (sp.kind == Kind::word && std::find(sp.words.begin(), sp.words.end(), str(name)) == sp.words.end()) {
+      error_ = "--" + name + " must be " + words_text(sp.words) + " (got '" + str(name) + "')";
+      return false;
+    }
+    if (sp.kind != Kind::u64 && sp.kind != Kind::u64_list) continue;
     std::string err;
     std::vector<uint64_t> vals;
     if (sp.kind == Kind::u64) {
@@ -134,9 +200,9 @@ bool Args::check_values() {
       vals = *v;
     }
     for (uint64_t v : vals)
-      if (v < sp.min || v > sp.max) {
-        error_ = "--" + name + (sp.kind == Kind::u64_list ? " values" : "") + " must be in " + std::to_string(sp.min) +
-                 ".." + std::to_string(sp.max) + " (got " + std::to_string(v) + ")";
+      if (!accepts(v, sp.min, sp.max, sp.allowed)) {
+        error_ = "--" + name + (sp.kind == Kind::u64_list ? " values " : " ") + allowed_text(sp.min, sp.max, sp.allowed) +
+                 " (got " + std::to_string(v) + ")";
         return false;
       }
   }
@@ -221,16 +287,9 @@ std::optional<int> Args::parse_or_exit(int argc, char** argv) {
   if (ok && help_) { std::fputs(usage().c_str(), stdout); return 0; }
   if (!ok) {
     if (argc == 0) std::fputs(usage().c_str(), stderr);
-    std::string line = error_;
-    for (char& c : line)
-      if (c == '\n' || c == '\r') c = ' ';
-    std::fprintf(stderr, "%s: %s\n", prefix().c_str(), line.c_str());
-    return 2;
+    return fail(error_);
   }
-  if (std::string e = apply_pin(); !e.empty()) {
-    std::fprintf(stderr, "%s: %s\n", prefix().c_str(), e.c_str());
-    return 2;
-  }
+  if (std::string e = apply_pin(); !e.empty()) return fail(e);
   return std::nullopt;
 }
 

@@ -3,13 +3,16 @@
 // can know before the command runs, in one place:
 //   - an unknown option, a missing value, an unexpected argument: an error naming it;
 //   - a number option declared with option_u64 / option_u64_list: a whole unsigned integer
-//     (decimal or 0x-hex) inside its declared range [min, max] (given or defaulted);
+//     (decimal or 0x-hex) inside its declared range [min, max] (given or defaulted), or, with
+//     option_u64_one_of, one of its declared values; a word option declared with
+//     option_one_of: one of its declared words;
 //   - a required option (require()) that is missing;
 //   - --pin (pin_option()): every CPU exists and this process may run on it
 //     (sched_getaffinity), and the command's thread count does not exceed the CPUs given.
 // parse_or_exit() wraps parse() with the exit convention: --help prints the usage on stdout
 // (exit 0); bad input is one line "statetree CMD: ..." on stderr (exit 2), preceded by the
-// usage when no argument was given at all; on success it applies --pin.
+// usage when no argument was given at all; on success it applies --pin. Every command's
+// later errors go the same way: fail() / cli_error(), one line, the command named.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,12 @@ class Args {
   // An unsigned integer in [min, max]; parse() rejects anything else, naming the option.
   void option_u64(const std::string& name, const std::string& value_name, const std::string& help, uint64_t min,
                   uint64_t max, std::optional<uint64_t> default_value = std::nullopt);
+  // An unsigned integer that is one of `allowed` (e.g. a page size: 4096 or 16384).
+  void option_u64_one_of(const std::string& name, const std::string& value_name, const std::string& help,
+                         const std::vector<uint64_t>& allowed, std::optional<uint64_t> default_value = std::nullopt);
+  // A word that is one of `allowed` (e.g. --tree mpt|bintrie).
+  void option_one_of(const std::string& name, const std::string& value_name, const std::string& help,
+                     const std::vector<std::string>& allowed, std::optional<std::string> default_value = std::nullopt);
   // A comma-separated list of one or more unsigned integers, each in [min, max].
   void option_u64_list(const std::string& name, const std::string& value_name, const std::string& help, uint64_t min,
                        uint64_t max, std::optional<std::string> default_value = std::nullopt);
@@ -49,6 +58,8 @@ class Args {
   // parse() with the exit convention (header comment): nullopt = go on, else the exit status.
   std::optional<int> parse_or_exit(int argc, char** argv);
   const std::string& error() const { return error_; }
+  // The command's error path after parsing: "statetree CMD: msg" on stderr (one line), returns code.
+  int fail(const std::string& msg, int code = 2) const;
   bool help_requested() const { return help_; }
   std::string usage() const;
   // "statetree CMD".
@@ -77,12 +88,14 @@ class Args {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
-  enum class Kind { flag, text, u64, u64_list };
+  enum class Kind { flag, text, word, u64, u64_list };
   struct Spec {
     Kind kind = Kind::text;
     std::string value_name, help;
     std::optional<std::string> default_value;
     uint64_t min = 0, max = UINT64_MAX;
+    std::vector<uint64_t> allowed;  // option_u64_one_of: the values accepted (else the range)
+    std::vector<std::string> words;  // option_one_of: the words accepted
     bool required = false;
   };
   bool check_values();
@@ -100,6 +113,10 @@ class Args {
   std::vector<int> pin_cpus_;
   unsigned pin_threads_ = 1;  // the thread count --pin was checked against (0 = all)
 };
+
+// The one error line of every command: "PREFIX: msg" on stderr, line breaks in msg turned
+// into spaces; returns code (2 bad input, 1 a failed check, 70 internal).
+int cli_error(const std::string& prefix, const std::string& msg, int code = 2);
 
 // Parses a decimal (or 0x-hex) unsigned 64-bit integer strictly (whole string).
 std::optional<uint64_t> parse_u64(const std::string& s);

@@ -168,16 +168,10 @@ std::optional<std::string> check_build_size(const persist::DbOptions& o, uint64_
   return std::nullopt;
 }
 
-}  // namespace
-
-int cmd_build(int argc, char** argv) {
-  Args args("statetree build",
-            "Builds a state into a database directory: a deterministic synthetic state (EOAs plus ERC20-like\n"
-            "contracts, storage at Solidity's mapping slots) or a genesis allocation, as an MPT or a binary trie.\n"
-            "An existing database (or a directory a killed build left) is replaced only with --force.");
-  args.option("tree", "T", "mpt or bintrie");
+void declare_options(Args& args) {
+  args.option_one_of("tree", "T", "the tree", {"mpt", "bintrie"});
   args.option_u64("gd", "G", "bintrie group depth (go-ethereum's default 5)", 1, 8, 5);
-  args.option("hash", "H", "bintrie hash: sha256 (go-ethereum) or blake3 (the MPT always uses keccak256)", "sha256");
+  args.option_one_of("hash", "H", "bintrie hash; go-ethereum's is sha256 (the MPT always uses keccak256)", {"sha256", "blake3"}, "sha256");
   args.option_u64("accounts", "N", "synthetic state: total accounts (EOAs + contracts)", 1, kMaxAccounts);
   args.option_u64("contracts", "C", "synthetic state: the first C accounts are ERC20-like contracts", 0, kMaxAccounts, 0);
   args.option_u64("slots-per-contract", "S", "synthetic state: storage slots per contract", 0, kMaxSlotsPerContract, 0);
@@ -186,8 +180,8 @@ int cmd_build(int argc, char** argv) {
   args.option("db", "DIR", "database directory (new or empty; an existing database only with --force)");
   args.flag("force", "replace what DIR holds: a database (an arena one of the same parameters is rebuilt in one "
                      "copy-on-write commit; any other is deleted first) or the files of a build that did not finish");
-  args.option("store", "S", "arena (flat page file, O_DIRECT + io_uring) or rocksdb (nodes keyed by path)", "arena");
-  args.option_u64("page-size", "B", "arena page size: 4096 or 16384", 4096, 16384, 4096);
+  args.option_one_of("store", "S", "node store: arena = a flat page file, O_DIRECT + io_uring; rocksdb = nodes keyed by path", {"arena", "rocksdb"}, "arena");
+  args.option_u64_one_of("page-size", "B", "arena page size", {4096, 16384}, 4096);
   args.option_u64("qd", "Q", "arena write queue depth", 1, 4096, 32);
   args.flag("snapshot", "arena: also write the flat snapshot (sorted leaf key -> value pages, one read per lookup) "
                         "in the same commit");
@@ -195,82 +189,71 @@ int cmd_build(int argc, char** argv) {
   args.flag("json", "print one JSON object on stdout");
   args.require("tree");
   args.require("db");
-  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+}
 
-  const std::string tree = args.str("tree");
-  if (tree != "mpt" && tree != "bintrie") return fail("--tree must be mpt or bintrie (got '" + tree + "')");
-  const bool bintrie = tree == "bintrie";
+// The database's parameters from the command line; nullopt = go on, else the exit status.
+std::optional<int> db_options(const Args& args, persist::DbOptions* o) {
+  const bool bintrie = args.str("tree") == "bintrie";
   if (!bintrie && args.given("gd")) return fail("--gd applies to --tree bintrie only");
   if (!bintrie && args.given("hash")) return fail("--hash applies to --tree bintrie only (the MPT hashes with keccak256)");
-  const uint64_t gd = args.get_u64("gd");
-  const std::string hash = args.str("hash");
-  if (hash != "sha256" && hash != "blake3") return fail("--hash must be sha256 or blake3 (got '" + hash + "')");
-  const std::string dir = args.str("db");
-  if (dir.empty()) return fail("--db DIR: empty directory name");
+  o->dir = args.str("db");
+  if (o->dir.empty()) return fail("--db DIR: empty directory name");
   const std::string store = args.str("store");
-  if (store != "arena" && store != "rocksdb") return fail("--store must be arena or rocksdb (got '" + store + "')");
-  const uint64_t page_size = args.get_u64("page-size");
-  if (page_size != 4096 && page_size != 16384)
-    return fail("--page-size must be 4096 or 16384 (got " + std::to_string(page_size) + ")");
-  const uint64_t qd = args.get_u64("qd");
   if (args.given("snapshot") && store != "arena") return fail("--snapshot needs --store arena");
-
-  const bool from_alloc = args.given("alloc");
-  if (from_alloc) {
-    for (const char* o : {"accounts", "contracts", "slots-per-contract", "seed"})
-      if (args.given(o)) return fail(std::string("--alloc and --") + o + " exclude each other");
+  if (args.given("alloc")) {
+    for (const char* n : {"accounts", "contracts", "slots-per-contract", "seed"})
+      if (args.given(n)) return fail(std::string("--alloc and --") + n + " exclude each other");
   } else if (!args.given("accounts")) {
     return fail("--accounts N (synthetic state) or --alloc FILE is required");
   }
+  o->store = store == "rocksdb" ? persist::StoreKind::rocksdb : persist::StoreKind::arena;
+  o->params.tree_kind = bintrie ? io::TreeKind::bintrie : io::TreeKind::mpt;
+  o->params.hash_kind = !bintrie                        ? io::HashKind::keccak256
+                        : args.str("hash") == "blake3" ? io::HashKind::blake3
+                                                       : io::HashKind::sha256;
+  o->params.group_depth = bintrie ? uint32_t(args.get_u64("gd")) : 0;
+  o->params.page_size = uint32_t(args.get_u64("page-size"));
+  o->queue_depth = uint32_t(args.get_u64("qd"));
+  o->snapshot = args.given("snapshot");
+  return std::nullopt;
+}
 
-  persist::DbOptions o;
-  o.dir = dir;
-  o.store = store == "rocksdb" ? persist::StoreKind::rocksdb : persist::StoreKind::arena;
-  o.params.tree_kind = bintrie ? io::TreeKind::bintrie : io::TreeKind::mpt;
-  o.params.hash_kind = !bintrie ? io::HashKind::keccak256 : hash == "blake3" ? io::HashKind::blake3 : io::HashKind::sha256;
-  o.params.group_depth = bintrie ? uint32_t(gd) : 0;
-  o.params.page_size = uint32_t(page_size);
-  o.queue_depth = uint32_t(qd);
-  o.snapshot = args.given("snapshot");
-
-  // What --db holds, and what --force will do with it (nothing is touched yet).
-  TargetPlan plan;
-  if (auto e = plan_target(o, args.given("force"), &plan)) return fail(*e);
-
-  // The size of the build, checked before anything is allocated or written.
-  uint64_t accounts = 0, slots = 0;
-  LoadedSource src;
-  if (from_alloc) {
+// The source to build and its size, checked against this machine before anything is
+// allocated or written; nullopt = go on, else the exit status.
+std::optional<int> load_source(const Args& args, const persist::DbOptions& o, const TargetPlan& plan, LoadedSource* src) {
+  if (args.given("alloc")) {
     const std::string path = args.str("alloc");
     auto loaded = workloads::load_genesis_alloc(path);
     if (auto* e = std::get_if<std::string>(&loaded)) return fail(*e);
-    src.alloc = std::make_unique<state::Allocation>(std::move(std::get<state::Allocation>(loaded)));
-    state::AllocationSource probe(*src.alloc, "");
-    accounts = probe.account_count();
-    slots = probe.slot_count();
-    src.source = std::make_unique<state::AllocationSource>(*src.alloc, alloc_spec_json(path, accounts, slots));
-    src.description = "alloc " + path;
-  } else {
-    accounts = args.get_u64("accounts");
-    const uint64_t contracts = args.get_u64("contracts"), spc = args.get_u64("slots-per-contract");
-    const uint64_t seed = args.get_u64("seed");
-    if (contracts > accounts)
-      return fail("--contracts (" + std::to_string(contracts) + ") must not exceed --accounts (" +
-                  std::to_string(accounts) + ")");
-    if (spc > 0 && contracts == 0) return fail("--slots-per-contract needs --contracts >= 1");
-    const unsigned __int128 total_slots = (unsigned __int128)contracts * spc;
-    if (total_slots > kMaxSlots)
-      return fail("--contracts x --slots-per-contract = " + std::to_string((long double)total_slots) +
-                  " slots: at most 2^40 in one build");
-    slots = uint64_t(total_slots);
-    if (auto e = check_build_size(o, accounts, slots, spc, plan)) return fail(*e);
-    state::SyntheticSpec spec{accounts, contracts, spc, seed};
-    src.source = std::make_unique<state::SyntheticState>(spec);
-    src.description = "synthetic seed " + std::to_string(seed) + ": " + std::to_string(contracts) +
-                      " contracts x " + std::to_string(spc) + " slots";
-  }
-  if (from_alloc)
+    src->alloc = std::make_unique<state::Allocation>(std::move(std::get<state::Allocation>(loaded)));
+    state::AllocationSource probe(*src->alloc, "");
+    const uint64_t accounts = probe.account_count(), slots = probe.slot_count();
+    src->source = std::make_unique<state::AllocationSource>(*src->alloc, alloc_spec_json(path, accounts, slots));
+    src->description = "alloc " + path;
     if (auto e = check_build_size(o, accounts, slots, 0, plan)) return fail(*e);
+    return std::nullopt;
+  }
+  const uint64_t accounts = args.get_u64("accounts");
+  const uint64_t contracts = args.get_u64("contracts"), spc = args.get_u64("slots-per-contract");
+  const uint64_t seed = args.get_u64("seed");
+  if (contracts > accounts)
+    return fail("--contracts (" + std::to_string(contracts) + ") must not exceed --accounts (" + std::to_string(accounts) + ")");
+  if (spc > 0 && contracts == 0) return fail("--slots-per-contract needs --contracts >= 1");
+  const unsigned __int128 total_slots = (unsigned __int128)contracts * spc;
+  if (total_slots > kMaxSlots)
+    return fail("--contracts x --slots-per-contract = " + std::to_string((long double)total_slots) +
+                " slots: at most 2^40 in one build");
+  if (auto e = check_build_size(o, accounts, uint64_t(total_slots), spc, plan)) return fail(*e);
+  state::SyntheticSpec spec{accounts, contracts, spc, seed};
+  src->source = std::make_unique<state::SyntheticState>(spec);
+  src->description = "synthetic seed " + std::to_string(seed) + ": " + std::to_string(contracts) + " contracts x " +
+                     std::to_string(spc) + " slots";
+  return std::nullopt;
+}
+
+// Clears what --force replaces, then builds; nullopt = built, else the exit status.
+std::optional<int> run_build(const persist::DbOptions& o, const TargetPlan& plan, const LoadedSource& src,
+                             const std::string& tree, persist::BuildReport* rep, uint64_t* wall_ns) {
   if (!plan.remove.empty()) {
     // Hold the writer lock while clearing (a running writer refuses the build here, exit 2);
     // the build takes it again when it opens the directory.
@@ -278,23 +261,26 @@ int cmd_build(int argc, char** argv) {
     if (io::Status s = database::WriterLock::acquire(plan.dir, &lock); !s.ok()) return fail(s.message());
     if (auto e = clear_target(plan)) return fail(*e, 1);
   }
-
-  const bool json = args.given("json");
   ProgressBar bar("build " + tree);
-  persist::BuildReport rep;
   const uint64_t t0 = report::now_ns();
-  io::Status s = persist::build_db(o, *src.source, &rep, bar.fn());
-  const uint64_t wall_ns = report::now_ns() - t0;
+  io::Status s = persist::build_db(o, *src.source, rep, bar.fn());
+  *wall_ns = report::now_ns() - t0;
   bar.finish();
   if (!s.ok()) return fail(s.message(), exit_code_for(s));
+  return std::nullopt;
+}
 
-  const double bytes_per_slot = rep.slots ? double(rep.disk_bytes) / double(rep.slots) : 0;
-  const double bytes_per_entry =
-      rep.accounts + rep.slots ? double(rep.disk_bytes) / double(rep.accounts + rep.slots) : 0;
+double per_slot(const persist::BuildReport& rep) { return rep.slots ? double(rep.disk_bytes) / double(rep.slots) : 0; }
+double per_entry(const persist::BuildReport& rep) {
+  return rep.accounts + rep.slots ? double(rep.disk_bytes) / double(rep.accounts + rep.slots) : 0;
+}
+
+nlohmann::json build_json(const persist::DbOptions& o, const LoadedSource& src, const persist::BuildReport& rep,
+                          uint64_t wall_ns, bool replaced) {
   nlohmann::json out = {
       {"command", "build"},
-      {"db", dir},
-      {"tree", tree},
+      {"db", o.dir},
+      {"tree", o.params.tree_kind == io::TreeKind::bintrie ? "bintrie" : "mpt"},
       {"hash", io::hash_kind_name(o.params.hash_kind)},
       {"group_depth", o.params.group_depth},
       {"store", persist::store_kind_name(o.store)},
@@ -310,22 +296,23 @@ int cmd_build(int argc, char** argv) {
       {"snapshot", o.snapshot ? nlohmann::json{{"entries", rep.snapshot_entries}, {"pages", rep.snapshot_pages}}
                               : nlohmann::json(nullptr)},
       {"disk_bytes", rep.disk_bytes},
-      {"disk_bytes_per_slot", bytes_per_slot},
-      {"disk_bytes_per_entry", bytes_per_entry},
+      {"disk_bytes_per_slot", per_slot(rep)},
+      {"disk_bytes_per_entry", per_entry(rep)},
       {"build_seconds", double(rep.build_ns) * 1e-9},
       {"commit_seconds", double(rep.commit_ns) * 1e-9},
       {"wall_seconds", double(wall_ns) * 1e-9},
       {"peak_rss_bytes", report::peak_rss_bytes()},
-      {"replaced", plan.exists && args.given("force")},
+      {"replaced", replaced},
   };
   report::stamp(out);
-  if (json) {
-    std::printf("%s\n", out.dump().c_str());
-    return 0;
-  }
-  std::printf("built %s (%s%s) in the %s store at %s\n", tree.c_str(), io::hash_kind_name(o.params.hash_kind),
+  return out;
+}
+
+void print_build(const persist::DbOptions& o, const LoadedSource& src, const persist::BuildReport& rep, uint64_t wall_ns) {
+  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
+  std::printf("built %s (%s%s) in the %s store at %s\n", bintrie ? "bintrie" : "mpt", io::hash_kind_name(o.params.hash_kind),
               bintrie ? (", GD " + std::to_string(o.params.group_depth)).c_str() : "",
-              persist::store_kind_name(o.store), dir.c_str());
+              persist::store_kind_name(o.store), o.dir.c_str());
   std::printf("  state    %llu accounts, %llu slots (%s)\n", (unsigned long long)rep.accounts,
               (unsigned long long)rep.slots, src.description.c_str());
   std::printf("  root     %s\n", hex0x(rep.root).c_str());
@@ -340,11 +327,35 @@ int cmd_build(int argc, char** argv) {
     std::printf("  snapshot %llu entries in %llu pages (data, index, directory)\n",
                 (unsigned long long)rep.snapshot_entries, (unsigned long long)rep.snapshot_pages);
   std::printf("  on disk  %.1f MiB: %.1f B per slot, %.1f B per entry (account or slot)\n",
-              double(rep.disk_bytes) / 1048576.0, bytes_per_slot, bytes_per_entry);
+              double(rep.disk_bytes) / 1048576.0, per_slot(rep), per_entry(rep));
   std::printf("  time     build %.2f s (commit %.3f s), wall %.2f s, peak RSS %.0f MiB\n",
               double(rep.build_ns) * 1e-9, double(rep.commit_ns) * 1e-9, double(wall_ns) * 1e-9,
               double(report::peak_rss_bytes()) / 1048576.0);
   std::printf("  %s\n", report::stamp_line().c_str());
+}
+
+}  // namespace
+
+int cmd_build(int argc, char** argv) {
+  Args args("statetree build",
+            "Builds a state into a database directory: a deterministic synthetic state (EOAs plus ERC20-like\n"
+            "contracts, storage at Solidity's mapping slots) or a genesis allocation, as an MPT or a binary trie.\n"
+            "An existing database (or a directory a killed build left) is replaced only with --force.");
+  declare_options(args);
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  persist::DbOptions o;
+  if (auto rc = db_options(args, &o)) return *rc;
+  // What --db holds, and what --force will do with it (nothing is touched yet).
+  TargetPlan plan;
+  if (auto e = plan_target(o, args.given("force"), &plan)) return fail(*e);
+  LoadedSource src;
+  if (auto rc = load_source(args, o, plan, &src)) return *rc;
+  persist::BuildReport rep;
+  uint64_t wall_ns = 0;
+  if (auto rc = run_build(o, plan, src, args.str("tree"), &rep, &wall_ns)) return *rc;
+  const nlohmann::json out = build_json(o, src, rep, wall_ns, plan.exists && args.given("force"));
+  if (args.given("json")) std::printf("%s\n", out.dump().c_str());
+  else print_build(o, src, rep, wall_ns);
   return 0;
 }
 

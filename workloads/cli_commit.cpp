@@ -40,12 +40,8 @@ namespace st::cli {
 namespace {
 constexpr const char* kCmd = "commit";
 int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
-}  // namespace
 
-int cmd_commit(int argc, char** argv) {
-  Args args("statetree commit",
-            "Applies N synthetic blocks (ERC20 transfers: new slots, updates, deletes, sender nonces and balances)\n"
-            "to an MPT or binary-trie arena database, one copy-on-write commit per block; prints per-block reads, writes, time.");
+void declare_options(Args& args) {
   args.option("db", "DIR", "database directory (an MPT or binary-trie database, arena or RocksDB, built with a synthetic state)");
   args.option_u64("blocks", "N", "blocks to apply", 1, 1000000, 1);
   args.option_u64("writes", "W", "storage writes per block (default: the database's, else 4096)", 1, 1u << 24);
@@ -54,37 +50,88 @@ int cmd_commit(int argc, char** argv) {
   args.pin_option();
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
-  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-  const std::string dir = args.str("db");
-  const uint64_t blocks = args.get_u64("blocks");
-  const uint64_t qd = args.get_u64("qd");
-  const std::optional<uint64_t> writes = args.get_u64_opt("writes"), seed = args.get_u64_opt("seed");
-  const bool json = args.given("json");
-  CommitTarget target;
-  if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
-  persist::DbOptions& o = target.options;
-  const bool bintrie = target.bintrie;
-  o.queue_depth = uint32_t(qd);
-  persist::DbFiles files;
-  if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
+}
+
+// The synthetic spec the blocks continue: the database's, whose first commit of blocks
+// fixed --writes and --seed; nullopt = go on, else the exit status.
+std::optional<int> block_spec(const persist::DbFiles& files, std::optional<uint64_t> writes, std::optional<uint64_t> seed,
+                              state::SyntheticSpec* spec) {
   auto parsed = state::parse_synthetic_spec(files.commit.spec);
   if (auto* e = std::get_if<std::string>(&parsed))
     return fail("the database was not built from the synthetic state (" + *e + "); commit needs its spec");
-  state::SyntheticSpec spec = std::get<state::SyntheticSpec>(parsed);
-  if (spec.blocks > 0) {
-    if (writes && *writes != spec.block_writes)
-      return fail("the database's blocks have " + std::to_string(spec.block_writes) + " writes; --writes " +
-                  std::to_string(*writes) + " would break its sequence");
-    if (seed && *seed != spec.block_seed)
-      return fail("the database's blocks use seed " + std::to_string(spec.block_seed) + "; --seed " +
-                  std::to_string(*seed) + " would break its sequence");
-  } else {
-    spec.block_writes = writes.value_or(4096);
-    spec.block_seed = seed.value_or(1);
+  *spec = std::get<state::SyntheticSpec>(parsed);
+  if (spec->blocks == 0) {
+    spec->block_writes = writes.value_or(4096);
+    spec->block_seed = seed.value_or(1);
+    return std::nullopt;
   }
-  const uint64_t first_block = spec.blocks;
-  state::SyntheticState src(spec);  // replays the blocks already applied
+  if (writes && *writes != spec->block_writes)
+    return fail("the database's blocks have " + std::to_string(spec->block_writes) + " writes; --writes " +
+                std::to_string(*writes) + " would break its sequence");
+  if (seed && *seed != spec->block_seed)
+    return fail("the database's blocks use seed " + std::to_string(spec->block_seed) + "; --seed " +
+                std::to_string(*seed) + " would break its sequence");
+  return std::nullopt;
+}
 
+// Per block: the commit's figures (ms, counts) and its JSON row.
+struct CommitSeries {
+  std::vector<double> ms, read_ms, resolve_ms, apply_ms, write_ms, publish_ms, records_read, pages_read, pages_written,
+      released;
+  nlohmann::json rows = nlohmann::json::array();
+  uint64_t bytes_before = 0, bytes_after = 0;
+};
+
+void add_block(uint64_t b, const persist::CommitStats& st, CommitSeries* c) {
+  c->ms.push_back(double(st.commit_ns) * 1e-6);
+  c->read_ms.push_back(double(st.read_ns) * 1e-6);
+  c->resolve_ms.push_back(double(st.resolve_ns) * 1e-6);
+  c->apply_ms.push_back(double(st.apply_ns) * 1e-6);
+  c->write_ms.push_back(double(st.write_ns) * 1e-6);
+  c->publish_ms.push_back(double(st.publish_ns) * 1e-6);
+  c->records_read.push_back(double(st.records_read));
+  c->pages_read.push_back(double(st.pages_read));
+  c->pages_written.push_back(double(st.pages_written));
+  c->released.push_back(double(st.pages_released));
+  c->rows.push_back({{"block", b},
+                     {"root", hex0x(st.root)},
+                     {"accounts_written", st.accounts_written},
+                     {"slot_writes", st.slot_writes},
+                     {"records_read", st.records_read},
+                     {"pages_read", st.pages_read},
+                     {"read_rounds", st.read_rounds},
+                     {"apply_passes", st.apply_passes},
+                     {"records_written", st.records_written},
+                     {"pages_written", st.pages_written},
+                     {"records_superseded", st.records_superseded},
+                     {"pages_released", st.pages_released},
+                     {"keys_delta", st.keys_delta},
+                     {"commit_ms", double(st.commit_ns) * 1e-6},
+                     {"read_ms", double(st.read_ns) * 1e-6},
+                     {"resolve_ms", double(st.resolve_ns) * 1e-6},
+                     {"apply_ms", double(st.apply_ns) * 1e-6},
+                     {"write_ms", double(st.write_ns) * 1e-6},
+                     {"publish_ms", double(st.publish_ns) * 1e-6},
+                     {"disk_bytes", st.disk_bytes}});
+}
+
+void print_table_head() {
+  std::printf("%-6s %-18s %9s %8s %7s %9s %8s %9s %9s %14s\n", "block", "root", "rec.read", "pg.read", "rounds",
+              "rec.new", "pg.new", "pg.freed", "ms", "bytes on disk");
+}
+
+void print_block_row(uint64_t b, const persist::CommitStats& st) {
+  std::printf("%-6llu %.18s %9llu %8llu %7llu %9llu %8llu %9llu %9.1f %14llu\n", (unsigned long long)b,
+              hex0x(st.root).c_str(), (unsigned long long)st.records_read, (unsigned long long)st.pages_read,
+              (unsigned long long)st.read_rounds, (unsigned long long)st.records_written,
+              (unsigned long long)st.pages_written, (unsigned long long)st.pages_released, double(st.commit_ns) * 1e-6,
+              (unsigned long long)st.disk_bytes);
+}
+
+// One commit per block, each row printed as it lands (table output); nullopt = done, else
+// the exit status.
+std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t blocks, bool json, state::SyntheticState& src,
+                              CommitSeries* c) {
   std::unique_ptr<persist::MptCommitter> mpt_committer;
   std::unique_ptr<persist::BintrieCommitter> bt_committer;
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
@@ -99,12 +146,8 @@ int cmd_commit(int argc, char** argv) {
   };
   ProgressBar bar("commit", !json);
   const persist::ProgressFn progress = bar.fn();  // stderr, on a terminal, after a second
-  std::vector<double> ms, read_ms, resolve_ms, apply_ms, write_ms, publish_ms, records_read, pages_read, pages_written, released;
-  nlohmann::json rows = nlohmann::json::array();
-  const uint64_t bytes_before = files.disk_bytes();
-  if (!json)
-    std::printf("%-6s %-18s %9s %8s %7s %9s %8s %9s %9s %14s\n", "block", "root", "rec.read", "pg.read", "rounds",
-                "rec.new", "pg.new", "pg.freed", "ms", "bytes on disk");
+  c->bytes_before = files.disk_bytes();
+  if (!json) print_table_head();
   state::StateDiff diff;
   for (uint64_t k = 0; k < blocks; ++k) {
     diff = state::post_state_diff(
@@ -112,79 +155,53 @@ int cmd_commit(int argc, char** argv) {
     persist::CommitStats st;
     if (io::Status s = commit_one(diff, &st); !s.ok())
       return fail("block " + std::to_string(src.spec().blocks - 1) + ": " + s.message(), exit_code_for(s));
-    ms.push_back(double(st.commit_ns) * 1e-6);
-    read_ms.push_back(double(st.read_ns) * 1e-6);
-    resolve_ms.push_back(double(st.resolve_ns) * 1e-6);
-    apply_ms.push_back(double(st.apply_ns) * 1e-6);
-    write_ms.push_back(double(st.write_ns) * 1e-6);
-    publish_ms.push_back(double(st.publish_ns) * 1e-6);
-    records_read.push_back(double(st.records_read));
-    pages_read.push_back(double(st.pages_read));
-    pages_written.push_back(double(st.pages_written));
-    released.push_back(double(st.pages_released));
     const uint64_t b = src.spec().blocks - 1;
-    rows.push_back({{"block", b},
-                    {"root", hex0x(st.root)},
-                    {"accounts_written", st.accounts_written},
-                    {"slot_writes", st.slot_writes},
-                    {"records_read", st.records_read},
-                    {"pages_read", st.pages_read},
-                    {"read_rounds", st.read_rounds},
-                    {"apply_passes", st.apply_passes},
-                    {"records_written", st.records_written},
-                    {"pages_written", st.pages_written},
-                    {"records_superseded", st.records_superseded},
-                    {"pages_released", st.pages_released},
-                    {"keys_delta", st.keys_delta},
-                    {"commit_ms", double(st.commit_ns) * 1e-6},
-                    {"read_ms", double(st.read_ns) * 1e-6},
-                    {"resolve_ms", double(st.resolve_ns) * 1e-6},
-                    {"apply_ms", double(st.apply_ns) * 1e-6},
-                    {"write_ms", double(st.write_ns) * 1e-6},
-                    {"publish_ms", double(st.publish_ns) * 1e-6},
-                    {"disk_bytes", st.disk_bytes}});
+    add_block(b, st, c);
     if (!json) {
       bar.finish();
-      std::printf("%-6llu %.18s %9llu %8llu %7llu %9llu %8llu %9llu %9.1f %14llu\n", (unsigned long long)b,
-                  hex0x(st.root).c_str(), (unsigned long long)st.records_read, (unsigned long long)st.pages_read,
-                  (unsigned long long)st.read_rounds, (unsigned long long)st.records_written,
-                  (unsigned long long)st.pages_written, (unsigned long long)st.pages_released, ms.back(),
-                  (unsigned long long)st.disk_bytes);
+      print_block_row(b, st);
     }
     if (progress) progress(k + 1, blocks);
   }
   bar.finish();
-  const uint64_t bytes_after = files.disk_bytes();
+  c->bytes_after = files.disk_bytes();
+  return std::nullopt;
+}
+
+nlohmann::json commit_json(const persist::DbFiles& files, const persist::DbOptions& o, const std::string& dir,
+                           const state::SyntheticSpec& spec,
+                           uint64_t first_block, uint64_t blocks, const CommitSeries& c) {
   auto sum = [](const std::vector<double>& v) { return report::summary_json(stats::summarize(v)); };
   auto timing = [](const char* label, const std::vector<double>& v) { return report::timing_json(label, v); };
-  if (json) {
-    nlohmann::json out = {{"command", "commit"},
-                          {"db", dir},
-                          {"first_block", first_block},
-                          {"blocks_applied", blocks},
-                          {"writes_per_block", spec.block_writes},
-                          {"block_seed", spec.block_seed},
-                          {"tree", io::tree_kind_name(o.params.tree_kind)},
-                          {"page_size", o.params.page_size},
-                          {"root", hex0x(files.manifest.root_hash)},
-                          {"commit_ms", timing("commit_ms", ms)},
-                          {"read_ms", timing("read_ms", read_ms)},
-                          {"resolve_ms", timing("resolve_ms", resolve_ms)},
-                          {"apply_ms", timing("apply_ms", apply_ms)},
-                          {"write_ms", timing("write_ms", write_ms)},
-                          {"publish_ms", timing("publish_ms", publish_ms)},
-                          {"records_read", sum(records_read)},
-                          {"pages_read", sum(pages_read)},
-                          {"pages_written", sum(pages_written)},
-                          {"pages_released", sum(released)},
-                          {"disk_bytes_before", bytes_before},
-                          {"disk_bytes_after", bytes_after},
-                          {"blocks", rows}};
-    store_regime(files, out);
-    report::stamp(out);
-    std::printf("%s\n", out.dump().c_str());
-    return 0;
-  }
+  nlohmann::json out = {{"command", "commit"},
+                        {"db", dir},
+                        {"first_block", first_block},
+                        {"blocks_applied", blocks},
+                        {"writes_per_block", spec.block_writes},
+                        {"block_seed", spec.block_seed},
+                        {"tree", io::tree_kind_name(o.params.tree_kind)},
+                        {"page_size", o.params.page_size},
+                        {"root", hex0x(files.manifest.root_hash)},
+                        {"commit_ms", timing("commit_ms", c.ms)},
+                        {"read_ms", timing("read_ms", c.read_ms)},
+                        {"resolve_ms", timing("resolve_ms", c.resolve_ms)},
+                        {"apply_ms", timing("apply_ms", c.apply_ms)},
+                        {"write_ms", timing("write_ms", c.write_ms)},
+                        {"publish_ms", timing("publish_ms", c.publish_ms)},
+                        {"records_read", sum(c.records_read)},
+                        {"pages_read", sum(c.pages_read)},
+                        {"pages_written", sum(c.pages_written)},
+                        {"pages_released", sum(c.released)},
+                        {"disk_bytes_before", c.bytes_before},
+                        {"disk_bytes_after", c.bytes_after},
+                        {"blocks", c.rows}};
+  store_regime(files, out);
+  report::stamp(out);
+  return out;
+}
+
+void print_commit_summary(const persist::DbFiles& files, const state::SyntheticSpec& spec, uint64_t first_block,
+                          uint64_t blocks, const CommitSeries& c) {
   auto line = [](const char* what, const std::vector<double>& v, const char* fmt) {
     const stats::Summary s = stats::summarize(v);
     std::printf("  %-16s ", what);
@@ -194,22 +211,48 @@ int cmd_commit(int argc, char** argv) {
   std::printf("%llu blocks of %llu writes (blocks %llu..%llu, seed %llu), medians [min, max] over blocks:\n",
               (unsigned long long)blocks, (unsigned long long)spec.block_writes, (unsigned long long)first_block,
               (unsigned long long)(first_block + blocks - 1), (unsigned long long)spec.block_seed);
-  report::timing("commit_ms", ms);
-  line("commit ms", ms, "%.1f [%.1f, %.1f]");
-  line(" resolve ms", resolve_ms, "%.1f [%.1f, %.1f]");
-  line("  in read rounds", read_ms, "%.1f [%.1f, %.1f]");
-  line(" apply ms", apply_ms, "%.1f [%.1f, %.1f]");
-  line(" encode+write ms", write_ms, "%.1f [%.1f, %.1f]");
-  line(" publish ms", publish_ms, "%.1f [%.1f, %.1f]");
-  line("records read", records_read, "%.0f [%.0f, %.0f]");
-  line("pages read", pages_read, "%.0f [%.0f, %.0f]");
-  line("pages written", pages_written, "%.0f [%.0f, %.0f]");
-  line("pages released", released, "%.0f [%.0f, %.0f]");
-  std::printf("  bytes on disk    %llu -> %llu (%+.0f per block)\n", (unsigned long long)bytes_before,
-              (unsigned long long)bytes_after,
-              blocks ? (double(bytes_after) - double(bytes_before)) / double(blocks) : 0.0);
+  report::timing("commit_ms", c.ms);
+  line("commit ms", c.ms, "%.1f [%.1f, %.1f]");
+  line(" resolve ms", c.resolve_ms, "%.1f [%.1f, %.1f]");
+  line("  in read rounds", c.read_ms, "%.1f [%.1f, %.1f]");
+  line(" apply ms", c.apply_ms, "%.1f [%.1f, %.1f]");
+  line(" encode+write ms", c.write_ms, "%.1f [%.1f, %.1f]");
+  line(" publish ms", c.publish_ms, "%.1f [%.1f, %.1f]");
+  line("records read", c.records_read, "%.0f [%.0f, %.0f]");
+  line("pages read", c.pages_read, "%.0f [%.0f, %.0f]");
+  line("pages written", c.pages_written, "%.0f [%.0f, %.0f]");
+  line("pages released", c.released, "%.0f [%.0f, %.0f]");
+  std::printf("  bytes on disk    %llu -> %llu (%+.0f per block)\n", (unsigned long long)c.bytes_before,
+              (unsigned long long)c.bytes_after,
+              blocks ? (double(c.bytes_after) - double(c.bytes_before)) / double(blocks) : 0.0);
   std::printf("  root             %s\n", hex0x(files.manifest.root_hash).c_str());
   std::printf("  %s\n", report::stamp_line().c_str());
+}
+
+}  // namespace
+
+int cmd_commit(int argc, char** argv) {
+  Args args("statetree commit",
+            "Applies N synthetic blocks (ERC20 transfers: new slots, updates, deletes, sender nonces and balances)\n"
+            "to an MPT or binary-trie arena database, one copy-on-write commit per block; prints per-block reads, writes, time.");
+  declare_options(args);
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  const std::string dir = args.str("db");
+  const uint64_t blocks = args.get_u64("blocks");
+  const bool json = args.given("json");
+  CommitTarget target;
+  if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
+  target.options.queue_depth = uint32_t(args.get_u64("qd"));
+  persist::DbFiles files;
+  if (io::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
+  state::SyntheticSpec spec;
+  if (auto rc = block_spec(files, args.get_u64_opt("writes"), args.get_u64_opt("seed"), &spec)) return *rc;
+  const uint64_t first_block = spec.blocks;
+  state::SyntheticState src(spec);  // replays the blocks already applied
+  CommitSeries c;
+  if (auto rc = run_blocks(files, target.bintrie, blocks, json, src, &c)) return *rc;
+  if (json) std::printf("%s\n", commit_json(files, target.options, dir, spec, first_block, blocks, c).dump().c_str());
+  else print_commit_summary(files, spec, first_block, blocks, c);
   return 0;
 }
 

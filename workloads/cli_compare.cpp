@@ -21,10 +21,7 @@
 namespace st::cli {
 namespace {
 
-int fail(const std::string& msg) {
-  std::fprintf(stderr, "statetree compare: %s\n", msg.c_str());
-  return 2;
-}
+int fail(const std::string& msg) { return cli_error("statetree compare", msg, 2); }
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
@@ -49,78 +46,64 @@ nlohmann::json side_json(const std::vector<double>& v) {
   return {{"n", v.size()}, {"median", stats::median_of(v)}, {"cv", stats::coefficient_of_variation(v)}};
 }
 
-}  // namespace
-
-int cmd_compare(int argc, char** argv) {
-  Args args("statetree compare",
-            "Compare two result files (--json output or JSON lines): medians, ratio B/A with a bootstrap 95 % CI, "
-            "Mann-Whitney U p, coefficient of variation.\nusage: statetree compare A.json B.json [options]");
-  args.accept_positional(true);
-  args.option("metric", "M[,M...]", "dot path(s) of the metric in each JSON object; default: every summary with samples in both");
-  args.option_u64("resamples", "N", "bootstrap resamples", 100, 1000000, 10000);
-  args.option_u64("seed", "S", "bootstrap seed", 0, UINT64_MAX, 1);
-  args.flag("json", "one JSON object on stdout");
-  if (auto code = args.parse_or_exit(argc, argv)) return *code;
-  if (args.positional().size() != 2) return fail("give two result files: statetree compare A.json B.json");
-  const uint64_t resamples = args.get_u64("resamples"), seed = args.get_u64("seed");
-
-  const std::string path_a = args.positional()[0], path_b = args.positional()[1];
-  auto la = workloads::load_result_objects(path_a);
-  if (auto* e = std::get_if<std::string>(&la)) return fail(*e);
-  auto lb = workloads::load_result_objects(path_b);
-  if (auto* e = std::get_if<std::string>(&lb)) return fail(*e);
-  const auto& objs_a = std::get<std::vector<nlohmann::json>>(la);
-  const auto& objs_b = std::get<std::vector<nlohmann::json>>(lb);
-
-  std::vector<std::string> metrics;
+// The metrics to compare: --metric's, else every summary with samples in both files.
+// "" or the error.
+std::string pick_metrics(const Args& args, const std::vector<nlohmann::json>& objs_a,
+                         const std::vector<nlohmann::json>& objs_b, std::vector<std::string>* metrics) {
   if (args.given("metric")) {
-    metrics = split_commas(args.str("metric"));
-  } else {
-    const auto in_b = workloads::sampled_metrics(objs_b);
-    for (const auto& m : workloads::sampled_metrics(objs_a))
-      if (std::find(in_b.begin(), in_b.end(), m) != in_b.end()) metrics.push_back(m);
-    if (metrics.empty()) return fail("no summary with samples in both files: name the metric with --metric PATH");
+    *metrics = split_commas(args.str("metric"));
+    return "";
   }
+  const auto in_b = workloads::sampled_metrics(objs_b);
+  for (const auto& m : workloads::sampled_metrics(objs_a))
+    if (std::find(in_b.begin(), in_b.end(), m) != in_b.end()) metrics->push_back(m);
+  if (metrics->empty()) return "no summary with samples in both files: name the metric with --metric PATH";
+  return "";
+}
 
-  std::vector<Row> rows;
-  for (const auto& m : metrics) {
-    if (m.empty()) return fail("--metric: empty metric name");
-    Row r;
-    r.metric = m;
-    auto sa = workloads::metric_samples(objs_a, m);
-    if (auto* e = std::get_if<std::string>(&sa)) return fail(path_a + ": " + *e);
-    auto sb = workloads::metric_samples(objs_b, m);
-    if (auto* e = std::get_if<std::string>(&sb)) return fail(path_b + ": " + *e);
-    r.a = std::move(std::get<std::vector<double>>(sa));
-    r.b = std::move(std::get<std::vector<double>>(sb));
-    if (r.a.empty()) return fail(path_a + ": no metric '" + m + "'");
-    if (r.b.empty()) return fail(path_b + ": no metric '" + m + "'");
-    r.ci = stats::bootstrap_median_ratio(r.a, r.b, resamples, seed);
-    r.mw = stats::mann_whitney_u(r.a, r.b);
-    rows.push_back(std::move(r));
-  }
+// One metric's samples in both files and their statistics; "" or the error.
+std::string compare_metric(const std::string& m, const std::string& path_a, const std::vector<nlohmann::json>& objs_a,
+                           const std::string& path_b, const std::vector<nlohmann::json>& objs_b, uint64_t resamples,
+                           uint64_t seed, Row* r) {
+  if (m.empty()) return "--metric: empty metric name";
+  r->metric = m;
+  auto sa = workloads::metric_samples(objs_a, m);
+  if (auto* e = std::get_if<std::string>(&sa)) return path_a + ": " + *e;
+  auto sb = workloads::metric_samples(objs_b, m);
+  if (auto* e = std::get_if<std::string>(&sb)) return path_b + ": " + *e;
+  r->a = std::move(std::get<std::vector<double>>(sa));
+  r->b = std::move(std::get<std::vector<double>>(sb));
+  if (r->a.empty()) return path_a + ": no metric '" + m + "'";
+  if (r->b.empty()) return path_b + ": no metric '" + m + "'";
+  r->ci = stats::bootstrap_median_ratio(r->a, r->b, resamples, seed);
+  r->mw = stats::mann_whitney_u(r->a, r->b);
+  return "";
+}
 
-  if (args.given("json")) {
-    nlohmann::json j;
-    j["command"] = "compare";
-    j["root"] = nullptr;
-    j["root_note"] = "compare reads result files; it computes no tree";
-    report::stamp(j);
-    j["a"] = path_a;
-    j["b"] = path_b;
-    j["resamples"] = resamples;
-    j["seed"] = seed;
-    for (const Row& r : rows) {
-      nlohmann::json row = {{"metric", r.metric}, {"a", side_json(r.a)}, {"b", side_json(r.b)}};
-      if (r.ci.ok) row["ratio_b_over_a"] = {{"median_ratio", r.ci.ratio}, {"ci95", {r.ci.lo, r.ci.hi}}};
-      else row["ratio_b_over_a"] = nullptr;  // a zero median of A: no ratio
-      row["mann_whitney"] = {{"u_a", r.mw.u_x}, {"p_two_sided", r.mw.p_two_sided},
-                             {"method", r.mw.exact ? "exact" : "normal"}, {"ties", r.mw.ties}};
-      j["rows"].push_back(row);
-    }
-    std::printf("%s\n", j.dump(2).c_str());
-    return 0;
+nlohmann::json compare_json(const std::string& path_a, const std::string& path_b, uint64_t resamples, uint64_t seed,
+                            const std::vector<Row>& rows) {
+  nlohmann::json j;
+  j["command"] = "compare";
+  j["root"] = nullptr;
+  j["root_note"] = "compare reads result files; it computes no tree";
+  report::stamp(j);
+  j["a"] = path_a;
+  j["b"] = path_b;
+  j["resamples"] = resamples;
+  j["seed"] = seed;
+  for (const Row& r : rows) {
+    nlohmann::json row = {{"metric", r.metric}, {"a", side_json(r.a)}, {"b", side_json(r.b)}};
+    if (r.ci.ok) row["ratio_b_over_a"] = {{"median_ratio", r.ci.ratio}, {"ci95", {r.ci.lo, r.ci.hi}}};
+    else row["ratio_b_over_a"] = nullptr;  // a zero median of A: no ratio
+    row["mann_whitney"] = {{"u_a", r.mw.u_x}, {"p_two_sided", r.mw.p_two_sided},
+                           {"method", r.mw.exact ? "exact" : "normal"}, {"ties", r.mw.ties}};
+    j["rows"].push_back(row);
   }
+  return j;
+}
+
+void print_compare(const std::string& path_a, const std::string& path_b, uint64_t resamples, uint64_t seed,
+                   const std::vector<Row>& rows) {
   std::printf("A: %s\nB: %s\n", path_a.c_str(), path_b.c_str());
   std::printf("%-32s %5s %12s %6s %5s %12s %6s %8s %21s %9s\n", "metric", "n A", "median A", "cv A", "n B", "median B",
               "cv B", "B/A", "95% CI (bootstrap)", "p (MWU)");
@@ -137,6 +120,39 @@ int cmd_compare(int argc, char** argv) {
   std::printf("p: Mann-Whitney U, two-sided; * = normal approximation with tie correction (else exact). CI: %llu "
               "resamples, seed %llu.\n",
               (unsigned long long)resamples, (unsigned long long)seed);
+}
+
+}  // namespace
+
+int cmd_compare(int argc, char** argv) {
+  Args args("statetree compare",
+            "Compare two result files (--json output or JSON lines): medians, ratio B/A with a bootstrap 95 % CI, "
+            "Mann-Whitney U p, coefficient of variation.\nusage: statetree compare A.json B.json [options]");
+  args.accept_positional(true);
+  args.option("metric", "M[,M...]", "dot path(s) of the metric in each JSON object; default: every summary with samples in both");
+  args.option_u64("resamples", "N", "bootstrap resamples", 100, 1000000, 10000);
+  args.option_u64("seed", "S", "bootstrap seed", 0, UINT64_MAX, 1);
+  args.flag("json", "one JSON object on stdout");
+  if (auto code = args.parse_or_exit(argc, argv)) return *code;
+  if (args.positional().size() != 2) return fail("give two result files: statetree compare A.json B.json");
+  const uint64_t resamples = args.get_u64("resamples"), seed = args.get_u64("seed");
+  const std::string path_a = args.positional()[0], path_b = args.positional()[1];
+  auto la = workloads::load_result_objects(path_a);
+  if (auto* e = std::get_if<std::string>(&la)) return fail(*e);
+  auto lb = workloads::load_result_objects(path_b);
+  if (auto* e = std::get_if<std::string>(&lb)) return fail(*e);
+  const auto& objs_a = std::get<std::vector<nlohmann::json>>(la);
+  const auto& objs_b = std::get<std::vector<nlohmann::json>>(lb);
+  std::vector<std::string> metrics;
+  if (std::string e = pick_metrics(args, objs_a, objs_b, &metrics); !e.empty()) return fail(e);
+  std::vector<Row> rows;
+  for (const auto& m : metrics) {
+    Row r;
+    if (std::string e = compare_metric(m, path_a, objs_a, path_b, objs_b, resamples, seed, &r); !e.empty()) return fail(e);
+    rows.push_back(std::move(r));
+  }
+  if (args.given("json")) std::printf("%s\n", compare_json(path_a, path_b, resamples, seed, rows).dump(2).c_str());
+  else print_compare(path_a, path_b, resamples, seed, rows);
   return 0;
 }
 

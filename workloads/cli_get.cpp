@@ -92,11 +92,7 @@ std::string check_bintrie(const io::Manifest& m, const persist::BintrieStateProo
   return "";
 }
 
-}  // namespace
-
-int cmd_get(int argc, char** argv) {
-  Args args("statetree get",
-            "One account (and one storage slot) from a database, with --proof its proof verified against the root.");
+void declare_options(Args& args) {
   args.option("db", "DIR", "database directory");
   args.option("address", "A", "account address, 40 hex digits (0x optional)");
   args.option("slot", "S", "storage slot, 1..64 hex digits (0x optional, left-padded)");
@@ -105,118 +101,156 @@ int cmd_get(int argc, char** argv) {
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
   args.require("address");
-  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+}
+
+// The key asked for (the account, and the slot with --slot); nullopt = go on, else the exit status.
+std::optional<int> parse_key(const Args& args, state::StateKey* key) {
   std::string err;
-  const std::string dir = args.str("db");
   const auto address = parse_address(args.str("address"), &err);
   if (!address) return fail(err);
-  state::StateKey key{*address, std::nullopt};
+  *key = {*address, std::nullopt};
   if (args.given("slot")) {
     const auto slot = parse_slot(args.str("slot"), &err);
     if (!slot) return fail(err);
-    key.slot = *slot;
+    key->slot = *slot;
   }
+  return std::nullopt;
+}
+
+// The tree (or, with --snapshot, its flat snapshot) of the database at dir; nullopt = go on, else the exit status.
+std::optional<int> open_db(const std::string& dir, bool from_snapshot, std::unique_ptr<persist::TreeDb>* db) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
-  const bool json = args.given("json"), with_slot = key.slot.has_value();
-
-  std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
-  const bool from_snapshot = args.given("snapshot");
+  if (io::Status s = persist::open_any_db(dir, 1, db); !s.ok()) return fail(s.message(), exit_code_for(s));
   if (from_snapshot)
-    if (io::Status s = persist::open_snapshot_view(std::move(db), true, &db); !s.ok())
+    if (io::Status s = persist::open_snapshot_view(std::move(*db), true, db); !s.ok())
       return fail(s.message(), s.code() == io::Errc::not_found ? 2 : exit_code_for(s));
-  const io::Manifest& m = db->manifest();
-  const bool bintrie = m.params.tree_kind == io::TreeKind::bintrie;
+  return std::nullopt;
+}
 
-  // The account key, then the slot key: one batch. (A slot key's answer also holds the
-  // account fields in both trees; the account key keeps an absent slot's account reported
-  // the same way, and costs no extra walk: the binary trie reuses it for the slot key.)
-  std::vector<state::StateKey> keys{{*address, std::nullopt}};
-  if (with_slot) keys.push_back(key);
+// The account key, then the slot key: one batch. (A slot key's answer also holds the
+// account fields in both trees; the account key keeps an absent slot's account reported
+// the same way, and costs no extra walk: the binary trie reuses it for the slot key.)
+// nullopt = go on, else the exit status.
+std::optional<int> look_up(persist::TreeDb& db, const state::StateKey& key, persist::LookupAnswer* a,
+                           persist::LookupStats* stats) {
+  std::vector<state::StateKey> keys{{key.address, std::nullopt}};
+  if (key.slot) keys.push_back(key);
   std::vector<persist::LookupAnswer> answers;
-  persist::LookupStats stats;
-  if (io::Status s = db->lookup(keys, &answers, &stats); !s.ok())
+  if (io::Status s = db.lookup(keys, &answers, stats); !s.ok())
     return fail(s.message(), s.code() == io::Errc::corrupt_page ? 2 : 1);  // a node that fails its checks: bad input
   if (answers.size() != keys.size())
     return fail("lookup returned " + std::to_string(answers.size()) + " answers for " + std::to_string(keys.size()) +
                 " keys", 1);
-  persist::LookupAnswer a = answers[0];
-  if (with_slot) a.slot_value = answers[1].slot_value;
+  *a = answers[0];
+  if (key.slot) a->slot_value = answers[1].slot_value;
+  return std::nullopt;
+}
 
+nlohmann::json answer_json(const std::string& dir, persist::TreeDb& db, bool from_snapshot, const state::StateKey& key,
+                           const persist::LookupAnswer& a, const persist::LookupStats& stats) {
+  const io::Manifest& m = db.manifest();
   nlohmann::json out = {{"command", "get"},
                         {"db", dir},
                         {"tree", io::tree_kind_name(m.params.tree_kind)},
-                        {"store", db->page_store() ? "arena" : "rocksdb"},
+                        {"store", db.page_store() ? "arena" : "rocksdb"},
                         {"page_size", m.params.page_size},
                         {"root", hex0x(m.root_hash)},
                         {"read_from", from_snapshot ? "snapshot" : "tree"},
-                        {"address", hex0x(*address)},
+                        {"address", hex0x(key.address)},
                         {"exists", a.account.exists}};
   if (a.account.exists) {
     out["nonce"] = a.account.nonce;
     out["balance"] = workloads::u256_to_decimal(a.account.balance);
     out["code_hash"] = hex0x(a.account.code_hash);
-    if (bintrie)
-      out["code_size"] = a.account.code_size;
-    else
-      out["storage_root"] = hex0x(a.account.storage_root);
+    if (m.params.tree_kind == io::TreeKind::bintrie) out["code_size"] = a.account.code_size;
+    else out["storage_root"] = hex0x(a.account.storage_root);
   }
-  if (with_slot) {
+  if (key.slot) {
     out["slot"] = hex0x(*key.slot);
     out["value"] = a.slot_value ? nlohmann::json(hex0x(*a.slot_value)) : nlohmann::json(nullptr);
   }
   out["io"] = {{"rounds", stats.rounds}, {"page_reads", stats.page_reads}, {"bytes_read", stats.bytes_read},
                {"nodes_visited", stats.nodes_visited}};
+  return out;
+}
 
-  std::string proof_error;
-  if (args.given("proof")) {
-    persist::StateProof proof;
-    if (io::Status s = db->prove(key, &proof); !s.ok()) return fail(s.message(), 1);
-    nlohmann::json pj;
-    if (auto* mp = std::get_if<mpt::AccountProof>(&proof))
-      proof_error = check_mpt(m, *mp, a, with_slot, &pj);
+// The proof of key, checked against the root and the answer, as out["proof"]; sets
+// *proof_error ("" = verified). nullopt = go on, else the exit status.
+std::optional<int> prove(persist::TreeDb& db, const state::StateKey& key, const persist::LookupAnswer& a,
+                         nlohmann::json* out, std::string* proof_error) {
+  persist::StateProof proof;
+  if (io::Status s = db.prove(key, &proof); !s.ok()) return fail(s.message(), 1);
+  nlohmann::json pj;
+  if (auto* mp = std::get_if<mpt::AccountProof>(&proof))
+    *proof_error = check_mpt(db.manifest(), *mp, a, key.slot.has_value(), &pj);
+  else
+    *proof_error = check_bintrie(db.manifest(), std::get<persist::BintrieStateProof>(proof), a, key.slot.has_value(), &pj);
+  pj["verified"] = proof_error->empty();
+  if (!proof_error->empty()) pj["error"] = *proof_error;
+  (*out)["proof"] = pj;
+  return std::nullopt;
+}
+
+void print_proof(const nlohmann::json& pj, const std::string& proof_error) {
+  for (const char* k : {"account_proof", "storage_proof"})
+    if (pj.contains(k)) {
+      std::printf("  %s (%zu nodes, RLP):\n", k, pj[k].size());
+      for (const auto& n : pj[k]) std::printf("    %s\n", n.get<std::string>().c_str());
+    }
+  for (const char* k : {"basic_data", "code_hash", "slot"})
+    if (pj.contains(k))
+      std::printf("  %s proof (key %s, %llu B): %s\n", k, pj[k]["key"].get<std::string>().c_str(),
+                  (unsigned long long)pj[k]["proof_bytes"].get<uint64_t>(), pj[k]["proof"].get<std::string>().c_str());
+  std::printf("  proof     %s\n", proof_error.empty() ? "verified against the root" : proof_error.c_str());
+}
+
+void print_answer(const io::Manifest& m, bool from_snapshot, const state::StateKey& key, const persist::LookupAnswer& a,
+                  const persist::LookupStats& stats) {
+  std::printf("%s %s (root %s)\n", io::tree_kind_name(m.params.tree_kind), hex0x(key.address).c_str(),
+              hex0x(m.root_hash).c_str());
+  if (!a.account.exists) {
+    std::printf("  account   absent\n");
+  } else {
+    std::printf("  nonce     %llu\n  balance   %s\n  code hash %s\n", (unsigned long long)a.account.nonce,
+                workloads::u256_to_decimal(a.account.balance).c_str(), hex0x(a.account.code_hash).c_str());
+    if (m.params.tree_kind == io::TreeKind::bintrie)
+      std::printf("  code size %llu\n", (unsigned long long)a.account.code_size);
     else
-      proof_error = check_bintrie(m, std::get<persist::BintrieStateProof>(proof), a, with_slot, &pj);
-    pj["verified"] = proof_error.empty();
-    if (!proof_error.empty()) pj["error"] = proof_error;
-    out["proof"] = pj;
+      std::printf("  storage   %s\n", hex0x(a.account.storage_root).c_str());
   }
+  if (key.slot)
+    std::printf("  slot      %s = %s\n", hex0x(*key.slot).c_str(), a.slot_value ? hex0x(*a.slot_value).c_str() : "absent");
+  std::printf("  reads     %llu pages in %llu rounds%s\n", (unsigned long long)stats.page_reads,
+              (unsigned long long)stats.rounds, from_snapshot ? " (snapshot)" : "");
+}
 
-  if (json) {
+}  // namespace
+
+int cmd_get(int argc, char** argv) {
+  Args args("statetree get",
+            "One account (and one storage slot) from a database, with --proof its proof verified against the root.");
+  declare_options(args);
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  const std::string dir = args.str("db");
+  state::StateKey key;
+  if (auto rc = parse_key(args, &key)) return *rc;
+  const bool from_snapshot = args.given("snapshot");
+  std::unique_ptr<persist::TreeDb> db;
+  if (auto rc = open_db(dir, from_snapshot, &db)) return *rc;
+  persist::LookupAnswer a;
+  persist::LookupStats stats;
+  if (auto rc = look_up(*db, key, &a, &stats)) return *rc;
+  nlohmann::json out = answer_json(dir, *db, from_snapshot, key, a, stats);
+  std::string proof_error;
+  if (args.given("proof"))
+    if (auto rc = prove(*db, key, a, &out, &proof_error)) return *rc;
+  if (args.given("json")) {
     report::stamp(out);
     std::printf("%s\n", out.dump().c_str());
   } else {
-    std::printf("%s %s (root %s)\n", io::tree_kind_name(m.params.tree_kind), hex0x(*address).c_str(),
-                hex0x(m.root_hash).c_str());
-    if (!a.account.exists) {
-      std::printf("  account   absent\n");
-    } else {
-      std::printf("  nonce     %llu\n  balance   %s\n  code hash %s\n", (unsigned long long)a.account.nonce,
-                  workloads::u256_to_decimal(a.account.balance).c_str(), hex0x(a.account.code_hash).c_str());
-      if (bintrie)
-        std::printf("  code size %llu\n", (unsigned long long)a.account.code_size);
-      else
-        std::printf("  storage   %s\n", hex0x(a.account.storage_root).c_str());
-    }
-    if (with_slot)
-      std::printf("  slot      %s = %s\n", hex0x(*key.slot).c_str(),
-                  a.slot_value ? hex0x(*a.slot_value).c_str() : "absent");
-    std::printf("  reads     %llu pages in %llu rounds%s\n", (unsigned long long)stats.page_reads,
-                (unsigned long long)stats.rounds, from_snapshot ? " (snapshot)" : "");
-    if (args.given("proof")) {
-      const auto& pj = out["proof"];
-      for (const char* k : {"account_proof", "storage_proof"})
-        if (pj.contains(k)) {
-          std::printf("  %s (%zu nodes, RLP):\n", k, pj[k].size());
-          for (const auto& n : pj[k]) std::printf("    %s\n", n.get<std::string>().c_str());
-        }
-      for (const char* k : {"basic_data", "code_hash", "slot"})
-        if (pj.contains(k))
-          std::printf("  %s proof (key %s, %llu B): %s\n", k, pj[k]["key"].get<std::string>().c_str(),
-                      (unsigned long long)pj[k]["proof_bytes"].get<uint64_t>(), pj[k]["proof"].get<std::string>().c_str());
-      std::printf("  proof     %s\n", proof_error.empty() ? "verified against the root" : proof_error.c_str());
-    }
+    print_answer(db->manifest(), from_snapshot, key, a, stats);
+    if (args.given("proof")) print_proof(out["proof"], proof_error);
   }
   if (!proof_error.empty()) return fail(proof_error, 1);
   return 0;

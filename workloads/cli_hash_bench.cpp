@@ -33,6 +33,8 @@ using kernels::Sha256Kernel;
 using kernels::Sha256Tier;
 using Clock = std::chrono::steady_clock;
 
+int fail(const std::string& msg, int code = 2) { return cli_error("statetree hash-bench", msg, code); }
+
 constexpr Sha256Tier kTiers[] = {Sha256Tier::portable, Sha256Tier::shani, Sha256Tier::avx2, Sha256Tier::avx512};
 
 // 64-byte aligned scratch of n bytes.
@@ -130,6 +132,67 @@ std::string fmt_summary(const stats::Summary& s) {
   return buf;
 }
 
+// The tiers --kernel names ("all": every available one), each passing its self-test;
+// nullopt = go on, else the exit status.
+std::optional<int> select_tiers(const std::string& name, std::vector<Sha256Tier>* tiers) {
+  if (name == "all") {
+    for (Sha256Tier t : kTiers)
+      if (kernels::sha256_tier_available(t)) tiers->push_back(t);
+  } else {
+    const auto t = kernels::sha256_tier_from_name(name);
+    if (!t) return fail("unknown kernel '" + name + "' (portable, shani, avx2, avx512 or all)");
+    if (!kernels::sha256_tier_available(*t)) return fail("kernel '" + name + "' is not available on this CPU/build");
+    tiers->push_back(*t);
+  }
+  for (Sha256Tier t : *tiers)
+    if (std::string failure = kernels::sha256_self_test(t); !failure.empty()) return fail(failure, 70);
+  return std::nullopt;
+}
+
+// vzeroupper hazard: SHA-NI alone, then the same SHA-NI pass preceded by a one-block AVX-512
+// call (about 1 % of the pass's work). Without vzeroupper the second would be many times slower.
+void bench_vzeroupper(Buffers& bufs, uint64_t reps, std::vector<Entry>& results) {
+  const Sha256Kernel& sha = kernels::sha256_kernel(Sha256Tier::shani);
+  const Sha256Kernel& z = kernels::sha256_kernel(Sha256Tier::avx512);
+  const size_t n = bufs.messages;
+  auto* sl_in = reinterpret_cast<const uint32_t*>(bufs.sliced_in.p);
+  auto* sl_out = reinterpret_cast<uint32_t*>(bufs.sliced_out.p);
+  const stats::Summary alone = time_pass([&] { sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
+  const stats::Summary after = time_pass([&] { z.digests_sliced(sl_in, sl_out, 1); sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
+  report::note_timing("shani hash32_batch alone", alone);
+  report::note_timing("shani hash32_batch after avx512", after);
+  results.push_back({"shani", "hash32_batch (alone, vzeroupper check)", 1.0, alone, alone});
+  results.push_back({"shani", "hash32_batch after an avx512 call", 1.0, after, after});
+}
+
+nlohmann::json hash_bench_json(uint64_t messages, uint64_t reps, uint64_t sink, const std::vector<Entry>& results) {
+  nlohmann::json j;
+  j["command"] = "hash-bench";
+  j["root"] = nullptr;
+  j["root_note"] = "hash-bench times hash kernels on buffers: no tree, no root";
+  report::stamp(j);
+  j["active_kernel"] = kernels::sha256_active().name;
+  j["messages_per_pass"] = messages;
+  j["reps"] = reps;
+  j["sink"] = sink;
+  j["results"] = nlohmann::json::array();
+  for (const Entry& e : results)
+    j["results"].push_back({{"kernel", e.kernel}, {"entry", e.entry}, {"compressions_per_msg", e.compressions_per_msg},
+                            {"ns_per_msg", report::summary_json(e.ns_per_msg)}, {"ns_per_compression", report::summary_json(e.ns_per_compression)}});
+  return j;
+}
+
+void print_hash_bench(uint64_t messages, uint64_t reps, uint64_t sink, const std::vector<Entry>& results) {
+  std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median +-stddev [min, max]\n",
+              kernels::sha256_active().name, static_cast<unsigned long long>(messages), static_cast<unsigned long long>(reps));
+  std::printf("%-9s %-40s %-38s %-38s\n", "kernel", "entry", "ns/message", "ns/compression");
+  for (const Entry& e : results)
+    std::printf("%-9s %-40s %-38s %-38s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),
+                fmt_summary(e.ns_per_compression).c_str());
+  std::printf("(checksum %llu)\n", static_cast<unsigned long long>(sink & 0xffff));
+  std::printf("%s\n", report::stamp_line().c_str());
+}
+
 }  // namespace
 
 int cmd_hash_bench(int argc, char** argv) {
@@ -143,30 +206,12 @@ int cmd_hash_bench(int argc, char** argv) {
   args.pin_option();
   args.flag("json", "print one JSON object instead of the table");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-
   const uint64_t reps = args.get_u64("reps");
   const uint64_t messages = args.get_u64("messages");
-  if (messages % 16) {
-    std::fprintf(stderr, "statetree hash-bench: --messages must be a multiple of 16 (got %llu)\n",
-                 (unsigned long long)messages);
-    return 2;
-  }
-
-  std::vector<Sha256Tier> tiers;
+  if (messages % 16) return fail("--messages must be a multiple of 16 (got " + std::to_string(messages) + ")");
   const std::string name = args.str("kernel");
-  if (name == "all") {
-    for (Sha256Tier t : kTiers)
-      if (kernels::sha256_tier_available(t)) tiers.push_back(t);
-  } else {
-    const auto t = kernels::sha256_tier_from_name(name);
-    if (!t) { std::fprintf(stderr, "statetree hash-bench: unknown kernel '%s' (portable, shani, avx2, avx512 or all)\n", name.c_str()); return 2; }
-    if (!kernels::sha256_tier_available(*t)) { std::fprintf(stderr, "statetree hash-bench: kernel '%s' is not available on this CPU/build\n", name.c_str()); return 2; }
-    tiers.push_back(*t);
-  }
-  for (Sha256Tier t : tiers) {
-    const std::string failure = kernels::sha256_self_test(t);
-    if (!failure.empty()) { std::fprintf(stderr, "statetree hash-bench: %s\n", failure.c_str()); return 70; }
-  }
+  std::vector<Sha256Tier> tiers;
+  if (auto rc = select_tiers(name, &tiers)) return *rc;
 
   Buffers bufs(messages);
   std::vector<Entry> results;
@@ -177,52 +222,11 @@ int cmd_hash_bench(int argc, char** argv) {
   for (Sha256Tier t : tiers)
     bench_tier(kernels::sha256_kernel(t), bufs, reps, results, sink, json ? nullptr : &progress, &done);
   progress.finish();
-
-  // vzeroupper hazard: SHA-NI right after an AVX-512 call on this thread, next to SHA-NI alone.
   const bool mixed = kernels::sha256_tier_available(Sha256Tier::shani) && kernels::sha256_tier_available(Sha256Tier::avx512) &&
                      (name == "all" || name == "shani" || name == "avx512");
-  if (mixed) {
-    const Sha256Kernel& sha = kernels::sha256_kernel(Sha256Tier::shani);
-    const Sha256Kernel& z = kernels::sha256_kernel(Sha256Tier::avx512);
-    const size_t n = bufs.messages;
-    auto* sl_in = reinterpret_cast<const uint32_t*>(bufs.sliced_in.p);
-    auto* sl_out = reinterpret_cast<uint32_t*>(bufs.sliced_out.p);
-    // SHA-NI alone, then the same SHA-NI pass preceded by a one-block AVX-512 call (about
-    // 1 % of the pass's work). Without vzeroupper the second would be many times slower.
-    const stats::Summary alone = time_pass([&] { sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
-    const stats::Summary after = time_pass([&] { z.digests_sliced(sl_in, sl_out, 1); sha.hash32_batch(bufs.in.p, bufs.out.p, n); }, double(n), reps);
-    report::note_timing("shani hash32_batch alone", alone);
-    report::note_timing("shani hash32_batch after avx512", after);
-    results.push_back({"shani", "hash32_batch (alone, vzeroupper check)", 1.0, alone, alone});
-    results.push_back({"shani", "hash32_batch after an avx512 call", 1.0, after, after});
-  }
-
-  const char* active = kernels::sha256_active().name;
-  if (json) {
-    nlohmann::json j;
-    j["command"] = "hash-bench";
-    j["root"] = nullptr;
-    j["root_note"] = "hash-bench times hash kernels on buffers: no tree, no root";
-    report::stamp(j);
-    j["active_kernel"] = active;
-    j["messages_per_pass"] = messages;
-    j["reps"] = reps;
-    j["sink"] = sink;
-    j["results"] = nlohmann::json::array();
-    for (const Entry& e : results)
-      j["results"].push_back({{"kernel", e.kernel}, {"entry", e.entry}, {"compressions_per_msg", e.compressions_per_msg},
-                              {"ns_per_msg", report::summary_json(e.ns_per_msg)}, {"ns_per_compression", report::summary_json(e.ns_per_compression)}});
-    std::printf("%s\n", j.dump().c_str());
-    return 0;
-  }
-  std::printf("sha256 hash-bench: active kernel %s, %llu messages per pass, %llu reps, median +-stddev [min, max]\n", active,
-              static_cast<unsigned long long>(messages), static_cast<unsigned long long>(reps));
-  std::printf("%-9s %-40s %-38s %-38s\n", "kernel", "entry", "ns/message", "ns/compression");
-  for (const Entry& e : results)
-    std::printf("%-9s %-40s %-38s %-38s\n", e.kernel.c_str(), e.entry.c_str(), fmt_summary(e.ns_per_msg).c_str(),
-                fmt_summary(e.ns_per_compression).c_str());
-  std::printf("(checksum %llu)\n", static_cast<unsigned long long>(sink & 0xffff));
-  std::printf("%s\n", report::stamp_line().c_str());
+  if (mixed) bench_vzeroupper(bufs, reps, results);
+  if (json) std::printf("%s\n", hash_bench_json(messages, reps, sink, results).dump().c_str());
+  else print_hash_bench(messages, reps, sink, results);
   return 0;
 }
 

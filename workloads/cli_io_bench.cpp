@@ -27,10 +27,7 @@ using experiments::ReadRateRun;
 
 nlohmann::json summary_json(const std::vector<double>& v) { return report::summary_json(stats::summarize(v)); }
 
-int fail(const std::string& msg, int code) {
-  std::fprintf(stderr, "statetree io-bench: %s\n", msg.c_str());
-  return code;
-}
+int fail(const std::string& msg, int code) { return cli_error("statetree io-bench", msg, code); }
 
 nlohmann::json runs_json(const std::vector<ReadRateRun>& runs) {
   std::vector<double> iops, us, mean, p50, p90, p99, p999, mbps;
@@ -145,7 +142,7 @@ void print_table(const IoBenchOptions& o, const IoBenchResult& res, const nlohma
 void declare_options(Args& args) {
   args.option("file", "PATH", "arena file to create (must not exist unless --reuse)");
   args.option_u64("size-mib", "M", "file size in MiB", 1, 1u << 20, 256);
-  args.option_u64("page-size", "B", "page size: 4096 or 16384", 4096, 16384, 4096);
+  args.option_u64_one_of("page-size", "B", "page size", {4096, 16384}, 4096);
   args.option_u64_list("qd", "LIST", "queue depths, comma-separated", 1, 4096, "1,8,32,64");
   args.option_u64("reads", "N", "timed random reads per queue depth and repetition", 1, 100000000, 4096);
   args.option_u64("reps", "R", "repetitions (queue depths interleaved within each)", 1, 1000, 3);

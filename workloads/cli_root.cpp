@@ -35,17 +35,15 @@ int cmd_root(int argc, char** argv) {
   root_bintrie_options(all);
   if (!all.parse(argc, argv)) {  // an unknown option, a missing value: named
     if (argc == 0) std::fputs(usage, stderr);
-    std::fprintf(stderr, "statetree root: %s\n", all.error().c_str());
-    return 2;
+    return all.fail(all.error());
   }
   if (all.help_requested() && tree.empty()) {
     std::fputs(usage, stdout);
     return 0;
   }
   if (argc == 0) std::fputs(usage, stderr);
-  if (tree.empty()) std::fprintf(stderr, "statetree root: --tree mpt|bintrie is required\n");
-  else std::fprintf(stderr, "statetree root: --tree must be mpt or bintrie (got '%s')\n", tree.c_str());
-  return 2;
+  if (tree.empty()) return all.fail("--tree mpt|bintrie is required");
+  return all.fail("--tree must be mpt or bintrie (got '" + tree + "')");
 }
 
 }  // namespace st::cli

@@ -16,16 +16,13 @@
 
 namespace st::cli {
 namespace {
-int fail(const std::string& msg, int code = 2) {
-  std::fprintf(stderr, "statetree root: %s\n", msg.c_str());
-  return code;
-}
+int fail(const std::string& msg, int code = 2) { return cli_error("statetree root", msg, code); }
 }  // namespace
 
 void root_bintrie_options(Args& args) {
   args.option("tree", "bintrie", "the tree (bintrie here)");
   args.option("alloc", "FILE", "genesis JSON: {\"alloc\": {...}} or the alloc object itself");
-  args.option("hash", "H", "tree hash: sha256 (go-ethereum) or blake3 (EIP reference)", "sha256");
+  args.option_one_of("hash", "H", "tree hash: go-ethereum's is sha256, the EIP reference's blake3", {"sha256", "blake3"}, "sha256");
   args.option_u64("threads", "T", "threads for the root builder", 1, 256, 1);
   args.pin_option("threads");
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
@@ -37,8 +34,7 @@ int root_bintrie(int argc, char** argv) {
   root_bintrie_options(args);
   args.require("alloc");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-  const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));
-  if (!kind) return fail("--hash must be sha256 or blake3 (got '" + args.str("hash") + "')");
+  const auto kind = st::bintrie::hash_kind_from_name(args.str("hash"));  // checked by parse()
   const uint64_t threads = args.get_u64("threads");
   if (auto e = st::kernels::sha256_select(args.str("kernel"))) return fail(*e);
 

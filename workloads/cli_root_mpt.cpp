@@ -25,10 +25,7 @@ namespace st::cli {
 
 namespace {
 
-int fail(const std::string& msg, int code = 2) {
-  std::fprintf(stderr, "statetree root: %s\n", msg.c_str());
-  return code;
-}
+int fail(const std::string& msg, int code = 2) { return cli_error("statetree root", msg, code); }
 
 }  // namespace
 
@@ -42,22 +39,12 @@ void root_mpt_options(Args& args) {
   args.flag("json", "print one JSON object");
 }
 
-int root_mpt(int argc, char** argv) {
-  Args args("statetree root --tree mpt", "State root of a genesis allocation, or root of a plain/secure trie over key/value pairs.");
-  root_mpt_options(args);
-  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
-  if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
-  if (args.given("alloc") == args.given("kv")) return fail("give exactly one of --alloc FILE or --kv FILE");
-  if (args.given("secure") && !args.given("kv")) return fail("--secure applies to --kv only");
-  std::string err;
-  const uint64_t threads = args.get_u64("threads");
-  mpt::BuildOptions opt;
-  opt.threads = unsigned(threads);
+namespace {
 
-  nlohmann::json j;
-  j["tree"] = "mpt";
-  mpt::Hash32 root;
-  std::optional<st::state::Bytes32> expected;
+// The root of the source --alloc or --kv names, timed (load, then root); the source's fields
+// into *j. nullopt = go on, else the exit status.
+std::optional<int> compute_root(const Args& args, const mpt::BuildOptions& opt, nlohmann::json* j, mpt::Hash32* root,
+                                std::optional<st::state::Bytes32>* expected) {
   const uint64_t t0 = report::now_ns();
   uint64_t t1 = t0;
   if (args.given("alloc")) {
@@ -65,28 +52,48 @@ int root_mpt(int argc, char** argv) {
     if (auto* e = std::get_if<std::string>(&r)) return fail(*e);
     const auto& g = std::get<st::workloads::GenesisFile>(r);
     t1 = report::now_ns();
-    root = mpt::allocation_root(g.alloc, opt);
-    expected = g.expected_state_root;
-    j["source"] = "alloc";
-    j["file"] = args.str("alloc");
-    j["accounts"] = g.alloc.accounts.size();
-    if (!g.network.empty()) j["network"] = g.network;
+    *root = mpt::allocation_root(g.alloc, opt);
+    *expected = g.expected_state_root;
+    (*j)["source"] = "alloc";
+    (*j)["file"] = args.str("alloc");
+    (*j)["accounts"] = g.alloc.accounts.size();
+    if (!g.network.empty()) (*j)["network"] = g.network;
   } else {
     auto r = st::workloads::read_kv_file(args.str("kv"), args.given("secure"));
     if (auto* e = std::get_if<std::string>(&r)) return fail(*e);
     const auto& pairs = std::get<st::workloads::KvFile>(r).pairs;
     t1 = report::now_ns();
-    root = args.given("secure") ? mpt::build_secure_root(pairs, opt) : mpt::build_root(pairs, opt);
-    j["source"] = "kv";
-    j["file"] = args.str("kv");
-    j["secure"] = args.given("secure");
-    j["entries"] = pairs.size();
+    *root = args.given("secure") ? mpt::build_secure_root(pairs, opt) : mpt::build_root(pairs, opt);
+    (*j)["source"] = "kv";
+    (*j)["file"] = args.str("kv");
+    (*j)["secure"] = args.given("secure");
+    (*j)["entries"] = pairs.size();
   }
   const uint64_t t2 = report::now_ns();
+  (*j)["load_seconds"] = double(t1 - t0) * 1e-9;
+  (*j)["root_seconds"] = double(t2 - t1) * 1e-9;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int root_mpt(int argc, char** argv) {
+  Args args("statetree root --tree mpt", "State root of a genesis allocation, or root of a plain/secure trie over key/value pairs.");
+  root_mpt_options(args);
+  if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
+  if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "'");
+  if (args.given("alloc") == args.given("kv")) return fail("give exactly one of --alloc FILE or --kv FILE");
+  if (args.given("secure") && !args.given("kv")) return fail("--secure applies to --kv only");
+  const uint64_t threads = args.get_u64("threads");
+  mpt::BuildOptions opt;
+  opt.threads = unsigned(threads);
+  nlohmann::json j;
+  j["tree"] = "mpt";
+  mpt::Hash32 root;
+  std::optional<st::state::Bytes32> expected;
+  if (auto rc = compute_root(args, opt, &j, &root, &expected)) return *rc;
   const std::string root_hex = "0x" + report::hex(root);
   j["root"] = root_hex;
-  j["load_seconds"] = double(t1 - t0) * 1e-9;
-  j["root_seconds"] = double(t2 - t1) * 1e-9;
   j["threads"] = threads;
   j["hash"] = "keccak256";
   j["pinned_cpus"] = args.pin_cpus();

@@ -18,6 +18,51 @@ namespace st::cli {
 namespace {
 constexpr const char* kCmd = "verify";
 int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+nlohmann::json verify_json(const std::string& dir, persist::TreeDb& db, bool ok, const std::string& error,
+                           const persist::VerifyReport& rep, const persist::SnapshotVerifyReport& snap, double secs) {
+  const io::Manifest& m = db.manifest();
+  nlohmann::json out = {{"command", "verify"},
+                        {"db", dir},
+                        {"ok", ok},
+                        {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error)},
+                        {"tree", io::tree_kind_name(m.params.tree_kind)},
+                        {"hash", io::hash_kind_name(m.params.hash_kind)},
+                        {"group_depth", m.params.group_depth},
+                        {"store", db.page_store() ? "arena" : "rocksdb"},
+                        {"page_size", m.params.page_size},
+                        {"root", hex0x(m.root_hash)},  // the committed root; recomputed_root is what the nodes hash to
+                        {"manifest_root", hex0x(m.root_hash)},
+                        {"recomputed_root", hex0x(rep.root)},
+                        {"nodes", rep.nodes},
+                        {"pages", rep.pages},
+                        {"bytes", rep.bytes},
+                        {"leaves", rep.leaves},
+                        {"accounts", rep.accounts},
+                        {"slots", rep.slots},
+                        {"snapshot", snap.present ? nlohmann::json{{"ok", snap.ok},
+                                                                   {"entries", snap.entries},
+                                                                   {"data_pages", snap.data_pages},
+                                                                   {"index_pages", snap.index_pages}}
+                                                  : nlohmann::json(nullptr)},
+                        {"seconds", secs}};
+  report::stamp(out);
+  return out;
+}
+
+void print_verified(persist::TreeDb& db, const persist::VerifyReport& rep, const persist::SnapshotVerifyReport& snap,
+                    double secs) {
+  const io::Manifest& m = db.manifest();
+  std::printf("ok: %s (%s store, %u B pages) root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
+              io::tree_kind_name(m.params.tree_kind), db.page_store() ? "arena" : "rocksdb", m.params.page_size,
+              hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
+              (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
+              (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
+  if (snap.present)
+    std::printf("ok: snapshot equals the tree: %llu entries in %llu data pages, %llu index pages\n",
+                (unsigned long long)snap.entries, (unsigned long long)snap.data_pages,
+                (unsigned long long)snap.index_pages);
+}
+
 }  // namespace
 
 int cmd_verify(int argc, char** argv) {
@@ -32,15 +77,11 @@ int cmd_verify(int argc, char** argv) {
   args.require("db");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
-  const uint64_t qd = args.get_u64("qd");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
-  const bool json = args.given("json");
-
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, uint32_t(qd), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
-  const io::Manifest& m = db->manifest();
-
+  if (io::Status s = persist::open_any_db(dir, uint32_t(args.get_u64("qd")), &db); !s.ok())
+    return fail(s.message(), exit_code_for(s));
   persist::VerifyReport rep;
   persist::SnapshotVerifyReport snap;
   ProgressBar bar("verify");
@@ -50,45 +91,8 @@ int cmd_verify(int argc, char** argv) {
   bar.finish();
   const bool ok = s.ok() && rep.ok;
   const std::string error = !s.ok() ? s.message() : rep.error;
-
-  if (json) {
-    nlohmann::json out = {{"command", "verify"},
-                          {"db", dir},
-                          {"ok", ok},
-                          {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error)},
-                          {"tree", io::tree_kind_name(m.params.tree_kind)},
-                          {"hash", io::hash_kind_name(m.params.hash_kind)},
-                          {"group_depth", m.params.group_depth},
-                          {"store", db->page_store() ? "arena" : "rocksdb"},
-                          {"page_size", m.params.page_size},
-                          {"root", hex0x(m.root_hash)},  // the committed root; recomputed_root is what the nodes hash to
-                          {"manifest_root", hex0x(m.root_hash)},
-                          {"recomputed_root", hex0x(rep.root)},
-                          {"nodes", rep.nodes},
-                          {"pages", rep.pages},
-                          {"bytes", rep.bytes},
-                          {"leaves", rep.leaves},
-                          {"accounts", rep.accounts},
-                          {"slots", rep.slots},
-                          {"snapshot", snap.present ? nlohmann::json{{"ok", snap.ok},
-                                                                     {"entries", snap.entries},
-                                                                     {"data_pages", snap.data_pages},
-                                                                     {"index_pages", snap.index_pages}}
-                                                    : nlohmann::json(nullptr)},
-                          {"seconds", secs}};
-    report::stamp(out);
-    std::printf("%s\n", out.dump().c_str());
-  } else if (ok) {
-    std::printf("ok: %s (%s store, %u B pages) root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
-                io::tree_kind_name(m.params.tree_kind), db->page_store() ? "arena" : "rocksdb", m.params.page_size,
-                hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
-                (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
-                (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
-    if (snap.present)
-      std::printf("ok: snapshot equals the tree: %llu entries in %llu data pages, %llu index pages\n",
-                  (unsigned long long)snap.entries, (unsigned long long)snap.data_pages,
-                  (unsigned long long)snap.index_pages);
-  }
+  if (args.given("json")) std::printf("%s\n", verify_json(dir, *db, ok, error, rep, snap, secs).dump().c_str());
+  else if (ok) print_verified(*db, rep, snap, secs);
   if (!ok) return fail(error.empty() ? "inconsistent (no detail)" : error, 1);
   return 0;
 }

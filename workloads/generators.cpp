@@ -212,7 +212,20 @@ class Generator {
   std::optional<std::string> call_slot(bool approve, uint64_t k, CallSlot* out) const;
   uint64_t call_gas(TxGas& g, bool approve, const CallSlot& s, bool first_of_kind, bool first_call, bool peek);
 
+  // A transaction's planned call: approve or balanceOf, and its slot.
+  struct PlannedCall {
+    bool approve;
+    CallSlot slot;
+  };
+  void call_counts(uint64_t cap, uint64_t* n_load, uint64_t* n_store, bool* fill) const;
+  std::optional<std::string> plan_calls(const TxGas& g, uint64_t cap, uint64_t n_load, uint64_t n_store, bool fill,
+                                        std::vector<PlannedCall>* plan);
   std::optional<std::string> erc20_tx(TxGas& g, uint64_t cap, uint64_t* exec_gas, state::TxInfo* info, uint64_t* first_k);
+  // The outcome of a block's next ERC20 transaction when it is not an error.
+  enum class TxOutcome { done, block_full };
+  std::variant<TxOutcome, std::string> erc20_block_tx(TxGas& g, const state::Block& blk, uint64_t t, uint64_t block_gas,
+                                                      uint64_t used, uint64_t* exec, uint64_t* intrinsic, state::TxInfo* info);
+  void carry_post_state(const state::BlockAccessList& bal);
   std::optional<std::string> mainnet_tx(TxGas& g, uint64_t tx, uint64_t* exec_gas, state::TxInfo* info);
   uint64_t zipf_contract(uint64_t r);
   Address sender_for(uint64_t tx, uint64_t* index);
@@ -339,23 +352,21 @@ uint64_t Generator::call_gas(TxGas& g, bool approve, const CallSlot& s, bool fir
   return gas + g.sstore(token_, s.slot, orig.value_or(cur), cur, s.value, peek);
 }
 
-// One ERC20 transaction of the attack loop: calls while they fit in `cap` (or exactly
-// --calls / --loads + --stores).
-std::optional<std::string> Generator::erc20_tx(TxGas& g, uint64_t cap, uint64_t* exec_gas, state::TxInfo* info,
-                                               uint64_t* first_k) {
-  *first_k = k_;
-  uint64_t n_load = 0, n_store = 0;
-  bool fill = false;
+// How many calls of each kind a transaction makes (~0: as many as fit, *fill set): --calls,
+// --loads / --stores, or, for the mixed kind without them, the loads by gas share and the
+// stores filling what is left up to the cap.
+void Generator::call_counts(uint64_t cap, uint64_t* n_load, uint64_t* n_store, bool* fill) const {
+  *n_load = 0, *n_store = 0, *fill = false;
   switch (o_.kind) {
     case WorkloadKind::erc20_balanceof:
-      if (o_.calls) n_load = *o_.calls; else fill = true, n_load = ~0ull;
+      if (o_.calls) *n_load = *o_.calls; else *fill = true, *n_load = ~0ull;
       break;
     case WorkloadKind::erc20_approve:
-      if (o_.calls) n_store = *o_.calls; else fill = true, n_store = ~0ull;
+      if (o_.calls) *n_store = *o_.calls; else *fill = true, *n_store = ~0ull;
       break;
     default: {
       if (o_.loads || o_.stores) {
-        n_load = o_.loads.value_or(0), n_store = o_.stores.value_or(0);
+        *n_load = o_.loads.value_or(0), *n_store = o_.stores.value_or(0);
         break;
       }
       // The split by gas share: the budget after the intrinsic cost, priced at the per-call
@@ -364,51 +375,61 @@ std::optional<std::string> Generator::erc20_tx(TxGas& g, uint64_t cap, uint64_t*
       const uint64_t intrinsic = gas::intrinsic_gas(cd, 1, 0);
       const uint64_t budget = cap > intrinsic ? cap - intrinsic : 0;
       const gas::Tree t = o_.tree;
-      n_load = uint64_t(double(budget) * double(o_.load_share_percent) / 100.0 /
-                        double(gas::per_call_gas(gas::Call::balance_of, t, o_.evm_work_balance_of)));
-      n_store = ~0ull;
-      fill = true;
+      *n_load = uint64_t(double(budget) * double(o_.load_share_percent) / 100.0 /
+                         double(gas::per_call_gas(gas::Call::balance_of, t, o_.evm_work_balance_of)));
+      *n_store = ~0ull;
+      *fill = true;
     }
   }
-  // Dry run on a copy of the gas state: how many calls fit (the builder stays untouched, so
-  // a transaction that does not fit leaves no trace).
-  struct Planned {
-    bool approve;
-    CallSlot slot;
-  };
-  std::vector<Planned> plan;
-  {
-    TxGas dry = g;
-    uint64_t exec = 0;
-    for (int phase = 0; phase < 2; ++phase) {
-      const bool approve = phase == 1;
-      const uint64_t want = approve ? n_store : n_load;
-      bool first_of_kind = true;
-      for (uint64_t c = 0; c < want; ++c) {
-        const uint64_t n = plan.size();
-        CallSlot s;
-        if (auto e = call_slot(approve, k_ + n, &s)) {
-          if (fill && want == ~0ull && n > 0) break;  // filling: the state ends the transaction
-          return e;
-        }
-        const uint64_t cg = call_gas(dry, approve, s, first_of_kind, n == 0, false);
-        const uint64_t total = gas::intrinsic_gas(gas::attack_calldata(o_.start + k_, n + 1), 1, 0) + exec + cg;
-        if (total > cap) {
-          if (fill && want == ~0ull) break;
-          return "transaction " + std::to_string(tx_counter_) + " needs more than " + std::to_string(cap) +
-                 " gas at call " + std::to_string(n + 1) + " (raise --tx-gas / --block-gas, or fewer calls)";
-        }
-        exec += cg;
-        first_of_kind = false;
-        plan.push_back({approve, s});
+}
+
+// Dry run on a copy of the gas state: how many calls fit (the builder stays untouched, so
+// a transaction that does not fit leaves no trace).
+std::optional<std::string> Generator::plan_calls(const TxGas& g, uint64_t cap, uint64_t n_load, uint64_t n_store,
+                                                 bool fill, std::vector<PlannedCall>* plan) {
+  TxGas dry = g;
+  uint64_t exec = 0;
+  for (int phase = 0; phase < 2; ++phase) {
+    const bool approve = phase == 1;
+    const uint64_t want = approve ? n_store : n_load;
+    bool first_of_kind = true;
+    for (uint64_t c = 0; c < want; ++c) {
+      const uint64_t n = plan->size();
+      CallSlot s;
+      if (auto e = call_slot(approve, k_ + n, &s)) {
+        if (fill && want == ~0ull && n > 0) break;  // filling: the state ends the transaction
+        return e;
       }
+      const uint64_t cg = call_gas(dry, approve, s, first_of_kind, n == 0, false);
+      const uint64_t total = gas::intrinsic_gas(gas::attack_calldata(o_.start + k_, n + 1), 1, 0) + exec + cg;
+      if (total > cap) {
+        if (fill && want == ~0ull) break;
+        return "transaction " + std::to_string(tx_counter_) + " needs more than " + std::to_string(cap) +
+               " gas at call " + std::to_string(n + 1) + " (raise --tx-gas / --block-gas, or fewer calls)";
+      }
+      exec += cg;
+      first_of_kind = false;
+      plan->push_back({approve, s});
     }
   }
+  return std::nullopt;
+}
+
+// One ERC20 transaction of the attack loop: calls while they fit in `cap` (or exactly
+// --calls / --loads + --stores).
+std::optional<std::string> Generator::erc20_tx(TxGas& g, uint64_t cap, uint64_t* exec_gas, state::TxInfo* info,
+                                               uint64_t* first_k) {
+  *first_k = k_;
+  uint64_t n_load = 0, n_store = 0;
+  bool fill = false;
+  call_counts(cap, &n_load, &n_store, &fill);
+  std::vector<PlannedCall> plan;
+  if (auto e = plan_calls(g, cap, n_load, n_store, fill, &plan)) return e;
   if (plan.empty()) return "not one call fits in " + std::to_string(cap) + " gas (raise --tx-gas or --block-gas)";
   uint64_t exec = 0;
   bool first_load = true, first_store = true;
   for (size_t n = 0; n < plan.size(); ++n) {
-    const Planned& p = plan[n];
+    const PlannedCall& p = plan[n];
     bool& first = p.approve ? first_store : first_load;
     exec += call_gas(g, p.approve, p.slot, first, n == 0, false);
     first = false;
@@ -515,6 +536,56 @@ std::optional<std::string> Generator::mainnet_tx(TxGas& g, uint64_t tx, uint64_t
   return std::nullopt;
 }
 
+// A block's next ERC20 transaction (after g.start): the other work of --other-slots priced
+// first on a copy, the calls filling what it leaves, then the other work; block_full when
+// the block has no room for it (without --txs).
+std::variant<Generator::TxOutcome, std::string> Generator::erc20_block_tx(TxGas& g, const state::Block& blk, uint64_t t,
+                                                                          uint64_t block_gas, uint64_t used, uint64_t* exec,
+                                                                          uint64_t* intrinsic, state::TxInfo* info) {
+  uint64_t cap = o_.txs ? o_.tx_gas : std::min(o_.tx_gas, block_gas - used);
+  std::vector<OtherSlot> other;
+  uint64_t other_gas = 0;
+  if (t > 0 && o_.other_slots > 0) {
+    if (auto e = draw_other(tx_counter_, &other)) return "block " + std::to_string(blk.header.number) + ": " + *e;
+    TxGas dry = g;
+    other_gas = other_work(dry, other, false);
+  }
+  if (!o_.txs) {  // stop when not even one call fits in what the block has left
+    const uint64_t one = gas::intrinsic_gas(gas::attack_calldata(o_.start + k_, 1), 1, 0) +
+                         gas::per_call_gas(gas::Call::balance_of, o_.tree, o_.evm_work_balance_of);
+    if (block_gas - used < one + other_gas) return TxOutcome::block_full;
+  }
+  if (cap <= other_gas)
+    return "block " + std::to_string(blk.header.number) + ": the other work of --other-slots " +
+           std::to_string(o_.other_slots) + " needs " + std::to_string(other_gas) + " gas, more than the " +
+           std::to_string(cap) + " the transaction has (raise --tx-gas)";
+  cap -= other_gas;
+  b_.touch(attack_);
+  uint64_t first_k;
+  if (auto e = erc20_tx(g, cap, exec, info, &first_k)) {
+    if (!o_.txs && t > 0) return TxOutcome::block_full;
+    return "block " + std::to_string(blk.header.number) + ": " + *e;
+  }
+  *exec += other_work(g, other, true);
+  *intrinsic = gas::intrinsic_gas(gas::attack_calldata(o_.start + first_k, info->calls), 1, 0);
+  return TxOutcome::done;
+}
+
+// The file's later blocks see this block's post-state.
+void Generator::carry_post_state(const state::BlockAccessList& bal) {
+  for (const state::AccountChanges& a : bal.accounts) {
+    for (const state::SlotChanges& s : a.storage_changes) slots_[{a.address, s.slot}] = s.changes.back().value;
+    if (!a.nonce_changes.empty() || !a.balance_changes.empty()) {
+      const auto idx = eoa_index_.find(a.address);
+      std::pair<uint64_t, U256> cur =
+          account_block_pre(a.address, idx == eoa_index_.end() ? std::nullopt : std::optional<uint64_t>(idx->second));
+      if (!a.nonce_changes.empty()) cur.first = a.nonce_changes.back().nonce;
+      if (!a.balance_changes.empty()) cur.second = a.balance_changes.back().post_balance;
+      accounts_[a.address] = cur;
+    }
+  }
+}
+
 std::variant<std::vector<state::Block>, std::string> Generator::run() {
   const state::SyntheticSpec& spec = src_.spec();
   if (spec.accounts <= spec.contracts) return std::string("the state has no EOAs to send transactions from");
@@ -530,6 +601,8 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
     token_ = src_.address(o_.contract);
   }
   const uint64_t block_gas = o_.block_gas.value_or(mainnet ? kMainnetGas : 100000000);
+  const uint64_t ntx_mainnet =
+      o_.txs.value_or(std::max<uint64_t>(1, uint64_t(std::llround(200.0 * double(block_gas) / double(kMainnetGas)))));
   std::vector<state::Block> blocks;
   for (uint64_t bi = 0; bi < o_.blocks; ++bi) {
     state::Block blk;
@@ -537,8 +610,6 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
     blk.header.tree = o_.tree == gas::Tree::mpt ? state::BalTree::mpt : state::BalTree::bintrie;
     if (bi == 0) blk.header.pre_state_root = o_.pre_state_root;
     uint64_t used = 0;
-    const uint64_t ntx_mainnet =
-        o_.txs.value_or(std::max<uint64_t>(1, uint64_t(std::llround(200.0 * double(block_gas) / double(kMainnetGas)))));
     for (uint64_t t = 0;; ++t) {
       if (o_.txs && t == *o_.txs) break;
       if (mainnet && t == ntx_mainnet) break;
@@ -554,34 +625,10 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
         if (auto e = mainnet_tx(g, tx_counter_, &exec, &info)) return *e;
         intrinsic = gas::intrinsic_gas({}, 0, 0);
       } else {
-        uint64_t cap = o_.txs ? o_.tx_gas : std::min(o_.tx_gas, block_gas - used);
         g.start(sender, attack_);
-        // The other work (--other-slots), priced first on a copy: the calls fill what it leaves.
-        std::vector<OtherSlot> other;
-        uint64_t other_gas = 0;
-        if (t > 0 && o_.other_slots > 0) {
-          if (auto e = draw_other(tx_counter_, &other)) return "block " + std::to_string(blk.header.number) + ": " + *e;
-          TxGas dry = g;
-          other_gas = other_work(dry, other, false);
-        }
-        if (!o_.txs) {  // stop when not even one call fits in what the block has left
-          const uint64_t one = gas::intrinsic_gas(gas::attack_calldata(o_.start + k_, 1), 1, 0) +
-                               gas::per_call_gas(gas::Call::balance_of, o_.tree, o_.evm_work_balance_of);
-          if (block_gas - used < one + other_gas) { b_.end(); break; }
-        }
-        if (cap <= other_gas)
-          return "block " + std::to_string(blk.header.number) + ": the other work of --other-slots " +
-                 std::to_string(o_.other_slots) + " needs " + std::to_string(other_gas) + " gas, more than the " +
-                 std::to_string(cap) + " the transaction has (raise --tx-gas)";
-        cap -= other_gas;
-        b_.touch(attack_);
-        uint64_t first_k;
-        if (auto e = erc20_tx(g, cap, &exec, &info, &first_k)) {
-          if (!o_.txs && t > 0) { b_.end(); break; }  // the block is full
-          return "block " + std::to_string(blk.header.number) + ": " + *e;
-        }
-        exec += other_work(g, other, true);
-        intrinsic = gas::intrinsic_gas(gas::attack_calldata(o_.start + first_k, info.calls), 1, 0);
+        auto r = erc20_block_tx(g, blk, t, block_gas, used, &exec, &intrinsic, &info);
+        if (auto* e = std::get_if<std::string>(&r)) return *e;
+        if (std::get<TxOutcome>(r) == TxOutcome::block_full) { b_.end(); break; }
       }
       info.gas_used = gas::apply_refund(intrinsic + exec, g.refund());
       settle_fees(sender, sender_index, info.gas_used, idx);
@@ -593,18 +640,7 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
     }
     blk.header.tx_count = uint32_t(blk.header.txs.size());
     blk.bal = b_.finish();
-    // The file's later blocks see this block's post-state.
-    for (const state::AccountChanges& a : blk.bal.accounts) {
-      for (const state::SlotChanges& s : a.storage_changes) slots_[{a.address, s.slot}] = s.changes.back().value;
-      if (!a.nonce_changes.empty() || !a.balance_changes.empty()) {
-        const auto idx = eoa_index_.find(a.address);
-        std::pair<uint64_t, U256> cur =
-            account_block_pre(a.address, idx == eoa_index_.end() ? std::nullopt : std::optional<uint64_t>(idx->second));
-        if (!a.nonce_changes.empty()) cur.first = a.nonce_changes.back().nonce;
-        if (!a.balance_changes.empty()) cur.second = a.balance_changes.back().post_balance;
-        accounts_[a.address] = cur;
-      }
-    }
+    carry_post_state(blk.bal);
     blocks.push_back(std::move(blk));
   }
   return blocks;

@@ -202,6 +202,11 @@ class GenesisSax {
   Account& account() { return current_list_->accounts.back().second; }
 
   bool scalar(Kind kind, std::string_view text, uint64_t number);
+  bool key_wrapped(Frame& f, const std::string& k);
+  bool key_address(Frame& f, const std::string& k);
+  bool key_field(Frame& f, const std::string& k);
+  bool key_slot(Frame& f, const std::string& k);
+  bool slot_value(Kind kind, std::string_view text);
   bool open(bool is_object);
   bool close();
   bool push(Ctx ctx, bool is_object);
@@ -302,72 +307,82 @@ std::optional<std::string> GenesisSax::duplicate_error(const AccountList& list, 
   return "account " + quote_for_error(text) + ": duplicate address (the same 20 bytes appear earlier, spelled differently)";
 }
 
+// A top-level key of the wrapped form ("alloc", "expected_state_root", ...), or any top-level
+// key once the file is known not to be a bare alloc: sets the frame's next target.
+bool GenesisSax::key_wrapped(Frame& f, const std::string& k) {
+  if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " at the top level");
+  f.next = k == "alloc" ? Target::Alloc
+           : k == "expected_state_root" ? Target::StateRoot
+           : k == "expected_genesis_block_hash" ? Target::BlockHash
+           : k == "network" ? Target::Network
+           : k == "accounts" ? Target::AccountCount
+                             : Target::Ignore;
+  if (k == "alloc") alloc_seen_ = true;
+  return true;
+}
+
+// An account's address key (in "alloc", or at the top level of a bare alloc).
+bool GenesisSax::key_address(Frame& f, const std::string& k) {
+  AccountList& list = f.ctx == Ctx::Alloc ? alloc_ : top_;
+  current_list_ = &list;
+  auto a = parse_address(k);
+  if (auto* e = std::get_if<std::string>(&a)) {
+    f.key = k;
+    current_parsed_ = false;
+    current_bad_key_ = &f.key;
+    f.next = Target::Ignore;
+    return account_error(*e);
+  }
+  const AddressKey& ak = std::get<AddressKey>(a);
+  reserve_one_more(list.accounts);
+  list.accounts.emplace_back(ak.address, Account{});
+  list.spellings.push_back(ak.spelling);
+  current_parsed_ = true;
+  f.key_is_account = true;
+  f.next = Target::Account;
+  return true;
+}
+
+// A field of an account object: balance, nonce, code, storage (each once); anything else is an error.
+bool GenesisSax::key_field(Frame& f, const std::string& k) {
+  static constexpr const char* kFields[] = {"balance", "nonce", "code", "storage"};
+  static constexpr Target kTargets[] = {Target::Balance, Target::Nonce, Target::Code, Target::Storage};
+  for (int i = 0; i < 4; ++i) {
+    if (k != kFields[i]) continue;
+    if (f.fields_seen & (1u << i)) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+    f.fields_seen |= uint8_t(1u << i);
+    f.next = kTargets[i];
+    return true;
+  }
+  if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+  f.next = Target::Ignore;
+  return account_error("unknown field " + quote_for_error(k) + " (expected balance, nonce, code, storage)");
+}
+
+// A storage slot key (go-ethereum's spellings of a 32-byte word).
+bool GenesisSax::key_slot(Frame& f, const std::string& k) {
+  if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
+  f.next = Target::SlotValue;
+  auto slot = geth_storage_word(k);
+  f.slot_ok = std::holds_alternative<Bytes32>(slot);
+  if (!f.slot_ok) return account_error("storage slot " + quote_for_error(k) + ": " + std::get<std::string>(slot));
+  f.slot = std::get<Bytes32>(slot);
+  return true;
+}
+
 bool GenesisSax::key(std::string& k) {
   Frame& f = frames_.back();
   f.key_is_account = false;
   if (f.ctx != Ctx::Alloc) f.key = k;  // (alloc keys: see current_key())
   switch (f.ctx) {
-    case Ctx::Alloc:
-    case Ctx::Top: {
-      if (f.ctx == Ctx::Top) {
-        if (k == "alloc" || k == "expected_state_root" || k == "expected_genesis_block_hash" || k == "network" ||
-            k == "accounts" || alloc_seen_ || !deferred_error_.empty()) {
-          // A key of the wrapped form, or any key once the file is known not to be a bare alloc.
-          if (!f.keys.insert(k).second)
-            return fail("duplicate JSON key " + quote_for_error(k) + " at the top level");
-          f.next = k == "alloc" ? Target::Alloc
-                   : k == "expected_state_root" ? Target::StateRoot
-                   : k == "expected_genesis_block_hash" ? Target::BlockHash
-                   : k == "network" ? Target::Network
-                   : k == "accounts" ? Target::AccountCount
-                                     : Target::Ignore;
-          if (k == "alloc") alloc_seen_ = true;
-          return true;
-        }
-      }
-      AccountList& list = f.ctx == Ctx::Alloc ? alloc_ : top_;
-      current_list_ = &list;
-      auto a = parse_address(k);
-      if (auto* e = std::get_if<std::string>(&a)) {
-        f.key = k;
-        current_parsed_ = false;
-        current_bad_key_ = &f.key;
-        f.next = Target::Ignore;
-        return account_error(*e);
-      }
-      const AddressKey& ak = std::get<AddressKey>(a);
-      reserve_one_more(list.accounts);
-      list.accounts.emplace_back(ak.address, Account{});
-      list.spellings.push_back(ak.spelling);
-      current_parsed_ = true;
-      f.key_is_account = true;
-      f.next = Target::Account;
-      return true;
-    }
-    case Ctx::Account: {
-      static constexpr const char* kFields[] = {"balance", "nonce", "code", "storage"};
-      static constexpr Target kTargets[] = {Target::Balance, Target::Nonce, Target::Code, Target::Storage};
-      for (int i = 0; i < 4; ++i) {
-        if (k != kFields[i]) continue;
-        if (f.fields_seen & (1u << i))
-          return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
-        f.fields_seen |= uint8_t(1u << i);
-        f.next = kTargets[i];
-        return true;
-      }
-      if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
-      f.next = Target::Ignore;
-      return account_error("unknown field " + quote_for_error(k) + " (expected balance, nonce, code, storage)");
-    }
-    case Ctx::Storage: {
-      if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
-      f.next = Target::SlotValue;
-      auto slot = geth_storage_word(k);
-      f.slot_ok = std::holds_alternative<Bytes32>(slot);
-      if (!f.slot_ok) return account_error("storage slot " + quote_for_error(k) + ": " + std::get<std::string>(slot));
-      f.slot = std::get<Bytes32>(slot);
-      return true;
-    }
+    case Ctx::Top:
+      if (k == "alloc" || k == "expected_state_root" || k == "expected_genesis_block_hash" || k == "network" ||
+          k == "accounts" || alloc_seen_ || !deferred_error_.empty())
+        return key_wrapped(f, k);
+      return key_address(f, k);
+    case Ctx::Alloc: return key_address(f, k);
+    case Ctx::Account: return key_field(f, k);
+    case Ctx::Storage: return key_slot(f, k);
     case Ctx::Other:
       if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
       f.next = Target::Ignore;
@@ -421,6 +436,50 @@ bool GenesisSax::close() {
   return true;
 }
 
+// An account's "balance" value: a go-ethereum balance string or a JSON integer.
+std::variant<U256, std::string> balance_value(Kind kind, std::string_view text, uint64_t number) {
+  switch (kind) {
+    case Kind::String: return geth_balance(text);
+    case Kind::Unsigned: return u256_from_u64(number);
+    case Kind::Negative: return std::string("negative");
+    case Kind::Float:
+      // nlohmann reads integers above 2^64-1 as floats; go-ethereum reads the digits.
+      if (all_digits(text)) return parse_u256_decimal(text);
+      if (!text.empty() && text[0] == '-') return std::string("negative");
+      return std::string("not an integer (a JSON float)");
+    default: return std::string("must be a string or an integer, not ") + kind_name(kind);
+  }
+}
+
+// An account's "nonce" value (not null): a go-ethereum nonce string or a JSON integer.
+std::variant<uint64_t, std::string> nonce_value(Kind kind, std::string_view text, uint64_t number) {
+  switch (kind) {
+    case Kind::String: return geth_nonce(text);
+    case Kind::Unsigned: return number;
+    case Kind::Negative: return std::string("negative");
+    case Kind::Float: return std::string("not an integer, or over 2^64-1");
+    default: return std::string("must be an integer or a string, not ") + kind_name(kind);
+  }
+}
+
+// A storage slot's value: a hex word, or null (go-ethereum leaves the value zero).
+bool GenesisSax::slot_value(Kind kind, std::string_view text) {
+  const Frame& f = frames_.back();
+  const std::string who = "storage slot " + quote_for_error(f.key) + ": ";
+  Bytes32 value{};
+  if (kind == Kind::String) {
+    auto v = geth_storage_word(text);
+    if (auto* e = std::get_if<std::string>(&v)) return account_error(who + "value " + *e);
+    value = std::get<Bytes32>(v);
+  } else if (kind != Kind::Null) {
+    return account_error(who + "value must be a hex string");
+  }
+  if (!f.slot_ok) return true;
+  if (!account().storage.emplace(f.slot, value).second)
+    return account_error("duplicate storage slot " + quote_for_error(f.key) + " (same slot spelled differently)");
+  return true;
+}
+
 bool GenesisSax::scalar(Kind kind, std::string_view text, uint64_t number) {
   switch (next_target()) {
     case Target::Root:
@@ -437,33 +496,14 @@ bool GenesisSax::scalar(Kind kind, std::string_view text, uint64_t number) {
       return true;
     }
     case Target::Balance: {
-      std::variant<U256, std::string> b;
-      switch (kind) {
-        case Kind::String: b = geth_balance(text); break;
-        case Kind::Unsigned: b = u256_from_u64(number); break;
-        case Kind::Negative: b = std::string("negative"); break;
-        case Kind::Float:
-          // nlohmann reads integers above 2^64-1 as floats; go-ethereum reads the digits.
-          if (all_digits(text)) b = parse_u256_decimal(text);
-          else if (!text.empty() && text[0] == '-') b = std::string("negative");
-          else b = std::string("not an integer (a JSON float)");
-          break;
-        default: b = std::string("must be a string or an integer, not ") + kind_name(kind);
-      }
+      auto b = balance_value(kind, text, number);
       if (auto* e = std::get_if<std::string>(&b)) return account_error("balance: " + *e);
       account().balance = std::get<U256>(b);
       return true;
     }
     case Target::Nonce: {
-      std::variant<uint64_t, std::string> n;
-      switch (kind) {
-        case Kind::Null: return true;  // go-ethereum: as if absent
-        case Kind::String: n = geth_nonce(text); break;
-        case Kind::Unsigned: n = number; break;
-        case Kind::Negative: n = std::string("negative"); break;
-        case Kind::Float: n = std::string("not an integer, or over 2^64-1"); break;
-        default: n = std::string("must be an integer or a string, not ") + kind_name(kind);
-      }
+      if (kind == Kind::Null) return true;  // go-ethereum: as if absent
+      auto n = nonce_value(kind, text, number);
       if (auto* e = std::get_if<std::string>(&n)) return account_error("nonce: " + *e);
       account().nonce = std::get<uint64_t>(n);
       return true;
@@ -479,22 +519,7 @@ bool GenesisSax::scalar(Kind kind, std::string_view text, uint64_t number) {
     case Target::Storage:
       if (kind == Kind::Null) return true;  // go-ethereum: as if absent
       return account_error(std::string("storage must be an object, not ") + kind_name(kind));
-    case Target::SlotValue: {
-      const Frame& f = frames_.back();
-      const std::string who = "storage slot " + quote_for_error(f.key) + ": ";
-      Bytes32 value{};  // null: go-ethereum leaves the value zero
-      if (kind == Kind::String) {
-        auto v = geth_storage_word(text);
-        if (auto* e = std::get_if<std::string>(&v)) return account_error(who + "value " + *e);
-        value = std::get<Bytes32>(v);
-      } else if (kind != Kind::Null) {
-        return account_error(who + "value must be a hex string");
-      }
-      if (!f.slot_ok) return true;
-      if (!account().storage.emplace(f.slot, value).second)
-        return account_error("duplicate storage slot " + quote_for_error(f.key) + " (same slot spelled differently)");
-      return true;
-    }
+    case Target::SlotValue: return slot_value(kind, text);
     case Target::StateRoot: state_root_ = {true, kind, std::string(text), number}; return true;
     case Target::BlockHash: block_hash_ = {true, kind, std::string(text), number}; return true;
     case Target::Network: network_ = {true, kind, std::string(text), number}; return true;

@@ -97,17 +97,33 @@ int key_compare(const Record& a, const Record& b, const uint8_t* arena) {
   return a.key_len == b.key_len ? 0 : a.key_len < b.key_len ? -1 : 1;
 }
 
-}  // namespace
+// Decodes one data line's two fields (key, value) into the arena at *used as a record;
+// "" or the error (without the line's position).
+std::string decode_record(std::string_view key_field, std::string_view value_field, uint64_t max_key, bool secure,
+                          uint8_t* arena_base, uint64_t* used, Record* r) {
+  const std::string_view key_hex = strip_prefix(key_field), value_hex = strip_prefix(value_field);
+  if (key_hex.size() % 2) return "bad hex key " + quote_for_error(key_field) + " (odd length)";
+  if (value_hex.size() % 2) return "bad hex value " + quote_for_error(value_field) + " (odd length)";
+  if (key_hex.size() / 2 > max_key) return secure ? "key longer than 1 GiB" : "key longer than 1 MiB";
+  if (value_hex.size() / 2 > kMaxValueBytes) return "value longer than 1 GiB";
+  r->key_off = *used;
+  r->key_len = uint32_t(key_hex.size() / 2);
+  if (!decode_hex(key_hex, arena_base + *used)) return "bad hex key " + quote_for_error(key_field);
+  *used += r->key_len;
+  r->value_off = *used;
+  r->value_len = uint32_t(value_hex.size() / 2);
+  if (!decode_hex(value_hex, arena_base + *used)) return "bad hex value " + quote_for_error(value_field);
+  *used += r->value_len;
+  uint8_t pre[8] = {};
+  std::memcpy(pre, arena_base + r->key_off, std::min<size_t>(8, r->key_len));
+  for (uint8_t b : pre) r->prefix = r->prefix << 8 | b;
+  return "";
+}
 
-std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std::string& source, bool secure) {
-  KvFile out;
-  // Every decoded byte comes from two characters of the text: half its size is an upper bound.
-  out.arena.reserve(text.size() / 2);
-  advise_huge_pages(out.arena.data(), out.arena.capacity());
-  out.arena.resize(text.size() / 2);
-  uint8_t* const arena_base = out.arena.data();
-  uint64_t used = 0;
-  std::vector<Record> records;
+// The data lines of text (blank lines and '#' comments skipped) decoded into the arena, keys
+// and values back to back, as records in line order; "" or the error naming the line.
+std::string parse_records(std::string_view text, const std::string& source, bool secure, uint8_t* arena_base,
+                          uint64_t* used, std::vector<Record>* records) {
   const uint64_t max_key = secure ? kMaxSecureKeyBytes : kMaxKeyBytes;
   const char* p = text.data();
   const char* const end = p + text.size();
@@ -132,33 +148,19 @@ std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std
       ++nfields;
       while (q < line_end && is_blank(*q)) ++q;
     }
-    auto where = [&] { return source + ":" + std::to_string(lineno) + ": "; };
+    auto where = [&] { return source + ":" + std::to_string(lineno) + ": "; };  // built only for an error
     if (nfields != 2) return where() + "expected 'hexkey hexvalue', got " + std::to_string(nfields) + " fields";
-    const std::string_view key_hex = strip_prefix(fields[0]), value_hex = strip_prefix(fields[1]);
-    if (key_hex.size() % 2) return where() + "bad hex key " + quote_for_error(fields[0]) + " (odd length)";
-    if (value_hex.size() % 2) return where() + "bad hex value " + quote_for_error(fields[1]) + " (odd length)";
-    if (key_hex.size() / 2 > max_key)
-      return where() + (secure ? "key longer than 1 GiB" : "key longer than 1 MiB");
-    if (value_hex.size() / 2 > kMaxValueBytes) return where() + "value longer than 1 GiB";
     Record r{};
-    r.key_off = used;
-    r.key_len = uint32_t(key_hex.size() / 2);
-    if (!decode_hex(key_hex, arena_base + used)) return where() + "bad hex key " + quote_for_error(fields[0]);
-    used += r.key_len;
-    r.value_off = used;
-    r.value_len = uint32_t(value_hex.size() / 2);
-    if (!decode_hex(value_hex, arena_base + used)) return where() + "bad hex value " + quote_for_error(fields[1]);
-    used += r.value_len;
-    uint8_t pre[8] = {};
-    std::memcpy(pre, arena_base + r.key_off, std::min<size_t>(8, r.key_len));
-    for (uint8_t b : pre) r.prefix = r.prefix << 8 | b;
-    reserve_one_more(records);
-    records.push_back(r);
+    if (std::string e = decode_record(fields[0], fields[1], max_key, secure, arena_base, used, &r); !e.empty())
+      return where() + e;
+    reserve_one_more(*records);
+    records->push_back(r);
   }
-  out.data_lines = records.size();
-  out.arena.resize(used);  // (no reallocation: the pointers below are into this buffer)
+  return "";
+}
 
-  const uint8_t* arena = out.arena.data();
+// The pairs sorted by key, each key's latest write (line order) only, empty values dropped.
+void sorted_pairs(const std::vector<Record>& records, const uint8_t* arena, std::vector<st::mpt::KeyValue>* pairs) {
   struct SortKey {
     uint64_t prefix;
     uint64_t index;  // into records: the line order
@@ -173,16 +175,31 @@ std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std
     const int c = key_compare(records[a.index], records[b.index], arena);
     return c != 0 ? c < 0 : a.index < b.index;
   });
-  out.pairs.reserve(records.size());
-  advise_huge_pages(out.pairs.data(), out.pairs.capacity() * sizeof(st::mpt::KeyValue));
+  pairs->reserve(records.size());
+  advise_huge_pages(pairs->data(), pairs->capacity() * sizeof(st::mpt::KeyValue));
   for (size_t i = 0; i < order.size();) {
     size_t j = i + 1;
     while (j < order.size() && key_compare(records[order[i].index], records[order[j].index], arena) == 0) ++j;
     const Record& last = records[order[j - 1].index];  // the latest write of this key
-    if (last.value_len != 0)
-      out.pairs.push_back({arena + last.key_off, last.key_len, arena + last.value_off, last.value_len});
+    if (last.value_len != 0) pairs->push_back({arena + last.key_off, last.key_len, arena + last.value_off, last.value_len});
     i = j;
   }
+}
+
+}  // namespace
+
+std::variant<KvFile, std::string> parse_kv_text(std::string_view text, const std::string& source, bool secure) {
+  KvFile out;
+  // Every decoded byte comes from two characters of the text: half its size is an upper bound.
+  out.arena.reserve(text.size() / 2);
+  advise_huge_pages(out.arena.data(), out.arena.capacity());
+  out.arena.resize(text.size() / 2);
+  uint64_t used = 0;
+  std::vector<Record> records;
+  if (std::string e = parse_records(text, source, secure, out.arena.data(), &used, &records); !e.empty()) return e;
+  out.data_lines = records.size();
+  out.arena.resize(used);  // (no reallocation: the pointers below are into this buffer)
+  sorted_pairs(records, out.arena.data(), &out.pairs);
   return out;
 }
 

@@ -12,17 +12,14 @@
 
 #include "engine/persist/db_files.h"
 #include "engine/state/synthetic_state.h"
+#include "workloads/cli_args.h"
 #include "workloads/genesis.h"
 #include "workloads/u256.h"
 
 namespace st::cli {
 
 int persist_fail(const char* cmd, const std::string& msg, int code) {
-  std::string line = msg;
-  for (char& c : line)
-    if (c == '\n' || c == '\r') c = ' ';
-  std::fprintf(stderr, "statetree %s: %s\n", cmd, line.c_str());
-  return code;
+  return cli_error(std::string("statetree ") + cmd, msg, code);
 }
 
 int exit_code_for(const io::Status& s) {

@@ -29,6 +29,7 @@
 #include "workloads/block_file.h"
 #include "workloads/generators.h"
 #include "workloads/u256.h"
+#include "tests/workloads/cli_test_util.h"
 
 using namespace st;
 using st::reference::run_statetree;
@@ -36,11 +37,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string tmp_path(const std::string& name) {
-  const std::string d = "/tmp/statetree_bal_apply_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("bal_apply", name); }
 
 state::SyntheticSpec small_spec() {
   state::SyntheticSpec s;

@@ -44,6 +44,7 @@
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
 #include "workloads/u256.h"
+#include "tests/workloads/cli_test_util.h"
 
 using namespace st;
 using st::reference::run_statetree;
@@ -55,11 +56,7 @@ using state::Account;
 using state::Address;
 using state::Bytes32;
 
-std::string tmp_path(const std::string& name) {
-  const std::string d = "/tmp/statetree_bal_recreate_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("bal_recreate", name); }
 
 Bytes32 u(uint64_t x) {
   Bytes32 r{};

@@ -13,17 +13,14 @@
 
 #include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
+#include "tests/workloads/cli_test_util.h"
 
 using st::reference::run_statetree;
 using nlohmann::json;
 
 namespace {
 
-std::string tmp_dir(const std::string& name) {
-  const std::string d = "/tmp/statetree_cli_commit_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("cli_commit", name); }
 
 void check_bad(const std::string& cmd, const std::string& want) {
   CAPTURE(cmd);

@@ -26,17 +26,14 @@
 #include "test_paths.h"
 #include "workloads/cli_args.h"
 #include "workloads/report.h"
+#include "tests/workloads/cli_test_util.h"
 
 using nlohmann::json;
 using st::reference::run_statetree;
 
 namespace {
 
-std::string tmp_path(const std::string& name) {
-  const std::string d = "/tmp/statetree_cli_consistency_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("cli_consistency", name); }
 
 // "0x" + 64 lowercase hex digits.
 bool root_format(const std::string& s) {
@@ -277,6 +274,13 @@ TEST_CASE("counts have upper bounds, written once in the option layer") {
       {"bintrie-bench --gd 9", "--gd values must be in 1..8"},
       {"read-bench --db /nonexistent --keys 0", "--keys must be in 1..10000000"},
       {"commit --db /nonexistent --writes 0", "--writes must be in 1..16777216"},
+      {"build --tree mpt --accounts 4 --db /nonexistent/x --page-size 8192", "--page-size must be 4096 or 16384 (got 8192)"},
+      {"io-bench --file /nonexistent/x --page-size 8192", "--page-size must be 4096 or 16384 (got 8192)"},
+      {"build --tree verkle --accounts 4 --db /nonexistent/x", "--tree must be mpt or bintrie (got 'verkle')"},
+      {"bintrie-bench --clock tsc", "--clock must be wall or cpu (got 'tsc')"},
+      {"workload --kind erc20_balanceof --blocks 0", "--blocks must be in 1..100000 (got 0)"},
+      {"workload --kind erc20_balanceof --tx-gas 20999", "--tx-gas must be at least 21000 (got 20999)"},
+      {"workload --kind erc20_balanceof --start 4611686018427387905", "--start must be in 0..4611686018427387904"},
       {"merkle --leaves 4 --reps -1", "--reps: '-1' is not a non-negative integer"},
   };
   for (const auto& [c, want] : cases) {
@@ -420,6 +424,39 @@ TEST_CASE("option layer: ranges, required options and --pin checked by parse()")
     a.pin_option("threads");
     CHECK_FALSE(parse(a, {"--pin", "0", "--threads", "2"}));
     CHECK(a.error().find("--pin") == 0);
+  }
+  {
+    st::cli::Args a("statetree t", "");
+    a.option_u64_one_of("page-size", "B", "page size", {4096, 16384}, 4096);
+    a.option_one_of("tree", "T", "tree", {"mpt", "bintrie"});
+    a.option_u64("gas", "G", "gas", 21000, UINT64_MAX, 30000);
+    CHECK(parse(a, {"--page-size", "16384", "--tree=bintrie"}));
+    CHECK(a.get_u64("page-size") == 16384);
+    CHECK(a.str("tree") == "bintrie");
+    CHECK(a.usage().find("(4096 or 16384)") != std::string::npos);
+    CHECK(a.usage().find("(mpt or bintrie)") != std::string::npos);
+    CHECK(a.usage().find("(at least 21000)") != std::string::npos);
+  }
+  {
+    st::cli::Args a("statetree t", "");
+    a.option_u64_one_of("page-size", "B", "page size", {4096, 16384}, 4096);
+    CHECK_FALSE(parse(a, {"--page-size", "8192"}));
+    CHECK(a.error() == "--page-size must be 4096 or 16384 (got 8192)");
+  }
+  {
+    st::cli::Args a("statetree t", "");
+    a.option_one_of("tree", "T", "tree", {"mpt", "bintrie"});
+    CHECK(parse(a, {}));  // no default: not checked unless given
+    st::cli::Args b("statetree t", "");
+    b.option_one_of("tree", "T", "tree", {"mpt", "bintrie"});
+    CHECK_FALSE(parse(b, {"--tree", "verkle"}));
+    CHECK(b.error() == "--tree must be mpt or bintrie (got 'verkle')");
+  }
+  {
+    st::cli::Args a("statetree t", "");
+    a.option_u64("gas", "G", "gas", 21000, UINT64_MAX, 30000);
+    CHECK_FALSE(parse(a, {"--gas", "20999"}));
+    CHECK(a.error() == "--gas must be at least 21000 (got 20999)");
   }
   CHECK(st::cli::cpu_list_string({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
   CHECK(root_format("0x" + std::string(64, 'a')));

@@ -20,22 +20,15 @@
 
 #include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
+#include "tests/workloads/cli_test_util.h"
 
 using st::reference::run_statetree;
 using st::reference::wait_exit;
 
 namespace {
 
-std::string tmp_dir(const std::string& name) {
-  const std::string d = "/tmp/statetree_cli_lock_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("cli_lock", name); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // Starts `statetree ARGS...` with stdout / stderr in base.out / base.err; as uid 65534 when
 // unprivileged is set and this process is root.
@@ -43,12 +36,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& base, bool 
   return st::reference::spawn_statetree(args, base + ".out", base + ".err", unprivileged);
 }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* d = "0123456789abcdef";
-  std::string s = "0x";
-  for (size_t i = 0; i < n; ++i) s += d[p[i] >> 4], s += d[p[i] & 15];
-  return s;
-}
+using st::test::hex0x;
 
 const char* kBuild = "build --tree mpt --accounts 2000 --contracts 8 --slots-per-contract 400 --seed 3 --db ";
 
@@ -60,7 +48,7 @@ TEST_CASE("statetree commit: a second writer is refused at once naming the holde
   const pid_t holder = spawn({"commit", "--db", db, "--blocks", "1000000", "--writes", "64"}, base);
   // The holder writes "PID CMDLINE" into DIR/LOCK once it holds the lock.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (read_file(db + "/LOCK").rfind(std::to_string(holder) + " ", 0) != 0) {
+  while (st::test::read_text(db + "/LOCK").rfind(std::to_string(holder) + " ", 0) != 0) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -84,7 +72,7 @@ TEST_CASE("statetree commit: a second writer is refused at once naming the holde
 
   ::kill(holder, SIGKILL);
   CHECK(wait_exit(holder) == 128 + SIGKILL);
-  CHECK(read_file(db + "/LOCK").rfind(std::to_string(holder) + " ", 0) == 0);  // its text stays behind
+  CHECK(st::test::read_text(db + "/LOCK").rfind(std::to_string(holder) + " ", 0) == 0);  // its text stays behind
   const auto c = run_statetree("commit --db " + db + " --blocks 2");
   CHECK(c.err == "");
   CHECK(c.exit_code == 0);
@@ -104,20 +92,20 @@ TEST_CASE("statetree verify / read-bench / get beside a committing writer: no fa
   const std::vector<std::vector<std::string>> readers = {
       {"verify", "--db", db},
       {"read-bench", "--db", db, "--keys", "64", "--qd", "1,4", "--reps", "1", "--single", "8"},
-      {"get", "--db", db, "--address", hex(key.address.data(), 20), "--slot", hex(key.slot->data(), 32), "--proof"},
+      {"get", "--db", db, "--address", hex0x(key.address.data(), 20), "--slot", hex0x(key.slot->data(), 32), "--proof"},
   };
   int rounds = 0, status = 0;
   while (::waitpid(writer, &status, WNOHANG) == 0) {
     for (const auto& args : readers) {
       const int rc = wait_exit(spawn(args, rbase));
       CAPTURE(args[0]);
-      CAPTURE(read_file(rbase + ".err"));
+      CAPTURE(st::test::read_text(rbase + ".err"));
       CHECK(rc == 0);
     }
     ++rounds;
   }
   REQUIRE(WIFEXITED(status));
-  CAPTURE(read_file(base + ".err"));
+  CAPTURE(st::test::read_text(base + ".err"));
   CHECK(WEXITSTATUS(status) == 0);
   MESSAGE(rounds << " reader rounds beside 40 commits");
   CHECK(rounds >= 1);
@@ -141,11 +129,11 @@ TEST_CASE("statetree verify / get / read-bench on a read-only database") {
   const auto key = *state.slot_key(1, 0);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"verify", "--db", db},
-        std::vector<std::string>{"get", "--db", db, "--address", hex(key.address.data(), 20), "--proof"},
+        std::vector<std::string>{"get", "--db", db, "--address", hex0x(key.address.data(), 20), "--proof"},
         std::vector<std::string>{"read-bench", "--db", db, "--keys", "64", "--qd", "2", "--reps", "1", "--single", "4"}}) {
     CAPTURE(args[0]);
     const int rc = wait_exit(spawn(args, base, true));
-    CAPTURE(read_file(base + ".err"));
+    CAPTURE(st::test::read_text(base + ".err"));
     REQUIRE(rc != 125);  // could not drop privileges
     CHECK(rc == 0);
   }
@@ -153,7 +141,7 @@ TEST_CASE("statetree verify / get / read-bench on a read-only database") {
   const int rc = wait_exit(spawn({"commit", "--db", db, "--blocks", "1"}, base, true));
   CHECK(rc != 0);
   CHECK(rc < 128);
-  const std::string err = read_file(base + ".err");
+  const std::string err = st::test::read_text(base + ".err");
   CHECK(err.find('\n') == err.size() - 1);
   CHECK(!std::filesystem::exists(db + "/READERS"));
   REQUIRE(::chmod(db.c_str(), 0755) == 0);

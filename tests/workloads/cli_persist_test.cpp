@@ -16,26 +16,16 @@
 #include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "workloads/u256.h"
+#include "tests/workloads/cli_test_util.h"
 
 using st::reference::run_statetree;
 using nlohmann::json;
 
 namespace {
 
-std::string tmp_dir(const std::string& name) {
-  const std::string d = "/tmp/statetree_cli_persist_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("cli_persist", name); }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s = "0x";
-  for (size_t i = 0; i < n; ++i) s += digits[p[i] >> 4], s += digits[p[i] & 15];
-  return s;
-}
-template <class B>
-std::string hex(const B& b) { return hex(b.data(), b.size()); }
+using st::test::hex0x;
 
 void check_bad(const std::string& cmd) {
   CAPTURE(cmd);
@@ -134,13 +124,13 @@ void round_trip(const std::string& tree, const std::string& store) {
 
   // A slot of contract 2 and the contract itself.
   const auto key = *src.slot_key(2, 9);
-  r = run_statetree("get --json --proof --db " + d + " --address " + hex(key.address) + " --slot " + hex(*key.slot));
+  r = run_statetree("get --json --proof --db " + d + " --address " + hex0x(key.address) + " --slot " + hex0x(*key.slot));
   REQUIRE(r.exit_code == 0);
   json g = json::parse(r.out);
   CHECK(g["root"] == root);
   CHECK(g["exists"] == true);
   CHECK(g["nonce"] == 1);
-  CHECK(g["value"] == hex(*src.slot_value(2, 9)));
+  CHECK(g["value"] == hex0x(*src.slot_value(2, 9)));
   CHECK(g["proof"]["verified"] == true);
   if (tree == "mpt") CHECK(g["proof"]["account_proof"].size() >= 1);
   if (tree == "bintrie") CHECK(g["code_size"] == st::state::kStubCodeBytes);
@@ -157,7 +147,7 @@ void round_trip(const std::string& tree, const std::string& store) {
   }
   st::state::AccountRecord eoa;
   src.account(150, &eoa);
-  r = run_statetree("get --json --proof --db " + d + " --address " + hex(eoa.address) + " --slot 0x01");
+  r = run_statetree("get --json --proof --db " + d + " --address " + hex0x(eoa.address) + " --slot 0x01");
   REQUIRE(r.exit_code == 0);
   g = json::parse(r.out);
   CHECK(g["nonce"] == eoa.nonce);
@@ -260,13 +250,13 @@ TEST_CASE("statetree build: the synthetic state's root equals the in-memory root
   for (uint64_t i = 0; i < spec.accounts; ++i) {
     src.account(i, &r);
     json a = {{"balance", st::workloads::u256_to_hex(r.balance)}, {"nonce", r.nonce}};
-    if (!r.code.empty()) a["code"] = hex(r.code);
+    if (!r.code.empty()) a["code"] = hex0x(r.code);
     if (!r.storage.empty()) {
       json s = json::object();
-      for (const auto& [k, v] : r.storage) s[hex(k)] = hex(v);
+      for (const auto& [k, v] : r.storage) s[hex0x(k)] = hex0x(v);
       a["storage"] = s;
     }
-    alloc[hex(r.address)] = a;
+    alloc[hex0x(r.address)] = a;
   }
   const std::string d = tmp_dir("roots");
   const std::string path = d + ".json";

@@ -14,26 +14,16 @@
 #include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "tests/engine/persist/snapshot_test_util.h"
+#include "tests/workloads/cli_test_util.h"
 
 using st::reference::run_statetree;
 using nlohmann::json;
 
 namespace {
 
-std::string tmp_dir(const std::string& name) {
-  const std::string d = "/tmp/statetree_cli_snapshot_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("cli_snapshot", name); }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s = "0x";
-  for (size_t i = 0; i < n; ++i) s += digits[p[i] >> 4], s += digits[p[i] & 15];
-  return s;
-}
-template <class B>
-std::string hex(const B& b) { return hex(b.data(), b.size()); }
+using st::test::hex0x;
 
 void check_bad(const std::string& cmd) {
   CAPTURE(cmd);
@@ -72,8 +62,8 @@ TEST_CASE("cli snapshot: build, verify, get and read-bench with --snapshot on bo
     const auto key = *src.slot_key(2, 9);
     st::state::AccountRecord eoa;
     src.account(150, &eoa);
-    for (const std::string& args : {"--address " + hex(key.address) + " --slot " + hex(*key.slot),
-                                    "--address " + hex(eoa.address) + " --slot 0x01"}) {
+    for (const std::string& args : {"--address " + hex0x(key.address) + " --slot " + hex0x(*key.slot),
+                                    "--address " + hex0x(eoa.address) + " --slot 0x01"}) {
       CAPTURE(args);
       auto t = run_statetree("get --json --proof --db " + d + " " + args);
       auto s = run_statetree("get --json --proof --snapshot --db " + d + " " + args);
@@ -89,7 +79,7 @@ TEST_CASE("cli snapshot: build, verify, get and read-bench with --snapshot on bo
       }
       CHECK(sj["io"]["page_reads"].get<uint64_t>() <= 2);  // the account's page and the slot's
     }
-    CHECK(json::parse(run_statetree("get --json --snapshot --db " + d + " --address " + hex(key.address)).out)["io"]
+    CHECK(json::parse(run_statetree("get --json --snapshot --db " + d + " --address " + hex0x(key.address)).out)["io"]
               ["page_reads"] == 1);
 
     // read-bench: every answer checked against the source; one read per key alone.
@@ -129,7 +119,7 @@ TEST_CASE("cli snapshot: build, verify, get and read-bench with --snapshot on bo
 
     // Bad input: no snapshot in the database, --snapshot on RocksDB.
     REQUIRE(run_statetree("build --tree " + tree + " --accounts 20 --db " + plain).exit_code == 0);
-    check_bad("get --snapshot --db " + plain + " --address " + hex(eoa.address));
+    check_bad("get --snapshot --db " + plain + " --address " + hex0x(eoa.address));
     check_bad("read-bench --snapshot --keys 4 --accounts-only --db " + plain);
     check_bad("build --tree " + tree + " --accounts 20 --store rocksdb --snapshot --db " + plain + "_rocks");
     CHECK(!std::filesystem::exists(plain + "_rocks"));

@@ -24,6 +24,7 @@
 #include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "workloads/generators.h"
+#include "tests/workloads/cli_test_util.h"
 
 using namespace st;
 using nlohmann::json;
@@ -40,11 +41,7 @@ state::SyntheticSpec spec4() {
   return s;
 }
 
-std::string tmp_path(const std::string& name) {
-  const std::string d = "/tmp/statetree_other_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("other", name); }
 
 using SlotKey = std::pair<state::Address, state::Bytes32>;
 

@@ -23,6 +23,7 @@
 #include "reference/run_command.h"
 #include "workloads/generators.h"
 #include "workloads/u256.h"
+#include "tests/workloads/cli_test_util.h"
 
 using namespace st;
 using st::reference::run_statetree;
@@ -30,11 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string tmp_path(const std::string& name) {
-  const std::string d = "/tmp/statetree_synthetic_writes_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("synthetic_writes", name); }
 
 bintrie::KeyScheme sha_ks() {
   bintrie::KeyScheme ks;
