@@ -72,7 +72,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   // The writer lock first (a second writer is refused before anything is read).
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return s;
-  if (io::Status s = check_blocks(files, blocks, options.queue_depth); !s.ok()) return s;
+  if (io::Status s = check_blocks(files, blocks, options.queue_depth, options.snapshot); !s.ok()) return s;
   if (options.on_open) options.on_open(files);
 
   const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;

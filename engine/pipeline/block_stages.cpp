@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/persist/page_reader.h"
+#include "engine/persist/snapshot_db.h"
 #include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {
@@ -76,8 +77,11 @@ void BlockToken::reset(size_t i, const state::Block* b) {
   error = {};
 }
 
-io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth) {
+io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth,
+                        bool snapshot) {
   if (blocks.empty()) return bad("no blocks to run");
+  if (snapshot && (files.rocks || !files.commit.snapshot))
+    return bad("--snapshot: " + files.dir + " has no flat snapshot (build it with `statetree build --snapshot`, arena store)");
   const io::TreeKind kind = files.manifest.params.tree_kind;
   const state::BalTree tree = kind == io::TreeKind::bintrie ? state::BalTree::bintrie : state::BalTree::mpt;
   for (const state::Block& b : blocks)
@@ -122,6 +126,12 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   if (o.during_prefetch) o.during_prefetch(t.index);
   // slot_key_accounts off: every account of the BAL is asked for as an account key anyway.
   io::Status s = persist::open_any_db(o.dir, o.queue_depth, &t.reader, false);
+  if (s.ok() && o.snapshot) {
+    persist::ReadCounters opened;
+    s = persist::open_snapshot_view(std::move(t.reader), false, &t.reader, &opened);
+    t.result.snapshot_index_page_reads = opened.page_reads;
+    t.result.snapshot_index_bytes = opened.bytes_read;
+  }
   if (s.ok()) {
     t.reader->record_read_latency(&t.read_latency_ns);
     t.result.reader_blocks_visible = t.reader->manifest().commit_seq - ctx.base_commit_seq;
