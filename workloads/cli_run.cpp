@@ -4,7 +4,7 @@
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
 //                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--cold]
-//                 [--pin STAGE=CPU,...] [--reps R [--scratch DIR]]
+//                 [--pin STAGE=CPU,...] [--reps R [--scratch DIR]] [--snapshot]
 //                 [--json | --csv]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
@@ -24,6 +24,9 @@
 // --scratch DIR (pipeline/rep_copy.h; the original is never written; each copy is removed
 // after its repetition); the block objects carry "rep", the summary the median and spread
 // of the headline figures over the repetitions; --cold evicts before every repetition.
+// --snapshot: the blocks' state reads go to the database's flat snapshot (RunOptions::snapshot;
+// arena databases built with --snapshot); the regime's "snapshot" says which ran, and
+// device_reads_per_slot counts the snapshot's reads (the commit's tree reads stay apart).
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <algorithm>
 #include <array>
@@ -92,6 +95,19 @@ nlohmann::json latency_json(const stats::Latency& l) {
   return {{"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"max", l.max}, {"count", l.count}};
 }
 
+// The block's prefetch and traverse stages: time, keys or lookups, device work.
+nlohmann::json prefetch_json(const pipeline::BlockResult& b) {
+  return {{"wall_ms", ms(b.prefetch.wall_ns())}, {"busy_ms", ms(b.prefetch.busy_ns)}, {"start_ms", ms(b.prefetch.start_ns)},
+          {"keys", b.prefetch_keys}, {"device_reads", b.prefetch_page_reads}, {"bytes", b.prefetch_bytes},
+          {"io_wait_ms", ms(b.prefetch_io_wait_ns)}, {"snapshot_index_reads", b.snapshot_index_page_reads},
+          {"snapshot_index_bytes", b.snapshot_index_bytes}};
+}
+nlohmann::json traverse_json(const pipeline::BlockResult& b) {
+  return {{"wall_ms", ms(b.traverse.wall_ns())}, {"busy_ms", ms(b.traverse.busy_ns)}, {"start_ms", ms(b.traverse.start_ns)},
+          {"lookups", b.traverse_lookups}, {"device_reads", b.traverse_page_reads}, {"bytes", b.traverse_bytes},
+          {"io_wait_ms", ms(b.traverse_io_wait_ns)}};
+}
+
 nlohmann::json block_json(const pipeline::BlockResult& b, uint64_t rep, const nlohmann::json& regime) {
   const Row r = derive(b);
   const persist::CommitStats& c = b.commit_stats;
@@ -121,14 +137,8 @@ nlohmann::json block_json(const pipeline::BlockResult& b, uint64_t rep, const nl
           {"ms_per_slot_read", r.ms_per_slot_read},
           {"ms_per_miss", r.ms_per_miss},
           {"ms_per_slot_total", r.ms_per_slot_total},
-          {"prefetch", {{"wall_ms", ms(b.prefetch.wall_ns())}, {"busy_ms", ms(b.prefetch.busy_ns)},
-                        {"start_ms", ms(b.prefetch.start_ns)}, {"keys", b.prefetch_keys},
-                        {"device_reads", b.prefetch_page_reads}, {"bytes", b.prefetch_bytes},
-                        {"io_wait_ms", ms(b.prefetch_io_wait_ns)}}},
-          {"traverse", {{"wall_ms", ms(b.traverse.wall_ns())}, {"busy_ms", ms(b.traverse.busy_ns)},
-                        {"start_ms", ms(b.traverse.start_ns)},
-                        {"lookups", b.traverse_lookups}, {"device_reads", b.traverse_page_reads},
-                        {"bytes", b.traverse_bytes}, {"io_wait_ms", ms(b.traverse_io_wait_ns)}}},
+          {"prefetch", prefetch_json(b)},
+          {"traverse", traverse_json(b)},
           {"commit", {{"wall_ms", ms(b.commit.wall_ns())}, {"busy_ms", ms(b.commit.busy_ns)},
                       {"start_ms", ms(b.commit.start_ns)},
                       {"resolve_ms", ms(c.resolve_ns)}, {"read_ms", ms(c.read_ns)}, {"apply_ms", ms(c.apply_ns)},
@@ -334,6 +344,8 @@ void declare_run_options(Args& args) {
               "run each named stage's thread on one CPU (prefetch, traverse, commit; e.g. prefetch=0,traverse=0,commit=1;\n"
               "geth's workers run on traverse's CPU); stages not named are not pinned");
   args.flag("no-page-reuse", "the commit reads its dirty paths itself instead of taking the pages the block's reader read");
+  args.flag("snapshot", "the state reads go to the database's flat snapshot (built with `build --snapshot`), one device\n"
+                        "read per slot; the commit still reads the tree paths it rewrites and updates the snapshot");
   args.flag("no-pure-hash", "do not hash the commit's new nodes again alone through the batch kernels (pure_hash_ms)");
   args.option_u64("reps", "R",
                   "run the same blocks R times, each repetition on a fresh copy of the database made in --scratch DIR\n"
@@ -380,6 +392,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   ro.inflight = uint32_t(args.get_u64("inflight"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.pure_hash = !args.given("no-pure-hash");
+  ro.snapshot = args.given("snapshot");
   if (args.given("pin"))
     if (auto e = parse_stage_pins(args.str("pin"), &ro.stage_cpus, &st->pins)) return e;
   ro.commit_spec = [](const std::string& prev, const state::Block& b) { return bal_blocks_spec(prev, 1, state::bal_hash(b.bal)); };
@@ -493,7 +506,7 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
 
 // The summary's sums over every repetition's blocks.
 struct Totals {
-  uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0;
+  uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0, snapshot_index_reads = 0;
   uint64_t commit_reads = 0, pages_reused = 0, hash_ns = 0, pure_ns = 0, state_hash_ns = 0;
   uint64_t busy_prefetch = 0, busy_traverse = 0, busy_commit = 0, busy_workers = 0;
   double read_ms = 0;
@@ -506,7 +519,7 @@ Totals totals_of(const std::vector<pipeline::BlockResult>& all) {
     t.gas += b.gas_used, t.slots_read += b.slots_read, t.slots_written += b.slots_written, t.misses += b.misses;
     t.gas_known = t.gas_known && b.gas_known;
     const Row r = derive(b);
-    t.reads += r.device_reads, t.read_ms += r.state_read_ms;
+    t.reads += r.device_reads, t.read_ms += r.state_read_ms, t.snapshot_index_reads += b.snapshot_index_page_reads;
     const persist::CommitStats& c = b.commit_stats;
     t.commit_reads += c.pages_read, t.pages_reused += c.pages_reused, t.hash_ns += c.hash_ns, t.pure_ns += c.pure_hash_ns;
     t.state_hash_ns += c.resolve_ns + c.apply_ns + c.write_ns;
@@ -535,6 +548,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
           {"cache_misses", t.misses},
           {"device_reads", t.reads},
           {"device_reads_per_slot", ratio(double(t.reads), double(t.slots_read))},
+          {"snapshot_index_device_reads", t.snapshot_index_reads},
           {"ms_per_slot_read", ratio(t.read_ms, double(t.slots_read))},
           {"ms_per_slot_total", ratio(wall_ms, double(t.slots_read))},
           {"diff_layer_entries_max", runs.last.diff_layer_entries_max},
@@ -598,9 +612,11 @@ void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json&
   std::printf("%zu blocks in %.1f ms (%.2f blocks/s", runs.all.size(), sum["wall_ms"].get<double>(),
               sum["blocks_per_sec"].get<double>());
   if (!sum["mgas_per_sec"].is_null()) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());
-  std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u\nroot %s\n",
+  std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u, reads from the %s\n"
+              "root %s\n",
               sum["ms_per_slot_read"].get<double>(), sum["device_reads_per_slot"].get<double>(),
-              pipeline::reader_model_name(st.ro.reader), st.ro.queue_depth, st.ro.inflight, hex0x(runs.last.root).c_str());
+              pipeline::reader_model_name(st.ro.reader), st.ro.queue_depth, st.ro.inflight,
+              st.ro.snapshot ? "snapshot" : "tree", hex0x(runs.last.root).c_str());
   const nlohmann::json& pc = sum["regime"]["page_cache"];
   if (pc["dropped"].get<bool>()) {
     const std::string detail = pc["detail"].get<std::string>();
@@ -667,7 +683,7 @@ int cmd_run(int argc, char** argv) {
   if (st.json && st.csv) return fail("give at most one of --json and --csv");
   nlohmann::json regime = {{"reader", pipeline::reader_model_name(st.ro.reader)}, {"qd", st.ro.queue_depth},
                            {"inflight", st.ro.inflight}, {"pin", st.pins}, {"page_reuse", st.ro.reuse_read_pages},
-                           {"pure_hash", st.ro.pure_hash}};
+                           {"pure_hash", st.ro.pure_hash}, {"snapshot", st.ro.snapshot}};
   st.ro.on_open = [&regime](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["cold"] = files.store == persist::StoreKind::rocksdb

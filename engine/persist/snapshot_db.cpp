@@ -98,6 +98,8 @@ class SnapshotDb final : public TreeDb {
   std::vector<std::string> data_files() const override { return tree_->data_files(); }
   io::NodeStore* page_store() override { return tree_->page_store(); }
   io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return tree_->open_snapshot(out); }
+  // The lookups' reads are the snapshot's; page_reader() stays null (no tree pages to hand on).
+  void record_read_latency(stats::LogHistogram* sink) override { snap_->set_latency_sink(sink); }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override {
@@ -156,9 +158,11 @@ class SnapshotDb final : public TreeDb {
 
 }  // namespace
 
-io::Status open_snapshot_view(std::unique_ptr<TreeDb> tree, bool slot_key_accounts, std::unique_ptr<TreeDb>* out) {
+io::Status open_snapshot_view(std::unique_ptr<TreeDb> tree, bool slot_key_accounts, std::unique_ptr<TreeDb>* out,
+                              ReadCounters* open_reads) {
   std::unique_ptr<SnapshotReader> snap;
   if (io::Status s = tree->open_snapshot(&snap); !s.ok()) return s;
+  if (open_reads) *open_reads = snap->read_counters();
   *out = std::make_unique<SnapshotDb>(std::move(tree), std::move(snap), slot_key_accounts);
   return {};
 }

@@ -1,5 +1,5 @@
 // snapshot_db: a TreeDb whose lookups go to the flat snapshot (`get --snapshot`,
-// `read-bench --snapshot`) while verify, proofs and everything else go to the tree it wraps.
+// `read-bench --snapshot`, the block pipeline's readers with `run --snapshot`) while verify, proofs and everything else go to the tree it wraps.
 //
 // A state key becomes the tree's leaf key(s) (snapshot_format.h):
 //   MPT:          account -> keccak(address); slot -> keccak(address) || keccak(slot)
@@ -36,6 +36,8 @@ std::string snapshot_slot(const io::StoreParams& p, const std::optional<std::vec
                           std::optional<state::Bytes32>* slot);
 
 // Wraps `tree` (which keeps its state and store open); not_found when it has no snapshot.
-io::Status open_snapshot_view(std::unique_ptr<TreeDb> tree, bool slot_key_accounts, std::unique_ptr<TreeDb>* out);
+// open_reads (optional): the device reads of opening it (its directory and index pages).
+io::Status open_snapshot_view(std::unique_ptr<TreeDb> tree, bool slot_key_accounts, std::unique_ptr<TreeDb>* out,
+                              ReadCounters* open_reads = nullptr);
 
 }  // namespace st::persist

@@ -83,6 +83,10 @@ class SnapshotReader {
   // it releases.
   std::vector<uint64_t> pages() const;
   uint64_t index_bytes() const;  // memory held by the in-memory index
+  // Every data page read from now on adds its device latency (ns) to `sink` (nullptr stops it).
+  void set_latency_sink(stats::LogHistogram* sink) { reader_.set_latency_sink(sink); }
+  // Every device read of this reader so far (right after open: the directory and index pages).
+  const ReadCounters& read_counters() const { return reader_.counters(); }
 
  private:
   SnapshotReader(io::NodeStore& store, SnapshotRef ref);

@@ -40,53 +40,186 @@ const char* reader_model_name(ReaderModel m) {
 }
 
 namespace {
-io::Status bad(std::string m) { return io::Status(io::Errc::bad_argument, std::move(m)); }
-}  // namespace
+using namespace detail;
 
-io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
-                      const std::function<void(const BlockResult&)>& on_block) {
-  using namespace detail;
-  *result = {};
+io::Status bad(std::string m) { return io::Status(io::Errc::bad_argument, std::move(m)); }
+
+// The options alone (before any file is opened).
+io::Status check_options(const RunOptions& options) {
   if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
   if (options.queue_depth < 1) return bad("--qd must be at least 1");
   if (options.geth_workers > 256) return bad("--workers must be in 1..256");
   for (const std::vector<int>* cpus : {&options.stage_cpus.prefetch, &options.stage_cpus.traverse, &options.stage_cpus.commit})
     for (int c : *cpus)
       if (!cpu_allowed(c)) return bad("--pin: CPU " + std::to_string(c) + " is not one this process may run on");
-  persist::DbOptions o;
-  if (io::Status s = persist::DbFiles::probe(options.dir, &o); !s.ok()) return s;
+  return {};
+}
+
+// The database opened for the run's commits (the writer lock first: a second writer is
+// refused before anything is read), and the checks before the first commit.
+io::Status open_writer(const RunOptions& options, std::span<const state::Block> blocks, persist::DbOptions* o,
+                       persist::DbFiles* files) {
+  if (io::Status s = persist::DbFiles::probe(options.dir, o); !s.ok()) return s;
   // RocksDB: each block's reader is a read-only RocksDB instance opened on the files the
   // writer changes. Opened between commits (K = 1) it replays the WAL up to the last whole
   // synced batch, whose commit record names its state. Opened while a batch, a memtable
   // flush or a compaction lands (K > 1), RocksDB does not promise a consistent view (a WAL
   // or SST it read of may be replaced under it): no state is pinned, so K > 1 is refused.
-  if (o.store == persist::StoreKind::rocksdb && options.inflight > 1)
+  if (o->store == persist::StoreKind::rocksdb && options.inflight > 1)
     return io::Status(io::Errc::unsupported,
                       "--inflight " + std::to_string(options.inflight) + " needs an arena database: " + options.dir +
                           " is RocksDB, whose per-block readers cannot pin a published state while a commit lands "
                           "(give --inflight 1)");
-  if (o.params.tree_kind != io::TreeKind::mpt && o.params.tree_kind != io::TreeKind::bintrie)
+  if (o->params.tree_kind != io::TreeKind::mpt && o->params.tree_kind != io::TreeKind::bintrie)
     return bad(std::string("the block pipeline needs an MPT or binary-trie database, not ") +
-               io::tree_kind_name(o.params.tree_kind));
-  o.queue_depth = options.queue_depth;
-  // The writer lock first (a second writer is refused before anything is read).
-  persist::DbFiles files;
-  if (io::Status s = persist::DbFiles::for_commit(o, &files); !s.ok()) return s;
-  if (io::Status s = check_blocks(files, blocks, options.queue_depth); !s.ok()) return s;
-  if (options.on_open) options.on_open(files);
+               io::tree_kind_name(o->params.tree_kind));
+  o->queue_depth = options.queue_depth;
+  if (io::Status s = persist::DbFiles::for_commit(*o, files); !s.ok()) return s;
+  return check_blocks(*files, blocks, options.queue_depth, options.snapshot);
+}
 
-  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
-  std::unique_ptr<persist::MptCommitter> mpt_committer;
-  std::unique_ptr<persist::BintrieCommitter> bt_committer;
-  persist::CommitterBase* committer = nullptr;
-  if (bintrie) committer = (bt_committer = std::make_unique<persist::BintrieCommitter>(files)).get();
-  else committer = (mpt_committer = std::make_unique<persist::MptCommitter>(files)).get();
-  committer->reuse().pure_hash = options.pure_hash;
-  committer->reuse().keep_written = options.reuse_read_pages;
+// The commit stage: serial, in block order; the first failure stops every later commit.
+class CommitStage {
+ public:
+  CommitStage(const RunOptions& options, persist::DbFiles& files, RunContext& ctx, RunResult* result,
+              const std::function<void(const BlockResult&)>& on_block)
+      : options_(options), files_(files), ctx_(ctx), result_(result), on_block_(on_block) {
+    bintrie_ = files.manifest.params.tree_kind == io::TreeKind::bintrie;
+    if (bintrie_) committer_ = (bt_committer_ = std::make_unique<persist::BintrieCommitter>(files)).get();
+    else committer_ = (mpt_committer_ = std::make_unique<persist::MptCommitter>(files)).get();
+    committer_->reuse().pure_hash = options.pure_hash;
+    committer_->reuse().keep_written = options.reuse_read_pages;
+  }
+
+  bool failed() const { return failed_.load(); }
+  const io::Status& first_error() const { return first_error_; }
+  uint64_t layer_max() const { return layer_max_; }
+
+  // The graph's commit body: commits the token's block unless the run failed, then frees it.
+  void operator()(BlockToken* t) {
+    const state::Block& b = *t->block;
+    const ScopedCpus pin(options_.stage_cpus.commit);
+    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "commit: " + pin.error());
+    if (failed_.load()) {
+    } else if (!t->error.ok()) {
+      stop(t->error);
+    } else if (t->index > 0 && b.header.pre_state_root && *b.header.pre_state_root != files_.manifest.root_hash) {
+      stop(bad("block " + std::to_string(b.header.number) + ": its pre-state root is not the state's root"));
+    } else {
+      commit(*t);
+    }
+    t->diff = {};
+    t->pages.clear();
+    t->in_use.store(false);
+  }
+
+ private:
+  void stop(const io::Status& s) {
+    if (failed_.exchange(true)) return;
+    const size_t done = result_->blocks.size();
+    first_error_ = io::Status(s.code(), s.message() + (done ? " (" + std::to_string(done) + " earlier blocks of the run are committed)"
+                                                            : std::string(" (nothing applied)")));
+  }
+
+  void commit(BlockToken& t) {
+    const state::Block& b = *t.block;
+    if (options_.before_commit) options_.before_commit(t.index);
+    layer_max_ = std::max(layer_max_, ctx_.layer.entries());
+    BlockResult& r = t.result;
+    r.commit.start_ns = now_ns() - ctx_.t0_ns;
+    const uint64_t cpu0 = persist::thread_cpu_ns();
+    committer_->record_read_latency(&t.commit_read_latency_ns);
+    const std::string spec = options_.commit_spec ? options_.commit_spec(files_.commit.spec, b) : files_.commit.spec;
+    offer_read_pages(t);
+    io::Status s;
+    if (bintrie_) {
+      persist::BintrieCommitStats bs;
+      s = bt_committer_->commit(t.diff, spec, &bs);
+      r.commit_stats = bs;
+    } else {
+      s = mpt_committer_->commit(t.diff, spec, &r.commit_stats);
+    }
+    r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
+    r.commit.end_ns = now_ns() - ctx_.t0_ns;
+    committer_->reuse().pages = nullptr;
+    t.pages.clear();
+    if (s.ok() && !files_.rocks) keep_written(t.index);
+    r.commit_read_latency_us = t.commit_read_latency_ns.latency(1000.0);
+    if (!s.ok()) {
+      stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
+      return;
+    }
+    result_->blocks.push_back(r);
+    result_->root = r.commit_stats.root;
+    result_->state_read_latency_ns.merge(t.read_latency_ns);
+    result_->commit_read_latency_ns.merge(t.commit_read_latency_ns);
+    if (on_block_) on_block_(result_->blocks.back());
+  }
+
+  // The pages the block's reader read go to the commit's resolve, less those a commit since
+  // that reader's state rewrote.
+  void offer_read_pages(BlockToken& t) {
+    BlockResult& r = t.result;
+    r.read_pages_offered = t.pages.size();
+    for (const auto& [block, pages] : written_by_commit_)
+      if (block >= r.reader_blocks_visible) r.read_pages_stale += t.pages.erase(pages);
+    committer_->reuse().pages = t.pages.size() ? &t.pages : nullptr;
+  }
+
   // The tree pages each recent commit wrote, by block index: a block whose reader shows
   // blocks [0, v) drops from its read pages those that the commits of blocks v.. rewrote.
   // A reader shows at least every block but the K - 1 before its own, so K entries suffice.
-  std::deque<std::pair<size_t, std::vector<uint64_t>>> written_by_commit;
+  void keep_written(size_t index) {
+    written_by_commit_.emplace_back(index, std::move(committer_->reuse().written));
+    committer_->reuse().written.clear();
+    while (written_by_commit_.size() > options_.inflight) written_by_commit_.pop_front();
+  }
+
+  const RunOptions& options_;
+  persist::DbFiles& files_;
+  RunContext& ctx_;
+  RunResult* result_;
+  const std::function<void(const BlockResult&)>& on_block_;
+  bool bintrie_ = false;
+  std::unique_ptr<persist::MptCommitter> mpt_committer_;
+  std::unique_ptr<persist::BintrieCommitter> bt_committer_;
+  persist::CommitterBase* committer_ = nullptr;
+  std::deque<std::pair<size_t, std::vector<uint64_t>>> written_by_commit_;
+  std::atomic<bool> failed_{false};
+  io::Status first_error_;
+  uint64_t layer_max_ = 0;
+};
+
+// The prefetch and traverse stage bodies: on the stage's CPUs, the work skipped once the run
+// failed or the block carries an error (traverse then still drops the block's reader).
+BlockToken* prefetch_stage(RunContext& ctx, bool run_failed, BlockToken* t) {
+  const RunOptions& options = *ctx.options;
+  const ScopedCpus pin(options.stage_cpus.prefetch);
+  if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "prefetch: " + pin.error());
+  if (!run_failed && t->error.ok()) prefetch(ctx, *t);
+  if (options.after_prefetch) options.after_prefetch(t->index);
+  return t;
+}
+BlockToken* traverse_stage(RunContext& ctx, bool run_failed, BlockToken* t) {
+  const RunOptions& options = *ctx.options;
+  const ScopedCpus pin(options.stage_cpus.traverse);
+  if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "traverse: " + pin.error());
+  if (!run_failed && t->error.ok()) traverse(ctx, *t);
+  else t->reader.reset();
+  if (options.after_traverse) options.after_traverse(t->index);
+  return t;
+}
+
+}  // namespace
+
+io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
+                      const std::function<void(const BlockResult&)>& on_block) {
+  *result = {};
+  if (io::Status s = check_options(options); !s.ok()) return s;
+  persist::DbOptions o;
+  persist::DbFiles files;
+  if (io::Status s = open_writer(options, blocks, &o, &files); !s.ok()) return s;
+  if (options.on_open) options.on_open(files);
 
   RunContext ctx;
   ctx.options = &options;
@@ -94,15 +227,12 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   ctx.t0_ns = now_ns();
   std::vector<std::unique_ptr<BlockToken>> tokens;
   for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
-
-  std::atomic<bool> failed{false};
-  io::Status first_error;
+  CommitStage commit(options, files, ctx, result, on_block);
   size_t next = 0;
-  uint64_t layer_max = 0;
 
   tbb::flow::graph g;
   tbb::flow::input_node<BlockToken*> source(g, [&](tbb::flow_control& fc) -> BlockToken* {
-    if (next >= blocks.size() || failed.load()) {
+    if (next >= blocks.size() || commit.failed()) {
       fc.stop();
       return nullptr;
     }
@@ -115,82 +245,14 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
     return t;
   });
   tbb::flow::limiter_node<BlockToken*> limit(g, options.inflight);
-  tbb::flow::function_node<BlockToken*, BlockToken*> prefetch_node(g, tbb::flow::serial, [&](BlockToken* t) {
-    const ScopedCpus pin(options.stage_cpus.prefetch);
-    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "prefetch: " + pin.error());
-    if (!failed.load() && t->error.ok()) prefetch(ctx, *t);
-    if (options.after_prefetch) options.after_prefetch(t->index);
-    return t;
-  });
-  tbb::flow::function_node<BlockToken*, BlockToken*> traverse_node(g, tbb::flow::serial, [&](BlockToken* t) {
-    const ScopedCpus pin(options.stage_cpus.traverse);
-    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "traverse: " + pin.error());
-    if (!failed.load() && t->error.ok()) traverse(ctx, *t);
-    else t->reader.reset();
-    if (options.after_traverse) options.after_traverse(t->index);
-    return t;
-  });
+  tbb::flow::function_node<BlockToken*, BlockToken*> prefetch_node(
+      g, tbb::flow::serial, [&](BlockToken* t) { return prefetch_stage(ctx, commit.failed(), t); });
+  tbb::flow::function_node<BlockToken*, BlockToken*> traverse_node(
+      g, tbb::flow::serial, [&](BlockToken* t) { return traverse_stage(ctx, commit.failed(), t); });
   auto by_index = [](BlockToken* t) { return t->index; };
   tbb::flow::sequencer_node<BlockToken*> order_prefetch(g, by_index), order_traverse(g, by_index), order(g, by_index);
   tbb::flow::function_node<BlockToken*, tbb::flow::continue_msg> commit_node(g, tbb::flow::serial, [&](BlockToken* t) {
-    const state::Block& b = *t->block;
-    const ScopedCpus pin(options.stage_cpus.commit);
-    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "commit: " + pin.error());
-    auto stop = [&](io::Status s) {
-      if (!failed.exchange(true)) {
-        const size_t done = result->blocks.size();
-        first_error = io::Status(s.code(), s.message() + (done ? " (" + std::to_string(done) + " earlier blocks of the run are committed)"
-                                                               : std::string(" (nothing applied)")));
-      }
-    };
-    if (failed.load()) {
-    } else if (!t->error.ok()) {
-      stop(t->error);
-    } else if (t->index > 0 && b.header.pre_state_root && *b.header.pre_state_root != files.manifest.root_hash) {
-      stop(bad("block " + std::to_string(b.header.number) + ": its pre-state root is not the state's root"));
-    } else {
-      if (options.before_commit) options.before_commit(t->index);
-      layer_max = std::max(layer_max, ctx.layer.entries());
-      BlockResult& r = t->result;
-      r.commit.start_ns = now_ns() - ctx.t0_ns;
-      const uint64_t cpu0 = persist::thread_cpu_ns();
-      committer->record_read_latency(&t->commit_read_latency_ns);
-      const std::string spec = options.commit_spec ? options.commit_spec(files.commit.spec, b) : files.commit.spec;
-      r.read_pages_offered = t->pages.size();
-      for (const auto& [block, pages] : written_by_commit)
-        if (block >= r.reader_blocks_visible) r.read_pages_stale += t->pages.erase(pages);
-      committer->reuse().pages = t->pages.size() ? &t->pages : nullptr;
-      io::Status s;
-      if (bintrie) {
-        persist::BintrieCommitStats bs;
-        s = bt_committer->commit(t->diff, spec, &bs);
-        r.commit_stats = bs;
-      } else {
-        s = mpt_committer->commit(t->diff, spec, &r.commit_stats);
-      }
-      r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
-      r.commit.end_ns = now_ns() - ctx.t0_ns;
-      committer->reuse().pages = nullptr;
-      t->pages.clear();
-      if (s.ok() && !files.rocks) {
-        written_by_commit.emplace_back(t->index, std::move(committer->reuse().written));
-        committer->reuse().written.clear();
-        while (written_by_commit.size() > options.inflight) written_by_commit.pop_front();
-      }
-      r.commit_read_latency_us = t->commit_read_latency_ns.latency(1000.0);
-      if (!s.ok()) {
-        stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
-      } else {
-        result->blocks.push_back(r);
-        result->root = r.commit_stats.root;
-        result->state_read_latency_ns.merge(t->read_latency_ns);
-        result->commit_read_latency_ns.merge(t->commit_read_latency_ns);
-        if (on_block) on_block(result->blocks.back());
-      }
-    }
-    t->diff = {};
-    t->pages.clear();
-    t->in_use.store(false);
+    commit(t);
     return tbb::flow::continue_msg();
   });
   tbb::flow::make_edge(source, limit);
@@ -204,9 +266,9 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   source.activate();
   g.wait_for_all();
   result->wall_ns = now_ns() - ctx.t0_ns;
-  result->diff_layer_entries_max = layer_max;
+  result->diff_layer_entries_max = commit.layer_max();
   if (result->blocks.empty()) result->root = files.manifest.root_hash;
-  return first_error;
+  return commit.first_error();
 }
 
 }  // namespace st::pipeline

@@ -5,7 +5,7 @@
 //   prefetch  opens a reader handle pinned to the current published state (DbFiles::for_read
 //             via open_any_db; arena: its pages are never reused while it lives; RocksDB: a
 //             read-only instance, fixed at the last whole commit batch when it opens, see
-//             below); reader `bal`: the block's whole access set (every account of the
+//             below), or with RunOptions::snapshot that state's flat snapshot; reader `bal`: the block's whole access set (every account of the
 //             BAL, every slot read or written) looked up in ONE streamed batch at the
 //             queue depth (TreeDb::lookup); `serial`: nothing more
 //   traverse  the block's transactions in order (block access indices 0..n+1, accesses from
@@ -87,6 +87,12 @@ struct RunOptions {
   // The commit hashes its new nodes again, alone, through the batch kernels (the pure hash
   // time beside the hash stage's); a digest that differs fails the block.
   bool pure_hash = true;
+  // The blocks' state reads (bal's prefetch, serial's and geth's on-demand lookups) go to
+  // the database's flat snapshot (persist/snapshot_db.h: one device read per data page)
+  // instead of the tree; the commit still resolves the tree paths it rewrites (it reads
+  // those tree pages itself: the reader hands it none) and updates the snapshot in the same
+  // commit. Arena databases built with a snapshot only (else bad_argument before any read).
+  bool snapshot = false;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Called once with the writer's files before the first block (the store's regime).
@@ -129,6 +135,9 @@ struct BlockResult {
   uint64_t layer_hits = 0;          // accesses served (wholly or in part) by the diff layer
   uint64_t read_digest = 0;         // FNV-1a of the (key, value) sequence the traversal read
   std::vector<TxStats> txs;
+  // RunOptions::snapshot: the directory and index pages the block's reader read to open the
+  // snapshot's in-memory index (in the prefetch stage's time, apart from its device reads).
+  uint64_t snapshot_index_page_reads = 0, snapshot_index_bytes = 0;
   // Prefetch (bal: the batch; serial: opening the reader) and traverse device work.
   uint64_t prefetch_keys = 0, prefetch_page_reads = 0, prefetch_bytes = 0, prefetch_io_wait_ns = 0;
   uint64_t traverse_lookups = 0, traverse_page_reads = 0, traverse_bytes = 0, traverse_io_wait_ns = 0;

@@ -1,4 +1,6 @@
-// block_stages: the checks, prefetch and traverse of the block pipeline (block_stages.h).
+// block_stages: the checks, prefetch and traverse of the block pipeline (block_stages.h). A
+// block's traversal is one Traversal: its per-access path (serve_account / serve_slot -> disk)
+// stays in this file, inline; geth's workers are its ahead_worker threads.
 #include "engine/pipeline/block_stages.h"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "engine/persist/page_reader.h"
+#include "engine/persist/snapshot_db.h"
 #include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {
@@ -76,8 +79,11 @@ void BlockToken::reset(size_t i, const state::Block* b) {
   error = {};
 }
 
-io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth) {
+io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth,
+                        bool snapshot) {
   if (blocks.empty()) return bad("no blocks to run");
+  if (snapshot && (files.rocks || !files.commit.snapshot))
+    return bad("--snapshot: " + files.dir + " has no flat snapshot (build it with `statetree build --snapshot`, arena store)");
   const io::TreeKind kind = files.manifest.params.tree_kind;
   const state::BalTree tree = kind == io::TreeKind::bintrie ? state::BalTree::bintrie : state::BalTree::mpt;
   for (const state::Block& b : blocks)
@@ -122,6 +128,12 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   if (o.during_prefetch) o.during_prefetch(t.index);
   // slot_key_accounts off: every account of the BAL is asked for as an account key anyway.
   io::Status s = persist::open_any_db(o.dir, o.queue_depth, &t.reader, false);
+  if (s.ok() && o.snapshot) {
+    persist::ReadCounters opened;
+    s = persist::open_snapshot_view(std::move(t.reader), false, &t.reader, &opened);
+    t.result.snapshot_index_page_reads = opened.page_reads;
+    t.result.snapshot_index_bytes = opened.bytes_read;
+  }
   if (s.ok()) {
     t.reader->record_read_latency(&t.read_latency_ns);
     t.result.reader_blocks_visible = t.reader->manifest().commit_seq - ctx.base_commit_seq;
@@ -149,238 +161,294 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   t.result.prefetch.end_ns = now_ns() - ctx.t0_ns;
 }
 
-void traverse(RunContext& ctx, BlockToken& t) {
-  const RunOptions& o = *ctx.options;
-  BlockResult& r = t.result;
-  r.traverse.start_ns = now_ns() - ctx.t0_ns;
-  const uint64_t cpu0 = persist::thread_cpu_ns();
-  const state::Block& b = *t.block;
-  const state::BalSummary sum = state::summarize_bal(b.bal);
-  r.index = t.index;
-  r.number = b.header.number;
-  r.tx_count = b.header.tx_count ? *b.header.tx_count : sum.max_index;
-  r.gas_known = !b.header.txs.empty();
-  for (const state::TxInfo& x : b.header.txs) r.gas_used += x.gas_used;
-  r.accounts = b.bal.accounts.size();
-  r.slots_written = sum.slots_written;
-  r.slots_read = sum.slots_read + sum.slots_written;  // a write looks its original value up
+namespace {
 
+// What the block is and touches (the figures traverse reports besides its accesses).
+void describe_block(const state::Block& b, const state::BalSummary& sum, size_t index, BlockResult* r) {
+  r->index = index;
+  r->number = b.header.number;
+  r->tx_count = b.header.tx_count ? *b.header.tx_count : sum.max_index;
+  r->gas_known = !b.header.txs.empty();
+  for (const state::TxInfo& x : b.header.txs) r->gas_used += x.gas_used;
+  r->accounts = b.bal.accounts.size();
+  r->slots_written = sum.slots_written;
+  r->slots_read = sum.slots_read + sum.slots_written;  // a write looks its original value up
+}
+
+// The block's accesses by block access index (transactions weighted by their calls when
+// the header gives them).
+std::vector<state::IndexAccess> accesses_of(const state::Block& b, uint32_t tx_count) {
   state::ReadAssignment rule;
-  if (b.header.txs.size() == r.tx_count)
+  if (b.header.txs.size() == tx_count)
     for (const state::TxInfo& x : b.header.txs) rule.weights.push_back(std::max<uint64_t>(x.calls, 1));
-  const std::vector<state::IndexAccess> by_index = state::access_by_index(b.bal, r.tx_count, rule);
-  std::map<state::Address, const state::AccountChanges*> acct;
-  std::map<std::pair<state::Address, state::Bytes32>, const state::SlotChanges*> slot_changes;
-  for (const state::AccountChanges& a : b.bal.accounts) {
-    acct[a.address] = &a;
-    for (const state::SlotChanges& c : a.storage_changes) slot_changes[{a.address, c.slot}] = &c;
+  return state::access_by_index(b.bal, tx_count, rule);
+}
+
+// The keys one block access index reads: accounts read, accounts written, slots read.
+std::vector<state::StateKey> keys_of(const state::IndexAccess& ia) {
+  std::vector<state::StateKey> keys;
+  for (const state::Address& a : ia.accounts_read) keys.push_back({a, std::nullopt});
+  for (const state::Address& a : ia.accounts_written) keys.push_back({a, std::nullopt});
+  for (const state::SlotRef& sr : ia.slots_read) keys.push_back({sr.address, sr.slot});
+  return keys;
+}
+
+// One block's traversal (traverse()): its transactions in order, each access served from
+// the block's own reads and writes, the diff layer or the database (the reader model), and
+// for `geth` the workers reading ahead through the one mutex-serialised reader.
+class Traversal {
+ public:
+  Traversal(RunContext& ctx, BlockToken& t) : ctx_(ctx), o_(*ctx.options), t_(t), r_(t.result) {}
+
+  // Runs every access index; the status of the first failure.
+  io::Status run(const std::vector<state::IndexAccess>& by_index) {
+    by_index_ = &by_index;
+    for (const state::AccountChanges& a : t_.block->bal.accounts) {
+      acct_[a.address] = &a;
+      for (const state::SlotChanges& c : a.storage_changes) slot_changes_[{a.address, c.slot}] = &c;
+    }
+    from_ = r_.reader_blocks_visible, to_ = t_.index;
+    // The diff layer holds nothing below the oldest state a later block's reader can pin:
+    // readers open in block order, so this block's is the oldest still to come.
+    ctx_.layer.drop_before(from_);
+    local_.reserve(t_.keys.size() + 16);
+    if (geth_) start_workers();
+    r_.txs.resize(by_index.size());
+    for (size_t i = 0; i < by_index.size() && err_.ok(); ++i) run_index(i);
+    main_done_.store(true);
+    for (std::thread& w : workers_) w.join();
+    if (err_.ok() && !ahead_err_.ok()) err_ = ahead_err_;
+    return err_;
   }
+  uint64_t digest() const { return dig_.h; }
 
-  const uint64_t from = r.reader_blocks_visible, to = t.index;
-  // The diff layer holds nothing below the oldest state a later block's reader can pin:
-  // readers open in block order, so this block's is the oldest still to come.
-  ctx.layer.drop_before(from);
-  std::unordered_map<std::string, Served> local;
-  local.reserve(t.keys.size() + 16);
-  Digest dig;
-  io::Status err;
-
-  // geth: the one reader behind one mutex, and the answers read so far (by the workers
-  // ahead or by the main traversal).
-  std::mutex reader_mu, warm_mu;
-  std::unordered_map<std::string, persist::LookupAnswer> warm;
-  const bool geth = o.reader == ReaderModel::geth;
-
-  // The database's answer for a key (bal: prefetched; serial: one blocking lookup; geth: a
-  // worker's answer, else one lookup under the reader's mutex).
-  auto disk = [&](const state::StateKey& key, const std::string& kb, TxStats& tx, persist::LookupAnswer* out) -> bool {
-    if (o.reader == ReaderModel::bal) {
-      auto it = t.answer_of.find(kb);
-      if (it == t.answer_of.end()) {
-        err = io::Status(io::Errc::bad_argument, "key not in the block's access list");
-        return false;
-      }
-      *out = t.answers[it->second];
-      return true;
-    }
-    if (geth) {
-      std::lock_guard<std::mutex> g(warm_mu);
-      if (auto it = warm.find(kb); it != warm.end()) {
-        *out = it->second;
-        r.warm_hits += 1;
-        return true;
-      }
-    }
-    std::vector<persist::LookupAnswer> ans;
-    persist::LookupStats st;
-    {
-      const uint64_t t_wait = now_ns();
-      std::unique_lock<std::mutex> g(reader_mu, std::defer_lock);
-      if (geth) {
-        g.lock();
-        r.reader_lock_wait_ns += now_ns() - t_wait;
-      }
-      if (io::Status s = t.reader->lookup(std::span<const state::StateKey>(&key, 1), &ans, &st, false); !s.ok()) {
-        err = s;
-        return false;
-      }
-    }
-    if (geth) {
-      std::lock_guard<std::mutex> g(warm_mu);
-      warm.emplace(kb, ans[0]);
-    }
-    r.traverse_lookups += 1;
-    r.traverse_page_reads += st.page_reads, r.traverse_bytes += st.bytes_read, r.traverse_io_wait_ns += st.io_wait_ns;
-    tx.page_reads += st.page_reads, tx.bytes_read += st.bytes_read;
-    *out = ans[0];
-    return true;
-  };
-
-  // geth: the workers, each taking the next transaction (index 0, 1, ...) and reading what
-  // it accesses that nobody has read yet, until the main traversal is done.
-  std::atomic<bool> main_done{false};
-  std::atomic<size_t> next_ahead{0};
-  std::mutex ahead_mu;  // the workers' counters
-  io::Status ahead_err;
-  std::vector<std::thread> workers;
-  if (geth) {
-    r.geth_workers = o.geth_workers ? o.geth_workers : std::max(1u, 4 * available_cpus() / 5);
-    for (uint32_t w = 0; w < r.geth_workers; ++w)
-      workers.emplace_back([&] {
-        const uint64_t worker_cpu0 = persist::thread_cpu_ns();
-        struct BusyAdd {  // the worker's CPU time, added whichever way it returns
-          uint64_t cpu0;
-          std::mutex& mu;
-          uint64_t& sum;
-          ~BusyAdd() {
-            const uint64_t d = persist::thread_cpu_ns() - cpu0;
-            std::lock_guard<std::mutex> g(mu);
-            sum += d;
-          }
-        } busy{worker_cpu0, ahead_mu, r.geth_workers_busy_ns};
-        for (size_t j; !main_done.load() && (j = next_ahead.fetch_add(1)) < by_index.size();) {
-          const state::IndexAccess& ia = by_index[j];
-          std::vector<state::StateKey> keys;
-          for (const state::Address& a : ia.accounts_read) keys.push_back({a, std::nullopt});
-          for (const state::Address& a : ia.accounts_written) keys.push_back({a, std::nullopt});
-          for (const state::SlotRef& sr : ia.slots_read) keys.push_back({sr.address, sr.slot});
-          for (const state::StateKey& k : keys) {
-            if (main_done.load()) return;
-            const std::string kb = key_bytes(k.address, k.slot ? &*k.slot : nullptr);
-            {
-              std::lock_guard<std::mutex> g(warm_mu);
-              if (warm.count(kb)) continue;
-            }
-            std::vector<persist::LookupAnswer> ans;
-            persist::LookupStats st;
-            io::Status s;
-            {
-              std::lock_guard<std::mutex> g(reader_mu);
-              s = t.reader->lookup(std::span<const state::StateKey>(&k, 1), &ans, &st, false);
-            }
-            std::lock_guard<std::mutex> g(ahead_mu);
-            if (!s.ok()) {
-              if (ahead_err.ok()) ahead_err = s;
-              return;
-            }
-            r.ahead_lookups += 1, r.ahead_page_reads += st.page_reads, r.ahead_bytes += st.bytes_read;
-            std::lock_guard<std::mutex> gw(warm_mu);
-            warm.emplace(kb, ans[0]);
-          }
-        }
-      });
-  }
-
-  auto serve_account = [&](const state::Address& a, TxStats& tx) -> bool {
-    const std::string kb = key_bytes(a, nullptr);
-    r.accesses += 1, tx.accesses += 1;
-    Served v;
-    if (auto it = local.find(kb); it != local.end()) {
-      v = it->second;
-      r.hits += 1;
-    } else {
-      persist::LookupAnswer ans;
-      if (!disk({a, std::nullopt}, kb, tx, &ans)) return false;
-      r.misses += 1, tx.misses += 1;
-      v.exists = ans.account.exists, v.nonce = ans.account.nonce, v.balance = ans.account.balance;
-      if (auto f = ctx.layer.account(a, from, to)) {
-        r.layer_hits += 1;
-        v.exists = true;
-        if (f->nonce) v.nonce = *f->nonce;
-        if (f->balance) v.balance = *f->balance;
-      }
-      local.emplace(kb, v);
-    }
-    dig.add(kb.data(), kb.size());
-    const uint8_t e = v.exists;
-    dig.add(&e, 1);
-    dig.add(&v.nonce, sizeof v.nonce);
-    dig.add(v.balance.data(), 32);
-    return true;
-  };
-  auto serve_slot = [&](const state::Address& a, const state::Bytes32& sl, TxStats& tx) -> bool {
-    const std::string kb = key_bytes(a, &sl);
-    r.accesses += 1, tx.accesses += 1;
-    Served v;
-    if (auto it = local.find(kb); it != local.end()) {
-      v = it->second;
-      r.hits += 1;
-    } else if (auto lv = ctx.layer.slot(a, sl, from, to)) {
-      v.slot = *lv;
-      r.hits += 1, r.layer_hits += 1;
-      local.emplace(kb, v);
-    } else {
-      persist::LookupAnswer ans;
-      if (!disk({a, sl}, kb, tx, &ans)) return false;
-      r.misses += 1, tx.misses += 1;
-      v.slot = ans.slot_value.value_or(state::Bytes32{});
-      local.emplace(kb, v);
-    }
-    dig.add(kb.data(), kb.size());
-    dig.add(v.slot.data(), 32);
-    return true;
-  };
-
-  r.txs.resize(by_index.size());
-  for (size_t i = 0; i < by_index.size() && err.ok(); ++i) {
-    const state::IndexAccess& ia = by_index[i];
-    TxStats& tx = r.txs[i];
+ private:
+  // Access index i: its reads in order, then its writes for the block's later indices.
+  void run_index(size_t i) {
+    const state::IndexAccess& ia = (*by_index_)[i];
+    TxStats& tx = r_.txs[i];
     tx.index = uint32_t(i);
     const uint64_t t_tx = now_ns();
     bool ok = true;
     for (const state::Address& a : ia.accounts_read) ok = ok && serve_account(a, tx);
     for (const state::Address& a : ia.accounts_written) ok = ok && serve_account(a, tx);
     for (const state::SlotRef& s : ia.slots_read) ok = ok && serve_slot(s.address, s.slot, tx);
-    // This index's writes, for the block's later indices.
-    for (const state::SlotRef& s : ia.slots_written) {
-      if (!ok) break;
-      for (const state::StorageChange& c : slot_changes[{s.address, s.slot}]->changes)
-        if (c.index == i) local[key_bytes(s.address, &s.slot)].slot = c.value;
-    }
+    if (ok) apply_writes(i, ia);
+    tx.time_ns = now_ns() - t_tx;
+  }
+
+  void apply_writes(size_t i, const state::IndexAccess& ia) {
+    for (const state::SlotRef& s : ia.slots_written)
+      for (const state::StorageChange& c : slot_changes_[{s.address, s.slot}]->changes)
+        if (c.index == i) local_[key_bytes(s.address, &s.slot)].slot = c.value;
     for (const state::Address& a : ia.accounts_written) {
-      if (!ok) break;
-      Served& v = local[key_bytes(a, nullptr)];
+      Served& v = local_[key_bytes(a, nullptr)];
       v.exists = true;
-      const state::AccountChanges& ac = *acct[a];
+      const state::AccountChanges& ac = *acct_[a];
       for (const state::BalanceChange& c : ac.balance_changes)
         if (c.index == i) v.balance = c.post_balance;
       for (const state::NonceChange& c : ac.nonce_changes)
         if (c.index == i) v.nonce = c.nonce;
     }
-    tx.time_ns = now_ns() - t_tx;
   }
-  main_done.store(true);
-  for (std::thread& w : workers) w.join();
-  if (err.ok() && !ahead_err.ok()) err = ahead_err;
+
+  inline bool serve_account(const state::Address& a, TxStats& tx) {
+    const std::string kb = key_bytes(a, nullptr);
+    r_.accesses += 1, tx.accesses += 1;
+    Served v;
+    if (auto it = local_.find(kb); it != local_.end()) {
+      v = it->second;
+      r_.hits += 1;
+    } else {
+      persist::LookupAnswer ans;
+      if (!disk({a, std::nullopt}, kb, tx, &ans)) return false;
+      r_.misses += 1, tx.misses += 1;
+      v.exists = ans.account.exists, v.nonce = ans.account.nonce, v.balance = ans.account.balance;
+      if (auto f = ctx_.layer.account(a, from_, to_)) {
+        r_.layer_hits += 1;
+        v.exists = true;
+        if (f->nonce) v.nonce = *f->nonce;
+        if (f->balance) v.balance = *f->balance;
+      }
+      local_.emplace(kb, v);
+    }
+    dig_.add(kb.data(), kb.size());
+    const uint8_t e = v.exists;
+    dig_.add(&e, 1);
+    dig_.add(&v.nonce, sizeof v.nonce);
+    dig_.add(v.balance.data(), 32);
+    return true;
+  }
+
+  inline bool serve_slot(const state::Address& a, const state::Bytes32& sl, TxStats& tx) {
+    const std::string kb = key_bytes(a, &sl);
+    r_.accesses += 1, tx.accesses += 1;
+    Served v;
+    if (auto it = local_.find(kb); it != local_.end()) {
+      v = it->second;
+      r_.hits += 1;
+    } else if (auto lv = ctx_.layer.slot(a, sl, from_, to_)) {
+      v.slot = *lv;
+      r_.hits += 1, r_.layer_hits += 1;
+      local_.emplace(kb, v);
+    } else {
+      persist::LookupAnswer ans;
+      if (!disk({a, sl}, kb, tx, &ans)) return false;
+      r_.misses += 1, tx.misses += 1;
+      v.slot = ans.slot_value.value_or(state::Bytes32{});
+      local_.emplace(kb, v);
+    }
+    dig_.add(kb.data(), kb.size());
+    dig_.add(v.slot.data(), 32);
+    return true;
+  }
+
+  // The database's answer for a key (bal: prefetched; serial: one blocking lookup; geth: a
+  // worker's answer, else one lookup under the reader's mutex).
+  inline bool disk(const state::StateKey& key, const std::string& kb, TxStats& tx, persist::LookupAnswer* out) {
+    if (o_.reader == ReaderModel::bal) {
+      auto it = t_.answer_of.find(kb);
+      if (it == t_.answer_of.end()) {
+        err_ = io::Status(io::Errc::bad_argument, "key not in the block's access list");
+        return false;
+      }
+      *out = t_.answers[it->second];
+      return true;
+    }
+    if (geth_ && warm_answer(kb, out)) {
+      r_.warm_hits += 1;
+      return true;
+    }
+    return read_one(key, kb, tx, out);
+  }
+
+  bool warm_answer(const std::string& kb, persist::LookupAnswer* out) {
+    std::lock_guard<std::mutex> g(warm_mu_);
+    auto it = warm_.find(kb);
+    if (it == warm_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+
+  // serial, geth: one blocking lookup (geth: under the reader's mutex, its answer kept).
+  bool read_one(const state::StateKey& key, const std::string& kb, TxStats& tx, persist::LookupAnswer* out) {
+    std::vector<persist::LookupAnswer> ans;
+    persist::LookupStats st;
+    {
+      const uint64_t t_wait = now_ns();
+      std::unique_lock<std::mutex> g(reader_mu_, std::defer_lock);
+      if (geth_) {
+        g.lock();
+        r_.reader_lock_wait_ns += now_ns() - t_wait;
+      }
+      if (io::Status s = t_.reader->lookup(std::span<const state::StateKey>(&key, 1), &ans, &st, false); !s.ok()) {
+        err_ = s;
+        return false;
+      }
+    }
+    if (geth_) {
+      std::lock_guard<std::mutex> g(warm_mu_);
+      warm_.emplace(kb, ans[0]);
+    }
+    r_.traverse_lookups += 1;
+    r_.traverse_page_reads += st.page_reads, r_.traverse_bytes += st.bytes_read, r_.traverse_io_wait_ns += st.io_wait_ns;
+    tx.page_reads += st.page_reads, tx.bytes_read += st.bytes_read;
+    *out = ans[0];
+    return true;
+  }
+
+  // geth: the workers, each taking the next transaction (index 0, 1, ...) and reading what
+  // it accesses that nobody has read yet, until the main traversal is done.
+  void start_workers() {
+    r_.geth_workers = o_.geth_workers ? o_.geth_workers : std::max(1u, 4 * available_cpus() / 5);
+    for (uint32_t w = 0; w < r_.geth_workers; ++w) workers_.emplace_back([this] { ahead_worker(); });
+  }
+
+  void ahead_worker() {
+    struct BusyAdd {  // the worker's CPU time, added whichever way it returns
+      uint64_t cpu0;
+      std::mutex& mu;
+      uint64_t& sum;
+      ~BusyAdd() {
+        const uint64_t d = persist::thread_cpu_ns() - cpu0;
+        std::lock_guard<std::mutex> g(mu);
+        sum += d;
+      }
+    } busy{persist::thread_cpu_ns(), ahead_mu_, r_.geth_workers_busy_ns};
+    for (size_t j; !main_done_.load() && (j = next_ahead_.fetch_add(1)) < by_index_->size();)
+      for (const state::StateKey& k : keys_of((*by_index_)[j])) {
+        if (main_done_.load()) return;
+        if (!read_ahead(k)) return;
+      }
+  }
+
+  // One key read ahead unless it was read already; false on a failed lookup (recorded).
+  bool read_ahead(const state::StateKey& k) {
+    const std::string kb = key_bytes(k.address, k.slot ? &*k.slot : nullptr);
+    {
+      std::lock_guard<std::mutex> g(warm_mu_);
+      if (warm_.count(kb)) return true;
+    }
+    std::vector<persist::LookupAnswer> ans;
+    persist::LookupStats st;
+    io::Status s;
+    {
+      std::lock_guard<std::mutex> g(reader_mu_);
+      s = t_.reader->lookup(std::span<const state::StateKey>(&k, 1), &ans, &st, false);
+    }
+    std::lock_guard<std::mutex> g(ahead_mu_);
+    if (!s.ok()) {
+      if (ahead_err_.ok()) ahead_err_ = s;
+      return false;
+    }
+    r_.ahead_lookups += 1, r_.ahead_page_reads += st.page_reads, r_.ahead_bytes += st.bytes_read;
+    std::lock_guard<std::mutex> gw(warm_mu_);
+    warm_.emplace(kb, ans[0]);
+    return true;
+  }
+
+  RunContext& ctx_;
+  const RunOptions& o_;
+  BlockToken& t_;
+  BlockResult& r_;
+  const std::vector<state::IndexAccess>* by_index_ = nullptr;
+  std::map<state::Address, const state::AccountChanges*> acct_;
+  std::map<std::pair<state::Address, state::Bytes32>, const state::SlotChanges*> slot_changes_;
+  uint64_t from_ = 0, to_ = 0;  // the diff layer's blocks this reader does not show
+  std::unordered_map<std::string, Served> local_;
+  Digest dig_;
+  io::Status err_;
+  // geth: the one reader behind one mutex, the answers read so far (by the workers ahead or
+  // by the main traversal), the workers and their counters' mutex.
+  const bool geth_ = o_.reader == ReaderModel::geth;
+  std::mutex reader_mu_, warm_mu_, ahead_mu_;
+  std::unordered_map<std::string, persist::LookupAnswer> warm_;
+  std::atomic<bool> main_done_{false};
+  std::atomic<size_t> next_ahead_{0};
+  io::Status ahead_err_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+void traverse(RunContext& ctx, BlockToken& t) {
+  BlockResult& r = t.result;
+  r.traverse.start_ns = now_ns() - ctx.t0_ns;
+  const uint64_t cpu0 = persist::thread_cpu_ns();
+  const state::Block& b = *t.block;
+  describe_block(b, state::summarize_bal(b.bal), t.index, &r);
+  const std::vector<state::IndexAccess> by_index = accesses_of(b, r.tx_count);
+  Traversal tr(ctx, t);
+  const io::Status err = tr.run(by_index);
   // The pages read go with the block to its commit (which drops those rewritten since).
-  if (err.ok() && o.reuse_read_pages)
+  if (err.ok() && ctx.options->reuse_read_pages)
     if (persist::PageReader* pr = t.reader->page_reader()) pr->take_pages(&t.pages);
   t.reader.reset();  // the pin goes: pages this state alone holds may be reused
   r.state_read_latency_us = t.read_latency_ns.latency(1000.0);
   if (!err.ok()) {
     t.error = io::Status(err.code(), "block " + std::to_string(b.header.number) + ": traverse: " + err.message());
   } else {
-    r.read_digest = dig.h;
+    r.read_digest = tr.digest();
     t.diff = state::post_state_diff(b.bal);
     ctx.layer.add(t.index, t.diff);
   }

@@ -57,8 +57,10 @@ struct RunContext {
 
 uint64_t now_ns();
 
-// The checks before the first commit (block_run.h), with the writer's files open.
-io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth);
+// The checks before the first commit (block_run.h), with the writer's files open; snapshot:
+// the database must have a flat snapshot (RunOptions::snapshot).
+io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth,
+                        bool snapshot);
 
 void prefetch(RunContext& ctx, BlockToken& t);
 void traverse(RunContext& ctx, BlockToken& t);

@@ -4,7 +4,9 @@
 // with and without, for every reader and K, both trees; the commit's device reads drop to
 // zero with `bal`), times the hash apart from the page writes, and hashes the new nodes
 // again through the batch kernels (the binary trie's levels checked against the tree's own
-// hash functions).
+// hash functions). With RunOptions::snapshot the state reads go to the flat snapshot: the same
+// roots and values read for every reader, no more device reads than the tree's, verify
+// (tree and snapshot) passes after; a database without a snapshot is refused.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 
 #include "engine/bintrie/group_blob.h"
 #include "engine/persist/bintrie_pure_hash.h"
+#include "engine/persist/snapshot_verify.h"
 #include "engine/persist/tree_db.h"
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/parallel.h"
@@ -310,4 +313,110 @@ TEST_CASE("binary trie pure hash: the batch levels give stem_blob_hash and recon
     gh[3][0] ^= 0x80;
     CHECK(!persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c).ok());
   }
+}
+
+// ---- the state reads from the flat snapshot (RunOptions::snapshot) ----
+
+namespace {
+
+// The state-read device reads of a run (prefetch, traverse, geth's workers) and its slots read.
+std::pair<uint64_t, uint64_t> state_reads_of(const RunResult& res) {
+  uint64_t reads = 0, slots = 0;
+  for (const BlockResult& b : res.blocks)
+    reads += b.prefetch_page_reads + b.traverse_page_reads + b.ahead_page_reads, slots += b.slots_read;
+  return {reads, slots};
+}
+
+}  // namespace
+
+TEST_CASE("block pipeline --snapshot: the same roots and values read as from the tree, fewer reads per slot, verify passes") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = reuse_tmp(bintrie ? "snap_bt" : "snap_mpt");
+    persist::DbOptions bo = reuse_db_options(db0, bintrie);
+    bo.snapshot = true;
+    persist::BuildReport rep;
+    REQUIRE(persist::build_db(bo, src, &rep).ok());
+    REQUIRE(rep.snapshot_entries > 0);
+    for (ReaderModel reader : {ReaderModel::serial, ReaderModel::bal, ReaderModel::geth})
+      for (uint32_t k : {1u, 2u}) {
+        if (k == 2 && reader != ReaderModel::bal) continue;
+        CAPTURE(reader_model_name(reader));
+        CAPTURE(k);
+        RunResult res[2];
+        for (bool snap : {false, true}) {
+          CAPTURE(snap);
+          const std::string db = reuse_tmp("snap_run");
+          fs::copy(db0, db, fs::copy_options::recursive);
+          RunOptions o;
+          o.dir = db;
+          o.reader = reader;
+          o.inflight = k;
+          o.geth_workers = 2;
+          o.snapshot = snap;
+          const Status st = run_blocks(o, blocks, &res[snap]);
+          REQUIRE_MESSAGE(st.ok(), st.message());
+          REQUIRE(res[snap].blocks.size() == blocks.size());
+          // The database after the run: the tree re-hashes to its root and the snapshot
+          // equals the tree's leaves.
+          std::unique_ptr<persist::TreeDb> after;
+          REQUIRE(persist::open_any_db(db, 8, &after).ok());
+          persist::VerifyReport vr;
+          persist::SnapshotVerifyReport sr;
+          const Status vs = persist::verify_with_snapshot(*after, &vr, &sr);
+          CHECK_MESSAGE(vs.ok(), vs.message());
+          CHECK(sr.present);
+          CHECK(sr.ok);
+          CHECK(vr.root == res[snap].root);
+          fs::remove_all(db);
+        }
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          CAPTURE(i);
+          const BlockResult &tree = res[0].blocks[i], &snap = res[1].blocks[i];
+          CHECK(snap.commit_stats.root == tree.commit_stats.root);
+          CHECK(snap.read_digest == tree.read_digest);  // the same (key, value) sequence read
+          CHECK(snap.misses == tree.misses);
+          CHECK(tree.snapshot_index_page_reads == 0);
+          CHECK(snap.snapshot_index_page_reads > 0);
+          // The reader hands the commit no tree pages: it resolves its paths itself.
+          CHECK(snap.read_pages_offered == 0);
+          CHECK(snap.commit_stats.pages_read > 0);
+        }
+        const auto [tree_reads, tree_slots] = state_reads_of(res[0]);
+        const auto [snap_reads, snap_slots] = state_reads_of(res[1]);
+        CHECK(snap_slots == tree_slots);
+        CHECK(snap_reads > 0);
+        CHECK(snap_reads <= tree_reads);
+        // One device read per key at most: every account and slot the blocks touch.
+        uint64_t keys = 0;
+        for (const state::Block& b : blocks) {
+          keys += b.bal.accounts.size();
+          for (const state::AccountChanges& a : b.bal.accounts) keys += a.storage_changes.size() + a.storage_reads.size();
+        }
+        CHECK(snap_reads <= keys);
+      }
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("block pipeline --snapshot on a database without one: refused before anything is read or committed") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  const std::string db = reuse_tmp("snap_none");
+  persist::BuildReport rep;
+  REQUIRE(persist::build_db(reuse_db_options(db, false), src, &rep).ok());
+  RunOptions o;
+  o.dir = db;
+  o.snapshot = true;
+  RunResult res;
+  const Status st = run_blocks(o, blocks, &res);
+  CHECK(st.code() == st::io::Errc::bad_argument);
+  CHECK(st.message().find("no flat snapshot") != std::string::npos);
+  CHECK(res.blocks.empty());
+  std::unique_ptr<persist::TreeDb> after;
+  REQUIRE(persist::open_any_db(db, 8, &after).ok());
+  CHECK(after->manifest().root_hash == rep.root);
+  fs::remove_all(db);
 }

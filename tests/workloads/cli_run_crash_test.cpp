@@ -190,6 +190,9 @@ TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the 
       const long slice_us = i < kKills ? run_us * 9 / 10 / kKills : run_us / 2;
       const long delay_us = (i < kKills ? slice_us * i : 0) + long(st::kernels::splitmix64(rng) % uint64_t(std::max(slice_us, 1L)));
       CAPTURE(delay_us);
+      // The child opens its stdout after the fork: a kill before that must not leave the
+      // previous run's lines there to be judged.
+      std::filesystem::remove(out);
       const pid_t pid = spawn({"run", "--db", db, "--blocks", file, "--inflight", "2", "--json"}, out);
       timespec ts{delay_us / 1000000, (delay_us % 1000000) * 1000};
       ::nanosleep(&ts, nullptr);

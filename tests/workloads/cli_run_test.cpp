@@ -4,8 +4,9 @@
 // values the traversal reads are the same in all of them (its read digest); `verify` passes
 // after a run; on RocksDB databases (--inflight 1) the same roots and reads as on the arena
 // and as `apply`, --inflight 2 refused; --workload generates what `workload --out` writes; with two blocks in flight
-// and a forced overlap, block k+1 reads block k's writes through the diff layer; bad input is
-// one line on stderr, exit 2, and leaves the database unchanged.
+// and a forced overlap, block k+1 reads block k's writes through the diff layer; --snapshot
+// reads the same values from the flat snapshot (regime, fewer reads per slot, verify after);
+// bad input is one line on stderr, exit 2, and leaves the database unchanged.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -288,6 +289,41 @@ TEST_CASE("statetree run --workload: the blocks `workload --out` writes, the sam
     CHECK(again.err.find("synthetic state") != std::string::npos);
     for (const std::string& d : {db0, db_apply, db_run}) std::filesystem::remove_all(d);
     std::filesystem::remove(file);
+  }
+}
+
+TEST_CASE("statetree run --snapshot: the regime says so, the same roots and reads as from the tree, fewer reads per slot") {
+  for (const char* tree : {"mpt", "bintrie"}) {
+    CAPTURE(tree);
+    const std::string db0 = tmp_path(std::string("snap0_") + tree);
+    REQUIRE(run_statetree(std::string("build --snapshot --tree ") + tree + kStateOpts + " --db " + db0).exit_code == 0);
+    const std::string gen = " --workload erc20_balanceof --block-count 2 --calls 40 --txs 2 --seed 7";
+    RunOut out[2];
+    for (bool snap : {false, true}) {
+      CAPTURE(snap);
+      const std::string db = copy_db(db0, std::string("snap_") + tree);
+      auto r = run_statetree("run --db " + db + gen + " --reader serial --json" + (snap ? " --snapshot" : ""));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      out[snap] = parse_run(r.out);
+      REQUIRE(out[snap].blocks.size() == 2);
+      CHECK(out[snap].summary["regime"]["snapshot"] == snap);
+      CHECK((out[snap].summary["snapshot_index_device_reads"].get<uint64_t>() > 0) == snap);
+      auto v = run_statetree("verify --json --db " + db);
+      CHECK_MESSAGE(v.exit_code == 0, v.err);
+      CHECK(json::parse(v.out)["snapshot"]["ok"] == true);
+      auto text = run_statetree("run --db " + copy_db(db0, std::string("snapt_") + tree) + gen + (snap ? " --snapshot" : ""));
+      CHECK(text.exit_code == 0);
+      CHECK(text.out.find(snap ? "reads from the snapshot" : "reads from the tree") != std::string::npos);
+      std::filesystem::remove_all(tmp_path(std::string("snapt_") + tree));
+      std::filesystem::remove_all(db);
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(out[1].blocks[i]["root"] == out[0].blocks[i]["root"]);
+      CHECK(out[1].blocks[i]["read_digest"] == out[0].blocks[i]["read_digest"]);
+      CHECK(out[1].blocks[i]["device_reads_per_slot"].get<double>() <= out[0].blocks[i]["device_reads_per_slot"].get<double>());
+    }
+    CHECK(out[1].summary["device_reads_per_slot"].get<double>() <= 1.0);
+    std::filesystem::remove_all(db0);
   }
 }
 
@@ -660,7 +696,7 @@ TEST_CASE("statetree run --pin: the same roots as an unpinned run, the pins in t
 TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and the database is unchanged") {
   auto h = run_statetree("run --help");
   CHECK(h.exit_code == 0);
-  for (const char* o : {"--reader", "--qd", "--inflight", "--workload", "--blocks", "--json", "--csv", "--cold", "--pin"}) CHECK(h.out.find(o) != std::string::npos);
+  for (const char* o : {"--reader", "--qd", "--inflight", "--workload", "--blocks", "--json", "--csv", "--cold", "--pin", "--snapshot"}) CHECK(h.out.find(o) != std::string::npos);
   for (const char* tree : {"mpt", "bintrie"}) {
     CAPTURE(tree);
     const bool bt = std::string(tree) == "bintrie";
@@ -700,6 +736,7 @@ TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and t
         {"run" + d + " --blocks " + file + " --inflight 0", "--inflight", db},
         {"run" + d + " --blocks " + file + " --inflight 17", "--inflight", db},
         {"run" + d + " --blocks " + file + " --qd 0", "--qd", db},
+        {"run" + d + " --blocks " + file + " --snapshot", "has no flat snapshot", db},
         {"run" + d + " --blocks " + file + " --json --csv", "at most one of --json and --csv", db},
         {"run" + d + " --blocks " + file + " --pin prefetch", "--pin takes STAGE=CPU", db},
         {"run" + d + " --blocks " + file + " --pin hash=0", "unknown stage 'hash'", db},
