@@ -9,19 +9,12 @@ blocks in "blocks_detail" and the configuration in "bench_group":
 Invariants: pure functions of the rows; a figure a row lacks is None, never a guess. Python
 3 standard library only.
 """
+from values import median  # noqa: F401  (the shared readers; also used through this module)
 
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
 READERS = ("serial", "geth", "bal")
 WORKLOADS = ("erc20_balanceof", "erc20_approve", "mixed_sload_sstore")
-
-
-def median(v):
-    v = sorted(x for x in v if isinstance(x, (int, float)) and not isinstance(x, bool))
-    if not v:
-        return None
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def runs(rows):

@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import pipeline_figures as pf  # noqa: E402
+from values import get, med  # noqa: E402  (report.py reads them through this module)
 import slot_budget  # noqa: E402
 import storage_figures  # noqa: E402
 
@@ -42,20 +43,6 @@ def load_rows(run_dir, study):
     except OSError:
         pass
     return rows
-
-
-def get(obj, *keys):
-    for k in keys:
-        if isinstance(obj, dict) and k in obj:
-            obj = obj[k]
-        else:
-            return None
-    return obj
-
-
-def med(v):
-    v = v.get("median") if isinstance(v, dict) else v
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def rb_at(rb, qd):

@@ -9,6 +9,8 @@ TREE/WORKLOAD/READER/gasG. Invariants: pure functions of the rows; shares are to
 12,000 ms per block (median over the run's blocks, each read cold); a figure a row lacks is
 None, never a guess. Python 3 standard library only.
 """
+from values import median  # noqa: F401  (the shared readers; also used through this module)
+
 SLOT_MS = 12000.0
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
@@ -16,14 +18,6 @@ WORKLOADS = ("erc20_balanceof", "erc20_approve", "mixed_sload_sstore")
 SHORT = {"erc20_balanceof": "balanceOf", "erc20_approve": "approve", "mixed_sload_sstore": "mixed"}
 READERS = ("bal", "serial")
 METRICS = ("total_ms", "state_read_ms", "state_hash_ms", "commit_ms", "gas_used", "slots_read", "slots_written")
-
-
-def median(v):
-    v = sorted(x for x in v if isinstance(x, (int, float)) and not isinstance(x, bool))
-    if not v:
-        return None
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def figures(rows):

@@ -9,6 +9,8 @@ Invariants: pure functions of the rows; a figure a row lacks is None (shown as '
 a guess; the targets (<= 1.2 device reads per lookup with the snapshot, binary trie / MPT
 <= 1.1x) are compared, never assumed. Python 3 standard library only.
 """
+from values import get, med, median  # noqa: F401  (the shared readers; also used through this module)
+
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
 STORES = ("arena", "rocksdb")
@@ -16,28 +18,6 @@ STORE_LABEL = {"arena": "arena", "rocksdb": "RocksDB"}
 SOURCES = ("tree", "snapshot")
 QDS = (1, 32)
 READS_TARGET, RATIO_TARGET = 1.2, 1.1  # docs/benchmarks.md, "What it must reach"
-
-
-def get(obj, *keys):
-    for k in keys:
-        if isinstance(obj, dict) and k in obj:
-            obj = obj[k]
-        else:
-            return None
-    return obj
-
-
-def med(v):
-    v = v.get("median") if isinstance(v, dict) else v
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-def median(v):
-    v = sorted(x for x in v if isinstance(x, (int, float)) and not isinstance(x, bool))
-    if not v:
-        return None
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def ratio(a, b):
