@@ -18,11 +18,11 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
 
 ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-             mpt-vs-bintrie slot-budget fuzz)
+             mpt-vs-bintrie slot-budget hash-vs-traversal fuzz)
 DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
 # `all`: every study but fuzz (which builds its own clang tree: name it to run it).
 ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-              mpt-vs-bintrie slot-budget)
+              mpt-vs-bintrie slot-budget hash-vs-traversal)
 
 usage() {
   cat <<'EOF'
@@ -44,11 +44,11 @@ points at the newest run there):
                 plot's series and whether its SVG holds drawn data
   REPORT.md     each table beside the published figures (scripts/bench/published/),
                 ratios with bootstrap 95 % CIs (statetree compare), machine,
-                regime, the plots linked; studies that need the block pipeline
-                are named as such
+                regime, the plots linked
 
 STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
-       snapshot database cold-tail mpt-vs-bintrie slot-budget fuzz, or all
+       snapshot database cold-tail mpt-vs-bintrie slot-budget
+       hash-vs-traversal fuzz, or all
        (every study but fuzz; default: kernels merkle mpt bintrie io)
 
 options:
@@ -152,14 +152,22 @@ studies: what each runs; time on 2 cores at small / medium / large
            blocks (the repetitions): total ms per block against the 12-second
            slot and the share left (tiny: 4M-gas blocks)
            (disk 0.13 / 1 GB)   ~10 s / ~2.5 min at small / medium (large: not measured)
+  hash-vs-traversal  statetree build (MPT and binary trie, arena, one contract
+           of 10k / 100k / 1M / 1M slots at tiny / small / medium / large); then statetree run --cold --reader
+           bal --reps 2 / 3 / 5 / 5 --scratch DIR (each repetition on a fresh copy)
+           of erc20_balanceof, erc20_approve and mixed_sload_sstore (one
+           transaction, 1 / 2 / 2 / 2 blocks per repetition, the calls of
+           mpt-vs-bintrie): per block the traversal (state_read_ms), the hash
+           stage (commit.hash_ms), its pure hash (pure_hash_ms), state_hash_ms,
+           hash / pure and state hash / pure beside the published 60x (MPT) and
+           19x (binary trie) (disk 0.1 / 1.1 GB)
+                                 ~15 s / ~3 min at small / medium (large: not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
            run, crashes                           targets x seconds
   tiny: 10k leaves, keys and slots, 2 reps, no drop_caches (host-warm): every
   study in seconds, for checking that bench.sh, its plots and report work.
-not built yet: hash-vs-traversal per block; REPORT.md names it and sets
-today's nearest figures beside.
 default: kernels merkle mpt bintrie io; all: every study but fuzz. Data goes
 at the end unless --keep.
 EOF
@@ -236,6 +244,9 @@ p_contracts_default=1000; fuzz_secs=60; p_blocks=20
 # run); mpt-vs-bintrie: mb_* (state slots, calls per block of each workload, blocks = reps).
 ct_slots=1000000; ct_contracts=50; ct_calls=100; ct_txs="1 2 3 4 5 6 7 8 9"; ct_other=740; ct_blocks=3
 mb_slots=1000000; mb_bal=36742; mb_app=4094; mb_loads=21620; mb_stores=2047; mb_reps=10
+# hash-vs-traversal: hv_reps repetitions (--reps of `run`, a fresh copy each) of hv_blocks
+# blocks; the state and the calls per block are mpt-vs-bintrie's.
+hv_reps=5; hv_blocks=2
 # database: db_calls approve calls per block of its `run`; slot-budget: sb_* (slots of the one
 # token contract, gas per block, blocks per run = the repetitions, each read cold).
 db_calls=4094; sb_slots=1000000; sb_gas="36000000 100000000"; sb_blocks=5
@@ -247,14 +258,14 @@ case $scale in
           p_contracts_default=100; fuzz_secs=10
           ct_slots=10000; ct_contracts=10; ct_calls=20; ct_txs="1 3"; ct_other=40; ct_blocks=1
           mb_slots=10000; mb_bal=200; mb_app=100; mb_loads=100; mb_stores=50; mb_reps=2
-          db_calls=100; sb_slots=10000; sb_gas=4000000; sb_blocks=2 ;;
+          db_calls=100; sb_slots=10000; sb_gas=4000000; sb_blocks=2; hv_reps=2; hv_blocks=1 ;;
   small)  leaves=100000;   merkle_reps=5;  sweep_reps=3; hb_reps=11
           mpt_n=100000;    mpt_reps=3;     bt_keys=100000;  bt_reps=3
           io_mib=64;       io_reps=3;      p_slots=100000;  rb_reps=3
           m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30
           ct_slots=100000; ct_contracts=20; ct_blocks=2
           mb_slots=100000; mb_bal=2000; mb_app=500; mb_loads=1000; mb_stores=250; mb_reps=5
-          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3 ;;
+          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3; hv_reps=3 ;;
   medium) leaves=1000000;  merkle_reps=11; sweep_reps=3; hb_reps=11
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
           io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3
@@ -267,7 +278,7 @@ case $scale in
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
-  io_reps=$reps rb_reps=$reps mb_reps=$reps sb_blocks=$reps
+  io_reps=$reps rb_reps=$reps mb_reps=$reps sb_blocks=$reps hv_reps=$reps
 fi
 p_slots=${SLOTS:-$p_slots}
 p_contracts=${CONTRACTS:-$p_contracts_default}
@@ -360,7 +371,7 @@ for s in "${studies[@]}"; do
     group-depth:*) need_mb=$((need_mb + 100 + p_slots / 170)) ;;  # 576 MiB measured at 100k slots
     page-size:*) need_mb=$((need_mb + 50 + p_slots / 400)) ;;     # 256 MiB measured at 100k slots
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
-    mpt-vs-bintrie:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
+    mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
     database:*) need_mb=$((need_mb + 100 + p_slots / 450)) ;;  # 303 MiB / 2.2 GiB at 100k / 1M
     slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 900)) ;;  # 129 MiB / 1 GiB at 100k / 1M
@@ -593,6 +604,27 @@ plan_slot_budget() {
           PRE=
         done
       done
+    done
+  done
+}
+plan_hash_vs_traversal() {
+  # The three ERC20 workloads (one transaction per block, mpt-vs-bintrie's calls, the gas caps
+  # lifted), reader bal, both trees: `run --reps` makes a fresh copy of the base per
+  # repetition in its own scratch directory (the base is never written), each read cold.
+  local tree base w gen
+  for tree in mpt bintrie; do
+    base=$DATA/hash-vs-traversal/base-$tree
+    plan hash-vs-traversal "$tree-build" build --tree "$tree" --accounts "$((mb_slots / 10))" --contracts 1 \
+      --slots-per-contract "$mb_slots" --seed 1 --db "$base"
+    for w in erc20_balanceof erc20_approve mixed_sload_sstore; do
+      case $w in
+        erc20_balanceof) gen=(--calls "$mb_bal") ;;
+        erc20_approve) gen=(--calls "$mb_app") ;;
+        *) gen=(--loads "$mb_loads" --stores "$mb_stores") ;;
+      esac
+      plan hash-vs-traversal "$tree/$w" run --db "$base" --workload "$w" --block-count "$hv_blocks" "${gen[@]}" \
+        --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader bal --qd 32 $cold \
+        "${run_pins[@]}" --reps "$hv_reps" --scratch "$DATA/hash-vs-traversal/scratch-$tree-$w"
     done
   done
 }

@@ -24,9 +24,10 @@ check 0 0 --help
 grep -q '^usage: ./bench.sh' "$dir/.out" || { echo "FAIL: --help prints no usage"; fails=1; }
 check 0 0 --list
 for s in merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail \
-    mpt-vs-bintrie slot-budget fuzz; do
+    mpt-vs-bintrie slot-budget hash-vs-traversal fuzz; do
   grep -q "^  $s " "$dir/.out" || { echo "FAIL: --list does not name $s"; fails=1; }
 done
+! grep -qi 'not built yet' "$dir/.out" || { echo "FAIL: --list names a study as not built yet"; fails=1; }
 check 2 1 --bogus
 check 2 1 merkle nosuchstudy
 check 2 1 --scale huge

@@ -5,7 +5,8 @@
 # failure; write every study's JSON lines, each a valid JSON object; render every plot with
 # its data drawn (checked again here on the SVG, by the checker that an empty plot fails);
 # write REPORT.md linking each plot, with the sections of the studies that compare (snapshot on
-# / off, arena / RocksDB, the slot budget); leave the checkout's results/ untouched.
+# / off, arena / RocksDB, the slot budget, hash vs traversal); leave the checkout's results/
+# untouched.
 set -u
 src=${1:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
 bin=${2:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
@@ -15,11 +16,11 @@ fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 export PYTHONDONTWRITEBYTECODE=1
 studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-         mpt-vs-bintrie slot-budget)
+         mpt-vs-bintrie slot-budget hash-vs-traversal)
 plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
        persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size snapshot_lookups
        snapshot_reads database_lookups database_blocks cold_tail_serial cold_tail_geth cold_tail_bal
-       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget)
+       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget hash_traversal_blocks)
 
 latest_before=$(readlink "$src/results/latest" 2>/dev/null || echo none)
 bash "$src/bench.sh" all --scale tiny --bin "$bin" --out "$dir/run" > "$dir/stdout" 2> "$dir/stderr"
@@ -63,12 +64,12 @@ for p in plots:
     if f"]({e['file']})" not in report:
         bad.append(f"REPORT.md does not link {e['file']}")
     print(f"{p} {len(e['series'])}")
-if "needs `statetree run`" not in report.lower() and "Needs `statetree run`" not in report:
-    bad.append("REPORT.md does not name the studies that need `statetree run`")
+if "not built yet" in report:
+    bad.append("REPORT.md still names a study as not built yet")
 # The block-pipeline studies: every configuration ran (one object per run, its blocks and
 # its cold-tail row), and the report reads the cold tail's mechanism off the figures.
 for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2), ("slot-budget", 2 * 3 * 2),
-                ("database", 2 * 2)):
+                ("database", 2 * 2), ("hash-vs-traversal", 2 * 3)):
     rows = [json.loads(l) for l in open(os.path.join(run, s + ".jsonl")) if l.strip()]
     runs = [r for r in rows if r.get("command") == "run"]
     if len(runs) != want:
@@ -78,6 +79,18 @@ for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2), ("s
             bad.append(f"{s}: a run without its group or blocks: {r.get('bench_group')}")
         if s == "cold-tail" and not (r.get("cold_tail") or {}).get("by_tx_count"):
             bad.append(f"cold-tail: {r.get('bench_group')} has no cold-tail row")
+# hash-vs-traversal: each run's repetitions (a fresh copy each) and, where the block writes,
+# the pure hash beside the hash stage.
+for r in [json.loads(l) for l in open(os.path.join(run, "hash-vs-traversal.jsonl")) if l.strip()]:
+    if r.get("command") != "run":
+        continue
+    bl = r.get("blocks_detail") or []
+    if (r.get("reps") or {}).get("count") != 2 or sorted({b.get("rep") for b in bl}) != [0, 1]:
+        bad.append(f"hash-vs-traversal: {r.get('bench_group')}: not 2 repetitions")
+    if not r["bench_group"].endswith("balanceof") and not all(
+            isinstance(b.get("pure_hash_ms"), (int, float)) and b.get("pure_hash_ms") > 0 and
+            isinstance((b.get("commit") or {}).get("hash_ms"), (int, float)) for b in bl):
+        bad.append(f"hash-vs-traversal: {r.get('bench_group')}: a writing block without its pure hash")
 # The storage studies: each tree's lookups through the tree and through the snapshot; each
 # tree x store's build, lookups, run and commits.
 snap = [json.loads(l) for l in open(os.path.join(run, "snapshot.jsonl")) if l.strip()]
@@ -90,7 +103,8 @@ for cmd in ("build", "read-bench", "commit"):
     if got != [("bintrie", "arena"), ("bintrie", "rocksdb"), ("mpt", "arena"), ("mpt", "rocksdb")]:
         bad.append(f"database: {cmd} rows {got}")
 for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT", "through the snapshot",
-               "arena / RocksDB lookup QD 32", "MPT of slot"):
+               "arena / RocksDB lookup QD 32", "MPT of slot", "published state hash / pure",
+               "Hash versus traversal per block"):
     if needle not in report:
         bad.append(f"REPORT.md lacks '{needle}'")
 for b in bad:

@@ -25,6 +25,7 @@ PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import pipeline_figures as pf  # noqa: E402
 from values import get, med  # noqa: E402  (report.py reads them through this module)
+import hash_traversal  # noqa: E402
 import slot_budget  # noqa: E402
 import storage_figures  # noqa: E402
 
@@ -416,6 +417,8 @@ def specs(run_dir, studies):
         out += storage_figures.plots_database(rows["database"], bars)
     if "slot-budget" in rows:
         out += slot_budget.plots_slot_budget(rows["slot-budget"], bars)
+    if "hash-vs-traversal" in rows:
+        out += hash_traversal.plots_hash_vs_traversal(rows["hash-vs-traversal"], bars)
     return out
 
 

@@ -8,9 +8,9 @@ A ratio between two of our configurations comes with its bootstrap 95 % CI and M
 p from `statetree compare` (engine/stats: 10,000 resamples, seed 1) whenever both sides
 carry repeated samples; a ratio to a published median is a plain quotient (the published
 study gives medians only) and says which measure of ours stands for which of theirs.
-The block-pipeline studies (cold-tail, mpt-vs-bintrie) set our `statetree run` figures beside
-the published ones and say which reading of the cold tail the data support; the studies that
-need pipeline features not built yet are named, with no figures made up.
+The block-pipeline studies (cold-tail, mpt-vs-bintrie, slot-budget, hash-vs-traversal) set our
+`statetree run` figures beside the published ones and say which reading of the cold tail the
+data support; no figure is made up where a run lacks it.
 Reads only the run directory and scripts/bench/published/; exit 0 once REPORT.md is
 written, 2 on bad usage. Python 3 standard library only.
 """
@@ -26,6 +26,7 @@ PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import plots  # noqa: E402  (the same readers: load_rows, get, med, rb_at, gd_figures)
 import pipeline_figures as pf  # noqa: E402  (the block-pipeline studies' figures)
+import hash_traversal  # noqa: E402  (the hash-vs-traversal study's section)
 import slot_budget  # noqa: E402  (the slot-budget study's section)
 import storage_figures  # noqa: E402  (the snapshot and database studies' sections)
 
@@ -674,23 +675,9 @@ class Report:
         self.w(*slot_budget.report_slot_budget(self.rows["slot-budget"], self.cmp.cell, table, self.pub["mpt_vs_bt"],
                                                share))
 
-    def needs_pipeline(self):
-        self.w("## Studies that need pipeline features not built yet", "",
-               "These need `statetree run` features that this build does not have yet (a hash stage of its own), "
-               "so this report gives no figures for them. The nearest figures measured above are named.", "")
-        for name, what, near in [
-                ("hash-vs-traversal", "hash time vs hash-stage time per block, both trees",
-                 "the in-memory engine / bare hashing table (mpt, bintrie)")]:
-            self.w(f"- **{name}**: {what}. Needs `statetree run` with the features above. Nearest today: {near}.")
-        pub = self.pub["mpt_vs_bt"]
-        if pub and "mpt-vs-bintrie" not in self.studies:
-            self.w("", "The published table these studies will stand beside (medians per block):", "",
-                   table(["benchmark", "tree", "state read ms", "hash ms", "commit ms", "total ms", "Mgas/s",
-                          "ms/slot read", "ms/cache miss", "ms/slot total"],
-                         [[r["benchmark"], r["config"], r["state_read_ms"], r["state_hash_ms"], r["commit_ms"],
-                           r["total_ms"], r["mgas_per_sec"], r["ms_per_slot_read"], r["ms_per_cache_miss"],
-                           r["ms_per_slot_total"]] for r in pub]))
-        self.w("")
+    def hash_vs_traversal(self):
+        self.w(*hash_traversal.report_hash_vs_traversal(self.rows["hash-vs-traversal"], self.cmp.cell, table,
+                                                        self.pub["figures"].get("hash_vs_traversal", {})))
 
     def write(self):
         self.header()
@@ -709,6 +696,8 @@ class Report:
                     ("cold-tail", "The cold tail (`statetree run`, 1..9 transactions per block)", self.cold_tail),
                     ("mpt-vs-bintrie", "Binary trie vs MPT per workload (`statetree run`)", self.mpt_vs_bintrie),
                     ("slot-budget", "The 12-second slot budget (`statetree run`, one full block)", self.slot_budget),
+                    ("hash-vs-traversal", "Hash versus traversal per block (`statetree run`, pure hash beside)",
+                     self.hash_vs_traversal),
                     ("fuzz", "Fuzzing (`scripts/fuzz.sh`)", self.fuzz)]
         hash_done = False
         for study, title, fn in sections:
@@ -722,7 +711,6 @@ class Report:
             if fn:
                 fn()
             self.plots_of(study)
-        self.needs_pipeline()
         if self.cmp.used:
             self.w("_Confidence intervals: `statetree compare` (bootstrap of the ratio of medians, 10,000 resamples, "
                    "seed 1; Mann-Whitney U, exact for small samples)._", "")
