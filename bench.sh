@@ -161,7 +161,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            stage (commit.hash_ms), its pure hash (pure_hash_ms), state_hash_ms,
            hash / pure and state hash / pure beside the published 60x (MPT) and
            19x (binary trie) (disk 0.1 / 1.1 GB)
-                                 ~15 s / ~3 min at small / medium (large: not measured)
+                                 ~8 s at small (medium, large: not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
