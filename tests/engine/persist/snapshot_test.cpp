@@ -3,11 +3,15 @@
 // keys too) with one page read per key alone (an account of the binary trie included:
 // its two header leaves never straddle pages); verify passes and reports a changed entry,
 // a missing entry and a corrupt page; a database without a snapshot works as before; a
-// rebuild without --snapshot drops it; the commit record's snapshot block round-trips.
+// rebuild without --snapshot drops it; the commit record's snapshot block round-trips; a
+// batch reads each distinct data page once, and one contract's slots sit in one run of pages
+// (MPT) or over the whole table (binary trie).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -257,4 +261,62 @@ TEST_CASE("snapshot: the commit record's snapshot block round-trips and is check
   r.index_pages = 0;
   c.snapshot = r;
   CHECK(decode_commit_record(encode_commit_record(c), &d).code() == io::Errc::corrupt_page);
+}
+
+namespace {
+
+// What one tree's snapshot does with a balanceOf-like batch: every other slot of contract 0
+// (entries 2, 4, ..., as erc20_balanceof reads them), each key twice.
+struct BatchPages {
+  uint64_t page_reads = 0;       // device reads of the batch
+  size_t distinct_pages = 0;     // distinct data pages the batch's keys route to
+  size_t contract_pages = 0;     // distinct data pages holding any slot of contract 0
+  size_t contract_span = 0;      // last - first + 1 of those pages (index order)
+  uint64_t data_pages = 0;
+};
+
+BatchPages batch_pages(io::TreeKind tree, const state::SyntheticState& src, uint64_t reads) {
+  st::io::test::TempDir dir;
+  BuildReport rep;
+  REQUIRE(build_db(options(dir.path(), tree, true), src, &rep).ok());
+  std::unique_ptr<TreeDb> db;
+  REQUIRE(open_db(options(dir.path(), tree, false), &db).ok());
+  std::unique_ptr<SnapshotReader> snap;
+  REQUIRE(db->open_snapshot(&snap).ok());
+  const SnapshotKeyer keyer{db->manifest().params};
+  std::vector<SnapshotKey> all, batch;
+  for (uint64_t j = 0; j < src.storage_size(0); ++j) keyer.keys(*src.slot_key(0, j), false, &all);
+  for (uint64_t n = 0; n < reads; ++n) batch.push_back(all[size_t(2 * n + 2)]);
+  const size_t distinct = batch.size();
+  for (size_t i = 0; i < distinct; ++i) batch.push_back(batch[i]);
+  std::set<int64_t> routed, contract;
+  for (const SnapshotKey& k : batch) routed.insert(snap->route(k.view()));
+  for (const SnapshotKey& k : all) contract.insert(snap->route(k.view()));
+  std::vector<std::optional<std::vector<uint8_t>>> values;
+  SnapshotLookupStats st;
+  REQUIRE(snap->lookup(batch, &values, &st).ok());
+  CHECK(size_t(std::count_if(values.begin(), values.end(), [](const auto& v) { return v.has_value(); })) == batch.size());
+  return {st.page_reads, routed.size(), contract.size(), size_t(*contract.rbegin() - *contract.begin() + 1),
+          snap->ref().data_pages};
+}
+
+}  // namespace
+
+// The binary trie's snapshot reads more pages than the MPT's for the same slots because of
+// where its keys put one contract's slots, not because of duplicate reads: the MPT's keys
+// (keccak(address) || keccak(slot)) keep a contract's slots in one run of pages, the binary
+// trie's (stem = hash(address, tree index)) spread them over the whole table.
+TEST_CASE("snapshot: a batch reads each distinct page once; MPT keeps a contract's slots together, binary trie spreads them") {
+  const state::SyntheticState src(state::SyntheticSpec{200, 2, 1000, 3});
+  const BatchPages mpt = batch_pages(io::TreeKind::mpt, src, 150);
+  const BatchPages bin = batch_pages(io::TreeKind::bintrie, src, 150);
+  for (const BatchPages& b : {mpt, bin}) {
+    CHECK(b.page_reads == b.distinct_pages);  // duplicate keys and keys that share a page: one read
+    MESSAGE("reads " << b.page_reads << " contract pages " << b.contract_pages << " span " << b.contract_span
+                     << " of " << b.data_pages);
+  }
+  CHECK(mpt.contract_span == mpt.contract_pages);  // one run
+  CHECK(2 * mpt.contract_pages < mpt.data_pages + 4);
+  CHECK(10 * bin.contract_pages > 9 * bin.data_pages);  // nearly every page
+  CHECK(mpt.page_reads < bin.page_reads);
 }
