@@ -153,7 +153,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            slot and the share left (tiny: 4M-gas blocks)
            (disk 0.13 / 1 GB)   ~10 s / ~2.5 min at small / medium (large: not measured)
   hash-vs-traversal  statetree build (MPT and binary trie, arena, one contract
-           of 10k / 100k / 1M / 1M slots at tiny / small / medium / large); then statetree run --cold --reader
+           of 10k / 100k / 1M / 10M slots at tiny / small / medium / large); then statetree run --cold --reader
            bal --reps 2 / 3 / 5 / 5 --scratch DIR (each repetition on a fresh copy)
            of erc20_balanceof, erc20_approve and mixed_sload_sstore (one
            transaction, 1 / 2 / 2 / 2 blocks per repetition, the calls of
@@ -274,7 +274,7 @@ case $scale in
           mpt_n=10000000;  mpt_reps=5;     bt_keys=10000000; bt_reps=5
           io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3
           m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300
-          ct_slots=10000000; ct_contracts=200; sb_slots=10000000; sb_blocks=10 ;;
+          ct_slots=10000000; ct_contracts=200; sb_slots=10000000; sb_blocks=10; mb_slots=10000000 ;;
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
