@@ -561,6 +561,15 @@ plan_cold_tail() {
     done
   done
 }
+# mb_generator_options W: sets gen to the call counts of workload W for the mpt-vs-bintrie
+# and hash-vs-traversal studies (mb_*: one transaction per block).
+mb_generator_options() {
+  case $1 in
+    erc20_balanceof) gen=(--calls "$mb_bal") ;;
+    erc20_approve) gen=(--calls "$mb_app") ;;
+    *) gen=(--loads "$mb_loads" --stores "$mb_stores") ;;
+  esac
+}
 plan_mpt_vs_bintrie() {
   # The three ERC20 workloads, one transaction per block (explicit call counts, the gas caps
   # lifted: per-slot time is the metric), each tree x reader on a fresh copy; the run's
@@ -571,11 +580,7 @@ plan_mpt_vs_bintrie() {
     plan mpt-vs-bintrie "$tree-build" build --tree "$tree" --accounts "$((mb_slots / 10))" --contracts 1 \
       --slots-per-contract "$mb_slots" --seed 1 --db "$base"
     for w in erc20_balanceof erc20_approve mixed_sload_sstore; do
-      case $w in
-        erc20_balanceof) gen=(--calls "$mb_bal") ;;
-        erc20_approve) gen=(--calls "$mb_app") ;;
-        *) gen=(--loads "$mb_loads" --stores "$mb_stores") ;;
-      esac
+      mb_generator_options "$w"
       for reader in bal serial; do
         PRE=$(fresh_copy "$base" "$copy")
         plan mpt-vs-bintrie "$tree/$w/$reader" run --db "$copy" --workload "$w" --block-count "$mb_reps" "${gen[@]}" \
@@ -617,11 +622,7 @@ plan_hash_vs_traversal() {
     plan hash-vs-traversal "$tree-build" build --tree "$tree" --accounts "$((mb_slots / 10))" --contracts 1 \
       --slots-per-contract "$mb_slots" --seed 1 --db "$base"
     for w in erc20_balanceof erc20_approve mixed_sload_sstore; do
-      case $w in
-        erc20_balanceof) gen=(--calls "$mb_bal") ;;
-        erc20_approve) gen=(--calls "$mb_app") ;;
-        *) gen=(--loads "$mb_loads" --stores "$mb_stores") ;;
-      esac
+      mb_generator_options "$w"
       plan hash-vs-traversal "$tree/$w" run --db "$base" --workload "$w" --block-count "$hv_blocks" "${gen[@]}" \
         --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader bal --qd 32 $cold \
         "${run_pins[@]}" --reps "$hv_reps" --scratch "$DATA/hash-vs-traversal/scratch-$tree-$w"

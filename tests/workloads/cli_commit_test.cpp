@@ -22,15 +22,7 @@ namespace {
 
 std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("cli_commit", name); }
 
-void check_bad(const std::string& cmd, const std::string& want) {
-  CAPTURE(cmd);
-  auto r = run_statetree(cmd);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  REQUIRE(!r.err.empty());
-  CHECK(r.err.find('\n') == r.err.size() - 1);
-  CHECK(r.err.find(want) != std::string::npos);
-}
+using st::test::check_bad;
 
 }  // namespace
 

@@ -27,14 +27,7 @@ std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("
 
 using st::test::hex0x;
 
-void check_bad(const std::string& cmd) {
-  CAPTURE(cmd);
-  auto r = run_statetree(cmd);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  REQUIRE(!r.err.empty());
-  CHECK(r.err.find('\n') == r.err.size() - 1);
-}
+using st::test::check_bad;
 
 void flip_byte(const std::string& path, uint64_t offset) {
   const int fd = ::open(path.c_str(), O_RDWR);

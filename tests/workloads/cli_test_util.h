@@ -1,5 +1,6 @@
 // cli_test_util: the small helpers the statetree CLI tests share: a fresh temporary path
-// per test process, a file's text, and bytes as 0x-prefixed lowercase hex.
+// per test process, a file's text, bytes as 0x-prefixed lowercase hex, and the check of a
+// usage error.
 #pragma once
 
 #include <unistd.h>
@@ -10,6 +11,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include <doctest/doctest.h>
+
+#include "reference/run_command.h"
 
 namespace st::test {
 
@@ -37,6 +42,18 @@ inline std::string hex0x(const uint8_t* p, size_t n) {
 template <class Bytes>
 std::string hex0x(const Bytes& b) {
   return hex0x(b.data(), b.size());
+}
+
+// Runs `statetree CMD` and checks that it is refused as bad input: exit status 2, nothing
+// on stdout, exactly one line on stderr, holding `want` when one is given.
+inline void check_bad(const std::string& cmd, const std::string& want = {}) {
+  CAPTURE(cmd);
+  auto r = st::reference::run_statetree(cmd);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  REQUIRE(!r.err.empty());
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  if (!want.empty()) CHECK(r.err.find(want) != std::string::npos);
 }
 
 }  // namespace st::test
