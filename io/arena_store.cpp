@@ -264,10 +264,12 @@ struct ArenaFileStore::Impl {
   }
 };
 
-ArenaFileStore::ArenaFileStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-ArenaFileStore::~ArenaFileStore() = default;
+namespace {
 
-Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFileStore>* out) {
+// The steps of ArenaFileStore::open, each on the Impl being built (its destructor closes
+// whatever a failed step left open).
+
+Status check_arena_options(const ArenaOptions& options) {
   if (!valid_page_size(options.page_size))
     return Status(Errc::bad_argument, "page size " + std::to_string(options.page_size) +
                                           " is not supported (4096 or 16384)");
@@ -275,14 +277,14 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
     return Status(Errc::bad_argument,
                   "queue depth " + std::to_string(options.queue_depth) + " is not in 1..4096");
   if (options.path.empty()) return Status(Errc::bad_argument, "arena path is empty");
-
-  auto impl = std::make_unique<Impl>();
-  impl->opt = options;
-  Impl& m = *impl;
-  const uint64_t ps = options.page_size;
-
   if (options.read_only && options.create)
     return Status(Errc::bad_argument, "arena " + options.path + ": create and read-only exclude each other");
+  return {};
+}
+
+// Opens the file (O_DIRECT unless the option or the filesystem says no).
+Status open_arena_file(ArenaFileStore::Impl& m) {
+  const ArenaOptions& options = m.opt;
   const int flags = (options.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | (options.create ? O_CREAT : 0);
   if (options.direct_io) {
     m.fd = ::open(options.path.c_str(), flags | O_DIRECT, 0644);
@@ -295,7 +297,14 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
     return Status::from_errno(errno, "open " + options.path);
   }
   if (!options.direct_io) m.features.notes += "O_DIRECT off by option; ";
+  return {};
+}
 
+// The capacity in whole pages; a partial page past the last whole one is trimmed (or
+// ignored read-only).
+Status size_arena_file(ArenaFileStore::Impl& m) {
+  const ArenaOptions& options = m.opt;
+  const uint64_t ps = options.page_size;
   struct stat st;
   if (::fstat(m.fd, &st) != 0) return Status::from_errno(errno, "fstat " + options.path);
   m.capacity = uint64_t(st.st_size) / ps;
@@ -312,34 +321,38 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
   }
   if (!options.create && m.capacity == 0 && options.capacity_pages == 0)
     return Status(Errc::bad_argument, "arena file " + options.path + " is empty");
+  return {};
+}
 
-  // io_uring and the opcodes it must have.
-  const int qr = io_uring_queue_init(options.queue_depth, &m.ring, 0);
+// io_uring and the opcodes it must have; *fixed_ops: READ_FIXED / WRITE_FIXED exist.
+Status init_arena_ring(ArenaFileStore::Impl& m, bool* fixed_ops) {
+  const int qr = io_uring_queue_init(m.opt.queue_depth, &m.ring, 0);
   if (qr < 0)
     return Status(Errc::unsupported,
                   std::string("io_uring unavailable (io_uring_queue_init: ") + std::strerror(-qr) +
                       "); check /proc/sys/kernel/io_uring_disabled", -qr);
   m.ring_ok = true;
-  bool fixed_ops = false;
-  if (io_uring_probe* probe = io_uring_get_probe_ring(&m.ring)) {
-    const bool rw = io_uring_opcode_supported(probe, IORING_OP_READ) &&
-                    io_uring_opcode_supported(probe, IORING_OP_WRITE);
-    fixed_ops = io_uring_opcode_supported(probe, IORING_OP_READ_FIXED) &&
-                io_uring_opcode_supported(probe, IORING_OP_WRITE_FIXED);
-    io_uring_free_probe(probe);
-    if (!rw) return Status(Errc::unsupported, "io_uring lacks IORING_OP_READ/WRITE (kernel < 5.6)");
-  } else {
-    return Status(Errc::unsupported, "io_uring opcode probe unavailable (kernel < 5.6)");
-  }
+  io_uring_probe* probe = io_uring_get_probe_ring(&m.ring);
+  if (!probe) return Status(Errc::unsupported, "io_uring opcode probe unavailable (kernel < 5.6)");
+  const bool rw = io_uring_opcode_supported(probe, IORING_OP_READ) &&
+                  io_uring_opcode_supported(probe, IORING_OP_WRITE);
+  *fixed_ops = io_uring_opcode_supported(probe, IORING_OP_READ_FIXED) &&
+               io_uring_opcode_supported(probe, IORING_OP_WRITE_FIXED);
+  io_uring_free_probe(probe);
+  if (!rw) return Status(Errc::unsupported, "io_uring lacks IORING_OP_READ/WRITE (kernel < 5.6)");
+  return {};
+}
 
-  // Two buffers per queue slot: while landed reads are verified, new reads use the spares.
+// Two buffers per queue slot (while landed reads are verified, new reads use the spares),
+// registered with the ring where it can; the file registered too where it can.
+Status setup_arena_buffers(ArenaFileStore::Impl& m, bool fixed_ops) {
+  const ArenaOptions& options = m.opt;
   const uint32_t buffers = 2 * options.queue_depth;
-  const size_t arena_bytes = size_t(buffers) * ps;
+  const size_t arena_bytes = size_t(buffers) * options.page_size;
   void* p = nullptr;
   if (posix_memalign(&p, 4096, arena_bytes) != 0) return Status(Errc::sys, "cannot allocate buffer arena", ENOMEM);
   m.arena = static_cast<unsigned char*>(p);
   std::memset(m.arena, 0, arena_bytes);
-
   if (options.use_registered_buffers) {
     if (!fixed_ops) {
       m.features.notes += "READ_FIXED/WRITE_FIXED unsupported: plain READ/WRITE; ";
@@ -355,10 +368,26 @@ Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFi
     if (r == 0) m.features.registered_file = true;
     else m.features.notes += std::string("registered file unavailable (") + std::strerror(-r) + "); ";
   }
-
   m.slots.resize(buffers);
   for (uint32_t i = buffers; i-- > 0;) m.free_slots.push_back(i);
+  return {};
+}
 
+}  // namespace
+
+ArenaFileStore::ArenaFileStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ArenaFileStore::~ArenaFileStore() = default;
+
+Status ArenaFileStore::open(const ArenaOptions& options, std::unique_ptr<ArenaFileStore>* out) {
+  if (Status s = check_arena_options(options); !s.ok()) return s;
+  auto impl = std::make_unique<Impl>();
+  impl->opt = options;
+  bool fixed_ops = false;
+  Status s = open_arena_file(*impl);
+  if (s.ok()) s = size_arena_file(*impl);
+  if (s.ok()) s = init_arena_ring(*impl, &fixed_ops);
+  if (s.ok()) s = setup_arena_buffers(*impl, fixed_ops);
+  if (!s.ok()) return s;
   std::unique_ptr<ArenaFileStore> store(new ArenaFileStore(std::move(impl)));
   if (options.capacity_pages > store->capacity_pages()) {
     Status g = store->grow(options.capacity_pages);

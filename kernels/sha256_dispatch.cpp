@@ -108,12 +108,12 @@ const Sha256Kernel& sha256_kernel(Sha256Tier tier) {
   return *k;
 }
 
-std::string sha256_self_test(Sha256Tier tier) {
-  if (!sha256_tier_available(tier)) return std::string("tier ") + sha256_tier_name(tier) + " not available";
-  const Sha256Kernel& k = *compiled_table(tier);
-  const std::string prefix = std::string("sha256 self-test of ") + k.name + " failed: ";
+namespace {
 
-  // FIPS 180-4 known answers.
+// The self-test's parts: each returns what failed ("" when all passed).
+
+// FIPS 180-4 known answers.
+std::string self_test_known_answers(const Sha256Kernel& k) {
   struct Kat { const char* msg; const char* hex; };
   static const Kat kats[] = {
       {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
@@ -126,64 +126,87 @@ std::string sha256_self_test(Sha256Tier tier) {
   for (const Kat& kat : kats) {
     uint8_t d[32];
     k.hash(reinterpret_cast<const uint8_t*>(kat.msg), std::strlen(kat.msg), d);
-    if (hex32(d) != kat.hex) return prefix + "known answer for \"" + std::string(kat.msg).substr(0, 16) + "\"";
+    if (hex32(d) != kat.hex) return "known answer for \"" + std::string(kat.msg).substr(0, 16) + "\"";
   }
+  return {};
+}
 
-  // Every entry point against the portable tier, over sizes that cover partial lane groups.
-  const Sha256Kernel& ref = kSha256Portable;
-  constexpr size_t kMaxN = 3 * kSlicedLanes + 5;   // 53 messages
-  alignas(64) static thread_local uint8_t in[kMaxN * 200];
+constexpr size_t kSelfTestMaxN = 3 * kSlicedLanes + 5;   // 53 messages: partial lane groups
+
+// Every batched entry point against the portable tier, over sizes that cover partial lane
+// groups; then in place (out == in, as the Merkle engine hashes parents and re-hashes
+// digests) and n = 0.
+std::string self_test_batches(const Sha256Kernel& k, const Sha256Kernel& ref, const uint8_t* in) {
+  constexpr size_t kMaxN = kSelfTestMaxN;
   alignas(64) static thread_local uint8_t got[kMaxN * 32];
   alignas(64) static thread_local uint8_t want[kMaxN * 32];
-  fill_bytes(in, sizeof in, 7);
   for (size_t len = 0; len <= 130; len += 1) {
     k.hash(in + 1, len, got);
     ref.hash(in + 1, len, want);
-    if (std::memcmp(got, want, 32) != 0) return prefix + "hash of length " + std::to_string(len);
+    if (std::memcmp(got, want, 32) != 0) return "hash of length " + std::to_string(len);
   }
   for (size_t n : {size_t(1), size_t(7), size_t(16), size_t(17), kMaxN}) {
     k.hash32_batch(in + 3, got, n);
     ref.hash32_batch(in + 3, want, n);
-    if (std::memcmp(got, want, 32 * n) != 0) return prefix + "hash32_batch n=" + std::to_string(n);
+    if (std::memcmp(got, want, 32 * n) != 0) return "hash32_batch n=" + std::to_string(n);
     k.hash64_batch(in + 5, got, n);
     ref.hash64_batch(in + 5, want, n);
-    if (std::memcmp(got, want, 32 * n) != 0) return prefix + "hash64_batch n=" + std::to_string(n);
+    if (std::memcmp(got, want, 32 * n) != 0) return "hash64_batch n=" + std::to_string(n);
     const uint8_t* msgs[kMaxN];
     size_t lens[kMaxN];
     for (size_t i = 0; i < n; ++i) { msgs[i] = in + i; lens[i] = (i * 37) % 190; }
     k.hash_batch(msgs, lens, got, n);
     ref.hash_batch(msgs, lens, want, n);
-    if (std::memcmp(got, want, 32 * n) != 0) return prefix + "hash_batch n=" + std::to_string(n);
+    if (std::memcmp(got, want, 32 * n) != 0) return "hash_batch n=" + std::to_string(n);
   }
-  // In place (out == in), as the Merkle engine hashes parents and re-hashes digests, and n = 0.
   for (size_t n : {size_t(0), size_t(9), kMaxN}) {
     std::memcpy(got, in + 7, 32 * n);
     k.hash32_batch(got, got, n);
     ref.hash32_batch(in + 7, want, n);
-    if (std::memcmp(got, want, 32 * n) != 0) return prefix + "hash32_batch in place n=" + std::to_string(n);
+    if (std::memcmp(got, want, 32 * n) != 0) return "hash32_batch in place n=" + std::to_string(n);
     alignas(64) static thread_local uint8_t pairs[kMaxN * 64];
     std::memcpy(pairs, in + 9, 64 * n);
     k.hash64_batch(pairs, pairs, n);
     ref.hash64_batch(in + 9, want, n);
-    if (std::memcmp(pairs, want, 32 * n) != 0) return prefix + "hash64_batch in place n=" + std::to_string(n);
+    if (std::memcmp(pairs, want, 32 * n) != 0) return "hash64_batch in place n=" + std::to_string(n);
   }
+  return {};
+}
+
+// The bit-sliced entry points against the portable tier (and digests in place).
+std::string self_test_sliced(const Sha256Kernel& k, const Sha256Kernel& ref, const uint8_t* in) {
   alignas(64) static thread_local uint32_t sl_in[4 * kSlicedBlockWords];
   alignas(64) static thread_local uint32_t sl_got[2 * kSlicedBlockWords];
   alignas(64) static thread_local uint32_t sl_want[2 * kSlicedBlockWords];
   fill_bytes(reinterpret_cast<uint8_t*>(sl_in), sizeof sl_in, 11);
   k.leaves32_sliced(in + 1, sl_got, 2);
   ref.leaves32_sliced(in + 1, sl_want, 2);
-  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return prefix + "leaves32_sliced";
+  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return "leaves32_sliced";
   k.parents_sliced(sl_in, sl_got, 2);
   ref.parents_sliced(sl_in, sl_want, 2);
-  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return prefix + "parents_sliced";
+  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return "parents_sliced";
   k.digests_sliced(sl_in, sl_got, 2);
   ref.digests_sliced(sl_in, sl_want, 2);
-  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return prefix + "digests_sliced";
+  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return "digests_sliced";
   std::memcpy(sl_got, sl_in, sizeof sl_got);
   k.digests_sliced(sl_got, sl_got, 2);
-  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return prefix + "digests_sliced in place";
+  if (std::memcmp(sl_got, sl_want, sizeof sl_got) != 0) return "digests_sliced in place";
   return {};
+}
+
+}  // namespace
+
+std::string sha256_self_test(Sha256Tier tier) {
+  if (!sha256_tier_available(tier)) return std::string("tier ") + sha256_tier_name(tier) + " not available";
+  const Sha256Kernel& k = *compiled_table(tier);
+  const Sha256Kernel& ref = kSha256Portable;
+  alignas(64) static thread_local uint8_t in[kSelfTestMaxN * 200];
+  fill_bytes(in, sizeof in, 7);
+  std::string failed = self_test_known_answers(k);
+  if (failed.empty()) failed = self_test_batches(k, ref, in);
+  if (failed.empty()) failed = self_test_sliced(k, ref, in);
+  if (failed.empty()) return {};
+  return std::string("sha256 self-test of ") + k.name + " failed: " + failed;
 }
 
 std::optional<std::string> sha256_select(std::string_view name) {

@@ -60,6 +60,56 @@ std::vector<Bytes> prove(const NodeSource& trie, std::span<const uint8_t> path_k
   return out;
 }
 
+namespace {
+
+// One node of a proof walk: decodes `node` strictly and follows the key's nibbles from
+// *pos. Returns an error ("" when the node is well formed). Sets *done when the walk ends
+// here (the value, if the key is present, in r->value); otherwise *next is the child to
+// follow (a 32-byte hash, an embedded node, or empty for an absent key).
+std::string walk_node(std::span<const uint8_t> node, const std::vector<uint8_t>& nib, size_t* pos,
+                      std::vector<uint8_t>* path, ProofResult* r, bool* done, RlpItem* next) {
+  RlpItem top, items[17];
+  size_t n = 0;
+  RlpError e = rlp_decode_exact(node.data(), node.size(), &top);
+  if (e == RlpError::ok) e = rlp_list_items(top, items, 17, &n);
+  if (e != RlpError::ok) return std::string("node rlp: ") + rlp_error_name(e);
+  *done = false;
+  if (n == 17) {
+    if (*pos == nib.size()) {
+      if (items[16].is_list) return "branch value is a list";
+      if (items[16].payload_len) r->value = Bytes(items[16].payload, items[16].payload + items[16].payload_len);
+      *done = true;
+      return {};
+    }
+    *next = items[nib[(*pos)++]];
+    return {};
+  }
+  if (n != 2) return "node is neither a 2-item nor a 17-item list";
+  if (items[0].is_list) return "node path is a list";
+  if (items[0].payload_len == 0) return "empty node path";
+  path->resize(2 * items[0].payload_len);
+  size_t plen = 0;
+  bool leaf = false;
+  if (hex_prefix_decode(items[0].payload, items[0].payload_len, path->data(), &plen, &leaf) != HexPrefixError::ok)
+    return "bad hex-prefix path";
+  const bool match = nib.size() - *pos >= plen && (plen == 0 || std::memcmp(path->data(), nib.data() + *pos, plen) == 0);
+  if (leaf) {
+    if (items[1].is_list || items[1].payload_len == 0) return "bad leaf value";
+    if (match && *pos + plen == nib.size()) r->value = Bytes(items[1].payload, items[1].payload + items[1].payload_len);
+    *done = true;
+    return {};
+  }
+  if (!match) {  // diverging extension: absent
+    *done = true;
+    return {};
+  }
+  *pos += plen;
+  *next = items[1];
+  return {};
+}
+
+}  // namespace
+
 ProofResult verify_proof(const Hash32& root, std::span<const uint8_t> path_key, std::span<const Bytes> proof) {
   ProofResult r;
   auto fail = [&](const std::string& why) {
@@ -77,39 +127,11 @@ ProofResult verify_proof(const Hash32& root, std::span<const uint8_t> path_key, 
   std::span<const uint8_t> node = proof[0];
   std::vector<uint8_t> path(2 * node.size() + 2);
   for (;;) {
-    RlpItem top, items[17];
-    size_t n = 0;
-    RlpError e = rlp_decode_exact(node.data(), node.size(), &top);
-    if (e == RlpError::ok) e = rlp_list_items(top, items, 17, &n);
-    if (e != RlpError::ok) return fail(std::string("node rlp: ") + rlp_error_name(e));
+    bool done = false;
     RlpItem next;
-    if (n == 2) {
-      if (items[0].is_list) return fail("node path is a list");
-      if (items[0].payload_len == 0) return fail("empty node path");
-      path.resize(2 * items[0].payload_len);
-      size_t plen = 0;
-      bool leaf = false;
-      if (hex_prefix_decode(items[0].payload, items[0].payload_len, path.data(), &plen, &leaf) != HexPrefixError::ok)
-        return fail("bad hex-prefix path");
-      const bool match = nib.size() - pos >= plen && (plen == 0 || std::memcmp(path.data(), nib.data() + pos, plen) == 0);
-      if (leaf) {
-        if (items[1].is_list || items[1].payload_len == 0) return fail("bad leaf value");
-        if (match && pos + plen == nib.size()) r.value = Bytes(items[1].payload, items[1].payload + items[1].payload_len);
-        break;
-      }
-      if (!match) break;  // diverging extension: absent
-      pos += plen;
-      next = items[1];
-    } else if (n == 17) {
-      if (pos == nib.size()) {
-        if (items[16].is_list) return fail("branch value is a list");
-        if (items[16].payload_len) r.value = Bytes(items[16].payload, items[16].payload + items[16].payload_len);
-        break;
-      }
-      next = items[nib[pos++]];
-    } else {
-      return fail("node is neither a 2-item nor a 17-item list");
-    }
+    const std::string error = walk_node(node, nib, &pos, &path, &r, &done, &next);
+    if (!error.empty()) return fail(error);
+    if (done) break;
     if (next.is_list) {
       const uint8_t* start = next.payload - next.header_len;
       if (next.size() >= 32) return fail("embedded node of 32 bytes or more");
