@@ -263,8 +263,8 @@ int cmd_read_bench(int argc, char** argv) {
   std::unique_ptr<persist::TreeDb> db;  // stays open: every reopen reads its state, even while a commit runs
   if (io::Status s = persist::open_any_db(o.dir, o.queue_depths.front(), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
   if (o.snapshot) {
-    std::unique_ptr<persist::SnapshotReader> snap;
-    if (io::Status s = db->open_snapshot(&snap); !s.ok()) return fail(s.message(), exit_code_for(s));
+    std::unique_ptr<persist::SnapshotTable> snap;
+    if (io::Status s = db->open_snapshot_table(&snap); !s.ok()) return fail(s.message(), exit_code_for(s));
   }
   r.params = db->manifest().params;
   r.root_hex = hex0x(db->manifest().root_hash);
