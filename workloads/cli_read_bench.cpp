@@ -167,7 +167,8 @@ void print_header(const ReadBenchReport& r, const nlohmann::json& out) {
     std::printf("slot keys: %s\n", r.options->slot_accounts ? "each also fetches its account (--slot-accounts)"
                                                             : "the slot alone (--slot-accounts adds each address's account walk)");
   if (r.options->snapshot)
-    std::printf("lookups: the flat snapshot (build --snapshot): one read per distinct data page, no tree walk\n");
+    std::printf("lookups: the flat snapshot (build --snapshot), no tree walk: %s\n",
+                arena ? "one read per distinct data page" : "one MultiGet per batch on its column family");
   if (r.cold)
     std::printf("cold: %s%s%s\n", res.cold.protocol.c_str(), res.cold.detail.empty() ? "" : " (",
                 res.cold.detail.empty() ? "" : (res.cold.detail + ")").c_str());
