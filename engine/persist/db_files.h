@@ -11,8 +11,9 @@
 //                      -> writes the commit record under kRocksCommitKey, flushes the
 //                         memtables to SSTs, publishes MANIFEST
 //            block:  files.commit_rocks_batch(node puts + deletes, manifest_fields)
-//                      -> ONE synced WriteBatch: the nodes, the deletions and the commit
-//                         record; then MANIFEST (no flush: the synced WAL holds the block)
+//                      -> ONE synced WriteBatch: the nodes, the deletions, the flat
+//                         snapshot's changes (its column family, snapshot_rocks.h) and the
+//                         commit record; then MANIFEST (no flush: the synced WAL holds the block)
 //
 //   commit record (arena: one page's payload; RocksDB: the value):
 //   +--------------+-----------+-------------------+--------------+----------------------+

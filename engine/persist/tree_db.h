@@ -170,9 +170,9 @@ class TreeDb {
   // Arena: every page read of this handle from now on adds its device latency (ns) to
   // `sink` (PageReader::set_latency_sink; nullptr stops it). RocksDB: nothing is recorded.
   virtual void record_read_latency(stats::LogHistogram* sink) { (void)sink; }
-  // The flat snapshot of the state this handle reads (snapshot_reader.h), over its own page
-  // cache on the same store; not_found when the database has none (built without
-  // --snapshot, or RocksDB).
+  // The arena's flat snapshot of the state this handle reads (snapshot_reader.h), over its
+  // own page cache on the same store; not_found when the database has none (built without
+  // --snapshot, or RocksDB: open_snapshot_table below covers both stores).
   virtual io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out);
   // The same on either store (snapshot_table.h): the arena's SnapshotReader, or the RocksDB
   // column family; not_found when the database has none.
