@@ -88,7 +88,20 @@ class DiscardLogger final : public rocksdb::Logger {
 struct RocksKvStore::Impl {
   RocksOptions opt;
   std::unique_ptr<rocksdb::DB> db;
+  rocksdb::ColumnFamilyOptions family_options;  // every family's (the table options above)
+  std::vector<rocksdb::ColumnFamilyHandle*> families;  // [0] = default
+  std::vector<std::string> family_names;
   Status write_failed;  // the first failed write: RocksDB's writers must not be used again
+
+  ~Impl() {
+    if (db)
+      for (rocksdb::ColumnFamilyHandle* h : families) (void)db->DestroyColumnFamilyHandle(h);
+  }
+
+  rocksdb::ColumnFamilyHandle* family(uint32_t i) const { return i < families.size() ? families[i] : nullptr; }
+  Status no_family(uint32_t i) const {
+    return Status(Errc::bad_argument, "rocksdb " + opt.dir + ": no column family #" + std::to_string(i));
+  }
 
   // Refuses a write before RocksDB starts it: read-only, an earlier failure, or less free
   // space than `bytes` + the margin. `what` names the write for the message.
@@ -139,7 +152,18 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
   if (o.read_only) {
     options.create_if_missing = false;
     options.info_log = std::make_shared<DiscardLogger>();
-    s = rocksdb::DB::OpenForReadOnly(options, o.dir, &raw);
+  }
+  // Every family the database holds (a new database: the default one), default first.
+  std::vector<std::string> names;
+  if (!rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(options), o.dir, &names).ok() || names.empty())
+    names = {rocksdb::kDefaultColumnFamilyName};
+  if (auto d = std::find(names.begin(), names.end(), rocksdb::kDefaultColumnFamilyName); d != names.end())
+    std::iter_swap(names.begin(), d);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions(options));
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  if (o.read_only) {
+    s = rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions(options), o.dir, descriptors, &handles, &raw);
   } else {
     // Opening for writing writes a WAL, a MANIFEST and an OPTIONS file: on a full disk that
     // fails half-way inside RocksDB, so refuse first.
@@ -147,12 +171,15 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
     const std::string where = std::filesystem::exists(o.dir) ? o.dir : std::filesystem::path(o.dir).parent_path().string();
     if (available_bytes(where, &avail).ok() && avail < o.free_space_margin_bytes)
       return no_space(where, o.free_space_margin_bytes, "opening rocksdb " + o.dir + " for writing");
-    s = rocksdb::DB::Open(options, o.dir, &raw);
+    s = rocksdb::DB::Open(rocksdb::DBOptions(options), o.dir, descriptors, &handles, &raw);
   }
   if (!s.ok()) return from_rocks(s, "rocksdb open " + o.dir);
   auto impl = std::make_unique<Impl>();
   impl->opt = o;
   impl->db.reset(raw);
+  impl->family_options = rocksdb::ColumnFamilyOptions(options);
+  impl->families = std::move(handles);
+  impl->family_names = std::move(names);
   out->reset(new RocksKvStore(std::move(impl)));
   return {};
 }
@@ -161,15 +188,17 @@ Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
   if (impl_->opt.read_only || !impl_->write_failed.ok()) return impl_->may_write(0, "a write batch");
   rocksdb::WriteBatch batch;
   for (const KvWrite& w : writes) {
-    const rocksdb::Slice key(w.key.data(), w.key.size());
-    rocksdb::Status s = w.erase ? batch.Delete(key)
-                                : batch.Put(key, rocksdb::Slice(w.value.data(), w.value.size()));
+    rocksdb::ColumnFamilyHandle* cf = impl_->family(w.family);
+    if (!cf) return impl_->no_family(w.family);
+    const rocksdb::Slice key(w.key.data(), w.key.size()), value(w.value.data(), w.value.size());
+    rocksdb::Status s = w.erase_range ? batch.DeleteRange(cf, key, value)
+                                      : (w.erase ? batch.Delete(cf, key) : batch.Put(cf, key, value));
     if (!s.ok()) return from_rocks(s, "rocksdb batch");
   }
-  // The batch lands in the WAL now, and with the memtable it joins in an SST when that is
-  // flushed (by RocksDB in the background once it is full): count both.
+  // The batch lands in the WAL now, and with the memtables it joins in SSTs when they are
+  // flushed (by RocksDB in the background once full): count both.
   uint64_t memtable_bytes = 0;
-  impl_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
+  impl_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
   const uint64_t bytes = 2 * uint64_t(batch.GetDataSize()) + memtable_bytes;
   if (Status m = impl_->may_write(bytes, "a write batch"); !m.ok()) return m;
   rocksdb::WriteOptions wo;
@@ -179,7 +208,9 @@ Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
 }
 
 Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
-                               std::vector<uint8_t>* found) {
+                               std::vector<uint8_t>* found, uint32_t family) {
+  rocksdb::ColumnFamilyHandle* cf = impl_->family(family);
+  if (!cf) return impl_->no_family(family);
   const size_t n = keys.size();
   std::vector<rocksdb::Slice> slices(n);
   for (size_t i = 0; i < n; ++i) slices[i] = rocksdb::Slice(keys[i].data(), keys[i].size());
@@ -187,7 +218,7 @@ Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vect
   std::vector<rocksdb::Status> statuses(n);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = true;
-  impl_->db->MultiGet(ro, impl_->db->DefaultColumnFamily(), n, slices.data(), pinned.data(),
+  impl_->db->MultiGet(ro, cf, n, slices.data(), pinned.data(),
                       statuses.data());
   values->assign(n, std::string());
   found->assign(n, 0);
@@ -205,21 +236,49 @@ Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vect
 Status RocksKvStore::flush() {
   uint64_t memtable_bytes = 0;
   if (!impl_->opt.read_only)
-    impl_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
+    impl_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtable_bytes);
   if (Status m = impl_->may_write(memtable_bytes, "a flush"); !m.ok()) return m;
   rocksdb::FlushOptions fo;
   fo.wait = true;
-  rocksdb::Status s = impl_->db->Flush(fo);
+  rocksdb::Status s = impl_->db->Flush(fo, impl_->families);
   return s.ok() ? Status() : impl_->failed(s, memtable_bytes, "flush");
 }
 
 Status RocksKvStore::for_each(const std::function<void(std::string_view, std::string_view)>& fn) const {
+  return for_each_in(0, [&](std::string_view k, std::string_view v) {
+    fn(k, v);
+    return true;
+  });
+}
+
+Status RocksKvStore::for_each_in(uint32_t family, const std::function<bool(std::string_view, std::string_view)>& fn) const {
+  rocksdb::ColumnFamilyHandle* cf = impl_->family(family);
+  if (!cf) return impl_->no_family(family);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = true;
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(ro));
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(ro, cf));
   for (it->SeekToFirst(); it->Valid(); it->Next())
-    fn(std::string_view(it->key().data(), it->key().size()), std::string_view(it->value().data(), it->value().size()));
+    if (!fn(std::string_view(it->key().data(), it->key().size()), std::string_view(it->value().data(), it->value().size())))
+      break;
   return it->status().ok() ? Status() : from_rocks(it->status(), "rocksdb scan");
+}
+
+int RocksKvStore::family(std::string_view name) const {
+  for (size_t i = 0; i < impl_->family_names.size(); ++i)
+    if (impl_->family_names[i] == name) return int(i);
+  return -1;
+}
+
+Status RocksKvStore::create_family(const std::string& name, uint32_t* index) {
+  if (family(name) >= 0) return Status(Errc::bad_argument, "rocksdb " + impl_->opt.dir + ": column family " + name + " exists");
+  if (Status m = impl_->may_write(0, "creating column family " + name); !m.ok()) return m;
+  rocksdb::ColumnFamilyHandle* h = nullptr;
+  rocksdb::Status s = impl_->db->CreateColumnFamily(impl_->family_options, name, &h);
+  if (!s.ok()) return impl_->failed(s, 0, "create column family " + name);
+  impl_->families.push_back(h);
+  impl_->family_names.push_back(name);
+  *index = uint32_t(impl_->families.size() - 1);
+  return {};
 }
 
 void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
@@ -245,13 +304,19 @@ Status RocksKvStore::open(const RocksOptions&, std::unique_ptr<RocksKvStore>*) {
   return Status(Errc::unsupported, "built without RocksDB (install librocksdb-dev and reconfigure)");
 }
 Status RocksKvStore::write_batch(std::span<const KvWrite>) { return Status(Errc::unsupported, "no RocksDB"); }
-Status RocksKvStore::multi_get(std::span<const std::string_view>, std::vector<std::string>*, std::vector<uint8_t>*) {
+Status RocksKvStore::multi_get(std::span<const std::string_view>, std::vector<std::string>*, std::vector<uint8_t>*,
+                               uint32_t) {
   return Status(Errc::unsupported, "no RocksDB");
 }
 Status RocksKvStore::flush() { return Status(Errc::unsupported, "no RocksDB"); }
 Status RocksKvStore::for_each(const std::function<void(std::string_view, std::string_view)>&) const {
   return Status(Errc::unsupported, "no RocksDB");
 }
+Status RocksKvStore::for_each_in(uint32_t, const std::function<bool(std::string_view, std::string_view)>&) const {
+  return Status(Errc::unsupported, "no RocksDB");
+}
+int RocksKvStore::family(std::string_view) const { return -1; }
+Status RocksKvStore::create_family(const std::string&, uint32_t*) { return Status(Errc::unsupported, "no RocksDB"); }
 void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 uint64_t RocksKvStore::disk_bytes() const { return 0; }
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }

@@ -6,6 +6,12 @@
 // open() returns Errc::unsupported. Integrity is RocksDB's own (block checksums, verified
 // on every read: ReadOptions::verify_checksums).
 //
+// Column families: the default one holds what the engine keys by path; others (a flat
+// snapshot's table) are created by name (create_family) and named by their index in every
+// read and write. open() opens every family the database holds (DB::ListColumnFamilies),
+// so a database without one opens as before; one WriteBatch may span families (atomic as
+// a whole), and flush() flushes them all.
+//
 // A full disk must not reach RocksDB's writers: after one failed write Debian's build (asserts
 // on) aborts the process at its next use of that writer ("sync_without_flush_called_").
 // So: read_only opens with DB::OpenForReadOnly, which writes no file at all (no WAL,
@@ -36,6 +42,8 @@ struct KvWrite {
   std::string_view key;
   std::string_view value;
   bool erase = false;  // delete `key` (value ignored)
+  uint32_t family = 0;  // column family index (0 = default; RocksKvStore::family)
+  bool erase_range = false;  // delete every key in [key, value) (`value` is the end key)
 };
 
 struct RocksOptions {
@@ -63,11 +71,18 @@ class RocksKvStore {
   Status write_batch(std::span<const KvWrite> writes);
   // values->size() == found->size() == keys.size() on return; found[i] = 0 for a missing
   // key. Any other per-key error fails the call (naming the key index).
+  // family: the column family's index.
   Status multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
-                   std::vector<uint8_t>* found);
-  Status flush();  // memtable -> SST, then the files are what a cold reopen reads
-  // Every key in key order (tests compare a database's whole content): fn(key, value).
+                   std::vector<uint8_t>* found, uint32_t family = 0);
+  Status flush();  // every family's memtable -> SST, then the files are what a cold reopen reads
+  // Every key of `family` in key order (verify, and tests compare a database's whole
+  // content): fn(key, value); fn returns false to stop.
   Status for_each(const std::function<void(std::string_view key, std::string_view value)>& fn) const;
+  Status for_each_in(uint32_t family, const std::function<bool(std::string_view key, std::string_view value)>& fn) const;
+  // The index of the column family `name`, or -1 when the database has none of that name.
+  int family(std::string_view name) const;
+  // Creates the column family `name` (writable stores; an existing one is bad_argument).
+  Status create_family(const std::string& name, uint32_t* index);
   // RocksOptions::free_space_margin_bytes from now on (tests play a full disk with it).
   void set_free_space_margin_bytes(uint64_t bytes);
   uint64_t disk_bytes() const;  // bytes of all regular files in the database directory

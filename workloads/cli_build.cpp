@@ -183,8 +183,8 @@ void declare_options(Args& args) {
   args.option_one_of("store", "S", "node store: arena = a flat page file, O_DIRECT + io_uring; rocksdb = nodes keyed by path", {"arena", "rocksdb"}, "arena");
   args.option_u64_one_of("page-size", "B", "arena page size", {4096, 16384}, 4096);
   args.option_u64("qd", "Q", "arena write queue depth", 1, 4096, 32);
-  args.flag("snapshot", "arena: also write the flat snapshot (sorted leaf key -> value pages, one read per lookup) "
-                        "in the same commit");
+  args.flag("snapshot", "also write the flat snapshot (leaf key -> value; arena: sorted pages, one read per lookup, "
+                        "in the same commit; rocksdb: a column family of its own, in the same build)");
   args.pin_option();
   args.flag("json", "print one JSON object on stdout");
   args.require("tree");
@@ -199,7 +199,6 @@ std::optional<int> db_options(const Args& args, persist::DbOptions* o) {
   o->dir = args.str("db");
   if (o->dir.empty()) return fail("--db DIR: empty directory name");
   const std::string store = args.str("store");
-  if (args.given("snapshot") && store != "arena") return fail("--snapshot needs --store arena");
   if (args.given("alloc")) {
     for (const char* n : {"accounts", "contracts", "slots-per-contract", "seed"})
       if (args.given(n)) return fail(std::string("--alloc and --") + n + " exclude each other");
@@ -323,7 +322,9 @@ void print_build(const persist::DbOptions& o, const LoadedSource& src, const per
   else
     std::printf("  nodes    %llu (%.1f MiB encoded)\n", (unsigned long long)rep.nodes,
                 double(rep.node_bytes) / 1048576.0);
-  if (o.snapshot)
+  if (o.snapshot && o.store == persist::StoreKind::rocksdb)
+    std::printf("  snapshot %llu entries in RocksDB column family \"snapshot\"\n", (unsigned long long)rep.snapshot_entries);
+  else if (o.snapshot)
     std::printf("  snapshot %llu entries in %llu pages (data, index, directory)\n",
                 (unsigned long long)rep.snapshot_entries, (unsigned long long)rep.snapshot_pages);
   std::printf("  on disk  %.1f MiB: %.1f B per slot, %.1f B per entry (account or slot)\n",

@@ -97,7 +97,8 @@ void declare_options(Args& args) {
   args.option("address", "A", "account address, 40 hex digits (0x optional)");
   args.option("slot", "S", "storage slot, 1..64 hex digits (0x optional, left-padded)");
   args.flag("proof", "also produce the proof and verify it against the manifest's root");
-  args.flag("snapshot", "read the account and slot from the flat snapshot (build --snapshot): one page read per key");
+  args.flag("snapshot", "read the account and slot from the flat snapshot (build --snapshot): one page read per key "
+                        "(RocksDB: one MultiGet on its column family)");
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
   args.require("address");

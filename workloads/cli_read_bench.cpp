@@ -167,7 +167,8 @@ void print_header(const ReadBenchReport& r, const nlohmann::json& out) {
     std::printf("slot keys: %s\n", r.options->slot_accounts ? "each also fetches its account (--slot-accounts)"
                                                             : "the slot alone (--slot-accounts adds each address's account walk)");
   if (r.options->snapshot)
-    std::printf("lookups: the flat snapshot (build --snapshot): one read per distinct data page, no tree walk\n");
+    std::printf("lookups: the flat snapshot (build --snapshot), no tree walk: %s\n",
+                arena ? "one read per distinct data page" : "one MultiGet per batch on its column family");
   if (r.cold)
     std::printf("cold: %s%s%s\n", res.cold.protocol.c_str(), res.cold.detail.empty() ? "" : " (",
                 res.cold.detail.empty() ? "" : (res.cold.detail + ")").c_str());
@@ -263,8 +264,8 @@ int cmd_read_bench(int argc, char** argv) {
   std::unique_ptr<persist::TreeDb> db;  // stays open: every reopen reads its state, even while a commit runs
   if (io::Status s = persist::open_any_db(o.dir, o.queue_depths.front(), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
   if (o.snapshot) {
-    std::unique_ptr<persist::SnapshotReader> snap;
-    if (io::Status s = db->open_snapshot(&snap); !s.ok()) return fail(s.message(), exit_code_for(s));
+    std::unique_ptr<persist::SnapshotTable> snap;
+    if (io::Status s = db->open_snapshot_table(&snap); !s.ok()) return fail(s.message(), exit_code_for(s));
   }
   r.params = db->manifest().params;
   r.root_hex = hex0x(db->manifest().root_hash);

@@ -344,8 +344,9 @@ void declare_run_options(Args& args) {
               "run each named stage's thread on one CPU (prefetch, traverse, commit; e.g. prefetch=0,traverse=0,commit=1;\n"
               "geth's workers run on traverse's CPU); stages not named are not pinned");
   args.flag("no-page-reuse", "the commit reads its dirty paths itself instead of taking the pages the block's reader read");
-  args.flag("snapshot", "the state reads go to the database's flat snapshot (built with `build --snapshot`), one device\n"
-                        "read per slot; the commit still reads the tree paths it rewrites and updates the snapshot");
+  args.flag("snapshot", "the state reads go to the database's flat snapshot (built with `build --snapshot`): arena, at\n"
+                        "most one device read per slot; RocksDB, one MultiGet on its column family per batch; the commit\n"
+                        "still reads the tree paths it rewrites and updates the snapshot in the same commit");
   args.flag("no-pure-hash", "do not hash the commit's new nodes again alone through the batch kernels (pure_hash_ms)");
   args.option_u64("reps", "R",
                   "run the same blocks R times, each repetition on a fresh copy of the database made in --scratch DIR\n"

@@ -57,7 +57,10 @@ void print_verified(persist::TreeDb& db, const persist::VerifyReport& rep, const
               hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
               (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
               (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
-  if (snap.present)
+  if (snap.present && !db.page_store())
+    std::printf("ok: snapshot equals the tree: %llu entries in RocksDB column family \"snapshot\"\n",
+                (unsigned long long)snap.entries);
+  else if (snap.present)
     std::printf("ok: snapshot equals the tree: %llu entries in %llu data pages, %llu index pages\n",
                 (unsigned long long)snap.entries, (unsigned long long)snap.data_pages,
                 (unsigned long long)snap.index_pages);

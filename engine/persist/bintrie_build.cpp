@@ -22,6 +22,7 @@
 #include "engine/persist/bintrie_db.h"
 #include "io/monotonic_clock.h"
 #include "engine/persist/bintrie_disk.h"
+#include "engine/persist/snapshot_rocks.h"
 #include "engine/persist/snapshot_writer.h"
 #include "engine/persist/subtree_packer.h"
 #include "engine/pipeline/parallel.h"
@@ -375,18 +376,26 @@ io::Status write_arena_tree(DbFiles& files, const DbOptions& o, const state::Sta
 io::Status write_rocks_tree(DbFiles& files, const DbOptions& o, const state::StateSource& src, const SortedStems& ss,
                             const ProgressFn& progress, DbFiles::Fields& fields, BuildReport& r, uint64_t* commit_ns) {
   if (!files.rocks) return {io::Errc::bad_argument, "build_bintrie: RocksDB store not open"};
-  if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
   RocksSink sink(*files.rocks);
   Emitter em(ss.h, ss.g, ss.sorted, ss.stem_hash, ss.lcp, sink, progress);
   Bytes32 root;
   io::Status st = em.run(&root);
   if (st) st = sink.flush();
+  if (st && o.snapshot) {  // every leaf in key order into the snapshot's column family
+    uint32_t family = 0;
+    st = create_rocks_snapshot(*files.rocks, &family);
+    RocksSnapshotWriter sw(*files.rocks, family);
+    for (size_t i = 0; st && i < ss.sorted.size(); ++i) st = sw.add(ss.sorted.entry(i).key, ss.sorted.entry(i).value);
+    if (st) st = sw.finish();
+    r.snapshot_entries = sw.entries();
+  }
   if (!st) return st;
   fields.root_hash = root;
   fields.node_count = sink.records;
   fields.payload_bytes = em.blob_bytes;
   const uint64_t c0 = io::monotonic_ns();
-  st = files.commit_rocks(fields, src.spec_json());
+  const SnapshotRef marker;  // RocksDB: counts 0 (snapshot_rocks.h)
+  st = files.commit_rocks(fields, src.spec_json(), o.snapshot ? &marker : nullptr);
   *commit_ns = io::monotonic_ns() - c0;
   if (!st) return st;
   r.root = root;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "engine/persist/snapshot_rocks.h"
 #include "io/monotonic_clock.h"
 
 namespace st::persist {
@@ -63,7 +64,7 @@ CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, 
     if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages : nullptr);
     reader_->set_latency_sink(read_latency);
   }
-  if (files.store == StoreKind::arena && files.commit.snapshot) snapshot_.emplace();
+  if (files.commit.snapshot) snapshot_.emplace();
 }
 
 io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what) {
@@ -180,6 +181,14 @@ io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_
   f.payload_bytes = files_.manifest.payload_bytes + o.bytes_written - superseded_bytes_;
   std::vector<io::KvWrite> writes = b.writes();
   const uint64_t keys_deleted = b.net_deletes();
+  // The flat snapshot's changes join the same batch (its column family), so the one
+  // synced WriteBatch holds tree, snapshot and commit record.
+  std::vector<std::string> range_ends;
+  if (snapshot_) {
+    uint32_t family = 0;
+    if (io::Status s = rocks_snapshot_family(files_, &family); !s.ok()) return s;
+    append_snapshot_writes(*snapshot_, family, &range_ends, &writes);
+  }
   const uint64_t tp = io::monotonic_ns();
   if (io::Status s = files_.commit_rocks_batch(writes, f, spec_json); !s.ok()) return s;
   const uint64_t publish_ns = io::monotonic_ns() - tp;

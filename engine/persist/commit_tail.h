@@ -20,8 +20,9 @@
 // swapped: the committers read the dirty paths through rocks() (one MultiGet per round,
 // by path key), write their new nodes into rocks() (put) and name each node they replace
 // by its key (supersede_key: a deletion, unless a new node takes the same key, which wins),
-// and publish() writes all of it with the commit record as ONE synced WriteBatch
-// (DbFiles::commit_rocks_batch), then the MANIFEST. Nothing is released (no pages).
+// and publish() writes all of it, the flat snapshot's changes (its column family) and the
+// commit record as ONE synced WriteBatch (DbFiles::commit_rocks_batch), then the MANIFEST.
+// Nothing is released (no pages).
 //
 // Invariants: nothing is published unless publish() returns ok; after begin_writes() every
 // failure goes through fail() or publish() (the writes are reaped and the CowSpace aborts,
@@ -183,8 +184,9 @@ class CommitFrame {
   void supersede_key(std::string key, uint64_t body_bytes);
 
   // The flat snapshot's changes (snapshot_update.h): null unless the database has a
-  // snapshot (arena). The committers hand it every leaf they write or delete; publish()
-  // rewrites the snapshot pages they reach in the same commit.
+  // snapshot. The committers hand it every leaf they write or delete; publish() rewrites
+  // the snapshot pages they reach in the same commit (arena), or puts the changes into the
+  // block's one WriteBatch on the snapshot's column family (RocksDB, snapshot_rocks.h).
   SnapshotDelta* snapshot() { return snapshot_ ? &*snapshot_ : nullptr; }
 
   // What the tree-specific phases produced.

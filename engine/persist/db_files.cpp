@@ -277,7 +277,7 @@ namespace {
 // The writes of a RocksDB commit plus its commit record (the manifest fields in it), in
 // one batch; then the MANIFEST. flush: a build's unsynced batches become SSTs first.
 io::Status rocks_commit(DbFiles& db, std::vector<io::KvWrite>& writes, const DbFiles::Fields& f,
-                        const std::string& spec, bool flush) {
+                        const std::string& spec, bool flush, const SnapshotRef* snapshot) {
   CommitFields cf;
   cf.commit_seq = db.manifest.commit_seq + 1;
   cf.root_hash = f.root_hash;
@@ -285,6 +285,7 @@ io::Status rocks_commit(DbFiles& db, std::vector<io::KvWrite>& writes, const DbF
   cf.key_count = f.key_count;
   cf.payload_bytes = f.payload_bytes;
   CommitInfo info{kNoLocator, spec, {}};
+  if (snapshot) info.snapshot = *snapshot;
   const std::vector<uint8_t> rec = encode_commit_record(info, &cf);
   writes.push_back({kRocksCommitKey, std::string_view(reinterpret_cast<const char*>(rec.data()), rec.size()), false});
   io::Status s = db.rocks->write_batch(writes);
@@ -305,14 +306,14 @@ io::Status rocks_commit(DbFiles& db, std::vector<io::KvWrite>& writes, const DbF
 }
 }  // namespace
 
-io::Status DbFiles::commit_rocks(const Fields& f, const std::string& spec) {
+io::Status DbFiles::commit_rocks(const Fields& f, const std::string& spec, const SnapshotRef* snapshot) {
   std::vector<io::KvWrite> none;
-  return rocks_commit(*this, none, f, spec, true);
+  return rocks_commit(*this, none, f, spec, true, snapshot);
 }
 
 io::Status DbFiles::commit_rocks_batch(std::vector<io::KvWrite>& writes, const Fields& f, const std::string& spec) {
   if (store != StoreKind::rocksdb || !rocks) return io::Status(io::Errc::bad_argument, "commit_rocks_batch: not a RocksDB database");
-  return rocks_commit(*this, writes, f, spec, false);
+  return rocks_commit(*this, writes, f, spec, false, commit.snapshot ? &*commit.snapshot : nullptr);
 }
 
 uint64_t DbFiles::disk_bytes() const {

@@ -18,6 +18,7 @@
 #include "io/monotonic_clock.h"
 #include "engine/persist/mpt_node.h"
 #include "engine/persist/mpt_trie_writer.h"
+#include "engine/persist/snapshot_rocks.h"
 #include "engine/persist/snapshot_writer.h"
 #include "engine/persist/subtree_packer.h"
 #include "kernels/keccak256.h"
@@ -161,7 +162,7 @@ class AccountHook final : public MptLeafHook {
 
   uint64_t slots_total = 0;
   MptTrieCounts storage_counts;
-  SnapshotWriter* snapshot = nullptr;  // --snapshot (arena): the flat table, written as the leaves come
+  SnapshotSink* snapshot = nullptr;  // --snapshot: the flat table, written as the leaves come
 
  private:
   const state::StateSource& src_;
@@ -232,7 +233,7 @@ struct MptBuild {
 
 // Writes the account trie (and through the hook every storage trie, and with snapshot
 // the leaves in key order) into the sink.
-io::Status write_tree(MptBuild& b, MptNodeSink& sink, RocksSink* rocks, SnapshotWriter* snapshot) {
+io::Status write_tree(MptBuild& b, MptNodeSink& sink, RocksSink* rocks, SnapshotSink* snapshot) {
   AccountHook hook(b.src, b.accs, sink, rocks, b.progress, b.total_keys);
   hook.snapshot = snapshot;
   io::Status s = write_mpt_trie(b.accs.empty() ? nullptr : b.accs[0].hash, sizeof(AccountKey), b.accs.size(),
@@ -286,19 +287,28 @@ io::Status build_arena(DbFiles& files, const DbOptions& o, MptBuild& b) {
   return {};
 }
 
-// RocksDB: every node under its path key, in write batches, then the commit.
+// RocksDB: every node under its path key, in write batches (with o.snapshot the flat
+// snapshot's entries into its column family as the leaves come), then the commit.
 io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
   if (!files.rocks) return {io::Errc::bad_argument, "mpt build: RocksDB store not open"};
-  if (o.snapshot) return {io::Errc::bad_argument, "--snapshot needs the arena store (RocksDB: not yet)"};
   RocksSink sink(*files.rocks);
-  io::Status s = write_tree(b, sink, &sink, nullptr);
+  std::optional<RocksSnapshotWriter> snap;
+  if (o.snapshot) {
+    uint32_t family = 0;
+    if (io::Status s = create_rocks_snapshot(*files.rocks, &family); !s.ok()) return s;
+    snap.emplace(*files.rocks, family);
+  }
+  io::Status s = write_tree(b, sink, &sink, snap ? &*snap : nullptr);
   if (s.ok()) s = sink.flush();
+  if (s.ok() && snap) s = snap->finish();
   if (!s.ok()) return s;
   fill_fields(b);
   const uint64_t tc = io::monotonic_ns();
-  s = files.commit_rocks(b.fields, b.src.spec_json());
+  const SnapshotRef marker;  // RocksDB: counts 0 (snapshot_rocks.h)
+  s = files.commit_rocks(b.fields, b.src.spec_json(), snap ? &marker : nullptr);
   if (!s.ok()) return s;
   b.rep.commit_ns = io::monotonic_ns() - tc;
+  if (snap) b.rep.snapshot_entries = snap->entries();
   return {};
 }
 

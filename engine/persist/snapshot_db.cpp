@@ -8,7 +8,9 @@
 #include "engine/bintrie/keys.h"
 #include "engine/mpt/account.h"
 #include "engine/persist/bintrie_disk.h"
+#include "engine/persist/db_files.h"
 #include "engine/persist/mpt_node.h"
+#include "engine/persist/snapshot_rocks.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist {
@@ -87,7 +89,7 @@ namespace {
 
 class SnapshotDb final : public TreeDb {
  public:
-  SnapshotDb(std::unique_ptr<TreeDb> tree, std::unique_ptr<SnapshotReader> snap, bool slot_key_accounts)
+  SnapshotDb(std::unique_ptr<TreeDb> tree, std::unique_ptr<SnapshotTable> snap, bool slot_key_accounts)
       : tree_(std::move(tree)), snap_(std::move(snap)), slot_key_accounts_(slot_key_accounts) {
     keyer_.params = tree_->manifest().params;
   }
@@ -98,6 +100,7 @@ class SnapshotDb final : public TreeDb {
   std::vector<std::string> data_files() const override { return tree_->data_files(); }
   io::NodeStore* page_store() override { return tree_->page_store(); }
   io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return tree_->open_snapshot(out); }
+  io::Status open_snapshot_table(std::unique_ptr<SnapshotTable>* out) override { return tree_->open_snapshot_table(out); }
   // The lookups' reads are the snapshot's; page_reader() stays null (no tree pages to hand on).
   void record_read_latency(stats::LogHistogram* sink) override { snap_->set_latency_sink(sink); }
 
@@ -137,6 +140,7 @@ class SnapshotDb final : public TreeDb {
       st.keys = keys.size();
       st.rounds = ss.rounds;
       st.page_reads = ss.page_reads;
+      if (ss.rounds && !tree_->page_store()) st.reads_per_round.push_back(uint32_t(ss.page_reads));  // RocksDB: one MultiGet
       st.bytes_read = ss.bytes_read;
       st.nodes_visited = sk.size();
       st.io_wait_ns = ss.io_wait_ns;
@@ -151,17 +155,25 @@ class SnapshotDb final : public TreeDb {
 
  private:
   std::unique_ptr<TreeDb> tree_;
-  std::unique_ptr<SnapshotReader> snap_;
+  std::unique_ptr<SnapshotTable> snap_;
   bool slot_key_accounts_;
   SnapshotKeyer keyer_;
 };
 
 }  // namespace
 
+io::Status open_snapshot_table_of(DbFiles& files, std::unique_ptr<SnapshotTable>* out) {
+  if (files.store == StoreKind::rocksdb) return open_rocks_snapshot(files, out);
+  std::unique_ptr<SnapshotReader> r;
+  if (io::Status s = open_snapshot_of(files, &r); !s.ok()) return s;
+  *out = std::move(r);
+  return {};
+}
+
 io::Status open_snapshot_view(std::unique_ptr<TreeDb> tree, bool slot_key_accounts, std::unique_ptr<TreeDb>* out,
                               ReadCounters* open_reads) {
-  std::unique_ptr<SnapshotReader> snap;
-  if (io::Status s = tree->open_snapshot(&snap); !s.ok()) return s;
+  std::unique_ptr<SnapshotTable> snap;
+  if (io::Status s = tree->open_snapshot_table(&snap); !s.ok()) return s;
   if (open_reads) *open_reads = snap->read_counters();
   *out = std::make_unique<SnapshotDb>(std::move(tree), std::move(snap), slot_key_accounts);
   return {};

@@ -7,8 +7,9 @@
 //                 them together); slot -> its storage leaf
 // With slot_key_accounts a slot key's answer also carries its account (the account's keys
 // join the batch, once per address); without it the account stays empty (both trees).
-// The whole batch is one SnapshotReader::lookup: one read per distinct data page, at the
-// store's queue depth.
+// The whole batch is one SnapshotTable::lookup (snapshot_table.h): arena, one read per
+// distinct data page at the store's queue depth; RocksDB, one MultiGet on the snapshot's
+// column family.
 //
 // Invariants: an answer equals the tree's for the same committed state (verify checks every
 // entry, snapshot_verify.h); a failed batch returns no answers.

@@ -55,6 +55,13 @@ int compare_snapshot_keys(std::span<const uint8_t> a, std::span<const uint8_t> b
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
+std::string snapshot_entry_error(std::span<const uint8_t> key, std::span<const uint8_t> value) {
+  if (key.empty() || key.size() > kSnapMaxKey || value.size() > kSnapMaxValue)
+    return "snapshot: entry with a key of " + std::to_string(key.size()) + " bytes and a value of " +
+           std::to_string(value.size()) + " bytes";
+  return "";
+}
+
 void encode_snapshot_entry(std::span<const uint8_t> key, std::span<const uint8_t> value, std::vector<uint8_t>* body) {
   body->clear();
   body->push_back(uint8_t(key.size()));

@@ -65,6 +65,10 @@ std::string decode_snapshot_ref(std::span<const uint8_t> rest, SnapshotRef* out,
 // -1, 0, 1: bytewise, a proper prefix first.
 int compare_snapshot_keys(std::span<const uint8_t> a, std::span<const uint8_t> b);
 
+// Error text ("" = ok): key length 1..64, value length <= 255 (what an entry may hold, on
+// either store).
+std::string snapshot_entry_error(std::span<const uint8_t> key, std::span<const uint8_t> value);
+
 // Record bodies.
 void encode_snapshot_entry(std::span<const uint8_t> key, std::span<const uint8_t> value, std::vector<uint8_t>* body);
 // Error text ("" = ok): key length 1..64, value length <= 255, nothing past the value.

@@ -1,4 +1,5 @@
-// snapshot_reader: the read side of the flat snapshot (snapshot_format.h).
+// snapshot_reader: the read side of the flat snapshot on the arena store (snapshot_format.h),
+// a SnapshotTable (snapshot_table.h).
 //
 //   open(store, ref)   reads the directory pages, then the index pages (one submission per
 //                      level), into the in-memory index: the first key and page id of every
@@ -27,6 +28,7 @@
 
 #include "engine/persist/page_reader.h"
 #include "engine/persist/snapshot_format.h"
+#include "engine/persist/snapshot_table.h"
 #include "io/node_store.h"
 #include "io/status.h"
 
@@ -34,25 +36,7 @@ namespace st::persist {
 
 struct DbFiles;
 
-// A snapshot key (up to 64 bytes) held by value.
-struct SnapshotKey {
-  uint8_t bytes[kSnapMaxKey] = {};
-  uint8_t len = 0;
-  std::span<const uint8_t> view() const { return {bytes, len}; }
-  static SnapshotKey of(std::span<const uint8_t> k);
-};
-
-struct SnapshotLookupStats {
-  uint64_t keys = 0;
-  uint64_t page_reads = 0;     // device reads
-  uint64_t bytes_read = 0;     // device bytes (whole pages)
-  uint64_t io_waits = 0;       // blocking polls
-  uint64_t io_wait_ns = 0;
-  uint64_t reads_in_flight_sum = 0, reads_in_flight_max = 0;
-  uint64_t rounds = 0;
-};
-
-class SnapshotReader {
+class SnapshotReader final : public SnapshotTable {
  public:
   // Errors: a corrupt or inconsistent directory / index page (corrupt_page, naming it).
   static io::Status open(io::NodeStore& store, const SnapshotRef& ref, std::unique_ptr<SnapshotReader>* out);
@@ -60,11 +44,12 @@ class SnapshotReader {
   // (*values)[i]: key i's value, or nullopt when the snapshot holds no such key. cold_pages:
   // drop the page cache first. On error *values is emptied.
   io::Status lookup(std::span<const SnapshotKey> keys, std::vector<std::optional<std::vector<uint8_t>>>* values,
-                    SnapshotLookupStats* stats, bool cold_pages = true);
+                    SnapshotLookupStats* stats, bool cold_pages = true) override;
 
   // Every entry in ascending key order. fn returns false to stop (scan then returns ok).
-  using EntryFn = std::function<bool(std::span<const uint8_t> key, std::span<const uint8_t> value)>;
-  io::Status scan(const EntryFn& fn);
+  io::Status scan(const EntryFn& fn) override;
+  uint64_t data_pages() const override { return ref_.data_pages; }
+  uint64_t index_pages() const override { return ref_.index_pages; }
 
   const SnapshotRef& ref() const { return ref_; }
 
@@ -84,9 +69,9 @@ class SnapshotReader {
   std::vector<uint64_t> pages() const;
   uint64_t index_bytes() const;  // memory held by the in-memory index
   // Every data page read from now on adds its device latency (ns) to `sink` (nullptr stops it).
-  void set_latency_sink(stats::LogHistogram* sink) { reader_.set_latency_sink(sink); }
+  void set_latency_sink(stats::LogHistogram* sink) override { reader_.set_latency_sink(sink); }
   // Every device read of this reader so far (right after open: the directory and index pages).
-  const ReadCounters& read_counters() const { return reader_.counters(); }
+  const ReadCounters& read_counters() const override { return reader_.counters(); }
 
  private:
   SnapshotReader(io::NodeStore& store, SnapshotRef ref);

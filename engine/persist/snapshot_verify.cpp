@@ -22,8 +22,8 @@ std::string hex(std::span<const uint8_t> b) { return "0x" + bintrie_disk::hex(b)
 
 io::Status verify_with_snapshot(TreeDb& db, VerifyReport* tree, SnapshotVerifyReport* snap, const ProgressFn& progress) {
   *snap = SnapshotVerifyReport{};
-  std::unique_ptr<SnapshotReader> reader;
-  io::Status open = db.open_snapshot(&reader);
+  std::unique_ptr<SnapshotTable> reader;
+  io::Status open = db.open_snapshot_table(&reader);
   if (!open.ok() && open.code() != io::Errc::not_found) return open;
   snap->present = open.ok();
   if (!snap->present) return db.verify(tree, progress);
@@ -43,8 +43,8 @@ io::Status verify_with_snapshot(TreeDb& db, VerifyReport* tree, SnapshotVerifyRe
   std::sort(leaves.begin(), leaves.end(),
             [](const Leaf& a, const Leaf& b) { return compare_snapshot_keys(a.key(), b.key()) < 0; });
 
-  snap->data_pages = reader->ref().data_pages;
-  snap->index_pages = reader->ref().index_pages;
+  snap->data_pages = reader->data_pages();
+  snap->index_pages = reader->index_pages();
   size_t at = 0;
   std::string diff;
   s = reader->scan([&](std::span<const uint8_t> k, std::span<const uint8_t> v) {

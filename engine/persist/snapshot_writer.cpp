@@ -32,9 +32,7 @@ io::Status SnapshotWriter::add_existing_page(uint64_t page, std::span<const uint
 }
 
 io::Status SnapshotWriter::add(std::span<const uint8_t> key, std::span<const uint8_t> value) {
-  if (key.empty() || key.size() > kSnapMaxKey || value.size() > kSnapMaxValue)
-    return {io::Errc::bad_argument, "snapshot: entry with a key of " + std::to_string(key.size()) + " bytes and a value of " +
-                                        std::to_string(value.size()) + " bytes"};
+  if (std::string e = snapshot_entry_error(key, value); !e.empty()) return {io::Errc::bad_argument, e};
   if (have_last_ && compare_snapshot_keys(last_key_, key) >= 0)
     return {io::Errc::bad_argument, "snapshot: keys not strictly ascending"};
   const bool glue_to_previous = have_last_ && !pending_.empty() && glued(last_key_, key);

@@ -28,10 +28,18 @@
 
 namespace st::persist {
 
-class SnapshotWriter {
+// Where a build hands the snapshot's entries, in strictly ascending key order: the arena's
+// pages (SnapshotWriter) or a RocksDB column family (RocksSnapshotWriter, snapshot_rocks.h).
+class SnapshotSink {
+ public:
+  virtual ~SnapshotSink() = default;
+  virtual io::Status add(std::span<const uint8_t> key, std::span<const uint8_t> value) = 0;
+};
+
+class SnapshotWriter final : public SnapshotSink {
  public:
   explicit SnapshotWriter(PageWriter& w);
-  io::Status add(std::span<const uint8_t> key, std::span<const uint8_t> value);
+  io::Status add(std::span<const uint8_t> key, std::span<const uint8_t> value) override;
   // Writes the entries added so far as the run's last page (none: nothing).
   io::Status end_run() { return flush_page(0); }
   // A data page kept from the previous commit (after end_run()): its id and first key.

@@ -38,11 +38,16 @@ io::Status TreeDb::open_snapshot(std::unique_ptr<SnapshotReader>*) {
   return {io::Errc::not_found, "the database has no snapshot (build it with --snapshot)"};
 }
 
+io::Status TreeDb::open_snapshot_table(std::unique_ptr<SnapshotTable>* out) {
+  std::unique_ptr<SnapshotReader> r;
+  if (io::Status s = open_snapshot(&r); !s.ok()) return s;
+  *out = std::move(r);
+  return {};
+}
+
 io::Status build_db(const DbOptions& o, const state::StateSource& source, BuildReport* report,
                     const ProgressFn& progress) {
   if (io::Status s = check_tree_params(o.params); !s.ok()) return s;
-  if (o.snapshot && o.store != StoreKind::arena)
-    return io::Status(io::Errc::bad_argument, "--snapshot needs the arena store (not yet on RocksDB)");
   DbFiles files;
   if (io::Status s = DbFiles::for_build(o, &files); !s.ok()) return s;
   if (o.params.tree_kind == io::TreeKind::mpt) return build_mpt(files, o, source, report, progress);

@@ -39,6 +39,7 @@ namespace st::persist {
 
 class PageReader;
 class SnapshotReader;
+class SnapshotTable;
 
 enum class StoreKind : uint8_t { arena, rocksdb };
 const char* store_kind_name(StoreKind k);
@@ -61,7 +62,8 @@ struct DbOptions {
   // A reader (open_db): open the state this manifest names, not the current one (see
   // open_any_db's same_state_as).
   std::optional<io::Manifest> read_state;
-  // build (arena): also write the flat snapshot (snapshot_format.h) in the same commit.
+  // build: also write the flat snapshot (snapshot_format.h) in the same commit (arena) or
+  // the same build (RocksDB: a column family of its own, snapshot_rocks.h).
   bool snapshot = false;
 };
 
@@ -168,10 +170,13 @@ class TreeDb {
   // Arena: every page read of this handle from now on adds its device latency (ns) to
   // `sink` (PageReader::set_latency_sink; nullptr stops it). RocksDB: nothing is recorded.
   virtual void record_read_latency(stats::LogHistogram* sink) { (void)sink; }
-  // The flat snapshot of the state this handle reads (snapshot_reader.h), over its own page
-  // cache on the same store; not_found when the database has none (built without
-  // --snapshot, or RocksDB).
+  // The arena's flat snapshot of the state this handle reads (snapshot_reader.h), over its
+  // own page cache on the same store; not_found when the database has none (built without
+  // --snapshot, or RocksDB: open_snapshot_table below covers both stores).
   virtual io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out);
+  // The same on either store (snapshot_table.h): the arena's SnapshotReader, or the RocksDB
+  // column family; not_found when the database has none.
+  virtual io::Status open_snapshot_table(std::unique_ptr<SnapshotTable>* out);
   // Verify hands every leaf it finds to this function: the tree's own key (MPT:
   // keccak(address), or keccak(address) || keccak(slot); binary trie: stem || suffix) and
   // the leaf's value bytes, in no particular order (the snapshot check, snapshot_verify.h).

@@ -88,10 +88,11 @@ struct RunOptions {
   // time beside the hash stage's); a digest that differs fails the block.
   bool pure_hash = true;
   // The blocks' state reads (bal's prefetch, serial's and geth's on-demand lookups) go to
-  // the database's flat snapshot (persist/snapshot_db.h: one device read per data page)
-  // instead of the tree; the commit still resolves the tree paths it rewrites (it reads
-  // those tree pages itself: the reader hands it none) and updates the snapshot in the same
-  // commit. Arena databases built with a snapshot only (else bad_argument before any read).
+  // the database's flat snapshot (persist/snapshot_db.h: arena, one device read per data
+  // page; RocksDB, one MultiGet on its column family) instead of the tree; the commit still
+  // resolves the tree paths it rewrites (it reads those tree nodes itself: the reader hands
+  // it none) and updates the snapshot in the same commit. Databases built with a snapshot
+  // only (else bad_argument before any read).
   bool snapshot = false;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;

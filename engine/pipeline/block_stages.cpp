@@ -82,8 +82,8 @@ void BlockToken::reset(size_t i, const state::Block* b) {
 io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth,
                         bool snapshot) {
   if (blocks.empty()) return bad("no blocks to run");
-  if (snapshot && (files.rocks || !files.commit.snapshot))
-    return bad("--snapshot: " + files.dir + " has no flat snapshot (build it with `statetree build --snapshot`, arena store)");
+  if (snapshot && !files.commit.snapshot)
+    return bad("--snapshot: " + files.dir + " has no flat snapshot (build it with `statetree build --snapshot`)");
   const io::TreeKind kind = files.manifest.params.tree_kind;
   const state::BalTree tree = kind == io::TreeKind::bintrie ? state::BalTree::bintrie : state::BalTree::mpt;
   for (const state::Block& b : blocks)

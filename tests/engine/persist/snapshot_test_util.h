@@ -1,6 +1,7 @@
 // snapshot_test_util: the snapshot tests' database options, and page surgery on an arena
 // database: read one page's payload, change it, and write it back sealed (a valid checksum),
-// so what verify sees is a well-formed page with other content, not a torn one.
+// so what verify sees is a well-formed page with other content, not a torn one; on a
+// RocksDB database, entries of the snapshot's column family changed through RocksDB itself.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -14,16 +15,18 @@
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
 #include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot_rocks.h"
 #include "engine/persist/tree_db.h"
 #include "io/page_format.h"
 
 namespace st::persist::test {
 
 // A small database of `tree` (MPT, or binary trie GD 5 over SHA-256) in dir, buffered reads,
-// with or without the flat snapshot.
-inline DbOptions options(const std::string& dir, io::TreeKind tree, bool snapshot) {
+// with or without the flat snapshot, on the arena store or RocksDB.
+inline DbOptions options(const std::string& dir, io::TreeKind tree, bool snapshot, StoreKind store = StoreKind::arena) {
   DbOptions o;
   o.dir = dir;
+  o.store = store;
   o.params.tree_kind = tree;
   o.params.hash_kind = tree == io::TreeKind::mpt ? io::HashKind::keccak256 : io::HashKind::sha256;
   o.params.group_depth = tree == io::TreeKind::mpt ? 0 : 5;
@@ -102,5 +105,40 @@ inline void shift_entry_count(const std::string& dir, uint64_t record_page, uint
   std::copy(rec.begin(), rec.end(), out.begin());
   write_page(dir, record_page, out);
 }
+
+// The snapshot column family of a RocksDB database (closed), opened for surgery.
+struct RocksSurgery {
+  std::unique_ptr<io::RocksKvStore> kv;
+  uint32_t family = 0;
+  explicit RocksSurgery(const std::string& dir) {
+    io::RocksOptions ro;
+    ro.dir = dir + "/rocksdb";
+    ro.create = false;
+    ro.direct_reads = false;
+    REQUIRE(io::RocksKvStore::open(ro, &kv).ok());
+    REQUIRE(kv->family(kSnapshotFamily) > 0);
+    family = uint32_t(kv->family(kSnapshotFamily));
+  }
+  // The n-th entry's key and value.
+  std::pair<std::string, std::string> entry(size_t n) {
+    std::pair<std::string, std::string> e;
+    size_t i = 0;
+    REQUIRE(kv->for_each_in(family, [&](std::string_view k, std::string_view v) {
+                 if (i++ < n) return true;
+                 e = {std::string(k), std::string(v)};
+                 return false;
+               }).ok());
+    REQUIRE(!e.first.empty());
+    return e;
+  }
+  void put(const std::string& k, const std::string& v) {
+    const io::KvWrite w{k, v, false, family};
+    REQUIRE(kv->write_batch({&w, 1}).ok());
+  }
+  void erase(const std::string& k) {
+    const io::KvWrite w{k, {}, true, family};
+    REQUIRE(kv->write_batch({&w, 1}).ok());
+  }
+};
 
 }  // namespace st::persist::test
