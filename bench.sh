@@ -170,11 +170,12 @@ studies: what each runs; time on 2 cores at small / medium / large
            blocks of mixed_sload_sstore, 200 + 100 calls), apply (the reference
            roots), then 10 / 200 / 1,000 times (tiny: 3, a smaller state): a
            fresh copy, statetree run --inflight 2 --reader bal, SIGKILL at a
-           seeded point of its wall time (~1 s), then verify, the writer lock,
-           the root against apply's, the blocks stdout reported, a resume of the
-           rest; the checker first catches 8 databases built to be wrong:
-           kills, reopen failures, lost blocks, wrong roots, failed resumes,
-           where the kills landed    ~40 s / ~12 min / ~1 h (disk 0.1 GB)
+           seeded point of its wall time (~0.3 s on a quiet host), then verify,
+           the writer lock, the root against apply's, the blocks stdout
+           reported, a resume of the rest; first, the checker must catch 8
+           databases built to be wrong: kills, reopen failures, lost blocks,
+           wrong roots, failed resumes, where the kills landed (disk 0.1 GB)
+                                 ~20 s / ~4 min / ~20 min
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
