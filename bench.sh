@@ -18,11 +18,11 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
 
 ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-             mpt-vs-bintrie slot-budget hash-vs-traversal fuzz)
+             mpt-vs-bintrie slot-budget hash-vs-traversal crash fuzz)
 DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
 # `all`: every study but fuzz (which builds its own clang tree: name it to run it).
 ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-              mpt-vs-bintrie slot-budget hash-vs-traversal)
+              mpt-vs-bintrie slot-budget hash-vs-traversal crash)
 
 usage() {
   cat <<'EOF'
@@ -48,7 +48,7 @@ points at the newest run there):
 
 STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
        snapshot database cold-tail mpt-vs-bintrie slot-budget
-       hash-vs-traversal fuzz, or all
+       hash-vs-traversal crash fuzz, or all
        (every study but fuzz; default: kernels merkle mpt bintrie io)
 
 options:
@@ -81,7 +81,8 @@ list_studies() {
 studies: what each runs; time on 2 cores at small / medium / large
   merkle   statetree merkle: SHA-256 Merkle root of 100k / 1M / 10M leaves,
            1 thread beside the OpenSSL baselines, 2 threads, then the shani,
-           avx2 and portable kernels (those the CPU has)
+           avx2 and portable kernels (those the CPU has); a size sweep of 3 / 4
+           / 5 sizes from 8,192 to 4M leaves (1 pinned thread)
                                                   ~2 s / ~15 s / ~2 min
   kernels  statetree hash-bench: every SHA-256 kernel tier x entry point,
            ns per message and per compression (11 / 11 / 31 reps)
@@ -117,7 +118,8 @@ studies: what each runs; time on 2 cores at small / medium / large
            a time) through the tree and through the flat snapshot: device reads,
            bytes and ms per lookup, binary trie / MPT with and without it
            (targets: <= 1.2 reads per slot, <= 1.1x). Lookups only: the block
-           pipeline (statetree run) does not read the snapshot in this build
+           pipeline's reads through the snapshot (statetree run --snapshot) are
+           not part of this study (docs/benchmarks.md, "run --snapshot")
            (disk 0.1 / 0.8 GB)   ~7 s / ~16 s at small / medium (large: not measured)
   database  statetree build (MPT and binary trie) into the arena store and into
            RocksDB, 100k / 1M / 10M slots; cold read-bench at QD 1 and 32; a
@@ -131,9 +133,10 @@ studies: what each runs; time on 2 cores at small / medium / large
            transactions per block x readers serial, geth (4 workers), bal, with
            and without the published other work (--other-slots 740: each
            transaction after the first reads 740 distinct cold slots of other
-           contracts), each on a fresh copy of the state (2 / 2 / 3 / 3 blocks
-           per run; tiny: 1 and 3 transactions, 40 other slots): cost per miss,
-           per distinct slot and per device read vs the published 0.40 -> 2.99 ms
+           contracts), each on a fresh copy of the state (2 / 3 / 3 blocks
+           per run at small / medium / large; tiny: 20 calls, 1 and 3
+           transactions, 40 other slots, 1 block per run): cost per miss, per
+           distinct slot and per device read vs the published 0.40 -> 2.99 ms
            (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large: not measured)
   mpt-vs-bintrie  statetree build (MPT and binary trie, arena, one contract) of
            10k / 100k / 1M / 10M slots; then statetree run --cold of
@@ -162,6 +165,17 @@ studies: what each runs; time on 2 cores at small / medium / large
            hash / pure and state hash / pure beside the published 60x (MPT) and
            19x (binary trie) (disk 0.1 / 1.1 GB)
                                  ~8 s at small (medium, large: not measured)
+  crash    scripts/bench/crash_run.py per tree (MPT and binary trie, arena):
+           statetree build (2,000 accounts, 2 x 20,000 slots), workload (30
+           blocks of mixed_sload_sstore, 200 + 100 calls), apply (the reference
+           roots), then 10 / 200 / 1,000 times (tiny: 3, a smaller state): a
+           fresh copy, statetree run --inflight 2 --reader bal, SIGKILL at a
+           seeded point of its wall time (~0.3 s on a quiet host), then verify,
+           the writer lock, the root against apply's, the blocks stdout
+           reported, a resume of the rest; first, the checker must catch 8
+           databases built to be wrong: kills, reopen failures, lost blocks,
+           wrong roots, failed resumes, where the kills landed (disk 0.1 GB)
+                                 ~20 s / ~4 min / ~20 min
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
@@ -250,6 +264,9 @@ hv_reps=5; hv_blocks=2
 # database: db_calls approve calls per block of its `run`; slot-budget: sb_* (slots of the one
 # token contract, gas per block, blocks per run = the repetitions, each read cold).
 db_calls=4094; sb_slots=1000000; sb_gas="36000000 100000000"; sb_blocks=5
+# crash: kill points per tree and the state and blocks of each killed run (one uninterrupted
+# run takes about a second on 2 cores at every scale but tiny; the scale sets the points).
+cr_kills=200; cr_accounts=2000; cr_contracts=2; cr_spc=20000; cr_blocks=30; cr_loads=200; cr_stores=100
 case $scale in
   tiny)   leaves=10000;    merkle_reps=2;  sweep_reps=2; hb_reps=3
           mpt_n=10000;     mpt_reps=2;     bt_keys=10000;   bt_reps=2
@@ -258,14 +275,15 @@ case $scale in
           p_contracts_default=100; fuzz_secs=10
           ct_slots=10000; ct_contracts=10; ct_calls=20; ct_txs="1 3"; ct_other=40; ct_blocks=1
           mb_slots=10000; mb_bal=200; mb_app=100; mb_loads=100; mb_stores=50; mb_reps=2
-          db_calls=100; sb_slots=10000; sb_gas=4000000; sb_blocks=2; hv_reps=2; hv_blocks=1 ;;
+          db_calls=100; sb_slots=10000; sb_gas=4000000; sb_blocks=2; hv_reps=2; hv_blocks=1
+          cr_kills=3; cr_accounts=300; cr_contracts=2; cr_spc=1600; cr_blocks=12; cr_loads=40; cr_stores=20 ;;
   small)  leaves=100000;   merkle_reps=5;  sweep_reps=3; hb_reps=11
           mpt_n=100000;    mpt_reps=3;     bt_keys=100000;  bt_reps=3
           io_mib=64;       io_reps=3;      p_slots=100000;  rb_reps=3
           m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30
           ct_slots=100000; ct_contracts=20; ct_blocks=2
           mb_slots=100000; mb_bal=2000; mb_app=500; mb_loads=1000; mb_stores=250; mb_reps=5
-          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3; hv_reps=3 ;;
+          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3; hv_reps=3; cr_kills=10 ;;
   medium) leaves=1000000;  merkle_reps=11; sweep_reps=3; hb_reps=11
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
           io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3
@@ -274,7 +292,8 @@ case $scale in
           mpt_n=10000000;  mpt_reps=5;     bt_keys=10000000; bt_reps=5
           io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3
           m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300
-          ct_slots=10000000; ct_contracts=200; sb_slots=10000000; sb_blocks=10; mb_slots=10000000 ;;
+          ct_slots=10000000; ct_contracts=200; sb_slots=10000000; sb_blocks=10; mb_slots=10000000
+          cr_kills=1000 ;;
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
@@ -375,6 +394,7 @@ for s in "${studies[@]}"; do
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
     database:*) need_mb=$((need_mb + 100 + p_slots / 450)) ;;  # 303 MiB / 2.2 GiB at 100k / 1M
     slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 900)) ;;  # 129 MiB / 1 GiB at 100k / 1M
+    crash:*) need_mb=$((need_mb + 100)) ;;
   esac
 done
 avail_mb=$(df -Pm "$DATA" 2>/dev/null | awk 'NR == 2 { print $4 }')
@@ -627,6 +647,19 @@ plan_hash_vs_traversal() {
         --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader bal --qd 32 $cold \
         "${run_pins[@]}" --reps "$hv_reps" --scratch "$DATA/hash-vs-traversal/scratch-$tree-$w"
     done
+  done
+}
+plan_crash() {
+  # Per tree (arena store): crash_run.py builds a small state and a block file, takes apply's
+  # roots, then SIGKILLs `statetree run --inflight 2 --reader bal` (prefetch and traverse on
+  # CPU 0, commit on CPU 1: the two blocks in flight really overlap) at cr_kills seeded
+  # points, each on a fresh copy, and checks each (one JSON object per tree).
+  local tree
+  for tree in mpt bintrie; do
+    plan_exe scripts/bench/crash_run.py crash "$tree" --bin "$BIN" --tree "$tree" --data "$DATA/crash/$tree" \
+      --kills "$cr_kills" --seed 1 --accounts "$cr_accounts" --contracts "$cr_contracts" \
+      --slots-per-contract "$cr_spc" --blocks "$cr_blocks" --loads "$cr_loads" --stores "$cr_stores" \
+      --pin prefetch=0,traverse=0,commit=1
   done
 }
 plan_fuzz() {

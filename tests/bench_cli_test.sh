@@ -24,10 +24,11 @@ check 0 0 --help
 grep -q '^usage: ./bench.sh' "$dir/.out" || { echo "FAIL: --help prints no usage"; fails=1; }
 check 0 0 --list
 for s in merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail \
-    mpt-vs-bintrie slot-budget hash-vs-traversal fuzz; do
+    mpt-vs-bintrie slot-budget hash-vs-traversal crash fuzz; do
   grep -q "^  $s " "$dir/.out" || { echo "FAIL: --list does not name $s"; fails=1; }
 done
 ! grep -qi 'not built yet' "$dir/.out" || { echo "FAIL: --list names a study as not built yet"; fails=1; }
+! grep -qi 'does not read the snapshot' "$dir/.out" || { echo "FAIL: --list says run does not read the snapshot"; fails=1; }
 check 2 1 --bogus
 check 2 1 merkle nosuchstudy
 check 2 1 --scale huge

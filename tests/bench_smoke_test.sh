@@ -5,8 +5,9 @@
 # failure; write every study's JSON lines, each a valid JSON object; render every plot with
 # its data drawn (checked again here on the SVG, by the checker that an empty plot fails);
 # write REPORT.md linking each plot, with the sections of the studies that compare (snapshot on
-# / off, arena / RocksDB, the slot budget, hash vs traversal); leave the checkout's results/
-# untouched.
+# / off, arena / RocksDB, the slot budget, hash vs traversal, crash safety); leave the checkout's
+# results/ untouched. The crash study's checker must have caught every database of its
+# self-check (built to be wrong), so that its zero counts can be results.
 set -u
 src=${1:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
 bin=${2:?usage: bench_smoke_test.sh SOURCE_DIR STATETREE}
@@ -16,11 +17,11 @@ fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 export PYTHONDONTWRITEBYTECODE=1
 studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-         mpt-vs-bintrie slot-budget hash-vs-traversal)
+         mpt-vs-bintrie slot-budget hash-vs-traversal crash)
 plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
        persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size snapshot_lookups
        snapshot_reads database_lookups database_blocks cold_tail_serial cold_tail_geth cold_tail_bal
-       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget hash_traversal_blocks)
+       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget hash_traversal_blocks crash_points)
 
 latest_before=$(readlink "$src/results/latest" 2>/dev/null || echo none)
 bash "$src/bench.sh" all --scale tiny --bin "$bin" --out "$dir/run" > "$dir/stdout" 2> "$dir/stderr"
@@ -102,9 +103,23 @@ for cmd in ("build", "read-bench", "commit"):
     got = sorted((r.get("tree"), r.get("store")) for r in dbrows if r.get("command") == cmd)
     if got != [("bintrie", "arena"), ("bintrie", "rocksdb"), ("mpt", "arena"), ("mpt", "rocksdb")]:
         bad.append(f"database: {cmd} rows {got}")
+# crash: one object per tree, every kill point checked with nothing failed, and the checker's
+# self-check caught each database built to be wrong.
+crash = {r.get("tree"): r for r in (json.loads(l) for l in open(os.path.join(run, "crash.jsonl")) if l.strip())}
+cases = {"off_reference", "resume_off", "behind_reported", "bad_report", "ahead_of_stdout", "resume_skipping",
+         "lock_held", "reopen_failure"}
+for tree in ("mpt", "bintrie"):
+    r = crash.get(tree) or {}
+    pts = r.get("points") or []
+    if not r.get("ok") or len(pts) != r.get("kill_points") or r.get("kills", 0) + r.get("finished_first", 0) != len(pts):
+        bad.append(f"crash {tree}: {r.get('ok')}, {len(pts)} points, errors {r.get('errors')}")
+    sc = r.get("self_check") or {}
+    got = {c["name"] for c in sc.get("cases", []) if c.get("caught")}
+    if not sc.get("ok") or got != cases:
+        bad.append(f"crash {tree}: the checker's self-check caught {sorted(got)}: {sc}")
 for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT", "through the snapshot",
                "arena / RocksDB lookup QD 32", "MPT of slot", "published state hash / pure",
-               "Hash versus traversal per block"):
+               "Hash versus traversal per block", "Crash safety", "checker self-check"):
     if needle not in report:
         bad.append(f"REPORT.md lacks '{needle}'")
 for b in bad:

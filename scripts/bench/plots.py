@@ -25,6 +25,7 @@ PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import pipeline_figures as pf  # noqa: E402
 from values import get, med  # noqa: E402  (report.py reads them through this module)
+import crash_figures  # noqa: E402
 import hash_traversal  # noqa: E402
 import slot_budget  # noqa: E402
 import storage_figures  # noqa: E402
@@ -419,6 +420,8 @@ def specs(run_dir, studies):
         out += slot_budget.plots_slot_budget(rows["slot-budget"], bars)
     if "hash-vs-traversal" in rows:
         out += hash_traversal.plots_hash_vs_traversal(rows["hash-vs-traversal"], bars)
+    if "crash" in rows:
+        out += crash_figures.plots_crash(rows["crash"], lines)
     return out
 
 

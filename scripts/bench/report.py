@@ -26,6 +26,7 @@ PUBLISHED = os.path.join(HERE, "published")
 sys.path.insert(0, HERE)
 import plots  # noqa: E402  (the same readers: load_rows, get, med, rb_at, gd_figures)
 import pipeline_figures as pf  # noqa: E402  (the block-pipeline studies' figures)
+import crash_figures  # noqa: E402  (the crash study's section)
 import hash_traversal  # noqa: E402  (the hash-vs-traversal study's section)
 import slot_budget  # noqa: E402  (the slot-budget study's section)
 import storage_figures  # noqa: E402  (the snapshot and database studies' sections)
@@ -204,7 +205,8 @@ class Report:
                     words = line.split()
                     if len(words) < 2 or line.startswith("#") or words[0].endswith("setup.sh") or words[0] == "rm":
                         continue
-                    name = words[1] if not words[0].endswith("fuzz.sh") else "fuzz.sh"
+                    script = words[0].endswith((".sh", ".py"))  # fuzz.sh, crash_run.py
+                    name = os.path.basename(words[0]) if script else words[1]
                     (pinned if "--pin" in words else unpinned).add(name)
         except OSError:
             pass
@@ -679,6 +681,9 @@ class Report:
         self.w(*hash_traversal.report_hash_vs_traversal(self.rows["hash-vs-traversal"], self.cmp.cell, table,
                                                         self.pub["figures"].get("hash_vs_traversal", {})))
 
+    def crash(self):
+        self.w(*crash_figures.report_crash(self.rows["crash"], table))
+
     def write(self):
         self.header()
         sections = [("merkle", "Merkle tree (`statetree merkle`)", self.merkle),
@@ -698,6 +703,7 @@ class Report:
                     ("slot-budget", "The 12-second slot budget (`statetree run`, one full block)", self.slot_budget),
                     ("hash-vs-traversal", "Hash versus traversal per block (`statetree run`, pure hash beside)",
                      self.hash_vs_traversal),
+                    ("crash", "Crash safety: `statetree run --inflight 2` SIGKILLed at random points", self.crash),
                     ("fuzz", "Fuzzing (`scripts/fuzz.sh`)", self.fuzz)]
         hash_done = False
         for study, title, fn in sections:

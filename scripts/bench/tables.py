@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pipeline_figures as pf  # noqa: E402
+import crash_figures  # noqa: E402
 import hash_traversal  # noqa: E402
 import slot_budget  # noqa: E402
 import storage_figures  # noqa: E402
@@ -445,7 +446,7 @@ TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "b
           "cold-tail": table_cold_tail, "mpt-vs-bintrie": table_mpt_vs_bintrie,
           "snapshot": storage_figures.table_snapshot, "database": storage_figures.table_database,
           "slot-budget": slot_budget.table_slot_budget,
-          "hash-vs-traversal": hash_traversal.table_hash_vs_traversal}
+          "hash-vs-traversal": hash_traversal.table_hash_vs_traversal, "crash": crash_figures.table_crash}
 
 
 def footer(meta, study):
