@@ -139,6 +139,7 @@ nlohmann::json block_json(const pipeline::BlockResult& b, uint64_t rep, const nl
           {"ms_per_slot_total", r.ms_per_slot_total},
           {"prefetch", prefetch_json(b)},
           {"traverse", traverse_json(b)},
+          {"hash", {{"wall_ms", ms(b.hash.wall_ns())}, {"busy_ms", ms(b.hash.busy_ns)}, {"start_ms", ms(b.hash.start_ns)}}},
           {"commit", {{"wall_ms", ms(b.commit.wall_ns())}, {"busy_ms", ms(b.commit.busy_ns)},
                       {"start_ms", ms(b.commit.start_ns)},
                       {"resolve_ms", ms(c.resolve_ns)}, {"read_ms", ms(c.read_ns)}, {"apply_ms", ms(c.apply_ns)},
@@ -194,18 +195,20 @@ void print_csv_row(const pipeline::BlockResult& b, uint64_t rep, const nlohmann:
 }
 
 void print_header() {
-  std::printf("%-7s %4s %8s %7s %7s %7s %7s %8s %8s %8s %8s %7s %8s %8s %8s %8s %8s %8s %7s %8s %8s %7s\n", "block", "txs",
-              "Mgas", "sl.rd", "sl.wr", "hits", "misses", "read_ms", "hash_ms", "cmt_ms", "total_ms", "Mgas/s", "ms/slot",
-              "ms/miss", "pref_ms", "trav_ms", "cstg_ms", "dev.rd", "rd/slot", "rd.p99us", "c.p99us", "overlap");
+  std::printf("%-7s %4s %8s %7s %7s %7s %7s %8s %8s %8s %8s %7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %8s %7s\n", "block",
+              "txs", "Mgas", "sl.rd", "sl.wr", "hits", "misses", "read_ms", "hash_ms", "cmt_ms", "total_ms", "Mgas/s",
+              "ms/slot", "ms/miss", "pref_ms", "trav_ms", "hstg_ms", "cstg_ms", "dev.rd", "rd/slot", "rd.p99us", "c.p99us",
+              "overlap");
 }
 void print_row(const pipeline::BlockResult& b) {
   const Row r = derive(b);
-  std::printf("%-7llu %4u %8.2f %7llu %7llu %7llu %7llu %8.2f %8.2f %8.2f %8.2f %7.1f %8.4f %8.4f %8.2f %8.2f %8.2f %8llu %7.2f "
-              "%8.1f %8.1f %7.2f\n",
+  std::printf("%-7llu %4u %8.2f %7llu %7llu %7llu %7llu %8.2f %8.2f %8.2f %8.2f %7.1f %8.4f %8.4f %8.2f %8.2f %8.2f %8.2f %8llu "
+              "%7.2f %8.1f %8.1f %7.2f\n",
               (unsigned long long)b.number, b.tx_count, double(b.gas_used) * 1e-6, (unsigned long long)b.slots_read,
               (unsigned long long)b.slots_written, (unsigned long long)b.hits, (unsigned long long)b.misses, r.state_read_ms,
               r.state_hash_ms, r.commit_ms, r.total_ms, r.mgas_per_sec, r.ms_per_slot_read, r.ms_per_miss,
-              ms(b.prefetch.wall_ns()), ms(b.traverse.wall_ns()), ms(b.commit.wall_ns()), (unsigned long long)r.device_reads,
+              ms(b.prefetch.wall_ns()), ms(b.traverse.wall_ns()), ms(b.hash.wall_ns()), ms(b.commit.wall_ns()),
+              (unsigned long long)r.device_reads,
               r.device_reads_per_slot, b.state_read_latency_us.p99, b.commit_read_latency_us.p99, r.overlap);
 }
 
@@ -213,7 +216,7 @@ void print_row(const pipeline::BlockResult& b) {
 // regime's "pin" object. An error message for anything else.
 std::optional<std::string> parse_stage_pins(const std::string& spec, pipeline::RunOptions::StageCpus* out,
                                             nlohmann::json* regime) {
-  const std::string form = "--pin takes STAGE=CPU[,STAGE=CPU...] with STAGE prefetch, traverse or commit";
+  const std::string form = "--pin takes STAGE=CPU[,STAGE=CPU...] with STAGE prefetch, traverse, hash or commit";
   const std::vector<int> allowed = available_cpu_list();
   std::vector<std::string> items;
   size_t from = 0;
@@ -230,7 +233,8 @@ std::optional<std::string> parse_stage_pins(const std::string& spec, pipeline::R
     const std::string stage = it.substr(0, eq);
     std::vector<int>* cpus = stage == "prefetch" ? &out->prefetch
                              : stage == "traverse" ? &out->traverse
-                             : stage == "commit" ? &out->commit
+                             : stage == "hash"     ? &out->hash
+                             : stage == "commit"   ? &out->commit
                                                  : nullptr;
     if (!cpus) return form + " (unknown stage '" + stage + "')";
     if (!cpus->empty()) return "--pin names " + stage + " twice";
@@ -341,9 +345,10 @@ void declare_run_options(Args& args) {
   args.flag("cold", "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"
                     "drop_caches when permitted (root), else posix_fadvise; the regime's page_cache names the protocol");
   args.option("pin", "STAGE=CPU,...",
-              "run each named stage's thread on one CPU (prefetch, traverse, commit; e.g. prefetch=0,traverse=0,commit=1;\n"
-              "geth's workers run on traverse's CPU); stages not named are not pinned");
+              "run each named stage's thread on one CPU (prefetch, traverse, hash, commit; e.g.\n"
+              "prefetch=0,traverse=0,hash=1,commit=1; geth's workers run on traverse's CPU); stages not named are not pinned");
   args.flag("no-page-reuse", "the commit reads its dirty paths itself instead of taking the pages the block's reader read");
+  args.flag("no-hash-overlap", "with --inflight > 1: block k+1's hash waits for block k's publish instead of its packed pages");
   args.flag("snapshot", "the state reads go to the database's flat snapshot (built with `build --snapshot`): arena, at\n"
                         "most one device read per slot; RocksDB, one MultiGet on its column family per batch; the commit\n"
                         "still reads the tree paths it rewrites and updates the snapshot in the same commit");
@@ -392,6 +397,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   ro.queue_depth = uint32_t(args.get_u64("qd"));
   ro.inflight = uint32_t(args.get_u64("inflight"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
+  ro.overlap_hash = !args.given("no-hash-overlap");
   ro.pure_hash = !args.given("no-pure-hash");
   ro.snapshot = args.given("snapshot");
   if (args.given("pin"))
@@ -509,7 +515,7 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
 struct Totals {
   uint64_t gas = 0, slots_read = 0, slots_written = 0, misses = 0, reads = 0, snapshot_index_reads = 0;
   uint64_t commit_reads = 0, pages_reused = 0, hash_ns = 0, pure_ns = 0, state_hash_ns = 0;
-  uint64_t busy_prefetch = 0, busy_traverse = 0, busy_commit = 0, busy_workers = 0;
+  uint64_t busy_prefetch = 0, busy_traverse = 0, busy_hash = 0, busy_commit = 0, busy_workers = 0;
   double read_ms = 0;
   bool gas_known = true;
 };
@@ -524,7 +530,8 @@ Totals totals_of(const std::vector<pipeline::BlockResult>& all) {
     const persist::CommitStats& c = b.commit_stats;
     t.commit_reads += c.pages_read, t.pages_reused += c.pages_reused, t.hash_ns += c.hash_ns, t.pure_ns += c.pure_hash_ns;
     t.state_hash_ns += c.resolve_ns + c.apply_ns + c.write_ns;
-    t.busy_prefetch += b.prefetch.busy_ns, t.busy_traverse += b.traverse.busy_ns, t.busy_commit += b.commit.busy_ns;
+    t.busy_prefetch += b.prefetch.busy_ns, t.busy_traverse += b.traverse.busy_ns, t.busy_hash += b.hash.busy_ns;
+    t.busy_commit += b.commit.busy_ns;
     t.busy_workers += b.geth_workers_busy_ns;
   }
   return t;
@@ -563,7 +570,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
           {"device_read_latency_us", {{"state_read", latency_json(runs.read_latency.latency(1000.0))},
                                       {"commit", latency_json(runs.commit_latency.latency(1000.0))}}},
           {"busy_ms", {{"prefetch", ms(t.busy_prefetch)}, {"traverse", ms(t.busy_traverse)},
-                       {"commit", ms(t.busy_commit)}, {"geth_workers", ms(t.busy_workers)}}},
+                       {"hash", ms(t.busy_hash)}, {"commit", ms(t.busy_commit)}, {"geth_workers", ms(t.busy_workers)}}},
           {"overlap", pipeline::run_overlap(runs.all, runs.wall_ns)},
           {"regime", regime}};
 }
@@ -631,9 +638,9 @@ void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json&
   latency_line("state read", runs.read_latency.latency(1000.0));
   latency_line("commit", runs.commit_latency.latency(1000.0));
   const nlohmann::json& busy = sum["busy_ms"];
-  std::printf("busy (thread CPU): prefetch %.1f ms, traverse %.1f ms, commit %.1f ms, geth workers %.1f ms; overlap %.2f "
-              "(stage walls / run wall)\n",
-              busy["prefetch"].get<double>(), busy["traverse"].get<double>(), busy["commit"].get<double>(),
+  std::printf("busy (thread CPU): prefetch %.1f ms, traverse %.1f ms, hash %.1f ms, commit %.1f ms, geth workers %.1f ms; "
+              "overlap %.2f (stage walls / run wall)\n",
+              busy["prefetch"].get<double>(), busy["traverse"].get<double>(), busy["hash"].get<double>(), busy["commit"].get<double>(),
               busy["geth_workers"].get<double>(), sum["overlap"].get<double>());
   if (st.reps > 1) {
     const nlohmann::json& r = sum["reps"];
@@ -684,7 +691,8 @@ int cmd_run(int argc, char** argv) {
   if (st.json && st.csv) return fail("give at most one of --json and --csv");
   nlohmann::json regime = {{"reader", pipeline::reader_model_name(st.ro.reader)}, {"qd", st.ro.queue_depth},
                            {"inflight", st.ro.inflight}, {"pin", st.pins}, {"page_reuse", st.ro.reuse_read_pages},
-                           {"pure_hash", st.ro.pure_hash}, {"snapshot", st.ro.snapshot}};
+                           {"pure_hash", st.ro.pure_hash}, {"snapshot", st.ro.snapshot},
+                           {"hash_overlap", st.ro.overlap_hash}};
   st.ro.on_open = [&regime](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["cold"] = files.store == persist::StoreKind::rocksdb

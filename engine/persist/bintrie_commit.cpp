@@ -144,7 +144,7 @@ class Committer {
   // Level by level from the root: loads, checks and links every record on a dirty path.
   io::Status resolve() {
     const bool keyed = frame_.keyed();
-    if (keyed ? files_.manifest.root_hash == Bytes32{} : files_.commit.root == kNoLocator) return {};
+    if (keyed ? frame_.base().root_hash == Bytes32{} : frame_.base().root == kNoLocator) return {};
     struct Item {
       Locator loc;
       Bytes32 hash;
@@ -154,7 +154,7 @@ class Committer {
       uint32_t entry;
     };
     std::vector<Item> level(1);
-    level[0] = {keyed ? kKeyed : files_.commit.root, files_.manifest.root_hash, 0, {}, -1, 0};
+    level[0] = {keyed ? kKeyed : frame_.base().root, frame_.base().root_hash, 0, {}, -1, 0};
     for (uint32_t i = 0; i < writes_.size(); ++i) level[0].dirty.push_back(i);
     std::vector<std::string> keys, values;
     while (!level.empty()) {
@@ -663,43 +663,93 @@ class Committer {
 
 }  // namespace
 
+// The commit between its two calls: the hasher, the read store, the frame (phase clock,
+// reader, later the writer), the resolved nodes and the hashed plan; the outcome.
+struct BintrieCommitter::Pending {
+  Pending(DbFiles& files, DeadPageLedger& dead, const CommitBase& base, std::unique_ptr<io::ArenaFileStore> store,
+          PageReuse* reuse, stats::LogHistogram* latency, const bintrie::Hasher& hasher)
+      : h(hasher),
+        read_store(std::move(store)),
+        frame(files, dead, kWho, base, read_store.get(), reuse, latency),
+        c(files, frame, h, base.params.group_depth) {}
+  static constexpr const char* kWho = "binary trie commit";
+  bintrie::Hasher h;
+  std::unique_ptr<io::ArenaFileStore> read_store;
+  CommitFrame frame;
+  Committer c;
+  std::unique_ptr<Plan> plan;
+  CommitFrame::Outcome out;
+};
+
+BintrieCommitter::BintrieCommitter(DbFiles& files) : CommitterBase(files) {}
+BintrieCommitter::~BintrieCommitter() = default;
+
 io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::string& spec_json,
                                     BintrieCommitStats* stats) {
-  constexpr const char* kWho = "binary trie commit";
-  if (io::Status s = CommitFrame::check_target(files_, io::TreeKind::bintrie, kWho, "a binary trie"); !s.ok()) return s;
-  const io::StoreParams& params = files_.manifest.params;
+  if (io::Status s = hash(diff); !s.ok()) return s;
+  return write(spec_json, stats);
+}
+
+io::Status BintrieCommitter::write(const std::string& spec_json, BintrieCommitStats* stats) {
+  if (io::Status s = write_pages(); !s.ok()) return s;
+  return publish(spec_json, stats);
+}
+
+io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
+  constexpr const char* kWho = Pending::kWho;
+  pending_.reset();
+  const CommitBase base = base_for_hash();
+  if (io::Status s = CommitFrame::check_target(files_, base.params, io::TreeKind::bintrie, kWho, "a binary trie"); !s.ok())
+    return s;
   bintrie::Hasher h;
-  if (io::Status s = bd::hasher_for(params, &h); !s.ok()) return s;
-  if (params.group_depth < 1 || params.group_depth > 8) return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
-  CommitFrame frame(files_, dead_, kWho, &reuse_, read_latency_);
-  Committer c(files_, frame, h, params.group_depth);
+  if (io::Status s = bd::hasher_for(base.params, &h); !s.ok()) return s;
+  if (base.params.group_depth < 1 || base.params.group_depth > 8)
+    return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
+  std::unique_ptr<io::ArenaFileStore> store;
+  if (io::Status s = open_read_store(&store); !s.ok()) return s;
+  auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_, h);
+  CommitFrame& frame = p->frame;
+  Committer& c = p->c;
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
-  std::unique_ptr<Plan> plan;
-  if (io::Status s = c.plan(&plan); !s.ok()) return s;
+  if (io::Status s = c.plan(&p->plan); !s.ok()) return s;
   frame.applied();
-  if (plan) c.hash_plan(*plan, frame.pure_hash());
+  if (p->plan) c.hash_plan(*p->plan, frame.pure_hash());
   frame.hashed();
   if (frame.pure_hash()) {
     PureHashCount pc;
     if (io::Status s = c.pure_hash(&pc); !s.ok()) return s;
     frame.pure_hashed(pc.ns, pc.nodes, pc.calls);
   }
-  frame.begin_writes();
+  frame.hash_stage_done();
+  if (root_hash) *root_hash = p->plan ? p->plan->hash : base.root_hash;
+  pending_ = std::move(p);
+  return {};
+}
 
+io::Status BintrieCommitter::write_pages() {
+  if (!pending_) return {io::Errc::bad_argument, "binary trie commit: write_pages() without a hashed commit"};
+  packed_ = std::move(pending_);  // the next hash() may start once this returns
+  Pending& p = *packed_;
+  CommitFrame& frame = p.frame;
+  Committer& c = p.c;
+  CommitFrame::Outcome& o = p.out;
+  frame.begin_writes();
   if (!frame.keyed()) c.packer_payload_ = frame.writer().payload_bytes();
-  CommitFrame::Outcome o;
-  if (plan) {
-    o.root_hash = plan->hash;
-    io::Status st = c.emit(*plan, Key32{}, 0);
+  if (p.plan) {
+    o.root_hash = p.plan->hash;
+    io::Status st = c.emit(*p.plan, Key32{}, 0);
     if (!frame.keyed()) {
       std::vector<Locator> roots;
       if (st.ok()) st = frame.packer().finish(&roots);
       if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
       if (st.ok()) o.root = roots[0];
     }
-    if (!st.ok()) return frame.fail(st);
+    if (!st.ok()) {
+      const std::unique_ptr<Pending> dropped = std::move(packed_);
+      return frame.fail(st);
+    }
   }
   frame.encoded();
   for (const Node& n : c.nodes_) {
@@ -713,8 +763,20 @@ io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::str
   o.accounts_written = c.accounts;
   for (const StemWrites& sw : c.writes_) o.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
   o.records_read = c.records_read;
-  if (io::Status s = frame.publish(o, spec_json, stats); !s.ok()) return s;
-  if (stats) stats->stems_dirty = c.writes_.size();
+  if (!frame.keyed()) {
+    frame.hand_over_written();
+    set_next_base({o.root, o.root_hash, frame.base().params, frame.base().snapshot});
+  }
+  return {};
+}
+
+io::Status BintrieCommitter::publish(const std::string& spec_json, BintrieCommitStats* stats) {
+  if (!packed_) return {io::Errc::bad_argument, "binary trie commit: publish() without written pages"};
+  const std::unique_ptr<Pending> p = std::move(packed_);
+  io::Status s = p->frame.publish(p->out, spec_json, stats);
+  clear_next_base();
+  if (!s.ok()) return s;
+  if (stats) stats->stems_dirty = p->c.writes_.size();
   return {};
 }
 

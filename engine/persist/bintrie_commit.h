@@ -29,7 +29,9 @@
 // (new blobs, deletions of replaced and moved ones, commit record; commit_tail.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "engine/persist/commit_tail.h"
@@ -46,10 +48,27 @@ struct BintrieCommitStats : CommitStats {
 // files: a binary-trie database, arena or RocksDB (CommitterBase).
 class BintrieCommitter : public CommitterBase {
  public:
-  using CommitterBase::CommitterBase;
+  explicit BintrieCommitter(DbFiles& files);
+  ~BintrieCommitter();
   // Applies `diff` as one commit whose commit record stores `spec_json`. On error nothing
-  // is published and the error names what failed.
+  // is published and the error names what failed. = hash() then write().
   io::Status commit(const state::StateDiff& diff, const std::string& spec_json, BintrieCommitStats* stats);
+  // The commit in two calls (the block pipeline's hash and commit stages), as MptCommitter's:
+  // hash() = keys, resolve, plan and the hashes of the plan (and the pure hash), nothing
+  // written, *root_hash (may be null) the new root; write() = step 4. Nothing may change the
+  // database between the two; a hash() drops a commit hashed and not written.
+  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr);
+  io::Status write(const std::string& spec_json, BintrieCommitStats* stats);
+  // write() in two calls: write_pages() packs and writes the new records (arena: their pages
+  // become written_pages() and the base of the next hash(), which may then run on another
+  // thread while publish() releases, fsyncs and publishes the MANIFEST).
+  io::Status write_pages();
+  io::Status publish(const std::string& spec_json, BintrieCommitStats* stats);
+
+ private:
+  struct Pending;
+  std::unique_ptr<Pending> pending_;  // hashed (hash() to write_pages())
+  std::unique_ptr<Pending> packed_;   // written (write_pages() to publish()): the next hash() may run meanwhile
 };
 
 }  // namespace st::persist

@@ -54,30 +54,82 @@ uint64_t RocksCommitBatch::net_deletes() const {
   return n;
 }
 
+namespace {
+CommitBase base_of(const DbFiles& files) {
+  CommitBase b;
+  b.root = files.commit.root;
+  b.root_hash = files.manifest.root_hash;
+  b.params = files.manifest.params;
+  b.snapshot = files.commit.snapshot.has_value();  // arena pages or RocksDB column family
+  return b;
+}
+}  // namespace
+
+CommitBase CommitterBase::base_for_hash() {
+  const std::lock_guard<std::mutex> lock(base_mu_);
+  return next_base_ ? *next_base_ : base_of(files_);
+}
+
+void CommitterBase::set_next_base(const CommitBase& b) {
+  const std::lock_guard<std::mutex> lock(base_mu_);
+  next_base_ = b;
+}
+
+void CommitterBase::clear_next_base() {
+  const std::lock_guard<std::mutex> lock(base_mu_);
+  next_base_.reset();
+}
+
+io::Status CommitterBase::open_read_store(std::unique_ptr<io::ArenaFileStore>* out) {
+  out->reset();
+  if (!reuse_.own_read_store || files_.store != StoreKind::arena || !files_.arena) return {};
+  io::ArenaOptions o;
+  o.path = files_.arena->arena_path();
+  o.page_size = files_.arena->pages().page_size();
+  o.queue_depth = files_.arena->pages().queue_depth();
+  o.read_only = true;
+  return io::ArenaFileStore::open(o, out);
+}
+
 CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse,
                          stats::LogHistogram* read_latency)
-    : files_(files), dead_(dead), who_(who), reuse_(reuse), t0_(io::monotonic_ns()) {
+    : CommitFrame(files, dead, who, base_of(files), nullptr, reuse, read_latency) {}
+
+CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, const CommitBase& base,
+                         io::NodeStore* read_store, PageReuse* reuse, stats::LogHistogram* read_latency)
+    : files_(files), dead_(dead), who_(who), base_(base), reuse_(reuse), t0_(io::monotonic_ns()) {
   if (files.store == StoreKind::rocksdb) {
     rocks_.emplace(*files.rocks);
   } else {
-    reader_.emplace(files.arena->pages());
-    if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages : nullptr);
+    reader_.emplace(read_store ? *read_store : files.arena->pages());
+    if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages() : nullptr);
     reader_->set_latency_sink(read_latency);
   }
-  if (files.commit.snapshot) snapshot_.emplace();
+  if (base.snapshot) snapshot_.emplace();
 }
 
 io::Status CommitFrame::check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what) {
+  return check_target(files, files.manifest.params, kind, who, what);
+}
+
+io::Status CommitFrame::check_target(const DbFiles& files, const io::StoreParams& params, io::TreeKind kind,
+                                     const char* who, const char* what) {
   const bool open = files.store == StoreKind::arena ? files.arena != nullptr : files.rocks != nullptr;
   if (!open) return {io::Errc::bad_argument, std::string(who) + ": the database is not open for commits"};
-  if (files.manifest.params.tree_kind != kind)
-    return {io::Errc::bad_argument, std::string(who) + ": not " + what + " database"};
+  if (params.tree_kind != kind) return {io::Errc::bad_argument, std::string(who) + ": not " + what + " database"};
   return {};
 }
 
 void CommitFrame::resolved() { t_resolved_ = io::monotonic_ns(); }
 void CommitFrame::applied() { t_applied_ = io::monotonic_ns(); }
 void CommitFrame::hashed() { t_hashed_ = io::monotonic_ns(); }
+void CommitFrame::hash_stage_done() { t_hash_stage_ = io::monotonic_ns(); }
+
+// The commit's own time: from the frame's start, less the wait between hash() and write().
+uint64_t CommitFrame::own_ns() const {
+  const uint64_t now = io::monotonic_ns();
+  return t_hash_stage_ ? (t_hash_stage_ - t0_) + (now - t_writes_) : now - t0_;
+}
 
 void CommitFrame::begin_writes() {
   t_writes_ = io::monotonic_ns();
@@ -90,6 +142,18 @@ void CommitFrame::begin_writes() {
 }
 
 void CommitFrame::encoded() { t_encoded_ = io::monotonic_ns(); }
+
+void CommitFrame::hand_over_written() {
+  if (keyed() || !reuse_) return;
+  reuse_->written = writer_->written_ids();
+  if (!reuse_->keep_written) return;
+  const uint8_t slot = reuse_->newest_written ^ 1;  // not the set this commit's reader borrowed
+  SharedPages& set = reuse_->written_sets[slot];
+  set.clear();
+  const std::vector<std::vector<uint8_t>>& copies = writer_->written_copies();
+  for (size_t i = 0; i < copies.size(); ++i) (void)set.add(reuse_->written[i], copies[i]);
+  reuse_->newest_written = slot;
+}
 
 io::Status CommitFrame::fail(io::Status s) {
   if (keyed()) return s;  // nothing was written: the batch goes at publish()
@@ -132,15 +196,8 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   const uint64_t publish_ns = io::monotonic_ns() - tp;
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   dead_.commit_durable();
-  if (reuse_) {
-    reuse_->written = writer_->written_ids();
-    reuse_->written_pages.clear();
-    if (reuse_->keep_written) {
-      const std::vector<std::vector<uint8_t>>& copies = writer_->written_copies();
-      for (size_t i = 0; i < copies.size(); ++i)
-        (void)reuse_->written_pages.add(reuse_->written[i], copies[i]);  // the commit record page is no record page
-    }
-  }
+  // The ids written since hand_over_written() (snapshot pages, the commit record) too.
+  if (reuse_) reuse_->written = writer_->written_ids();
 
   if (stats) {
     CommitStats& out = *stats;
@@ -157,7 +214,7 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
     out.records_superseded = superseded_;
     out.pages_released = pages_released;
     out.keys_delta = o.keys_delta;
-    out.commit_ns = io::monotonic_ns() - t0_;
+    out.commit_ns = own_ns();
     out.read_ns = reader_->counters().read_wall_ns;
     out.pages_reused = reader_->counters().pages_reused;
     out.resolve_ns = t_resolved_ - t0_;
@@ -206,7 +263,7 @@ io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_
     out.records_superseded = superseded_;
     out.keys_delta = o.keys_delta;
     out.keys_deleted = keys_deleted;
-    out.commit_ns = io::monotonic_ns() - t0_;
+    out.commit_ns = own_ns();
     out.read_ns = b.read_ns;
     out.resolve_ns = t_resolved_ - t0_;
     out.apply_ns = t_applied_ - t_resolved_;

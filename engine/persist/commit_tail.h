@@ -9,6 +9,7 @@
 //   ... apply / plan ...                           f.applied()
 //   ... encode + hash the new nodes in memory ...  f.hashed()
 //   ... pure hash (optional, timed apart) ...      f.pure_hashed(ns, nodes)
+//   [f.hash_stage_done(): the committer's hash() ends here, its write() starts below]
 //   f.begin_writes(): PageWriter + SubtreePacker
 //   ... the encoded records into f.packer() ...    f.encoded()   (a failure: return f.fail(s))
 //   f.supersede(records, bytes) per dead node
@@ -32,6 +33,8 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -59,7 +62,8 @@ struct CommitStats {
   uint64_t records_superseded = 0;
   uint64_t pages_released = 0;     // tree pages proven dead + the previous commit record page
   int64_t keys_delta = 0;          // keys created minus deleted (binary trie: leaves created)
-  uint64_t commit_ns = 0;          // whole commit: reads, apply, encode, writes, sync, manifest
+  uint64_t commit_ns = 0;          // whole commit: reads, apply, encode, writes, sync, manifest (made in
+                                   // two calls, hash() and write(): their own time, not the wait between)
   uint64_t read_ns = 0;            // inside page-read rounds (PageReader::load)
   uint64_t resolve_ns = 0;         // prepare + resolve (reads, hash checks, decoding)
   uint64_t apply_ns = 0;           // apply passes / plan
@@ -118,11 +122,28 @@ struct PageReuse {
   bool pure_hash = false;
   // Out: the tree page ids the last successful commit wrote (arena).
   std::vector<uint64_t> written;
-  // Arena: keep the record pages the last successful commit wrote (written_pages) and serve
-  // the next commit's resolve from them too (its dirty paths start in them). They stay
-  // valid until a later commit rewrites their ids, and only the next commit uses them.
+  // Arena: keep the record pages the last commit wrote (written_pages()) and serve the next
+  // commit's resolve from them too (its dirty paths start in them). They stay valid until a
+  // later commit rewrites their ids, and only the next commit uses them. They are handed over
+  // when the commit's pages are packed (before its publish): two sets alternate, so the
+  // commit being published keeps the set its own reader borrowed.
   bool keep_written = false;
-  SharedPages written_pages;
+  std::array<SharedPages, 2> written_sets;
+  uint8_t newest_written = 0;
+  const SharedPages& written_pages() const { return written_sets[newest_written]; }
+  // Arena: hash() reads pages through a store of its own (a second ring over the arena
+  // file, opened per commit), not the writer's, so that it may run on another thread while
+  // the previous commit's write() is in flight (block_run's hash stage).
+  bool own_read_store = false;
+};
+
+// The committed state a commit starts from: the root record, the root hash, the store's
+// parameters and whether it has a flat snapshot.
+struct CommitBase {
+  Locator root = kNoLocator;
+  std::array<uint8_t, 32> root_hash{};
+  io::StoreParams params;
+  bool snapshot = false;
 };
 
 // What a block committer keeps across its commits: the database (opened with
@@ -138,12 +159,24 @@ class CommitterBase {
   // Arena: every page the later commits read (resolve, release) adds its device latency
   // (ns) to `sink` (nullptr: not recorded); RocksDB: nothing is recorded.
   void record_read_latency(stats::LogHistogram* sink) { read_latency_ = sink; }
+  // The state the next hash() starts from: between a write_pages() and the end of its
+  // publish(), the root that commit packed (its pages are in written_pages()); else the
+  // database's. Safe to call while another thread runs that publish().
+  CommitBase base_for_hash();
 
  protected:
+  // write_pages() (arena) hands its packed root to the next hash(); publish() ends that.
+  void set_next_base(const CommitBase& b);
+  void clear_next_base();
+  // For hash(): with PageReuse::own_read_store (arena), a read-only store over the arena file.
+  io::Status open_read_store(std::unique_ptr<io::ArenaFileStore>* out);
+
   DbFiles& files_;
   DeadPageLedger dead_;
   PageReuse reuse_;
   stats::LogHistogram* read_latency_ = nullptr;
+  std::mutex base_mu_;
+  std::optional<CommitBase> next_base_;
 };
 
 class CommitFrame {
@@ -155,11 +188,21 @@ class CommitFrame {
   // read_latency: where the reader's page-read latencies go (nullptr: nowhere).
   CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, PageReuse* reuse = nullptr,
               stats::LogHistogram* read_latency = nullptr);
+  // The same from `base` (CommitterBase::base_for_hash()), reading pages through
+  // `read_store` (nullptr: the writer's store); files.manifest and files.commit are not read
+  // before begin_writes(), so another commit may publish meanwhile.
+  CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, const CommitBase& base, io::NodeStore* read_store,
+              PageReuse* reuse, stats::LogHistogram* read_latency);
   CommitFrame(const CommitFrame&) = delete;
   CommitFrame& operator=(const CommitFrame&) = delete;
 
   // ok if `files` is a database of tree `kind` (`what`: "an MPT", "a binary trie").
   static io::Status check_target(const DbFiles& files, io::TreeKind kind, const char* who, const char* what);
+  // The same with the tree kind from `params` (a base, not files.manifest).
+  static io::Status check_target(const DbFiles& files, const io::StoreParams& params, io::TreeKind kind, const char* who,
+                                 const char* what);
+  // The committed state this commit starts from.
+  const CommitBase& base() const { return base_; }
 
   // RocksDB: nodes by path key through rocks(); arena: records by locator through reader().
   bool keyed() const { return rocks_.has_value(); }
@@ -170,10 +213,18 @@ class CommitFrame {
   void hashed();        // the new nodes encoded and hashed in memory
   bool pure_hash() const { return reuse_ && reuse_->pure_hash; }
   void pure_hashed(uint64_t ns, uint64_t nodes, uint64_t calls) { pure_ns_ = ns, pure_nodes_ = nodes, pure_calls_ = calls; }
+  // The committer's hash() is done (the root known, nothing written): a commit made in two
+  // calls (hash, then write) counts in commit_ns only its two calls' own time.
+  void hash_stage_done();
   void begin_writes();  // opens the writer and the packer over fresh pages (arena)
   PageWriter& writer() { return *writer_; }
   SubtreePacker& packer() { return *packer_; }
   void encoded();       // the new records are all in the packer
+  // Arena, after encoded(): the pages written go to PageReuse (written ids, and with
+  // keep_written the other written_sets entry becomes the newest), for the next commit.
+  // Kept if the publish then fails: their page ids are free in the committed state, so no
+  // walk from its root reaches them.
+  void hand_over_written();
   // A failure after begin_writes(): reaps the writes, aborts the space, returns s.
   io::Status fail(io::Status s);
 
@@ -202,18 +253,20 @@ class CommitFrame {
   io::Status publish(const Outcome& o, const std::string& spec_json, CommitStats* stats);
 
  private:
+  uint64_t own_ns() const;
   io::Status publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats);
 
   DbFiles& files_;
   DeadPageLedger& dead_;
   const char* who_;
+  CommitBase base_;
   std::optional<PageReader> reader_;
   std::optional<RocksCommitBatch> rocks_;
   std::optional<PageWriter> writer_;
   std::optional<SubtreePacker> packer_;
   PageReuse* reuse_;
   std::optional<SnapshotDelta> snapshot_;
-  uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_hashed_ = 0, t_writes_ = 0, t_encoded_ = 0;
+  uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_hashed_ = 0, t_hash_stage_ = 0, t_writes_ = 0, t_encoded_ = 0;
   uint64_t pure_ns_ = 0, pure_nodes_ = 0, pure_calls_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;
 };

@@ -5,6 +5,7 @@
 #include "engine/persist/mpt_commit.h"
 
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "engine/persist/commit_tail.h"
@@ -19,34 +20,9 @@ using mpt_commit_detail::DirtyTrie;
 using mpt_commit_detail::Node;
 using mpt_commit_detail::Op;
 
-}  // namespace
-
-io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
-  if (io::Status s = CommitFrame::check_target(files_, io::TreeKind::mpt, "mpt commit", "an MPT"); !s.ok()) return s;
-  CommitFrame frame(files_, dead_, "mpt commit", &reuse_, read_latency_);
-  DirtyTrie c(files_, frame);
-  if (io::Status s = c.prepare(diff); !s.ok()) return s;
-  if (io::Status s = c.resolve(); !s.ok()) return s;
-  frame.resolved();
-  if (io::Status s = c.apply_all(); !s.ok()) return s;
-  frame.applied();
-  CommitFrame::Outcome o;
-  if (io::Status s = c.hash_all(&o.root_hash); !s.ok()) return s;
-  frame.hashed();
-  if (frame.pure_hash()) {
-    uint64_t ns = 0, nodes = 0, calls = 0;
-    if (io::Status s = c.pure_hash(&ns, &nodes, &calls); !s.ok()) return s;
-    frame.pure_hashed(ns, nodes, calls);
-  }
-  frame.begin_writes();
-  if (io::Status s = c.write_all(&o.root); !s.ok()) return frame.fail(s);
-  frame.encoded();
-  // Superseded records: read from the committed state, not reused by the new tree.
-  for (const Node& n : c.nodes_) {
-    if (n.kind == Node::stub || n.fresh || n.loc == kNoLocator || n.reused) continue;
-    if (frame.keyed()) frame.supersede_key(c.key_of(n), n.body_len);
-    else frame.supersede({&n.loc, 1}, n.body_len);
-  }
+// The outcome's counts of keys and writes.
+void count_keys(const DirtyTrie& c, CommitFrame::Outcome* out) {
+  CommitFrame::Outcome& o = *out;
   for (const AccountOp& a : c.accts_) {
     o.keys_delta += int64_t(!a.removed) - int64_t(a.old_leaf >= 0);
     o.keys_delta -= int64_t(a.old_slots);
@@ -56,6 +32,89 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
     }
     o.slot_writes += a.slots.size();
   }
+  o.records_written = c.records_written;
+  o.bytes_written = c.bytes_written;
+  o.accounts_written = c.accts_.size();
+  o.records_read = c.records_read;
+  o.apply_passes = c.passes;
+}
+
+}  // namespace
+
+// The commit between its calls: the read store, the frame (phase clock, reader, later the
+// writer), the partial trie of the dirty paths, hashed; the outcome.
+struct MptCommitter::Pending {
+  Pending(DbFiles& files, DeadPageLedger& dead, const CommitBase& base, std::unique_ptr<io::ArenaFileStore> store,
+          PageReuse* reuse, stats::LogHistogram* latency)
+      : read_store(std::move(store)), frame(files, dead, "mpt commit", base, read_store.get(), reuse, latency),
+        trie(files, frame) {}
+  std::unique_ptr<io::ArenaFileStore> read_store;
+  CommitFrame frame;
+  DirtyTrie trie;
+  CommitFrame::Outcome out;
+};
+
+MptCommitter::MptCommitter(DbFiles& files) : CommitterBase(files) {}
+MptCommitter::~MptCommitter() = default;
+
+io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
+  if (io::Status s = hash(diff); !s.ok()) return s;
+  return write(spec_json, stats);
+}
+
+io::Status MptCommitter::write(const std::string& spec_json, MptCommitStats* stats) {
+  if (io::Status s = write_pages(); !s.ok()) return s;
+  return publish(spec_json, stats);
+}
+
+io::Status MptCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
+  pending_.reset();
+  const CommitBase base = base_for_hash();
+  if (io::Status s = CommitFrame::check_target(files_, base.params, io::TreeKind::mpt, "mpt commit", "an MPT"); !s.ok())
+    return s;
+  std::unique_ptr<io::ArenaFileStore> store;
+  if (io::Status s = open_read_store(&store); !s.ok()) return s;
+  auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_);
+  CommitFrame& frame = p->frame;
+  DirtyTrie& c = p->trie;
+  if (io::Status s = c.prepare(diff); !s.ok()) return s;
+  if (io::Status s = c.resolve(); !s.ok()) return s;
+  frame.resolved();
+  if (io::Status s = c.apply_all(); !s.ok()) return s;
+  frame.applied();
+  if (io::Status s = c.hash_all(&p->out.root_hash); !s.ok()) return s;
+  frame.hashed();
+  if (frame.pure_hash()) {
+    uint64_t ns = 0, nodes = 0, calls = 0;
+    if (io::Status s = c.pure_hash(&ns, &nodes, &calls); !s.ok()) return s;
+    frame.pure_hashed(ns, nodes, calls);
+  }
+  frame.hash_stage_done();
+  if (root_hash) *root_hash = p->out.root_hash;
+  pending_ = std::move(p);
+  return {};
+}
+
+io::Status MptCommitter::write_pages() {
+  if (!pending_) return {io::Errc::bad_argument, "mpt commit: write_pages() without a hashed commit"};
+  packed_ = std::move(pending_);  // the next hash() may start once this returns
+  Pending& p = *packed_;
+  CommitFrame& frame = p.frame;
+  DirtyTrie& c = p.trie;
+  CommitFrame::Outcome& o = p.out;
+  frame.begin_writes();
+  if (io::Status s = c.write_all(&o.root); !s.ok()) {
+    const std::unique_ptr<Pending> dropped = std::move(packed_);
+    return frame.fail(s);
+  }
+  frame.encoded();
+  // Superseded records: read from the committed state, not reused by the new tree.
+  for (const Node& n : c.nodes_) {
+    if (n.kind == Node::stub || n.fresh || n.loc == kNoLocator || n.reused) continue;
+    if (frame.keyed()) frame.supersede_key(c.key_of(n), n.body_len);
+    else frame.supersede({&n.loc, 1}, n.body_len);
+  }
+  count_keys(c, &o);
   // The flat snapshot: what the diff deletes (the leaves it writes came from encode_all).
   if (SnapshotDelta* snap = frame.snapshot())
     for (const AccountOp& a : c.accts_) {
@@ -68,12 +127,19 @@ io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string&
           snap->erase({key, 64});
         }
     }
-  o.records_written = c.records_written;
-  o.bytes_written = c.bytes_written;
-  o.accounts_written = c.accts_.size();
-  o.records_read = c.records_read;
-  o.apply_passes = c.passes;
-  return frame.publish(o, spec_json, stats);
+  if (!frame.keyed()) {
+    frame.hand_over_written();
+    set_next_base({o.root, o.root_hash, frame.base().params, frame.base().snapshot});
+  }
+  return {};
+}
+
+io::Status MptCommitter::publish(const std::string& spec_json, MptCommitStats* stats) {
+  if (!packed_) return {io::Errc::bad_argument, "mpt commit: publish() without written pages"};
+  const std::unique_ptr<Pending> p = std::move(packed_);
+  io::Status s = p->frame.publish(p->out, spec_json, stats);
+  clear_next_base();
+  return s;
 }
 
 }  // namespace st::persist

@@ -36,7 +36,9 @@
 // CommitFrame, commit_tail.h); the roots equal the arena store's.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "engine/persist/commit_tail.h"
@@ -50,10 +52,29 @@ using MptCommitStats = CommitStats;
 // files: an MPT database, arena or RocksDB (CommitterBase).
 class MptCommitter : public CommitterBase {
  public:
-  using CommitterBase::CommitterBase;
+  explicit MptCommitter(DbFiles& files);
+  ~MptCommitter();
   // Applies `diff` as one commit whose commit record stores `spec_json`. On error nothing
   // is published (the previous root stays current) and the error names what failed.
+  // = hash() then write().
   io::Status commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats);
+  // The commit in two calls (the block pipeline's hash and commit stages). hash(): phases 1-3
+  // up to the new root (resolve, apply, encode + hash in memory, the pure hash), nothing
+  // written; *root_hash (may be null) = the new root. write(): the rest (pack, page writes,
+  // release, publish); it needs a hash() that succeeded, and nothing may change the database
+  // between the two. A hash() drops a commit hashed and not written.
+  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr);
+  io::Status write(const std::string& spec_json, MptCommitStats* stats);
+  // write() in two calls: write_pages() packs and writes the new records (arena: their pages
+  // become written_pages() and the base of the next hash(), which may then run on another
+  // thread while publish() releases, fsyncs and publishes the MANIFEST).
+  io::Status write_pages();
+  io::Status publish(const std::string& spec_json, MptCommitStats* stats);
+
+ private:
+  struct Pending;
+  std::unique_ptr<Pending> pending_;  // hashed (hash() to write_pages())
+  std::unique_ptr<Pending> packed_;   // written (write_pages() to publish()): the next hash() may run meanwhile
 };
 
 }  // namespace st::persist

@@ -114,9 +114,9 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
     acct_ops_.push_back(o);
   }
   if (frame_.keyed()) {
-    if (files_.manifest.root_hash != mpt::kEmptyRoot) root_ = add_stub(kKeyedNode, files_.manifest.root_hash.data(), false);
-  } else if (files_.commit.root != kNoLocator) root_ = add_stub(files_.commit.root, files_.manifest.root_hash.data(), false);
-  else if (files_.manifest.root_hash != mpt::kEmptyRoot)
+    if (frame_.base().root_hash != mpt::kEmptyRoot) root_ = add_stub(kKeyedNode, frame_.base().root_hash.data(), false);
+  } else if (frame_.base().root != kNoLocator) root_ = add_stub(frame_.base().root, frame_.base().root_hash.data(), false);
+  else if (frame_.base().root_hash != mpt::kEmptyRoot)
     return {io::Errc::corrupt_page, "mpt commit: the manifest names a root but the commit record no root record"};
   return {};
 }

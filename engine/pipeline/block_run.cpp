@@ -2,7 +2,9 @@
 //
 //   input_node (the next block, on a free token)
 //     -> limiter_node(K) -> sequencer -> prefetch (serial) -> sequencer -> traverse (serial)
-//     -> sequencer -> commit (serial) --continue_msg--> limiter's decrementer
+//     -> sequencer -> limiter_node(1) -> hash (serial) -> commit (serial, two outputs):
+//          packed (after write_pages, or after publish without the overlap) -> limiter(1)'s decrementer
+//          done (after publish)                                              -> limiter(K)'s decrementer
 //
 // Each serial stage takes the blocks in block order (a sequencer_node before it, keyed by
 // the block's index): readers must open in block order (the diff layer drops what the
@@ -21,6 +23,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 #include "engine/persist/bintrie_commit.h"
 #include "engine/persist/db_files.h"
@@ -49,7 +52,8 @@ io::Status check_options(const RunOptions& options) {
   if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
   if (options.queue_depth < 1) return bad("--qd must be at least 1");
   if (options.geth_workers > 256) return bad("--workers must be in 1..256");
-  for (const std::vector<int>* cpus : {&options.stage_cpus.prefetch, &options.stage_cpus.traverse, &options.stage_cpus.commit})
+  for (const std::vector<int>* cpus :
+       {&options.stage_cpus.prefetch, &options.stage_cpus.traverse, &options.stage_cpus.hash, &options.stage_cpus.commit})
     for (int c : *cpus)
       if (!cpu_allowed(c)) return bad("--pin: CPU " + std::to_string(c) + " is not one this process may run on");
   return {};
@@ -78,7 +82,12 @@ io::Status open_writer(const RunOptions& options, std::span<const state::Block> 
   return check_blocks(*files, blocks, options.queue_depth, options.snapshot);
 }
 
-// The commit stage: serial, in block order; the first failure stops every later commit.
+// The hash and commit stages: both serial, in block order; the first failure stops every
+// later commit. hash(): the committer's resolve, apply, encode + hash in memory (the new
+// root); commit(): its write_pages() (pack, page writes) and publish() (release, fsync,
+// MANIFEST). Between the two the commit stage signals `packed`: the next block's hash may
+// start, on the root and pages write_pages() handed over, while this publish runs (arena,
+// RunOptions::overlap_hash, page reuse on); otherwise `packed` goes after the publish.
 class CommitStage {
  public:
   CommitStage(const RunOptions& options, persist::DbFiles& files, RunContext& ctx, RunResult* result,
@@ -89,28 +98,53 @@ class CommitStage {
     else committer_ = (mpt_committer_ = std::make_unique<persist::MptCommitter>(files)).get();
     committer_->reuse().pure_hash = options.pure_hash;
     committer_->reuse().keep_written = options.reuse_read_pages;
+    overlap_ = options.overlap_hash && options.reuse_read_pages && !files.rocks && options.inflight > 1;
+    committer_->reuse().own_read_store = overlap_;
   }
 
   bool failed() const { return failed_.load(); }
   const io::Status& first_error() const { return first_error_; }
   uint64_t layer_max() const { return layer_max_; }
 
-  // The graph's commit body: commits the token's block unless the run failed, then frees it.
-  void operator()(BlockToken* t) {
+  // The graph's hash body: hashes the token's block unless the run failed or the block did.
+  BlockToken* hash(BlockToken* t) {
+    const ScopedCpus pin(options_.stage_cpus.hash);
+    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "hash: " + pin.error());
     const state::Block& b = *t->block;
-    const ScopedCpus pin(options_.stage_cpus.commit);
-    if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "commit: " + pin.error());
-    if (failed_.load()) {
-    } else if (!t->error.ok()) {
-      stop(t->error);
-    } else if (t->index > 0 && b.header.pre_state_root && *b.header.pre_state_root != files_.manifest.root_hash) {
-      stop(bad("block " + std::to_string(b.header.number) + ": its pre-state root is not the state's root"));
-    } else {
-      commit(*t);
+    if (!failed_.load() && t->error.ok()) {
+      const std::array<uint8_t, 32> pre_root = committer_->base_for_hash().root_hash;
+      if (t->index > 0 && b.header.pre_state_root && *b.header.pre_state_root != pre_root)
+        t->error = bad("block " + std::to_string(b.header.number) + ": its pre-state root is not the state's root");
+      else hash_block(*t);
     }
+    if (options_.after_hash) options_.after_hash(t->index);
+    return t;
+  }
+
+  // The graph's commit body: commits the hashed block unless the run failed, then frees its
+  // token; `packed` and `done` are each signalled once.
+  template <typename Ports>
+  void commit(BlockToken* t, Ports& ports) {
+    bool packed_sent = false;
+    auto packed = [&] {
+      if (!packed_sent) std::get<0>(ports).try_put(tbb::flow::continue_msg());
+      packed_sent = true;
+    };
+    {
+      const ScopedCpus pin(options_.stage_cpus.commit);
+      if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "commit: " + pin.error());
+      if (failed_.load()) {
+      } else if (!t->error.ok()) {
+        stop(t->error);
+      } else {
+        commit_block(*t, packed);
+      }
+    }
+    packed();
     t->diff = {};
     t->pages.clear();
     t->in_use.store(false);
+    std::get<1>(ports).try_put(tbb::flow::continue_msg());
   }
 
  private:
@@ -121,29 +155,41 @@ class CommitStage {
                                                             : std::string(" (nothing applied)")));
   }
 
-  void commit(BlockToken& t) {
+  void hash_block(BlockToken& t) {
+    BlockResult& r = t.result;
+    r.hash.start_ns = now_ns() - ctx_.t0_ns;
+    const uint64_t cpu0 = persist::thread_cpu_ns();
+    committer_->record_read_latency(&t.commit_read_latency_ns);
+    offer_read_pages(t);
+    const io::Status s = bintrie_ ? bt_committer_->hash(t.diff) : mpt_committer_->hash(t.diff);
+    committer_->reuse().pages = nullptr;  // the frame keeps its pointer: t.pages lives until the publish
+    r.hash.busy_ns = persist::thread_cpu_ns() - cpu0;
+    r.hash.end_ns = now_ns() - ctx_.t0_ns;
+    if (!s.ok()) t.error = io::Status(s.code(), "block " + std::to_string(t.block->header.number) + ": commit: " + s.message());
+  }
+
+  template <typename Packed>
+  void commit_block(BlockToken& t, Packed& packed) {
     const state::Block& b = *t.block;
     if (options_.before_commit) options_.before_commit(t.index);
     layer_max_ = std::max(layer_max_, ctx_.layer.entries());
     BlockResult& r = t.result;
     r.commit.start_ns = now_ns() - ctx_.t0_ns;
     const uint64_t cpu0 = persist::thread_cpu_ns();
-    committer_->record_read_latency(&t.commit_read_latency_ns);
     const std::string spec = options_.commit_spec ? options_.commit_spec(files_.commit.spec, b) : files_.commit.spec;
-    offer_read_pages(t);
-    io::Status s;
-    if (bintrie_) {
+    io::Status s = bintrie_ ? bt_committer_->write_pages() : mpt_committer_->write_pages();
+    if (s.ok() && !files_.rocks) keep_written(t.index);
+    if (overlap_) packed();
+    if (s.ok() && options_.before_publish) options_.before_publish(t.index);
+    if (s.ok() && bintrie_) {
       persist::BintrieCommitStats bs;
-      s = bt_committer_->commit(t.diff, spec, &bs);
+      s = bt_committer_->publish(spec, &bs);
       r.commit_stats = bs;
-    } else {
-      s = mpt_committer_->commit(t.diff, spec, &r.commit_stats);
+    } else if (s.ok()) {
+      s = mpt_committer_->publish(spec, &r.commit_stats);
     }
     r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
     r.commit.end_ns = now_ns() - ctx_.t0_ns;
-    committer_->reuse().pages = nullptr;
-    t.pages.clear();
-    if (s.ok() && !files_.rocks) keep_written(t.index);
     r.commit_read_latency_us = t.commit_read_latency_ns.latency(1000.0);
     if (!s.ok()) {
       stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
@@ -166,9 +212,10 @@ class CommitStage {
     committer_->reuse().pages = t.pages.size() ? &t.pages : nullptr;
   }
 
-  // The tree pages each recent commit wrote, by block index: a block whose reader shows
-  // blocks [0, v) drops from its read pages those that the commits of blocks v.. rewrote.
-  // A reader shows at least every block but the K - 1 before its own, so K entries suffice.
+  // The tree pages each recent commit wrote (taken when its pages are packed, before the
+  // next block's hash may start), by block index: a block whose reader shows blocks [0, v)
+  // drops from its read pages those that the commits of blocks v.. rewrote. A reader shows
+  // at least every block but the K - 1 before its own, so K entries suffice.
   void keep_written(size_t index) {
     written_by_commit_.emplace_back(index, std::move(committer_->reuse().written));
     committer_->reuse().written.clear();
@@ -181,6 +228,7 @@ class CommitStage {
   RunResult* result_;
   const std::function<void(const BlockResult&)>& on_block_;
   bool bintrie_ = false;
+  bool overlap_ = false;
   std::unique_ptr<persist::MptCommitter> mpt_committer_;
   std::unique_ptr<persist::BintrieCommitter> bt_committer_;
   persist::CommitterBase* committer_ = nullptr;
@@ -210,26 +258,11 @@ BlockToken* traverse_stage(RunContext& ctx, bool run_failed, BlockToken* t) {
   return t;
 }
 
-}  // namespace
-
-io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
-                      const std::function<void(const BlockResult&)>& on_block) {
-  *result = {};
-  if (io::Status s = check_options(options); !s.ok()) return s;
-  persist::DbOptions o;
-  persist::DbFiles files;
-  if (io::Status s = open_writer(options, blocks, &o, &files); !s.ok()) return s;
-  if (options.on_open) options.on_open(files);
-
-  RunContext ctx;
-  ctx.options = &options;
-  ctx.base_commit_seq = files.manifest.commit_seq;
-  ctx.t0_ns = now_ns();
-  std::vector<std::unique_ptr<BlockToken>> tokens;
-  for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
-  CommitStage commit(options, files, ctx, result, on_block);
+// The flow graph (header comment) over `tokens`, run until every admitted block is through.
+void run_graph(RunContext& ctx, std::span<const state::Block> blocks, std::vector<std::unique_ptr<BlockToken>>& tokens,
+               CommitStage& commit) {
+  const RunOptions& options = *ctx.options;
   size_t next = 0;
-
   tbb::flow::graph g;
   tbb::flow::input_node<BlockToken*> source(g, [&](tbb::flow_control& fc) -> BlockToken* {
     if (next >= blocks.size() || commit.failed()) {
@@ -251,20 +284,47 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
       g, tbb::flow::serial, [&](BlockToken* t) { return traverse_stage(ctx, commit.failed(), t); });
   auto by_index = [](BlockToken* t) { return t->index; };
   tbb::flow::sequencer_node<BlockToken*> order_prefetch(g, by_index), order_traverse(g, by_index), order(g, by_index);
-  tbb::flow::function_node<BlockToken*, tbb::flow::continue_msg> commit_node(g, tbb::flow::serial, [&](BlockToken* t) {
-    commit(t);
-    return tbb::flow::continue_msg();
-  });
+  // One block between the start of its hash and its commit's `packed` signal.
+  tbb::flow::limiter_node<BlockToken*> hash_gate(g, 1);
+  tbb::flow::function_node<BlockToken*, BlockToken*> hash_node(g, tbb::flow::serial,
+                                                               [&](BlockToken* t) { return commit.hash(t); });
+  using CommitNode = tbb::flow::multifunction_node<BlockToken*, std::tuple<tbb::flow::continue_msg, tbb::flow::continue_msg>>;
+  CommitNode commit_node(g, tbb::flow::serial,
+                         [&](BlockToken* t, CommitNode::output_ports_type& ports) { commit.commit(t, ports); });
   tbb::flow::make_edge(source, limit);
   tbb::flow::make_edge(limit, order_prefetch);
   tbb::flow::make_edge(order_prefetch, prefetch_node);
   tbb::flow::make_edge(prefetch_node, order_traverse);
   tbb::flow::make_edge(order_traverse, traverse_node);
   tbb::flow::make_edge(traverse_node, order);
-  tbb::flow::make_edge(order, commit_node);
-  tbb::flow::make_edge(commit_node, limit.decrementer());
+  tbb::flow::make_edge(order, hash_gate);
+  tbb::flow::make_edge(hash_gate, hash_node);
+  tbb::flow::make_edge(hash_node, commit_node);
+  tbb::flow::make_edge(tbb::flow::output_port<0>(commit_node), hash_gate.decrementer());
+  tbb::flow::make_edge(tbb::flow::output_port<1>(commit_node), limit.decrementer());
   source.activate();
   g.wait_for_all();
+}
+
+}  // namespace
+
+io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
+                      const std::function<void(const BlockResult&)>& on_block) {
+  *result = {};
+  if (io::Status s = check_options(options); !s.ok()) return s;
+  persist::DbOptions o;
+  persist::DbFiles files;
+  if (io::Status s = open_writer(options, blocks, &o, &files); !s.ok()) return s;
+  if (options.on_open) options.on_open(files);
+
+  RunContext ctx;
+  ctx.options = &options;
+  ctx.base_commit_seq = files.manifest.commit_seq;
+  ctx.t0_ns = now_ns();
+  std::vector<std::unique_ptr<BlockToken>> tokens;
+  for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
+  CommitStage commit(options, files, ctx, result, on_block);
+  run_graph(ctx, blocks, tokens, commit);
   result->wall_ns = now_ns() - ctx.t0_ns;
   result->diff_layer_entries_max = commit.layer_max();
   if (result->blocks.empty()) result->root = files.manifest.root_hash;

@@ -1,5 +1,5 @@
 // block_run: the block pipeline. Blocks (EIP-7928 access lists, engine/state/bal.h) replayed
-// against an MPT or binary-trie database (arena or RocksDB), each block through three
+// against an MPT or binary-trie database (arena or RocksDB), each block through four
 // stages on a tbb::flow graph:
 //
 //   prefetch  opens a reader handle pinned to the current published state (DbFiles::for_read
@@ -20,18 +20,23 @@
 //             reader); the main traversal takes an answer a worker already read (a warm
 //             hit) or waits for the mutex and reads it itself. Then the block's post-state
 //             diff goes into the diff layer
-//   commit    serial and in block order: the diff as one commit (arena: copy-on-write;
-//             RocksDB: one synced WriteBatch) through the tree's committer (MptCommitter /
-//             BintrieCommitter), whose CommitStats split it into resolve (the dirty paths,
-//             served first from the pages the block's own reader read, then read), apply,
-//             hash (encode + hash in memory), write (pack, page writes) and publish (fsync,
-//             MANIFEST); optionally the pure hash of the new nodes beside it
+//   hash      serial and in block order: the committer's hash() (MptCommitter /
+//             BintrieCommitter): resolve (the dirty paths, served first from the pages the
+//             block's own reader read, then read), apply, encode + hash in memory, the new
+//             root; optionally the pure hash of the new nodes beside it
+//   commit    serial and in block order: the committer's write_pages() (pack, page writes)
+//             and publish() (release, fsync, MANIFEST; RocksDB: one synced WriteBatch)
 //
 // inflight K bounds the blocks between admission and the end of their commit (a
 // limiter_node): K = 1 runs the stages of one block at a time; K = 2 lets block k+1
-// prefetch and traverse while block k commits. Block k+1's reader may then pin the state
-// before block k: its reads see block k's writes through the diff layer. Preallocated
-// tokens (K + 1) carry the blocks through the graph. RocksDB databases run with K = 1 only
+// prefetch and traverse while block k hashes and commits, and (arena, page reuse on,
+// RunOptions::overlap_hash) hash while block k publishes: one block at a time is between
+// the start of its hash and the end of its write_pages() (a limiter_node of 1 that the
+// commit stage opens after write_pages()), which hands the next hash its root and pages
+// (the committer's base, commit_tail.h) while the publish runs; that hash reads through a
+// store of its own. Block k+1's reader may pin the state before block k: its reads see
+// block k's writes through the diff layer. Preallocated tokens (K + 1) carry the blocks
+// through the graph. RocksDB databases run with K = 1 only
 // (K > 1 is refused before anything is read): a read-only RocksDB instance opened while the
 // writer's batch, memtable flush or compaction lands is not promised a consistent view, so
 // it pins no state; with K = 1 every reader opens between commits and shows exactly the
@@ -76,7 +81,7 @@ struct RunOptions {
   // for the body and given its affinity back after; geth's workers, started in the traverse
   // body, run on traverse's CPUs. Every CPU must be one this process may run on.
   struct StageCpus {
-    std::vector<int> prefetch, traverse, commit;
+    std::vector<int> prefetch, traverse, hash, commit;
   } stage_cpus;
   // The commit's resolve takes the pages the block's own reader read (prefetch and traverse)
   // and those the previous commit wrote before reading any (arena; pages a commit rewrote
@@ -94,6 +99,10 @@ struct RunOptions {
   // it none) and updates the snapshot in the same commit. Databases built with a snapshot
   // only (else bad_argument before any read).
   bool snapshot = false;
+  // K > 1, arena, reuse_read_pages: block k+1's hash starts once block k's pages are packed
+  // (on the root and pages they hand over), while block k's publish (release, fsync,
+  // MANIFEST) runs. Off: it starts after block k's publish.
+  bool overlap_hash = true;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Called once with the writer's files before the first block (the store's regime).
@@ -103,6 +112,10 @@ struct RunOptions {
   std::function<void(size_t index)> before_commit;
   std::function<void(size_t index)> after_traverse;
   std::function<void(size_t index)> after_prefetch;  // in the prefetch stage, after its work
+  std::function<void(size_t index)> after_hash;      // in the hash stage, after its work
+  // In the commit stage, after block `index`'s pages are packed and written, before its
+  // publish (a test may wait there for the next block's hash).
+  std::function<void(size_t index)> before_publish;
   // In the prefetch stage, inside its wall and busy time, before its reads (a test may
   // wait there to force a prefetch to span another block's stages).
   std::function<void(size_t index)> during_prefetch;
@@ -149,8 +162,10 @@ struct BlockResult {
   uint64_t geth_workers_busy_ns = 0;  // the workers' CPU time, summed (not in traverse.busy_ns)
   // The reader's pinned state: how many blocks of this run it already shows.
   uint64_t reader_blocks_visible = 0;
-  StageTimes prefetch, traverse, commit;
-  persist::CommitStats commit_stats;  // root, resolve / apply / write / publish
+  // hash: the committer's hash() (resolve, apply, encode + hash in memory, the pure hash);
+  // commit: its write_pages() and publish() (pack, page writes, release, fsync, MANIFEST).
+  StageTimes prefetch, traverse, hash, commit;
+  persist::CommitStats commit_stats;  // root, resolve / apply / hash / write / publish
   // Pages the block's reader read that were handed to the commit, and those of them dropped
   // first because a commit since the reader's state rewrote their page id.
   uint64_t read_pages_offered = 0, read_pages_stale = 0;

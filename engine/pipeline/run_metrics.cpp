@@ -3,7 +3,9 @@
 
 namespace st::pipeline {
 namespace {
-uint64_t stage_walls(const BlockResult& b) { return b.prefetch.wall_ns() + b.traverse.wall_ns() + b.commit.wall_ns(); }
+uint64_t stage_walls(const BlockResult& b) {
+  return b.prefetch.wall_ns() + b.traverse.wall_ns() + b.hash.wall_ns() + b.commit.wall_ns();
+}
 }  // namespace
 
 double block_overlap(const BlockResult& b) {

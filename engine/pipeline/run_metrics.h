@@ -1,10 +1,10 @@
 // run_metrics: how much the block pipeline's stages overlapped, from its results.
 //
-//   block_overlap(b)        (prefetch wall + traverse wall + commit wall) / (b's commit end -
+//   block_overlap(b)        (prefetch + traverse + hash + commit wall) / (b's commit end -
 //                           b's prefetch start): < 1 when the block waited between its stages
 //                           (hooks, a full limiter), > 1 only if its own stages overlapped
 //                           (they do not: a block's stages run in order)
-//   run_overlap(blocks, w)  the sum of every block's three stage walls / the run's wall w:
+//   run_overlap(blocks, w)  the sum of every block's four stage walls / the run's wall w:
 //                           <= 1 when the stages of different blocks never run at the same
 //                           time (--inflight 1), > 1 when they do (--inflight 2 and more)
 //

@@ -6,7 +6,8 @@
 // again through the batch kernels (the binary trie's levels checked against the tree's own
 // hash functions). With RunOptions::snapshot the state reads go to the flat snapshot: the same
 // roots and values read for every reader, no more device reads than the tree's, verify
-// (tree and snapshot) passes after; a database without a snapshot is refused.
+// (tree and snapshot) passes after; a database without a snapshot is refused. With K > 1
+// block k + 1's hash runs during block k's publish, on block k's packed pages (forced).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -225,6 +226,75 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           }
           fs::remove_all(db);
         }
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("block pipeline: block k+1's hash runs while block k publishes; the roots of K = 1, verify passes") {
+  // Block k's publish waits until block k + 1 is hashed: that hash resolves from block k's
+  // packed pages and root (block k + 1 rewrites 4 of block k's slots), not the disk's
+  // published state. Without the overlap (RunOptions::overlap_hash off) block k + 1's hash
+  // starts only after block k's publish.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = reuse_tmp(bintrie ? "ovl_bt" : "ovl_mpt");
+    persist::BuildReport rep;
+    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    std::vector<std::array<uint8_t, 32>> want;  // K = 1
+    for (uint32_t k : {1u, 2u, 3u})
+      for (bool overlap : {true, false}) {
+        if (k == 1 && !overlap) continue;
+        CAPTURE(k);
+        CAPTURE(overlap);
+        const std::string db = reuse_tmp("ovl_run");
+        fs::copy(db0, db, fs::copy_options::recursive);
+        RunOptions o;
+        o.dir = db;
+        o.reader = ReaderModel::bal;
+        o.inflight = k;
+        o.overlap_hash = overlap;
+        std::mutex mu;
+        std::condition_variable cv;
+        std::set<size_t> hashed;
+        o.after_hash = [&](size_t i) {
+          std::lock_guard<std::mutex> g(mu);
+          hashed.insert(i);
+          cv.notify_all();
+        };
+        if (k > 1 && overlap)
+          o.before_publish = [&](size_t i) {
+            if (i + 1 >= blocks.size()) return;
+            std::unique_lock<std::mutex> g(mu);
+            cv.wait_for(g, std::chrono::seconds(10), [&] { return hashed.count(i + 1) > 0; });
+          };
+        RunResult res;
+        const Status st = run_blocks(o, blocks, &res);
+        REQUIRE_MESSAGE(st.ok(), st.message());
+        REQUIRE(res.blocks.size() == blocks.size());
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          CAPTURE(i);
+          const BlockResult& b = res.blocks[i];
+          if (k == 1) want.push_back(b.commit_stats.root);
+          else CHECK(b.commit_stats.root == want[i]);
+          CHECK(b.hash.end_ns <= b.commit.start_ns);
+          if (k <= 2) CHECK(b.commit_stats.pages_read == 0);  // block k's pages came from memory
+          if (i + 1 == blocks.size()) continue;
+          const BlockResult& next = res.blocks[i + 1];
+          if (k > 1 && overlap) CHECK(next.hash.end_ns < b.commit.end_ns);  // hashed during the publish
+          else CHECK(next.hash.start_ns >= b.commit.end_ns);
+        }
+        std::unique_ptr<persist::TreeDb> after;
+        REQUIRE(persist::open_any_db(db, 8, &after).ok());
+        persist::VerifyReport vr;
+        const Status vs = after->verify(&vr);
+        CHECK_MESSAGE(vs.ok(), vs.message());
+        CHECK(vr.root == res.root);
+        CHECK(res.root == want.back());
+        after.reset();
+        fs::remove_all(db);
+      }
     fs::remove_all(db0);
   }
 }

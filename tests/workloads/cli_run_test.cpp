@@ -739,7 +739,7 @@ TEST_CASE("statetree run: --help; bad input is one line on stderr, exit 2, and t
         {"run" + d + " --blocks " + file + " --snapshot", "has no flat snapshot", db},
         {"run" + d + " --blocks " + file + " --json --csv", "at most one of --json and --csv", db},
         {"run" + d + " --blocks " + file + " --pin prefetch", "--pin takes STAGE=CPU", db},
-        {"run" + d + " --blocks " + file + " --pin hash=0", "unknown stage 'hash'", db},
+        {"run" + d + " --blocks " + file + " --pin publish=0", "unknown stage 'publish'", db},
         {"run" + d + " --blocks " + file + " --pin commit=x", "bad CPU", db},
         {"run" + d + " --blocks " + file + " --pin commit=-1", "bad CPU", db},
         {"run" + d + " --blocks " + file + " --pin commit=0,", "--pin takes STAGE=CPU", db},
