@@ -220,6 +220,7 @@ io::Status hashed_accounts(const state::StateSource& src, std::vector<AccountKey
 // One build's inputs and what it learns: the hashed accounts, the written tree's root and
 // counts (account trie, storage tries), the manifest's fields and the report.
 struct MptBuild {
+  MptBuild(const state::StateSource& s, const ProgressFn& p) : src(s), progress(p) {}
   const state::StateSource& src;
   const ProgressFn& progress;
   std::vector<AccountKey> accs;

@@ -276,7 +276,9 @@ io::Status commit_one(DbFiles& f, uint8_t tag, const std::string& spec) {
 }  // namespace
 
 TEST_CASE("db files: commit record round trip and version check") {
-  CommitInfo c{make_locator(12, 3), "{\"kind\":\"synthetic\"}"};
+  CommitInfo c;
+  c.root = make_locator(12, 3);
+  c.spec = "{\"kind\":\"synthetic\"}";
   std::vector<uint8_t> b = encode_commit_record(c);
   CommitInfo d;
   REQUIRE(decode_commit_record(b, &d).ok());
