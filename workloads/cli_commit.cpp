@@ -11,7 +11,8 @@
 //
 // Prints per block (a table row; with --json an entry of the one object's "blocks" array):
 // root, records read, pages read, read rounds, records / pages written, pages released,
-// commit time, bytes on disk; then medians [min, max] over the blocks, with the commit's
+// commit time, bytes on disk, bytes in use (pages the state holds) and live keys, pages
+// compacted and records relocated (--compact-pages); then medians [min, max] over the blocks, with the commit's
 // phases (resolve, of it inside read rounds, apply, encode + writes, publish). The database's
 // first commit of blocks fixes --writes and --seed: later runs continue the same sequence
 // (a different value given explicitly is an error). RocksDB databases: one synced
@@ -47,6 +48,10 @@ void declare_options(Args& args) {
   args.option_u64("writes", "W", "storage writes per block (default: the database's, else 4096)", 1, 1u << 24);
   args.option_u64("seed", "X", "block seed (default: the database's, else 1)", 0, UINT64_MAX);
   args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
+  args.option_u64("compact-pages", "N",
+                  "arena: at most N of the pages a commit reads are compacted (their live records under rewritten "
+                  "nodes copied out, so emptied pages are released); 0: no compaction",
+                  0, 1u << 20, persist::PageReuse::kDefaultCompactPages);
   args.pin_option();
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
@@ -80,6 +85,7 @@ struct CommitSeries {
       released;
   nlohmann::json rows = nlohmann::json::array();
   uint64_t bytes_before = 0, bytes_after = 0;
+  uint64_t in_use_before = 0, in_use_after = 0;  // DbFiles::in_use_bytes
 };
 
 void add_block(uint64_t b, const persist::CommitStats& st, CommitSeries* c) {
@@ -112,7 +118,12 @@ void add_block(uint64_t b, const persist::CommitStats& st, CommitSeries* c) {
                      {"apply_ms", double(st.apply_ns) * 1e-6},
                      {"write_ms", double(st.write_ns) * 1e-6},
                      {"publish_ms", double(st.publish_ns) * 1e-6},
-                     {"disk_bytes", st.disk_bytes}});
+                     {"disk_bytes", st.disk_bytes},
+                     {"in_use_bytes", st.in_use_bytes},
+                     {"live_keys", st.live_keys},
+                     {"in_use_bytes_per_key", st.live_keys ? double(st.in_use_bytes) / double(st.live_keys) : 0.0},
+                     {"pages_compacted", st.pages_compacted},
+                     {"records_relocated", st.records_relocated}});
 }
 
 void print_table_head() {
@@ -130,12 +141,13 @@ void print_block_row(uint64_t b, const persist::CommitStats& st) {
 
 // One commit per block, each row printed as it lands (table output); nullopt = done, else
 // the exit status.
-std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t blocks, bool json, state::SyntheticState& src,
-                              CommitSeries* c) {
+std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t blocks, bool json, uint32_t compact_pages,
+                              state::SyntheticState& src, CommitSeries* c) {
   std::unique_ptr<persist::MptCommitter> mpt_committer;
   std::unique_ptr<persist::BintrieCommitter> bt_committer;
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
   else mpt_committer = std::make_unique<persist::MptCommitter>(files);
+  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_pages = compact_pages;
   // One commit; both committers report persist::CommitStats.
   auto commit_one = [&](const state::StateDiff& d, persist::CommitStats* st) -> io::Status {
     if (!bintrie) return mpt_committer->commit(d, src.spec_json(), st);
@@ -147,6 +159,7 @@ std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t bl
   ProgressBar bar("commit", !json);
   const persist::ProgressFn progress = bar.fn();  // stderr, on a terminal, after a second
   c->bytes_before = files.disk_bytes();
+  c->in_use_before = files.in_use_bytes();
   if (!json) print_table_head();
   state::StateDiff diff;
   for (uint64_t k = 0; k < blocks; ++k) {
@@ -165,12 +178,13 @@ std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t bl
   }
   bar.finish();
   c->bytes_after = files.disk_bytes();
+  c->in_use_after = files.in_use_bytes();
   return std::nullopt;
 }
 
 nlohmann::json commit_json(const persist::DbFiles& files, const persist::DbOptions& o, const std::string& dir,
-                           const state::SyntheticSpec& spec,
-                           uint64_t first_block, uint64_t blocks, const CommitSeries& c) {
+                           const state::SyntheticSpec& spec, uint64_t first_block, uint64_t blocks, uint32_t compact_pages,
+                           const CommitSeries& c) {
   auto sum = [](const std::vector<double>& v) { return report::summary_json(stats::summarize(v)); };
   auto timing = [](const char* label, const std::vector<double>& v) { return report::timing_json(label, v); };
   nlohmann::json out = {{"command", "commit"},
@@ -194,6 +208,10 @@ nlohmann::json commit_json(const persist::DbFiles& files, const persist::DbOptio
                         {"pages_released", sum(c.released)},
                         {"disk_bytes_before", c.bytes_before},
                         {"disk_bytes_after", c.bytes_after},
+                        {"in_use_bytes_before", c.in_use_before},
+                        {"in_use_bytes_after", c.in_use_after},
+                        {"live_keys", files.manifest.key_count},
+                        {"compact_pages", compact_pages},
                         {"blocks", c.rows}};
   store_regime(files, out);
   report::stamp(out);
@@ -225,6 +243,10 @@ void print_commit_summary(const persist::DbFiles& files, const state::SyntheticS
   std::printf("  bytes on disk    %llu -> %llu (%+.0f per block)\n", (unsigned long long)c.bytes_before,
               (unsigned long long)c.bytes_after,
               blocks ? (double(c.bytes_after) - double(c.bytes_before)) / double(blocks) : 0.0);
+  std::printf("  bytes in use     %llu -> %llu (%.1f per key, %llu keys)\n", (unsigned long long)c.in_use_before,
+              (unsigned long long)c.in_use_after,
+              files.manifest.key_count ? double(c.in_use_after) / double(files.manifest.key_count) : 0.0,
+              (unsigned long long)files.manifest.key_count);
   std::printf("  root             %s\n", hex0x(files.manifest.root_hash).c_str());
   std::printf("  %s\n", report::stamp_line().c_str());
 }
@@ -250,8 +272,10 @@ int cmd_commit(int argc, char** argv) {
   const uint64_t first_block = spec.blocks;
   state::SyntheticState src(spec);  // replays the blocks already applied
   CommitSeries c;
-  if (auto rc = run_blocks(files, target.bintrie, blocks, json, src, &c)) return *rc;
-  if (json) std::printf("%s\n", commit_json(files, target.options, dir, spec, first_block, blocks, c).dump().c_str());
+  const uint32_t compact_pages = uint32_t(args.get_u64("compact-pages"));
+  if (auto rc = run_blocks(files, target.bintrie, blocks, json, compact_pages, src, &c)) return *rc;
+  if (json)
+    std::printf("%s\n", commit_json(files, target.options, dir, spec, first_block, blocks, compact_pages, c).dump().c_str());
   else print_commit_summary(files, spec, first_block, blocks, c);
   return 0;
 }

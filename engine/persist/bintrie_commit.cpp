@@ -243,10 +243,7 @@ class Committer {
   io::Status emit(const Plan& p, const Key32& path, unsigned depth) {
     const bool keyed = frame_.keyed();
     if (p.kind == Plan::placed) {
-      if (!keyed) {
-        frame_.packer().push_placed(p.loc);
-        return {};
-      }
+      if (!keyed) return frame_.place_kept(p.loc);
       if (p.node < 0 || nodes_[p.node].depth == depth) return {};  // its key holds it
       // A kept stem that moved deeper (a new stem split its position): same blob, new key.
       const Node& n = nodes_[p.node];

@@ -139,6 +139,63 @@ void CommitFrame::begin_writes() {
   writer_.emplace(files_.arena->pages(), files_.arena->space());
   if (reuse_ && reuse_->keep_written) writer_->keep_copies(true);
   packer_.emplace(*writer_);
+  choose_compaction_targets();
+}
+
+// Targets: the pages this commit read (its dirty paths run through them, so most lose
+// records now), at most compact_pages of them, those with the fewest records known dead
+// first. A record of a target page is moved only when its parent is rewritten anyway (a
+// kept child, place_kept) or moved with it, so no other parent needs its locator updated.
+// A page written whole by a recent commit holds one packed cluster (or siblings of one
+// parent), so a path through it makes all its records movable and it is released; a page
+// that many commits left partly dead may hold records under parents that no path rewrote,
+// which would stay: under a cap the former come first.
+void CommitFrame::choose_compaction_targets() {
+  compact_.clear();
+  if (!reuse_ || reuse_->compact_pages == 0) return;
+  std::vector<uint64_t> pages;
+  reader_->used_pages(&pages);
+  auto dead_share = [&](uint64_t p) {
+    const uint32_t n = reader_->records_in(p);
+    return n ? double(dead_.known_dead(p)) / double(n) : 0.0;
+  };
+  if (pages.size() <= reuse_->compact_pages) {
+    compact_.insert(pages.begin(), pages.end());
+    return;
+  }
+  std::vector<std::pair<double, uint64_t>> ranked;
+  ranked.reserve(pages.size());
+  for (uint64_t p : pages) ranked.push_back({dead_share(p), p});
+  const size_t n = reuse_->compact_pages;
+  std::partial_sort(ranked.begin(), ranked.begin() + n, ranked.end());
+  for (size_t i = 0; i < n; ++i) compact_.insert(ranked[i].second);
+}
+
+io::Status CommitFrame::place_kept(Locator l) {
+  if (!compact_.count(locator_page(l))) {
+    packer_->push_placed(l);
+    return {};
+  }
+  return relocate(l);
+}
+
+// Post-order: the record's children on target pages first (copied), the others placed.
+io::Status CommitFrame::relocate(Locator l) {
+  RecordView r;
+  if (io::Status s = reader_->record(l, &r); !s.ok()) return s;
+  for (uint32_t i = 0; i < r.child_count; ++i) {
+    const Locator c = r.child(i);
+    if (c == kNoLocator) return {io::Errc::corrupt_page, std::string(who_) + ": a record without a child locator"};
+    if (compact_.count(locator_page(c))) {
+      if (io::Status s = relocate(c); !s.ok()) return s;
+    } else {
+      packer_->push_placed(c);
+    }
+  }
+  if (io::Status s = packer_->push(r.kind, r.body, r.child_count); !s.ok()) return s;
+  dead_.supersede(locator_page(l));
+  ++relocated_;
+  return {};
 }
 
 void CommitFrame::encoded() { t_encoded_ = io::monotonic_ns(); }
@@ -199,34 +256,41 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   // The ids written since hand_over_written() (snapshot pages, the commit record) too.
   if (reuse_) reuse_->written = writer_->written_ids();
 
-  if (stats) {
-    CommitStats& out = *stats;
-    out = {};
-    out.root = o.root_hash;
-    out.accounts_written = o.accounts_written;
-    out.slot_writes = o.slot_writes;
-    out.records_read = o.records_read;
-    out.pages_read = reader_->counters().page_reads;
-    out.read_rounds = reader_->counters().rounds;
-    out.apply_passes = o.apply_passes;
-    out.records_written = o.records_written;
-    out.pages_written = pages_written;
-    out.records_superseded = superseded_;
-    out.pages_released = pages_released;
-    out.keys_delta = o.keys_delta;
-    out.commit_ns = own_ns();
-    out.read_ns = reader_->counters().read_wall_ns;
-    out.pages_reused = reader_->counters().pages_reused;
-    out.resolve_ns = t_resolved_ - t0_;
-    out.apply_ns = t_applied_ - t_resolved_;
-    out.hash_ns = t_hashed_ - t_applied_;
-    out.page_write_ns = t_encoded_ - t_writes_;
-    out.write_ns = out.hash_ns + out.page_write_ns;
-    out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
-    out.publish_ns = publish_ns;
-    out.disk_bytes = files_.disk_bytes();
-  }
+  if (stats) fill_arena_stats(o, pages_written, pages_released, publish_ns, stats);
   return {};
+}
+
+void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uint64_t pages_released, uint64_t publish_ns,
+                                   CommitStats* stats) const {
+  CommitStats& out = *stats;
+  out = {};
+  out.root = o.root_hash;
+  out.accounts_written = o.accounts_written;
+  out.slot_writes = o.slot_writes;
+  out.records_read = o.records_read;
+  out.pages_read = reader_->counters().page_reads;
+  out.read_rounds = reader_->counters().rounds;
+  out.apply_passes = o.apply_passes;
+  out.records_written = o.records_written;
+  out.pages_written = pages_written;
+  out.records_superseded = superseded_;
+  out.pages_released = pages_released;
+  out.keys_delta = o.keys_delta;
+  out.commit_ns = own_ns();
+  out.read_ns = reader_->counters().read_wall_ns;
+  out.pages_reused = reader_->counters().pages_reused;
+  out.resolve_ns = t_resolved_ - t0_;
+  out.apply_ns = t_applied_ - t_resolved_;
+  out.hash_ns = t_hashed_ - t_applied_;
+  out.page_write_ns = t_encoded_ - t_writes_;
+  out.write_ns = out.hash_ns + out.page_write_ns;
+  out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
+  out.publish_ns = publish_ns;
+  out.disk_bytes = files_.disk_bytes();
+  out.in_use_bytes = files_.in_use_bytes();
+  out.live_keys = files_.manifest.key_count;
+  out.pages_compacted = compact_.size();
+  out.records_relocated = relocated_;
 }
 
 io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats) {
@@ -273,6 +337,8 @@ io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_
     out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
     out.publish_ns = publish_ns;
     out.disk_bytes = files_.disk_bytes();
+    out.in_use_bytes = out.disk_bytes;
+    out.live_keys = files_.manifest.key_count;
   }
   return {};
 }

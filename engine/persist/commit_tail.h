@@ -10,8 +10,9 @@
 //   ... encode + hash the new nodes in memory ...  f.hashed()
 //   ... pure hash (optional, timed apart) ...      f.pure_hashed(ns, nodes)
 //   [f.hash_stage_done(): the committer's hash() ends here, its write() starts below]
-//   f.begin_writes(): PageWriter + SubtreePacker
-//   ... the encoded records into f.packer() ...    f.encoded()   (a failure: return f.fail(s))
+//   f.begin_writes(): PageWriter + SubtreePacker; the compaction targets (pages read, <= N)
+//   ... the encoded records into f.packer(), each kept child through f.place_kept(locator)
+//       (copied when its page is a target) ...    f.encoded()   (a failure: return f.fail(s))
 //   f.supersede(records, bytes) per dead node
 //   f.publish(outcome, spec, stats):  DeadPageLedger::release_dead -> manifest fields
 //        (node_count, key_count, payload_bytes by deltas) -> DbFiles::commit_arena (commit
@@ -39,6 +40,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/persist/db_files.h"
@@ -81,6 +83,11 @@ struct CommitStats {
   uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
                                    // (RocksDB: the one synced WriteBatch, MANIFEST)
   uint64_t disk_bytes = 0;         // pages up to the high-water mark after the commit (RocksDB: its files)
+  uint64_t in_use_bytes = 0;       // pages the committed state holds x page size (DbFiles::in_use_bytes)
+  uint64_t live_keys = 0;          // the manifest's key count after the commit (MPT: accounts + slots;
+                                   // binary trie: leaves)
+  // Compaction (arena): pages picked for compaction, and the live records copied out of them.
+  uint64_t pages_compacted = 0, records_relocated = 0;
   // RocksDB: pages_read = keys fetched, read_rounds = MultiGet calls, pages_written and
   // pages_released 0; keys_deleted = nodes replaced whose key no new node took.
   uint64_t keys_deleted = 0;
@@ -135,6 +142,13 @@ struct PageReuse {
   // file, opened per commit), not the writer's, so that it may run on another thread while
   // the previous commit's write() is in flight (block_run's hash stage).
   bool own_read_store = false;
+  // Compaction (arena): at most this many of the pages the commit read are compaction
+  // targets (0: none); see CommitFrame::place_kept. Each target is written at most once
+  // more (its live records copied), so the default covers the pages a 4,096-write block
+  // reads on a 10M-slot state (~12,900) and a commit never writes more than it read plus
+  // its own records.
+  uint32_t compact_pages = kDefaultCompactPages;
+  static constexpr uint32_t kDefaultCompactPages = 16384;
 };
 
 // The committed state a commit starts from: the root record, the root hash, the store's
@@ -225,6 +239,12 @@ class CommitFrame {
   // Kept if the publish then fails: their page ids are free in the committed state, so no
   // walk from its root reaches them.
   void hand_over_written();
+  // A record of the committed state that the new tree keeps (a child of a rewritten node):
+  // push_placed(l), unless its page is a compaction target of this commit; then it is
+  // copied (kind, children, body unchanged, so its hash is too) into the new pages with the
+  // records below it on target pages, and the copies are superseded (counted in the
+  // ledger, so a target page whose records are all gone is released by publish()).
+  io::Status place_kept(Locator l);
   // A failure after begin_writes(): reaps the writes, aborts the space, returns s.
   io::Status fail(io::Status s);
 
@@ -255,6 +275,8 @@ class CommitFrame {
  private:
   uint64_t own_ns() const;
   io::Status publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats);
+  void fill_arena_stats(const Outcome& o, uint64_t pages_written, uint64_t pages_released, uint64_t publish_ns,
+                        CommitStats* stats) const;
 
   DbFiles& files_;
   DeadPageLedger& dead_;
@@ -269,6 +291,11 @@ class CommitFrame {
   uint64_t t0_ = 0, t_resolved_ = 0, t_applied_ = 0, t_hashed_ = 0, t_hash_stage_ = 0, t_writes_ = 0, t_encoded_ = 0;
   uint64_t pure_ns_ = 0, pure_nodes_ = 0, pure_calls_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;
+  // Compaction: target pages (loaded in reader_), records copied out of them.
+  void choose_compaction_targets();
+  io::Status relocate(Locator l);
+  std::unordered_set<uint64_t> compact_;
+  uint64_t relocated_ = 0;
 };
 
 }  // namespace st::persist

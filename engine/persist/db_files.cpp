@@ -321,6 +321,12 @@ uint64_t DbFiles::disk_bytes() const {
   return manifest.page_high_water * uint64_t(manifest.params.page_size);
 }
 
+uint64_t DbFiles::in_use_bytes() const {
+  if (store == StoreKind::rocksdb || !arena) return disk_bytes();
+  const io::PageAllocator& a = arena->space().allocator();
+  return (a.high_water() - a.free_pages() - a.deferred_pages()) * uint64_t(manifest.params.page_size);
+}
+
 std::vector<std::string> DbFiles::data_files() const {
   std::vector<std::string> files;
   if (store == StoreKind::arena) {

@@ -124,6 +124,10 @@ struct DbFiles {
   // MANIFEST. On error nothing of the batch is applied (RocksDB's atomic batch).
   io::Status commit_rocks_batch(std::vector<io::KvWrite>& writes, const Fields& f, const std::string& spec);
   uint64_t disk_bytes() const;
+  // Arena: pages the committed state holds (below the high-water mark, neither free nor
+  // deferred: its records, snapshot, free list, commit record) x page size. RocksDB:
+  // disk_bytes(). The measure of space that compaction bounds (docs/persist-commit.md).
+  uint64_t in_use_bytes() const;
   std::vector<std::string> data_files() const;
 };
 

@@ -5,7 +5,9 @@
 // is released only when EVERY record on it is superseded, counted across the commits of
 // one ledger: the counts of partly dead pages carry over to the next commit once a commit
 // is durable (commit_durable); a new ledger starts from zero, so pages that die across
-// runs come back on the next full build.
+// runs come back on the next full build. Compaction (CommitFrame::place_kept) copies the
+// live records out of the pages a commit reads and supersedes them here, so those pages
+// reach their full count in the same commit; known_dead() ranks them.
 //
 //   per commit:  supersede(page) for each dead record ... release_dead(reader, space, ...)
 //                -> publish the commit -> commit_durable()   (on failure: nothing to undo;
@@ -30,6 +32,11 @@ class DeadPageLedger {
  public:
   // A record on `page` is superseded by the commit in progress.
   void supersede(uint64_t page) { ++pending_[page]; }
+  // Records on `page` known dead from the durable commits of this ledger (0: none known).
+  uint32_t known_dead(uint64_t page) const {
+    auto it = partial_.find(page);
+    return it == partial_.end() ? 0 : it->second.first;
+  }
 
   // Releases into `space` every page whose records are now all superseded (the page must
   // be loaded in `reader`, which knows its record count) and the previous commit record

@@ -903,7 +903,8 @@ io::Status DirtyTrie::write_all(Locator* root_loc) {
   const bool keyed = frame_.keyed();
   for (PackOp& op : pack_ops_) {
     if (op.placed != kNoLocator) {
-      if (!keyed) frame_.packer().push_placed(op.placed);
+      if (keyed) continue;
+      if (io::Status s = frame_.place_kept(op.placed); !s.ok()) return s;
       continue;
     }
     const uint8_t* body = pack_bytes_.data() + op.body_off;

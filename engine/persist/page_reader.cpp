@@ -277,6 +277,11 @@ uint32_t PageReader::records_in(uint64_t page_id) const {
   return pg ? uint32_t(pg->parsed.records.size()) : 0;
 }
 
+void PageReader::used_pages(std::vector<uint64_t>* out) const {
+  for (const auto& [id, page] : pages_) out->push_back(id);
+  for (uint64_t id : borrowed_used_) out->push_back(id);
+}
+
 io::Status PageReader::record(Locator l, RecordView* out) const {
   const Page* pg = find_page(locator_page(l));
   if (!pg)

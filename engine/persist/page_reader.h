@@ -152,6 +152,8 @@ class PageReader {
   io::Status record(Locator l, RecordView* out) const;
   // Records in a loaded page (0 when it is not loaded).
   uint32_t records_in(uint64_t page_id) const;
+  // The pages this reader read or took from a borrowed set (appended to *out, unsorted).
+  void used_pages(std::vector<uint64_t>* out) const;
   // Drops every cached page (cold-per-batch experiments); counters are kept. Requires idle().
   void clear();
   size_t cached_pages() const { return pages_.size(); }
