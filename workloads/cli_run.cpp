@@ -25,7 +25,7 @@
 // after its repetition); the block objects carry "rep", the summary the median and spread
 // of the headline figures over the repetitions; --cold evicts before every repetition.
 // --snapshot: the blocks' state reads go to the database's flat snapshot (RunOptions::snapshot;
-// arena databases built with --snapshot); the regime's "snapshot" says which ran, and
+// databases built with --snapshot, arena or RocksDB); the regime's "snapshot" says which ran, and
 // device_reads_per_slot counts the snapshot's reads (the commit's tree reads stay apart).
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <algorithm>
