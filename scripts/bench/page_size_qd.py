@@ -91,8 +91,8 @@ def ratio_cell(rec, tree):
         return "-"
     lo, hi = rec.get(f"{tree}_16k_over_4k_ci_lo"), rec.get(f"{tree}_16k_over_4k_ci_hi")
     ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else ""
-    n = rec.get(f"{tree}_16k_over_4k_n")
-    return f"{r:.2f}x{ci}" + (f" (n {n})" if n else "")
+    p, n = rec.get(f"{tree}_16k_over_4k_p"), rec.get(f"{tree}_16k_over_4k_n")
+    return f"{r:.2f}x{ci}" + (f", p {p:.2g}" if p is not None else "") + (f" (n {n})" if n else "")
 
 
 # ---- summary.txt (under 80 columns: one row per QD and tree) ------------------------------
