@@ -480,7 +480,8 @@ plan_group_depth() {
 plan_page_size() {
   # Both trees on the arena store at 4 and 16 KiB pages, the same state: cold batched lookups
   # at every QD of qd_list, block commits; then io-bench's raw io_uring loop (and arena store)
-  # at the same QDs and both page sizes, the device's own ceiling beside each row.
+  # at the same QDs and both page sizes, the device's own ceiling beside each row (as many
+  # reads per run as read-bench's lookups: io-bench's default 4,096 at small and above).
   local tree page db
   for tree in mpt bintrie; do
     for page in 4096 16384; do
@@ -493,7 +494,7 @@ plan_page_size() {
   done
   for page in 4096 16384; do
     plan page-size "io-$page" io-bench --file "$DATA/page-size/io-bench-p$page.arena" --size-mib "$io_mib" \
-      --page-size "$page" --qd "$qd_list" --reps "$io_reps" $cold --pin 1
+      --page-size "$page" --qd "$qd_list" --reads "$rb_keys" --reps "$io_reps" $cold --pin 1
   done
 }
 plan_snapshot() {
