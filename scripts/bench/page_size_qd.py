@@ -18,7 +18,8 @@ import os
 from values import get, med
 
 TREES = ("mpt", "bintrie")
-TREE_LABEL = {"mpt": "MPT", "bintrie": "BT"}
+TREE_LABEL = {"mpt": "MPT", "bintrie": "BT"}  # table headers
+PLOT_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
 PAGES = (4096, 16384)
 
 
@@ -127,7 +128,7 @@ def plot_spec(rows, lines):
             pts = [(r["qd"], r[f"{tree}_{page}_us_per_lookup"]) for r in recs
                    if r[f"{tree}_{page}_us_per_lookup"] is not None]
             if pts:
-                series.append((f"{TREE_LABEL[tree]} lookups, {page // 1024} KiB pages", pts))
+                series.append((f"{PLOT_LABEL[tree]} lookups, {page // 1024} KiB pages", pts))
     for page in PAGES:
         pts = [(r["qd"], r[f"raw_{page}_us_per_read"]) for r in recs if r[f"raw_{page}_us_per_read"] is not None]
         if pts:
