@@ -114,7 +114,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            cold read-bench at QD 1, 2, 4 ... 128 beside io-bench's raw io_uring
            loop at both page sizes and the same QDs (one table: us, device
            reads and bytes per lookup, 16 / 4 KiB per tree), block commits
-           (disk 0.3 GB at small)       ~40 s at small (medium, large: not measured)
+           (disk 0.3 / 2.1 GB)   ~40 s / ~1.7 min at small / medium (large: not measured)
   snapshot  statetree build --snapshot (MPT and binary trie, arena) of 100k /
            1M / 10M slots, then cold read-bench at QD 1 and 32 (and one key at
            a time) through the tree and through the flat snapshot: device reads,
