@@ -39,6 +39,7 @@ points at the newest run there):
   commands.txt  every command run, in order
   STUDY.jsonl   the raw JSON line of every command of the study
   summary.txt   every study's table (also printed on stdout)
+  page-size-qd.json, page-size-qd.csv  the page-size study's table, one row per QD
   stderr.log    the stderr of every command that printed any
   plots/        gnuplot SVG plots (+ their .dat and .gp), plots/plots.json: each
                 plot's series and whether its SVG holds drawn data
@@ -111,8 +112,10 @@ studies: what each runs; time on 2 cores at small / medium / large
            block commits of 4,096 writes (disk 0.6 GB at small)
                                         ~30 s at small (medium, large: not measured)
   page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
-           cold read-bench at QD 1 and 32, block commits (disk 0.3 GB at small)
-                                        ~10 s at small (medium, large: not measured)
+           cold read-bench at QD 1, 2, 4 ... 128 beside io-bench's raw io_uring
+           loop at both page sizes and the same QDs (one table: us, device
+           reads and bytes per lookup, 16 / 4 KiB per tree), block commits
+           (disk 0.3 / 2.1 GB)   ~40 s / ~1.7 min at small / medium (large: not measured)
   snapshot  statetree build --snapshot (MPT and binary trie, arena) of 100k /
            1M / 10M slots, then cold read-bench at QD 1 and 32 (and one key at
            a time) through the tree and through the flat snapshot: device reads,
@@ -250,7 +253,7 @@ BIN=${bin_given:-./build/statetree}
 
 # ---- sizes per scale (REPS / --reps, SLOTS, CONTRACTS, ACCOUNTS override) ---------------
 # m_sweep: the merkle size sweep (one pinned thread, the auto kernel), besides `leaves`;
-# qd_list: queue-depth's depths; gd_blocks / gd_writes: the block commits of the storage
+# qd_list: the depths of queue-depth and page-size; gd_blocks / gd_writes: the block commits of the storage
 # studies; cold: read-bench's cold protocol (tiny stays host-warm: no drop_caches in tests).
 qd_list=1,2,4,8,16,32,64,128; gd_blocks=20; gd_writes=4096; rb_keys=4096; cold=--cold
 p_contracts_default=1000; fuzz_secs=60; p_blocks=20
@@ -388,7 +391,7 @@ for s in "${studies[@]}"; do
     persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
     queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 3000)) ;;
     group-depth:*) need_mb=$((need_mb + 100 + p_slots / 170)) ;;  # 576 MiB measured at 100k slots
-    page-size:*) need_mb=$((need_mb + 50 + p_slots / 400)) ;;     # 256 MiB measured at 100k slots
+    page-size:*) need_mb=$((need_mb + 2 * io_mib + 50 + p_slots / 400)) ;;  # 256 MiB + io files at 100k slots
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
@@ -495,15 +498,23 @@ plan_group_depth() {
   done
 }
 plan_page_size() {
+  # Both trees on the arena store at 4 and 16 KiB pages, the same state: cold batched lookups
+  # at every QD of qd_list, block commits; then io-bench's raw io_uring loop (and arena store)
+  # at the same QDs and both page sizes, the device's own ceiling beside each row (as many
+  # reads per run as read-bench's lookups: io-bench's default 4,096 at small and above).
   local tree page db
   for tree in mpt bintrie; do
     for page in 4096 16384; do
       db=$DATA/page-size/db-$tree-p$page
       plan page-size "$tree-$page" build --tree "$tree" --page-size "$page" --accounts "$p_accounts" \
         --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
-      plan page-size "$tree-$page" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
+      plan page-size "$tree-$page" read-bench --db "$db" --keys "$rb_keys" --qd "$qd_list" $cold --reps "$rb_reps" --pin 1
       plan page-size "$tree-$page" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
     done
+  done
+  for page in 4096 16384; do
+    plan page-size "io-$page" io-bench --file "$DATA/page-size/io-bench-p$page.arena" --size-mib "$io_mib" \
+      --page-size "$page" --qd "$qd_list" --reads "$rb_keys" --reps "$io_reps" $cold --pin 1
   done
 }
 plan_snapshot() {

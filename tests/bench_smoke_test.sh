@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE=1
 studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
          mpt-vs-bintrie slot-budget hash-vs-traversal crash)
 plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
-       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size snapshot_lookups
+       persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size page_size_qd snapshot_lookups
        snapshot_reads database_lookups database_blocks cold_tail_serial cold_tail_geth cold_tail_bal
        mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget hash_traversal_blocks crash_points)
 
@@ -117,9 +117,32 @@ for tree in ("mpt", "bintrie"):
     got = {c["name"] for c in sc.get("cases", []) if c.get("caught")}
     if not sc.get("ok") or got != cases:
         bad.append(f"crash {tree}: the checker's self-check caught {sorted(got)}: {sc}")
+# page-size: each tree at both page sizes at every QD of the tiny run, the raw loop at both
+# page sizes, and the one table (REPORT.md, page-size-qd.json / .csv) with every cell filled.
+ps = [json.loads(l) for l in open(os.path.join(run, "page-size.jsonl")) if l.strip()]
+got = sorted((r.get("tree"), r.get("page_size"), tuple(q.get("qd") for q in r.get("batched", [])))
+             for r in ps if r.get("command") == "read-bench")
+if got != [(t, p, (1, 8, 32)) for t in ("bintrie", "mpt") for p in (4096, 16384)]:
+    bad.append(f"page-size: read-bench rows {got}")
+got = sorted((r.get("page_size"), tuple(q.get("qd") for q in r.get("results", []))) for r in ps
+             if r.get("command") == "io-bench")
+if got != [(4096, (1, 8, 32)), (16384, (1, 8, 32))]:
+    bad.append(f"page-size: io-bench rows {got}")
+try:
+    recs = json.load(open(os.path.join(run, "page-size-qd.json")))["rows"]
+    csv_lines = open(os.path.join(run, "page-size-qd.csv")).read().splitlines()
+except (OSError, ValueError, KeyError) as e:
+    recs, csv_lines = [], []
+    bad.append(f"page-size: no page-size-qd.json / .csv ({e})")
+if [r.get("qd") for r in recs] != [1, 8, 32] or len(csv_lines) != 4:
+    bad.append(f"page-size: table rows {[r.get('qd') for r in recs]}, CSV lines {len(csv_lines)}")
+for r in recs:
+    empty = [k for k, v in r.items() if v is None and not k.startswith(("mpt_16k_over_4k_", "bintrie_16k_over_4k_"))]
+    if empty:
+        bad.append(f"page-size: QD {r.get('qd')} lacks {empty}")
 for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT", "through the snapshot",
                "arena / RocksDB lookup QD 32", "MPT of slot", "published state hash / pure",
-               "Hash versus traversal per block", "Crash safety", "checker self-check"):
+               "Hash versus traversal per block", "Crash safety", "checker self-check", "BT 16K / 4K"):
     if needle not in report:
         bad.append(f"REPORT.md lacks '{needle}'")
 for b in bad:

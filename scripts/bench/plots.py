@@ -27,6 +27,7 @@ import pipeline_figures as pf  # noqa: E402
 from values import get, med  # noqa: E402  (report.py reads them through this module)
 import crash_figures  # noqa: E402
 import hash_traversal  # noqa: E402
+import page_size_qd  # noqa: E402
 import slot_budget  # noqa: E402
 import storage_figures  # noqa: E402
 
@@ -292,6 +293,8 @@ def plots_group_depth(rows):
 def plots_page_size(rows):
     by_db = {}
     for r in rows:
+        if r.get("command") not in ("build", "read-bench", "commit"):
+            continue  # io-bench: the raw loops of page_size_qd's plot
         by_db.setdefault(r.get("db"), {})[r.get("command")] = r
     cats, q1, q32, commit = [], [], [], []
     for db, d in by_db.items():
@@ -408,6 +411,7 @@ def specs(run_dir, studies):
                                  [r for r in rows["group-depth"] if r.get("command") == "commit"])
     if "page-size" in rows:
         out += plots_page_size(rows["page-size"])
+        out += page_size_qd.plot_spec(rows["page-size"], lines)
     if "cold-tail" in rows:
         out += plots_cold_tail(rows["cold-tail"])
     if "mpt-vs-bintrie" in rows:

@@ -28,6 +28,7 @@ import plots  # noqa: E402  (the same readers: load_rows, get, med, rb_at, gd_fi
 import pipeline_figures as pf  # noqa: E402  (the block-pipeline studies' figures)
 import crash_figures  # noqa: E402  (the crash study's section)
 import hash_traversal  # noqa: E402  (the hash-vs-traversal study's section)
+import page_size_qd  # noqa: E402  (the page-size study's table at every queue depth)
 import slot_budget  # noqa: E402  (the slot-budget study's section)
 import storage_figures  # noqa: E402  (the snapshot and database studies' sections)
 
@@ -448,7 +449,10 @@ class Report:
                    "per page: compare them with the page-size study, not with GD 1..6.", "")
 
     def page_size(self):
-        rows = self.rows["page-size"]
+        recs = page_size_qd.records(self.rows["page-size"], self.cmp.ci)
+        self.w(*page_size_qd.report_lines(recs, table))
+        page_size_qd.write_files(self.run, recs)
+        rows = [r for r in self.rows["page-size"] if r.get("command") in ("build", "read-bench", "commit")]
         by_db = {}
         for r in rows:
             by_db.setdefault(r.get("db"), {})[r.get("command")] = r

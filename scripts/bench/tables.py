@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pipeline_figures as pf  # noqa: E402
 import crash_figures  # noqa: E402
 import hash_traversal  # noqa: E402
+import page_size_qd  # noqa: E402
 import slot_budget  # noqa: E402
 import storage_figures  # noqa: E402
 
@@ -361,6 +362,8 @@ def table_group_depth(rows, failures):
 
 
 def table_page_size(rows, failures):
+    page_size_qd.print_table(rows)
+    rows = [r for r in rows if r.get("command") in ("build", "read-bench", "commit")]
     print("arena page size: bytes on disk, cold lookups, block commits (medians)")
     print(f"{'tree':8} {'page':>6} {'B/slot':>7} {'us/lk q1':>8} {'us/lk q32':>9} {'us/rd q32':>9} "
           f"{'rd/lk':>6} {'commit ms':>9}")
