@@ -260,25 +260,19 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   return {};
 }
 
-void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uint64_t pages_released, uint64_t publish_ns,
-                                   CommitStats* stats) const {
+// The fields both stores report; each store adds its reads, pages and bytes.
+void CommitFrame::fill_common_stats(const Outcome& o, uint64_t publish_ns, CommitStats* stats) const {
   CommitStats& out = *stats;
   out = {};
   out.root = o.root_hash;
   out.accounts_written = o.accounts_written;
   out.slot_writes = o.slot_writes;
   out.records_read = o.records_read;
-  out.pages_read = reader_->counters().page_reads;
-  out.read_rounds = reader_->counters().rounds;
   out.apply_passes = o.apply_passes;
   out.records_written = o.records_written;
-  out.pages_written = pages_written;
   out.records_superseded = superseded_;
-  out.pages_released = pages_released;
   out.keys_delta = o.keys_delta;
   out.commit_ns = own_ns();
-  out.read_ns = reader_->counters().read_wall_ns;
-  out.pages_reused = reader_->counters().pages_reused;
   out.resolve_ns = t_resolved_ - t0_;
   out.apply_ns = t_applied_ - t_resolved_;
   out.hash_ns = t_hashed_ - t_applied_;
@@ -287,8 +281,20 @@ void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uin
   out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
   out.publish_ns = publish_ns;
   out.disk_bytes = files_.disk_bytes();
-  out.in_use_bytes = files_.in_use_bytes();
   out.live_keys = files_.manifest.key_count;
+}
+
+void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uint64_t pages_released, uint64_t publish_ns,
+                                   CommitStats* stats) const {
+  fill_common_stats(o, publish_ns, stats);
+  CommitStats& out = *stats;
+  out.pages_read = reader_->counters().page_reads;
+  out.read_rounds = reader_->counters().rounds;
+  out.pages_written = pages_written;
+  out.pages_released = pages_released;
+  out.read_ns = reader_->counters().read_wall_ns;
+  out.pages_reused = reader_->counters().pages_reused;
+  out.in_use_bytes = files_.in_use_bytes();
   out.pages_compacted = compact_.size();
   out.records_relocated = relocated_;
 }
@@ -314,31 +320,12 @@ io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_
   if (io::Status s = files_.commit_rocks_batch(writes, f, spec_json); !s.ok()) return s;
   const uint64_t publish_ns = io::monotonic_ns() - tp;
   if (stats) {
-    CommitStats& out = *stats;
-    out = {};
-    out.root = o.root_hash;
-    out.accounts_written = o.accounts_written;
-    out.slot_writes = o.slot_writes;
-    out.records_read = o.records_read;
-    out.pages_read = b.keys_read;
-    out.read_rounds = b.rounds;
-    out.apply_passes = o.apply_passes;
-    out.records_written = o.records_written;
-    out.records_superseded = superseded_;
-    out.keys_delta = o.keys_delta;
-    out.keys_deleted = keys_deleted;
-    out.commit_ns = own_ns();
-    out.read_ns = b.read_ns;
-    out.resolve_ns = t_resolved_ - t0_;
-    out.apply_ns = t_applied_ - t_resolved_;
-    out.hash_ns = t_hashed_ - t_applied_;
-    out.page_write_ns = t_encoded_ - t_writes_;
-    out.write_ns = out.hash_ns + out.page_write_ns;
-    out.pure_hash_ns = pure_ns_, out.pure_hash_nodes = pure_nodes_, out.pure_hash_calls = pure_calls_;
-    out.publish_ns = publish_ns;
-    out.disk_bytes = files_.disk_bytes();
-    out.in_use_bytes = out.disk_bytes;
-    out.live_keys = files_.manifest.key_count;
+    fill_common_stats(o, publish_ns, stats);
+    stats->pages_read = b.keys_read;
+    stats->read_rounds = b.rounds;
+    stats->keys_deleted = keys_deleted;
+    stats->read_ns = b.read_ns;
+    stats->in_use_bytes = stats->disk_bytes;
   }
   return {};
 }

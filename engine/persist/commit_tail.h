@@ -275,6 +275,7 @@ class CommitFrame {
  private:
   uint64_t own_ns() const;
   io::Status publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats);
+  void fill_common_stats(const Outcome& o, uint64_t publish_ns, CommitStats* stats) const;
   void fill_arena_stats(const Outcome& o, uint64_t pages_written, uint64_t pages_released, uint64_t publish_ns,
                         CommitStats* stats) const;
 
