@@ -569,7 +569,7 @@ merge_run_json() {
 fresh_copy() {  # fresh_copy BASE COPY: the shell command that makes COPY a copy of BASE
   printf 'rm -rf %q && cp -a --reflink=auto %q %q' "$2" "$1" "$2"
 }
-run_pins=(--pin prefetch=1,traverse=1,commit=1)
+run_pins=(--pin prefetch=1,traverse=1,hash=1,commit=1)
 plan_cold_tail() {
   # erc20_balanceof, ct_calls calls per transaction, 1..9 transactions per block, each
   # reader, with and without the other work of the published blocks (--other-slots).
@@ -670,7 +670,7 @@ plan_crash() {
     plan_exe scripts/bench/crash_run.py crash "$tree" --bin "$BIN" --tree "$tree" --data "$DATA/crash/$tree" \
       --kills "$cr_kills" --seed 1 --accounts "$cr_accounts" --contracts "$cr_contracts" \
       --slots-per-contract "$cr_spc" --blocks "$cr_blocks" --loads "$cr_loads" --stores "$cr_stores" \
-      --pin prefetch=0,traverse=0,commit=1
+      --pin prefetch=0,traverse=0,hash=1,commit=1
   done
 }
 plan_fuzz() {
