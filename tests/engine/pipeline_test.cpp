@@ -397,6 +397,29 @@ std::pair<uint64_t, uint64_t> state_reads_of(const RunResult& res) {
   return {reads, slots};
 }
 
+// Runs `blocks` on a fresh copy of db0 (in tmp dir `name`) with options `o` (its dir set
+// here) into *res, then checks the database after the run: the tree re-hashes to the run's
+// root and the snapshot equals the tree's leaves. The copy is removed.
+void run_on_copy_and_verify(const std::string& db0, const std::string& name, RunOptions o,
+                            const std::vector<state::Block>& blocks, RunResult* res) {
+  const std::string db = reuse_tmp(name);
+  fs::copy(db0, db, fs::copy_options::recursive);
+  o.dir = db;
+  const Status st = run_blocks(o, blocks, res);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(res->blocks.size() == blocks.size());
+  std::unique_ptr<persist::TreeDb> after;
+  REQUIRE(persist::open_any_db(db, 8, &after).ok());
+  persist::VerifyReport vr;
+  persist::SnapshotVerifyReport sr;
+  const Status vs = persist::verify_with_snapshot(*after, &vr, &sr);
+  CHECK_MESSAGE(vs.ok(), vs.message());
+  CHECK(sr.present);
+  CHECK(sr.ok);
+  CHECK(vr.root == res->root);
+  fs::remove_all(db);
+}
+
 }  // namespace
 
 TEST_CASE("block pipeline --snapshot: the same roots and values read as from the tree, fewer reads per slot, verify passes") {
@@ -418,29 +441,12 @@ TEST_CASE("block pipeline --snapshot: the same roots and values read as from the
         RunResult res[2];
         for (bool snap : {false, true}) {
           CAPTURE(snap);
-          const std::string db = reuse_tmp("snap_run");
-          fs::copy(db0, db, fs::copy_options::recursive);
           RunOptions o;
-          o.dir = db;
           o.reader = reader;
           o.inflight = k;
           o.geth_workers = 2;
           o.snapshot = snap;
-          const Status st = run_blocks(o, blocks, &res[snap]);
-          REQUIRE_MESSAGE(st.ok(), st.message());
-          REQUIRE(res[snap].blocks.size() == blocks.size());
-          // The database after the run: the tree re-hashes to its root and the snapshot
-          // equals the tree's leaves.
-          std::unique_ptr<persist::TreeDb> after;
-          REQUIRE(persist::open_any_db(db, 8, &after).ok());
-          persist::VerifyReport vr;
-          persist::SnapshotVerifyReport sr;
-          const Status vs = persist::verify_with_snapshot(*after, &vr, &sr);
-          CHECK_MESSAGE(vs.ok(), vs.message());
-          CHECK(sr.present);
-          CHECK(sr.ok);
-          CHECK(vr.root == res[snap].root);
-          fs::remove_all(db);
+          run_on_copy_and_verify(db0, "snap_run", o, blocks, &res[snap]);
         }
         for (size_t i = 0; i < blocks.size(); ++i) {
           CAPTURE(i);
@@ -488,25 +494,10 @@ TEST_CASE("block pipeline --snapshot on RocksDB: the same roots and values read 
       RunResult res[2];
       for (bool snap : {false, true}) {
         CAPTURE(snap);
-        const std::string db = reuse_tmp("rsnap_run");
-        fs::copy(db0, db, fs::copy_options::recursive);
         RunOptions o;
-        o.dir = db;
         o.reader = reader;
         o.snapshot = snap;
-        const Status st = run_blocks(o, blocks, &res[snap]);
-        REQUIRE_MESSAGE(st.ok(), st.message());
-        REQUIRE(res[snap].blocks.size() == blocks.size());
-        std::unique_ptr<persist::TreeDb> after;
-        REQUIRE(persist::open_any_db(db, 8, &after).ok());
-        persist::VerifyReport vr;
-        persist::SnapshotVerifyReport sr;
-        const Status vs = persist::verify_with_snapshot(*after, &vr, &sr);
-        CHECK_MESSAGE(vs.ok(), vs.message());
-        CHECK(sr.present);
-        CHECK(sr.ok);
-        CHECK(vr.root == res[snap].root);
-        fs::remove_all(db);
+        run_on_copy_and_verify(db0, "rsnap_run", o, blocks, &res[snap]);
       }
       for (size_t i = 0; i < blocks.size(); ++i) {
         CAPTURE(i);
