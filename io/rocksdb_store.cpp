@@ -2,7 +2,12 @@
 #include "io/rocksdb_store.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdarg>
+#include <mutex>
+#include <numeric>
+#include <thread>
 
 #include <filesystem>
 #include <time.h>
@@ -77,6 +82,83 @@ bool is_no_space(const rocksdb::Status& s) {
   return s.IsNoSpace() || (s.IsIOError() && s.ToString().find("No space left on device") != std::string::npos);
 }
 
+// The threads of a store's parallel MultiGet: run(n, job) calls job(0..n-1), each once, on
+// the pool's threads and the caller's, and returns when all have returned. One run at a
+// time (a caller that finds one under way reads on its own thread instead: try_run).
+class ReadPool {
+ public:
+  explicit ReadPool(uint32_t threads) {
+    for (uint32_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~ReadPool() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  // false: another run is under way (nothing was called).
+  bool try_run(size_t n, const std::function<void(size_t)>& job) {
+    std::unique_lock<std::mutex> run(run_m_, std::try_to_lock);
+    if (!run.owns_lock()) return false;
+    uint64_t gen = 0;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      job_ = &job;
+      chunks_ = n;
+      next_ = done_ = 0;
+      gen = ++generation_;
+    }
+    wake_.notify_all();
+    drain(gen);
+    std::unique_lock<std::mutex> lk(m_);
+    done_cv_.wait(lk, [&] { return done_ == chunks_; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  // Claims chunks of run `gen` until none is left; job_ stays valid while one is unclaimed
+  // (the run waits for every claimed chunk to be done).
+  void drain(uint64_t gen) {
+    std::unique_lock<std::mutex> lk(m_);
+    while (generation_ == gen && next_ < chunks_) {
+      const size_t i = next_++;
+      const std::function<void(size_t)>* job = job_;
+      lk.unlock();
+      (*job)(i);
+      lk.lock();
+      if (++done_ == chunks_) done_cv_.notify_all();
+    }
+  }
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(m_);
+        wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      drain(seen);
+    }
+  }
+
+  std::mutex run_m_;  // one run at a time
+  std::mutex m_;
+  std::condition_variable wake_, done_cv_;
+  const std::function<void(size_t)>* job_ = nullptr;
+  size_t chunks_ = 0, next_ = 0, done_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// A multi_get fans out only in ranges of at least this many keys (a thread per few keys
+// would cost more than it overlaps).
+constexpr size_t kMinKeysPerReadThread = 16;
+
 // The read-only instance's info log: RocksDB would otherwise create (and rotate) DIR/LOG.
 class DiscardLogger final : public rocksdb::Logger {
  public:
@@ -92,6 +174,8 @@ struct RocksKvStore::Impl {
   std::vector<rocksdb::ColumnFamilyHandle*> families;  // [0] = default
   std::vector<std::string> family_names;
   Status write_failed;  // the first failed write: RocksDB's writers must not be used again
+  std::unique_ptr<ReadPool> read_pool;  // read_threads - 1 threads (none when 1)
+  std::atomic<uint64_t> read_ranges{0};  // MultiGet calls issued
 
   ~Impl() {
     if (db)
@@ -144,7 +228,10 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
   options.max_open_files = -1;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(double(o.bloom_bits_per_key)));
-  table.block_cache = rocksdb::NewLRUCache(size_t(o.block_cache_bytes));
+  if (o.block_cache_bytes == 0)
+    table.no_block_cache = true;
+  else
+    table.block_cache = rocksdb::NewLRUCache(size_t(o.block_cache_bytes));
   table.block_size = o.block_size_bytes;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   rocksdb::DB* raw = nullptr;
@@ -180,14 +267,36 @@ Status RocksKvStore::open(const RocksOptions& o, std::unique_ptr<RocksKvStore>* 
   impl->family_options = rocksdb::ColumnFamilyOptions(options);
   impl->families = std::move(handles);
   impl->family_names = std::move(names);
+  if (o.read_threads > 1) impl->read_pool = std::make_unique<ReadPool>(o.read_threads - 1);
   out->reset(new RocksKvStore(std::move(impl)));
   return {};
 }
 
+namespace {
+// The order a batch is handed to RocksDB in: by (family, key), stable, so several writes of
+// one key keep their order and the last still wins; a family with a range deletion keeps
+// the given order (a put after the range must stay after it).
+std::vector<size_t> batch_order(std::span<const KvWrite> writes) {
+  std::vector<size_t> order(writes.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::vector<uint32_t> ranged;
+  for (const KvWrite& w : writes)
+    if (w.erase_range && std::find(ranged.begin(), ranged.end(), w.family) == ranged.end()) ranged.push_back(w.family);
+  auto keeps_order = [&](uint32_t f) { return std::find(ranged.begin(), ranged.end(), f) != ranged.end(); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const KvWrite &x = writes[a], &y = writes[b];
+    if (x.family != y.family) return x.family < y.family;
+    return !keeps_order(x.family) && x.key < y.key;
+  });
+  return order;
+}
+}  // namespace
+
 Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
   if (impl_->opt.read_only || !impl_->write_failed.ok()) return impl_->may_write(0, "a write batch");
   rocksdb::WriteBatch batch;
-  for (const KvWrite& w : writes) {
+  for (const size_t i : batch_order(writes)) {
+    const KvWrite& w = writes[i];
     rocksdb::ColumnFamilyHandle* cf = impl_->family(w.family);
     if (!cf) return impl_->no_family(w.family);
     const rocksdb::Slice key(w.key.data(), w.key.size()), value(w.value.data(), w.value.size());
@@ -207,27 +316,50 @@ Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
   return s.ok() ? Status() : impl_->failed(s, bytes, "write batch");
 }
 
+namespace {
+// One MultiGet of keys[0..n) into pinned / statuses (n > 0).
+void multi_get_range(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* cf, size_t n, const rocksdb::Slice* keys,
+                     rocksdb::PinnableSlice* pinned, rocksdb::Status* statuses, bool sorted) {
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  db.MultiGet(ro, cf, n, keys, pinned, statuses, sorted);
+}
+}  // namespace
+
 Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
                                std::vector<uint8_t>* found, uint32_t family) {
   rocksdb::ColumnFamilyHandle* cf = impl_->family(family);
   if (!cf) return impl_->no_family(family);
   const size_t n = keys.size();
+  // order[j]: the key read at position j (sorted by key when the read fans out).
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t(0));
+  const size_t ranges = impl_->read_pool ? std::min<size_t>(impl_->opt.read_threads, n / kMinKeysPerReadThread) : 1;
+  if (ranges > 1)
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
   std::vector<rocksdb::Slice> slices(n);
-  for (size_t i = 0; i < n; ++i) slices[i] = rocksdb::Slice(keys[i].data(), keys[i].size());
+  for (size_t j = 0; j < n; ++j) slices[j] = rocksdb::Slice(keys[order[j]].data(), keys[order[j]].size());
   std::vector<rocksdb::PinnableSlice> pinned(n);
   std::vector<rocksdb::Status> statuses(n);
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
-  impl_->db->MultiGet(ro, cf, n, slices.data(), pinned.data(),
-                      statuses.data());
+  const std::function<void(size_t)> range = [&](size_t r) {
+    const size_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
+    if (hi > lo) multi_get_range(*impl_->db, cf, hi - lo, slices.data() + lo, pinned.data() + lo, statuses.data() + lo, true);
+  };
+  if (n > 0 && ranges > 1 && impl_->read_pool->try_run(ranges, range)) {
+    impl_->read_ranges += ranges;
+  } else if (n > 0) {
+    multi_get_range(*impl_->db, cf, n, slices.data(), pinned.data(), statuses.data(), false);
+    ++impl_->read_ranges;
+  }
   values->assign(n, std::string());
   found->assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (statuses[i].ok()) {
-      (*values)[i].assign(pinned[i].data(), pinned[i].size());
+  for (size_t j = 0; j < n; ++j) {
+    const size_t i = order[j];
+    if (statuses[j].ok()) {
+      (*values)[i].assign(pinned[j].data(), pinned[j].size());
       (*found)[i] = 1;
-    } else if (!statuses[i].IsNotFound()) {
-      return from_rocks(statuses[i], "rocksdb multi_get key " + std::to_string(i));
+    } else if (!statuses[j].IsNotFound()) {
+      return from_rocks(statuses[j], "rocksdb multi_get key " + std::to_string(i));
     }
   }
   return {};
@@ -293,6 +425,7 @@ uint64_t RocksKvStore::disk_bytes() const {
 
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }
 const RocksOptions& RocksKvStore::options() const { return impl_->opt; }
+uint64_t RocksKvStore::read_ranges() const { return impl_->read_ranges.load(); }
 
 #else  // !STATETREE_HAVE_ROCKSDB
 
@@ -319,6 +452,7 @@ int RocksKvStore::family(std::string_view) const { return -1; }
 Status RocksKvStore::create_family(const std::string&, uint32_t*) { return Status(Errc::unsupported, "no RocksDB"); }
 void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 uint64_t RocksKvStore::disk_bytes() const { return 0; }
+uint64_t RocksKvStore::read_ranges() const { return 0; }
 const std::string& RocksKvStore::dir() const { return impl_->opt.dir; }
 const RocksOptions& RocksKvStore::options() const { return impl_->opt; }
 

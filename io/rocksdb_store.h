@@ -1,7 +1,9 @@
 // rocksdb_store: the LSM node store (RocksDB 7.8 from Debian), the analogue of go-ethereum's
 // Pebble path database, for the "which database" experiment: nodes are values keyed by
-// their path (the key scheme is the engine's). Writes go in one WriteBatch per call, reads
-// in one MultiGet per call (the batched PinnableSlice overload). RocksDB headers are
+// their path (the key scheme is the engine's). Writes go in one WriteBatch per call (its
+// entries sorted by key, see write_batch), reads in one MultiGet per call (the batched
+// PinnableSlice overload), or, with RocksOptions::read_threads > 1, in up to that many
+// MultiGets of disjoint sorted key ranges at once (below). RocksDB headers are
 // included only by rocksdb_store.cpp; without RocksDB (STATETREE_HAVE_ROCKSDB undefined)
 // open() returns Errc::unsupported. Integrity is RocksDB's own (block checksums, verified
 // on every read: ReadOptions::verify_checksums).
@@ -50,10 +52,16 @@ struct RocksOptions {
   std::string dir;
   bool create = true;            // create the database if missing
   bool direct_reads = true;      // O_DIRECT for SST reads (cold-read experiments)
-  uint64_t block_cache_bytes = 8ull << 20;
+  uint64_t block_cache_bytes = 8ull << 20;  // 0: no block cache (every data block read from the files)
   uint32_t block_size_bytes = 4096;  // SST data block (BlockBasedTableOptions::block_size)
   int bloom_bits_per_key = 10;
   bool sync_writes = true;       // every write_batch() is fsynced (WAL) before returning
+  // Reads in flight: a multi_get of n keys is split into min(read_threads, n / 16) ranges of
+  // the sorted keys, each one MultiGet (sorted_input) on a thread of the store's pool (the
+  // caller's included). Debian's RocksDB has no io_uring, so one MultiGet reads its blocks
+  // one pread after another; this is the analogue of the arena's queue depth. 1 = one
+  // MultiGet on the caller's thread. The answers are the same either way.
+  uint32_t read_threads = 1;
   bool read_only = false;        // DB::OpenForReadOnly: writes no file; write_batch/flush refused, no RocksDB lock taken
   // A writable open needs this much free, and write_batch() / flush() refuse (Errc::full)
   // unless this much stays free after what they write (a batch: its WAL record, and the SST
@@ -68,12 +76,17 @@ class RocksKvStore {
   ~RocksKvStore();
 
   // Errors: read-only (bad_argument), no space (full), an earlier write failed (sys), RocksDB's.
+  // The batch is applied as if in the given order (for one key the last write wins), but is
+  // handed to RocksDB sorted by (family, key), which makes its memtable inserts sequential
+  // (the skip list's insert splice); several writes of one key keep their order.
   Status write_batch(std::span<const KvWrite> writes);
   // values->size() == found->size() == keys.size() on return; found[i] = 0 for a missing
   // key. Any other per-key error fails the call (naming the key index).
   // family: the column family's index.
   Status multi_get(std::span<const std::string_view> keys, std::vector<std::string>* values,
                    std::vector<uint8_t>* found, uint32_t family = 0);
+  // RocksDB MultiGet calls issued so far (a fanned-out multi_get counts one per range).
+  uint64_t read_ranges() const;
   Status flush();  // every family's memtable -> SST, then the files are what a cold reopen reads
   // Every key of `family` in key order (verify, and tests compare a database's whole
   // content): fn(key, value); fn returns false to stop.

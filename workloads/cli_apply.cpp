@@ -202,7 +202,7 @@ int cmd_apply(int argc, char** argv) {
             "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
   args.option("db", "DIR", "database directory (MPT or binary trie, arena or RocksDB store)");
   args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
-  args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
+  args.option_u64("qd", "Q", "reads in flight: arena queue depth; RocksDB: MultiGets at once per read round", 1, 4096, 32);
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
   args.require("blocks");
@@ -218,6 +218,7 @@ int cmd_apply(int argc, char** argv) {
   // The writer lock first (a second writer is refused before anything is read), then the
   // checks, then the commits.
   target.options.queue_depth = qd;
+  target.options.rocks_read_threads = qd;
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok())
     return fail_apply(s.message(), exit_code_for(s));

@@ -47,7 +47,11 @@ void declare_options(Args& args) {
   args.option_u64("blocks", "N", "blocks to apply", 1, 1000000, 1);
   args.option_u64("writes", "W", "storage writes per block (default: the database's, else 4096)", 1, 1u << 24);
   args.option_u64("seed", "X", "block seed (default: the database's, else 1)", 0, UINT64_MAX);
-  args.option_u64("qd", "Q", "arena queue depth", 1, 4096, 32);
+  args.option_u64("qd", "Q", "reads in flight: arena queue depth; RocksDB: MultiGets at once per read round", 1, 4096, 32);
+  args.option_u64("block-cache", "B",
+                  "RocksDB: block cache bytes, kept across the blocks of the run (0: none, every data block read from "
+                  "the files: the cold protocol)",
+                  0, 1ull << 40, 8ull << 20);
   args.option_u64("compact-pages", "N",
                   "arena: at most N of the pages a commit reads are compacted (their live records under rewritten "
                   "nodes copied out, so emptied pages are released); 0: no compaction",
@@ -265,6 +269,8 @@ int cmd_commit(int argc, char** argv) {
   CommitTarget target;
   if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
   target.options.queue_depth = uint32_t(args.get_u64("qd"));
+  target.options.rocks_read_threads = target.options.queue_depth;
+  target.options.rocks_block_cache_bytes = args.get_u64("block-cache");
   persist::DbFiles files;
   if (io::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
   state::SyntheticSpec spec;

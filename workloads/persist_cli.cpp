@@ -55,6 +55,7 @@ void store_regime(const persist::DbFiles& files, nlohmann::json& out) {
                     {"bloom_bits_per_key", r.bloom_bits_per_key},
                     {"block_cache_bytes", r.block_cache_bytes},
                     {"direct_reads", r.direct_reads},
+                    {"read_threads", r.read_threads},
                     {"sync_writes", r.sync_writes},
                     {"batch_per_block", true}};
 }

@@ -40,9 +40,11 @@ void RocksCommitBatch::put(std::string key, std::string value) {
 void RocksCommitBatch::erase(std::string key) { erase_keys_.push_back(std::move(key)); }
 
 std::vector<io::KvWrite> RocksCommitBatch::writes() const {
+  const std::unordered_set<std::string_view> puts(put_keys_.begin(), put_keys_.end());
   std::vector<io::KvWrite> w;
   w.reserve(erase_keys_.size() + put_keys_.size() + 1);
-  for (const std::string& k : erase_keys_) w.push_back({k, {}, true});
+  for (const std::string& k : erase_keys_)
+    if (puts.count(k) == 0) w.push_back({k, {}, true});
   for (size_t i = 0; i < put_keys_.size(); ++i) w.push_back({put_keys_[i], put_values_[i], false});
   return w;
 }

@@ -104,7 +104,9 @@ class RocksCommitBatch {
                   std::string (*name)(std::string_view key));
   void put(std::string key, std::string value);
   void erase(std::string key);
-  // The batch: deletions first, then the puts (a key replaced and rewritten ends as its put).
+  // The batch: the deletions of keys no put of this batch takes, then the puts (a key
+  // replaced and rewritten is only its put: a delete before it would change nothing but
+  // cost WAL bytes and a memtable entry).
   std::vector<io::KvWrite> writes() const;
   // Deletions that no put of this batch overrides.
   uint64_t net_deletes() const;

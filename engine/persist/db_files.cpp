@@ -32,6 +32,7 @@ io::Status open_rocks(const DbOptions& o, bool create, io::Access access, std::u
   r.read_only = access == io::Access::read;  // DB::OpenForReadOnly writes nothing (safe on a full disk)
   r.direct_reads = o.direct_io;
   r.block_cache_bytes = o.rocks_block_cache_bytes;
+  r.read_threads = o.rocks_read_threads;
   return io::RocksKvStore::open(r, out);
 }
 

@@ -51,6 +51,9 @@ struct DbOptions {
   uint32_t queue_depth = 32;     // arena: ops in the kernel
   bool direct_io = true;
   uint64_t rocks_block_cache_bytes = 8ull << 20;
+  // RocksDB: MultiGets in flight per read round (io::RocksOptions::read_threads); 1 = one
+  // MultiGet on the caller's thread. `commit` and `apply` set it to their --qd.
+  uint32_t rocks_read_threads = 1;
   // Binary-trie verify: its page cache is dropped whenever it holds more pages than this
   // (bounded memory; tests set it small to exercise the drops on a small database).
   size_t verify_cache_pages = 16384;

@@ -597,3 +597,23 @@ TEST_CASE("mpt commit, RocksDB: a crash after the batch, before the MANIFEST, re
   CHECK(mf.root_hash == want);
   CHECK(mf.commit_seq == 2);
 }
+
+TEST_CASE("RocksDB commit batch: a node replaced and rewritten under the same key is only its put") {
+  REQUIRE_MESSAGE(io::rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
+  TempDir dir("rocks_batch");
+  io::RocksOptions o;
+  o.dir = dir.path + "/db";
+  std::unique_ptr<io::RocksKvStore> db;
+  REQUIRE(io::RocksKvStore::open(o, &db).ok());
+  persist::RocksCommitBatch batch(*db);
+  batch.erase("A\x01\x02");  // replaced, its path rewritten by the commit
+  batch.erase("A\x01\x03");  // replaced, its path gone
+  batch.put("A\x01\x02", "new branch");
+  batch.put("A\x01\x04", "new leaf");
+  const std::vector<io::KvWrite> w = batch.writes();
+  REQUIRE(w.size() == 3);
+  CHECK((w[0].erase && w[0].key == "A\x01\x03"));
+  CHECK((!w[1].erase && w[1].key == "A\x01\x02" && w[1].value == "new branch"));
+  CHECK((!w[2].erase && w[2].key == "A\x01\x04"));
+  CHECK(batch.net_deletes() == 1);
+}
