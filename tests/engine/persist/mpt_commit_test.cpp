@@ -602,9 +602,10 @@ TEST_CASE("RocksDB commit batch: a node replaced and rewritten under the same ke
   REQUIRE_MESSAGE(io::rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   TempDir dir("rocks_batch");
   io::RocksOptions o;
-  o.dir = dir.path + "/db";
+  o.dir = dir.path;
   std::unique_ptr<io::RocksKvStore> db;
-  REQUIRE(io::RocksKvStore::open(o, &db).ok());
+  const io::Status opened = io::RocksKvStore::open(o, &db);
+  REQUIRE_MESSAGE(opened.ok(), opened.message());
   persist::RocksCommitBatch batch(*db);
   batch.erase("A\x01\x02");  // replaced, its path rewritten by the commit
   batch.erase("A\x01\x03");  // replaced, its path gone
