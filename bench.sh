@@ -168,8 +168,8 @@ studies: what each runs; time on 2 cores at small / medium / large
            mpt-vs-bintrie): per block the traversal (state_read_ms), the hash
            stage (commit.hash_ms), its pure hash (pure_hash_ms), state_hash_ms,
            hash / pure and state hash / pure beside the published 60x (MPT) and
-           19x (binary trie) (disk 0.1 / 1.1 GB)
-                                 ~8 s at small (medium, large: not measured)
+           19x (binary trie) (disk 0.1 / 1.1 / 6 GB, 10 GB while a copy exists)
+                                 ~8 s / ~1 min / ~7.5 min at small / medium / large
   crash    scripts/bench/crash_run.py per tree (MPT and binary trie, arena):
            statetree build (2,000 accounts, 2 x 20,000 slots), workload (30
            blocks of mixed_sload_sstore, 200 + 100 calls), apply (the reference
