@@ -148,8 +148,10 @@ studies: what each runs; time on 2 cores at small / medium / large
            published 36,742 / 4,094 / 21,620 + 2,047 at medium and large) with
            readers bal and serial, each on a fresh copy, 2 / 5 / 10 / 10 blocks
            (the repetitions, each read cold): ms per slot, binary trie / MPT
-           with bootstrap CIs beside the published table
-           (disk 0.1 / 1.1 GB)   ~10 s / ~3 min at small / medium (large: not measured)
+           with bootstrap CIs beside the published table; per tree, read-bench's
+           raw loop at QD 32 on the base (cold): ms per slot read / (device
+           reads per slot x the raw loop's us per read)
+           (disk 0.1 / 1.1 / 12 GB)   ~10 s / ~3 min / ~7.5 min at small / medium / large
   slot-budget  statetree build (MPT and binary trie, arena, one contract of 100k
            / 1M / 10M slots); then one full block (one transaction of the
            block's gas: 36M at small, 36M and 100M at medium and large) of
@@ -166,8 +168,8 @@ studies: what each runs; time on 2 cores at small / medium / large
            mpt-vs-bintrie): per block the traversal (state_read_ms), the hash
            stage (commit.hash_ms), its pure hash (pure_hash_ms), state_hash_ms,
            hash / pure and state hash / pure beside the published 60x (MPT) and
-           19x (binary trie) (disk 0.1 / 1.1 GB)
-                                 ~8 s at small (medium, large: not measured)
+           19x (binary trie) (disk 0.1 / 1.1 / 6 GB, 10 GB while a copy exists)
+                                 ~8 s / ~1 min / ~7.5 min at small / medium / large
   crash    scripts/bench/crash_run.py per tree (MPT and binary trie, arena):
            statetree build (2,000 accounts, 2 x 20,000 slots), workload (30
            blocks of mixed_sload_sstore, 200 + 100 calls), apply (the reference
@@ -610,6 +612,10 @@ plan_mpt_vs_bintrie() {
     base=$DATA/mpt-vs-bintrie/base-$tree copy=$DATA/mpt-vs-bintrie/run-$tree
     plan mpt-vs-bintrie "$tree-build" build --tree "$tree" --accounts "$((mb_slots / 10))" --contracts 1 \
       --slots-per-contract "$mb_slots" --seed 1 --db "$base"
+    # The device's amortized page read at the runs' QD 32 (read-bench's store-less raw loop over
+    # the base's arena file, cold): the floor each run's ms per slot is set beside.
+    plan mpt-vs-bintrie "$tree-build" read-bench --db "$base" --keys "$((mb_bal < 20000 ? mb_bal : 20000))" \
+      --qd 32 --reps "$rb_reps" --single 1 $cold --pin 1
     for w in erc20_balanceof erc20_approve mixed_sload_sstore; do
       mb_generator_options "$w"
       for reader in bal serial; do

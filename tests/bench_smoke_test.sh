@@ -5,7 +5,8 @@
 # failure; write every study's JSON lines, each a valid JSON object; render every plot with
 # its data drawn (checked again here on the SVG, by the checker that an empty plot fails);
 # write REPORT.md linking each plot, with the sections of the studies that compare (snapshot on
-# / off, arena / RocksDB, the slot budget, hash vs traversal, crash safety); leave the checkout's
+# / off, arena / RocksDB, the slot budget, hash vs traversal, crash safety, mpt-vs-bintrie's
+# device floor from the raw loop); leave the checkout's
 # results/ untouched. The crash study's checker must have caught every database of its
 # self-check (built to be wrong), so that its zero counts can be results.
 set -u
@@ -80,6 +81,15 @@ for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2), ("s
             bad.append(f"{s}: a run without its group or blocks: {r.get('bench_group')}")
         if s == "cold-tail" and not (r.get("cold_tail") or {}).get("by_tx_count"):
             bad.append(f"cold-tail: {r.get('bench_group')} has no cold-tail row")
+# mpt-vs-bintrie: per tree the raw loop at QD 32 on its base, and the report's device floor.
+mb = [json.loads(l) for l in open(os.path.join(run, "mpt-vs-bintrie.jsonl")) if l.strip()]
+got = sorted((r.get("tree"), [b.get("qd") for b in r.get("batched", [])][0]) for r in mb
+             if r.get("command") == "read-bench" and isinstance(
+                 ((r.get("batched") or [{}])[0].get("raw") or {}).get("us_per_read"), (dict, float)))
+if got != [("bintrie", 32), ("mpt", 32)]:
+    bad.append(f"mpt-vs-bintrie: read-bench rows with the raw loop {got}")
+if "ms per slot read / device floor" not in report:
+    bad.append("REPORT.md: mpt-vs-bintrie has no device floor")
 # hash-vs-traversal: each run's repetitions (a fresh copy each) and, where the block writes,
 # the pure hash beside the hash stage.
 for r in [json.loads(l) for l in open(os.path.join(run, "hash-vs-traversal.jsonl")) if l.strip()]:

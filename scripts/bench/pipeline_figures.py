@@ -5,7 +5,7 @@ mpt-vs-bintrie) out of their STUDY.jsonl rows, shared by tables.py, plots.py and
 A `run` row is one object per command (bench.sh's merge_run_json): the run's summary, its
 blocks in "blocks_detail" and the configuration in "bench_group":
   cold-tail       TREE/READER/otherN/txsT   (N other slots per later transaction, T per block)
-  mpt-vs-bintrie  TREE/WORKLOAD/READER
+  mpt-vs-bintrie  TREE/WORKLOAD/READER (beside them one read-bench row per tree: the raw loop)
 Invariants: pure functions of the rows; a figure a row lacks is None, never a guess. Python
 3 standard library only.
 """
@@ -83,6 +83,30 @@ def mpt_vs_bintrie(rows):
         d["device_reads_per_slot"] = median([b.get("device_reads_per_slot") for b in blocks])
         out[(tree, workload, reader)] = d
     return out
+
+
+def raw_us_per_read(rows):
+    """{tree: the raw loop's us per page read at QD 32} from the study's read-bench rows (the
+    store-less loop over the base's arena file, as many random page reads as the lookups made)."""
+    out = {}
+    for r in rows:
+        if r.get("command") != "read-bench" or r.get("tree") not in TREES:
+            continue
+        q = next((b for b in r.get("batched", []) if b.get("qd") == 32), None)
+        v = ((q or {}).get("raw") or {}).get("us_per_read")
+        v = v.get("median") if isinstance(v, dict) else v
+        if isinstance(v, (int, float)):
+            out[r["tree"]] = v
+    return out
+
+
+def over_device(d, raw_us):
+    """A configuration's ms per slot read over (its device reads per slot x the raw loop's
+    us per read): 1.0 is the device's amortized cost and nothing else; None if a figure lacks."""
+    per_read, ms = d.get("device_reads_per_slot"), median(d.get("ms_per_slot_read", []))
+    if not raw_us or not per_read or ms is None:
+        return None
+    return ms / (per_read * raw_us / 1000.0)
 
 
 def samples(v):

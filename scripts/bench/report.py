@@ -643,6 +643,17 @@ class Report:
                 rows.append(cells)
         self.w(table(["workload", "reader", "slots read", "written", "MPT ms/slot read", "BT ms/slot read",
                       "BT / MPT read", "MPT ms/slot total", "BT ms/slot total", "BT / MPT total"], rows), "")
+        raw = pf.raw_us_per_read(self.rows["mpt-vs-bintrie"])
+        drows = [[pf.TREE_LABEL[t], w, reader, fmt(mb[(t, w, reader)].get("device_reads_per_slot"), 2), fmt(raw[t], 2),
+                  x(pf.over_device(mb[(t, w, reader)], raw[t]))]
+                 for t in pf.TREES if t in raw for w in pf.WORKLOADS for reader in ("bal", "serial")
+                 if (t, w, reader) in mb]
+        if drows:
+            self.w("Against the device: the raw loop (read-bench's store-less random page reads of the base's arena "
+                   "file at QD 32, cold) gives the amortized cost of one device read; ms per slot read / (device "
+                   "reads per slot x that) is 1.0 when a slot costs its device reads and nothing else.", "",
+                   table(["tree", "workload", "reader", "device reads / slot", "raw loop us / read",
+                          "ms per slot read / device floor"], drows), "")
         prow = []
         for w in pf.WORKLOADS:
             m, b = pub.get((w, "mpt")), pub.get((w, "bintrie"))

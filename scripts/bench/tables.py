@@ -439,6 +439,14 @@ def table_mpt_vs_bintrie(rows, failures):
                 ma, mbb = pf.median((a or {}).get(m, [])), pf.median((b or {}).get(m, []))
                 cells += [f(ma, ".4f", 7), f(mbb, ".4f", 7), f(None if not ma or mbb is None else mbb / ma, ".2f", 6)]
             print(f"{w:19} {reader:6} " + " ".join(cells))
+    raw = pf.raw_us_per_read(rows)
+    for tree in pf.TREES:
+        if tree not in raw:
+            continue
+        cells = [f"{w} {reader} {f(pf.over_device(mb[(tree, w, reader)], raw[tree]), '.2f', 0)}x"
+                 for w in pf.WORKLOADS for reader in ("bal", "serial") if (tree, w, reader) in mb]
+        print(f"{pf.TREE_LABEL[tree]}: raw loop {raw[tree]:.2f} us per page read at QD 32; ms per slot read / "
+              f"(device reads per slot x that): " + ", ".join(cells))
     for x in failures:
         print(f"FAILED: {x.get('command')} (exit {x.get('exit_code')})")
 
