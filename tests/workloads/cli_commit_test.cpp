@@ -169,7 +169,7 @@ TEST_CASE("statetree: a database of format version 1 is refused in one line nami
     REQUIRE(slot.publish(m).message() == "");
   }
   const std::string want = "format version mismatch: database built with 1, opened with 2 (this build)";
-  for (const std::string cmd : {"verify --db " + bt, "read-bench --keys 16 --db " + bt,
+  for (const std::string& cmd : {"verify --db " + bt, "read-bench --keys 16 --db " + bt,
                                 "commit --blocks 1 --db " + bt, "get --address 0x" + std::string(40, '1') + " --db " + bt}) {
     CAPTURE(cmd);
     auto r = run_statetree(cmd);
