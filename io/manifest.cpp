@@ -103,7 +103,10 @@ Status decode_manifest(const uint8_t* b, size_t size, Manifest* out) {
   m.params.format_version = get_u32(&b[4]);
   if (m.params.format_version != kManifestFormatVersion)
     return Status(Errc::mismatch, mismatch("format version", std::to_string(m.params.format_version),
-                                           std::to_string(kManifestFormatVersion) + " (this build)"));
+                                           std::to_string(kManifestFormatVersion) + " (this build)") +
+                                      (m.params.format_version < kManifestFormatVersion
+                                           ? "; rebuild it with statetree build --force"
+                                           : ""));
   m.params.tree_kind = TreeKind(b[8]);
   m.params.hash_kind = HashKind(b[9]);
   m.params.group_depth = get_u32(&b[12]);

@@ -31,7 +31,13 @@
 
 namespace st::io {
 
-inline constexpr uint32_t kManifestFormatVersion = 1;
+// The database format version: MANIFEST, commit record and page contents together. A
+// database of another version is refused when opened (decode_manifest), never half-read.
+//   1  record pages with an 8-bit child count (a full GD-8 binary-trie group split over two
+//      records)
+//   2  record pages with a 16-bit child count (engine/persist/record_page.h): a full GD-8
+//      group is one record
+inline constexpr uint32_t kManifestFormatVersion = 2;
 inline constexpr uint64_t kNoPage = ~uint64_t(0);
 inline constexpr size_t kManifestBytes = 144;
 
@@ -62,7 +68,7 @@ struct Manifest {
 
 std::array<uint8_t, kManifestBytes> encode_manifest(const Manifest& m);
 // Errors: bad length/magic/checksum (corrupt_page with "manifest" in the message), another
-// format version (mismatch, naming both versions).
+// format version (mismatch, naming both versions; an older one adds how to rebuild).
 Status decode_manifest(const uint8_t* bytes, size_t size, Manifest* out);
 
 // ok if `on_disk` was built with `wanted`; otherwise a one-line mismatch error naming both

@@ -133,8 +133,6 @@ class BlobSink {
  public:
   virtual ~BlobSink() = default;
   virtual io::Status stem(std::span<const uint8_t> blob, const uint8_t* stem31, unsigned depth) = 0;
-  // After child i of a group with k entries has been emitted (arena: split groups).
-  virtual io::Status after_child(uint32_t i, uint32_t k) { return {}; }
   virtual io::Status group(std::span<const uint8_t> blob, uint32_t k, const uint8_t* stem31, unsigned depth) = 0;
 };
 
@@ -200,7 +198,6 @@ class Emitter {
       blob.entries[i].pos = ents[i].pos;
       blob.entries[i].depth = ents[i].depth;
       if (io::Status st = node(ents[i].a, ents[i].b, d + ents[i].depth, &blob.entries[i].hash); !st) return st;
-      if (io::Status st = sink_.after_child(uint32_t(i), uint32_t(ents.size())); !st) return st;
     }
     *hash = bintrie::reconstruct_group(h_, blob)[0];
     buf_.clear();
@@ -238,14 +235,8 @@ class ArenaSink final : public BlobSink {
     }
     return p_.push(bd::kStemChunked, {}, pieces);
   }
-  io::Status after_child(uint32_t i, uint32_t k) override {
-    if (k <= kMaxChildren || i + 1 != k) return {};
-    ++records;
-    return p_.push(bd::kHalf, {}, k - bd::kSplitDirect);
-  }
   io::Status group(std::span<const uint8_t> blob, uint32_t k, const uint8_t*, unsigned) override {
     ++records;
-    if (k > kMaxChildren) return p_.push(bd::kGroupSplit, blob, kMaxChildren);
     return p_.push(bd::kGroup, blob, k);
   }
   uint64_t records = 0;

@@ -44,10 +44,10 @@ struct Node {
   unsigned depth = 0;
   bool group = false;
   bintrie::GroupBlob blob;          // group
-  std::vector<Locator> children;    // group: one per entry (half expanded)
+  std::vector<Locator> children;    // group: one per entry
   bintrie::StemBlob stem;           // stem
   Bytes32 hash{};
-  std::vector<Locator> records;     // this record + half / pieces
+  std::vector<Locator> records;     // this record + stem pieces
   uint64_t body_bytes = 0;          // blob bytes of its records
   std::vector<int> child_node;      // group: loaded child per entry, -1 if not loaded
   bool reused = false;
@@ -169,11 +169,10 @@ class Committer {
         std::vector<Locator> locs;
         for (const Item& it : level) locs.push_back(it.loc);
         if (io::Status s = frame_.reader().load(locs); !s.ok()) return s;
-        std::vector<Locator> aux;  // halves, pieces
+        std::vector<Locator> aux;  // stem pieces
         for (const Item& it : level) {
           RecordView rv;
           if (io::Status s = frame_.reader().record(it.loc, &rv); !s.ok()) return s;
-          if (rv.kind == bd::kGroupSplit && rv.child_count == kMaxChildren) aux.push_back(rv.child(kMaxChildren - 1));
           if (rv.kind == bd::kStemChunked)
             for (uint32_t c = 0; c < rv.child_count; ++c) aux.push_back(rv.child(c));
         }
@@ -292,10 +291,6 @@ class Committer {
       Key32 kid_path = path;
       set_bits(kid_path, depth, uint32_t(ge.pos) >> (g_ - ge.depth), ge.depth);
       if (io::Status s = emit(*p.kids[i], kid_path, depth + ge.depth); !s.ok()) return s;
-      if (!keyed && k > kMaxChildren && i + 1 == k) {
-        ++records_written;
-        if (io::Status s = frame_.packer().push(bd::kHalf, {}, k - bd::kSplitDirect); !s.ok()) return s;
-      }
     }
     buf_.clear();
     bintrie::encode_group_blob(p.group_blob, &buf_);
@@ -305,7 +300,6 @@ class Committer {
       frame_.rocks().put(blob_key_string(path.data(), depth), std::string(buf_.begin(), buf_.end()));
       return {};
     }
-    if (k > kMaxChildren) return frame_.packer().push(bd::kGroupSplit, buf_, kMaxChildren);
     return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
@@ -389,26 +383,15 @@ class Committer {
     if (io::Status s = frame_.reader().record(loc, &rv); !s.ok()) return s;
     n->loc = loc;
     n->records.push_back(loc);
-    if (rv.kind == bd::kGroup || rv.kind == bd::kGroupSplit) {
+    if (rv.kind == bd::kGroup) {
       auto d = bintrie::decode_group_blob(rv.body, g_);
       if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
       n->group = true;
       n->blob = std::move(std::get<bintrie::GroupBlob>(d));
       n->body_bytes = rv.body.size();
       const size_t k = n->blob.entries.size();
-      if (rv.kind == bd::kGroup) {
-        if (rv.child_count != k) return err(loc, "child count does not match the group blob");
-        for (uint32_t c = 0; c < k; ++c) n->children.push_back(rv.child(c));
-      } else {
-        if (k <= kMaxChildren || rv.child_count != kMaxChildren) return err(loc, "split group with a wrong child count");
-        for (uint32_t c = 0; c < bd::kSplitDirect; ++c) n->children.push_back(rv.child(c));
-        const Locator half = rv.child(bd::kSplitDirect);
-        RecordView hv;
-        if (io::Status s = frame_.reader().record(half, &hv); !s.ok()) return s;
-        if (hv.kind != bd::kHalf || hv.child_count != k - bd::kSplitDirect) return err(half, "not the group's half record");
-        for (uint32_t c = 0; c < hv.child_count; ++c) n->children.push_back(hv.child(c));
-        n->records.push_back(half);
-      }
+      if (rv.child_count != k) return err(loc, "child count does not match the group blob");
+      for (uint32_t c = 0; c < k; ++c) n->children.push_back(rv.child(c));
       n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
       return {};
     }

@@ -7,7 +7,7 @@
 //               value is written as a present zero value, as go-ethereum does: nothing is
 //               ever removed from the trie)
 //   2. resolve  the records on the dirty paths are read level by level (one PageReader::load
-//               per level, plus one for split-group halves / stem pieces met on it), decoded
+//               per level, plus one for the stem pieces met on it), decoded
 //               strictly (group / stem blob codecs), their child counts checked against the
 //               blob and their hashes against the parent's entry (root: the manifest)
 //   3. plan     per touched group the entries are re-derived from the unchanged entries (kept

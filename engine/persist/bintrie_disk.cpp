@@ -25,9 +25,8 @@ io::Status check_group_fits(const io::StoreParams& p) {
   if (g < 1 || g > 8)
     return {io::Errc::bad_argument, "binary trie group depth " + std::to_string(g) + " out of range 1..8"};
   const size_t entries = size_t(1) << g;
-  const uint32_t children = entries > kMaxChildren ? kMaxChildren : uint32_t(entries);
   const size_t blob = bintrie::group_blob_size(g, entries);
-  const uint32_t need = record_footprint(blob, children) + kPageHeaderBytes;
+  const uint32_t need = record_footprint(blob, uint32_t(entries)) + kPageHeaderBytes;
   const uint32_t have = io::page_payload_bytes(p.page_size);
   if (need > have)
     return {io::Errc::bad_argument,

@@ -9,18 +9,16 @@
 //   1 stem          stem blob            none
 //   2 group         group blob           one per blob entry, in bitmap order (the stems
 //                                        that end inside the group, and the next groups /
-//                                        stems at its bottom)
-//   3 group, split  group blob           entries [0, 254) directly, then one half record
-//                                        (only when the blob has more than kMaxChildren =
-//                                        255 entries: a full GD-8 group)
-//   4 half          empty                entries [254, k) of the split group (2 children:
-//                                        only lookups of the last 2 of 256 positions pay
-//                                        the extra hop, and the tiny half record packs
-//                                        with its group)
+//                                        stems at its bottom): up to 256, a full GD-8
+//                                        group included (record_page.h: 16-bit counts)
 //   5 stem, chunked empty                pieces; the stem blob = their bodies concatenated
 //                                        (only a stem blob too large for one page: a stem
 //                                        with more than ~125 values in 4 KiB pages)
 //   6 piece         part of a stem blob  none
+//
+// Kinds 3 and 4 are not used (database format version 1 split a full GD-8 group into a
+// record of 254 entries plus a "half" record of the last 2, as its records held at most
+// 255 children; such databases are refused by the manifest's version check).
 //
 // Records are pushed in post-order, so the packer (subtree_packer.h) keeps a group with as
 // much of its subtree as fits in one page.
@@ -50,12 +48,9 @@ using bintrie::Bytes32;
 enum RecordKind : uint8_t {
   kStem = 1,
   kGroup = 2,
-  kGroupSplit = 3,
-  kHalf = 4,
   kStemChunked = 5,
   kPiece = 6,
 };
-inline constexpr uint32_t kSplitDirect = kMaxChildren - 1;  // entries a split group holds directly
 
 // The trie's hash from the store parameters (sha256 or blake3; anything else is an error).
 io::Status hasher_for(const io::StoreParams& p, bintrie::Hasher* out);

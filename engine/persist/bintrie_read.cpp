@@ -61,9 +61,6 @@ struct Node {
   bintrie::GroupBlob group;
   bintrie::StemBlob stem;
   std::vector<Locator> children;
-  // A split group whose half record (children kSplitDirect..) was not loaded: children
-  // holds only the direct ones and the half is here.
-  Locator split_half = kNoLocator;
 };
 
 // want: 0 = either (by the version byte: RocksDB), 1 = a stem blob, 2 = a group blob.
@@ -139,7 +136,6 @@ class BintrieDb final : public TreeDb {
     unsigned depth = 0;      // bit depth of the next node
     Locator loc = kNoLocator;
     Bytes32 expect{};        // the hash the next node must have (its parent's entry; the root: the manifest's)
-    std::vector<Locator> need;  // RocksDB step(): unused (no split halves there)
     uint32_t waits = 0;         // arena: page requests not yet landed
   };
 
@@ -151,7 +147,6 @@ class BintrieDb final : public TreeDb {
     bintrie::GroupBlobView group;
     bintrie::StemBlobView stem;
     RecordView rec;               // the group's record: its children
-    Locator half = kNoLocator;    // split group: the record of children [kSplitDirect, k)
     Bytes32 expect{};             // the hash it was first reached with (its check is queued)
   };
   struct LookupState {
@@ -168,7 +163,6 @@ class BintrieDb final : public TreeDb {
   // Walks cursor i through cached pages until it is done or waits for a page.
   io::Status advance(uint32_t i, LookupState& ls);
   io::Status lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni);
-  io::Status split_half_child(const LiteNode& n, uint32_t e, uint32_t i, Locator at, Locator* child);
   static constexpr uint32_t kNoNode = ~0u;
   void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
 
@@ -178,7 +172,7 @@ class BintrieDb final : public TreeDb {
   // Arena: the node at l (its page loaded). *complete = false: load `need` first (and
   // call again). *records counts the records read.
   io::Status read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records);
-  io::Status read_group_children(Locator l, const RecordView& rec, Node* out, uint64_t* records);
+  io::Status read_group_children(Locator l, const RecordView& rec, Node* out);
   io::Status read_chunked_stem(Locator l, const RecordView& rec, Node* out, bool* complete, std::vector<Locator>* need,
                                uint64_t* records);
   // Arena: read_node, loading whatever it needs (verify, prove).
@@ -286,33 +280,13 @@ io::Status record_error(Locator l, const std::string& what) {
   return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": " + what};
 }
 
-// A group record's children into out->children: all of a plain group's; a split group's
-// direct ones and, when its page is cached, those of its half record (else the half is
-// left in out->split_half, loaded only when a walk needs those children).
-io::Status BintrieDb::read_group_children(Locator l, const RecordView& rec, Node* out, uint64_t* records) {
+// A group record's children into out->children: one per blob entry.
+io::Status BintrieDb::read_group_children(Locator l, const RecordView& rec, Node* out) {
   const size_t k = out->group.entries.size();
   out->children.clear();
-  if (rec.kind == bd::kGroup) {
-    if (rec.child_count != k || k > kMaxChildren)
-      return record_error(l, "group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-    for (uint32_t i = 0; i < k; ++i) out->children.push_back(rec.child(i));
-    return {};
-  }
-  if (rec.child_count != kMaxChildren || k <= kMaxChildren)
-    return record_error(l, "split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-  const Locator half_loc = rec.child(bd::kSplitDirect);
-  for (uint32_t i = 0; i < bd::kSplitDirect; ++i) out->children.push_back(rec.child(i));
-  if (!reader_->loaded(locator_page(half_loc))) {
-    out->split_half = half_loc;
-    return {};
-  }
-  RecordView half;
-  if (io::Status st = reader_->record(half_loc, &half); !st) return st;
-  ++*records;
-  if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
-    return record_error(l, "child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(half_loc) +
-                               ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
-  for (uint32_t j = 0; j < half.child_count; ++j) out->children.push_back(half.child(j));
+  if (rec.child_count != k)
+    return record_error(l, "group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+  for (uint32_t i = 0; i < k; ++i) out->children.push_back(rec.child(i));
   return {};
 }
 
@@ -348,10 +322,8 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
   auto where = [&] { return "binary trie " + bd::locator_name(l); };
   switch (rec.kind) {
     case bd::kStem:
-    case bd::kGroup:
-    case bd::kGroupSplit: {
+    case bd::kGroup: {
       if (io::Status st = decode_blob(rec.body, g_, where, out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
-      out->split_half = kNoLocator;
       if (rec.kind == bd::kStem) {
         if (out->is_group) return record_error(l, "stem record holds a group blob");
         if (rec.child_count != 0) return record_error(l, "stem record with " + std::to_string(rec.child_count) + " children");
@@ -359,7 +331,7 @@ io::Status BintrieDb::read_node(Locator l, Node* out, bool* complete, std::vecto
         return {};
       }
       if (!out->is_group) return record_error(l, "group record holds a stem blob");
-      if (io::Status st = read_group_children(l, rec, out, records); !st) return st;
+      if (io::Status st = read_group_children(l, rec, out); !st) return st;
       *complete = true;
       return {};
     }
@@ -378,10 +350,6 @@ io::Status BintrieDb::read_node_sync(Locator l, Node* out, uint64_t* records) {
     bool complete = false;
     uint64_t n = 0;
     if (io::Status st = read_node(l, out, &complete, &need, &n); !st) return st;
-    if (complete && out->split_half != kNoLocator) {
-      need.push_back(out->split_half);
-      complete = false;
-    }
     if (complete) { *records += n; return {}; }
   }
   return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": record parts did not load"};
@@ -422,10 +390,6 @@ const char* BintrieDb::step(Cursor& c, const Node& n, LookupAnswer* ans) {
   const auto e = bd::find_entry(n.group, pos);
   if (!e) {
     finish_stem(c, nullptr, ans);
-    return nullptr;
-  }
-  if (n.split_half != kNoLocator && *e >= n.children.size()) {
-    c.need.push_back(n.split_half);  // the walk resumes at this group once it is loaded
     return nullptr;
   }
   const unsigned r = n.group.entries[*e].depth;
@@ -494,7 +458,6 @@ io::Status BintrieDb::read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode
     return io::Status(io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": " + what);
   };
   out->kind = rec.kind;
-  out->half = kNoLocator;
   switch (rec.kind) {
     case bd::kStem: {
       if (std::string e = bintrie::check_stem_blob(rec.body, &out->stem); !e.empty()) return bad(e);
@@ -503,20 +466,13 @@ io::Status BintrieDb::read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode
       *complete = true;
       return {};
     }
-    case bd::kGroup:
-    case bd::kGroupSplit: {
+    case bd::kGroup: {
       if (std::string e = bintrie::check_group_blob(rec.body, g_, &out->group); !e.empty()) return bad(e);
       out->is_group = true;
       out->rec = rec;
       const size_t k = out->group.k;
-      if (rec.kind == bd::kGroup) {
-        if (rec.child_count != k || k > kMaxChildren)
-          return bad("group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-      } else {
-        if (rec.child_count != kMaxChildren || k <= kMaxChildren)
-          return bad("split group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-        out->half = rec.child(bd::kSplitDirect);
-      }
+      if (rec.child_count != k)
+        return bad("group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
       *complete = true;
       return {};
     }
@@ -591,22 +547,6 @@ inline io::Status BintrieDb::lite_node_at(uint32_t i, LookupState& ls, uint32_t*
   return {};
 }
 
-// Split group n's child e (>= kSplitDirect): from its half record, once that record's page
-// is cached (else cursor i waits for it: *child = kNoLocator).
-inline io::Status BintrieDb::split_half_child(const LiteNode& n, uint32_t e, uint32_t i, Locator at, Locator* child) {
-  *child = kNoLocator;
-  const uint64_t hp = locator_page(n.half);
-  if (!reader_->loaded(hp) && !reader_->request(hp, i)) return {};
-  RecordView half;
-  if (io::Status st = reader_->record(n.half, &half); !st) return st;
-  const size_t k = n.group.k;
-  if (half.kind != bd::kHalf || half.child_count != k - bd::kSplitDirect || !half.body.empty())
-    return record_error(at, "child " + std::to_string(bd::kSplitDirect) + " (" + bd::locator_name(n.half) +
-                                ") is not the split group's record of its last " + std::to_string(k - bd::kSplitDirect) + " children");
-  *child = half.child(e - bd::kSplitDirect);
-  return {};
-}
-
 io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
   Cursor& c = (*ls.cur)[i];
   while (!c.done) {
@@ -638,20 +578,9 @@ io::Status BintrieDb::advance(uint32_t i, LookupState& ls) {
       finish_stem_view(c, nullptr, &(*ls.ans)[i]);
       return {};
     }
-    Locator child;
-    if (n.half != kNoLocator && e >= bd::kSplitDirect) {
-      if (io::Status st = split_half_child(n, e, i, at, &child); !st) return st;
-      if (child == kNoLocator) {
-        --ls.visits;  // the walk resumes at this group once the half is cached
-        c.waits = 1;
-        return {};
-      }
-    } else {
-      child = n.rec.child(e);
-    }
     c.stem_only = r < g_;
     c.depth += r;
-    c.loc = child;
+    c.loc = n.rec.child(e);
     std::memcpy(c.expect.data(), n.group.hash(e), 32);
   }
   return {};

@@ -40,6 +40,7 @@ uint32_t RecordPageBuilder::add(uint8_t kind, std::span<const Locator> children,
   starts_.push_back(uint32_t(data_.size()));
   data_.push_back(kind);
   data_.push_back(uint8_t(children.size()));
+  data_.push_back(uint8_t(children.size() >> 8));
   for (Locator l : children) {
     uint8_t b[8];
     std::memcpy(b, &l, 8);
@@ -87,7 +88,7 @@ std::string decode_record_page(uint64_t page_id, std::span<const uint8_t> payloa
     if (stop - begin < kRecordHeaderBytes) return bad("record " + std::to_string(i) + " too short");
     RecordView r;
     r.kind = p[begin];
-    r.child_count = p[begin + 1];
+    r.child_count = uint16_t(get_u16(p + begin + 1));
     const size_t children_end = size_t(begin) + kRecordHeaderBytes + size_t(r.child_count) * kLocatorBytes;
     if (children_end > stop) return bad("record " + std::to_string(i) + " child table past its end");
     r.child_bytes = p + begin + kRecordHeaderBytes;

@@ -11,9 +11,12 @@
 //   +---------+---------+---------------------------+------------------------+---------+
 //
 //   record:
-//   +---------+-----------+---------------------------------+----------------------------+
-//   | kind u8 | nchild u8 | nchild x Locator (u64 LE each)  | body (the node's bytes)    |
-//   +---------+-----------+---------------------------------+----------------------------+
+//   +---------+------------+--------------------------------+----------------------------+
+//   | kind u8 | nchild u16 | nchild x Locator (u64 LE each) | body (the node's bytes)    |
+//   +---------+------------+--------------------------------+----------------------------+
+//
+//   (nchild is 16 bits since database format version 2, io/manifest.h: a full GD-8 group
+//   with its 256 children is one record; version 1 had an 8-bit count.)
 //
 //   Locator (u64): page id << 16 | record index within that page. kNoLocator = all ones.
 //
@@ -45,9 +48,9 @@ inline uint32_t locator_index(Locator l) { return uint32_t(l & ((1u << kRecordIn
 
 inline constexpr uint32_t kPageHeaderBytes = 4;     // n, end
 inline constexpr uint32_t kRecordOffsetBytes = 2;   // one offsets[] entry per record
-inline constexpr uint32_t kRecordHeaderBytes = 2;   // kind, nchild
+inline constexpr uint32_t kRecordHeaderBytes = 3;   // kind u8, nchild u16
 inline constexpr uint32_t kLocatorBytes = 8;
-inline constexpr uint32_t kMaxChildren = 255;
+inline constexpr uint32_t kMaxChildren = 65535;     // what nchild holds (a page fits far fewer)
 
 // Bytes a record takes in a page, its offsets[] entry included.
 inline uint32_t record_footprint(size_t body_bytes, uint32_t child_count) {
@@ -57,7 +60,7 @@ inline uint32_t record_footprint(size_t body_bytes, uint32_t child_count) {
 // One record of a parsed page. Views into the page buffer (valid while it is).
 struct RecordView {
   uint8_t kind = 0;
-  uint8_t child_count = 0;
+  uint16_t child_count = 0;
   const uint8_t* child_bytes = nullptr;  // child_count x u64 LE
   std::span<const uint8_t> body;
   Locator child(uint32_t i) const {

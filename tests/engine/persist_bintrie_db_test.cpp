@@ -33,6 +33,7 @@
 #include "kernels/keccak256.h"
 #include "kernels/splitmix64.h"
 #include "test_paths.h"
+#include "tests/engine/persist/bintrie_full_group.h"
 
 namespace {
 
@@ -216,7 +217,8 @@ void check_contents(TreeDb& db, const VecSource& s, const MemState& mem, bool al
   }
 }
 
-void build_check(const VecSource& s, StoreKind store, unsigned gd, io::HashKind hash, uint32_t page, bool all_proofs) {
+persist::BuildReport build_check(const VecSource& s, StoreKind store, unsigned gd, io::HashKind hash, uint32_t page,
+                                 bool all_proofs) {
   CAPTURE(gd);
   const std::string store_name = persist::store_kind_name(store), hash_name = io::hash_kind_name(hash);
   CAPTURE(store_name);
@@ -248,6 +250,7 @@ void build_check(const VecSource& s, StoreKind store, unsigned gd, io::HashKind 
   CHECK(vr.slots == s.slot_count());
   CHECK(vr.nodes == rep.nodes);
   check_contents(*db, s, mem, all_proofs);
+  return rep;
 }
 
 std::vector<StoreKind> stores() {
@@ -336,9 +339,28 @@ TEST_CASE("persist bintrie: every group depth, both hashes, both stores") {
   build_check(s, StoreKind::arena, 4, io::HashKind::sha256, 16384, false);
 }
 
-TEST_CASE("persist bintrie: full GD-8 groups (split records) and tiny states") {
-  // 3000 EOAs: the root group at GD 8 is full (256 entries), stored as a split record.
-  build_check(random_state(11, 3000, 0, 0), StoreKind::arena, 8, io::HashKind::sha256, 16384, false);
+TEST_CASE("persist bintrie: a full GD-8 group is one record of 256 children; tiny states") {
+  // 256 EOAs whose header stems start with every byte value: the root group holds 256 stems.
+  VecSource crafted = random_state(12, 256, 0, 0);
+  const bintrie::KeyScheme ks{bintrie::make_hasher(bintrie::HashKind::sha256), bintrie::TreeIndexEndian::big};
+  const std::vector<state::Address> addrs = persist::test::full_root_group_addresses(ks, 12);
+  for (size_t i = 0; i < addrs.size(); ++i) crafted.accounts[i].address = addrs[i];
+  // 3000 random EOAs: the root group and those below it are full at GD 8.
+  const VecSource many = random_state(11, 3000, 0, 0);
+  for (const VecSource* s : std::vector<const VecSource*>{&crafted, &many}) {
+    CAPTURE(s->accounts.size());
+    const persist::BuildReport rep = build_check(*s, StoreKind::arena, 8, io::HashKind::sha256, 16384, false);
+    TempDir dir;
+    const DbOptions o = options(dir.file("db"), StoreKind::arena, 8, io::HashKind::sha256, 16384);
+    REQUIRE(bt_build(o, *s, nullptr).ok());
+    const persist::test::RecordCensus c = persist::test::record_census(o);
+    CHECK(c.root_kind == persist::bintrie_disk::kGroup);
+    CHECK(c.root_children == 256);
+    CHECK(c.full_groups >= 1);
+    CHECK(c.records == rep.nodes);  // one record per node: no extra record for a full group
+    for (const auto& [kind, n] : c.kinds)
+      CHECK_MESSAGE((kind == persist::bintrie_disk::kGroup || kind == persist::bintrie_disk::kStem), int(kind));
+  }
   // Empty state, one account (a lone stem at the root), two accounts.
   for (size_t n : {0, 1, 2}) {
     CAPTURE(n);

@@ -14,6 +14,7 @@
 #include "engine/persist/record_page.h"
 #include "engine/persist/subtree_packer.h"
 #include "io/memory_store.h"
+#include "io/page_format.h"
 #include "tests/io/io_test_util.h"
 
 using namespace st::persist;
@@ -98,6 +99,44 @@ TEST_CASE("record page: build, decode, and every record as written") {
   CHECK(locator_page(parsed.records[1].child(1)) == (1ull << 40));
   CHECK(locator_index(parsed.records[1].child(1)) == 65535);
   CHECK(std::vector<uint8_t>(parsed.records[1].body.begin(), parsed.records[1].body.end()) == body2);
+}
+
+TEST_CASE("record page: 16-bit child counts (a full GD-8 group's 256 children, and a page full of them)") {
+  const uint32_t payload = st::io::page_payload_bytes(16384);
+  for (uint32_t n : {255u, 256u, 257u, 1000u, 2030u}) {
+    CAPTURE(n);
+    RecordPageBuilder b(payload);
+    std::vector<Locator> kids(n);
+    for (uint32_t i = 0; i < n; ++i) kids[i] = make_locator(100 + i, i % 7);
+    const std::vector<uint8_t> body(40, 0xab);
+    REQUIRE(b.fits(body.size(), n));
+    CHECK(b.add(2, kids, body) == 0);
+    CHECK(b.add(1, {}, body) == 1);
+    std::vector<uint8_t> page(payload);
+    b.finish(page.data());
+    RecordPage parsed;
+    REQUIRE(decode_record_page(3, page, &parsed).empty());
+    REQUIRE(parsed.records.size() == 2);
+    CHECK(parsed.records[0].child_count == n);
+    for (uint32_t i = 0; i < n; ++i) CHECK(parsed.records[0].child(i) == kids[i]);
+    CHECK(std::vector<uint8_t>(parsed.records[0].body.begin(), parsed.records[0].body.end()) == body);
+    CHECK(parsed.records[1].child_count == 0);
+    CHECK(parsed.records[1].body.size() == body.size());
+  }
+  // A count whose high byte runs the child table past its record is refused.
+  RecordPageBuilder b(payload);
+  const Locator kid[1] = {make_locator(9, 0)};
+  b.add(2, kid, std::vector<uint8_t>(30, 1));
+  std::vector<uint8_t> page(payload);
+  b.finish(page.data());
+  const size_t count_hi = kPageHeaderBytes + kRecordOffsetBytes + 2;  // record 0: kind, count lo, count hi
+  REQUIRE(page[count_hi] == 0);
+  page[count_hi] = 1;  // 257 children in a record of 1 locator + 30 bytes
+  RecordPage parsed;
+  const std::string err = decode_record_page(3, page, &parsed);
+  CHECK(err.find("page 3") != std::string::npos);
+  CHECK(err.find("child table past its end") != std::string::npos);
+  CHECK(parsed.records.empty());
 }
 
 TEST_CASE("record page: hostile bytes are an error naming the page, never an out-of-bounds view") {

@@ -54,12 +54,20 @@ TEST_CASE("manifest: encode/decode round trip and damage") {
     CHECK_MESSAGE(decode_manifest(bad.data(), bad.size(), &back).code() == Errc::corrupt_page, "byte " << i);
   }
   CHECK(decode_manifest(bytes.data(), bytes.size() - 1, &back).code() == Errc::corrupt_page);
-  Manifest v2 = m;
-  v2.params.format_version = 2;
-  const auto b2 = encode_manifest(v2);
-  const Status s = decode_manifest(b2.data(), b2.size(), &back);
+  // A newer format version, and version 1 (8-bit record child counts): refused, naming both.
+  Manifest v3 = m;
+  v3.params.format_version = 3;
+  const auto b3 = encode_manifest(v3);
+  Status s = decode_manifest(b3.data(), b3.size(), &back);
   CHECK(s.code() == Errc::mismatch);
-  CHECK(s.message() == "format version mismatch: database built with 2, opened with 1 (this build)");
+  CHECK(s.message() == "format version mismatch: database built with 3, opened with 2 (this build)");
+  Manifest v1 = m;
+  v1.params.format_version = 1;
+  const auto b1 = encode_manifest(v1);
+  s = decode_manifest(b1.data(), b1.size(), &back);
+  CHECK(s.code() == Errc::mismatch);
+  CHECK(s.message() ==
+        "format version mismatch: database built with 1, opened with 2 (this build); rebuild it with statetree build --force");
 }
 
 TEST_CASE("manifest: opening with other parameters is a one-line error naming both values") {

@@ -2,7 +2,9 @@
 // exit 2: no database, a --writes that breaks the database's block sequence), then blocks
 // committed to a small synthetic MPT database: the JSON report, and verify / get /
 // read-bench check their answers against the state after the blocks. RocksDB databases of
-// both trees take the same blocks with the arena store's roots.
+// both trees take the same blocks with the arena store's roots. A binary trie at GD 8 with
+// 16 KiB pages keeps its full groups as single records of 256 children through blocks; a
+// database of format version 1 is refused in one line naming the version.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -12,8 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/db_files.h"
 #include "engine/state/synthetic_state.h"
+#include "io/manifest.h"
 #include "reference/run_command.h"
+#include "tests/engine/persist/bintrie_full_group.h"
 #include "tests/workloads/cli_test_util.h"
 
 using st::reference::run_statetree;
@@ -109,6 +115,74 @@ TEST_CASE("statetree commit: binary-trie arena database; verify and read-bench c
     REQUIRE(rb.exit_code == 0);
     CHECK(json::parse(rb.out)["slot_key_accounts"].get<bool>() == (flag[0] != 0));
   }
+  std::filesystem::remove_all(bt);
+}
+
+// The database at dir as the census reads it (buffered I/O).
+st::persist::DbOptions probed(const std::string& dir) {
+  st::persist::DbOptions o;
+  REQUIRE(st::persist::DbFiles::probe(dir, &o).message() == "");
+  o.direct_io = false;
+  return o;
+}
+
+TEST_CASE("statetree commit: binary trie at GD 8, 16 KiB pages: full groups are one record through blocks, verify, get, read-bench") {
+  const std::string bt = tmp_dir("bintrie_gd8");
+  REQUIRE(run_statetree("build --tree bintrie --gd 8 --page-size 16384 --accounts 3000 --contracts 4 --slots-per-contract 200 --db " + bt)
+              .exit_code == 0);
+  st::persist::test::RecordCensus c = st::persist::test::record_census(probed(bt));
+  CHECK(c.root_kind == st::persist::bintrie_disk::kGroup);
+  CHECK(c.root_children == 256);
+  auto r = run_statetree("commit --db " + bt + " --blocks 3 --writes 64 --seed 5 --json");
+  REQUIRE(r.exit_code == 0);
+  c = st::persist::test::record_census(probed(bt));
+  CHECK(c.root_children == 256);
+  auto v = run_statetree("verify --db " + bt + " --json");
+  REQUIRE(v.exit_code == 0);
+  const json vj = json::parse(v.out);
+  CHECK(vj["ok"] == true);
+  CHECK(vj["nodes"].get<uint64_t>() == c.records);  // one record per node
+  st::state::SyntheticSpec spec{3000, 4, 200, 1};
+  spec.blocks = 3;
+  spec.block_seed = 5;
+  spec.block_writes = 64;
+  st::state::SyntheticState after(spec);
+  const auto key = *after.slot_key(1, after.storage_size(1) - 1);  // the newest slot of contract 1
+  const auto want = *after.slot_value(1, after.storage_size(1) - 1);
+  auto g = run_statetree("get --db " + bt + " --address " + st::test::hex0x(key.address.data(), 20) + " --slot " +
+                         st::test::hex0x(key.slot->data(), 32) + " --json");
+  REQUIRE(g.exit_code == 0);
+  CHECK(json::parse(g.out)["value"] == st::test::hex0x(want.data(), 32));
+  auto rb = run_statetree("read-bench --db " + bt + " --keys 256 --qd 1,32 --reps 1 --single 16 --cold --json");
+  CHECK(rb.exit_code == 0);
+  std::filesystem::remove_all(bt);
+}
+
+TEST_CASE("statetree: a database of format version 1 is refused in one line naming the version; build --force replaces it") {
+  const std::string bt = tmp_dir("bintrie_v1");
+  REQUIRE(run_statetree("build --tree bintrie --gd 8 --page-size 16384 --accounts 300 --db " + bt).exit_code == 0);
+  {  // The MANIFEST rewritten as version 1 wrote it (8-bit record child counts), checksum valid.
+    st::io::FileManifestSlot slot(bt);
+    st::io::Manifest m;
+    REQUIRE(slot.load(&m).message() == "");
+    m.params.format_version = 1;
+    REQUIRE(slot.publish(m).message() == "");
+  }
+  const std::string want = "format version mismatch: database built with 1, opened with 2 (this build)";
+  for (const std::string& cmd : {"verify --db " + bt, "read-bench --keys 16 --db " + bt,
+                                "commit --blocks 1 --db " + bt, "get --address 0x" + std::string(40, '1') + " --db " + bt}) {
+    CAPTURE(cmd);
+    auto r = run_statetree(cmd);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(want) != std::string::npos);
+    CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+  }
+  auto b = run_statetree("build --tree bintrie --gd 8 --page-size 16384 --accounts 300 --db " + bt);
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find(want) != std::string::npos);
+  REQUIRE(run_statetree("build --tree bintrie --gd 8 --page-size 16384 --accounts 300 --force --db " + bt).exit_code == 0);
+  CHECK(run_statetree("verify --db " + bt).exit_code == 0);
   std::filesystem::remove_all(bt);
 }
 

@@ -2,8 +2,8 @@
 // commits (engine/persist/bintrie_commit.h), checked after every commit against the
 // in-memory binary trie's root (bintrie::batch_root) of the expected leaves (differential),
 // plus reopen + verify + every account and slot read back, at GD 5 / 2 (4 KiB pages) and
-// GD 8 (16 KiB pages: full groups are split records); commits SIGKILLed at random points in a
-// forked child always reopen at one of the chain's roots and verify. RocksDB (blobs keyed by
+// GD 8 (16 KiB pages; a full root group stays one record of 256 children); commits SIGKILLed
+// at random points in a forked child always reopen at one of the chain's roots and verify. RocksDB (blobs keyed by
 // path, one WriteBatch per block): the same blocks give the arena store's root block by
 // block, the database verifies and reads back, and holds exactly its live nodes (every key
 // but the commit record is a node verify reached: replaced and moved nodes were deleted).
@@ -19,11 +19,13 @@
 #include <random>
 
 #include "../persist_mpt_test_util.h"
+#include "tests/engine/persist/bintrie_full_group.h"
 #include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/engine/persist/kill_child.h"
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/batch_root.h"
 #include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie_disk.h"
 #include "engine/persist/tree_db.h"
 #include "kernels/keccak256.h"
 
@@ -292,9 +294,44 @@ TEST_CASE("bintrie commit: random block diffs match the in-memory root; reopen, 
   run_diffs(5, 4096, 11, 30);
 }
 
-TEST_CASE("bintrie commit: random block diffs at GD 2 and GD 8 (16 KiB pages, split groups)") {
+TEST_CASE("bintrie commit: random block diffs at GD 2 and GD 8 (16 KiB pages)") {
   run_diffs(2, 4096, 12, 20);
   run_diffs(8, 16384, 13, 20);
+}
+
+TEST_CASE("bintrie commit: a full GD-8 group stays one record of 256 children across blocks") {
+  TempDir dir("btcommit_full_group");
+  const DbOptions o = bt_options(dir.path, 8, 16384);
+  // 256 accounts (3 of them contracts with storage) whose header stems start with every byte
+  // value: the root group is full.
+  state::Allocation a = random_alloc(14, 256, 3, 100);
+  const bintrie::KeyScheme ks{bintrie::make_hasher(bintrie::HashKind::sha256), bintrie::TreeIndexEndian::big};
+  const std::vector<state::Address> addrs = persist::test::full_root_group_addresses(ks, 14);
+  for (size_t i = 0; i < addrs.size(); ++i) a.accounts[i].first = addrs[i];
+  state::AllocationSource src(a, kTestSpec);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
+  persist::test::RecordCensus c = persist::test::record_census(o);
+  CHECK(c.root_kind == persist::bintrie_disk::kGroup);
+  CHECK(c.root_children == 256);
+  std::mt19937_64 rng(15);
+  {
+    DbFiles files;
+    REQUIRE(DbFiles::for_commit(o, &files).message() == "");
+    persist::BintrieCommitter committer(files);
+    for (int b = 0; b < 6; ++b) {
+      const state::StateDiff d = random_diff(rng, m);
+      m.apply(d);
+      persist::BintrieCommitStats st;
+      REQUIRE(committer.commit(d, kTestSpec, &st).message() == "");
+      REQUIRE(st.root == m.root());
+      c = persist::test::record_census(o);
+      CHECK(c.root_kind == persist::bintrie_disk::kGroup);
+      CHECK(c.root_children == 256);
+      CHECK(c.records == files.manifest.node_count);  // one record per node
+    }
+  }
+  check_db(o, m);
 }
 
 TEST_CASE("bintrie commit: an empty database takes blocks; the first stem is the root, then splits") {

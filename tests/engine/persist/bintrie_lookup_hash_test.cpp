@@ -110,7 +110,7 @@ StemAndParent find_stem(const DbOptions& o, const uint8_t* stem31) {
       const persist::RecordView& rec = rp.records[r];
       const Locator l = persist::make_locator(p, r);
       if (rec.kind == bd::kStem && rec.body.size() >= 64 && std::memcmp(rec.body.data() + 1, stem31, 31) == 0) out.stem = l;
-      if (rec.kind == bd::kGroup || rec.kind == bd::kGroupSplit) {
+      if (rec.kind == bd::kGroup) {
         std::vector<Locator> ch;
         for (uint32_t c = 0; c < rec.child_count; ++c) ch.push_back(rec.child(c));
         groups.push_back({l, std::move(ch)});
@@ -139,7 +139,7 @@ void change_stem_leaf(const DbOptions& o, Locator stem) {
 void change_group_entry(const DbOptions& o, Locator group) {
   edit_page(o, persist::locator_page(group), [&](std::vector<uint8_t>& buf, const persist::RecordPage& rp) {
     const persist::RecordView& rec = rp.records[persist::locator_index(group)];
-    REQUIRE((rec.kind == bd::kGroup || rec.kind == bd::kGroupSplit));
+    REQUIRE(rec.kind == bd::kGroup);
     buf[size_t(rec.body.data() - buf.data()) + rec.body.size() - 1] ^= 0x01;
   });
 }
