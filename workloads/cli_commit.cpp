@@ -123,6 +123,7 @@ void add_block(uint64_t b, const persist::CommitStats& st, CommitSeries* c) {
                      {"live_keys", st.live_keys},
                      {"in_use_bytes_per_key", st.live_keys ? double(st.in_use_bytes) / double(st.live_keys) : 0.0},
                      {"pages_compacted", st.pages_compacted},
+                     {"chain_pages", st.chain_pages},
                      {"records_relocated", st.records_relocated}});
 }
 

@@ -88,6 +88,9 @@ struct CommitStats {
                                    // binary trie: leaves)
   // Compaction (arena): pages picked for compaction, and the live records copied out of them.
   uint64_t pages_compacted = 0, records_relocated = 0;
+  // ... of which pages not on the block's dirty paths: partly dead pages (emptiest first) and
+  // the pages of their records' ancestors (the chain rewritten so that they can move).
+  uint64_t chain_pages = 0;
   // RocksDB: pages_read = keys fetched, read_rounds = MultiGet calls, pages_written and
   // pages_released 0; keys_deleted = nodes replaced whose key no new node took.
   uint64_t keys_deleted = 0;
@@ -230,7 +233,10 @@ class CommitFrame {
   // The committer's hash() is done (the root known, nothing written): a commit made in two
   // calls (hash, then write) counts in commit_ns only its two calls' own time.
   void hash_stage_done();
-  void begin_writes();  // opens the writer and the packer over fresh pages (arena)
+  // Opens the writer and the packer over fresh pages and picks the compaction targets
+  // (arena; may read pages: the targets beyond the pages read, and at a committer's first
+  // compacting commit the walk that rebuilds its ledger). A failure: return fail(s).
+  io::Status begin_writes();
   PageWriter& writer() { return *writer_; }
   SubtreePacker& packer() { return *packer_; }
   void encoded();       // the new records are all in the packer
@@ -293,10 +299,13 @@ class CommitFrame {
   uint64_t pure_ns_ = 0, pure_nodes_ = 0, pure_calls_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;
   // Compaction: target pages (loaded in reader_), records copied out of them.
-  void choose_compaction_targets();
+  io::Status choose_compaction_targets();
+  io::Status rebuild_compaction_index();
+  io::Status add_chain_targets(size_t budget);
   io::Status relocate(Locator l);
+  io::NodeStore* store_ = nullptr;  // the store reader_ reads (arena)
   std::unordered_set<uint64_t> compact_;
-  uint64_t relocated_ = 0;
+  uint64_t relocated_ = 0, chain_pages_ = 0;
 };
 
 }  // namespace st::persist
