@@ -10,7 +10,8 @@
 //   ... encode + hash the new nodes in memory ...  f.hashed()
 //   ... pure hash (optional, timed apart) ...      f.pure_hashed(ns, nodes)
 //   [f.hash_stage_done(): the committer's hash() ends here, its write() starts below]
-//   f.begin_writes(): PageWriter + SubtreePacker; the compaction targets (pages read, <= N)
+//   f.begin_writes(): PageWriter + SubtreePacker; the compaction targets (<= N: the pages
+//                     read, then chains: partly dead pages and their ancestors' pages)
 //   ... the encoded records into f.packer(), each kept child through f.place_kept(locator)
 //       (copied when its page is a target) ...    f.encoded()   (a failure: return f.fail(s))
 //   f.supersede(records, bytes) per dead node
