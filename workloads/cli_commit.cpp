@@ -149,6 +149,7 @@ std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t bl
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
   else mpt_committer = std::make_unique<persist::MptCommitter>(files);
   (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_pages = compact_pages;
+  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_chains = true;
   // One commit; both committers report persist::CommitStats.
   auto commit_one = [&](const state::StateDiff& d, persist::CommitStats* st) -> io::Status {
     if (!bintrie) return mpt_committer->commit(d, src.spec_json(), st);

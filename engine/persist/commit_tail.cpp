@@ -176,7 +176,7 @@ io::Status CommitFrame::choose_compaction_targets() {
     std::partial_sort(ranked.begin(), ranked.begin() + cap, ranked.end());
     for (size_t i = 0; i < cap; ++i) compact_.insert(ranked[i].second);
   }
-  if (compact_.size() >= cap) return {};
+  if (compact_.size() >= cap || !reuse_->compact_chains) return {};
   if (!dead_.parents().built()) {
     // Only from the durable state (not a root packed but not yet published).
     if (base_.root != files_.commit.root) return {};

@@ -152,6 +152,10 @@ struct PageReuse {
   // reads on a 10M-slot state (~12,900) and a commit never writes more than it read plus
   // its own records.
   uint32_t compact_pages = kDefaultCompactPages;
+  // Compaction chains (CommitFrame::add_chain_targets): partly dead pages the commit did not
+  // read, and their ancestors' pages, as targets with the budget left. They read pages
+  // beyond the block's; `statetree commit` turns them on, the block pipeline does not.
+  bool compact_chains = false;
   static constexpr uint32_t kDefaultCompactPages = 16384;
 };
 
