@@ -127,6 +127,7 @@ void add_block(uint64_t b, const persist::CommitStats& st, CommitSeries* c) {
                      {"live_keys", st.live_keys},
                      {"in_use_bytes_per_key", st.live_keys ? double(st.in_use_bytes) / double(st.live_keys) : 0.0},
                      {"pages_compacted", st.pages_compacted},
+                     {"chain_pages", st.chain_pages},
                      {"records_relocated", st.records_relocated}});
 }
 
@@ -152,6 +153,7 @@ std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t bl
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
   else mpt_committer = std::make_unique<persist::MptCommitter>(files);
   (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_pages = compact_pages;
+  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_chains = true;
   // One commit; both committers report persist::CommitStats.
   auto commit_one = [&](const state::StateDiff& d, persist::CommitStats* st) -> io::Status {
     if (!bintrie) return mpt_committer->commit(d, src.spec_json(), st);

@@ -715,7 +715,10 @@ io::Status BintrieCommitter::write_pages() {
   CommitFrame& frame = p.frame;
   Committer& c = p.c;
   CommitFrame::Outcome& o = p.out;
-  frame.begin_writes();
+  if (io::Status s = frame.begin_writes(); !s.ok()) {
+    const std::unique_ptr<Pending> dropped = std::move(packed_);
+    return frame.fail(s);
+  }
   if (!frame.keyed()) c.packer_payload_ = frame.writer().payload_bytes();
   if (p.plan) {
     o.root_hash = p.plan->hash;

@@ -103,7 +103,8 @@ CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, 
   if (files.store == StoreKind::rocksdb) {
     rocks_.emplace(*files.rocks);
   } else {
-    reader_.emplace(read_store ? *read_store : files.arena->pages());
+    store_ = read_store ? read_store : &files.arena->pages();
+    reader_.emplace(*store_);
     if (reuse) reader_->borrow(reuse->pages, reuse->keep_written ? &reuse->written_pages() : nullptr);
     reader_->set_latency_sink(read_latency);
   }
@@ -133,15 +134,17 @@ uint64_t CommitFrame::own_ns() const {
   return t_hash_stage_ ? (t_hash_stage_ - t0_) + (now - t_writes_) : now - t0_;
 }
 
-void CommitFrame::begin_writes() {
+io::Status CommitFrame::begin_writes() {
   t_writes_ = io::monotonic_ns();
   if (!t_applied_) t_applied_ = t_writes_;
   if (!t_hashed_) t_hashed_ = t_writes_;
-  if (keyed()) return;
+  if (keyed()) return {};
   writer_.emplace(files_.arena->pages(), files_.arena->space());
   if (reuse_ && reuse_->keep_written) writer_->keep_copies(true);
   packer_.emplace(*writer_);
-  choose_compaction_targets();
+  io::Status s = choose_compaction_targets();
+  if (s.ok() && !compact_.empty() && dead_.parents().built()) packer_->set_edge_sink(&dead_.parents());
+  return s;
 }
 
 // Targets: the pages this commit read (its dirty paths run through them, so most lose
@@ -152,25 +155,85 @@ void CommitFrame::begin_writes() {
 // parent), so a path through it makes all its records movable and it is released; a page
 // that many commits left partly dead may hold records under parents that no path rewrote,
 // which would stay: under a cap the former come first.
-void CommitFrame::choose_compaction_targets() {
+//
+// Then, with budget left, the chains (add_chain_targets): partly dead pages the block did not
+// read, emptiest first, and the pages of their records' ancestors, found through the
+// ledger's cross-page parents, so that the records they keep move too.
+io::Status CommitFrame::choose_compaction_targets() {
   compact_.clear();
-  if (!reuse_ || reuse_->compact_pages == 0) return;
+  if (!reuse_ || reuse_->compact_pages == 0) return {};
   std::vector<uint64_t> pages;
   reader_->used_pages(&pages);
   auto dead_share = [&](uint64_t p) {
     const uint32_t n = reader_->records_in(p);
     return n ? double(dead_.known_dead(p)) / double(n) : 0.0;
   };
-  if (pages.size() <= reuse_->compact_pages) {
+  const size_t cap = reuse_->compact_pages;
+  if (pages.size() <= cap) {
     compact_.insert(pages.begin(), pages.end());
-    return;
+  } else {
+    std::vector<std::pair<double, uint64_t>> ranked;
+    ranked.reserve(pages.size());
+    for (uint64_t p : pages) ranked.push_back({dead_share(p), p});
+    std::partial_sort(ranked.begin(), ranked.begin() + cap, ranked.end());
+    for (size_t i = 0; i < cap; ++i) compact_.insert(ranked[i].second);
   }
+  if (compact_.size() >= cap || !reuse_->compact_chains) return {};
+  if (!dead_.parents().built()) {
+    // Only from the durable state (not a root packed but not yet published).
+    if (base_.root != files_.commit.root) return {};
+    if (io::Status s = rebuild_compaction_index(); !s.ok()) return s;
+  }
+  return add_chain_targets(cap - compact_.size());
+}
+
+// One walk of the committed tree through a reader of its own: the ledger's exact counts and
+// cross-page parents (at a committer's first compacting commit; its pages are not counted
+// as the block's reads).
+io::Status CommitFrame::rebuild_compaction_index() {
+  PageReader walker(*store_);
+  std::unordered_map<uint64_t, uint32_t> live, records;
+  constexpr uint32_t kRoundPages = 4096, kCachePages = 16384;
+  if (io::Status s = dead_.parents().rebuild(walker, base_.root, kRoundPages, kCachePages, &live, &records); !s.ok()) {
+    dead_.parents().invalidate();
+    return s;
+  }
+  dead_.reset_counts(live, records);
+  return {};
+}
+
+// Partly dead pages not read (at most a quarter of the budget, emptiest first), then the
+// pages of their cross-page parents, and theirs, breadth first, until the budget is spent;
+// all loaded in one round and made targets. A chain cut short by the budget only costs reads.
+io::Status CommitFrame::add_chain_targets(size_t budget) {
   std::vector<std::pair<double, uint64_t>> ranked;
-  ranked.reserve(pages.size());
-  for (uint64_t p : pages) ranked.push_back({dead_share(p), p});
-  const size_t n = reuse_->compact_pages;
-  std::partial_sort(ranked.begin(), ranked.begin() + n, ranked.end());
-  for (size_t i = 0; i < n; ++i) compact_.insert(ranked[i].second);
+  for (const auto& [page, counts] : dead_.partial())
+    if (!compact_.count(page)) ranked.push_back({-double(counts.first) / double(counts.second), page});
+  const size_t seeds = std::min(ranked.size(), std::max<size_t>(budget / 4, 1));
+  std::partial_sort(ranked.begin(), ranked.begin() + seeds, ranked.end());
+  std::vector<uint64_t> extra, frontier, next;
+  std::unordered_set<uint64_t> seen;
+  for (size_t i = 0; i < seeds; ++i) {
+    extra.push_back(ranked[i].second);
+    seen.insert(ranked[i].second);
+  }
+  frontier = extra;
+  while (!frontier.empty() && extra.size() < budget) {
+    next.clear();
+    for (uint64_t p : frontier) dead_.parents().parent_pages(p, &next);
+    frontier.clear();
+    for (uint64_t q : next) {
+      if (extra.size() >= budget) break;
+      if (!seen.insert(q).second) continue;
+      frontier.push_back(q);  // a page read by the block too: its parents are still followed
+      if (!compact_.count(q)) extra.push_back(q);
+    }
+  }
+  if (extra.empty()) return {};
+  if (io::Status s = reader_->load_pages(extra); !s.ok()) return s;
+  compact_.insert(extra.begin(), extra.end());
+  chain_pages_ = extra.size();
+  return {};
 }
 
 io::Status CommitFrame::place_kept(Locator l) {
@@ -216,6 +279,7 @@ void CommitFrame::hand_over_written() {
 
 io::Status CommitFrame::fail(io::Status s) {
   if (keyed()) return s;  // nothing was written: the batch goes at publish()
+  dead_.parents().invalidate();  // it may have noted records of pages that stay free
   (void)writer_->finish();
   files_.arena->space().abort();
   return s;
@@ -250,8 +314,10 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   SnapshotRef snap;
   if (snapshot_)
     if (io::Status s = update_snapshot(files_, *writer_, *snapshot_, &snap); !s.ok()) return fail(s);
-  if (io::Status s = files_.commit_arena(*writer_, o.root, f, spec_json, snapshot_ ? &snap : nullptr); !s.ok())
+  if (io::Status s = files_.commit_arena(*writer_, o.root, f, spec_json, snapshot_ ? &snap : nullptr); !s.ok()) {
+    dead_.parents().invalidate();
     return s;  // aborts itself
+  }
   const uint64_t publish_ns = io::monotonic_ns() - tp;
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   dead_.commit_durable();
@@ -299,6 +365,7 @@ void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uin
   out.in_use_bytes = files_.in_use_bytes();
   out.pages_compacted = compact_.size();
   out.records_relocated = relocated_;
+  out.chain_pages = chain_pages_;
 }
 
 io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_json, CommitStats* stats) {

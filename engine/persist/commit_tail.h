@@ -10,7 +10,8 @@
 //   ... encode + hash the new nodes in memory ...  f.hashed()
 //   ... pure hash (optional, timed apart) ...      f.pure_hashed(ns, nodes)
 //   [f.hash_stage_done(): the committer's hash() ends here, its write() starts below]
-//   f.begin_writes(): PageWriter + SubtreePacker; the compaction targets (pages read, <= N)
+//   f.begin_writes(): PageWriter + SubtreePacker; the compaction targets (<= N: the pages
+//                     read, then chains: partly dead pages and their ancestors' pages)
 //   ... the encoded records into f.packer(), each kept child through f.place_kept(locator)
 //       (copied when its page is a target) ...    f.encoded()   (a failure: return f.fail(s))
 //   f.supersede(records, bytes) per dead node
@@ -88,6 +89,9 @@ struct CommitStats {
                                    // binary trie: leaves)
   // Compaction (arena): pages picked for compaction, and the live records copied out of them.
   uint64_t pages_compacted = 0, records_relocated = 0;
+  // ... of which pages not on the block's dirty paths: partly dead pages (emptiest first) and
+  // the pages of their records' ancestors (the chain rewritten so that they can move).
+  uint64_t chain_pages = 0;
   // RocksDB: pages_read = keys fetched, read_rounds = MultiGet calls, pages_written and
   // pages_released 0; keys_deleted = nodes replaced whose key no new node took.
   uint64_t keys_deleted = 0;
@@ -150,6 +154,10 @@ struct PageReuse {
   // reads on a 10M-slot state (~12,900) and a commit never writes more than it read plus
   // its own records.
   uint32_t compact_pages = kDefaultCompactPages;
+  // Compaction chains (CommitFrame::add_chain_targets): partly dead pages the commit did not
+  // read, and their ancestors' pages, as targets with the budget left. They read pages
+  // beyond the block's; `statetree commit` turns them on, the block pipeline does not.
+  bool compact_chains = false;
   static constexpr uint32_t kDefaultCompactPages = 16384;
 };
 
@@ -232,7 +240,10 @@ class CommitFrame {
   // The committer's hash() is done (the root known, nothing written): a commit made in two
   // calls (hash, then write) counts in commit_ns only its two calls' own time.
   void hash_stage_done();
-  void begin_writes();  // opens the writer and the packer over fresh pages (arena)
+  // Opens the writer and the packer over fresh pages and picks the compaction targets
+  // (arena; may read pages: the targets beyond the pages read, and at a committer's first
+  // compacting commit the walk that rebuilds its ledger). A failure: return fail(s).
+  io::Status begin_writes();
   PageWriter& writer() { return *writer_; }
   SubtreePacker& packer() { return *packer_; }
   void encoded();       // the new records are all in the packer
@@ -295,10 +306,13 @@ class CommitFrame {
   uint64_t pure_ns_ = 0, pure_nodes_ = 0, pure_calls_ = 0;
   uint64_t superseded_ = 0, superseded_bytes_ = 0;
   // Compaction: target pages (loaded in reader_), records copied out of them.
-  void choose_compaction_targets();
+  io::Status choose_compaction_targets();
+  io::Status rebuild_compaction_index();
+  io::Status add_chain_targets(size_t budget);
   io::Status relocate(Locator l);
+  io::NodeStore* store_ = nullptr;  // the store reader_ reads (arena)
   std::unordered_set<uint64_t> compact_;
-  uint64_t relocated_ = 0;
+  uint64_t relocated_ = 0, chain_pages_ = 0;
 };
 
 }  // namespace st::persist

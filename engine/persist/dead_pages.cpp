@@ -28,8 +28,21 @@ io::Status DeadPageLedger::release_dead(const PageReader& reader, io::CowSpace& 
   return {};
 }
 
+void DeadPageLedger::reset_counts(const std::unordered_map<uint64_t, uint32_t>& live,
+                                  const std::unordered_map<uint64_t, uint32_t>& records) {
+  partial_.clear();
+  for (const auto& [page, n] : records) {
+    auto it = live.find(page);
+    const uint32_t alive = it == live.end() ? 0 : it->second;
+    if (alive < n) partial_[page] = {n - alive, n};
+  }
+}
+
 void DeadPageLedger::commit_durable() {
-  for (uint64_t page : released_) partial_.erase(page);
+  for (uint64_t page : released_) {
+    partial_.erase(page);
+    parents_.forget_page(page);
+  }
   for (const auto& [page, counts] : still_partial_) partial_[page] = counts;
   released_.clear();
   still_partial_.clear();

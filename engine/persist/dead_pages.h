@@ -4,10 +4,11 @@
 // committed state and not reused by the new tree) is unreachable from the new root. A page
 // is released only when EVERY record on it is superseded, counted across the commits of
 // one ledger: the counts of partly dead pages carry over to the next commit once a commit
-// is durable (commit_durable); a new ledger starts from zero, so pages that die across
-// runs come back on the next full build. Compaction (CommitFrame::place_kept) copies the
-// live records out of the pages a commit reads and supersedes them here, so those pages
-// reach their full count in the same commit; known_dead() ranks them.
+// is durable (commit_durable). A new ledger knows nothing until reset_counts() gives it a
+// walk's exact counts (CommitFrame does at a committer's first compacting commit, with the
+// cross-page parents of every page, parents()). Compaction (CommitFrame::place_kept) copies
+// the live records out of its target pages and supersedes them here, so those pages reach
+// their full count in the same commit; partial() and known_dead() rank them.
 //
 //   per commit:  supersede(page) for each dead record ... release_dead(reader, space, ...)
 //                -> publish the commit -> commit_durable()   (on failure: nothing to undo;
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/persist/cross_page_parents.h"
 #include "engine/persist/page_reader.h"
 #include "io/cow_space.h"
 #include "io/status.h"
@@ -38,6 +40,15 @@ class DeadPageLedger {
     return it == partial_.end() ? 0 : it->second.first;
   }
 
+  // Committed partly dead pages: page -> (dead records, records in the page).
+  const std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>>& partial() const { return partial_; }
+  // Replaces the partly dead counts by a walk's (page -> live records, page -> records held).
+  void reset_counts(const std::unordered_map<uint64_t, uint32_t>& live,
+                    const std::unordered_map<uint64_t, uint32_t>& records);
+  // The cross-page parents of the pages of the committed state (released pages forgotten
+  // at commit_durable).
+  CrossPageParents& parents() { return parents_; }
+
   // Releases into `space` every page whose records are now all superseded (the page must
   // be loaded in `reader`, which knows its record count) and the previous commit record
   // page (io::kNoPage: none). `who` prefixes the error. Returns the pages released.
@@ -52,6 +63,7 @@ class DeadPageLedger {
   // Committed: partly dead page -> (dead records, records in the page).
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> partial_;
   std::vector<uint64_t> released_;
+  CrossPageParents parents_;
   std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> still_partial_;
 };
 

@@ -102,8 +102,8 @@ io::Status MptCommitter::write_pages() {
   CommitFrame& frame = p.frame;
   DirtyTrie& c = p.trie;
   CommitFrame::Outcome& o = p.out;
-  frame.begin_writes();
-  if (io::Status s = c.write_all(&o.root); !s.ok()) {
+  io::Status began = frame.begin_writes();
+  if (io::Status s = began.ok() ? c.write_all(&o.root) : began; !s.ok()) {
     const std::unique_ptr<Pending> dropped = std::move(packed_);
     return frame.fail(s);
   }

@@ -50,13 +50,16 @@ io::Status SubtreePacker::place(Cluster& c, Locator* root) {
     if (io::Status s = out_.new_page(&open_page_); !s.ok()) return s;
   const uint32_t base = open_.records();
   std::vector<Locator>& kids = kid_buf_;
-  for (const Rec& r : c.recs) {
+  for (size_t k = 0; k < c.recs.size(); ++k) {
+    const Rec& r = c.recs[k];
     kids.clear();
     for (uint32_t i = 0; i < r.child_n; ++i) {
       const Ref& f = c.refs[r.child_begin + i];
       kids.push_back(f.local ? make_locator(open_page_, base + uint32_t(f.value)) : f.value);
     }
     open_.add(r.kind, kids, std::span<const uint8_t>(c.bytes.data() + r.body_begin, r.body_len));
+    if (edge_sink_)
+      for (Locator kid : kids) edge_sink_->note(kid, make_locator(open_page_, base + uint32_t(k)));
   }
   *root = make_locator(open_page_, base + uint32_t(c.recs.size()) - 1);
   stats_.records += c.recs.size();

@@ -12,6 +12,9 @@
 //     is sealed and a new one started, so small sibling subtrees share pages.
 // finish() places what is left and returns the root locators of the pending subtrees.
 //
+// set_edge_sink(index) reports each cross-page child reference as it is placed (compaction's
+// cross-page parents, cross_page_parents.h).
+//
 // push_placed(locator) adds a pending subtree that is already on disk (a record of the
 // committed state that a copy-on-write commit keeps unchanged): a later push() may take it
 // as a child like any other pending subtree; its record is referenced by its existing
@@ -27,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/persist/cross_page_parents.h"
 #include "engine/persist/page_writer.h"
 #include "engine/persist/record_page.h"
 
@@ -52,6 +56,9 @@ class SubtreePacker {
   // referenced by a later parent (or returned by finish()) as `placed`.
   void push_placed(Locator placed);
   size_t pending() const { return stack_.size(); }
+  // From now on every placed record that names a child on another page is noted in `sink`
+  // (child, the record's locator); nullptr: none.
+  void set_edge_sink(CrossPageParents* sink) { edge_sink_ = sink; }
   // Places every pending subtree (in push order) and returns their roots' locators.
   io::Status finish(std::vector<Locator>* roots);
   const PackStats& stats() const { return stats_; }
@@ -89,6 +96,7 @@ class SubtreePacker {
   std::vector<uint8_t> page_buf_;
   std::vector<Locator> kid_buf_;
   PackStats stats_;
+  CrossPageParents* edge_sink_ = nullptr;
 };
 
 }  // namespace st::persist
