@@ -56,6 +56,9 @@ void declare_options(Args& args) {
                   "arena: at most N of the pages a commit reads are compacted (their live records under rewritten "
                   "nodes copied out, so emptied pages are released); 0: no compaction",
                   0, 1u << 20, persist::PageReuse::kDefaultCompactPages);
+  args.flag("compact-chains",
+            "arena: also compact the emptiest partly dead pages the blocks do not read, with their ancestors' "
+            "pages (the first commit walks the whole tree once to index the cross-page parents)");
   args.pin_option();
   args.flag("json", "print one JSON object on stdout");
   args.require("db");
@@ -147,13 +150,14 @@ void print_block_row(uint64_t b, const persist::CommitStats& st) {
 // One commit per block, each row printed as it lands (table output); nullopt = done, else
 // the exit status.
 std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t blocks, bool json, uint32_t compact_pages,
+                              bool compact_chains,
                               state::SyntheticState& src, CommitSeries* c) {
   std::unique_ptr<persist::MptCommitter> mpt_committer;
   std::unique_ptr<persist::BintrieCommitter> bt_committer;
   if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
   else mpt_committer = std::make_unique<persist::MptCommitter>(files);
   (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_pages = compact_pages;
-  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_chains = true;
+  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_chains = compact_chains;
   // One commit; both committers report persist::CommitStats.
   auto commit_one = [&](const state::StateDiff& d, persist::CommitStats* st) -> io::Status {
     if (!bintrie) return mpt_committer->commit(d, src.spec_json(), st);
@@ -281,7 +285,8 @@ int cmd_commit(int argc, char** argv) {
   state::SyntheticState src(spec);  // replays the blocks already applied
   CommitSeries c;
   const uint32_t compact_pages = uint32_t(args.get_u64("compact-pages"));
-  if (auto rc = run_blocks(files, target.bintrie, blocks, json, compact_pages, src, &c)) return *rc;
+  const bool compact_chains = args.has("compact-chains");
+  if (auto rc = run_blocks(files, target.bintrie, blocks, json, compact_pages, compact_chains, src, &c)) return *rc;
   if (json)
     std::printf("%s\n", commit_json(files, target.options, dir, spec, first_block, blocks, compact_pages, c).dump().c_str());
   else print_commit_summary(files, spec, first_block, blocks, c);

@@ -287,7 +287,7 @@ TEST_CASE("statetree commit: compaction moves records whose parents no block rew
   const std::string state = " --tree mpt --accounts 500 --contracts 8 --slots-per-contract 625";
   REQUIRE(run_statetree("build" + state + " --db " + on).exit_code == 0);
   REQUIRE(run_statetree("build" + state + " --db " + off).exit_code == 0);
-  const auto ron = run_statetree("commit --db " + on + " --blocks 60 --writes 24 --seed 1 --json");
+  const auto ron = run_statetree("commit --db " + on + " --blocks 60 --writes 24 --seed 1 --compact-chains --json");
   const auto roff = run_statetree("commit --db " + off + " --blocks 60 --writes 24 --seed 1 --compact-pages 0 --json");
   REQUIRE_MESSAGE(ron.exit_code == 0, ron.err);
   REQUIRE_MESSAGE(roff.exit_code == 0, roff.err);
