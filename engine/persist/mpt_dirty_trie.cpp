@@ -29,6 +29,10 @@ std::array<uint8_t, 32> extend(const std::array<uint8_t, 32>& at, uint32_t depth
   for (uint32_t i = 0; i < n; ++i) set_nib(out.data(), depth + i, nibs[i]);
   return out;
 }
+// hash_all()'s first reserve of pack_bytes_ per encoded node (a hashed branch is ~530 bytes,
+// a storage leaf ~70; the buffer still grows when a commit needs more).
+constexpr size_t kPackBytesPerNode = 192;
+
 std::string key_name(std::string_view key) { return "node at path key " + path_key_hex(key); }
 
 std::string loc_name(Locator l) {
@@ -641,7 +645,8 @@ uint32_t DirtyTrie::plan_levels(int32_t n, bool top) {
     for (int32_t k : node.kids)
       if (k >= 0) below = std::max(below, plan_levels(k, false));
   }
-  Enc& e = enc_[n];
+  nodes_[n].enc = int32_t(enc_.size());
+  Enc& e = enc_.emplace_back();
   e.level = below + 1;
   e.top = top;
   if (by_level_.size() <= e.level) by_level_.resize(e.level + 1);
@@ -649,18 +654,17 @@ uint32_t DirtyTrie::plan_levels(int32_t n, bool top) {
   return e.level;
 }
 
-const mpt::NodeRef& DirtyTrie::ref_of(int32_t n) {
-  if (kept(n)) {
-    Enc& e = enc_[n];
-    e.ref.len = 32;
-    std::memcpy(e.ref.bytes, nodes_[n].hash.data(), 32);
-  }
-  return enc_[n].ref;
+mpt::NodeRef DirtyTrie::ref_of(int32_t n) const {
+  if (!kept(n)) return enc_of(n).ref;
+  mpt::NodeRef r;
+  r.len = 32;
+  std::memcpy(r.bytes, nodes_[n].hash.data(), 32);
+  return r;
 }
 
 io::Status DirtyTrie::encode_one(int32_t n) {
   const Node& node = nodes_[n];
-  Enc& e = enc_[n];
+  Enc& e = enc_of(n);
   uint8_t buf[1024];
   uint8_t* end = buf;
   switch (node.kind) {
@@ -732,7 +736,7 @@ io::Status DirtyTrie::emit_kept(int32_t n, const std::array<uint8_t, 32>& at, ui
   } else {
     PackOp op;
     op.placed = node.loc;
-    pack_ops_.push_back(std::move(op));
+    pack_ops_.push_back(op);
   }
   if (node.kind != Node::stub) mark_reused(n);
   return {};
@@ -744,7 +748,7 @@ io::Status DirtyTrie::emit_leaf(int32_t n, const std::array<uint8_t, 32>& at, ui
                                 uint32_t* kids_pushed) {
   const Node& node = nodes_[n];
   if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
-    const Enc& le = enc_[n];
+    const Enc& le = enc_of(n);
     const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
     uint8_t key[64];
     if (owner) std::memcpy(key, owner, 32);
@@ -795,7 +799,7 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
   io::Status s = nodes_[n].kind == Node::leaf ? emit_leaf(n, at, depth, owner, &kids_pushed)
                                               : emit_children(n, at, depth, owner, &kids_pushed);
   if (!s.ok()) return s;
-  const Enc& e = enc_[n];
+  const Enc& e = enc_of(n);
   if (!e.hashed) {
     if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
     *pushed = 0;
@@ -808,8 +812,8 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
   op.kids = kids_pushed;
   op.level = e.level;
   std::memcpy(op.hash.data(), e.ref.bytes, 32);
-  if (frame_.keyed()) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
-  pack_ops_.push_back(std::move(op));
+  if (frame_.keyed()) pack_keys_.push_back(owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth));
+  pack_ops_.push_back(op);
   ++records_written;
   bytes_written += e.body_len;
   *pushed = 1;
@@ -819,14 +823,19 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
 io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   *root_hash = mpt::kEmptyRoot;
   pack_ops_.clear();
+  pack_keys_.clear();
   pack_bytes_.clear();
   leaf_vals_.clear();
   if (new_root_ < 0) return {};
   // Level by level (1 = no new child): every new node of a level encoded (its children's
-  // references are known), then the level's hashed ones in one keccak256_batch.
-  enc_.assign(nodes_.size(), Enc{});
+  // references are known), then the level's hashed ones in one keccak256_batch. Only the
+  // nodes the new tree encodes get an Enc (a dense array, not one per node read), and the
+  // buffers are sized once: a node is packed at most once, so pack_ops_ <= nodes_.
+  enc_.clear();
   by_level_.clear();
   plan_levels(new_root_, true);
+  pack_ops_.reserve(nodes_.size());
+  pack_bytes_.reserve(enc_.size() * kPackBytesPerNode);
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
   std::vector<int32_t> hashed;
@@ -835,20 +844,21 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
     hashed.clear();
     for (int32_t n : by_level_[l]) {
       if (io::Status s = encode_one(n); !s.ok()) return s;
-      if (enc_[n].hashed) hashed.push_back(n);
+      if (enc_of(n).hashed) hashed.push_back(nodes_[n].enc);
     }
     msgs.resize(hashed.size());
     lens.resize(hashed.size());
-    for (size_t j = 0; j < hashed.size(); ++j) {
-      msgs[j] = pack_bytes_.data() + enc_[hashed[j]].body_off;
-      lens[j] = enc_[hashed[j]].body_len;
+    for (size_t j = 0; j < hashed.size(); ++j) {  // after the level: pack_bytes_ no longer moves
+      msgs[j] = pack_bytes_.data() + enc_[size_t(hashed[j])].body_off;
+      lens[j] = enc_[size_t(hashed[j])].body_len;
     }
     if (hashed.empty()) continue;
     out.resize(hashed.size() * 32);
     kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), hashed.size());
     for (size_t j = 0; j < hashed.size(); ++j) {
-      enc_[hashed[j]].ref.len = 32;
-      std::memcpy(enc_[hashed[j]].ref.bytes, out.data() + 32 * j, 32);
+      Enc& e = enc_[size_t(hashed[j])];
+      e.ref.len = 32;
+      std::memcpy(e.ref.bytes, out.data() + 32 * j, 32);
     }
   }
   // The packer's post-order (storage trie, its account leaf, the account trie's upper nodes).
@@ -901,7 +911,10 @@ io::Status DirtyTrie::write_all(Locator* root_loc) {
   *root_loc = kNoLocator;
   if (new_root_ < 0) return {};
   const bool keyed = frame_.keyed();
-  for (PackOp& op : pack_ops_) {
+  if (keyed && pack_keys_.size() != pack_ops_.size())
+    return {io::Errc::corrupt_page, "mpt commit: internal: a RocksDB node without its key"};
+  for (size_t i = 0; i < pack_ops_.size(); ++i) {
+    const PackOp& op = pack_ops_[i];
     if (op.placed != kNoLocator) {
       if (keyed) continue;
       if (io::Status s = frame_.place_kept(op.placed); !s.ok()) return s;
@@ -909,7 +922,7 @@ io::Status DirtyTrie::write_all(Locator* root_loc) {
     }
     const uint8_t* body = pack_bytes_.data() + op.body_off;
     if (keyed) {
-      frame_.rocks().put(std::move(op.key), std::string(reinterpret_cast<const char*>(body), op.body_len));
+      frame_.rocks().put(std::move(pack_keys_[i]), std::string(reinterpret_cast<const char*>(body), op.body_len));
     } else if (io::Status s = frame_.packer().push(op.kind, {body, op.body_len}, op.kids); !s.ok()) {
       return s;
     }

@@ -68,6 +68,7 @@ struct Node {
   uint8_t depth = 0;           // node of the committed state: absolute nibble depth
   int32_t owner = -1;          // ... in a storage trie: its account (owners_), -1 = account trie
   std::array<uint8_t, 32> at{};  // ... nibbles [0, depth) of its absolute path, packed
+  int32_t enc = -1;              // a node the new tree encodes: its Enc (hash_all), else unset
   Node() { kids.fill(-1); }
 };
 
@@ -140,9 +141,9 @@ class DirtyTrie {
     uint32_t kids = 0;                    // pending subtrees it takes as children
     uint32_t level = 0;                   // 1 + the highest level of its hashed children
     Hash32 hash{};
-    std::string key;                      // RocksDB: its path key
   };
   std::vector<PackOp> pack_ops_;
+  std::vector<std::string> pack_keys_;  // RocksDB: pack_ops_[i]'s path key (every op is new)
   std::vector<uint8_t> pack_bytes_;
 
   int32_t add(Node n) {
@@ -211,7 +212,10 @@ class DirtyTrie {
   };
   bool kept(int32_t n) const;
   uint32_t plan_levels(int32_t n, bool top);
-  const mpt::NodeRef& ref_of(int32_t n);
+  mpt::NodeRef ref_of(int32_t n) const;
+  // The Enc of a node plan_levels() reached (not kept).
+  Enc& enc_of(int32_t n) { return enc_[size_t(nodes_[n].enc)]; }
+  const Enc& enc_of(int32_t n) const { return enc_[size_t(nodes_[n].enc)]; }
   io::Status encode_one(int32_t n);
   // The pack ops of the subtree at n, post-order; at[0..depth): its absolute path; owner: its
   // storage trie's account key (null: the account trie).
@@ -221,7 +225,7 @@ class DirtyTrie {
                        uint32_t* kids_pushed);
   io::Status emit_children(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
                            uint32_t* kids_pushed);
-  std::vector<Enc> enc_;
+  std::vector<Enc> enc_;            // one per node the new tree encodes (Node::enc), not per node
   std::vector<uint8_t> leaf_vals_;  // the new leaves' values, for the flat snapshot
   std::vector<std::vector<int32_t>> by_level_;
   void mark_reused(int32_t n);
