@@ -629,89 +629,141 @@ bool DirtyTrie::kept(int32_t n) const {
   return node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator);
 }
 
-uint32_t DirtyTrie::plan_levels(int32_t n, bool top) {
-  if (kept(n)) return 0;
+io::Status DirtyTrie::encode_tree(int32_t n, bool top, uint32_t* level) {
+  *level = 0;
+  if (kept(n)) return {};
   const Node& node = nodes_[n];
-  uint32_t below = 0;
+  uint32_t below = 0, l = 0;
   if (node.kind == Node::leaf) {
-    if (!node.storage_trie && node.storage >= 0) below = plan_levels(node.storage, true);
+    if (!node.storage_trie && node.storage >= 0)
+      if (io::Status s = encode_tree(node.storage, true, &below); !s.ok()) return s;
   } else if (node.kind == Node::ext) {
-    below = plan_levels(node.kids[0], false);
+    if (io::Status s = encode_tree(node.kids[0], false, &below); !s.ok()) return s;
   } else {
-    for (int32_t k : node.kids)
-      if (k >= 0) below = std::max(below, plan_levels(k, false));
+    for (int32_t k : node.kids) {
+      if (k < 0) continue;
+      if (io::Status s = encode_tree(k, false, &l); !s.ok()) return s;
+      below = std::max(below, l);
+    }
   }
-  Enc& e = enc_[n];
+  nodes_[n].enc = int32_t(enc_.size());
+  Enc& e = enc_.emplace_back();
   e.level = below + 1;
   e.top = top;
-  if (by_level_.size() <= e.level) by_level_.resize(e.level + 1);
-  by_level_[e.level].push_back(n);
-  return e.level;
+  *level = e.level;
+  if (io::Status s = encode_one(n); !s.ok()) return s;
+  const Enc& done = enc_of(n);
+  if (done.hashed) {
+    if (by_level_.size() <= done.level) by_level_.resize(done.level + 1);
+    by_level_[done.level].push_back(uint32_t(nodes_[n].enc));
+  }
+  return {};
 }
 
-const mpt::NodeRef& DirtyTrie::ref_of(int32_t n) {
-  if (kept(n)) {
-    Enc& e = enc_[n];
-    e.ref.len = 32;
-    std::memcpy(e.ref.bytes, nodes_[n].hash.data(), 32);
+mpt::NodeRef DirtyTrie::child_ref(int32_t n) const {
+  if (kept(n) || !enc_of(n).hashed) return ref_of(n);
+  mpt::NodeRef r;
+  r.len = 32;
+  std::memset(r.bytes, 0, 32);
+  return r;
+}
+
+mpt::NodeRef DirtyTrie::ref_of(int32_t n) const {
+  if (!kept(n)) return enc_of(n).ref;
+  mpt::NodeRef r;
+  r.len = 32;
+  std::memcpy(r.bytes, nodes_[n].hash.data(), 32);
+  return r;
+}
+
+// A new leaf's encoding into buf (*end: past it); an account leaf's value is recomputed, its
+// storage root a new hashed child (patched) or a kept one.
+io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
+  const Node& node = nodes_[n];
+  Enc& e = enc_of(n);
+  const uint8_t* value = pool_.data() + node.val_off;
+  size_t value_len = node.val_len;
+  uint8_t acct_rlp[160];
+  int32_t hashed_kid = -1;  // a new storage trie: its digest is the value's bytes [len-65, len-33)
+  if (!node.storage_trie && node.acct >= 0) {
+    const AccountOp& a = accts_[node.acct];
+    mpt::AccountFields f;
+    if (value_len)
+      if (std::string err = mpt::decode_account_rlp({value, value_len}, &f); !err.empty())
+        return {io::Errc::corrupt_page, "mpt commit: account leaf: " + err};
+    if (a.nonce) f.nonce = *a.nonce;
+    if (a.balance) f.balance = *a.balance;
+    if (a.code_hash) f.code_hash = *a.code_hash;
+    f.storage_root = mpt::kEmptyRoot;
+    if (node.storage >= 0) std::memcpy(f.storage_root.data(), child_ref(node.storage).bytes, 32);
+    if (mpt::account_rlp_size(f) > sizeof(acct_rlp))
+      return {io::Errc::corrupt_page, "mpt commit: internal: account leaf value too long"};
+    value = acct_rlp;
+    value_len = size_t(mpt::put_account_rlp(acct_rlp, f) - acct_rlp);
+    if (node.storage >= 0 && !kept(node.storage)) hashed_kid = node.storage;  // a top: hashed
   }
-  return enc_[n].ref;
+  if (frame_.snapshot()) {  // the flat snapshot takes the value in emit(), where the key is known
+    e.leaf_val_off = uint32_t(leaf_vals_.size());
+    e.leaf_val_len = uint32_t(value_len);
+    leaf_vals_.insert(leaf_vals_.end(), value, value + value_len);
+    if (hashed_kid >= 0) enc_of(hashed_kid).patch_val_off = uint32_t(leaf_vals_.size() - 65);
+  }
+  *end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
+  // The value is the encoding's last item: the storage root is its bytes [len-65, len-33).
+  if (hashed_kid >= 0) enc_of(hashed_kid).patch_off = e.body_off + uint32_t(*end - buf) - 65;
+  e.kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
+  return {};
+}
+
+// A new branch's encoding into buf; each new hashed child's patch is its a0 slot's bytes.
+uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf) {
+  const Node& node = nodes_[n];
+  const uint32_t body_off = enc_of(n).body_off;
+  mpt::NodeRef refs[16];
+  uint32_t payload = 1;  // the empty value, 0x80
+  for (int i = 0; i < 16; ++i) {
+    if (node.kids[i] >= 0) refs[i] = child_ref(node.kids[i]);
+    payload += uint32_t(refs[i].size_in_parent());
+  }
+  uint8_t* end = mpt::put_branch(buf, refs, nullptr, 0);
+  // The list header, then each slot in order: a hashed slot is a0 || digest.
+  uint32_t at = uint32_t(end - buf) - payload;
+  for (int i = 0; i < 16; ++i) {
+    const int32_t k = node.kids[i];
+    if (k >= 0 && !kept(k) && enc_of(k).hashed) enc_of(k).patch_off = body_off + at + 1;
+    at += uint32_t(refs[i].size_in_parent());
+  }
+  return end;
 }
 
 io::Status DirtyTrie::encode_one(int32_t n) {
   const Node& node = nodes_[n];
-  Enc& e = enc_[n];
+  Enc& e = enc_of(n);
+  e.body_off = uint32_t(pack_bytes_.size());
   uint8_t buf[1024];
   uint8_t* end = buf;
   switch (node.kind) {
-    case Node::leaf: {
-      const uint8_t* value = pool_.data() + node.val_off;
-      size_t value_len = node.val_len;
-      std::vector<uint8_t> acct_rlp;
-      if (!node.storage_trie && node.acct >= 0) {
-        const AccountOp& a = accts_[node.acct];
-        mpt::AccountFields f;
-        if (value_len)
-          if (std::string err = mpt::decode_account_rlp({value, value_len}, &f); !err.empty())
-            return {io::Errc::corrupt_page, "mpt commit: account leaf: " + err};
-        if (a.nonce) f.nonce = *a.nonce;
-        if (a.balance) f.balance = *a.balance;
-        if (a.code_hash) f.code_hash = *a.code_hash;
-        f.storage_root = mpt::kEmptyRoot;
-        if (node.storage >= 0) std::memcpy(f.storage_root.data(), ref_of(node.storage).bytes, 32);
-        acct_rlp = mpt::account_rlp(f);
-        value = acct_rlp.data();
-        value_len = acct_rlp.size();
-      }
-      if (frame_.snapshot()) {  // the flat snapshot takes the value in emit(), where the key is known
-        e.leaf_val_off = uint32_t(leaf_vals_.size());
-        e.leaf_val_len = uint32_t(value_len);
-        leaf_vals_.insert(leaf_vals_.end(), value, value + value_len);
-      }
-      end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
-      e.kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
+    case Node::leaf:
+      if (io::Status s = encode_leaf(n, buf, &end); !s.ok()) return s;
       break;
-    }
-    case Node::ext:
-      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, ref_of(node.kids[0]));
+    case Node::ext: {
+      const int32_t k = node.kids[0];
+      end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, child_ref(k));
+      if (!kept(k) && enc_of(k).hashed) enc_of(k).patch_off = e.body_off + uint32_t(end - buf) - 32;  // the last item
       e.kind = uint8_t(MptRecordKind::extension);
       break;
-    case Node::branch: {
-      mpt::NodeRef refs[16];
-      for (int i = 0; i < 16; ++i)
-        if (node.kids[i] >= 0) refs[i] = ref_of(node.kids[i]);
-      end = mpt::put_branch(buf, refs, nullptr, 0);
+    }
+    case Node::branch:
+      end = encode_branch(n, buf);
       e.kind = uint8_t(MptRecordKind::branch);
       break;
-    }
     case Node::stub: return {io::Errc::corrupt_page, "mpt commit: internal: a stub to encode"};
   }
   const size_t len = size_t(end - buf);
-  e.body_off = uint32_t(pack_bytes_.size());
   e.body_len = uint32_t(len);
   pack_bytes_.insert(pack_bytes_.end(), buf, end);
   e.hashed = len >= 32 || e.top;
-  if (!e.hashed) {
+  if (!e.hashed) {  // embedded: it holds no hashed child (a0 || digest is 33 bytes), so it is final
     e.ref.len = uint8_t(len);
     std::memcpy(e.ref.bytes, buf, len);
   }
@@ -732,7 +784,7 @@ io::Status DirtyTrie::emit_kept(int32_t n, const std::array<uint8_t, 32>& at, ui
   } else {
     PackOp op;
     op.placed = node.loc;
-    pack_ops_.push_back(std::move(op));
+    pack_ops_.push_back(op);
   }
   if (node.kind != Node::stub) mark_reused(n);
   return {};
@@ -744,7 +796,7 @@ io::Status DirtyTrie::emit_leaf(int32_t n, const std::array<uint8_t, 32>& at, ui
                                 uint32_t* kids_pushed) {
   const Node& node = nodes_[n];
   if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
-    const Enc& le = enc_[n];
+    const Enc& le = enc_of(n);
     const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
     uint8_t key[64];
     if (owner) std::memcpy(key, owner, 32);
@@ -795,7 +847,7 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
   io::Status s = nodes_[n].kind == Node::leaf ? emit_leaf(n, at, depth, owner, &kids_pushed)
                                               : emit_children(n, at, depth, owner, &kids_pushed);
   if (!s.ok()) return s;
-  const Enc& e = enc_[n];
+  const Enc& e = enc_of(n);
   if (!e.hashed) {
     if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
     *pushed = 0;
@@ -808,8 +860,8 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
   op.kids = kids_pushed;
   op.level = e.level;
   std::memcpy(op.hash.data(), e.ref.bytes, 32);
-  if (frame_.keyed()) op.key = owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth);
-  pack_ops_.push_back(std::move(op));
+  if (frame_.keyed()) pack_keys_.push_back(owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth));
+  pack_ops_.push_back(op);
   ++records_written;
   bytes_written += e.body_len;
   *pushed = 1;
@@ -819,42 +871,52 @@ io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t
 io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   *root_hash = mpt::kEmptyRoot;
   pack_ops_.clear();
+  pack_keys_.clear();
   pack_bytes_.clear();
   leaf_vals_.clear();
   if (new_root_ < 0) return {};
-  // Level by level (1 = no new child): every new node of a level encoded (its children's
-  // references are known), then the level's hashed ones in one keccak256_batch.
-  enc_.assign(nodes_.size(), Enc{});
+  // Only the nodes the new tree encodes get an Enc (a dense array, not one per node read).
+  enc_.clear();
   by_level_.clear();
-  plan_levels(new_root_, true);
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
-  std::vector<int32_t> hashed;
-  std::vector<uint8_t> out;
-  for (uint32_t l = 1; l < by_level_.size(); ++l) {
-    hashed.clear();
-    for (int32_t n : by_level_[l]) {
-      if (io::Status s = encode_one(n); !s.ok()) return s;
-      if (enc_[n].hashed) hashed.push_back(n);
-    }
-    msgs.resize(hashed.size());
-    lens.resize(hashed.size());
-    for (size_t j = 0; j < hashed.size(); ++j) {
-      msgs[j] = pack_bytes_.data() + enc_[hashed[j]].body_off;
-      lens[j] = enc_[hashed[j]].body_len;
-    }
-    if (hashed.empty()) continue;
-    out.resize(hashed.size() * 32);
-    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), hashed.size());
-    for (size_t j = 0; j < hashed.size(); ++j) {
-      enc_[hashed[j]].ref.len = 32;
-      std::memcpy(enc_[hashed[j]].ref.bytes, out.data() + 32 * j, 32);
-    }
-  }
-  // The packer's post-order (storage trie, its account leaf, the account trie's upper nodes).
+  uint32_t top_level = 0;
+  if (io::Status s = encode_tree(new_root_, true, &top_level); !s.ok()) return s;
+  if (io::Status s = hash_levels(); !s.ok()) return s;
+  // The packer's post-order (storage trie, its account leaf, the account trie's upper nodes);
+  // a node is packed at most once, so pack_ops_ <= nodes_ (one allocation).
+  pack_ops_.reserve(nodes_.size());
   uint32_t pushed = 0;
   if (io::Status s = emit(new_root_, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
   std::memcpy(root_hash->data(), ref_of(new_root_).bytes, 32);
+  return {};
+}
+
+// Level by level (1 = no new child), each level's hashed records one keccak256_batch; each
+// digest is written into its parent's encoding (and an account's snapshot value) before the
+// parent's level is hashed.
+io::Status DirtyTrie::hash_levels() {
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<uint8_t> out;
+  for (uint32_t l = 1; l < by_level_.size(); ++l) {
+    const std::vector<uint32_t>& ix = by_level_[l];
+    if (ix.empty()) continue;
+    msgs.resize(ix.size());
+    lens.resize(ix.size());
+    out.resize(ix.size() * 32);
+    for (size_t j = 0; j < ix.size(); ++j) {
+      msgs[j] = pack_bytes_.data() + enc_[ix[j]].body_off;
+      lens[j] = enc_[ix[j]].body_len;
+    }
+    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), ix.size());
+    for (size_t j = 0; j < ix.size(); ++j) {
+      Enc& e = enc_[ix[j]];
+      const uint8_t* digest = out.data() + 32 * j;
+      e.ref.len = 32;
+      std::memcpy(e.ref.bytes, digest, 32);
+      if (e.patch_off != kNoPatch) std::memcpy(pack_bytes_.data() + e.patch_off, digest, 32);
+      if (e.patch_val_off != kNoPatch) std::memcpy(leaf_vals_.data() + e.patch_val_off, digest, 32);
+    }
+  }
   return {};
 }
 
@@ -901,7 +963,10 @@ io::Status DirtyTrie::write_all(Locator* root_loc) {
   *root_loc = kNoLocator;
   if (new_root_ < 0) return {};
   const bool keyed = frame_.keyed();
-  for (PackOp& op : pack_ops_) {
+  if (keyed && pack_keys_.size() != pack_ops_.size())
+    return {io::Errc::corrupt_page, "mpt commit: internal: a RocksDB node without its key"};
+  for (size_t i = 0; i < pack_ops_.size(); ++i) {
+    const PackOp& op = pack_ops_[i];
     if (op.placed != kNoLocator) {
       if (keyed) continue;
       if (io::Status s = frame_.place_kept(op.placed); !s.ok()) return s;
@@ -909,7 +974,7 @@ io::Status DirtyTrie::write_all(Locator* root_loc) {
     }
     const uint8_t* body = pack_bytes_.data() + op.body_off;
     if (keyed) {
-      frame_.rocks().put(std::move(op.key), std::string(reinterpret_cast<const char*>(body), op.body_len));
+      frame_.rocks().put(std::move(pack_keys_[i]), std::string(reinterpret_cast<const char*>(body), op.body_len));
     } else if (io::Status s = frame_.packer().push(op.kind, {body, op.body_len}, op.kids); !s.ok()) {
       return s;
     }

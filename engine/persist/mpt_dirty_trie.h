@@ -68,6 +68,7 @@ struct Node {
   uint8_t depth = 0;           // node of the committed state: absolute nibble depth
   int32_t owner = -1;          // ... in a storage trie: its account (owners_), -1 = account trie
   std::array<uint8_t, 32> at{};  // ... nibbles [0, depth) of its absolute path, packed
+  int32_t enc = -1;              // a node the new tree encodes: its Enc (hash_all), else unset
   Node() { kids.fill(-1); }
 };
 
@@ -140,9 +141,9 @@ class DirtyTrie {
     uint32_t kids = 0;                    // pending subtrees it takes as children
     uint32_t level = 0;                   // 1 + the highest level of its hashed children
     Hash32 hash{};
-    std::string key;                      // RocksDB: its path key
   };
   std::vector<PackOp> pack_ops_;
+  std::vector<std::string> pack_keys_;  // RocksDB: pack_ops_[i]'s path key (every op is new)
   std::vector<uint8_t> pack_bytes_;
 
   int32_t add(Node n) {
@@ -198,8 +199,13 @@ class DirtyTrie {
 
   // at[0..depth): the node's absolute path; owner: its storage trie's account key (null: the
   // account trie).
-  // The new tree's encoding, level by level (hash_all). A node is kept (referenced by its
-  // hash and locator, not rewritten) when it is a stub or was read from its own record.
+  // The new tree's encoding (hash_all): each new node encoded once, in post-order while its
+  // children are in cache, a hashed child's 32 bytes left zero there; then level by level
+  // from the bottom, each level's hashed records one keccak256_batch, every digest written
+  // into its parent's bytes (patch) before the parent's level is hashed. A node is kept
+  // (referenced by its hash and locator, not rewritten) when it is a stub or was read from
+  // its own record.
+  static constexpr uint32_t kNoPatch = UINT32_MAX;
   struct Enc {
     uint32_t level = 0;      // 1 + the highest level of its new children (0: kept / not reached)
     bool top = false;        // a trie's root: hashed whatever its length
@@ -208,11 +214,23 @@ class DirtyTrie {
     uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
     mpt::NodeRef ref;        // what its parent holds: the hash, or the embedded encoding
     uint32_t leaf_val_off = 0, leaf_val_len = 0;  // a leaf's value in leaf_vals_ (snapshot on)
+    uint32_t patch_off = kNoPatch;      // hashed: where its digest goes in its parent's bytes
+    uint32_t patch_val_off = kNoPatch;  // a storage trie's top: ... in its account's leaf_vals_
   };
   bool kept(int32_t n) const;
-  uint32_t plan_levels(int32_t n, bool top);
-  const mpt::NodeRef& ref_of(int32_t n);
+  // Post-order: the subtree's new nodes given an Enc, encoded and listed by level.
+  io::Status encode_tree(int32_t n, bool top, uint32_t* level);
+  mpt::NodeRef ref_of(int32_t n) const;
+  // A child's reference while its parent is encoded: a new hashed child's digest is zero
+  // until its level is hashed.
+  mpt::NodeRef child_ref(int32_t n) const;
+  // The Enc of a node plan_levels() reached (not kept).
+  Enc& enc_of(int32_t n) { return enc_[size_t(nodes_[n].enc)]; }
+  const Enc& enc_of(int32_t n) const { return enc_[size_t(nodes_[n].enc)]; }
   io::Status encode_one(int32_t n);
+  io::Status encode_leaf(int32_t n, uint8_t* buf, uint8_t** end);
+  uint8_t* encode_branch(int32_t n, uint8_t* buf);
+  io::Status hash_levels();
   // The pack ops of the subtree at n, post-order; at[0..depth): its absolute path; owner: its
   // storage trie's account key (null: the account trie).
   io::Status emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
@@ -221,9 +239,9 @@ class DirtyTrie {
                        uint32_t* kids_pushed);
   io::Status emit_children(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
                            uint32_t* kids_pushed);
-  std::vector<Enc> enc_;
+  std::vector<Enc> enc_;            // one per node the new tree encodes (Node::enc), not per node
   std::vector<uint8_t> leaf_vals_;  // the new leaves' values, for the flat snapshot
-  std::vector<std::vector<int32_t>> by_level_;
+  std::vector<std::vector<uint32_t>> by_level_;  // per level: the hashed Encs
   void mark_reused(int32_t n);
 
   DbFiles& files_;
