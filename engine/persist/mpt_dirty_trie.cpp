@@ -629,34 +629,119 @@ bool DirtyTrie::kept(int32_t n) const {
   return node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator);
 }
 
-io::Status DirtyTrie::encode_tree(int32_t n, bool top, uint32_t* level) {
-  *level = 0;
-  if (kept(n)) return {};
+// The packed path key of cursor()[0, depth) followed by nibs[0, n) (the rest zero).
+std::array<uint8_t, 32> DirtyTrie::cursor_key(uint32_t depth, const uint8_t* nibs, uint32_t n) {
+  std::array<uint8_t, 32> out{};
+  const uint8_t* at = cursor();
+  for (uint32_t i = 0; i < depth; ++i) set_nib(out.data(), i, at[i]);
+  for (uint32_t i = 0; i < n; ++i) set_nib(out.data(), depth + i, nibs[i]);
+  return out;
+}
+
+// A kept node (a stub, or read from its own record): RocksDB, checked not to have moved
+// (its key already holds it); arena, placed as it is.
+io::Status DirtyTrie::place_kept(int32_t n, uint32_t depth) {
   const Node& node = nodes_[n];
-  uint32_t below = 0, l = 0;
-  if (node.kind == Node::leaf) {
-    if (!node.storage_trie && node.storage >= 0)
-      if (io::Status s = encode_tree(node.storage, true, &below); !s.ok()) return s;
-  } else if (node.kind == Node::ext) {
-    if (io::Status s = encode_tree(node.kids[0], false, &below); !s.ok()) return s;
+  if (frame_.keyed()) {
+    const bool same_trie = node.owner < 0 ? owner_ == nullptr
+                                          : owner_ && std::memcmp(owners_[size_t(node.owner)].data(), owner_, 32) == 0;
+    bool same = same_trie && node.depth == depth;
+    const uint8_t* at = cursor();
+    for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == at[i];
+    if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
   } else {
-    for (int32_t k : node.kids) {
-      if (k < 0) continue;
-      if (io::Status s = encode_tree(k, false, &l); !s.ok()) return s;
-      below = std::max(below, l);
-    }
+    PackOp op;
+    op.placed = node.loc;
+    pack_ops_.push_back(op);
   }
+  if (node.kind != Node::stub) mark_reused(n);
+  return {};
+}
+
+// A new leaf's storage trie (an account leaf's), encoded below it under its account's key;
+// the leaf's flat-snapshot write queued (snapshot on).
+io::Status DirtyTrie::encode_storage(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed) {
+  const Node& node = nodes_[n];
+  if (frame_.snapshot()) {
+    SnapPut& p = snap_puts_.emplace_back();
+    const std::array<uint8_t, 32> k = cursor_key(depth, node.path.data(), node.path_len);
+    if (owner_) std::memcpy(p.key.data(), owner_, 32);
+    std::memcpy(p.key.data() + (owner_ ? 32 : 0), k.data(), 32);
+    p.key_len = owner_ ? 64 : 32;
+    p.node = n;
+  }
+  if (node.storage_trie || node.storage < 0) return {};
+  if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
+  const std::array<uint8_t, 32> acct = cursor_key(depth, node.path.data(), node.path_len);
+  owner_ = acct.data();
+  io::Status s = encode_tree(node.storage, true, 0, below, kids_pushed);
+  owner_ = nullptr;
+  return s;
+}
+
+// A new node's children encoded in order, their path nibbles in cursor() from depth on
+// (*below: their highest level; *kids_pushed: the subtrees they pushed).
+io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed) {
+  const Node& node = nodes_[n];
+  if (node.kind == Node::leaf) return encode_storage(n, depth, below, kids_pushed);
+  uint32_t l = 0, p = 0;
+  if (node.kind == Node::ext) {
+    if (depth + node.path_len > 64) return {io::Errc::corrupt_page, "mpt commit: internal: extension below depth 64"};
+    std::memcpy(cursor() + depth, node.path.data(), node.path_len);
+    return encode_tree(node.kids[0], false, depth + node.path_len, below, kids_pushed);
+  }
+  if (depth >= 64) return {io::Errc::corrupt_page, "mpt commit: internal: branch below depth 64"};
+  for (int i = 0; i < 16; ++i) {
+    const int32_t k = nodes_[n].kids[i];
+    if (k < 0) continue;
+    cursor()[depth] = uint8_t(i);
+    if (io::Status s = encode_tree(k, false, depth + 1, &l, &p); !s.ok()) return s;
+    *below = std::max(*below, l);
+    *kids_pushed += p;
+  }
+  return {};
+}
+
+// A new hashed node's record: listed for its level's batch and appended to the packer's
+// order (RocksDB: under its path key).
+void DirtyTrie::push_record(int32_t n, uint32_t depth, uint32_t kids_pushed) {
+  const uint32_t ei = uint32_t(nodes_[n].enc);
+  const Enc& e = enc_[ei];
+  if (by_level_.size() <= e.level) by_level_.resize(e.level + 1);
+  by_level_[e.level].push_back(ei);
+  PackOp op;
+  op.enc = ei;
+  op.kids = kids_pushed;
+  if (frame_.keyed()) {
+    const std::array<uint8_t, 32> at = cursor_key(depth, nullptr, 0);
+    pack_keys_.push_back(owner_ ? storage_node_key(owner_, at.data(), depth) : account_node_key(at.data(), depth));
+  }
+  pack_ops_.push_back(op);
+  ++records_written;
+  bytes_written += e.body_len;
+}
+
+io::Status DirtyTrie::encode_tree(int32_t n, bool top, uint32_t depth, uint32_t* level, uint32_t* pushed) {
+  *level = 0;
+  *pushed = 0;
+  if (kept(n)) {
+    *pushed = 1;
+    return place_kept(n, depth);
+  }
+  uint32_t below = 0, kids_pushed = 0;
+  if (io::Status s = encode_children(n, depth, &below, &kids_pushed); !s.ok()) return s;
   nodes_[n].enc = int32_t(enc_.size());
   Enc& e = enc_.emplace_back();
   e.level = below + 1;
   e.top = top;
   *level = e.level;
   if (io::Status s = encode_one(n); !s.ok()) return s;
-  const Enc& done = enc_of(n);
-  if (done.hashed) {
-    if (by_level_.size() <= done.level) by_level_.resize(done.level + 1);
-    by_level_[done.level].push_back(uint32_t(nodes_[n].enc));
+  if (!enc_of(n).hashed) {
+    if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
+    return {};
   }
+  push_record(n, depth, kids_pushed);
+  *pushed = 1;
   return {};
 }
 
@@ -702,7 +787,7 @@ io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
     value_len = size_t(mpt::put_account_rlp(acct_rlp, f) - acct_rlp);
     if (node.storage >= 0 && !kept(node.storage)) hashed_kid = node.storage;  // a top: hashed
   }
-  if (frame_.snapshot()) {  // the flat snapshot takes the value in emit(), where the key is known
+  if (frame_.snapshot()) {  // the flat snapshot takes the value once the digests are patched in
     e.leaf_val_off = uint32_t(leaf_vals_.size());
     e.leaf_val_len = uint32_t(value_len);
     leaf_vals_.insert(leaf_vals_.end(), value, value + value_len);
@@ -715,24 +800,45 @@ io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
   return {};
 }
 
-// A new branch's encoding into buf; each new hashed child's patch is its a0 slot's bytes.
-uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf) {
+// A new branch's encoding in one pass over its children: the slots written at buf + 9 (room
+// for the largest list header), the header right in front (*begin: the first byte); a kept
+// child's slot is a0 || its hash, a new hashed child's a0 || 32 zero bytes (its patch), an
+// embedded child its encoding. The bytes of mpt::put_branch over the children's references.
+uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf, uint8_t** begin) {
   const Node& node = nodes_[n];
-  const uint32_t body_off = enc_of(n).body_off;
-  mpt::NodeRef refs[16];
-  uint32_t payload = 1;  // the empty value, 0x80
-  for (int i = 0; i < 16; ++i) {
-    if (node.kids[i] >= 0) refs[i] = child_ref(node.kids[i]);
-    payload += uint32_t(refs[i].size_in_parent());
-  }
-  uint8_t* end = mpt::put_branch(buf, refs, nullptr, 0);
-  // The list header, then each slot in order: a hashed slot is a0 || digest.
-  uint32_t at = uint32_t(end - buf) - payload;
+  uint8_t* const body = buf + 9;
+  uint8_t* p = body;
+  int32_t patch_kid[16];
+  uint32_t patch_at[16];  // from body
+  int patches = 0;
   for (int i = 0; i < 16; ++i) {
     const int32_t k = node.kids[i];
-    if (k >= 0 && !kept(k) && enc_of(k).hashed) enc_of(k).patch_off = body_off + at + 1;
-    at += uint32_t(refs[i].size_in_parent());
+    if (k < 0) {
+      *p++ = 0x80;
+      continue;
+    }
+    if (kept(k)) {
+      *p = 0xa0;
+      std::memcpy(p + 1, nodes_[k].hash.data(), 32);
+      p += 33;
+      continue;
+    }
+    const Enc& ce = enc_of(k);
+    if (ce.hashed) {
+      patch_kid[patches] = k;
+      patch_at[patches++] = uint32_t(p + 1 - body);
+      *p = 0xa0;
+      std::memset(p + 1, 0, 32);
+      p += 33;
+    } else {
+      std::memcpy(p, ce.ref.bytes, ce.ref.len);
+      p += ce.ref.len;
+    }
   }
+  uint8_t* end = nullptr;
+  *begin = mpt::finish_branch(body, p, nullptr, 0, &end);
+  const uint32_t body_off = enc_of(n).body_off + uint32_t(body - *begin);
+  for (int j = 0; j < patches; ++j) enc_of(patch_kid[j]).patch_off = body_off + patch_at[j];
   return end;
 }
 
@@ -741,6 +847,7 @@ io::Status DirtyTrie::encode_one(int32_t n) {
   Enc& e = enc_of(n);
   e.body_off = uint32_t(pack_bytes_.size());
   uint8_t buf[1024];
+  uint8_t* begin = buf;  // the encoding is [begin, end)
   uint8_t* end = buf;
   switch (node.kind) {
     case Node::leaf:
@@ -754,117 +861,19 @@ io::Status DirtyTrie::encode_one(int32_t n) {
       break;
     }
     case Node::branch:
-      end = encode_branch(n, buf);
+      end = encode_branch(n, buf, &begin);
       e.kind = uint8_t(MptRecordKind::branch);
       break;
     case Node::stub: return {io::Errc::corrupt_page, "mpt commit: internal: a stub to encode"};
   }
-  const size_t len = size_t(end - buf);
+  const size_t len = size_t(end - begin);
   e.body_len = uint32_t(len);
-  pack_bytes_.insert(pack_bytes_.end(), buf, end);
+  pack_bytes_.insert(pack_bytes_.end(), begin, end);
   e.hashed = len >= 32 || e.top;
   if (!e.hashed) {  // embedded: it holds no hashed child (a0 || digest is 33 bytes), so it is final
     e.ref.len = uint8_t(len);
-    std::memcpy(e.ref.bytes, buf, len);
+    std::memcpy(e.ref.bytes, begin, len);
   }
-  return {};
-}
-
-// A kept node (a stub, or read from its own record): RocksDB, checked not to have moved
-// (its key already holds it); arena, placed as it is. Pushes one subtree.
-io::Status DirtyTrie::emit_kept(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner) {
-  const Node& node = nodes_[n];
-  if (frame_.keyed()) {
-    // Kept in place: its key already holds it (it must not have moved).
-    const bool same_trie = node.owner < 0 ? owner == nullptr
-                                          : owner && std::memcmp(owners_[size_t(node.owner)].data(), owner, 32) == 0;
-    bool same = same_trie && node.depth == depth;
-    for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == nib(at.data(), i);
-    if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
-  } else {
-    PackOp op;
-    op.placed = node.loc;
-    pack_ops_.push_back(op);
-  }
-  if (node.kind != Node::stub) mark_reused(n);
-  return {};
-}
-
-// A new leaf: into the flat snapshot (when kept), and an account leaf's storage trie
-// emitted below it (*kids_pushed: the subtrees that pushed).
-io::Status DirtyTrie::emit_leaf(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
-                                uint32_t* kids_pushed) {
-  const Node& node = nodes_[n];
-  if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf written
-    const Enc& le = enc_of(n);
-    const std::array<uint8_t, 32> k = extend(at, depth, node.path.data(), node.path_len);
-    uint8_t key[64];
-    if (owner) std::memcpy(key, owner, 32);
-    std::memcpy(key + (owner ? 32 : 0), k.data(), 32);
-    snap->put({key, size_t(owner ? 64 : 32)}, {leaf_vals_.data() + le.leaf_val_off, le.leaf_val_len});
-  }
-  if (!node.storage_trie && node.storage >= 0) {
-    if (depth + node.path_len != 64) return {io::Errc::corrupt_page, "mpt commit: internal: account leaf above depth 64"};
-    const std::array<uint8_t, 32> acct = extend(at, depth, node.path.data(), node.path_len);
-    uint32_t sp = 0;
-    if (io::Status s = emit(node.storage, &sp, std::array<uint8_t, 32>{}, 0, acct.data()); !s.ok()) return s;
-    *kids_pushed += sp;
-  }
-  return {};
-}
-
-// A new extension's or branch's children, emitted in order (*kids_pushed: the subtrees
-// that pushed).
-io::Status DirtyTrie::emit_children(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
-                                    uint32_t* kids_pushed) {
-  const Node& node = nodes_[n];
-  if (node.kind == Node::ext) {
-    uint32_t cp = 0;
-    if (io::Status s = emit(node.kids[0], &cp, extend(at, depth, node.path.data(), node.path_len), depth + node.path_len, owner);
-        !s.ok())
-      return s;
-    *kids_pushed += cp;
-    return {};
-  }
-  for (int i = 0; i < 16; ++i) {
-    if (node.kids[i] < 0) continue;
-    uint32_t cp = 0;
-    const uint8_t x = uint8_t(i);
-    if (io::Status s = emit(node.kids[i], &cp, extend(at, depth, &x, 1), depth + 1, owner); !s.ok()) return s;
-    *kids_pushed += cp;
-  }
-  return {};
-}
-
-io::Status DirtyTrie::emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth,
-                           const uint8_t* owner) {
-  if (kept(n)) {
-    if (io::Status s = emit_kept(n, at, depth, owner); !s.ok()) return s;
-    *pushed = 1;
-    return {};
-  }
-  uint32_t kids_pushed = 0;
-  io::Status s = nodes_[n].kind == Node::leaf ? emit_leaf(n, at, depth, owner, &kids_pushed)
-                                              : emit_children(n, at, depth, owner, &kids_pushed);
-  if (!s.ok()) return s;
-  const Enc& e = enc_of(n);
-  if (!e.hashed) {
-    if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
-    *pushed = 0;
-    return {};
-  }
-  PackOp op;
-  op.kind = e.kind;
-  op.body_off = e.body_off;
-  op.body_len = e.body_len;
-  op.kids = kids_pushed;
-  op.level = e.level;
-  std::memcpy(op.hash.data(), e.ref.bytes, 32);
-  if (frame_.keyed()) pack_keys_.push_back(owner ? storage_node_key(owner, at.data(), depth) : account_node_key(at.data(), depth));
-  pack_ops_.push_back(op);
-  ++records_written;
-  bytes_written += e.body_len;
-  *pushed = 1;
   return {};
 }
 
@@ -874,18 +883,22 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   pack_keys_.clear();
   pack_bytes_.clear();
   leaf_vals_.clear();
+  snap_puts_.clear();
   if (new_root_ < 0) return {};
-  // Only the nodes the new tree encodes get an Enc (a dense array, not one per node read).
+  // Only the nodes the new tree encodes get an Enc (a dense array, not one per node read);
+  // a node is packed at most once, so pack_ops_ <= nodes_ (one allocation).
   enc_.clear();
   by_level_.clear();
-  uint32_t top_level = 0;
-  if (io::Status s = encode_tree(new_root_, true, &top_level); !s.ok()) return s;
-  if (io::Status s = hash_levels(); !s.ok()) return s;
-  // The packer's post-order (storage trie, its account leaf, the account trie's upper nodes);
-  // a node is packed at most once, so pack_ops_ <= nodes_ (one allocation).
   pack_ops_.reserve(nodes_.size());
-  uint32_t pushed = 0;
-  if (io::Status s = emit(new_root_, &pushed, std::array<uint8_t, 32>{}, 0, nullptr); !s.ok()) return s;
+  owner_ = nullptr;
+  uint32_t top_level = 0, pushed = 0;
+  if (io::Status s = encode_tree(new_root_, true, 0, &top_level, &pushed); !s.ok()) return s;
+  if (io::Status s = hash_levels(); !s.ok()) return s;
+  if (SnapshotDelta* snap = frame_.snapshot())  // every new leaf, its value final now
+    for (const SnapPut& p : snap_puts_) {
+      const Enc& le = enc_of(p.node);
+      snap->put({p.key.data(), p.key_len}, {leaf_vals_.data() + le.leaf_val_off, le.leaf_val_len});
+    }
   std::memcpy(root_hash->data(), ref_of(new_root_).bytes, 32);
   return {};
 }
@@ -923,10 +936,11 @@ io::Status DirtyTrie::hash_levels() {
 io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const {
   // By level (1 = no hashed child), each level one batch of the exact encodings hashed.
   uint32_t levels = 0;
-  for (const PackOp& op : pack_ops_) levels = std::max(levels, op.level);
+  for (const PackOp& op : pack_ops_)
+    if (op.placed == kNoLocator) levels = std::max(levels, enc_[op.enc].level);
   std::vector<std::vector<uint32_t>> by_level(levels + 1);
   for (uint32_t i = 0; i < pack_ops_.size(); ++i)
-    if (pack_ops_[i].placed == kNoLocator) by_level[pack_ops_[i].level].push_back(i);
+    if (pack_ops_[i].placed == kNoLocator) by_level[enc_[pack_ops_[i].enc].level].push_back(i);
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
   std::vector<uint8_t> out;
@@ -940,8 +954,9 @@ io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) 
     lens.resize(ix.size());
     out.resize(ix.size() * 32);
     for (size_t j = 0; j < ix.size(); ++j) {
-      msgs[j] = pack_bytes_.data() + pack_ops_[ix[j]].body_off;
-      lens[j] = pack_ops_[ix[j]].body_len;
+      const Enc& e = enc_[pack_ops_[ix[j]].enc];
+      msgs[j] = pack_bytes_.data() + e.body_off;
+      lens[j] = e.body_len;
     }
     kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), ix.size());
     for (size_t j = 0; j < ix.size(); ++j) std::memcpy(all_out.data() + size_t(ix[j]) * 32, out.data() + j * 32, 32);
@@ -952,9 +967,10 @@ io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) 
   for (uint32_t i = 0; i < pack_ops_.size(); ++i) {
     const PackOp& op = pack_ops_[i];
     if (op.placed != kNoLocator) continue;
-    if (std::memcmp(all_out.data() + size_t(i) * 32, op.hash.data(), 32) != 0)
-      return {io::Errc::corrupt_page, "mpt commit: the pure hash of a new node (level " + std::to_string(op.level) +
-                                          ", " + std::to_string(op.body_len) + " bytes) differs from the committed hash"};
+    const Enc& e = enc_[op.enc];
+    if (std::memcmp(all_out.data() + size_t(i) * 32, e.ref.bytes, 32) != 0)
+      return {io::Errc::corrupt_page, "mpt commit: the pure hash of a new node (level " + std::to_string(e.level) +
+                                          ", " + std::to_string(e.body_len) + " bytes) differs from the committed hash"};
   }
   return {};
 }
@@ -972,10 +988,11 @@ io::Status DirtyTrie::write_all(Locator* root_loc) {
       if (io::Status s = frame_.place_kept(op.placed); !s.ok()) return s;
       continue;
     }
-    const uint8_t* body = pack_bytes_.data() + op.body_off;
+    const Enc& e = enc_[op.enc];
+    const uint8_t* body = pack_bytes_.data() + e.body_off;
     if (keyed) {
-      frame_.rocks().put(std::move(pack_keys_[i]), std::string(reinterpret_cast<const char*>(body), op.body_len));
-    } else if (io::Status s = frame_.packer().push(op.kind, {body, op.body_len}, op.kids); !s.ok()) {
+      frame_.rocks().put(std::move(pack_keys_[i]), std::string(reinterpret_cast<const char*>(body), e.body_len));
+    } else if (io::Status s = frame_.packer().push(e.kind, {body, e.body_len}, op.kids); !s.ok()) {
       return s;
     }
   }

@@ -49,28 +49,33 @@ namespace st::persist::mpt_commit_detail {
 
 using mpt::Hash32;
 
-struct Node {
+// Hot fields first (what the encoding pass reads of a kept child: kind, fresh, loc, hash; of
+// a new node: enc, kids), in one cache line: a node is 256 bytes, aligned to 64.
+struct alignas(64) Node {
   enum Kind : uint8_t { stub, leaf, ext, branch };
   Kind kind = stub;
   bool storage_trie = false;
   bool fresh = false;
   bool reused = false;
   uint8_t path_len = 0;
-  int32_t acct = -1;          // fresh account leaf: its AccountOp (the value is recomputed)
-  int32_t storage = -1;       // account leaf: the storage trie's top node
+  uint8_t depth = 0;          // node of the committed state: absolute nibble depth
+  int32_t enc = -1;           // a node the new tree encodes: its Enc (hash_all), else unset
   Locator loc = kNoLocator;   // stub / node read from a record (kNoLocator: embedded or fresh;
                               // RocksDB: kKeyedNode, the key is named by at / depth / owner)
+  Hash32 hash{};              // stub / record: keccak256 of its RLP
+  std::array<int32_t, 16> kids;
+  int32_t storage = -1;       // account leaf: the storage trie's top node
+  int32_t acct = -1;          // fresh account leaf: its AccountOp (the value is recomputed)
   uint32_t body_len = 0;      // record body bytes (node read from a record)
   uint32_t val_off = 0, val_len = 0;
-  Hash32 hash{};              // stub / record: keccak256 of its RLP
+  int32_t owner = -1;          // node of the committed state in a storage trie: its account
+                               // (owners_), -1 = account trie
   std::array<uint8_t, 64> path{};
-  std::array<int32_t, 16> kids;
-  uint8_t depth = 0;           // node of the committed state: absolute nibble depth
-  int32_t owner = -1;          // ... in a storage trie: its account (owners_), -1 = account trie
-  std::array<uint8_t, 32> at{};  // ... nibbles [0, depth) of its absolute path, packed
-  int32_t enc = -1;              // a node the new tree encodes: its Enc (hash_all), else unset
+  std::array<uint8_t, 32> at{};  // node of the committed state: nibbles [0, depth) of its
+                                 // absolute path, packed
   Node() { kids.fill(-1); }
 };
+static_assert(sizeof(Node) == 256, "a node is four cache lines, its hot fields the first");
 
 // A RocksDB node's "locator": it is named by its path key, not by a place.
 inline constexpr Locator kKeyedNode = 0;
@@ -111,9 +116,9 @@ class DirtyTrie {
   io::Status prepare(const state::StateDiff& diff);
   io::Status resolve();
   io::Status apply_all();
-  // The new nodes encoded and hashed in memory, level by level from the bottom (each
-  // level's records one keccak256_batch), then listed in the packer's post-order
-  // (pack_ops_); *root_hash = the new root.
+  // The new nodes encoded in one post-order pass that also lists them in the packer's order
+  // (pack_ops_, a kept child as a placed subtree), then hashed in memory level by level
+  // from the bottom (each level's records one keccak256_batch); *root_hash = the new root.
   io::Status hash_all(Hash32* root_hash);
   // The records hash_all() hashed, hashed again alone, level by level (1 = no hashed
   // child), one keccak256_batch per level; an error if a digest differs from hash_all()'s.
@@ -133,14 +138,11 @@ class DirtyTrie {
   uint64_t records_read = 0, passes = 0, records_written = 0, bytes_written = 0;
 
  private:
-  // One entry of the packer's post-order: a kept subtree (placed) or a new record.
+  // One entry of the packer's post-order: a kept subtree (placed) or a new record (its Enc).
   struct PackOp {
     Locator placed = kNoLocator;
-    uint8_t kind = 0;
-    uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
-    uint32_t kids = 0;                    // pending subtrees it takes as children
-    uint32_t level = 0;                   // 1 + the highest level of its hashed children
-    Hash32 hash{};
+    uint32_t enc = 0;   // a new record: its Enc (kind, bytes, level, digest)
+    uint32_t kids = 0;  // pending subtrees it takes as children
   };
   std::vector<PackOp> pack_ops_;
   std::vector<std::string> pack_keys_;  // RocksDB: pack_ops_[i]'s path key (every op is new)
@@ -197,12 +199,12 @@ class DirtyTrie {
   int32_t leaf_from(const Entry& e, uint32_t d, bool storage_trie);
   int32_t join(const uint8_t* prefix, uint32_t plen, int32_t child);
 
-  // at[0..depth): the node's absolute path; owner: its storage trie's account key (null: the
-  // account trie).
   // The new tree's encoding (hash_all): each new node encoded once, in post-order while its
-  // children are in cache, a hashed child's 32 bytes left zero there; then level by level
-  // from the bottom, each level's hashed records one keccak256_batch, every digest written
-  // into its parent's bytes (patch) before the parent's level is hashed. A node is kept
+  // children are in cache, a hashed child's 32 bytes left zero there, and appended to the
+  // packer's order in the same pass (no second walk over the new nodes and their kept
+  // children); then level by level from the bottom, each level's hashed records one
+  // keccak256_batch, every digest written into its parent's bytes (patch) before the
+  // parent's level is hashed. A node is kept
   // (referenced by its hash and locator, not rewritten) when it is a stub or was read from
   // its own record.
   static constexpr uint32_t kNoPatch = UINT32_MAX;
@@ -218,8 +220,11 @@ class DirtyTrie {
     uint32_t patch_val_off = kNoPatch;  // a storage trie's top: ... in its account's leaf_vals_
   };
   bool kept(int32_t n) const;
-  // Post-order: the subtree's new nodes given an Enc, encoded and listed by level.
-  io::Status encode_tree(int32_t n, bool top, uint32_t* level);
+  // Post-order, depth first: the subtree's new nodes given an Enc, encoded, listed by level
+  // and appended to the packer's order (pack_ops_, a kept child as a placed subtree);
+  // depth: n's absolute nibble depth (its path in cursor()); *pushed: 1 if it pushed a
+  // subtree (kept, or a new hashed record), 0 if embedded in its parent.
+  io::Status encode_tree(int32_t n, bool top, uint32_t depth, uint32_t* level, uint32_t* pushed);
   mpt::NodeRef ref_of(int32_t n) const;
   // A child's reference while its parent is encoded: a new hashed child's digest is zero
   // until its level is hashed.
@@ -229,16 +234,24 @@ class DirtyTrie {
   const Enc& enc_of(int32_t n) const { return enc_[size_t(nodes_[n].enc)]; }
   io::Status encode_one(int32_t n);
   io::Status encode_leaf(int32_t n, uint8_t* buf, uint8_t** end);
-  uint8_t* encode_branch(int32_t n, uint8_t* buf);
+  uint8_t* encode_branch(int32_t n, uint8_t* buf, uint8_t** begin);
   io::Status hash_levels();
-  // The pack ops of the subtree at n, post-order; at[0..depth): its absolute path; owner: its
-  // storage trie's account key (null: the account trie).
-  io::Status emit(int32_t n, uint32_t* pushed, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
-  io::Status emit_kept(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner);
-  io::Status emit_leaf(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
-                       uint32_t* kids_pushed);
-  io::Status emit_children(int32_t n, const std::array<uint8_t, 32>& at, uint32_t depth, const uint8_t* owner,
-                           uint32_t* kids_pushed);
+  // The encoding walk's position: the visited node's absolute nibble path (account trie, or
+  // the storage trie of the account owner_ names), the rest of the array scratch.
+  uint8_t* cursor() { return owner_ ? slot_nibs_.data() : acct_nibs_.data(); }
+  std::array<uint8_t, 32> cursor_key(uint32_t depth, const uint8_t* nibs, uint32_t n);
+  io::Status encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
+  io::Status encode_storage(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
+  io::Status place_kept(int32_t n, uint32_t depth);
+  void push_record(int32_t n, uint32_t depth, uint32_t kids_pushed);
+  struct SnapPut {  // a new leaf's flat-snapshot write, put once the digests are patched in
+    std::array<uint8_t, 64> key;
+    uint32_t key_len = 0;
+    int32_t node = -1;
+  };
+  std::vector<SnapPut> snap_puts_;
+  std::array<uint8_t, 128> acct_nibs_{}, slot_nibs_{};
+  const uint8_t* owner_ = nullptr;  // the storage trie being encoded: its account's key
   std::vector<Enc> enc_;            // one per node the new tree encodes (Node::enc), not per node
   std::vector<uint8_t> leaf_vals_;  // the new leaves' values, for the flat snapshot
   std::vector<std::vector<uint32_t>> by_level_;  // per level: the hashed Encs
