@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "engine/persist/commit_tail.h"
@@ -54,7 +56,24 @@ struct MptCommitter::Pending {
   CommitFrame::Outcome out;
 };
 
-MptCommitter::MptCommitter(DbFiles& files) : CommitterBase(files) {}
+// A published commit's arrays (DirtyTrie::Buffers) for the next hash(), which may run on
+// another thread while publish() hands them over.
+struct MptCommitter::Spare {
+  std::mutex mu;
+  std::optional<DirtyTrie::Buffers> buffers;
+  void put(DirtyTrie::Buffers b) {
+    std::lock_guard<std::mutex> lock(mu);
+    buffers = std::move(b);
+  }
+  std::optional<DirtyTrie::Buffers> take() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::optional<DirtyTrie::Buffers> b = std::move(buffers);
+    buffers.reset();
+    return b;
+  }
+};
+
+MptCommitter::MptCommitter(DbFiles& files) : CommitterBase(files), spare_(std::make_unique<Spare>()) {}
 MptCommitter::~MptCommitter() = default;
 
 io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
@@ -77,6 +96,7 @@ io::Status MptCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 
   auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_);
   CommitFrame& frame = p->frame;
   DirtyTrie& c = p->trie;
+  if (std::optional<DirtyTrie::Buffers> b = spare_->take()) c.take_buffers(std::move(*b));
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
@@ -138,6 +158,7 @@ io::Status MptCommitter::publish(const std::string& spec_json, MptCommitStats* s
   if (!packed_) return {io::Errc::bad_argument, "mpt commit: publish() without written pages"};
   const std::unique_ptr<Pending> p = std::move(packed_);
   io::Status s = p->frame.publish(p->out, spec_json, stats);
+  spare_->put(p->trie.give_buffers());
   clear_next_base();
   return s;
 }

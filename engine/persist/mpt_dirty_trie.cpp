@@ -121,6 +121,23 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
   return {};
 }
 
+void DirtyTrie::take_buffers(Buffers&& b) {
+  nodes_ = std::move(b.nodes);
+  pool_ = std::move(b.pool);
+  pack_bytes_ = std::move(b.pack_bytes);
+  enc_ = std::move(b.enc);
+  pack_ops_ = std::move(b.pack_ops);
+  nodes_.clear();
+  pool_.clear();
+  pack_bytes_.clear();
+  enc_.clear();
+  pack_ops_.clear();
+}
+
+DirtyTrie::Buffers DirtyTrie::give_buffers() {
+  return {std::move(nodes_), std::move(pool_), std::move(pack_bytes_), std::move(enc_), std::move(pack_ops_)};
+}
+
 // Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
 // hashed children become stubs, embedded ones nodes of their own.
 std::string DirtyTrie::key_of(const Node& n) const {

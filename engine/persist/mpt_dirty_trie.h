@@ -49,9 +49,9 @@ namespace st::persist::mpt_commit_detail {
 
 using mpt::Hash32;
 
-// Hot fields first (what the encoding pass reads of a kept child: kind, fresh, loc, hash; of
-// a new node: enc, kids), in one cache line: a node is 256 bytes, aligned to 64.
-struct alignas(64) Node {
+// Hot fields first: what the encoding pass reads of a kept child (kind, fresh, loc, hash)
+// lies in the node's first 56 bytes, then what it reads of a new node (enc, kids).
+struct Node {
   enum Kind : uint8_t { stub, leaf, ext, branch };
   Kind kind = stub;
   bool storage_trie = false;
@@ -75,7 +75,6 @@ struct alignas(64) Node {
                                  // absolute path, packed
   Node() { kids.fill(-1); }
 };
-static_assert(sizeof(Node) == 256, "a node is four cache lines, its hot fields the first");
 
 // A RocksDB node's "locator": it is named by its path key, not by a place.
 inline constexpr Locator kKeyedNode = 0;
@@ -128,6 +127,12 @@ class DirtyTrie {
   io::Status write_all(Locator* root_loc);
   // RocksDB: the path key of a node of the committed state (stub or read).
   std::string key_of(const Node& n) const;
+  // The commit's large arrays, handed from a published commit to the next one (emptied,
+  // their capacity kept): a block's commit then neither grows them from nothing nor
+  // touches fresh pages. Call take_buffers() before prepare().
+  struct Buffers;
+  void take_buffers(Buffers&& b);
+  Buffers give_buffers();
 
   std::vector<Node> nodes_;
   std::vector<uint8_t> pool_;
@@ -260,6 +265,14 @@ class DirtyTrie {
   DbFiles& files_;
   CommitFrame& frame_;
   std::vector<int32_t> need_;
+
+ public:
+  struct Buffers {
+    std::vector<Node> nodes;
+    std::vector<uint8_t> pool, pack_bytes;
+    std::vector<Enc> enc;
+    std::vector<PackOp> pack_ops;
+  };
 };
 
 
