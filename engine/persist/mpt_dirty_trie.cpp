@@ -708,6 +708,14 @@ io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below
     return encode_tree(node.kids[0], false, depth + node.path_len, below, kids_pushed);
   }
   if (depth >= 64) return {io::Errc::corrupt_page, "mpt commit: internal: branch below depth 64"};
+  // The children's hot fields (kind ... hash, the node's first 56 bytes) fetched together:
+  // the misses on the node array overlap instead of one per visit.
+  for (const int32_t k : node.kids)
+    if (k >= 0) {
+      const char* hot = reinterpret_cast<const char*>(&nodes_[size_t(k)]);
+      __builtin_prefetch(hot);
+      __builtin_prefetch(hot + 55);
+    }
   for (int i = 0; i < 16; ++i) {
     const int32_t k = nodes_[n].kids[i];
     if (k < 0) continue;
