@@ -167,9 +167,19 @@ class DiscardLogger final : public rocksdb::Logger {
 };
 }  // namespace
 
+// A view (RocksKvStore::snapshot_view) reads the DB of the store it was made from and does
+// not own it: its deleter leaves the DB (and the family handles) to that store.
+struct DbDeleter {
+  bool owns = true;
+  void operator()(rocksdb::DB* db) const {
+    if (owns) delete db;
+  }
+};
+
 struct RocksKvStore::Impl {
   RocksOptions opt;
-  std::unique_ptr<rocksdb::DB> db;
+  std::unique_ptr<rocksdb::DB, DbDeleter> db;
+  const rocksdb::Snapshot* snapshot = nullptr;  // a view's: every read sees the DB as of it
   rocksdb::ColumnFamilyOptions family_options;  // every family's (the table options above)
   std::vector<rocksdb::ColumnFamilyHandle*> families;  // [0] = default
   std::vector<std::string> family_names;
@@ -178,8 +188,17 @@ struct RocksKvStore::Impl {
   std::atomic<uint64_t> read_ranges{0};  // MultiGet calls issued
 
   ~Impl() {
-    if (db)
+    if (db && snapshot) db->ReleaseSnapshot(snapshot);
+    if (db && db.get_deleter().owns)
       for (rocksdb::ColumnFamilyHandle* h : families) (void)db->DestroyColumnFamilyHandle(h);
+  }
+
+  rocksdb::ReadOptions read_options() const {
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = true;
+    ro.snapshot = snapshot;
+    ro.fill_cache = snapshot == nullptr;  // a view's reads leave the block cache to the writer's
+    return ro;
   }
 
   rocksdb::ColumnFamilyHandle* family(uint32_t i) const { return i < families.size() ? families[i] : nullptr; }
@@ -318,10 +337,8 @@ Status RocksKvStore::write_batch(std::span<const KvWrite> writes) {
 
 namespace {
 // One MultiGet of keys[0..n) into pinned / statuses (n > 0).
-void multi_get_range(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* cf, size_t n, const rocksdb::Slice* keys,
-                     rocksdb::PinnableSlice* pinned, rocksdb::Status* statuses, bool sorted) {
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
+void multi_get_range(rocksdb::DB& db, const rocksdb::ReadOptions& ro, rocksdb::ColumnFamilyHandle* cf, size_t n,
+                     const rocksdb::Slice* keys, rocksdb::PinnableSlice* pinned, rocksdb::Status* statuses, bool sorted) {
   db.MultiGet(ro, cf, n, keys, pinned, statuses, sorted);
 }
 }  // namespace
@@ -341,14 +358,15 @@ Status RocksKvStore::multi_get(std::span<const std::string_view> keys, std::vect
   for (size_t j = 0; j < n; ++j) slices[j] = rocksdb::Slice(keys[order[j]].data(), keys[order[j]].size());
   std::vector<rocksdb::PinnableSlice> pinned(n);
   std::vector<rocksdb::Status> statuses(n);
+  const rocksdb::ReadOptions ro = impl_->read_options();
   const std::function<void(size_t)> range = [&](size_t r) {
     const size_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
-    if (hi > lo) multi_get_range(*impl_->db, cf, hi - lo, slices.data() + lo, pinned.data() + lo, statuses.data() + lo, true);
+    if (hi > lo) multi_get_range(*impl_->db, ro, cf, hi - lo, slices.data() + lo, pinned.data() + lo, statuses.data() + lo, true);
   };
   if (n > 0 && ranges > 1 && impl_->read_pool->try_run(ranges, range)) {
     impl_->read_ranges += ranges;
   } else if (n > 0) {
-    multi_get_range(*impl_->db, cf, n, slices.data(), pinned.data(), statuses.data(), false);
+    multi_get_range(*impl_->db, ro, cf, n, slices.data(), pinned.data(), statuses.data(), false);
     ++impl_->read_ranges;
   }
   values->assign(n, std::string());
@@ -386,8 +404,7 @@ Status RocksKvStore::for_each(const std::function<void(std::string_view, std::st
 Status RocksKvStore::for_each_in(uint32_t family, const std::function<bool(std::string_view, std::string_view)>& fn) const {
   rocksdb::ColumnFamilyHandle* cf = impl_->family(family);
   if (!cf) return impl_->no_family(family);
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
+  const rocksdb::ReadOptions ro = impl_->read_options();
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(ro, cf));
   for (it->SeekToFirst(); it->Valid(); it->Next())
     if (!fn(std::string_view(it->key().data(), it->key().size()), std::string_view(it->value().data(), it->value().size())))
@@ -410,6 +427,21 @@ Status RocksKvStore::create_family(const std::string& name, uint32_t* index) {
   impl_->families.push_back(h);
   impl_->family_names.push_back(name);
   *index = uint32_t(impl_->families.size() - 1);
+  return {};
+}
+
+Status RocksKvStore::snapshot_view(std::unique_ptr<RocksKvStore>* out) const {
+  auto view = std::make_unique<Impl>();
+  view->opt = impl_->opt;
+  view->opt.read_only = true;
+  view->db = std::unique_ptr<rocksdb::DB, DbDeleter>(impl_->db.get(), DbDeleter{false});
+  view->snapshot = impl_->db->GetSnapshot();
+  if (!view->snapshot) return Status(Errc::sys, "rocksdb " + impl_->opt.dir + ": no snapshot could be taken");
+  view->family_options = impl_->family_options;
+  view->families = impl_->families;
+  view->family_names = impl_->family_names;
+  if (view->opt.read_threads > 1) view->read_pool = std::make_unique<ReadPool>(view->opt.read_threads - 1);
+  out->reset(new RocksKvStore(std::move(view)));
   return {};
 }
 
@@ -450,6 +482,7 @@ Status RocksKvStore::for_each_in(uint32_t, const std::function<bool(std::string_
 }
 int RocksKvStore::family(std::string_view) const { return -1; }
 Status RocksKvStore::create_family(const std::string&, uint32_t*) { return Status(Errc::unsupported, "no RocksDB"); }
+Status RocksKvStore::snapshot_view(std::unique_ptr<RocksKvStore>*) const { return Status(Errc::unsupported, "no RocksDB"); }
 void RocksKvStore::set_free_space_margin_bytes(uint64_t bytes) { impl_->opt.free_space_margin_bytes = bytes; }
 uint64_t RocksKvStore::disk_bytes() const { return 0; }
 uint64_t RocksKvStore::read_ranges() const { return 0; }

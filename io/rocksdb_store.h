@@ -96,6 +96,12 @@ class RocksKvStore {
   int family(std::string_view name) const;
   // Creates the column family `name` (writable stores; an existing one is bad_argument).
   Status create_family(const std::string& name, uint32_t* index);
+  // A read-only view of this store's database as it is now (a RocksDB snapshot: every
+  // WriteBatch applied before the call, none after; a batch is never seen in part), for
+  // reads on any thread while this store goes on writing. It shares this store's DB and
+  // column families (those created later are not in it) and must be destroyed before this
+  // store; its reads use the block cache but do not fill it; writes through it are refused.
+  Status snapshot_view(std::unique_ptr<RocksKvStore>* out) const;
   // RocksOptions::free_space_margin_bytes from now on (tests play a full disk with it).
   void set_free_space_margin_bytes(uint64_t bytes);
   uint64_t disk_bytes() const;  // bytes of all regular files in the database directory

@@ -1,5 +1,5 @@
 // cli_run: `statetree run`: blocks through the block pipeline (engine/pipeline/block_run.h)
-// against an MPT or binary-trie database (arena, or RocksDB with --inflight 1), and what
+// against an MPT or binary-trie database (arena or RocksDB), and what
 // each block cost.
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
@@ -316,7 +316,7 @@ void declare_options(Args& args) {
               "or geth (workers read later transactions' accesses ahead, one mutex-serialised reader)", "bal");
   args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
   args.option_u64("qd", "Q", "queue depth of the reads", 1, 4096, 32);
-  args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits; RocksDB: 1 only)", 1, 16, 1);
+  args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
 }
 
 void declare_generator_options(Args& args) {
@@ -674,7 +674,7 @@ int cmd_run(int argc, char** argv) {
   Args args("statetree run",
             "The block pipeline: replays blocks (a block file, or a generated workload) against an MPT or binary-trie\n"
             "database through prefetch -> traverse -> commit on a TBB flow graph, one commit per block (arena:\n"
-            "copy-on-write; RocksDB: one synced WriteBatch, --inflight 1 only), and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
+            "copy-on-write; RocksDB: one synced WriteBatch), and prints per block go-ethereum's slow-block columns and per-stage wall time and device reads.");
   declare_options(args);
   declare_generator_options(args);
   declare_run_options(args);
@@ -696,7 +696,7 @@ int cmd_run(int argc, char** argv) {
   st.ro.on_open = [&regime](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["cold"] = files.store == persist::StoreKind::rocksdb
-                         ? "a fresh read-only RocksDB instance (its own block cache) per block"
+                         ? "a RocksDB snapshot of the writer's instance per block (its reads do not fill the block cache)"
                          : "O_DIRECT reads; a fresh reader page cache per block";
   };
   // The copies' directory: checked (and created) after the blocks were read, before any copy.

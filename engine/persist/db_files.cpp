@@ -177,6 +177,18 @@ io::Status DbFiles::for_read(const DbOptions& o, DbFiles* out) { return open_exi
 io::Status DbFiles::for_commit(const DbOptions& o, DbFiles* out) { return open_existing(o, io::Access::write, out); }
 
 namespace {
+// The RocksDB commit record through out->rocks, decoded into out->commit and *fields.
+io::Status read_rocks_record(DbFiles* out, std::optional<CommitFields>* fields) {
+  const std::string_view key = kRocksCommitKey;
+  std::vector<std::string> values;
+  std::vector<uint8_t> found;
+  if (io::Status s = out->rocks->multi_get(std::span<const std::string_view>(&key, 1), &values, &found); !s.ok())
+    return s;
+  if (!found[0]) return io::Status(io::Errc::corrupt_page, out->dir + ": the manifest names a commit RocksDB does not hold");
+  const std::vector<uint8_t> record(values[0].begin(), values[0].end());
+  return decode_commit_record(record, &out->commit, fields);
+}
+
 io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
   DbOptions probed;
   if (io::Status s = DbFiles::probe(o.dir, &probed); !s.ok()) return s;
@@ -207,15 +219,8 @@ io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
     if (out->manifest.commit_seq == 0)
       return io::Status(io::Errc::not_found, o.dir + " holds no state: its build never committed");
     if (io::Status s = open_rocks(o, false, access, &out->rocks); !s.ok()) return s;
-    const std::string_view key = kRocksCommitKey;
-    std::vector<std::string> values;
-    std::vector<uint8_t> found;
-    if (io::Status s = out->rocks->multi_get(std::span<const std::string_view>(&key, 1), &values, &found); !s.ok())
-      return s;
-    if (!found[0]) return io::Status(io::Errc::corrupt_page, o.dir + ": the manifest names a commit RocksDB does not hold");
-    record.assign(values[0].begin(), values[0].end());
     std::optional<CommitFields> fields;
-    if (io::Status s = decode_commit_record(record, &out->commit, &fields); !s.ok()) return s;
+    if (io::Status s = read_rocks_record(out, &fields); !s.ok()) return s;
     // The commit record is written in the same atomic batch as the nodes it names; the
     // MANIFEST after it. A crash between the two leaves the MANIFEST one commit behind:
     // the database is at the record's commit (a writer republishes the MANIFEST now).
@@ -238,6 +243,25 @@ io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
   return decode_commit_record(record, &out->commit);
 }
 }  // namespace
+
+io::Status DbFiles::rocks_view_of(const DbFiles& writer, const io::Manifest& base, DbFiles* out) {
+  if (writer.store != StoreKind::rocksdb || !writer.rocks)
+    return io::Status(io::Errc::bad_argument, "rocks_view_of: not a RocksDB database");
+  out->store = StoreKind::rocksdb;
+  out->dir = writer.dir;
+  if (io::Status s = writer.rocks->snapshot_view(&out->rocks); !s.ok()) return s;
+  std::optional<CommitFields> fields;
+  if (io::Status s = read_rocks_record(out, &fields); !s.ok()) return s;
+  out->manifest = base;
+  if (fields) {
+    out->manifest.commit_seq = fields->commit_seq;
+    out->manifest.root_hash = fields->root_hash;
+    out->manifest.node_count = fields->node_count;
+    out->manifest.key_count = fields->key_count;
+    out->manifest.payload_bytes = fields->payload_bytes;
+  }
+  return {};
+}
 
 io::Status DbFiles::commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec,
                                  const SnapshotRef* snapshot) {

@@ -105,6 +105,13 @@ struct DbFiles {
   // The same for a writer (block commits): takes the writer lock first (Errc::locked if
   // another writer holds it), opens the files read-write.
   static io::Status for_commit(const DbOptions& o, DbFiles* out);
+  // RocksDB: a reader over the writer's own open store, at a RocksDB snapshot taken now (the
+  // last whole WriteBatch: a block's nodes and its commit record land together), so it needs
+  // no reopen and sees one state while the writer commits newer ones. Its manifest is `base`
+  // (the writer's as opened) with the fields of the commit record the snapshot holds. The
+  // view must be closed before `writer`; it takes no reader pin (the writer's process holds
+  // the database).
+  static io::Status rocks_view_of(const DbFiles& writer, const io::Manifest& base, DbFiles* out);
   // Reads the store kind and parameters of DIR from its files (open_any_db()).
   static io::Status probe(const std::string& dir, DbOptions* o);
 

@@ -72,4 +72,17 @@ io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique
   return open_db(o, out);
 }
 
+io::Status open_rocks_reader(const DbFiles& writer, const io::Manifest& base, bool slot_key_accounts,
+                             std::unique_ptr<TreeDb>* out) {
+  DbFiles files;
+  if (io::Status s = DbFiles::rocks_view_of(writer, base, &files); !s.ok()) return s;
+  DbOptions o;
+  o.dir = writer.dir;
+  o.store = StoreKind::rocksdb;
+  o.params = base.params;
+  o.slot_key_accounts = slot_key_accounts;
+  if (o.params.tree_kind == io::TreeKind::mpt) return open_mpt(std::move(files), o, out);
+  return open_bintrie(std::move(files), o, out);
+}
+
 }  // namespace st::persist

@@ -204,5 +204,11 @@ io::Status build_db(const DbOptions& options, const state::StateSource& source, 
 io::Status open_db(const DbOptions& options, std::unique_ptr<TreeDb>* out);
 io::Status open_any_db(const std::string& dir, uint32_t queue_depth, std::unique_ptr<TreeDb>* out,
                        bool slot_key_accounts = true, const TreeDb* same_state_as = nullptr);
+// RocksDB: a reader over the writer's open store at a RocksDB snapshot of now
+// (DbFiles::rocks_view_of: the last whole commit batch; `base` is the writer's manifest as
+// opened). It must be closed before `writer`.
+struct DbFiles;
+io::Status open_rocks_reader(const DbFiles& writer, const io::Manifest& base, bool slot_key_accounts,
+                             std::unique_ptr<TreeDb>* out);
 
 }  // namespace st::persist

@@ -64,16 +64,6 @@ io::Status check_options(const RunOptions& options) {
 io::Status open_writer(const RunOptions& options, std::span<const state::Block> blocks, persist::DbOptions* o,
                        persist::DbFiles* files) {
   if (io::Status s = persist::DbFiles::probe(options.dir, o); !s.ok()) return s;
-  // RocksDB: each block's reader is a read-only RocksDB instance opened on the files the
-  // writer changes. Opened between commits (K = 1) it replays the WAL up to the last whole
-  // synced batch, whose commit record names its state. Opened while a batch, a memtable
-  // flush or a compaction lands (K > 1), RocksDB does not promise a consistent view (a WAL
-  // or SST it read of may be replaced under it): no state is pinned, so K > 1 is refused.
-  if (o->store == persist::StoreKind::rocksdb && options.inflight > 1)
-    return io::Status(io::Errc::unsupported,
-                      "--inflight " + std::to_string(options.inflight) + " needs an arena database: " + options.dir +
-                          " is RocksDB, whose per-block readers cannot pin a published state while a commit lands "
-                          "(give --inflight 1)");
   if (o->params.tree_kind != io::TreeKind::mpt && o->params.tree_kind != io::TreeKind::bintrie)
     return bad(std::string("the block pipeline needs an MPT or binary-trie database, not ") +
                io::tree_kind_name(o->params.tree_kind));
@@ -195,6 +185,7 @@ class CommitStage {
       stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
       return;
     }
+    r.scratch_grown_bytes = t.scratch_capacity_bytes() - t.scratch_bytes_at_admit;
     result_->blocks.push_back(r);
     result_->root = r.commit_stats.root;
     result_->state_read_latency_ns.merge(t.read_latency_ns);
@@ -320,6 +311,8 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   RunContext ctx;
   ctx.options = &options;
   ctx.base_commit_seq = files.manifest.commit_seq;
+  ctx.writer = &files;
+  ctx.base_manifest = files.manifest;
   ctx.t0_ns = now_ns();
   std::vector<std::unique_ptr<BlockToken>> tokens;
   for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());

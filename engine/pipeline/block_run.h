@@ -2,10 +2,11 @@
 // against an MPT or binary-trie database (arena or RocksDB), each block through four
 // stages on a tbb::flow graph:
 //
-//   prefetch  opens a reader handle pinned to the current published state (DbFiles::for_read
-//             via open_any_db; arena: its pages are never reused while it lives; RocksDB: a
-//             read-only instance, fixed at the last whole commit batch when it opens, see
-//             below), or with RunOptions::snapshot that state's flat snapshot; reader `bal`: the block's whole access set (every account of the
+//   prefetch  opens a reader handle pinned to the current published state (arena:
+//             DbFiles::for_read via open_any_db, its pages never reused while it lives;
+//             RocksDB: open_rocks_reader, a RocksDB snapshot of the writer's own instance,
+//             fixed at the last whole commit batch, see below), or with RunOptions::snapshot
+//             that state's flat snapshot; reader `bal`: the block's whole access set (every account of the
 //             BAL, every slot read or written) looked up in ONE streamed batch at the
 //             queue depth (TreeDb::lookup); `serial`: nothing more
 //   traverse  the block's transactions in order (block access indices 0..n+1, accesses from
@@ -36,14 +37,15 @@
 // (the committer's base, commit_tail.h) while the publish runs; that hash reads through a
 // store of its own. Block k+1's reader may pin the state before block k: its reads see
 // block k's writes through the diff layer. Preallocated tokens (K + 1) carry the blocks
-// through the graph. RocksDB databases run with K = 1 only
-// (K > 1 is refused before anything is read): a read-only RocksDB instance opened while the
-// writer's batch, memtable flush or compaction lands is not promised a consistent view, so
-// it pins no state; with K = 1 every reader opens between commits and shows exactly the
-// last committed block (its commit record is in the same atomic batch as the nodes).
+// through the graph. RocksDB, any K: a block's reader is a snapshot of the writer's
+// instance taken when its prefetch starts; each commit is one atomic WriteBatch holding
+// the nodes and the commit record, so the snapshot shows exactly the last block whose
+// batch landed (its record names it: reader_blocks_visible), and the diff layer supplies
+// the blocks after it. Its reads do not fill the writer's block cache. Block k+1's hash
+// waits for block k's publish (no hash overlap on RocksDB).
 //
-// Before anything is committed the run checks: an MPT or binary-trie database (RocksDB:
-// K = 1); every block written for this tree (or for any); the first block's pre-state root is the
+// Before anything is committed the run checks: an MPT or binary-trie database; every
+// block written for this tree (or for any); the first block's pre-state root is the
 // database's; storage is written only to accounts that exist or that a block creates. A
 // later block naming a pre-state root is checked at its commit (the earlier blocks are
 // committed by then). A failure stops the run: nothing after the failed block commits.
@@ -162,6 +164,10 @@ struct BlockResult {
   uint64_t geth_workers_busy_ns = 0;  // the workers' CPU time, summed (not in traverse.busy_ns)
   // The reader's pinned state: how many blocks of this run it already shows.
   uint64_t reader_blocks_visible = 0;
+  // Bytes the block's token scratch (its key index, prefetched answers and the traversal's
+  // served values, block_stages.h) grew by for this block: 0 once the tokens have carried
+  // blocks at least as large (no allocation of that scratch per block in steady state).
+  uint64_t scratch_grown_bytes = 0;
   // hash: the committer's hash() (resolve, apply, encode + hash in memory, the pure hash);
   // commit: its write_pages() and publish() (pack, page writes, release, fsync, MANIFEST).
   StageTimes prefetch, traverse, hash, commit;

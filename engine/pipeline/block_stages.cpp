@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "engine/persist/page_reader.h"
 #include "engine/persist/snapshot_db.h"
@@ -38,15 +39,6 @@ struct Digest {
   }
 };
 
-// What a traversal holds for a key it has served: the account's fields the pipeline
-// follows (exists, nonce, balance) or the slot's value (absent = zero).
-struct Served {
-  bool exists = false;
-  uint64_t nonce = 0;
-  state::U256 balance{};
-  state::Bytes32 slot{};
-};
-
 bool creates(const state::AccountChanges& a) {
   return !a.nonce_changes.empty() || !a.balance_changes.empty() || !a.code_changes.empty();
 }
@@ -64,13 +56,50 @@ std::string key_bytes(const state::Address& a, const state::Bytes32* slot) {
   return k;
 }
 
+void KeyIndex::build(const state::Block& b) {
+  keys.clear();
+  account_of.clear();
+  changes_of.clear();
+  sorted.clear();
+  auto add = [&](const state::AccountChanges& a, const state::Bytes32* slot, const state::SlotChanges* changes) {
+    FlatKey k{a.address, slot ? *slot : state::Bytes32{}, slot != nullptr};
+    sorted.emplace_back(k, uint32_t(keys.size()));
+    keys.push_back({a.address, slot ? std::optional<state::Bytes32>(*slot) : std::nullopt});
+    account_of.push_back(&a);
+    changes_of.push_back(changes);
+  };
+  for (const state::AccountChanges& a : b.bal.accounts) {
+    add(a, nullptr, nullptr);
+    for (const state::SlotChanges& c : a.storage_changes) add(a, &c.slot, &c);
+    for (const state::Bytes32& r : a.storage_reads) add(a, &r, nullptr);
+  }
+  // By key, then position: a key named twice has its first position first (std::sort, not
+  // stable_sort, which would take a temporary buffer per block).
+  std::sort(sorted.begin(), sorted.end());
+}
+
+int64_t KeyIndex::find(const state::Address& a, const state::Bytes32* slot) const {
+  const FlatKey k{a, slot ? *slot : state::Bytes32{}, slot != nullptr};
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), k, [](const auto& e, const FlatKey& x) { return e.first < x; });
+  return it != sorted.end() && it->first == k ? int64_t(it->second) : -1;
+}
+
+uint64_t KeyIndex::capacity_bytes() const {
+  return keys.capacity() * sizeof(keys[0]) + account_of.capacity() * sizeof(account_of[0]) +
+         changes_of.capacity() * sizeof(changes_of[0]) + sorted.capacity() * sizeof(sorted[0]);
+}
+
+uint64_t BlockToken::scratch_capacity_bytes() const {
+  return key_index.capacity_bytes() + answers.capacity() * sizeof(answers[0]) + served.capacity() * sizeof(served[0]) +
+         known.capacity() * sizeof(known[0]);
+}
+
 void BlockToken::reset(size_t i, const state::Block* b) {
   index = i;
   block = b;
   reader.reset();
-  keys.clear();
-  answers.clear();
-  answer_of.clear();
+  answers.clear();  // the key index and the served values are rebuilt by their stages
+  scratch_bytes_at_admit = scratch_capacity_bytes();
   diff = {};
   pages.clear();
   result = {};
@@ -121,13 +150,24 @@ io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Bl
   return {};
 }
 
+namespace {
+// The block's reader, pinned to the last published state: arena, a handle on the directory
+// (its pages are kept while it lives); RocksDB, a snapshot of the writer's instance (the
+// last whole commit batch). slot_key_accounts off: every account of the BAL is asked for as
+// an account key anyway.
+io::Status open_reader(const RunContext& ctx, std::unique_ptr<persist::TreeDb>* out) {
+  if (ctx.writer && ctx.writer->store == persist::StoreKind::rocksdb)
+    return persist::open_rocks_reader(*ctx.writer, ctx.base_manifest, false, out);
+  return persist::open_any_db(ctx.options->dir, ctx.options->queue_depth, out, false);
+}
+}  // namespace
+
 void prefetch(RunContext& ctx, BlockToken& t) {
   const RunOptions& o = *ctx.options;
   t.result.prefetch.start_ns = now_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
   if (o.during_prefetch) o.during_prefetch(t.index);
-  // slot_key_accounts off: every account of the BAL is asked for as an account key anyway.
-  io::Status s = persist::open_any_db(o.dir, o.queue_depth, &t.reader, false);
+  io::Status s = open_reader(ctx, &t.reader);
   if (s.ok() && o.snapshot) {
     persist::ReadCounters opened;
     s = persist::open_snapshot_view(std::move(t.reader), false, &t.reader, &opened);
@@ -137,20 +177,11 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   if (s.ok()) {
     t.reader->record_read_latency(&t.read_latency_ns);
     t.result.reader_blocks_visible = t.reader->manifest().commit_seq - ctx.base_commit_seq;
+    t.key_index.build(*t.block);
     if (o.reader == ReaderModel::bal) {
-      for (const state::AccountChanges& a : t.block->bal.accounts) {
-        t.answer_of.emplace(key_bytes(a.address, nullptr), t.keys.size());
-        t.keys.push_back({a.address, std::nullopt});
-        auto add_slot = [&](const state::Bytes32& sl) {
-          t.answer_of.emplace(key_bytes(a.address, &sl), t.keys.size());
-          t.keys.push_back({a.address, sl});
-        };
-        for (const state::SlotChanges& c : a.storage_changes) add_slot(c.slot);
-        for (const state::Bytes32& r : a.storage_reads) add_slot(r);
-      }
       persist::LookupStats st;
-      s = t.reader->lookup(t.keys, &t.answers, &st, true);
-      t.result.prefetch_keys = t.keys.size();
+      s = t.reader->lookup(t.key_index.keys, &t.answers, &st, true);
+      t.result.prefetch_keys = t.key_index.keys.size();
       t.result.prefetch_page_reads = st.page_reads;
       t.result.prefetch_bytes = st.bytes_read;
       t.result.prefetch_io_wait_ns = st.io_wait_ns;
@@ -203,15 +234,13 @@ class Traversal {
   // Runs every access index; the status of the first failure.
   io::Status run(const std::vector<state::IndexAccess>& by_index) {
     by_index_ = &by_index;
-    for (const state::AccountChanges& a : t_.block->bal.accounts) {
-      acct_[a.address] = &a;
-      for (const state::SlotChanges& c : a.storage_changes) slot_changes_[{a.address, c.slot}] = &c;
-    }
+    const size_t n = t_.key_index.keys.size();
+    t_.served.assign(n, Served{});
+    t_.known.assign(n, 0);
     from_ = r_.reader_blocks_visible, to_ = t_.index;
     // The diff layer holds nothing below the oldest state a later block's reader can pin:
     // readers open in block order, so this block's is the oldest still to come.
     ctx_.layer.drop_before(from_);
-    local_.reserve(t_.keys.size() + 16);
     if (geth_) start_workers();
     r_.txs.resize(by_index.size());
     for (size_t i = 0; i < by_index.size() && err_.ok(); ++i) run_index(i);
@@ -237,14 +266,24 @@ class Traversal {
     tx.time_ns = now_ns() - t_tx;
   }
 
+  // The block's own write of key position p: the value it holds from now on.
+  Served& own(int64_t p) {
+    t_.known[size_t(p)] = 1;
+    return t_.served[size_t(p)];
+  }
+
   void apply_writes(size_t i, const state::IndexAccess& ia) {
-    for (const state::SlotRef& s : ia.slots_written)
-      for (const state::StorageChange& c : slot_changes_[{s.address, s.slot}]->changes)
-        if (c.index == i) local_[key_bytes(s.address, &s.slot)].slot = c.value;
+    const KeyIndex& ki = t_.key_index;
+    for (const state::SlotRef& s : ia.slots_written) {
+      const int64_t p = ki.find(s.address, &s.slot);
+      for (const state::StorageChange& c : ki.changes_of[size_t(p)]->changes)
+        if (c.index == i) own(p).slot = c.value;
+    }
     for (const state::Address& a : ia.accounts_written) {
-      Served& v = local_[key_bytes(a, nullptr)];
+      const int64_t p = ki.find(a, nullptr);
+      Served& v = own(p);
       v.exists = true;
-      const state::AccountChanges& ac = *acct_[a];
+      const state::AccountChanges& ac = *ki.account_of[size_t(p)];
       for (const state::BalanceChange& c : ac.balance_changes)
         if (c.index == i) v.balance = c.post_balance;
       for (const state::NonceChange& c : ac.nonce_changes)
@@ -252,16 +291,24 @@ class Traversal {
     }
   }
 
+  // The key's position in the block's key index (an access the BAL does not name fails).
+  inline int64_t position(const state::Address& a, const state::Bytes32* slot) {
+    const int64_t p = t_.key_index.find(a, slot);
+    if (p < 0) err_ = io::Status(io::Errc::bad_argument, "key not in the block's access list");
+    return p;
+  }
+
   inline bool serve_account(const state::Address& a, TxStats& tx) {
-    const std::string kb = key_bytes(a, nullptr);
+    const int64_t p = position(a, nullptr);
+    if (p < 0) return false;
     r_.accesses += 1, tx.accesses += 1;
     Served v;
-    if (auto it = local_.find(kb); it != local_.end()) {
-      v = it->second;
+    if (t_.known[size_t(p)]) {
+      v = t_.served[size_t(p)];
       r_.hits += 1;
     } else {
       persist::LookupAnswer ans;
-      if (!disk({a, std::nullopt}, kb, tx, &ans)) return false;
+      if (!disk({a, std::nullopt}, p, tx, &ans)) return false;
       r_.misses += 1, tx.misses += 1;
       v.exists = ans.account.exists, v.nonce = ans.account.nonce, v.balance = ans.account.balance;
       if (auto f = ctx_.layer.account(a, from_, to_)) {
@@ -270,9 +317,9 @@ class Traversal {
         if (f->nonce) v.nonce = *f->nonce;
         if (f->balance) v.balance = *f->balance;
       }
-      local_.emplace(kb, v);
+      own(p) = v;
     }
-    dig_.add(kb.data(), kb.size());
+    dig_.add(a.data(), a.size());
     const uint8_t e = v.exists;
     dig_.add(&e, 1);
     dig_.add(&v.nonce, sizeof v.nonce);
@@ -281,41 +328,40 @@ class Traversal {
   }
 
   inline bool serve_slot(const state::Address& a, const state::Bytes32& sl, TxStats& tx) {
-    const std::string kb = key_bytes(a, &sl);
+    const int64_t p = position(a, &sl);
+    if (p < 0) return false;
     r_.accesses += 1, tx.accesses += 1;
     Served v;
-    if (auto it = local_.find(kb); it != local_.end()) {
-      v = it->second;
+    if (t_.known[size_t(p)]) {
+      v = t_.served[size_t(p)];
       r_.hits += 1;
     } else if (auto lv = ctx_.layer.slot(a, sl, from_, to_)) {
       v.slot = *lv;
       r_.hits += 1, r_.layer_hits += 1;
-      local_.emplace(kb, v);
+      own(p) = v;
     } else {
       persist::LookupAnswer ans;
-      if (!disk({a, sl}, kb, tx, &ans)) return false;
+      if (!disk({a, sl}, p, tx, &ans)) return false;
       r_.misses += 1, tx.misses += 1;
       v.slot = ans.slot_value.value_or(state::Bytes32{});
-      local_.emplace(kb, v);
+      own(p) = v;
     }
-    dig_.add(kb.data(), kb.size());
+    dig_.add(a.data(), a.size());
+    dig_.add(sl.data(), sl.size());
     dig_.add(v.slot.data(), 32);
     return true;
   }
 
   // The database's answer for a key (bal: prefetched; serial: one blocking lookup; geth: a
   // worker's answer, else one lookup under the reader's mutex).
-  inline bool disk(const state::StateKey& key, const std::string& kb, TxStats& tx, persist::LookupAnswer* out) {
+  inline bool disk(const state::StateKey& key, int64_t p, TxStats& tx, persist::LookupAnswer* out) {
     if (o_.reader == ReaderModel::bal) {
-      auto it = t_.answer_of.find(kb);
-      if (it == t_.answer_of.end()) {
-        err_ = io::Status(io::Errc::bad_argument, "key not in the block's access list");
-        return false;
-      }
-      *out = t_.answers[it->second];
+      *out = t_.answers[size_t(p)];
       return true;
     }
-    if (geth_ && warm_answer(kb, out)) {
+    if (!geth_) return read_one(key, std::string(), tx, out);
+    const std::string kb = key_bytes(key.address, key.slot ? &*key.slot : nullptr);
+    if (warm_answer(kb, out)) {
       r_.warm_hits += 1;
       return true;
     }
@@ -412,10 +458,7 @@ class Traversal {
   BlockToken& t_;
   BlockResult& r_;
   const std::vector<state::IndexAccess>* by_index_ = nullptr;
-  std::map<state::Address, const state::AccountChanges*> acct_;
-  std::map<std::pair<state::Address, state::Bytes32>, const state::SlotChanges*> slot_changes_;
   uint64_t from_ = 0, to_ = 0;  // the diff layer's blocks this reader does not show
-  std::unordered_map<std::string, Served> local_;
   Digest dig_;
   io::Status err_;
   // geth: the one reader behind one mutex, the answers read so far (by the workers ahead or

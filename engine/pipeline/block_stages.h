@@ -6,13 +6,16 @@
 // leaves token.reader pinned to one published state and records how many blocks of the run
 // it shows; traverse reads the diff layer for the blocks [reader_blocks_visible, index) and
 // then adds the block's own diff under `index`, so the next block's traversal sees it; the
-// pages its reader read go to token.pages before the reader (and its pin) is released.
+// pages its reader read go to token.pages before the reader (and its pin) is released. The
+// token's scratch (key index, answers, served values) is rebuilt per block into the same
+// vectors: a block no larger than those the token carried before allocates none of it.
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <string>
-#include <unordered_map>
+#include <compare>
+#include <utility>
 #include <vector>
 
 #include "engine/persist/db_files.h"
@@ -26,15 +29,53 @@ namespace st::pipeline::detail {
 // The database key of an account (20 bytes) or a slot (20 + 32 bytes) as a map key.
 std::string key_bytes(const state::Address& a, const state::Bytes32* slot);
 
+// A state key by value (an account: no slot), ordered: the block's key index sorts by it.
+struct FlatKey {
+  state::Address address{};
+  state::Bytes32 slot{};
+  bool has_slot = false;
+  auto operator<=>(const FlatKey&) const = default;
+};
+
+// The block's keys: every account of its BAL, then its slots written and read, in BAL
+// order (what `bal` prefetches, and every key the traversal can access), each with the BAL
+// entries that write it; sorted, where each key is (find: its first position). Rebuilt per
+// block into the same vectors (cleared, capacity kept).
+struct KeyIndex {
+  std::vector<state::StateKey> keys;
+  std::vector<const state::AccountChanges*> account_of;  // per key: its account's BAL entry
+  std::vector<const state::SlotChanges*> changes_of;     // per slot key written: its changes (else nullptr)
+  std::vector<std::pair<FlatKey, uint32_t>> sorted;
+  void build(const state::Block& b);
+  // The position in `keys` of the key, or -1 when the block's BAL does not name it.
+  int64_t find(const state::Address& a, const state::Bytes32* slot) const;
+  uint64_t capacity_bytes() const;
+};
+
+// What a traversal holds for a key it has served: the account's fields the pipeline
+// follows (exists, nonce, balance) or the slot's value (absent = zero).
+struct Served {
+  bool exists = false;
+  uint64_t nonce = 0;
+  state::U256 balance{};
+  state::Bytes32 slot{};
+};
+
 struct BlockToken {
   std::atomic<bool> in_use{false};
   size_t index = 0;
   const state::Block* block = nullptr;
   std::unique_ptr<persist::TreeDb> reader;
-  // bal: the batch and where each key's answer is.
-  std::vector<state::StateKey> keys;
+  // The block's keys (prefetch builds it) and, bal, each key's answer (by its position).
+  KeyIndex key_index;
   std::vector<persist::LookupAnswer> answers;
-  std::unordered_map<std::string, size_t> answer_of;
+  // The traversal's own reads and writes so far, by key position (known: served yet).
+  std::vector<Served> served;
+  std::vector<uint8_t> known;
+  // The scratch above (capacity x element size) when the block was admitted: the block's
+  // growth of it is in BlockResult::scratch_grown_bytes.
+  uint64_t scratch_bytes_at_admit = 0;
+  uint64_t scratch_capacity_bytes() const;
   state::StateDiff diff;
   // The pages the block's reader read (arena), taken from it when the traversal ends, for
   // the commit's resolve (RunOptions::reuse_read_pages).
@@ -51,6 +92,10 @@ struct BlockToken {
 struct RunContext {
   const RunOptions* options = nullptr;
   uint64_t base_commit_seq = 0;  // the database's commit_seq before the run
+  // The writer's files and its manifest as opened: RocksDB readers are snapshots of the
+  // writer's own instance (persist::open_rocks_reader); arena readers open the directory.
+  const persist::DbFiles* writer = nullptr;
+  io::Manifest base_manifest;
   DiffLayer layer;
   uint64_t t0_ns = 0;
 };

@@ -1,8 +1,10 @@
 // rocksdb_store_test: batched writes and MultiGet through the RocksDB store, deletes,
 // missing keys, persistence across reopen; MultiGet fanned out over threads; a batch's
-// order per key. Fails (with a message) without RocksDB.
+// order per key; a snapshot view sees whole batches only, none after it, and writes
+// nothing. Fails (with a message) without RocksDB.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,4 +148,82 @@ TEST_CASE("rocksdb store: a batch's writes of one key keep their order; a range 
   REQUIRE(db->multi_get(side_keys, &got, &found, side).ok());
   CHECK(found == std::vector<uint8_t>{0, 1});
   CHECK(got[1] == "new");
+}
+
+namespace {
+// Every key of `keys` through `db`: their values, "" for a missing one; "!" for each when the
+// read fails (no REQUIRE: it runs on other threads too).
+std::vector<std::string> values_of(RocksKvStore& db, const std::vector<std::string>& keys) {
+  std::vector<std::string_view> q(keys.begin(), keys.end());
+  std::vector<std::string> got;
+  std::vector<uint8_t> found;
+  if (!db.multi_get(q, &got, &found).ok()) return std::vector<std::string>(keys.size(), "!");
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!found[i]) got[i].clear();
+  return got;
+}
+}  // namespace
+
+TEST_CASE("rocksdb store: a snapshot view reads the batches before it, none after, each whole; it refuses writes") {
+  REQUIRE_MESSAGE(rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
+  st::io::test::TempDir dir;
+  RocksOptions o;
+  o.dir = dir.file("db");
+  o.direct_reads = false;
+  std::unique_ptr<RocksKvStore> db;
+  REQUIRE(RocksKvStore::open(o, &db).ok());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 64; ++i) keys.push_back("path/" + std::to_string(i));
+  // Batch n sets every key to "v<n>", so a view that saw a batch in part would read two values.
+  auto write_all = [&](int n) {
+    std::string v = "v";
+    v += std::to_string(n);
+    std::vector<KvWrite> w;
+    for (const std::string& k : keys) w.push_back({k, v});
+    return db->write_batch(w);
+  };
+  REQUIRE(write_all(0).ok());
+  std::unique_ptr<RocksKvStore> view0;
+  REQUIRE(db->snapshot_view(&view0).ok());
+  REQUIRE(write_all(1).ok());
+  std::vector<KvWrite> del = {{keys[5], {}, true}};
+  REQUIRE(db->write_batch(del).ok());
+  REQUIRE(db->flush().ok());  // the memtable goes to an SST: the view still reads batch 0
+  for (const std::string& v : values_of(*view0, keys)) CHECK(v == "v0");
+  const std::vector<std::string> now = values_of(*db, keys);
+  CHECK(now[5].empty());
+  CHECK(now[6] == "v1");
+  size_t scanned = 0;
+  REQUIRE(view0->for_each_in(0, [&](std::string_view, std::string_view v) {
+    CHECK(v == "v0");
+    return ++scanned > 0;
+  }).ok());
+  CHECK(scanned == keys.size());
+  // Views taken while batches land: each reads one batch's value for every key.
+  std::atomic<bool> done{false};
+  std::atomic<int> mixed{0}, views{0};
+  std::thread reader([&] {
+    do {
+      std::unique_ptr<RocksKvStore> v;
+      if (!db->snapshot_view(&v).ok()) {
+        mixed.fetch_add(1);
+        return;
+      }
+      std::vector<std::string> got = values_of(*v, keys);
+      got.erase(got.begin() + 5);  // deleted in batch 1, written again from batch 2 on
+      for (const std::string& x : got)
+        if (x != got[0] || x == "!") mixed.fetch_add(1);
+      views.fetch_add(1);
+    } while (!done.load());
+  });
+  for (int n = 2; n < 40; ++n) REQUIRE(write_all(n).ok());
+  done.store(true);
+  reader.join();
+  CHECK(mixed.load() == 0);
+  CHECK(views.load() > 0);
+  // A view writes nothing.
+  std::vector<KvWrite> w = {{keys[0], "x"}};
+  CHECK(!view0->write_batch(w).ok());
+  CHECK(!view0->flush().ok());
+  for (const std::string& v : values_of(*view0, keys)) CHECK(v == "v0");
 }

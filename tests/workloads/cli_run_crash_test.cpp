@@ -1,5 +1,5 @@
 // cli_run_crash_test: a pipelined `statetree run` (two blocks in flight) SIGKILLed at random
-// moments, on both trees. Each kill starts from a copy of the same state and block file; the
+// moments, on both trees and both stores (arena, RocksDB). Each kill starts from a copy of the same state and block file; the
 // delays are seeded, one in each of K equal slices of 0.9 x an uninterrupted run's wall time (so
 // they spread from before the first commit to near the last; more points in the first half when
 // the machine's load changes under the test). After each kill: `verify`
@@ -22,6 +22,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -126,9 +127,9 @@ const std::string kBuild = " --accounts 300 --contracts 4 --slots-per-contract 4
 constexpr size_t kBlocks = 12;
 
 // A state of TREE in DB0, a block file of kBlocks mainnet-like blocks, and apply's roots.
-Reference prepare(const std::string& tree, const std::string& db0, const std::string& file,
+Reference prepare(const std::string& tree, const std::string& store, const std::string& db0, const std::string& file,
                   std::vector<st::state::Block>* blocks) {
-  REQUIRE(run_statetree("build --tree " + tree + kBuild + db0).exit_code == 0);
+  REQUIRE(run_statetree("build --tree " + tree + " --store " + store + kBuild + db0).exit_code == 0);
   auto w = run_statetree("workload --kind mainnet_like --db " + db0 + " --blocks " + std::to_string(kBlocks) +
                          " --seed 4 --out " + file);
   REQUIRE_MESSAGE(w.exit_code == 0, w.err);
@@ -152,12 +153,15 @@ Reference prepare(const std::string& tree, const std::string& db0, const std::st
 
 TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the last published block") {
   constexpr int kKills = 10;
-  for (const std::string tree : {"mpt", "bintrie"}) {
+  const std::pair<std::string, std::string> kinds[] = {{"mpt", "arena"}, {"bintrie", "arena"}, {"mpt", "rocksdb"}, {"bintrie", "rocksdb"}};
+  for (const auto& kind : kinds) {
+    const std::string &tree = kind.first, &store = kind.second;
     CAPTURE(tree);
+    CAPTURE(store);
     const std::string db0 = tmp_path("db0_" + tree), file = tmp_path("w_" + tree + ".bal"),
                       out = tmp_path("out_" + tree), rest = tmp_path("rest_" + tree + ".bal");
     std::vector<st::state::Block> blocks;
-    const Reference ref = prepare(tree, db0, file, &blocks);
+    const Reference ref = prepare(tree, store, db0, file, &blocks);
 
     // Uninterrupted runs: each must end at apply's root; the shorter wall time of two (the
     // first may pay for a cold page cache) spreads the kills.
@@ -176,7 +180,7 @@ TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the 
       std::filesystem::remove_all(db);
     }
 
-    uint64_t rng = tree == "mpt" ? 15 : 16;
+    uint64_t rng = (tree == "mpt" ? 15 : 16) + (store == "arena" ? 0 : 2);
     int killed = 0, finished_first = 0, reopen_failures = 0, lost = 0, mid_run = 0;
     std::ostringstream published_list;
     // kKills points, one in each of kKills slices of 0.9 x the run's wall time; on a machine
@@ -233,7 +237,7 @@ TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the 
       CHECK(json::parse(v.out)["root"] == ref.roots.back());
       std::filesystem::remove_all(db);
     }
-    MESSAGE(tree << ": " << points << " kill points over a " << run_us / 1000 << " ms run: " << killed << " killed, "
+    MESSAGE(tree << " (" << store << "): " << points << " kill points over a " << run_us / 1000 << " ms run: " << killed << " killed, "
                  << finished_first << " finished first, " << mid_run << " mid-run; reopen failures " << reopen_failures
                  << ", runs with lost blocks " << lost << "; published (reported):" << published_list.str());
     CHECK(reopen_failures == 0);
@@ -249,7 +253,7 @@ TEST_CASE("run crash checker: a root off the reference chain and a block lost be
   const std::string tree = "mpt";
   const std::string db0 = tmp_path("neg0"), file = tmp_path("neg.bal"), other = tmp_path("neg_other.bal");
   std::vector<st::state::Block> blocks;
-  const Reference ref = prepare(tree, db0, file, &blocks);
+  const Reference ref = prepare(tree, "arena", db0, file, &blocks);
   // A database one block past the initial state along another block file: not a reference root.
   REQUIRE(run_statetree("workload --kind mainnet_like --db " + db0 + " --blocks 1 --seed 99 --out " + other).exit_code == 0);
   const std::string off = copy_db(db0, "neg_off");
