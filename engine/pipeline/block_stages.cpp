@@ -30,7 +30,7 @@ template <class B>
 std::string hex0x(const B& b) { return hex0x(b.data(), b.size()); }
 
 // FNV-1a, 64 bits.
-struct Digest {
+struct Fnv1a64 {
   uint64_t h = 0xcbf29ce484222325ull;
   void add(const void* p, size_t n) {
     const uint8_t* b = static_cast<const uint8_t*>(p);
@@ -44,7 +44,7 @@ struct Served {
   bool exists = false;
   uint64_t nonce = 0;
   state::U256 balance{};
-  state::Bytes32 slot{};
+  state::Hash32 slot{};
 };
 
 bool creates(const state::AccountChanges& a) {
@@ -53,12 +53,7 @@ bool creates(const state::AccountChanges& a) {
 
 }  // namespace
 
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
-std::string key_bytes(const state::Address& a, const state::Bytes32* slot) {
+std::string key_bytes(const state::Address& a, const state::Hash32* slot) {
   std::string k(reinterpret_cast<const char*>(a.data()), a.size());
   if (slot) k.append(reinterpret_cast<const char*>(slot->data()), slot->size());
   return k;
@@ -123,7 +118,7 @@ io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Bl
 
 void prefetch(RunContext& ctx, BlockToken& t) {
   const RunOptions& o = *ctx.options;
-  t.result.prefetch.start_ns = now_ns() - ctx.t0_ns;
+  t.result.prefetch.start_ns = monotonic_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
   if (o.during_prefetch) o.during_prefetch(t.index);
   // slot_key_accounts off: every account of the BAL is asked for as an account key anyway.
@@ -141,12 +136,12 @@ void prefetch(RunContext& ctx, BlockToken& t) {
       for (const state::AccountChanges& a : t.block->bal.accounts) {
         t.answer_of.emplace(key_bytes(a.address, nullptr), t.keys.size());
         t.keys.push_back({a.address, std::nullopt});
-        auto add_slot = [&](const state::Bytes32& sl) {
+        auto add_slot = [&](const state::Hash32& sl) {
           t.answer_of.emplace(key_bytes(a.address, &sl), t.keys.size());
           t.keys.push_back({a.address, sl});
         };
         for (const state::SlotChanges& c : a.storage_changes) add_slot(c.slot);
-        for (const state::Bytes32& r : a.storage_reads) add_slot(r);
+        for (const state::Hash32& r : a.storage_reads) add_slot(r);
       }
       persist::LookupStats st;
       s = t.reader->lookup(t.keys, &t.answers, &st, true);
@@ -158,7 +153,7 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   }
   if (!s.ok()) t.error = io::Status(s.code(), "block " + std::to_string(t.block->header.number) + ": prefetch: " + s.message());
   t.result.prefetch.busy_ns = persist::thread_cpu_ns() - cpu0;
-  t.result.prefetch.end_ns = now_ns() - ctx.t0_ns;
+  t.result.prefetch.end_ns = monotonic_ns() - ctx.t0_ns;
 }
 
 namespace {
@@ -228,13 +223,13 @@ class Traversal {
     const state::IndexAccess& ia = (*by_index_)[i];
     TxStats& tx = r_.txs[i];
     tx.index = uint32_t(i);
-    const uint64_t t_tx = now_ns();
+    const uint64_t t_tx = monotonic_ns();
     bool ok = true;
     for (const state::Address& a : ia.accounts_read) ok = ok && serve_account(a, tx);
     for (const state::Address& a : ia.accounts_written) ok = ok && serve_account(a, tx);
     for (const state::SlotRef& s : ia.slots_read) ok = ok && serve_slot(s.address, s.slot, tx);
     if (ok) apply_writes(i, ia);
-    tx.time_ns = now_ns() - t_tx;
+    tx.time_ns = monotonic_ns() - t_tx;
   }
 
   void apply_writes(size_t i, const state::IndexAccess& ia) {
@@ -280,7 +275,7 @@ class Traversal {
     return true;
   }
 
-  inline bool serve_slot(const state::Address& a, const state::Bytes32& sl, TxStats& tx) {
+  inline bool serve_slot(const state::Address& a, const state::Hash32& sl, TxStats& tx) {
     const std::string kb = key_bytes(a, &sl);
     r_.accesses += 1, tx.accesses += 1;
     Served v;
@@ -295,7 +290,7 @@ class Traversal {
       persist::LookupAnswer ans;
       if (!disk({a, sl}, kb, tx, &ans)) return false;
       r_.misses += 1, tx.misses += 1;
-      v.slot = ans.slot_value.value_or(state::Bytes32{});
+      v.slot = ans.slot_value.value_or(state::Hash32{});
       local_.emplace(kb, v);
     }
     dig_.add(kb.data(), kb.size());
@@ -335,11 +330,11 @@ class Traversal {
     std::vector<persist::LookupAnswer> ans;
     persist::LookupStats st;
     {
-      const uint64_t t_wait = now_ns();
+      const uint64_t t_wait = monotonic_ns();
       std::unique_lock<std::mutex> g(reader_mu_, std::defer_lock);
       if (geth_) {
         g.lock();
-        r_.reader_lock_wait_ns += now_ns() - t_wait;
+        r_.reader_lock_wait_ns += monotonic_ns() - t_wait;
       }
       if (io::Status s = t_.reader->lookup(std::span<const state::StateKey>(&key, 1), &ans, &st, false); !s.ok()) {
         err_ = s;
@@ -413,10 +408,10 @@ class Traversal {
   BlockResult& r_;
   const std::vector<state::IndexAccess>* by_index_ = nullptr;
   std::map<state::Address, const state::AccountChanges*> acct_;
-  std::map<std::pair<state::Address, state::Bytes32>, const state::SlotChanges*> slot_changes_;
+  std::map<std::pair<state::Address, state::Hash32>, const state::SlotChanges*> slot_changes_;
   uint64_t from_ = 0, to_ = 0;  // the diff layer's blocks this reader does not show
   std::unordered_map<std::string, Served> local_;
-  Digest dig_;
+  Fnv1a64 dig_;
   io::Status err_;
   // geth: the one reader behind one mutex, the answers read so far (by the workers ahead or
   // by the main traversal), the workers and their counters' mutex.
@@ -433,7 +428,7 @@ class Traversal {
 
 void traverse(RunContext& ctx, BlockToken& t) {
   BlockResult& r = t.result;
-  r.traverse.start_ns = now_ns() - ctx.t0_ns;
+  r.traverse.start_ns = monotonic_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
   const state::Block& b = *t.block;
   describe_block(b, state::summarize_bal(b.bal), t.index, &r);
@@ -453,7 +448,7 @@ void traverse(RunContext& ctx, BlockToken& t) {
     ctx.layer.add(t.index, t.diff);
   }
   r.traverse.busy_ns = persist::thread_cpu_ns() - cpu0;
-  r.traverse.end_ns = now_ns() - ctx.t0_ns;
+  r.traverse.end_ns = monotonic_ns() - ctx.t0_ns;
 }
 
 }  // namespace st::pipeline::detail

@@ -20,11 +20,12 @@
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/diff_layer.h"
 #include "engine/state/bal_derive.h"
+#include "kernels/support/clock.h"
 
 namespace st::pipeline::detail {
 
 // The database key of an account (20 bytes) or a slot (20 + 32 bytes) as a map key.
-std::string key_bytes(const state::Address& a, const state::Bytes32* slot);
+std::string key_bytes(const state::Address& a, const state::Hash32* slot);
 
 struct BlockToken {
   std::atomic<bool> in_use{false};
@@ -54,8 +55,6 @@ struct RunContext {
   DiffLayer layer;
   uint64_t t0_ns = 0;
 };
-
-uint64_t now_ns();
 
 // The checks before the first commit (block_run.h), with the writer's files open; snapshot:
 // the database must have a flat snapshot (RunOptions::snapshot).
