@@ -2,7 +2,8 @@
 // The only place besides rocksdb_store.cpp that talks to the kernel's I/O interfaces.
 #include "io/arena_store.h"
 #include "io/disk_space.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/check.h"
+#include "kernels/support/clock.h"
 
 #include <fcntl.h>
 #include <liburing.h>
@@ -99,7 +100,7 @@ struct ArenaFileStore::Impl {
   void prep(uint32_t i) {
     Slot& s = slots[i];
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-    assert(sqe && "SQ ring holds at most queue_depth entries, one per slot");
+    ST_CHECK(sqe, "SQ ring holds at most queue_depth entries, one per slot");
     unsigned char* buf = slot_buf(i) + s.bytes_done;
     const unsigned len = ps() - s.bytes_done;
     const uint64_t off = s.op.page_id * ps() + s.bytes_done;
@@ -180,7 +181,7 @@ struct ArenaFileStore::Impl {
 
   // One CQE: finish, or resubmit the remainder (EAGAIN, EINTR, short transfer).
   void handle(uint32_t i, int res) {
-    assert(i < slots.size() && slots[i].state == SlotState::in_flight);
+    ST_CHECK(i < slots.size() && slots[i].state == SlotState::in_flight, "a completion for a slot not in flight");
     Slot& s = slots[i];
     if (opt.cqe_filter) res = opt.cqe_filter(s.op, s.bytes_done, res);
     const uint32_t remaining = ps() - s.bytes_done;
@@ -194,7 +195,7 @@ struct ArenaFileStore::Impl {
       return s.op.kind == PageOpKind::read ? finish(i, Errc::end_of_file, 0, PageCheck::ok)
                                            : finish(i, Errc::sys, EIO, PageCheck::ok);
     }
-    assert(uint32_t(res) <= remaining);
+    ST_CHECK(uint32_t(res) <= remaining, "a transfer longer than the rest of its page");
     if (uint32_t(res) < remaining) {
       s.bytes_done += uint32_t(res);
       ++counters.resubmits_short;

@@ -1,7 +1,7 @@
 // cow_space: allocator persistence and the atomic commit sequence (see the header).
 #include "io/cow_space.h"
 
-#include "io/byte_order.h"
+#include "kernels/support/byte_order.h"
 
 #include <algorithm>
 #include <cstring>

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstring>
 
+#include "kernels/support/byte_order.h"
+
 namespace st::io {
 namespace {
 
@@ -30,11 +32,7 @@ uint32_t crc32c(const void* data, size_t size, uint32_t crc) {
   const auto* p = static_cast<const unsigned char*>(data);
   crc = ~crc;
   while (size >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
+    uint64_t v = load_le64(p);
     v ^= crc;
     crc = kTables[7][v & 0xff] ^ kTables[6][(v >> 8) & 0xff] ^ kTables[5][(v >> 16) & 0xff] ^
           kTables[4][(v >> 24) & 0xff] ^ kTables[3][(v >> 32) & 0xff] ^

@@ -4,7 +4,7 @@
 // the rename itself durable. A crash before the rename leaves the old MANIFEST in place.
 #include "io/manifest.h"
 
-#include "io/byte_order.h"
+#include "kernels/support/byte_order.h"
 #include "io/disk_space.h"
 #include "io/page_format.h"
 
@@ -52,24 +52,6 @@ std::string mismatch(const char* what, const std::string& disk, const std::strin
 }
 
 }  // namespace
-
-const char* tree_kind_name(TreeKind k) {
-  switch (k) {
-    case TreeKind::merkle: return "merkle";
-    case TreeKind::mpt: return "mpt";
-    case TreeKind::bintrie: return "bintrie";
-  }
-  return "unknown-tree";
-}
-
-const char* hash_kind_name(HashKind k) {
-  switch (k) {
-    case HashKind::sha256: return "sha256";
-    case HashKind::keccak256: return "keccak256";
-    case HashKind::blake3: return "blake3";
-  }
-  return "unknown-hash";
-}
 
 std::array<uint8_t, kManifestBytes> encode_manifest(const Manifest& m) {
   std::array<uint8_t, kManifestBytes> b{};

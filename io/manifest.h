@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "io/status.h"
+#include "kernels/support/tree_kinds.h"
 
 namespace st::io {
 
@@ -41,10 +42,11 @@ inline constexpr uint32_t kManifestFormatVersion = 2;
 inline constexpr uint64_t kNoPage = ~uint64_t(0);
 inline constexpr size_t kManifestBytes = 144;
 
-enum class TreeKind : uint8_t { merkle = 1, mpt = 2, bintrie = 3 };
-enum class HashKind : uint8_t { sha256 = 1, keccak256 = 2, blake3 = 3 };
-const char* tree_kind_name(TreeKind k);
-const char* hash_kind_name(HashKind k);
+// The tree and hash kinds (tk, hk) are the spine's (kernels/support/tree_kinds.h).
+using st::HashKind;
+using st::TreeKind;
+using st::hash_kind_name;
+using st::tree_kind_name;
 
 // The parameters a database is built with; opening with other ones is an error.
 struct StoreParams {

@@ -1,5 +1,7 @@
 // memory_store: durable image + dirty map + fault injection (model in memory_store.h).
 #include "io/memory_store.h"
+#include "kernels/support/check.h"
+#include "kernels/support/splitmix64.h"
 
 #include <algorithm>
 #include <cassert>
@@ -29,7 +31,7 @@ void MemoryStore::set_fault_plan(const FaultPlan& plan) {
 void MemoryStore::crash() {
   if (plan_.crash_keeps_unsynced_seed) {
     for (auto& [id, page] : dirty_) {
-      uint64_t h = (*plan_.crash_keeps_unsynced_seed ^ (id * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+      uint64_t h = (*plan_.crash_keeps_unsynced_seed ^ (id * kSplitmix64Gamma)) * 0xbf58476d1ce4e5b9ull;
       h ^= h >> 31;
       unsigned char* dst = durable_.data() + size_t(id) * page_size_;
       switch (h % 3) {
@@ -57,7 +59,7 @@ void MemoryStore::restart() {
 }
 
 unsigned char* MemoryStore::raw_page(uint64_t page_id) {
-  assert(page_id < capacity_);
+  ST_CHECK(page_id < capacity_, "memory store: a page beyond capacity");
   auto it = dirty_.find(page_id);
   return it != dirty_.end() ? it->second.data() : durable_.data() + size_t(page_id) * page_size_;
 }

@@ -1,5 +1,6 @@
 // node_store: completion messages and the submit-all / reap-all convenience loop.
 #include "io/node_store.h"
+#include "kernels/support/check.h"
 
 #include <cassert>
 #include <cstring>
@@ -33,7 +34,7 @@ Status run_batch(NodeStore& store, std::span<const PageOp> ops,
   size_t remaining = ops.size();
   while (remaining > 0) {
     const size_t n = store.reap(std::span<PageCompletion>(buf, 64), 1);
-    assert(n > 0 && n <= remaining);
+    ST_CHECK(n > 0 && n <= remaining, "run_batch: more completions than operations");
     for (size_t i = 0; i < n; ++i) {
       if (first.ok() && !buf[i].ok())
         first = Status(buf[i].code, describe(buf[i]), buf[i].sys_errno);

@@ -1,5 +1,6 @@
 // page_allocator: first-fit extent allocator with commit-deferred frees (see the header).
 #include "io/page_allocator.h"
+#include "kernels/support/check.h"
 
 #include <cassert>
 #include <string>
@@ -32,14 +33,14 @@ bool PageAllocator::is_free(uint64_t page) const {
 void PageAllocator::insert_run(Extents& set, uint64_t start, uint64_t len) {
   assert(len > 0);
   auto next = set.lower_bound(start);
-  assert(next == set.end() || next->first >= start + len);  // no double free
+  ST_CHECK(next == set.end() || next->first >= start + len, "page allocator: a run freed twice");
   if (next != set.end() && next->first == start + len) {
     len += next->second;
     next = set.erase(next);
   }
   if (next != set.begin()) {
     auto prev = std::prev(next);
-    assert(prev->first + prev->second <= start);
+    ST_CHECK(prev->first + prev->second <= start, "page allocator: a run freed twice");
     if (prev->first + prev->second == start) {
       prev->second += len;
       return;
@@ -49,7 +50,7 @@ void PageAllocator::insert_run(Extents& set, uint64_t start, uint64_t len) {
 }
 
 void PageAllocator::free_run(uint64_t start, uint64_t len) {
-  assert(len > 0 && start + len <= high_water_);
+  ST_CHECK(len > 0 && start + len <= high_water_, "page allocator: a freed run beyond the high water mark");
   assert(!in_extents(deferred_, start));
   insert_run(free_, start, len);
 }
@@ -108,7 +109,8 @@ Status PageAllocator::allocate_run(uint64_t n, uint64_t* first) {
 }
 
 void PageAllocator::release(uint64_t page) {
-  assert(page < high_water_ && !is_free(page));
+  ST_CHECK(page < high_water_, "page allocator: a released page beyond the high water mark");
+  assert(!is_free(page));
   if (allocated_in_commit_.erase(page)) {
     free_run(page, 1);
     return;

@@ -1,7 +1,7 @@
 // random_reads: the windowed random-read loop (see the header).
 #include "io/random_reads.h"
-#include "io/monotonic_clock.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/clock.h"
+#include "kernels/support/splitmix64.h"
 
 #include <algorithm>
 #include <cassert>
@@ -14,7 +14,7 @@ namespace {
 
 }  // namespace
 
-uint64_t random_page(uint64_t& x, uint64_t capacity) { return kernels::splitmix64(x) % capacity; }
+uint64_t random_page(uint64_t& x, uint64_t capacity) { return st::splitmix64(x) % capacity; }
 
 namespace {
 uint64_t next_page(uint64_t& x, uint64_t capacity) { return random_page(x, capacity); }
@@ -61,14 +61,6 @@ Status random_reads(NodeStore& store, uint64_t reads, uint32_t window, uint64_t 
   result->wall_ns = monotonic_ns() - start;
   result->reads = result->latency_ns.size();
   return first;
-}
-
-uint64_t percentile_ns(std::vector<uint64_t> v, double q) {
-  if (v.empty()) return 0;
-  const size_t rank = size_t(std::ceil(q * double(v.size())));
-  const size_t idx = rank == 0 ? 0 : std::min(rank, v.size()) - 1;
-  std::nth_element(v.begin(), v.begin() + idx, v.end());
-  return v[idx];
 }
 
 }  // namespace st::io

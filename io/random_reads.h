@@ -32,7 +32,4 @@ Status random_reads(NodeStore& store, uint64_t reads, uint32_t window, uint64_t 
 // raw_random_reads() so both read the same pages.
 uint64_t random_page(uint64_t& state, uint64_t capacity);
 
-// Nearest-rank percentile (0 < q <= 1) of an unsorted sample; 0 for an empty one.
-uint64_t percentile_ns(std::vector<uint64_t> sample, double q);
-
 }  // namespace st::io

@@ -1,6 +1,6 @@
 // raw_reads: the store-less io_uring read loop (see the header).
 #include "io/raw_reads.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 
 #include <fcntl.h>
 #include <liburing.h>

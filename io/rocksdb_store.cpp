@@ -21,6 +21,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "io/disk_space.h"
+#include "kernels/support/clock.h"
 #endif
 
 namespace st::io {
@@ -35,27 +36,22 @@ Status rocks_random_reads(RocksKvStore& db, uint64_t keys, uint32_t value_bytes,
                           uint64_t seed, RandomReadResult* result) {
   *result = RandomReadResult{};
   if (keys == 0 || batch == 0) return Status(Errc::bad_argument, "rocks reads: no keys or batch 0");
-  auto now_ns = [] {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-  };
   result->latency_ns.reserve(reads);
   uint64_t rng = seed;
   std::vector<std::string> key_store;
   std::vector<std::string_view> views;
   std::vector<std::string> values;
   std::vector<uint8_t> found;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = monotonic_ns();
   for (uint64_t done = 0; done < reads;) {
     const uint64_t n = std::min<uint64_t>(batch, reads - done);
     key_store.clear();
     views.clear();
     for (uint64_t i = 0; i < n; ++i) key_store.push_back(rocks_bench_key(random_page(rng, keys)));
     for (const auto& k : key_store) views.push_back(k);
-    const uint64_t b0 = now_ns();
+    const uint64_t b0 = monotonic_ns();
     if (Status s = db.multi_get(views, &values, &found); !s.ok()) return s;
-    const uint64_t lat = now_ns() - b0;
+    const uint64_t lat = monotonic_ns() - b0;
     for (uint64_t i = 0; i < n; ++i) {
       if (!found[i] || values[i].size() != value_bytes)
         return Status(Errc::not_found, "rocks reads: key " + std::to_string(i) + " of a batch missing or wrong size");
@@ -63,7 +59,7 @@ Status rocks_random_reads(RocksKvStore& db, uint64_t keys, uint32_t value_bytes,
     }
     done += n;
   }
-  result->wall_ns = now_ns() - t0;
+  result->wall_ns = monotonic_ns() - t0;
   result->reads = result->latency_ns.size();
   return {};
 }

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "kernels/support/byte_order.h"
+
 namespace st::io {
 namespace {
 
@@ -14,24 +16,6 @@ constexpr uint64_t kP4 = 0x85EBCA77C2B2AE63ull;
 constexpr uint64_t kP5 = 0x27D4EB2F165667C5ull;
 
 inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-inline uint64_t load64(const unsigned char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-
-inline uint32_t load32(const unsigned char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  return v;
-}
 
 inline uint64_t round(uint64_t acc, uint64_t lane) {
   acc += lane * kP2;
@@ -54,10 +38,10 @@ uint64_t xxh64(const void* data, size_t size, uint64_t seed) {
     uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
     const unsigned char* const limit = end - 32;
     do {
-      v1 = round(v1, load64(p));
-      v2 = round(v2, load64(p + 8));
-      v3 = round(v3, load64(p + 16));
-      v4 = round(v4, load64(p + 24));
+      v1 = round(v1, load_le64(p));
+      v2 = round(v2, load_le64(p + 8));
+      v3 = round(v3, load_le64(p + 16));
+      v4 = round(v4, load_le64(p + 24));
       p += 32;
     } while (p <= limit);
     h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
@@ -70,12 +54,12 @@ uint64_t xxh64(const void* data, size_t size, uint64_t seed) {
   }
   h += uint64_t(size);
   while (end - p >= 8) {
-    h ^= round(0, load64(p));
+    h ^= round(0, load_le64(p));
     h = rotl(h, 27) * kP1 + kP4;
     p += 8;
   }
   if (end - p >= 4) {
-    h ^= uint64_t(load32(p)) * kP1;
+    h ^= uint64_t(load_le32(p)) * kP1;
     h = rotl(h, 23) * kP2 + kP3;
     p += 4;
   }

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "kernels/support/byte_order.h"
+
 namespace st::kernels {
 namespace {
 
@@ -14,12 +16,6 @@ constexpr uint32_t kChunkStart = 1, kChunkEnd = 2, kParent = 4, kRoot = 8;
 constexpr size_t kBlockBytes = 64, kChunkBytes = 1024;
 
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-inline uint32_t load_le(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-inline void store_le(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); p[2] = uint8_t(v >> 16); p[3] = uint8_t(v >> 24);
-}
 
 #define ST_B3_G(a, b, c, d, x, y)          \
   do {                                     \
@@ -63,11 +59,11 @@ inline void compress(const uint32_t cv[8], const uint32_t m_in[16], uint64_t cou
 inline void load_block(const uint8_t* p, size_t len, uint32_t m[16]) {
   uint8_t buf[kBlockBytes] = {};
   if (len) std::memcpy(buf, p, len);  // p may be null for the empty message
-  for (int i = 0; i < 16; ++i) m[i] = load_le(buf + 4 * i);
+  for (int i = 0; i < 16; ++i) m[i] = load_le32(buf + 4 * i);
 }
 
 inline void store_cv(const uint32_t cv[8], uint8_t* out) {
-  for (int i = 0; i < 8; ++i) store_le(out + 4 * i, cv[i]);
+  for (int i = 0; i < 8; ++i) store_le32(out + 4 * i, cv[i]);
 }
 
 // A message of at most one block: a single root compression.

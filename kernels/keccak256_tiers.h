@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/keccak256.h"
+#include "kernels/support/byte_order.h"
 
 namespace st::kernels::keccak_detail {
 
@@ -30,14 +31,6 @@ void keccak256_batch32_avx512(const uint8_t* const* msgs, uint8_t* out, size_t n
 // Known-answer + cross-check against the portable kernel; true when the tier is correct.
 bool keccak256_self_test(SingleFn single, BatchFn batch, PullFn pull, Batch32Fn batch32);
 
-static inline uint64_t load_le64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
 static inline void store_le64(uint8_t* p, uint64_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   v = __builtin_bswap64(v);

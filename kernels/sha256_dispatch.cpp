@@ -10,6 +10,7 @@
 #include "kernels/sha256.h"
 #include "kernels/sha256_portable.h"
 #include "kernels/sha256_tiers.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::kernels {
 
@@ -46,7 +47,7 @@ bool cpu_supports(Sha256Tier tier) {
 
 // Deterministic test bytes (xorshift), so the self-test needs no allocation or RNG state.
 void fill_bytes(uint8_t* p, size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+  uint64_t x = seed * kSplitmix64Gamma + 1;
   for (size_t i = 0; i < n; ++i) {
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
     p[i] = uint8_t(x >> 24);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/sha256_constants.h"
+#include "kernels/support/byte_order.h"
 
 namespace st::kernels::sha256_detail {
 
@@ -17,13 +18,6 @@ void compress_portable(uint32_t state[8], const uint8_t* blocks, size_t nblocks)
 // Full message hash with a given multi-block compressor (handles padding).
 using CompressFn = void (*)(uint32_t state[8], const uint8_t* blocks, size_t nblocks);
 void hash_with(CompressFn compress, const uint8_t* data, size_t len, uint8_t* out);
-
-inline uint32_t load_be32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-inline void store_be32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 24); p[1] = uint8_t(v >> 16); p[2] = uint8_t(v >> 8); p[3] = uint8_t(v);
-}
 
 // Sliced-block adapters built on a tier's byte-oriented batch kernels (used by tiers that
 // have no native sliced kernel). They un-slice/re-slice through a stack buffer.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # check_layers.sh: fails (exit 1, one line per violation) when a layer reaches past its
 # neighbours in the sources: TBB outside engine/pipeline/, liburing or RocksDB outside io/,
-# SIMD intrinsics or ISA flags outside kernels/, an io/ header included from the CLI
-# (workloads/ reaches the disk through the engine). Run by the test suite (ctest: layers).
+# SIMD intrinsics or ISA flags (build flags, target pragmas or attributes) outside kernels/,
+# an io/ header included from the CLI (workloads/ reaches the disk through the engine).
+# The build enforces the rest (see docs/architecture.md, Layers). Run by the test suite
+# (ctest: layers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=(kernels io engine workloads tests)
@@ -18,7 +20,10 @@ violations() {  # violations PATTERN ALLOWED_PREFIX WHAT
 violations '#include[[:space:]]*[<"](oneapi/)?tbb/' 'engine/pipeline/' 'TBB outside engine/pipeline/'
 violations '#include[[:space:]]*[<"]liburing' 'io/' 'liburing outside io/'
 violations '#include[[:space:]]*[<"]rocksdb/' 'io/' 'RocksDB outside io/'
-violations '#include[[:space:]]*<(x86intrin|immintrin|emmintrin|xmmintrin|pmmintrin|tmmintrin|smmintrin|nmmintrin|wmmintrin|arm_neon)\.h>|\b_mm(256|512)?_[a-z0-9_]+\(' 'kernels/' 'intrinsics outside kernels/'
+# Intrinsics: any *intrin.h, the ARM and cpuid headers, the _mm*_ calls, the vector types and
+# the compiler's ISA builtins; ISA flags in the sources: target pragmas and attributes.
+violations '#include[[:space:]]*<([a-z0-9_]*intrin|arm_neon|arm_acle|arm_sve|cpuid)\.h>|\b_mm(256|512)?_[a-z0-9_]+\(|\b__m(64|128|256|512)[a-z]*\b|__builtin_ia32_' 'kernels/' 'intrinsics outside kernels/'
+violations '#pragma[[:space:]]+(GCC|clang)[[:space:]]+(target|attribute)|__attribute__[[:space:]]*\(\([[:space:]]*target|\[\[gnu::target' 'kernels/' 'ISA flag outside kernels/'
 cli_io=$(grep -rnE --include='*.cpp' --include='*.h' '#include[[:space:]]*[<"]io/' workloads || true)
 if [[ -n $cli_io ]]; then
   while IFS= read -r line; do echo "layers: io/ header included from the CLI: $line"; done <<<"$cli_io"

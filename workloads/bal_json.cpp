@@ -42,7 +42,7 @@ json bal_to_json(const state::BlockAccessList& bal) {
       for (const state::StorageChange& c : s.changes) ch.push_back({c.index, u256_to_hex(c.value)});
       sc.push_back({u256_to_hex(s.slot), ch});
     }
-    for (const state::Bytes32& r : a.storage_reads) sr.push_back(u256_to_hex(r));
+    for (const state::Hash32& r : a.storage_reads) sr.push_back(u256_to_hex(r));
     for (const state::BalanceChange& c : a.balance_changes) bc.push_back({c.index, u256_to_hex(c.post_balance)});
     for (const state::NonceChange& c : a.nonce_changes) nc.push_back({c.index, c.nonce});
     for (const state::CodeChange& c : a.code_changes) cc.push_back({c.index, hex_bytes(c.code.data(), c.code.size())});
@@ -59,7 +59,7 @@ json bal_to_json(const state::BlockAccessList& bal) {
 json block_to_json(const state::Block& b) {
   json txs = json::array();
   for (const state::TxInfo& t : b.header.txs) txs.push_back({{"gas_used", t.gas_used}, {"calls", t.calls}});
-  const state::Bytes32 h = state::bal_hash(b.bal);
+  const state::Hash32 h = state::bal_hash(b.bal);
   json j = {{"number", b.header.number},
             {"tree", state::bal_tree_name(b.header.tree)},
             {"pre_state_root", b.header.pre_state_root ? json(hex_bytes(b.header.pre_state_root->data(), 32)) : json()},
@@ -113,7 +113,7 @@ bool storage_from_json(const json& a, const std::string& who, state::AccountChan
     ac->storage_changes.push_back(std::move(sc));
   }
   for (const json& r : a["storage_reads"]) {
-    state::Bytes32 slot;
+    state::Hash32 slot;
     if (!get_u256(r, who + "read slot", &slot, err)) return false;
     ac->storage_reads.push_back(slot);
   }

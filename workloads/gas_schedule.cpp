@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/keccak256.h"
+#include "kernels/support/check.h"
 
 namespace st::workloads::gas {
 
@@ -12,7 +13,7 @@ namespace {
 bool zero(const state::U256& v) {
   return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
 }
-bintrie::Stem stem_of(const bintrie::Bytes32& key) {
+bintrie::Stem stem_of(const bintrie::Hash32& key) {
   bintrie::Stem s;
   std::memcpy(s.data(), key.data(), s.size());
   return s;
@@ -47,25 +48,25 @@ SstoreCharge mpt_sstore(bool warm, const state::U256& o, const state::U256& c, c
   return r;
 }
 
-uint64_t WitnessCharges::read(const bintrie::Bytes32& key) {
+uint64_t WitnessCharges::read(const bintrie::Hash32& key) {
   uint64_t g = 0;
   if (stems_read_.insert(stem_of(key)).second) g += kWitnessBranchCost;
   if (leaves_read_.insert(key).second) g += kWitnessChunkCost;
   return g;
 }
 
-uint64_t WitnessCharges::write(const bintrie::Bytes32& key) {
+uint64_t WitnessCharges::write(const bintrie::Hash32& key) {
   uint64_t g = read(key);
   if (stems_edited_.insert(stem_of(key)).second) g += kSubtreeEditCost;
   if (leaves_edited_.insert(key).second) g += kChunkEditCost;
   return g;  // + kChunkFillCost for a new leaf in the EIP text; go-ethereum does not charge it
 }
 
-uint64_t WitnessCharges::peek_read(const bintrie::Bytes32& key) const {
+uint64_t WitnessCharges::peek_read(const bintrie::Hash32& key) const {
   return (stems_read_.count(stem_of(key)) ? 0 : kWitnessBranchCost) + (leaves_read_.count(key) ? 0 : kWitnessChunkCost);
 }
 
-uint64_t WitnessCharges::peek_write(const bintrie::Bytes32& key) const {
+uint64_t WitnessCharges::peek_write(const bintrie::Hash32& key) const {
   return peek_read(key) + (stems_edited_.count(stem_of(key)) ? 0 : kSubtreeEditCost) +
          (leaves_edited_.count(key) ? 0 : kChunkEditCost);
 }
@@ -99,6 +100,7 @@ std::vector<uint8_t> attack_calldata(uint64_t first, uint64_t count) {
 }
 
 uint64_t per_call_gas(Call call, Tree tree, uint64_t evm_work) {
+  ST_CHECK(tree == Tree::mpt || tree == Tree::bintrie, "gas schedules exist for the MPT and the binary trie");
   state::U256 zero_v{}, one{};
   one[31] = 1;
   if (tree == Tree::mpt) {
@@ -106,7 +108,7 @@ uint64_t per_call_gas(Call call, Tree tree, uint64_t evm_work) {
     return evm_work + mpt_sstore(false, zero_v, zero_v, one).gas;
   }
   WitnessCharges w;  // a slot on a stem the transaction has not touched
-  bintrie::Bytes32 key{};
+  bintrie::Hash32 key{};
   key[0] = 0x5a;
   return evm_work + (call == Call::balance_of ? w.sload(key) : w.sstore(key));
 }

@@ -32,6 +32,7 @@
 
 #include "engine/bintrie/keys.h"
 #include "engine/state/state_types.h"
+#include "kernels/support/tree_kinds.h"
 
 namespace st::workloads::gas {
 
@@ -78,19 +79,19 @@ SstoreCharge mpt_sstore(bool warm, const state::U256& original, const state::U25
 class WitnessCharges {
  public:
   // Witness gas of reading / writing (read + edit costs) the leaf `key` (stem = key[0..31)).
-  uint64_t read(const bintrie::Bytes32& key);
-  uint64_t write(const bintrie::Bytes32& key);
+  uint64_t read(const bintrie::Hash32& key);
+  uint64_t write(const bintrie::Hash32& key);
   // The opcode's charge: the witness gas, or the warm 100 when it is zero.
-  uint64_t sload(const bintrie::Bytes32& key) { return or_warm(read(key)); }
-  uint64_t sstore(const bintrie::Bytes32& key) { return or_warm(write(key)); }
+  uint64_t sload(const bintrie::Hash32& key) { return or_warm(read(key)); }
+  uint64_t sstore(const bintrie::Hash32& key) { return or_warm(write(key)); }
   static uint64_t or_warm(uint64_t g) { return g ? g : kWarmStorageRead; }
   // What read / write would charge now, without recording the access.
-  uint64_t peek_read(const bintrie::Bytes32& key) const;
-  uint64_t peek_write(const bintrie::Bytes32& key) const;
+  uint64_t peek_read(const bintrie::Hash32& key) const;
+  uint64_t peek_write(const bintrie::Hash32& key) const;
 
  private:
   std::set<bintrie::Stem> stems_read_, stems_edited_;
-  std::set<bintrie::Bytes32> leaves_read_, leaves_edited_;
+  std::set<bintrie::Hash32> leaves_read_, leaves_edited_;
 };
 
 // ---- transactions ------------------------------------------------------------------------
@@ -105,7 +106,7 @@ std::vector<uint8_t> attack_calldata(uint64_t first, uint64_t count);
 // The published per-call totals, from the rules above: a call on a cold slot never seen in
 // the transaction, original value zero (approve) or present (balanceOf).
 enum class Call { balance_of, approve };
-enum class Tree { mpt, bintrie };
+using Tree = st::TreeKind;  // the schedules exist for TreeKind::mpt and TreeKind::bintrie
 uint64_t per_call_gas(Call call, Tree tree, uint64_t evm_work);
 
 }  // namespace st::workloads::gas

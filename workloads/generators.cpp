@@ -14,11 +14,12 @@
 #include "engine/bintrie/keys.h"
 #include "engine/state/bal_builder.h"
 #include "kernels/keccak256.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::workloads {
 
 using state::Address;
-using state::Bytes32;
+using state::Hash32;
 using state::U256;
 
 std::optional<WorkloadKind> workload_kind_from_name(std::string_view n) {
@@ -42,8 +43,8 @@ const char* workload_kind_name(WorkloadKind k) {
 
 namespace {
 
-Bytes32 keccak(const uint8_t* p, size_t n) {
-  Bytes32 h;
+Hash32 keccak(const uint8_t* p, size_t n) {
+  Hash32 h;
   kernels::keccak256(p, n, h.data());
   return h;
 }
@@ -75,17 +76,13 @@ U256 sub_mul_saturating(U256 a, uint64_t x, uint64_t y) {
   }
   return borrow ? U256{} : r;
 }
-uint64_t mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+// One splitmix64 step from state z (kernels/support/splitmix64.h).
+uint64_t mix(uint64_t z) { return splitmix64(z); }
 // A fresh address named by a tag and the seed: keccak256(tag || seed_be64)[12..32).
 Address tagged_address(const char* tag, uint64_t seed) {
   std::vector<uint8_t> m(tag, tag + std::strlen(tag));
   for (int i = 7; i >= 0; --i) m.push_back(uint8_t(seed >> (8 * i)));
-  const Bytes32 h = keccak(m.data(), m.size());
+  const Hash32 h = keccak(m.data(), m.size());
   Address a;
   std::memcpy(a.data(), h.data() + 12, 20);
   return a;
@@ -94,7 +91,7 @@ Address tagged_address(const char* tag, uint64_t seed) {
 constexpr uint64_t kGasPriceWei = 1000000000;  // 1 gwei
 constexpr uint64_t kMainnetGas = 36000000;
 
-using SlotKey = std::pair<Address, Bytes32>;
+using SlotKey = std::pair<Address, Hash32>;
 
 class Generator;
 
@@ -110,16 +107,16 @@ class TxGas {
     w_.read(bintrie::code_hash_key(ks_, target));
   }
   // The state gas of an SLOAD / SSTORE (peek: without recording it).
-  uint64_t sload(const Address& a, const Bytes32& slot, bool peek) {
+  uint64_t sload(const Address& a, const Hash32& slot, bool peek) {
     if (tree_ == gas::Tree::mpt) {
       const bool warm = warm_.count({a, slot});
       if (!peek) warm_.insert({a, slot});
       return gas::mpt_sload(warm);
     }
-    const bintrie::Bytes32 key = bintrie::storage_slot_key(ks_, a, slot);
+    const bintrie::Hash32 key = bintrie::storage_slot_key(ks_, a, slot);
     return gas::WitnessCharges::or_warm(peek ? w_.peek_read(key) : w_.read(key));
   }
-  uint64_t sstore(const Address& a, const Bytes32& slot, const U256& original, const U256& current, const U256& value,
+  uint64_t sstore(const Address& a, const Hash32& slot, const U256& original, const U256& current, const U256& value,
                   bool peek) {
     if (tree_ == gas::Tree::mpt) {
       const bool warm = warm_.count({a, slot});
@@ -127,14 +124,14 @@ class TxGas {
       if (!peek) warm_.insert({a, slot}), refund_ += c.refund;
       return c.gas;
     }
-    const bintrie::Bytes32 key = bintrie::storage_slot_key(ks_, a, slot);
+    const bintrie::Hash32 key = bintrie::storage_slot_key(ks_, a, slot);
     return gas::WitnessCharges::or_warm(peek ? w_.peek_write(key) : w_.write(key));
   }
   // A CALL into `callee` whose EVM work already holds the warm 100 (the token, warm through
   // the access list on the MPT): the binary trie's witness replaces it.
   uint64_t call_extra(const Address& callee, bool peek) {
     if (tree_ != gas::Tree::bintrie) return 0;
-    const bintrie::Bytes32 key = bintrie::basic_data_key(ks_, callee);
+    const bintrie::Hash32 key = bintrie::basic_data_key(ks_, callee);
     return gas::WitnessCharges::or_warm(peek ? w_.peek_read(key) : w_.read(key)) - gas::kWarmStorageRead;
   }
   // Code chunks 0..n-1 of `code_owner` executed (binary trie: 200 each the first time).
@@ -142,7 +139,7 @@ class TxGas {
     if (tree_ != gas::Tree::bintrie) return 0;
     uint64_t g = 0;
     for (uint64_t i = 0; i < n; ++i) {
-      const bintrie::Bytes32 key = bintrie::code_chunk_key(ks_, code_owner, i);
+      const bintrie::Hash32 key = bintrie::code_chunk_key(ks_, code_owner, i);
       g += peek ? w_.peek_read(key) : w_.read(key);
     }
     return g;
@@ -154,7 +151,7 @@ class TxGas {
       if (!peek) warm_accounts_.insert(a);
       return gas::mpt_account_access(warm);
     }
-    const bintrie::Bytes32 key = bintrie::basic_data_key(ks_, a);
+    const bintrie::Hash32 key = bintrie::basic_data_key(ks_, a);
     return gas::WitnessCharges::or_warm(peek ? w_.peek_read(key) : w_.read(key));
   }
   int64_t refund() const { return tree_ == gas::Tree::mpt ? refund_ : 0; }
@@ -181,12 +178,12 @@ class Generator {
 
  private:
   // ---- the state before the current block, and inside it ----
-  U256 slot_value(const Address& a, const Bytes32& slot, const U256& base) const {
+  U256 slot_value(const Address& a, const Hash32& slot, const U256& base) const {
     if (auto v = b_.slot_now(a, slot)) return *v;
     auto it = slots_.find({a, slot});
     return it == slots_.end() ? base : it->second;
   }
-  U256 slot_block_pre(const Address& a, const Bytes32& slot, const U256& base) const {
+  U256 slot_block_pre(const Address& a, const Hash32& slot, const U256& base) const {
     auto it = slots_.find({a, slot});
     return it == slots_.end() ? base : it->second;
   }
@@ -198,14 +195,14 @@ class Generator {
     src_.account_fields(*index, &r);
     return {r.nonce, r.balance};
   }
-  void read(const Address& a, const Bytes32& slot, const U256& base) { b_.read_slot(a, slot, slot_block_pre(a, slot, base)); }
-  void write(const Address& a, const Bytes32& slot, const U256& base, const U256& v) {
+  void read(const Address& a, const Hash32& slot, const U256& base) { b_.read_slot(a, slot, slot_block_pre(a, slot, base)); }
+  void write(const Address& a, const Hash32& slot, const U256& base, const U256& v) {
     b_.write_slot(a, slot, slot_block_pre(a, slot, base), v);
   }
 
   // ---- the ERC20 calls ----
   struct CallSlot {
-    Bytes32 slot{};
+    Hash32 slot{};
     U256 base{};  // its value in the state the file starts from
     U256 value{}; // approve: the value written
   };
@@ -248,7 +245,7 @@ class Generator {
   struct OtherSlot {
     uint64_t global = 0;  // index over the other contracts' slots, concatenated
     Address contract{};
-    Bytes32 slot{};
+    Hash32 slot{};
     U256 base{};
   };
   std::optional<std::string> draw_other(uint64_t tx, std::vector<OtherSlot>* out);
@@ -480,7 +477,7 @@ uint64_t Generator::zipf_contract(uint64_t r) {
 // One mainnet-like transaction: a call into a Zipf-drawn contract with ~4.1 slot reads and
 // ~2.9 slot writes.
 std::optional<std::string> Generator::mainnet_tx(TxGas& g, uint64_t tx, uint64_t* exec_gas, state::TxInfo* info) {
-  uint64_t r = mix(o_.seed ^ (tx * 0x9e3779b97f4a7c15ull));
+  uint64_t r = mix(o_.seed ^ (tx * kSplitmix64Gamma));
   auto next = [&]() { return r = mix(r); };
   const uint64_t c = zipf_contract(next());
   const Address ca = src_.address(c);
@@ -502,7 +499,7 @@ std::optional<std::string> Generator::mainnet_tx(TxGas& g, uint64_t tx, uint64_t
   const uint64_t writes = 2 + (next() % 10 < 9);
   uint64_t accesses = 0;
   for (uint64_t i = 0; i < reads; ++i, ++accesses) {
-    Bytes32 slot;
+    Hash32 slot;
     U256 base{};
     if (next() % 100 < 88 || size == 0) {
       slot = fresh_slot(accesses);
@@ -515,7 +512,7 @@ std::optional<std::string> Generator::mainnet_tx(TxGas& g, uint64_t tx, uint64_t
     read(ca, slot, base);
   }
   for (uint64_t i = 0; i < writes; ++i, ++accesses) {
-    Bytes32 slot;
+    Hash32 slot;
     U256 base{}, value = random_value();
     const uint64_t kind = next() % 300;
     if (kind < 100 || size == 0) {
@@ -648,18 +645,18 @@ std::variant<std::vector<state::Block>, std::string> Generator::run() {
 
 }  // namespace
 
-state::Bytes32 erc20_balance_slot(const state::Address& holder) {
+state::Hash32 erc20_balance_slot(const state::Address& holder) {
   uint8_t m[64] = {};
   std::memcpy(m + 12, holder.data(), 20);
   m[63] = 2;
   return keccak(m, 64);
 }
 
-state::Bytes32 erc20_allowance_slot(const state::Address& owner, const state::Address& spender) {
+state::Hash32 erc20_allowance_slot(const state::Address& owner, const state::Address& spender) {
   uint8_t m[64] = {};
   std::memcpy(m + 12, owner.data(), 20);
   m[63] = 3;
-  const Bytes32 inner = keccak(m, 64);
+  const Hash32 inner = keccak(m, 64);
   std::memset(m, 0, 32);
   std::memcpy(m + 12, spender.data(), 20);
   std::memcpy(m + 32, inner.data(), 32);
@@ -679,7 +676,7 @@ state::Block next_synthetic_writes_block(state::SyntheticState* src, gas::Tree t
   std::vector<state::SyntheticBlockWrite> writes;
   src->next_block(nullptr, &writes);
   struct Changes {
-    std::map<Bytes32, std::vector<state::StorageChange>> slots;
+    std::map<Hash32, std::vector<state::StorageChange>> slots;
     std::vector<state::BalanceChange> balance;
     std::vector<state::NonceChange> nonce;
   };

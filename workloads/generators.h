@@ -93,7 +93,7 @@ struct WorkloadOptions {
   uint64_t evm_work_balance_of = gas::kEvmWorkBalanceOf;
   uint64_t evm_work_approve = gas::kEvmWorkApprove;
   uint64_t first_block_number = 0;
-  std::optional<state::Bytes32> pre_state_root;  // of the first block
+  std::optional<state::Hash32> pre_state_root;  // of the first block
 };
 
 // The blocks, or a one-line error (options that do not fit the state; synthetic_writes: a
@@ -107,8 +107,8 @@ std::variant<std::vector<state::Block>, std::string> generate_workload(const sta
 state::Block next_synthetic_writes_block(state::SyntheticState* src, gas::Tree tree);
 
 // Solidity mapping keys (docs/specs/workloads.md).
-state::Bytes32 erc20_balance_slot(const state::Address& holder);                              // slot 2
-state::Bytes32 erc20_allowance_slot(const state::Address& owner, const state::Address& spender);  // slot 3
+state::Hash32 erc20_balance_slot(const state::Address& holder);                              // slot 2
+state::Hash32 erc20_allowance_slot(const state::Address& owner, const state::Address& spender);  // slot 3
 state::Address integer_address(uint64_t n);  // the 20-byte big-endian integer n
 
 }  // namespace st::workloads

@@ -29,7 +29,7 @@ namespace {
 using json = nlohmann::json;
 using st::state::Account;
 using st::state::Address;
-using st::state::Bytes32;
+using st::state::Hash32;
 
 // A genesis file nests 4 deep ({alloc: {addr: {storage: {}}}}); go-ethereum's "config" a few
 // more. Deeper input is refused before it can cost memory.
@@ -90,12 +90,12 @@ std::string address_text(const AddressKey& k) {
   return s;
 }
 
-std::variant<Bytes32, std::string> parse_hash32(std::string_view s) {
+std::variant<Hash32, std::string> parse_hash32(std::string_view s) {
   auto bytes = parse_hex_bytes(s, false);
   if (auto* err = std::get_if<std::string>(&bytes)) return *err;
   const auto& b = std::get<std::vector<uint8_t>>(bytes);
   if (b.size() != 32) return "must be 32 bytes: " + quote_for_error(s);
-  Bytes32 out{};
+  Hash32 out{};
   std::memcpy(out.data(), b.data(), 32);
   return out;
 }
@@ -136,7 +136,7 @@ struct Frame {
   Target next = Target::Ignore;
   uint8_t fields_seen = 0;              // Account: balance, nonce, code, storage (bits 0..3)
   bool slot_ok = false;                 // Storage: the current key parsed
-  Bytes32 slot{};                       // Storage: the current key
+  Hash32 slot{};                       // Storage: the current key
   std::string key;                      // the current key (objects), for paths and messages
   bool key_is_account = false;          // Alloc / Top: the current key is the address of the
                                         // account being read (not copied; see current_key())
@@ -364,9 +364,9 @@ bool GenesisSax::key_slot(Frame& f, const std::string& k) {
   if (!f.keys.insert(k).second) return fail("duplicate JSON key " + quote_for_error(k) + " in " + key_path());
   f.next = Target::SlotValue;
   auto slot = geth_storage_word(k);
-  f.slot_ok = std::holds_alternative<Bytes32>(slot);
+  f.slot_ok = std::holds_alternative<Hash32>(slot);
   if (!f.slot_ok) return account_error("storage slot " + quote_for_error(k) + ": " + std::get<std::string>(slot));
-  f.slot = std::get<Bytes32>(slot);
+  f.slot = std::get<Hash32>(slot);
   return true;
 }
 
@@ -466,11 +466,11 @@ std::variant<uint64_t, std::string> nonce_value(Kind kind, std::string_view text
 bool GenesisSax::slot_value(Kind kind, std::string_view text) {
   const Frame& f = frames_.back();
   const std::string who = "storage slot " + quote_for_error(f.key) + ": ";
-  Bytes32 value{};
+  Hash32 value{};
   if (kind == Kind::String) {
     auto v = geth_storage_word(text);
     if (auto* e = std::get_if<std::string>(&v)) return account_error(who + "value " + *e);
-    value = std::get<Bytes32>(v);
+    value = std::get<Hash32>(v);
   } else if (kind != Kind::Null) {
     return account_error(who + "value must be a hex string");
   }
@@ -543,12 +543,12 @@ std::variant<GenesisFile, std::string> GenesisSax::finish() {
       dup && dup->rfind("duplicate JSON key", 0) == 0)
     return source_ + ": " + *dup;
   if (auto dup = duplicate_error(alloc_, alloc_.accounts.size(), "in alloc")) return source_ + ": " + *dup;
-  auto hash_field = [&](const MetaField& m, const char* name, std::optional<Bytes32>* dest) -> std::optional<std::string> {
+  auto hash_field = [&](const MetaField& m, const char* name, std::optional<Hash32>* dest) -> std::optional<std::string> {
     if (!m.present) return std::nullopt;
     if (m.kind != Kind::String) return source_ + ": " + name + " must be a 0x-hex string of 32 bytes";
     auto r = parse_hash32(m.text);
     if (auto* e = std::get_if<std::string>(&r)) return source_ + ": " + name + " " + *e;
-    *dest = std::get<Bytes32>(r);
+    *dest = std::get<Hash32>(r);
     return std::nullopt;
   };
   if (auto e = hash_field(state_root_, "expected_state_root", &out.expected_state_root)) return *e;

@@ -52,8 +52,8 @@ namespace st::workloads {
 
 struct GenesisFile {
   st::state::Allocation alloc;                                // accounts in file order
-  std::optional<st::state::Bytes32> expected_state_root;      // "expected_state_root"
-  std::optional<st::state::Bytes32> expected_genesis_block_hash;
+  std::optional<st::state::Hash32> expected_state_root;      // "expected_state_root"
+  std::optional<st::state::Hash32> expected_genesis_block_hash;
   std::string network;                                        // "network", empty if absent
 };
 

@@ -44,12 +44,12 @@ std::variant<std::vector<uint8_t>, std::string> geth_code(std::string_view text)
   return parse_hex_bytes(text, false);
 }
 
-std::variant<st::state::Bytes32, std::string> geth_storage_word(std::string_view text) {
+std::variant<st::state::Hash32, std::string> geth_storage_word(std::string_view text) {
   std::string_view digits = text;
   if (digits.size() >= 2 && digits[0] == '0' && digits[1] == 'x') digits.remove_prefix(2);
   if (digits.size() > 64) return "more than 32 bytes: " + quote_for_error(text);
   if (digits.size() % 2) return "hex of odd length: " + quote_for_error(text);
-  st::state::Bytes32 out{};
+  st::state::Hash32 out{};
   const size_t offset = 32 - digits.size() / 2;
   for (size_t i = 0; i < digits.size() / 2; ++i) {
     const int hi = hex_digit(digits[2 * i]), lo = hex_digit(digits[2 * i + 1]);

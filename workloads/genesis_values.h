@@ -28,6 +28,6 @@ std::variant<std::vector<uint8_t>, std::string> geth_code(std::string_view text)
 
 // Storage key or value: an optional lowercase "0x", then an even number (0..64) of hex digits,
 // left-padded to 32 bytes ("" and "0x" are 0; "0X" is not a prefix there).
-std::variant<st::state::Bytes32, std::string> geth_storage_word(std::string_view text);
+std::variant<st::state::Hash32, std::string> geth_storage_word(std::string_view text);
 
 }  // namespace st::workloads

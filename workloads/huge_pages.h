@@ -1,5 +1,6 @@
-// huge_pages: transparent huge pages for the loaders' large buffers (a 1M-line --kv file
-// decodes into ~70 MB; faulting that in 4 KiB pages costs as much as parsing it).
+// huge_pages: transparent huge pages for the loaders' growing vectors (a 1M-line --kv file
+// decodes into ~70 MB; faulting that in 4 KiB pages costs as much as parsing it), through
+// the spine's advise_huge_pages (kernels/support/large_alloc.h).
 //
 // Invariant: advice only (MADV_HUGEPAGE on the 2 MiB-aligned interior of a buffer); the
 // buffer's contents and ownership are unchanged, and where the kernel ignores the advice
@@ -10,16 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <sys/mman.h>
+#include "kernels/support/large_alloc.h"
 
 namespace st::workloads {
-
-inline void advise_huge_pages(const void* p, size_t bytes) {
-  constexpr uintptr_t k2MiB = uintptr_t(2) << 20;
-  const uintptr_t begin = (uintptr_t(p) + k2MiB - 1) & ~(k2MiB - 1);
-  const uintptr_t end = (uintptr_t(p) + bytes) & ~(k2MiB - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 // Makes room for one more element of a growing vector: capacity doubles (at least 4096), and
 // the new buffer is advised to use huge pages before it is touched.

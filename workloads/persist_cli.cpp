@@ -98,8 +98,8 @@ std::optional<state::Address> parse_address(const std::string& text, std::string
   return a;
 }
 
-std::optional<state::Bytes32> parse_slot(const std::string& text, std::string* err) {
-  state::Bytes32 s{};
+std::optional<state::Hash32> parse_slot(const std::string& text, std::string* err) {
+  state::Hash32 s{};
   if (!hex_into(strip0x(text), s.data(), s.size())) {
     *err = "bad --slot " + workloads::quote_for_error(text) + ": want 1..64 hex digits (0x optional)";
     return std::nullopt;
@@ -211,7 +211,7 @@ void ProgressBar::finish() {
 std::string hex0x(const uint8_t* p, size_t n) { return report::hex0x(p, n); }
 
 // The commit record's spec after block commits (apply, run).
-std::string bal_blocks_spec(const std::string& spec, uint64_t applied, const state::Bytes32& last_hash) {
+std::string bal_blocks_spec(const std::string& spec, uint64_t applied, const state::Hash32& last_hash) {
   nlohmann::json j = nlohmann::json::parse(spec, nullptr, false);
   nlohmann::json base = j;
   uint64_t before = 0;

@@ -43,12 +43,12 @@ void store_regime(const persist::DbFiles& files, nlohmann::json& out);
 // The commit record's spec after `applied` more block commits on a state whose spec is
 // `spec`: {"kind":"bal_blocks","base":<the built state's spec>,"blocks_applied":N,
 // "last_bal_hash":"0x..."} (apply, run).
-std::string bal_blocks_spec(const std::string& spec, uint64_t applied, const state::Bytes32& last_hash);
+std::string bal_blocks_spec(const std::string& spec, uint64_t applied, const state::Hash32& last_hash);
 
 // 40 hex digits, "0x" optional. nullopt + *err on anything else.
 std::optional<state::Address> parse_address(const std::string& text, std::string* err);
 // 1..64 hex digits, "0x" optional, left-padded to 32 bytes.
-std::optional<state::Bytes32> parse_slot(const std::string& text, std::string* err);
+std::optional<state::Hash32> parse_slot(const std::string& text, std::string* err);
 
 // The source a database was built from, recreated from its spec_json: the synthetic state,
 // or the allocation file (the path recorded at build time; its account count must match).

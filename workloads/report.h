@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/stats/summary.h"
+#include "kernels/support/clock.h"
 
 namespace st::report {
 
@@ -49,10 +50,8 @@ void stamp(nlohmann::json& j);
 // The text form of stamp(): one line.
 std::string stamp_line();
 
-inline uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
+// The run's clock (kernels/support/clock.h) under the name the CLI's commands spell.
+inline uint64_t now_ns() { return monotonic_ns(); }
 
 // Peak resident set size of this process so far, in bytes.
 uint64_t peak_rss_bytes();

@@ -6,23 +6,23 @@
 namespace st::bintrie {
 
 void append_account_leaves(const KeyScheme& ks, const Address& addr, const st::state::Account& account,
-                           const Bytes32& code_hash, std::vector<Entry>* out) {
+                           const Hash32& code_hash, std::vector<Entry>* out) {
   // The header stem holds basic data, code hash, slots < 64 and chunks < 128: derive its
   // stem once.
-  const Bytes32 header = basic_data_key(ks, addr);
-  auto header_key = [&](unsigned sub) { Bytes32 k = header; k[31] = uint8_t(sub); return k; };
+  const Hash32 header = basic_data_key(ks, addr);
+  auto header_key = [&](unsigned sub) { Hash32 k = header; k[31] = uint8_t(sub); return k; };
   out->push_back({header, basic_data_leaf(account.nonce, account.balance, uint32_t(account.code.size()))});
   out->push_back({header_key(kCodeHashLeafKey), code_hash});
-  const std::vector<Bytes32> chunks = chunkify_code(account.code);
-  Bytes32 last_ti{};
-  Bytes32 last_key{};
+  const std::vector<Hash32> chunks = chunkify_code(account.code);
+  Hash32 last_ti{};
+  Hash32 last_key{};
   bool have_last = false;
   for (size_t i = 0; i < chunks.size(); ++i) {
-    Bytes32 ti;
+    Hash32 ti;
     uint8_t sub;
     code_chunk_position(i, &ti, &sub);
-    Bytes32 key;
-    if (ti == Bytes32{}) {
+    Hash32 key;
+    if (ti == Hash32{}) {
       key = header_key(sub);
     } else {
       if (!have_last || ti != last_ti) { last_key = get_tree_key(ks, addr, ti, 0); last_ti = ti; have_last = true; }
@@ -32,11 +32,11 @@ void append_account_leaves(const KeyScheme& ks, const Address& addr, const st::s
     out->push_back({key, chunks[i]});
   }
   for (const auto& [slot, value] : account.storage) {
-    if (value == Bytes32{}) continue;
-    Bytes32 ti;
+    if (value == Hash32{}) continue;
+    Hash32 ti;
     uint8_t sub;
     storage_slot_position(slot, &ti, &sub);
-    Bytes32 key = ti == Bytes32{} ? header_key(sub) : get_tree_key(ks, addr, ti, sub);
+    Hash32 key = ti == Hash32{} ? header_key(sub) : get_tree_key(ks, addr, ti, sub);
     out->push_back({key, value});
   }
 }
@@ -44,7 +44,7 @@ void append_account_leaves(const KeyScheme& ks, const Address& addr, const st::s
 std::vector<Entry> allocation_leaves(const KeyScheme& ks, const st::state::Allocation& alloc, CodeHashFn code_hash) {
   std::vector<Entry> out;
   for (const auto& [addr, account] : alloc.accounts) {
-    Bytes32 ch;
+    Hash32 ch;
     code_hash(account.code.data(), account.code.size(), ch.data());
     append_account_leaves(ks, addr, account, ch, &out);
   }

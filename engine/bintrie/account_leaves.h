@@ -21,7 +21,7 @@ using CodeHashFn = void (*)(const uint8_t* code, size_t len, uint8_t* out32);
 // Appends the account's leaves. Precondition: balance fits 128 bits, code < 2^24 bytes
 // (checked by callers that parse input; see check_account).
 void append_account_leaves(const KeyScheme& ks, const Address& addr, const st::state::Account& account,
-                           const Bytes32& code_hash, std::vector<Entry>* out);
+                           const Hash32& code_hash, std::vector<Entry>* out);
 
 // Every account of an allocation.
 std::vector<Entry> allocation_leaves(const KeyScheme& ks, const st::state::Allocation& alloc, CodeHashFn code_hash);

@@ -197,7 +197,7 @@ std::vector<uint8_t> stem_depths(const SortedEntries& sorted) {
   return depth;
 }
 
-void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Bytes32* stem_hash_out,
+void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Hash32* stem_hash_out,
                 BatchRootStats* stats) {
   StemChunkScratch S;
   size_t n32 = 0, n64 = 0;
@@ -205,7 +205,7 @@ void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t 
     const size_t c1 = std::min(s1, c0 + kStemChunk);
     const size_t e0 = sorted.stem_begin[c0], ne = sorted.stem_begin[c1] - e0;
     const uint32_t* sb = sorted.stem_begin.data() + c0;
-    Bytes32* out = stem_hash_out + (c0 - s0);
+    Hash32* out = stem_hash_out + (c0 - s0);
     if (sorted.src) {
       // Index form: random reads; the prefetch runs far enough ahead to keep many misses
       // in flight (a DRAM miss is ~100 ns, an iteration a few ns).
@@ -227,11 +227,11 @@ void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t 
   }
 }
 
-Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt,
+Hash32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt,
                           BatchRootStats* stats) {
   const size_t n = sorted.stems();
   if (stats) { stats->entries = sorted.size(); stats->stems = n; }
-  if (n == 0) return Bytes32{};
+  if (n == 0) return Hash32{};
   const std::vector<uint8_t> depth = stem_depths(sorted);
 
   // Buckets by the top k stem bits: small enough (about kStemChunk stems) that a bucket's
@@ -258,7 +258,7 @@ Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const Ba
     uint64_t prefix;
     uint32_t rep;
     uint8_t depth;
-    Bytes32 hash;
+    Hash32 hash;
   };
   std::vector<BucketTop> bucket_item(nb);
   std::vector<uint8_t> bucket_has(nb, 0);

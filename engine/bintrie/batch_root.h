@@ -34,8 +34,8 @@
 namespace st::bintrie {
 
 struct Entry {
-  Bytes32 key{};
-  Bytes32 value{};
+  Hash32 key{};
+  Hash32 value{};
 };
 
 struct BatchRootStats {
@@ -80,7 +80,7 @@ struct SortedEntries {
 
 SortedEntries sort_entries(std::span<const Entry> entries, unsigned threads = 1, bool materialize = true);
 
-Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt = {},
+Hash32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt = {},
                    BatchRootStats* stats = nullptr);
 
 // Working memory of batch_root that a caller may keep across calls (its bucket-ordered
@@ -102,14 +102,14 @@ class BatchRootScratch {
   std::unique_ptr<Impl> impl_;
 };
 
-Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+Hash32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
                    BatchRootStats* stats, BatchRootScratch& scratch);
-Bytes32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt = {},
+Hash32 batch_root_sorted(const Hasher& h, const SortedEntries& sorted, const BatchRootOptions& opt = {},
                           BatchRootStats* stats = nullptr);
 
 // Stem subtree hashes for a range of stems [s0, s1) of a sorted set: stem_hash_out[s - s0].
 // Exposed for the mutable tree's bulk build and for tests.
-void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Bytes32* stem_hash_out,
+void hash_stems(const Hasher& h, const SortedEntries& sorted, size_t s0, size_t s1, Hash32* stem_hash_out,
                 BatchRootStats* stats);
 
 // Depth of every stem in the canonical tree (0 for a single stem).

@@ -36,17 +36,13 @@
 #include "engine/bintrie/sort_partition.h"
 #include "engine/bintrie/stem_bits.h"
 #include "engine/pipeline/parallel.h"
+#include "kernels/support/clock.h"
 
 namespace st::bintrie {
 namespace {
 
 constexpr size_t kBucketEntries = 2048;  // target entries per bucket (cache-resident work)
 constexpr size_t kStemChunk = 2048;      // stems per hash_stem_chunk call (skewed buckets)
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 struct Worker {
   SortedBucket sorted;
@@ -62,7 +58,7 @@ struct BucketTop {
   const uint8_t* stem = nullptr;  // the first stem's bytes (stem_of for the top items)
   uint32_t stems = 0;             // 0: empty bucket
   uint8_t depth = 0;              // the item's depth (k, or a lone stem's own depth)
-  Bytes32 hash{};
+  Hash32 hash{};
 };
 
 unsigned lcp_of(const Entry* src, const SortedRef& a, const SortedRef& b) {
@@ -138,17 +134,17 @@ BatchRootScratch::BatchRootScratch(BatchRootScratch&&) noexcept = default;
 BatchRootScratch& BatchRootScratch::operator=(BatchRootScratch&&) noexcept = default;
 size_t BatchRootScratch::bytes() const { return impl_ ? impl_->part.ent.size() * sizeof(Entry) : 0; }
 
-Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+Hash32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
                    BatchRootStats* stats) {
   BatchRootScratch scratch;
   return batch_root(h, entries, opt, stats, scratch);
 }
 
-Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
+Hash32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchRootOptions& opt,
                    BatchRootStats* stats, BatchRootScratch& scratch) {
   if (stats) *stats = {};
   const size_t n = entries.size();
-  if (n == 0) return Bytes32{};
+  if (n == 0) return Hash32{};
   BatchRootScratch::Impl& X = scratch.impl();
   const unsigned threads = std::max(1u, opt.threads);
   unsigned k = std::min(opt.bucket_bits, 24u);
@@ -160,10 +156,10 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
   // One ThreadScope for both parallel phases.
   std::unique_ptr<pipeline::ThreadScope> scope;
   if (threads > 1) scope = std::make_unique<pipeline::ThreadScope>(threads);
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = monotonic_ns();
   EntryPartition& part = X.part;
   partition_entries(entries, k, threads, part);
-  const uint64_t t1 = now_ns();
+  const uint64_t t1 = monotonic_ns();
   const size_t nb = part.buckets();
   const Entry* ent = part.ent.get();
   std::vector<BucketTop>& tops = X.tops;
@@ -183,7 +179,7 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
     run_range(0, nb);
   }
   scope.reset();
-  const uint64_t t2 = now_ns();
+  const uint64_t t2 = monotonic_ns();
   BatchRootStats total;
   for (const Worker& w : X.workers) {
     total.entries += w.stats.entries;
@@ -222,7 +218,7 @@ Bytes32 batch_root(const Hasher& h, std::span<const Entry> entries, const BatchR
   total.internal_nodes += rs.messages;
   total.partition_ns = t1 - t0;
   total.buckets_ns = t2 - t1;
-  total.top_ns = now_ns() - t2;
+  total.top_ns = monotonic_ns() - t2;
   if (stats) *stats = total;
   return R.pool.data()[items[0].hidx];
 }

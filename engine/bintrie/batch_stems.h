@@ -23,12 +23,12 @@ namespace st::bintrie {
 
 struct StemChunkScratch {
   StemLevels L;
-  std::vector<Bytes32> msgs;  // 2 per stem: the stem-node messages
+  std::vector<Hash32> msgs;  // 2 per stem: the stem-node messages
 };
 
 template <class EntryAt, class PrefetchAt>
 void hash_stem_chunk(const Hasher& h, size_t ns, const uint32_t* stem_begin, EntryAt&& entry_at,
-                     PrefetchAt&& prefetch_at, StemChunkScratch& S, Bytes32* stem_hash_out, size_t* n32,
+                     PrefetchAt&& prefetch_at, StemChunkScratch& S, Hash32* stem_hash_out, size_t* n32,
                      size_t* n64) {
   StemLevels& L = S.L;
   const size_t e0 = stem_begin[0];
@@ -38,7 +38,7 @@ void hash_stem_chunk(const Hasher& h, size_t ns, const uint32_t* stem_begin, Ent
   S.msgs.resize(2 * ns);
   L.off.resize(ns + 1);
   for (size_t s = 0; s <= ns; ++s) L.off[s] = stem_begin[s] - uint32_t(e0);
-  Bytes32* msgs = S.msgs.data();
+  Hash32* msgs = S.msgs.data();
   size_t s = 0;
   for (size_t i = 0; i < ne; ++i) {
     prefetch_at(i);

@@ -37,12 +37,6 @@ void encode_group_blob(const GroupBlob& b, std::vector<uint8_t>* out) {
 
 namespace {
 
-uint64_t bitmap_be64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-  return v;
-}
-
 // Positions [lo, hi) of a big-endian bitmap word set: mask over bits 63 - q.
 uint64_t span_mask(unsigned lo, unsigned hi) {  // 0 <= lo < hi <= 64
   const uint64_t from_lo = ~uint64_t(0) >> lo;
@@ -107,7 +101,7 @@ std::string check_group_blob(std::span<const uint8_t> in, unsigned expected_g, G
   std::memcpy(padded, bitmap, bm);
   uint32_t k = 0;
   for (int w = 0; w < 4; ++w) {
-    v->words[w] = bitmap_be64(padded + 8 * w);
+    v->words[w] = load_be64(padded + 8 * w);
     k += bit_count64(v->words[w]);
   }
   if (k == 0) return "group blob: no entries";
@@ -171,8 +165,8 @@ const uint8_t* StemBlobView::value(uint8_t sub) const {
   if (!((bitmap[sub / 8] >> (7 - sub % 8)) & 1)) return nullptr;
   uint32_t idx = 0;
   const unsigned w = sub / 64, q = sub % 64;
-  for (unsigned i = 0; i < w; ++i) idx += bit_count64(bitmap_be64(bitmap + 8 * i));
-  if (q) idx += bit_count64(bitmap_be64(bitmap + 8 * w) >> (64 - q));
+  for (unsigned i = 0; i < w; ++i) idx += bit_count64(load_be64(bitmap + 8 * i));
+  if (q) idx += bit_count64(load_be64(bitmap + 8 * w) >> (64 - q));
   return values + 32 * size_t(idx);
 }
 
@@ -180,7 +174,7 @@ std::string check_stem_blob(std::span<const uint8_t> in, StemBlobView* v) {
   if (in.size() < 64) return "stem blob truncated: " + std::to_string(in.size()) + " bytes";
   if (in[0] != kStemBlobVersion) return "stem blob: bad version byte " + std::to_string(in[0]);
   uint32_t k = 0;
-  for (int w = 0; w < 4; ++w) k += bit_count64(bitmap_be64(in.data() + 32 + 8 * w));
+  for (int w = 0; w < 4; ++w) k += bit_count64(load_be64(in.data() + 32 + 8 * w));
   if (k == 0) return std::string("stem blob: no values");
   if (in.size() != 64 + 32 * size_t(k))
     return "stem blob: " + std::to_string(in.size()) + " bytes, expected " + std::to_string(64 + 32 * size_t(k));
@@ -212,10 +206,10 @@ std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> in
   return b;
 }
 
-std::vector<Bytes32> reconstruct_group(const Hasher& h, const GroupBlob& b, size_t* hashes_computed) {
+std::vector<Hash32> reconstruct_group(const Hasher& h, const GroupBlob& b, size_t* hashes_computed) {
   const unsigned g = b.g;
   const size_t total = (size_t(2) << g) - 1;  // heap over relative depths 0..g
-  std::vector<Bytes32> node(total, Bytes32{});
+  std::vector<Hash32> node(total, Hash32{});
   std::vector<uint8_t> fixed(total, 0);
   for (const auto& e : b.entries) {
     const size_t idx = ((size_t(1) << e.depth) - 1) + (e.pos >> (g - e.depth));
@@ -226,23 +220,23 @@ std::vector<Bytes32> reconstruct_group(const Hasher& h, const GroupBlob& b, size
   for (size_t i = (size_t(1) << g) - 1; i-- > 0;) {
     if (fixed[i]) continue;
     hash_pair(h, node[2 * i + 1].data(), node[2 * i + 2].data(), node[i].data());
-    if (node[i] != Bytes32{}) ++computed;
+    if (node[i] != Hash32{}) ++computed;
   }
   if (hashes_computed) *hashes_computed = computed;
   node.resize((size_t(1) << g) - 1);
   return node;
 }
 
-Bytes32 stem_blob_hash(const Hasher& h, const StemBlob& b) {
-  Bytes32 leaves[256];
+Hash32 stem_blob_hash(const Hasher& h, const StemBlob& b) {
+  Hash32 leaves[256];
   size_t j = 0;
   for (int i = 0; i < 256; ++i) {
-    leaves[i] = Bytes32{};
+    leaves[i] = Hash32{};
     if ((b.bitmap[i / 8] >> (7 - i % 8)) & 1) h.hash(b.values[j++].data(), 32, leaves[i].data());
   }
   DenseStemTree t;
   dense_stem_tree(h, leaves, &t);
-  Bytes32 out;
+  Hash32 out;
   hash_stem_node(h, b.stem.data(), t.root().data(), out.data());
   return out;
 }

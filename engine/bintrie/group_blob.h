@@ -52,7 +52,7 @@ inline constexpr uint8_t kStemBlobVersion = 0x01;
 struct GroupEntry {
   uint16_t pos = 0;   // bitmap position (0 .. 2^g - 1)
   uint8_t depth = 0;  // relative depth r (1..g)
-  Bytes32 hash{};
+  Hash32 hash{};
 };
 
 struct GroupBlob {
@@ -63,7 +63,7 @@ struct GroupBlob {
 struct StemBlob {
   Stem stem{};
   std::array<uint8_t, 32> bitmap{};
-  std::vector<Bytes32> values;  // ascending slot
+  std::vector<Hash32> values;  // ascending slot
 };
 
 // Set bits of x (portable SWAR, no libgcc call).
@@ -115,9 +115,9 @@ std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> by
 
 // Inner hashes of a loaded group, heap order (index 0 = the group root, children of i at
 // 2i+1, 2i+2), 2^g - 1 of them; empty positions are 32 zero bytes.
-std::vector<Bytes32> reconstruct_group(const Hasher& h, const GroupBlob& blob, size_t* hashes_computed = nullptr);
+std::vector<Hash32> reconstruct_group(const Hasher& h, const GroupBlob& blob, size_t* hashes_computed = nullptr);
 // The stem node hash of a loaded stem blob.
-Bytes32 stem_blob_hash(const Hasher& h, const StemBlob& blob);
+Hash32 stem_blob_hash(const Hasher& h, const StemBlob& blob);
 
 // Blob key: bits packed MSB first, then the bit length.
 std::vector<uint8_t> blob_key(const uint8_t* path_bits_msb_first, unsigned bit_len);

@@ -2,6 +2,7 @@
 #include "engine/bintrie/hasher.h"
 
 #include "kernels/blake3.h"
+#include "kernels/support/check.h"
 #include "kernels/sha256.h"
 
 namespace st::bintrie {
@@ -12,9 +13,8 @@ std::optional<HashKind> hash_kind_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-const char* hash_kind_name(HashKind kind) { return kind == HashKind::sha256 ? "sha256" : "blake3"; }
-
 Hasher make_hasher(HashKind kind) {
+  ST_CHECK(kind == HashKind::sha256 || kind == HashKind::blake3, "the binary trie hashes with SHA-256 or BLAKE3");
   Hasher h;
   h.kind = kind;
   if (kind == HashKind::sha256) {

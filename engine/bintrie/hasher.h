@@ -13,15 +13,20 @@
 #include <optional>
 #include <string_view>
 
+#include "kernels/support/hash32.h"
+#include "kernels/support/tree_kinds.h"
+
 namespace st::bintrie {
 
-using Bytes32 = std::array<uint8_t, 32>;
+using st::Hash32;
+using Bytes32 = Hash32;  // the older name, still spelled by engine/persist and workloads/cli_*.cpp
 using Stem = std::array<uint8_t, 31>;
 
-enum class HashKind { sha256, blake3 };
-
+// The binary trie hashes with HashKind::sha256 or HashKind::blake3 (the spine's kinds,
+// kernels/support/tree_kinds.h); hash_kind_from_name accepts those two names only.
+using st::HashKind;
+using st::hash_kind_name;
 std::optional<HashKind> hash_kind_from_name(std::string_view name);
-const char* hash_kind_name(HashKind kind);
 
 struct Hasher {
   HashKind kind = HashKind::sha256;

@@ -56,10 +56,10 @@ struct ReduceSlim {
 };
 
 struct ReduceScratch {
-  RawBuf<Bytes32> pool;
+  RawBuf<Hash32> pool;
   RawBuf<ReduceSlim> in, seg, par_a, par_b, cur;
   RawBuf<uint8_t> depth;
-  RawBuf<Bytes32> msgs;  // 2 per message
+  RawBuf<Hash32> msgs;  // 2 per message
   std::vector<uint32_t> depth_begin;
   // Makes room for n input items: the caller then fills in[i], depth[i] and pool[i].
   void begin(size_t n) {

@@ -52,8 +52,8 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
       return shared < 64 ? unsigned(x.prefix >> (63 - shared)) & 1u : stem_bit(stem_of(x.rep), shared);
     };
     const size_t most = na + ncarry;  // at most one message per item
-    Bytes32* pool = S.pool.grow(pool_size + most, pool_size);
-    Bytes32* msgs = S.msgs.grow(2 * most);
+    Hash32* pool = S.pool.grow(pool_size + most, pool_size);
+    Hash32* msgs = S.msgs.grow(2 * most);
     // Depth d's list: the depth-d items of seg merged with the carried parents, in rep
     // order (the two never share a rep). Branch-free (a pointer select): which side comes
     // next is a coin toss for random keys, so a branch would mispredict about half the
@@ -91,7 +91,7 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
     // Pairing, branch-free as well (pair or lone is close to a coin toss too): a pair
     // hashes (x || y); a lone item x goes to the side its bit d-1 names, a zero sibling on
     // the other.
-    static const Bytes32 kZero{};
+    static const Hash32 kZero{};
     const uintptr_t zero = reinterpret_cast<uintptr_t>(&kZero);
     const uint32_t base = uint32_t(pool_size);
     size_t m = 0;
@@ -109,7 +109,7 @@ std::span<const ReduceSlim> reduce_levels(const Hasher& h, StemOf stem_of, Reduc
       const uintptr_t lone_right = (px & right_mask) | (zero & ~right_mask);
       const uintptr_t left = (px & pair_mask) | (lone_left & ~pair_mask);
       const uintptr_t right = (py & pair_mask) | (lone_right & ~pair_mask);
-      Bytes32* msg = msgs + 2 * m;
+      Hash32* msg = msgs + 2 * m;
       copy32(msg[0].data(), reinterpret_cast<const uint8_t*>(left));
       copy32(msg[1].data(), reinterpret_cast<const uint8_t*>(right));
       next[m] = {x.prefix, x.rep, uint32_t(base + m)};

@@ -7,7 +7,7 @@
 
 namespace st::bintrie {
 
-Bytes32 get_tree_key(const KeyScheme& ks, const Address& addr, const Bytes32& tree_index_be, uint8_t sub_index) {
+Hash32 get_tree_key(const KeyScheme& ks, const Address& addr, const Hash32& tree_index_be, uint8_t sub_index) {
   uint8_t msg[64] = {};
   std::memcpy(msg + 12, addr.data(), 20);
   if (ks.endian == TreeIndexEndian::big) {
@@ -15,24 +15,24 @@ Bytes32 get_tree_key(const KeyScheme& ks, const Address& addr, const Bytes32& tr
   } else {
     for (int i = 0; i < 32; ++i) msg[32 + i] = tree_index_be[31 - i];
   }
-  Bytes32 key;
+  Hash32 key;
   ks.hasher.hash(msg, 64, key.data());
   key[31] = sub_index;
   return key;
 }
 
-Bytes32 basic_data_key(const KeyScheme& ks, const Address& addr) {
-  return get_tree_key(ks, addr, Bytes32{}, kBasicDataLeafKey);
+Hash32 basic_data_key(const KeyScheme& ks, const Address& addr) {
+  return get_tree_key(ks, addr, Hash32{}, kBasicDataLeafKey);
 }
 
-Bytes32 code_hash_key(const KeyScheme& ks, const Address& addr) {
-  return get_tree_key(ks, addr, Bytes32{}, kCodeHashLeafKey);
+Hash32 code_hash_key(const KeyScheme& ks, const Address& addr) {
+  return get_tree_key(ks, addr, Hash32{}, kCodeHashLeafKey);
 }
 
-void storage_slot_position(const Bytes32& slot_be, Bytes32* tree_index_be, uint8_t* sub_index) {
+void storage_slot_position(const Hash32& slot_be, Hash32* tree_index_be, uint8_t* sub_index) {
   bool below_64 = slot_be[31] < 64;
   for (int i = 0; i < 31 && below_64; ++i) below_64 = slot_be[i] == 0;
-  Bytes32 ti{};
+  Hash32 ti{};
   if (below_64) {
     *sub_index = uint8_t(kHeaderStorageOffset + slot_be[31]);
   } else {
@@ -50,34 +50,34 @@ void storage_slot_position(const Bytes32& slot_be, Bytes32* tree_index_be, uint8
   *tree_index_be = ti;
 }
 
-Bytes32 storage_slot_key(const KeyScheme& ks, const Address& addr, const Bytes32& slot_be) {
-  Bytes32 ti;
+Hash32 storage_slot_key(const KeyScheme& ks, const Address& addr, const Hash32& slot_be) {
+  Hash32 ti;
   uint8_t sub;
   storage_slot_position(slot_be, &ti, &sub);
   return get_tree_key(ks, addr, ti, sub);
 }
 
-void code_chunk_position(uint64_t chunk_index, Bytes32* tree_index_be, uint8_t* sub_index) {
+void code_chunk_position(uint64_t chunk_index, Hash32* tree_index_be, uint8_t* sub_index) {
   // pos = 128 + i can exceed 64 bits only for absurd i; chunk indices come from code sizes
   // (< 2^24 bytes), so the 64-bit sum is exact.
   const uint64_t pos = kCodeOffset + chunk_index;
-  Bytes32 ti{};
+  Hash32 ti{};
   const uint64_t idx = pos >> 8;
   for (int i = 0; i < 8; ++i) ti[31 - i] = uint8_t(idx >> (8 * i));
   *tree_index_be = ti;
   *sub_index = uint8_t(pos & 0xff);
 }
 
-Bytes32 code_chunk_key(const KeyScheme& ks, const Address& addr, uint64_t chunk_index) {
-  Bytes32 ti;
+Hash32 code_chunk_key(const KeyScheme& ks, const Address& addr, uint64_t chunk_index) {
+  Hash32 ti;
   uint8_t sub;
   code_chunk_position(chunk_index, &ti, &sub);
   return get_tree_key(ks, addr, ti, sub);
 }
 
-Bytes32 basic_data_leaf(uint64_t nonce, const Bytes32& balance_be, uint32_t code_size) {
+Hash32 basic_data_leaf(uint64_t nonce, const Hash32& balance_be, uint32_t code_size) {
   assert(code_size < (1u << 24));
-  Bytes32 leaf{};
+  Hash32 leaf{};
   leaf[5] = uint8_t(code_size >> 16);
   leaf[6] = uint8_t(code_size >> 8);
   leaf[7] = uint8_t(code_size);
@@ -86,7 +86,7 @@ Bytes32 basic_data_leaf(uint64_t nonce, const Bytes32& balance_be, uint32_t code
   return leaf;
 }
 
-BasicData parse_basic_data(const Bytes32& leaf) {
+BasicData parse_basic_data(const Hash32& leaf) {
   BasicData d;
   d.version = leaf[0];
   d.code_size = uint32_t(leaf[5]) << 16 | uint32_t(leaf[6]) << 8 | leaf[7];
@@ -95,9 +95,9 @@ BasicData parse_basic_data(const Bytes32& leaf) {
   return d;
 }
 
-std::vector<Bytes32> chunkify_code(std::span<const uint8_t> code) {
+std::vector<Hash32> chunkify_code(std::span<const uint8_t> code) {
   const size_t nchunks = (code.size() + kCodeChunkBytes - 1) / kCodeChunkBytes;
-  std::vector<Bytes32> chunks(nchunks, Bytes32{});
+  std::vector<Hash32> chunks(nchunks, Hash32{});
   // push_data_end[j]: end offset of the PUSH data span covering chunk j's first byte, if any.
   size_t pc = 0;
   size_t chunk = 0;
@@ -115,7 +115,7 @@ std::vector<Bytes32> chunkify_code(std::span<const uint8_t> code) {
       }
     }
     const size_t pending = data_end > start ? std::min<size_t>(data_end - start, kCodeChunkBytes) : 0;
-    Bytes32& c = chunks[chunk];
+    Hash32& c = chunks[chunk];
     c[0] = uint8_t(pending);
     const size_t n = std::min(kCodeChunkBytes, code.size() - start);
     std::memcpy(c.data() + 1, code.data() + start, n);

@@ -45,31 +45,31 @@ struct KeyScheme {
 };
 
 // tree_index is a 32-byte big-endian integer.
-Bytes32 get_tree_key(const KeyScheme& ks, const Address& addr, const Bytes32& tree_index_be, uint8_t sub_index);
+Hash32 get_tree_key(const KeyScheme& ks, const Address& addr, const Hash32& tree_index_be, uint8_t sub_index);
 
-Bytes32 basic_data_key(const KeyScheme& ks, const Address& addr);
-Bytes32 code_hash_key(const KeyScheme& ks, const Address& addr);
-Bytes32 storage_slot_key(const KeyScheme& ks, const Address& addr, const Bytes32& slot_be);
-Bytes32 code_chunk_key(const KeyScheme& ks, const Address& addr, uint64_t chunk_index);
+Hash32 basic_data_key(const KeyScheme& ks, const Address& addr);
+Hash32 code_hash_key(const KeyScheme& ks, const Address& addr);
+Hash32 storage_slot_key(const KeyScheme& ks, const Address& addr, const Hash32& slot_be);
+Hash32 code_chunk_key(const KeyScheme& ks, const Address& addr, uint64_t chunk_index);
 
 // (tree_index, sub_index) of a storage slot / code chunk (exposed for tests and proofs).
-void storage_slot_position(const Bytes32& slot_be, Bytes32* tree_index_be, uint8_t* sub_index);
-void code_chunk_position(uint64_t chunk_index, Bytes32* tree_index_be, uint8_t* sub_index);
+void storage_slot_position(const Hash32& slot_be, Hash32* tree_index_be, uint8_t* sub_index);
+void code_chunk_position(uint64_t chunk_index, Hash32* tree_index_be, uint8_t* sub_index);
 
 // balance_be must fit 128 bits (upper 16 bytes zero; checked by callers that parse input);
 // code_size must fit 24 bits.
-Bytes32 basic_data_leaf(uint64_t nonce, const Bytes32& balance_be, uint32_t code_size);
+Hash32 basic_data_leaf(uint64_t nonce, const Hash32& balance_be, uint32_t code_size);
 
 struct BasicData {
   uint8_t version = 0;
   uint32_t code_size = 0;
   uint64_t nonce = 0;
-  Bytes32 balance_be{};
+  Hash32 balance_be{};
 };
-BasicData parse_basic_data(const Bytes32& leaf);
+BasicData parse_basic_data(const Hash32& leaf);
 
 // Code chunks: code zero-padded to a multiple of 31 bytes; chunk j = [number of PUSHn data
 // bytes still pending at offset 31j, capped at 31] || code[31j .. 31j+30].
-std::vector<Bytes32> chunkify_code(std::span<const uint8_t> code);
+std::vector<Hash32> chunkify_code(std::span<const uint8_t> code);
 
 }  // namespace st::bintrie

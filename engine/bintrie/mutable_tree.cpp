@@ -9,6 +9,7 @@
 #include <new>
 
 #include "engine/bintrie/stem_bits.h"
+#include "kernels/support/check.h"
 
 namespace st::bintrie {
 
@@ -18,7 +19,7 @@ uint32_t MutableTree::new_internal(uint32_t parent) {
   internal_.emplace_back();
   parent_.push_back(parent);
   pairs_.emplace_back();
-  assert(internal_.size() < kRefIndexMask);
+  ST_CHECK(internal_.size() < kRefIndexMask, "binary trie: internal node index overflows a NodeRef");
   return uint32_t(internal_.size() - 1);
 }
 
@@ -28,12 +29,12 @@ uint32_t MutableTree::new_stem(const uint8_t* stem31, uint32_t parent, unsigned 
   s.parent_side = parent == kNoParent ? kNoParent : parent << 1 | side;
   s.slot_begin = uint32_t(slots_.size());
   stems_.push_back(s);
-  assert(stems_.size() < kRefIndexMask);
+  ST_CHECK(stems_.size() < kRefIndexMask, "binary trie: stem index overflows a NodeRef");
   return uint32_t(stems_.size() - 1);
 }
 
-const Bytes32& MutableTree::ref_hash(NodeRef r) const {
-  static const Bytes32 kZero{};
+const Hash32& MutableTree::ref_hash(NodeRef r) const {
+  static const Hash32 kZero{};
   uint32_t parent_side;
   if (ref_is_internal(r)) {
     const uint32_t p = parent_[ref_index(r)];
@@ -302,10 +303,10 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
     for (uint32_t si : dense_stems) {
       StemNode& s = stems_[si];
       if (s.inner != UINT32_MAX) continue;
-      assert(inner_.size() < (1u << 23));
+      ST_CHECK(inner_.size() < (1u << 23), "binary trie: dense stem index overflows 23 bits");
       s.inner = uint32_t(inner_.size());
       inner_.emplace_back();
-      std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Bytes32{});
+      std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Hash32{});
       const uint8_t* subs = subs_of(s);
       for (uint32_t k = 0; k < s.slot_count; ++k) {
         inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
@@ -341,7 +342,7 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
         const uint32_t i = p & 511u;
         if (is_zero64(t.node[2 * i + 1].data())) {
           // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
-          t.node[i] = Bytes32{};
+          t.node[i] = Hash32{};
           continue;
         }
         scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
@@ -405,7 +406,7 @@ void MutableTree::hash_dirty_stems(CommitStats& cs) {
   }
 }
 
-Bytes32 MutableTree::commit(CommitStats* stats) {
+Hash32 MutableTree::commit(CommitStats* stats) {
   CommitStats cs;
   hash_dirty_stems(cs);
   // 4. Dirty internal nodes, deepest first. A node's message is its child-hash line; its
@@ -450,7 +451,7 @@ Bytes32 MutableTree::commit(CommitStats* stats) {
   dirty_bits_set_ = false;
   // Without a dirty internal node, the root hash is as the stems phase left it (a stem
   // root) or unchanged; an empty tree's root is zero.
-  if (!root_done && root_ == kEmptyRef) root_hash_ = Bytes32{};
+  if (!root_done && root_ == kEmptyRef) root_hash_ = Hash32{};
   if (stats) *stats = cs;
   return root_hash_;
 }
@@ -466,7 +467,7 @@ std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
   return std::nullopt;
 }
 
-std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
+std::optional<Hash32> MutableTree::get(const Hash32& key) const {
   const auto si = find_stem(key.data());
   if (!si) return std::nullopt;
   const StemNode& s = stems_[*si];
@@ -475,8 +476,8 @@ std::optional<Bytes32> MutableTree::get(const Bytes32& key) const {
   return slots_[s.slot_begin + pos].value;
 }
 
-void MutableTree::stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const {
-  for (int i = 0; i < 256; ++i) out[i] = Bytes32{};
+void MutableTree::stem_leaf_hashes(uint32_t stem_index, Hash32 out[256]) const {
+  for (int i = 0; i < 256; ++i) out[i] = Hash32{};
   for (const StemSlot& s : slots(stem_index)) out[s.sub] = s.leaf_hash;
 }
 

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "engine/bintrie/batch_root.h"
-#include "engine/bintrie/big_alloc.h"
+#include "kernels/support/large_alloc.h"
 #include "engine/bintrie/stem_subtree.h"
 
 namespace st::bintrie {
@@ -66,21 +66,21 @@ struct InternalNode {
 // The hashes of an internal node's two children (zero for an empty child), one cache
 // line: exactly the 64-byte message of the node's hash.
 struct alignas(64) ChildHashes {
-  Bytes32 h[2]{};
+  Hash32 h[2]{};
 };
 
 // A stem's present value and its cached leaf hash H(value): one aligned line (a write to a
 // slot reads and writes exactly this line). The slot's sub index lives with the stem (see
 // StemNode::sub_inline and slot_sub_).
 struct alignas(64) SlotData {
-  Bytes32 value{};
-  Bytes32 leaf_hash{};
+  Hash32 value{};
+  Hash32 leaf_hash{};
 };
 // One present value of a stem as the readers see it (slots(): a copy, not storage).
 struct StemSlot {
   uint8_t sub = 0;
-  Bytes32 value{};
-  Bytes32 leaf_hash{};
+  Hash32 value{};
+  Hash32 leaf_hash{};
 };
 
 // One aligned 64-byte line per stem. Its hash is not here: it lives in the parent's
@@ -110,7 +110,7 @@ static_assert(sizeof(StemNode) == 64 && sizeof(SlotData) == 64);
 // A dense stem's whole 8-level subtree in heap order: node[0] = R, children of i at 2i+1
 // and 2i+2, leaf hashes at 255 + sub (zero where absent). 16 KiB.
 struct StemInnerCache {
-  Bytes32 node[511];
+  Hash32 node[511];
 };
 
 // Stems with at least this many present values keep their whole subtree (StemInnerCache):
@@ -118,7 +118,7 @@ struct StemInnerCache {
 // present leaf (up to 255 nodes). Measured in docs/benchmarks-bintrie.md.
 inline constexpr uint16_t kDenseStemValues = 32;
 
-// The tree's big flat arrays live in big_alloc blocks (huge pages from 4 MiB on: the random
+// The tree's big flat arrays live in large_alloc blocks (huge pages from 4 MiB on: the random
 // path walks of a 1M-key tree otherwise pay a TLB miss and a page walk per node).
 template <class T>
 struct TreeArrayAllocator {
@@ -126,8 +126,8 @@ struct TreeArrayAllocator {
   TreeArrayAllocator() = default;
   template <class U>
   TreeArrayAllocator(const TreeArrayAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(big_alloc(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) { big_free(p, n * sizeof(T)); }
+  T* allocate(size_t n) { return static_cast<T*>(large_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { large_free(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const TreeArrayAllocator<U>&) const { return true; }
 };
@@ -151,11 +151,11 @@ class MutableTree {
   // Records a batch of writes (later writes to a key win) and marks dirty paths.
   void apply(std::span<const Entry> writes);
   // Re-hashes everything dirty; returns the root.
-  Bytes32 commit(CommitStats* stats = nullptr);
+  Hash32 commit(CommitStats* stats = nullptr);
   // The root as of the last commit (apply() without commit() leaves it stale).
-  Bytes32 root() const { return root_hash_; }
+  Hash32 root() const { return root_hash_; }
 
-  std::optional<Bytes32> get(const Bytes32& key) const;
+  std::optional<Hash32> get(const Hash32& key) const;
   // Stem index of a stem, if present.
   std::optional<uint32_t> find_stem(const uint8_t* stem31) const;
 
@@ -193,7 +193,7 @@ class MutableTree {
     return {subs_of(s), slots_.data() + s.slot_begin, s.slot_count};
   }
   // Hash of any ref (zero for empty), as of the last commit.
-  const Bytes32& ref_hash(NodeRef r) const;
+  const Hash32& ref_hash(NodeRef r) const;
   // The children's hashes of internal node i, as of the last commit.
   const ChildHashes& child_hashes(uint32_t i) const { return pairs_[i]; }
   size_t internal_count() const { return internal_.size(); }
@@ -202,7 +202,7 @@ class MutableTree {
   size_t memory_bytes() const;
 
   // Leaf hashes of a stem spread over 256 positions (zeros where absent).
-  void stem_leaf_hashes(uint32_t stem_index, Bytes32 out[256]) const;
+  void stem_leaf_hashes(uint32_t stem_index, Hash32 out[256]) const;
 
  private:
   // A dirty internal node and where its hash goes: parent_side = parent << 1 | side, or
@@ -237,7 +237,7 @@ class MutableTree {
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
-  Bytes32 root_hash_{};
+  Hash32 root_hash_{};
   TreeArray<InternalNode> internal_;
   TreeArray<uint32_t> parent_;    // parent_[i]: internal index of internal_[i]'s parent
   TreeArray<ChildHashes> pairs_;  // pairs_[i]: the children's hashes of internal_[i]
@@ -257,7 +257,7 @@ class MutableTree {
   bool applied_since_commit_ = false;
   // Commit scratch (kept to avoid reallocation between commits).
   StemLevels levels_;
-  std::vector<Bytes32> scratch_a_, scratch_b_;
+  std::vector<Hash32> scratch_a_, scratch_b_;
   std::vector<uint32_t> leaf_slots_;
 };
 

@@ -10,9 +10,9 @@ namespace st::bintrie {
 namespace {
 
 // Folds `cur` (the node at depth siblings.size()) up to the root along stem31's bits.
-Bytes32 climb(const Hasher& h, const uint8_t* stem31, const std::vector<Bytes32>& siblings, Bytes32 cur) {
+Hash32 climb(const Hasher& h, const uint8_t* stem31, const std::vector<Hash32>& siblings, Hash32 cur) {
   for (size_t d = siblings.size(); d-- > 0;) {
-    Bytes32 up;
+    Hash32 up;
     if (stem_bit(stem31, unsigned(d))) hash_pair(h, siblings[d].data(), cur.data(), up.data());
     else hash_pair(h, cur.data(), siblings[d].data(), up.data());
     cur = up;
@@ -22,7 +22,7 @@ Bytes32 climb(const Hasher& h, const uint8_t* stem31, const std::vector<Bytes32>
 
 }  // namespace
 
-KeyProof prove_key(const MutableTree& tree, const Bytes32& key) {
+KeyProof prove_key(const MutableTree& tree, const Hash32& key) {
   KeyProof p;
   NodeRef ref = tree.root_ref();
   unsigned depth = 0;
@@ -36,7 +36,7 @@ KeyProof prove_key(const MutableTree& tree, const Bytes32& key) {
   if (ref == kEmptyRef) { p.end = ProofEnd::empty; return p; }
   const uint32_t si = ref_index(ref);
   p.stem = tree.stem(si).stem;
-  Bytes32 leaves[256];
+  Hash32 leaves[256];
   tree.stem_leaf_hashes(si, leaves);
   DenseStemTree dt;
   dense_stem_tree(tree.hasher(), leaves, &dt);
@@ -72,21 +72,21 @@ std::optional<StemProof> prove_stem(const MutableTree& tree, const uint8_t* stem
   return p;
 }
 
-std::variant<std::optional<Bytes32>, std::string> verify_key_proof(const Hasher& h, const Bytes32& root,
-                                                                   const Bytes32& key, const KeyProof& p) {
+std::variant<std::optional<Hash32>, std::string> verify_key_proof(const Hasher& h, const Hash32& root,
+                                                                   const Hash32& key, const KeyProof& p) {
   if (p.siblings.size() > kStemBits) return std::string("proof deeper than 248 levels");
-  Bytes32 bottom{};
-  std::optional<Bytes32> result;
+  Hash32 bottom{};
+  std::optional<Hash32> result;
   switch (p.end) {
     case ProofEnd::empty:
       break;
     case ProofEnd::key_stem: {
       if (std::memcmp(p.stem.data(), key.data(), 31) != 0) return std::string("proof is for another stem");
-      Bytes32 cur{};
+      Hash32 cur{};
       if (p.value) h.hash(p.value->data(), 32, cur.data());
       const unsigned sub = key[31];
       for (unsigned l = 0; l < 8; ++l) {
-        Bytes32 up;
+        Hash32 up;
         if ((sub >> l) & 1) hash_pair(h, p.stem_siblings[l].data(), cur.data(), up.data());
         else hash_pair(h, cur.data(), p.stem_siblings[l].data(), up.data());
         cur = up;
@@ -109,7 +109,7 @@ std::variant<std::optional<Bytes32>, std::string> verify_key_proof(const Hasher&
   return result;
 }
 
-std::string verify_stem_proof(const Hasher& h, const Bytes32& root, const StemProof& p) {
+std::string verify_stem_proof(const Hasher& h, const Hash32& root, const StemProof& p) {
   size_t k = 0;
   for (uint8_t x : p.bitmap) k += size_t(std::popcount(x));
   if (k != p.values.size() || k == 0) return "bitmap does not match the values";
@@ -118,7 +118,7 @@ std::string verify_stem_proof(const Hasher& h, const Bytes32& root, const StemPr
   sb.stem = p.stem;
   sb.bitmap = p.bitmap;
   sb.values = p.values;
-  const Bytes32 stem_hash = stem_blob_hash(h, sb);
+  const Hash32 stem_hash = stem_blob_hash(h, sb);
   if (climb(h, p.stem.data(), p.siblings, stem_hash) != root) return "root mismatch";
   return "";
 }

@@ -28,30 +28,30 @@ namespace st::bintrie {
 enum class ProofEnd : uint8_t { empty = 0, key_stem = 1, other_stem = 2 };
 
 struct KeyProof {
-  std::vector<Bytes32> siblings;  // internal siblings from the root down
+  std::vector<Hash32> siblings;  // internal siblings from the root down
   ProofEnd end = ProofEnd::empty;
   Stem stem{};                    // for key_stem / other_stem
-  Bytes32 stem_siblings[8] = {};  // key_stem: leaf level first
-  std::optional<Bytes32> value;   // key_stem: the value, if present
-  Bytes32 other_subtree_root{};   // other_stem: that stem's subtree root R
+  Hash32 stem_siblings[8] = {};  // key_stem: leaf level first
+  std::optional<Hash32> value;   // key_stem: the value, if present
+  Hash32 other_subtree_root{};   // other_stem: that stem's subtree root R
 };
 
 struct StemProof {
-  std::vector<Bytes32> siblings;
+  std::vector<Hash32> siblings;
   Stem stem{};
   std::array<uint8_t, 32> bitmap{};
-  std::vector<Bytes32> values;
+  std::vector<Hash32> values;
 };
 
 // Precondition: the tree is committed.
-KeyProof prove_key(const MutableTree& tree, const Bytes32& key);
+KeyProof prove_key(const MutableTree& tree, const Hash32& key);
 // nullopt when the key's stem is absent.
 std::optional<StemProof> prove_stem(const MutableTree& tree, const uint8_t* stem31);
 
 // The proven value (nullopt = proven absent), or why the proof is invalid.
-std::variant<std::optional<Bytes32>, std::string> verify_key_proof(const Hasher& h, const Bytes32& root,
-                                                                   const Bytes32& key, const KeyProof& proof);
-std::string verify_stem_proof(const Hasher& h, const Bytes32& root, const StemProof& proof);  // "" = valid
+std::variant<std::optional<Hash32>, std::string> verify_key_proof(const Hasher& h, const Hash32& root,
+                                                                   const Hash32& key, const KeyProof& proof);
+std::string verify_stem_proof(const Hasher& h, const Hash32& root, const StemProof& proof);  // "" = valid
 
 std::vector<uint8_t> serialize_key_proof(const KeyProof& proof);
 size_t proof_size_bytes(const KeyProof& proof);

@@ -48,7 +48,7 @@ void partition_entries(std::span<const Entry> in, unsigned bits, unsigned thread
     for (size_t i = slice_lo(t), hi = slice_lo(t + 1); i < hi; ++i) c[(load_be64(e[i].key.data()) & mask) >> shift]++;
   };
   // Pass 2: every entry copied to its bucket's cursor (64 bytes, one cache line when the
-  // block is 64-byte aligned, which big_alloc guarantees).
+  // block is 64-byte aligned, which large_alloc guarantees).
   auto scatter_slice = [&](size_t t) {
     uint32_t* fill = count + t * nb;
     const Entry* e = in.data();

@@ -30,19 +30,19 @@
 #include <vector>
 
 #include "engine/bintrie/batch_root.h"
-#include "engine/bintrie/big_alloc.h"
+#include "kernels/support/large_alloc.h"
 #include "engine/bintrie/internal_reduce.h"
 
 namespace st::bintrie {
 
-// An uninitialized array of a trivial type for the sort's big temporaries (big_alloc.h:
+// An uninitialized array of a trivial type for the sort's big temporaries (kernels/support/large_alloc.h:
 // huge pages from 4 MiB on).
 template <class T>
 class BigArray {
  public:
   BigArray() = default;
-  explicit BigArray(size_t n) : p_(static_cast<T*>(big_alloc(n * sizeof(T)))), n_(n) {}
-  ~BigArray() { if (p_) big_free(p_, n_ * sizeof(T)); }
+  explicit BigArray(size_t n) : p_(static_cast<T*>(large_alloc(n * sizeof(T)))), n_(n) {}
+  ~BigArray() { if (p_) large_free(p_, n_ * sizeof(T)); }
   BigArray(BigArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
   BigArray& operator=(BigArray&& o) noexcept {
     if (this != &o) { this->~BigArray(); p_ = o.p_; n_ = o.n_; o.p_ = nullptr; o.n_ = 0; }

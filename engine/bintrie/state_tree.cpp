@@ -28,31 +28,31 @@ std::string StateTree::apply_diff(const st::state::StateDiff& diff) {
   std::vector<Entry> writes;
   for (const auto& ad : diff.accounts) {
     writes.clear();
-    const Bytes32 header = basic_data_key(ks_, ad.address);
-    Bytes32 code_hash_k = header;
+    const Hash32 header = basic_data_key(ks_, ad.address);
+    Hash32 code_hash_k = header;
     code_hash_k[31] = kCodeHashLeafKey;
     BasicData cur;
     if (!ad.destroyed) {
       if (auto v = tree_.get(header)) cur = parse_basic_data(*v);
     }
     bool write_basic = ad.destroyed;
-    if (ad.destroyed) writes.push_back({code_hash_k, Bytes32{}});
+    if (ad.destroyed) writes.push_back({code_hash_k, Hash32{}});
     if (ad.nonce) { cur.nonce = *ad.nonce; write_basic = true; }
     if (ad.balance) { cur.balance_be = *ad.balance; write_basic = true; }
     if (ad.code) {
       cur.code_size = uint32_t(ad.code->size());
       write_basic = true;
-      Bytes32 ch;
+      Hash32 ch;
       code_hash_keccak256(ad.code->data(), ad.code->size(), ch.data());
       writes.push_back({code_hash_k, ch});
-      const std::vector<Bytes32> chunks = chunkify_code(*ad.code);
+      const std::vector<Hash32> chunks = chunkify_code(*ad.code);
       for (size_t i = 0; i < chunks.size(); ++i) writes.push_back({code_chunk_key(ks_, ad.address, i), chunks[i]});
     }
     // A new account gets the empty code hash with its basic data (go-ethereum's UpdateAccount
     // writes both leaves; the on-disk committer does the same).
     if (write_basic && !ad.code && !ad.destroyed && !tree_.get(code_hash_k)) {
       static const uint8_t kNothing = 0;
-      Bytes32 empty;
+      Hash32 empty;
       code_hash_keccak256(&kNothing, 0, empty.data());
       writes.push_back({code_hash_k, empty});
     }

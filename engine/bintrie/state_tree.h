@@ -30,7 +30,7 @@ class StateTree {
   std::string apply_allocation(const st::state::Allocation& alloc);
   // One block's diff (validated the same way).
   std::string apply_diff(const st::state::StateDiff& diff);
-  Bytes32 commit(CommitStats* stats = nullptr) { return tree_.commit(stats); }
+  Hash32 commit(CommitStats* stats = nullptr) { return tree_.commit(stats); }
 
   const MutableTree& tree() const { return tree_; }
   const KeyScheme& key_scheme() const { return ks_; }

@@ -9,18 +9,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/support/byte_order.h"
+
 namespace st::bintrie {
 
 inline constexpr unsigned kStemBits = 248;
 
 inline unsigned stem_bit(const uint8_t* stem31, unsigned d) { return (stem31[d >> 3] >> (7 - (d & 7))) & 1u; }
-
-inline uint64_t load_be64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
-  return v;
-}
 
 // Number of leading bits two stems share (248 when equal).
 inline unsigned stem_lcp(const uint8_t* a, const uint8_t* b) {

@@ -16,16 +16,16 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
       // kBlock stems, so the messages and hashes of a block stay in L1 between levels.
       constexpr size_t kBlock = 128;  // 8 KiB of messages + 4 KiB of hashes
       L.msgs.resize(2 * std::min(n, kBlock));
-      Bytes32* msgs = L.msgs.data();
+      Hash32* msgs = L.msgs.data();
       for (size_t b0 = 0; b0 < n; b0 += kBlock) {
         const size_t bn = std::min(kBlock, n - b0);
-        Bytes32* hash = L.hash.data() + b0;
+        Hash32* hash = L.hash.data() + b0;
         uint8_t* pos = L.pos.data() + b0;
         for (int l = 0; l < 8 - level; ++l) {
           for (size_t s = 0; s < bn; ++s) {
             const unsigned right = (pos[s] >> l) & 1u;
             copy32(msgs[2 * s + right], hash[s]);
-            msgs[2 * s + (right ^ 1u)] = Bytes32{};
+            msgs[2 * s + (right ^ 1u)] = Hash32{};
           }
           h.hash64_batch(msgs[0].data(), hash[0].data(), bn);
         }
@@ -43,14 +43,14 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
       const size_t end = L.off[s + 1];
       for (size_t i = L.off[s]; i < end;) {
         const uint8_t p = L.pos[i];
-        Bytes32* msg = &L.msgs[2 * m];
+        Hash32* msg = &L.msgs[2 * m];
         if (i + 1 < end && (L.pos[i + 1] >> 1) == (p >> 1)) {
           copy32(msg[0], L.hash[i]);
           copy32(msg[1], L.hash[i + 1]);
           i += 2;
         } else {
           copy32(msg[p & 1], L.hash[i]);
-          msg[(p & 1) ^ 1] = Bytes32{};
+          msg[(p & 1) ^ 1] = Hash32{};
           i += 1;
         }
         L.next_pos[m] = uint8_t(p >> 1);
@@ -67,13 +67,13 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L) {
   return total;
 }
 
-void dense_stem_tree(const Hasher& h, const Bytes32 leaf_hash[256], DenseStemTree* out) {
+void dense_stem_tree(const Hasher& h, const Hash32 leaf_hash[256], DenseStemTree* out) {
   // Leaves at heap indices 255..510.
   for (int i = 0; i < 256; ++i) out->node[255 + i] = leaf_hash[i];
   for (int i = 254; i >= 0; --i) hash_pair(h, out->node[2 * i + 1].data(), out->node[2 * i + 2].data(), out->node[i].data());
 }
 
-void DenseStemTree::siblings(uint8_t sub, Bytes32 out[8]) const {
+void DenseStemTree::siblings(uint8_t sub, Hash32 out[8]) const {
   size_t i = 255 + size_t(sub);
   for (int l = 0; l < 8; ++l) {
     const size_t sib = (i & 1) ? i + 1 : i - 1;

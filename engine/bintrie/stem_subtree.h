@@ -34,11 +34,11 @@ inline void copy32(uint8_t* dst, const uint8_t* src) {
   std::memcpy(dst, &lo, 16);
   std::memcpy(dst + 16, &hi, 16);
 }
-inline void copy32(Bytes32& dst, const Bytes32& src) { copy32(dst.data(), src.data()); }
+inline void copy32(Hash32& dst, const Hash32& src) { copy32(dst.data(), src.data()); }
 
 struct StemLevels {
   std::vector<uint8_t> pos, next_pos;
-  std::vector<Bytes32> hash, msgs;  // msgs: 2 Bytes32 per message
+  std::vector<Hash32> hash, msgs;  // msgs: 2 Hash32 per message
   std::vector<uint32_t> off, next_off;
 };
 
@@ -48,11 +48,11 @@ size_t stem_subtree_roots(const Hasher& h, StemLevels& L);
 // All 8 levels of one stem, dense (256 + 128 + ... + 1 nodes, zeros where empty), for
 // proofs and blob reconstruction: level[0] = leaves, level[8][0] = R. leaf hashes in.
 struct DenseStemTree {
-  Bytes32 node[511];  // heap order: level 8 (root) at 0, children of i at 2i+1, 2i+2
-  const Bytes32& root() const { return node[0]; }
+  Hash32 node[511];  // heap order: level 8 (root) at 0, children of i at 2i+1, 2i+2
+  const Hash32& root() const { return node[0]; }
   // Sibling path of leaf sub (8 hashes, leaf level first).
-  void siblings(uint8_t sub, Bytes32 out[8]) const;
+  void siblings(uint8_t sub, Hash32 out[8]) const;
 };
-void dense_stem_tree(const Hasher& h, const Bytes32 leaf_hash[256], DenseStemTree* out);
+void dense_stem_tree(const Hasher& h, const Hash32 leaf_hash[256], DenseStemTree* out);
 
 }  // namespace st::bintrie

@@ -15,15 +15,13 @@
 #include "io/random_reads.h"
 #include "io/raw_reads.h"
 #include "io/rocksdb_store.h"
+#include "kernels/support/clock.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::experiments {
 namespace {
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
+double now_s() { return double(monotonic_ns()) * 1e-9; }
 
 // One timed run's figures; bytes_per_read: the page (store, raw) or value (RocksDB) size.
 ReadRateRun to_run(const io::RandomReadResult& r, double bytes_per_read) {
@@ -43,7 +41,7 @@ io::Status fill_arena(io::ArenaFileStore& store) {
     for (uint64_t p = first; p < std::min<uint64_t>(first + batch, store.capacity_pages()); ++p) {
       unsigned char* b = bufs.data() + size_t(p - first) * payload;
       for (uint32_t i = 0; i < payload; i += 8) {
-        const uint64_t v = (p * 0x9e3779b97f4a7c15ull) ^ i;
+        const uint64_t v = (p * kSplitmix64Gamma) ^ i;
         std::memcpy(b + i, &v, std::min<uint32_t>(8, payload - i));
       }
       ops.push_back({io::PageOpKind::write, p, b, p});

@@ -12,15 +12,11 @@
 #include "engine/persist/snapshot_db.h"
 #include "engine/stats/summary.h"
 #include "kernels/keccak256.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
+#include "kernels/support/clock.h"
 
 namespace st::experiments {
 namespace {
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 template <class Bytes>
 std::string hex0x(const Bytes& b) {
@@ -35,7 +31,7 @@ std::string hex0x(const Bytes& b) {
 struct WantAccount {
   uint64_t nonce = 0;
   state::U256 balance{};
-  state::Bytes32 code_hash{};
+  state::Hash32 code_hash{};
   uint64_t code_size = 0;
 };
 WantAccount want_account(const state::StateSource& src, uint64_t i) {
@@ -141,9 +137,9 @@ class ReadBench {
     std::vector<persist::LookupAnswer> ans;
     for (uint64_t q = 0; q < n; ++q) {
       persist::LookupStats st;
-      const uint64_t t0 = now_ns();
+      const uint64_t t0 = monotonic_ns();
       io::Status s = d->lookup(std::span<const state::StateKey>(&sample_.keys[q], 1), &ans, &st, true);
-      lat_us.push_back(double(now_ns() - t0) / 1e3);
+      lat_us.push_back(double(monotonic_ns() - t0) / 1e3);
       if (!s.ok()) return {s, true};
       reads += st.page_reads;
     }
@@ -170,9 +166,9 @@ class ReadBench {
   io::Status batched(persist::TreeDb& d, uint64_t rep, size_t qi, BatchedRun* b) {
     if (io::Status s = prepare(d, o_.seed * 43 + rep * 101 + qi); !s.ok()) return s;
     std::vector<persist::LookupAnswer> ans;
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = monotonic_ns();
     io::Status s = d.lookup(sample_.keys, &ans, &b->stats, true);
-    b->wall_us = double(now_ns() - t0) / 1e3;
+    b->wall_us = double(monotonic_ns() - t0) / 1e3;
     if (!s.ok()) return s;
     if (std::string e = check_(ans, k_); !e.empty()) return io::Status(io::Errc::mismatch, "wrong answer: " + e + o_.wrong_answer_note);
     return {};
@@ -233,7 +229,7 @@ std::optional<std::string> sample_keys(const state::StateSource& src, uint64_t k
     const uint64_t n = src.account_count();
     if (k > n) return "--keys " + std::to_string(k) + " exceeds the " + std::to_string(n) + " accounts of the state";
     while (out->keys.size() < k) {
-      const uint64_t i = kernels::uniform_below(rng, n);
+      const uint64_t i = st::uniform_below(rng, n);
       if (!seen.insert(i).second) continue;
       state::StateKey key{};
       if (auto sk = src.slot_key(i, 0)) {
@@ -256,7 +252,7 @@ std::optional<std::string> sample_keys(const state::StateSource& src, uint64_t k
     return "--keys " + std::to_string(k) + " exceeds the " + std::to_string(total) +
            " storage slots of the state (use --accounts-only for account keys)";
   while (out->keys.size() < k) {
-    const uint64_t s = kernels::uniform_below(rng, total);
+    const uint64_t s = st::uniform_below(rng, total);
     if (!seen.insert(s).second) continue;
     auto it = std::upper_bound(cum.begin(), cum.end(), std::pair<uint64_t, uint64_t>(s, ~uint64_t(0))) - 1;
     const uint64_t i = it->second, j = s - it->first;

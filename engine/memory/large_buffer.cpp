@@ -1,49 +1,39 @@
 // large_buffer: see large_buffer.h.
 #include "engine/memory/large_buffer.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include <cstring>
-#include <new>
 #include <utility>
+
+#include "kernels/support/large_alloc.h"
 
 namespace st::memory {
 
-namespace {
-constexpr size_t kHugeThreshold = size_t(4) << 20;
-constexpr size_t kHugeAlign = size_t(2) << 20;
-}  // namespace
-
-LargeBuffer::LargeBuffer(size_t bytes) : size_(bytes), align_(bytes >= kHugeThreshold ? kHugeAlign : 64) {
-  const size_t rounded = (bytes + align_ - 1) / align_ * align_;
-  data_ = static_cast<uint8_t*>(::operator new(rounded ? rounded : align_, std::align_val_t(align_), std::nothrow));
+LargeBuffer::LargeBuffer(size_t bytes) : size_(bytes) {
+  data_ = static_cast<uint8_t*>(large_alloc_nothrow(bytes));
   if (!data_) {  // callers size-check with check_fits_in_memory first; this is the backstop
     std::fprintf(stderr, "statetree: out of memory allocating %zu bytes\n", bytes);
     std::exit(70);
   }
-#if defined(MADV_HUGEPAGE)
-  if (align_ == kHugeAlign) madvise(data_, rounded, MADV_HUGEPAGE);
-#endif
   std::memset(data_, 0, bytes);
 }
 
 LargeBuffer::~LargeBuffer() {
-  if (data_) ::operator delete(data_, std::align_val_t(align_));
+  if (data_) large_free(data_, size_);
 }
 
 LargeBuffer::LargeBuffer(LargeBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), align_(other.align_) {}
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 LargeBuffer& LargeBuffer::operator=(LargeBuffer&& other) noexcept {
   if (this != &other) {
-    if (data_) ::operator delete(data_, std::align_val_t(align_));
+    if (data_) large_free(data_, size_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
-    align_ = other.align_;
   }
   return *this;
 }

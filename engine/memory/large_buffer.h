@@ -1,7 +1,7 @@
 // large_buffer: one zero-initialised, fixed-size allocation for big flat arrays (arenas,
-// benchmark inputs). Buffers of 4 MiB and more are 2 MiB aligned and advised to use
-// transparent huge pages (streaming passes over tens of MiB otherwise pay TLB misses);
-// smaller ones are 64-byte aligned. Never grows, never moves.
+// benchmark inputs), owning a large_alloc block (kernels/support/large_alloc.h: 2 MiB aligned
+// and advised to use transparent huge pages from 4 MiB on, 64-byte aligned below; streaming
+// passes over tens of MiB otherwise pay TLB misses). Never grows, never moves.
 #pragma once
 
 #include <cstddef>
@@ -27,8 +27,7 @@ class LargeBuffer {
 
  private:
   uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  size_t align_ = 64;
+  size_t size_ = 0;  // the byte count large_alloc got (it selects the alignment)
 };
 
 // Physical memory of this machine, in bytes.

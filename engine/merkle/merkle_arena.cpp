@@ -21,8 +21,8 @@ MerkleArena::MerkleArena(size_t leaf_capacity)
 
 uint64_t MerkleArena::bytes_for(size_t leaf_capacity) { return uint64_t(2) * next_pow2_at_least_16(leaf_capacity) * 32; }
 
-Digest MerkleArena::get(size_t slot) const {
-  Digest d;
+Hash32 MerkleArena::get(size_t slot) const {
+  Hash32 d;
   for (size_t w = 0; w < 8; ++w) {
     const uint32_t v = words_[word_index(slot, w)];
     d[4 * w] = uint8_t(v >> 24); d[4 * w + 1] = uint8_t(v >> 16);
@@ -31,7 +31,7 @@ Digest MerkleArena::get(size_t slot) const {
   return d;
 }
 
-void MerkleArena::set(size_t slot, const Digest& d) {
+void MerkleArena::set(size_t slot, const Hash32& d) {
   for (size_t w = 0; w < 8; ++w)
     words_[word_index(slot, w)] = (uint32_t(d[4 * w]) << 24) | (uint32_t(d[4 * w + 1]) << 16) |
                                   (uint32_t(d[4 * w + 2]) << 8) | d[4 * w + 3];

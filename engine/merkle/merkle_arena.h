@@ -23,10 +23,12 @@
 #include <cstdint>
 
 #include "engine/memory/large_buffer.h"
+#include "kernels/support/hash32.h"
 
 namespace st::merkle {
 
-using Digest = std::array<uint8_t, 32>;
+using st::Hash32;
+using Digest = Hash32;  // the older name, still spelled by workloads/cli_merkle.cpp
 
 class MerkleArena {
  public:
@@ -48,8 +50,8 @@ class MerkleArena {
   uint32_t* block(size_t block_index) { return words_ + block_index * 128; }
   const uint32_t* block(size_t block_index) const { return words_ + block_index * 128; }
 
-  Digest get(size_t slot) const;
-  void set(size_t slot, const Digest& d);
+  Hash32 get(size_t slot) const;
+  void set(size_t slot, const Hash32& d);
   void copy_slot(size_t from, size_t to);
   bool equal_slots(size_t a, size_t b) const;
 

@@ -8,6 +8,7 @@
 
 #include "engine/stats/summary.h"
 #include "kernels/sha256.h"
+#include "kernels/support/clock.h"
 
 namespace st::merkle {
 
@@ -19,10 +20,9 @@ template <class F>
 double median_ns_per_item(F&& f, size_t items) {
   std::vector<double> samples;
   for (int rep = 0; rep < 15; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t t0 = monotonic_ns();
     f();
-    const auto t1 = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / double(items));
+    samples.push_back(double(monotonic_ns() - t0) / double(items));
   }
   return stats::summarize(samples).median;
 }

@@ -33,8 +33,8 @@ constexpr size_t kLeafBlocksPerTask = 64;  // addData parallel grain (1024 leave
 
 uint64_t compressions_for_length(size_t len) { return (uint64_t(len) + 9 + 63) / 64; }
 
-Digest hash_bytes(const Sha256Kernel& k, const uint8_t* data, size_t len, bool twice) {
-  Digest d, twice_d;
+Hash32 hash_bytes(const Sha256Kernel& k, const uint8_t* data, size_t len, bool twice) {
+  Hash32 d, twice_d;
   k.hash(data, len, d.data());
   if (!twice) return d;
   k.hash(d.data(), 32, twice_d.data());  // `hash` promises nothing about in == out
@@ -190,7 +190,7 @@ void MerkleTree::compute_level(unsigned level, bool* mutated) {
   duplicate_last_if_odd(level);
   for (size_t p = 0; p < parents; ++p) {
     uint8_t pair[64];
-    const Digest l = arena_.get(base + 2 * p), r = arena_.get(base + 2 * p + 1);
+    const Hash32 l = arena_.get(base + 2 * p), r = arena_.get(base + 2 * p + 1);
     std::memcpy(pair, l.data(), 32);
     std::memcpy(pair + 32, r.data(), 32);
     arena_.set(parent_base + p, hash_bytes(k, pair, 64, twice));
@@ -238,9 +238,9 @@ uint64_t MerkleTree::parent_count() const {
 
 uint64_t MerkleTree::parent_compressions() const { return parent_count() * (options_.double_sha256 ? 3 : 2); }
 
-std::vector<Digest> MerkleTree::proof(size_t index) const {
+std::vector<Hash32> MerkleTree::proof(size_t index) const {
   assert(index < leaf_count_ && !level_counts_.empty());
-  std::vector<Digest> path;
+  std::vector<Hash32> path;
   for (size_t level = 0; level + 1 < level_counts_.size(); ++level) {
     const size_t count = level_counts_[level];
     size_t sibling = index ^ 1;
@@ -251,17 +251,17 @@ std::vector<Digest> MerkleTree::proof(size_t index) const {
   return path;
 }
 
-Digest MerkleTree::leaf_hash(const uint8_t* data, size_t len, MerkleOptions options) {
+Hash32 MerkleTree::leaf_hash(const uint8_t* data, size_t len, MerkleOptions options) {
   return hash_bytes(kernels::sha256_active(), data, len, options.double_sha256);
 }
 
-bool MerkleTree::verify(const Digest& leaf, size_t index, size_t leaf_count, const std::vector<Digest>& path,
-                        const Digest& root, MerkleOptions options) {
+bool MerkleTree::verify(const Hash32& leaf, size_t index, size_t leaf_count, const std::vector<Hash32>& path,
+                        const Hash32& root, MerkleOptions options) {
   if (index >= leaf_count) return false;
   const Sha256Kernel& k = kernels::sha256_active();
-  Digest h = leaf;
+  Hash32 h = leaf;
   size_t count = leaf_count;  // nodes at the current level
-  for (const Digest& sibling : path) {
+  for (const Hash32& sibling : path) {
     if (count == 1) return false;  // path longer than the tree is deep
     const bool right = index & 1;
     const bool last_of_odd = !right && index == count - 1;

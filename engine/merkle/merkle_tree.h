@@ -28,7 +28,7 @@ struct MerkleOptions {
 };
 
 struct MerkleResult {
-  Digest root{};
+  Hash32 root{};
   bool mutated = false;
 };
 
@@ -49,7 +49,7 @@ class MerkleTree {
   MerkleResult compute();
 
   // Sibling path of leaf `index`, bottom-up (precondition: compute() ran, index < leaves).
-  std::vector<Digest> proof(size_t index) const;
+  std::vector<Hash32> proof(size_t index) const;
 
   size_t leaf_count() const { return leaf_count_; }
   const MerkleArena& arena() const { return arena_; }
@@ -61,12 +61,12 @@ class MerkleTree {
   const std::vector<size_t>& level_counts() const { return level_counts_; }
 
   // The hash of one leaf, and proof verification (independent of any tree instance).
-  static Digest leaf_hash(const uint8_t* data, size_t len, MerkleOptions options = {});
+  static Hash32 leaf_hash(const uint8_t* data, size_t len, MerkleOptions options = {});
   // A proof verifies only for index < leaf_count, a path of exactly the tree's depth, and
   // a "sibling equal to itself" only where the spec duplicates (the last node of an odd
   // level): the same path claimed for a position that does not exist is rejected.
-  static bool verify(const Digest& leaf_hash, size_t index, size_t leaf_count, const std::vector<Digest>& path,
-                     const Digest& root, MerkleOptions options = {});
+  static bool verify(const Hash32& leaf_hash, size_t index, size_t leaf_count, const std::vector<Hash32>& path,
+                     const Hash32& root, MerkleOptions options = {});
 
  private:
   void compute_chunk(size_t chunk, unsigned top_level, bool* mutated);

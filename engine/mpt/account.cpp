@@ -53,18 +53,18 @@ std::string decode_account_rlp(std::span<const uint8_t> enc, AccountFields* out)
   return "";
 }
 
-bool is_zero(const st::state::Bytes32& v) {
+bool is_zero(const st::state::Hash32& v) {
   for (uint8_t b : v)
     if (b) return false;
   return true;
 }
 
-size_t put_storage_value_rlp(uint8_t* out, const st::state::Bytes32& v) {
+size_t put_storage_value_rlp(uint8_t* out, const st::state::Hash32& v) {
   if (is_zero(v)) return 0;
   return size_t(rlp_put_uint_be(out, v.data(), 32) - out);
 }
 
-std::vector<uint8_t> storage_value_rlp(const st::state::Bytes32& v) {
+std::vector<uint8_t> storage_value_rlp(const st::state::Hash32& v) {
   if (is_zero(v)) return {};
   std::vector<uint8_t> out(rlp_uint_be_size(v.data(), 32));
   rlp_put_uint_be(out.data(), v.data(), 32);

@@ -28,10 +28,10 @@ std::vector<uint8_t> account_rlp(const AccountFields& a);
 // Decodes an account leaf value strictly; empty string on success, else the reason.
 std::string decode_account_rlp(std::span<const uint8_t> enc, AccountFields* out);
 
-bool is_zero(const st::state::Bytes32& v);
+bool is_zero(const st::state::Hash32& v);
 // Storage leaf value (empty vector for zero = delete).
-std::vector<uint8_t> storage_value_rlp(const st::state::Bytes32& v);
+std::vector<uint8_t> storage_value_rlp(const st::state::Hash32& v);
 // The same into out[0..33); returns its length (0 for zero = delete). No allocation.
-size_t put_storage_value_rlp(uint8_t* out, const st::state::Bytes32& v);
+size_t put_storage_value_rlp(uint8_t* out, const st::state::Hash32& v);
 
 }  // namespace st::mpt

@@ -13,10 +13,11 @@
 #include <cstring>
 
 #include "kernels/keccak256.h"
+#include "kernels/support/hash32.h"
 
 namespace st::mpt {
 
-using Hash32 = std::array<uint8_t, 32>;
+using st::Hash32;
 
 // keccak256(rlp("")) = keccak256(0x80): the root of the empty trie.
 inline constexpr Hash32 kEmptyRoot = {0x56, 0xe8, 0x1f, 0x17, 0x1b, 0xcc, 0x55, 0xa6, 0xff, 0x83, 0x45,

@@ -38,8 +38,8 @@ ProofResult verify_proof(const Hash32& root, std::span<const uint8_t> path_key, 
 // eth_getProof shape: the account (proved in the state trie at keccak(address)) and storage
 // slots (each proved in the account's storage trie at keccak(slot)).
 struct StorageProof {
-  st::state::Bytes32 slot{};
-  st::state::Bytes32 value{};  // zero when absent
+  st::state::Hash32 slot{};
+  st::state::Hash32 value{};  // zero when absent
   std::vector<Bytes> proof;
 };
 struct AccountProof {

@@ -9,7 +9,7 @@
 namespace st::mpt {
 
 using st::state::Address;
-using st::state::Bytes32;
+using st::state::Hash32;
 
 namespace {
 constexpr size_t kKeepScratchWrites = size_t(1) << 16;  // per-thread buffers kept up to this many writes
@@ -121,7 +121,7 @@ std::optional<AccountFields> MptState::account(const Address& a) {
   return it->second.fields;
 }
 
-AccountProof MptState::prove(const Address& a, std::span<const Bytes32> slots) {
+AccountProof MptState::prove(const Address& a, std::span<const Hash32> slots) {
   root();
   AccountProof p;
   p.address = a;
@@ -138,7 +138,7 @@ AccountProof MptState::prove(const Address& a, std::span<const Bytes32> slots) {
     p.code_hash = it->second.fields.code_hash;
     storage = it->second.storage.get();
   }
-  for (const Bytes32& slot : slots) {
+  for (const Hash32& slot : slots) {
     StorageProof sp;
     sp.slot = slot;
     if (storage) {

@@ -46,7 +46,7 @@ class MptState {
   std::optional<AccountFields> account(const st::state::Address& a);  // commits first
   size_t account_count() const { return accounts_.size(); }
   // eth_getProof for an address and slots (commits first).
-  AccountProof prove(const st::state::Address& a, std::span<const st::state::Bytes32> slots);
+  AccountProof prove(const st::state::Address& a, std::span<const st::state::Hash32> slots);
 
  private:
   struct Acc {

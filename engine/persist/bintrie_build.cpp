@@ -20,7 +20,7 @@
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie_db.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 #include "engine/persist/bintrie_disk.h"
 #include "engine/persist/snapshot_rocks.h"
 #include "engine/persist/snapshot_writer.h"
@@ -348,10 +348,10 @@ io::Status write_arena_tree(DbFiles& files, const DbOptions& o, const state::Sta
   fields.root_hash = root;
   fields.node_count = sink.records;
   fields.payload_bytes = em.blob_bytes;
-  const uint64_t c0 = io::monotonic_ns();
+  const uint64_t c0 = st::monotonic_ns();
   st = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], fields, src.spec_json(),
                           o.snapshot ? &snap_ref : nullptr);
-  *commit_ns = io::monotonic_ns() - c0;
+  *commit_ns = st::monotonic_ns() - c0;
   if (!st) return st;
   r.root = root;
   r.nodes = sink.records;
@@ -384,10 +384,10 @@ io::Status write_rocks_tree(DbFiles& files, const DbOptions& o, const state::Sta
   fields.root_hash = root;
   fields.node_count = sink.records;
   fields.payload_bytes = em.blob_bytes;
-  const uint64_t c0 = io::monotonic_ns();
+  const uint64_t c0 = st::monotonic_ns();
   const SnapshotRef marker;  // RocksDB: counts 0 (snapshot_rocks.h)
   st = files.commit_rocks(fields, src.spec_json(), o.snapshot ? &marker : nullptr);
-  *commit_ns = io::monotonic_ns() - c0;
+  *commit_ns = st::monotonic_ns() - c0;
   if (!st) return st;
   r.root = root;
   r.nodes = sink.records;
@@ -411,7 +411,7 @@ io::Status check_build_params(const DbFiles& files, const io::StoreParams& p, bi
 
 io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                          const ProgressFn& progress) {
-  const uint64_t t0 = io::monotonic_ns();
+  const uint64_t t0 = st::monotonic_ns();
   const io::StoreParams& p = o.params;
   bintrie::Hasher h;
   if (io::Status st = check_build_params(files, p, &h); !st) return st;
@@ -439,7 +439,7 @@ io::Status build_bintrie(DbFiles& files, const DbOptions& o, const state::StateS
   if (!st) return st;
   if (progress) progress(kProgressTotal, kProgressTotal);
   r.disk_bytes = files.disk_bytes();
-  r.build_ns = io::monotonic_ns() - t0;
+  r.build_ns = st::monotonic_ns() - t0;
   r.commit_ns = commit_ns;
   if (report) *report = r;
   return {};

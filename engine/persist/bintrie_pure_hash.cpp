@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 
 namespace st::persist {
 namespace {
@@ -92,7 +92,7 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
   std::vector<uint8_t> in(values * 32), res(values * 32);
   std::vector<Bytes32> stem_out(S);
 
-  const uint64_t t0 = io::monotonic_ns();
+  const uint64_t t0 = st::monotonic_ns();
   // Leaf level: every present value of every new stem, one hash32 batch.
   std::vector<Node>& leaves = stem_tree.at[8];
   leaves.reserve(values);
@@ -136,7 +136,7 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
     }
   for (unsigned d = 1; d <= g; ++d) std::sort(group_tree.at[d].begin(), group_tree.at[d].end(), before);
   if (g) group_tree.reduce(h, g, out);
-  out->ns = io::monotonic_ns() - t0;
+  out->ns = st::monotonic_ns() - t0;
   out->nodes = S + groups.size();
 
   for (size_t s = 0; s < S; ++s)

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include "engine/stats/summary.h"
 #include "io/cold_cache.h"
 #include "io/random_reads.h"
 #include "io/raw_reads.h"
@@ -23,7 +24,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-uint64_t percentile_ns(std::vector<uint64_t> sample, double q) { return io::percentile_ns(std::move(sample), q); }
+uint64_t percentile_ns(std::vector<uint64_t> sample, double q) { return stats::percentile(std::move(sample), q); }
 
 double RawReadFigures::latency_us_percentile(double q) const { return double(percentile_ns(latency_ns, q)) / 1e3; }
 

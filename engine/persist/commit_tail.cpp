@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "engine/persist/snapshot_rocks.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 
 namespace st::persist {
 
@@ -18,9 +18,9 @@ io::Status RocksCommitBatch::read(std::span<const std::string> keys, std::vector
     return {};
   }
   views_.assign(keys.begin(), keys.end());
-  const uint64_t t0 = io::monotonic_ns();
+  const uint64_t t0 = st::monotonic_ns();
   io::Status s = db_.multi_get(views_, values, &found_);
-  read_ns += io::monotonic_ns() - t0;
+  read_ns += st::monotonic_ns() - t0;
   if (!s.ok()) return s;
   ++rounds;
   keys_read += keys.size();
@@ -99,7 +99,7 @@ CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, 
 
 CommitFrame::CommitFrame(DbFiles& files, DeadPageLedger& dead, const char* who, const CommitBase& base,
                          io::NodeStore* read_store, PageReuse* reuse, stats::LogHistogram* read_latency)
-    : files_(files), dead_(dead), who_(who), base_(base), reuse_(reuse), t0_(io::monotonic_ns()) {
+    : files_(files), dead_(dead), who_(who), base_(base), reuse_(reuse), t0_(st::monotonic_ns()) {
   if (files.store == StoreKind::rocksdb) {
     rocks_.emplace(*files.rocks);
   } else {
@@ -123,19 +123,19 @@ io::Status CommitFrame::check_target(const DbFiles& files, const io::StoreParams
   return {};
 }
 
-void CommitFrame::resolved() { t_resolved_ = io::monotonic_ns(); }
-void CommitFrame::applied() { t_applied_ = io::monotonic_ns(); }
-void CommitFrame::hashed() { t_hashed_ = io::monotonic_ns(); }
-void CommitFrame::hash_stage_done() { t_hash_stage_ = io::monotonic_ns(); }
+void CommitFrame::resolved() { t_resolved_ = st::monotonic_ns(); }
+void CommitFrame::applied() { t_applied_ = st::monotonic_ns(); }
+void CommitFrame::hashed() { t_hashed_ = st::monotonic_ns(); }
+void CommitFrame::hash_stage_done() { t_hash_stage_ = st::monotonic_ns(); }
 
 // The commit's own time: from the frame's start, less the wait between hash() and write().
 uint64_t CommitFrame::own_ns() const {
-  const uint64_t now = io::monotonic_ns();
+  const uint64_t now = st::monotonic_ns();
   return t_hash_stage_ ? (t_hash_stage_ - t0_) + (now - t_writes_) : now - t0_;
 }
 
 io::Status CommitFrame::begin_writes() {
-  t_writes_ = io::monotonic_ns();
+  t_writes_ = st::monotonic_ns();
   if (!t_applied_) t_applied_ = t_writes_;
   if (!t_hashed_) t_hashed_ = t_writes_;
   if (keyed()) return {};
@@ -263,7 +263,7 @@ io::Status CommitFrame::relocate(Locator l) {
   return {};
 }
 
-void CommitFrame::encoded() { t_encoded_ = io::monotonic_ns(); }
+void CommitFrame::encoded() { t_encoded_ = st::monotonic_ns(); }
 
 void CommitFrame::hand_over_written() {
   if (keyed() || !reuse_) return;
@@ -310,7 +310,7 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
   f.key_count = uint64_t(int64_t(files_.manifest.key_count) + o.keys_delta);
   f.payload_bytes = files_.manifest.payload_bytes + o.bytes_written - superseded_bytes_;
   const uint64_t pages_written = packer_->stats().pages;
-  const uint64_t tp = io::monotonic_ns();
+  const uint64_t tp = st::monotonic_ns();
   SnapshotRef snap;
   if (snapshot_)
     if (io::Status s = update_snapshot(files_, *writer_, *snapshot_, &snap); !s.ok()) return fail(s);
@@ -318,7 +318,7 @@ io::Status CommitFrame::publish(const Outcome& o, const std::string& spec_json, 
     dead_.parents().invalidate();
     return s;  // aborts itself
   }
-  const uint64_t publish_ns = io::monotonic_ns() - tp;
+  const uint64_t publish_ns = st::monotonic_ns() - tp;
   // Durable: the dead-record counts of partly dead pages carry over to later commits.
   dead_.commit_durable();
   // The ids written since hand_over_written() (snapshot pages, the commit record) too.
@@ -385,9 +385,9 @@ io::Status CommitFrame::publish_rocks(const Outcome& o, const std::string& spec_
     if (io::Status s = rocks_snapshot_family(files_, &family); !s.ok()) return s;
     append_snapshot_writes(*snapshot_, family, &range_ends, &writes);
   }
-  const uint64_t tp = io::monotonic_ns();
+  const uint64_t tp = st::monotonic_ns();
   if (io::Status s = files_.commit_rocks_batch(writes, f, spec_json); !s.ok()) return s;
-  const uint64_t publish_ns = io::monotonic_ns() - tp;
+  const uint64_t publish_ns = st::monotonic_ns() - tp;
   if (stats) {
     fill_common_stats(o, publish_ns, stats);
     stats->pages_read = b.keys_read;

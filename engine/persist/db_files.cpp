@@ -4,7 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "io/byte_order.h"
+#include "kernels/support/byte_order.h"
 
 namespace st::persist {
 
@@ -52,51 +52,51 @@ const char* store_kind_name(StoreKind k) { return k == StoreKind::arena ? "arena
 
 std::vector<uint8_t> encode_commit_record(const CommitInfo& c, const CommitFields* fields) {
   std::vector<uint8_t> b(kCommitHeaderBytes + c.spec.size() + (fields ? kCommitFieldsBytes : 0));
-  io::put_u32(b.data(), kCommitRecordMagic);
-  io::put_u32(b.data() + 4, kCommitRecordVersion);
-  io::put_u64(b.data() + 8, c.root);
-  io::put_u32(b.data() + 16, uint32_t(c.spec.size()));
+  st::put_u32(b.data(), kCommitRecordMagic);
+  st::put_u32(b.data() + 4, kCommitRecordVersion);
+  st::put_u64(b.data() + 8, c.root);
+  st::put_u32(b.data() + 16, uint32_t(c.spec.size()));
   std::memcpy(b.data() + kCommitHeaderBytes, c.spec.data(), c.spec.size());
   if (fields) {
     uint8_t* p = b.data() + kCommitHeaderBytes + c.spec.size();
-    io::put_u32(p, kCommitFieldsMagic);
-    io::put_u64(p + 4, fields->commit_seq);
+    st::put_u32(p, kCommitFieldsMagic);
+    st::put_u64(p + 4, fields->commit_seq);
     std::memcpy(p + 12, fields->root_hash.data(), 32);
-    io::put_u64(p + 44, fields->node_count);
-    io::put_u64(p + 52, fields->key_count);
-    io::put_u64(p + 60, fields->payload_bytes);
+    st::put_u64(p + 44, fields->node_count);
+    st::put_u64(p + 52, fields->key_count);
+    st::put_u64(p + 60, fields->payload_bytes);
   }
   if (c.snapshot) append_snapshot_ref(*c.snapshot, &b);
   return b;
 }
 
 io::Status decode_commit_record(std::span<const uint8_t> b, CommitInfo* out, std::optional<CommitFields>* fields) {
-  if (b.size() < kCommitHeaderBytes || io::get_u32(b.data()) != kCommitRecordMagic)
+  if (b.size() < kCommitHeaderBytes || st::get_u32(b.data()) != kCommitRecordMagic)
     return io::Status(io::Errc::corrupt_page, "commit record: bad magic");
-  if (io::get_u32(b.data() + 4) != kCommitRecordVersion)
-    return io::Status(io::Errc::mismatch, "commit record version " + std::to_string(io::get_u32(b.data() + 4)) +
+  if (st::get_u32(b.data() + 4) != kCommitRecordVersion)
+    return io::Status(io::Errc::mismatch, "commit record version " + std::to_string(st::get_u32(b.data() + 4)) +
                                               ", this build reads version " + std::to_string(kCommitRecordVersion));
-  const uint32_t len = io::get_u32(b.data() + 16);
+  const uint32_t len = st::get_u32(b.data() + 16);
   if (len > b.size() - kCommitHeaderBytes) return io::Status(io::Errc::corrupt_page, "commit record: spec past its end");
-  out->root = io::get_u64(b.data() + 8);
+  out->root = st::get_u64(b.data() + 8);
   out->spec.assign(reinterpret_cast<const char*>(b.data() + kCommitHeaderBytes), len);
   out->snapshot.reset();
   if (fields) fields->reset();
   const uint8_t* p = b.data() + kCommitHeaderBytes + len;
   size_t rest = b.size() - kCommitHeaderBytes - len;
-  if (rest >= 4 && io::get_u32(p) == kCommitFieldsMagic) {
+  if (rest >= 4 && st::get_u32(p) == kCommitFieldsMagic) {
     if (rest < kCommitFieldsBytes) return io::Status(io::Errc::corrupt_page, "commit record: manifest fields past its end");
     CommitFields f;
-    f.commit_seq = io::get_u64(p + 4);
+    f.commit_seq = st::get_u64(p + 4);
     std::memcpy(f.root_hash.data(), p + 12, 32);
-    f.node_count = io::get_u64(p + 44);
-    f.key_count = io::get_u64(p + 52);
-    f.payload_bytes = io::get_u64(p + 60);
+    f.node_count = st::get_u64(p + 44);
+    f.key_count = st::get_u64(p + 52);
+    f.payload_bytes = st::get_u64(p + 60);
     if (fields) *fields = f;
     p += kCommitFieldsBytes;
     rest -= kCommitFieldsBytes;
   }
-  if (rest >= 4 && io::get_u32(p) == kSnapRefMagic) {
+  if (rest >= 4 && st::get_u32(p) == kSnapRefMagic) {
     SnapshotRef r;
     size_t used = 0;
     if (std::string e = decode_snapshot_ref({p, rest}, &r, &used); !e.empty())

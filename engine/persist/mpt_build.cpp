@@ -15,7 +15,7 @@
 
 #include "engine/mpt/account.h"
 #include "engine/persist/mpt_db.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 #include "engine/persist/mpt_node.h"
 #include "engine/persist/mpt_trie_writer.h"
 #include "engine/persist/snapshot_rocks.h"
@@ -275,10 +275,10 @@ io::Status build_arena(DbFiles& files, const DbOptions& o, MptBuild& b) {
     return s;
   }
   fill_fields(b);
-  const uint64_t tc = io::monotonic_ns();
+  const uint64_t tc = st::monotonic_ns();
   s = files.commit_arena(w, roots.empty() ? kNoLocator : roots[0], b.fields, b.src.spec_json(), snap ? &snap_ref : nullptr);
   if (!s.ok()) return s;
-  b.rep.commit_ns = io::monotonic_ns() - tc;
+  b.rep.commit_ns = st::monotonic_ns() - tc;
   b.rep.pages = packer.stats().pages;
   if (snap) {
     b.rep.snapshot_entries = snap_ref.entries;
@@ -304,11 +304,11 @@ io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
   if (s.ok() && snap) s = snap->finish();
   if (!s.ok()) return s;
   fill_fields(b);
-  const uint64_t tc = io::monotonic_ns();
+  const uint64_t tc = st::monotonic_ns();
   const SnapshotRef marker;  // RocksDB: counts 0 (snapshot_rocks.h)
   s = files.commit_rocks(b.fields, b.src.spec_json(), snap ? &marker : nullptr);
   if (!s.ok()) return s;
-  b.rep.commit_ns = io::monotonic_ns() - tc;
+  b.rep.commit_ns = st::monotonic_ns() - tc;
   if (snap) b.rep.snapshot_entries = snap->entries();
   return {};
 }
@@ -317,7 +317,7 @@ io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
 
 io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                      const ProgressFn& progress) {
-  const uint64_t t0 = io::monotonic_ns();
+  const uint64_t t0 = st::monotonic_ns();
   MptBuild b{src, progress};
   b.rep.accounts = src.account_count();
   b.rep.slots = src.slot_count();
@@ -329,7 +329,7 @@ io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSourc
   b.rep.root = b.root;
   b.rep.slots = b.slots_written;
   b.rep.disk_bytes = files.disk_bytes();
-  b.rep.build_ns = io::monotonic_ns() - t0;
+  b.rep.build_ns = st::monotonic_ns() - t0;
   if (report) *report = b.rep;
   return {};
 }

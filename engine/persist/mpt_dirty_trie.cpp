@@ -10,7 +10,7 @@
 #include "engine/mpt/node_codec.h"
 #include "engine/persist/mpt_db.h"
 #include "engine/persist/mpt_node.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_commit_detail {
@@ -971,7 +971,7 @@ io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) 
   std::vector<uint8_t> out;
   std::vector<uint8_t> all_out(pack_ops_.size() * 32);
   *nodes = 0, *calls = 0;
-  const uint64_t t0 = io::monotonic_ns();
+  const uint64_t t0 = st::monotonic_ns();
   for (uint32_t l = 1; l <= levels; ++l) {
     const std::vector<uint32_t>& ix = by_level[l];
     if (ix.empty()) continue;
@@ -988,7 +988,7 @@ io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) 
     *nodes += ix.size();
     ++*calls;
   }
-  *ns = io::monotonic_ns() - t0;
+  *ns = st::monotonic_ns() - t0;
   for (uint32_t i = 0; i < pack_ops_.size(); ++i) {
     const PackOp& op = pack_ops_[i];
     if (op.placed != kNoLocator) continue;

@@ -1,6 +1,6 @@
 // page_reader: level-by-level loads and streamed page reads over one cache (see header).
 #include "engine/persist/page_reader.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 
 #include <algorithm>
 #include <cassert>
@@ -59,12 +59,6 @@ class BufferPool {
 };
 }  // namespace
 
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
 PageReader::PageReader(io::NodeStore& store) : store_(store) {}
 
 PageReader::~PageReader() {
@@ -105,10 +99,10 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
     spare_.pop_back();
     ops[i] = {io::PageOpKind::read, want_[i], fresh[i].bytes.get(), uint64_t(i)};
   }
-  const uint64_t t0 = io::monotonic_ns();
+  const uint64_t t0 = st::monotonic_ns();
   std::vector<io::PageCompletion> done;
   io::Status s = io::run_batch(store_, ops, &done);
-  counters_.read_wall_ns += io::monotonic_ns() - t0;
+  counters_.read_wall_ns += st::monotonic_ns() - t0;
   if (latency_sink_)
     for (const io::PageCompletion& c : done) latency_sink_->add(c.latency_ns);
   ++counters_.rounds;
@@ -183,12 +177,12 @@ io::Status PageReader::poll(std::vector<uint32_t>* woken, bool block) {
   size_t n;
   if (block) {
     ++counters_.stream_waits;
-    const uint64_t t0 = io::monotonic_ns();
+    const uint64_t t0 = st::monotonic_ns();
     // Wait for a few completions when many reads are outstanding: the store refills its
     // queue at each completion while it waits, and the walks resume with several pages
     // at once instead of returning here after every single completion.
     n = store_.reap(done_, std::max<uint64_t>(1, std::min<uint64_t>(submitted_ / 4, kWaitMax)));
-    counters_.read_wall_ns += io::monotonic_ns() - t0;
+    counters_.read_wall_ns += st::monotonic_ns() - t0;
   } else {
     n = store_.reap(done_, 0);
   }

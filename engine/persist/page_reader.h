@@ -67,6 +67,7 @@
 #include "engine/persist/record_page.h"
 #include "engine/stats/summary.h"
 #include "io/node_store.h"
+#include "kernels/support/clock.h"
 
 namespace st::persist {
 
@@ -114,8 +115,7 @@ class SharedPages {
   std::unordered_map<uint64_t, CachedPage> pages_;
 };
 
-// CPU time of the calling thread (user + system), nanoseconds.
-uint64_t thread_cpu_ns();
+using st::thread_cpu_ns;  // CPU time of the calling thread (kernels/support/clock.h)
 
 class PageReader {
  public:

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "io/byte_order.h"
+#include "kernels/support/byte_order.h"
 
 namespace st::persist {
 
@@ -15,27 +15,27 @@ void append_snapshot_ref(const SnapshotRef& r, std::vector<uint8_t>* out) {
   const size_t at = out->size();
   out->resize(at + snapshot_ref_bytes(r));
   uint8_t* p = out->data() + at;
-  io::put_u32(p, kSnapRefMagic);
-  io::put_u32(p + 4, kSnapRefVersion);
-  io::put_u64(p + 8, r.entries);
-  io::put_u64(p + 16, r.data_pages);
-  io::put_u64(p + 24, r.index_pages);
-  io::put_u32(p + 32, uint32_t(r.directory_pages.size()));
-  for (size_t i = 0; i < r.directory_pages.size(); ++i) io::put_u64(p + 36 + 8 * i, r.directory_pages[i]);
+  st::put_u32(p, kSnapRefMagic);
+  st::put_u32(p + 4, kSnapRefVersion);
+  st::put_u64(p + 8, r.entries);
+  st::put_u64(p + 16, r.data_pages);
+  st::put_u64(p + 24, r.index_pages);
+  st::put_u32(p + 32, uint32_t(r.directory_pages.size()));
+  for (size_t i = 0; i < r.directory_pages.size(); ++i) st::put_u64(p + 36 + 8 * i, r.directory_pages[i]);
 }
 
 std::string decode_snapshot_ref(std::span<const uint8_t> b, SnapshotRef* out, size_t* used) {
-  if (b.size() < 36 || io::get_u32(b.data()) != kSnapRefMagic) return "snapshot block: bad magic or truncated";
-  if (io::get_u32(b.data() + 4) != kSnapRefVersion)
-    return "snapshot block version " + std::to_string(io::get_u32(b.data() + 4)) + ", this build reads version " +
+  if (b.size() < 36 || st::get_u32(b.data()) != kSnapRefMagic) return "snapshot block: bad magic or truncated";
+  if (st::get_u32(b.data() + 4) != kSnapRefVersion)
+    return "snapshot block version " + std::to_string(st::get_u32(b.data() + 4)) + ", this build reads version " +
            std::to_string(kSnapRefVersion);
   SnapshotRef r;
-  r.entries = io::get_u64(b.data() + 8);
-  r.data_pages = io::get_u64(b.data() + 16);
-  r.index_pages = io::get_u64(b.data() + 24);
-  const uint32_t n = io::get_u32(b.data() + 32);
+  r.entries = st::get_u64(b.data() + 8);
+  r.data_pages = st::get_u64(b.data() + 16);
+  r.index_pages = st::get_u64(b.data() + 24);
+  const uint32_t n = st::get_u32(b.data() + 32);
   if (n > (b.size() - 36) / 8) return "snapshot block: directory page list past its end";
-  for (uint32_t i = 0; i < n; ++i) r.directory_pages.push_back(io::get_u64(b.data() + 36 + 8 * i));
+  for (uint32_t i = 0; i < n; ++i) r.directory_pages.push_back(st::get_u64(b.data() + 36 + 8 * i));
   if (r.data_pages > r.entries || (r.entries > 0 && r.data_pages == 0) || r.index_pages > r.data_pages ||
       (r.data_pages > 0 && (r.index_pages == 0 || n == 0)) || n > r.index_pages)
     return "snapshot block: inconsistent counts (" + std::to_string(r.entries) + " entries, " +

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "engine/persist/db_files.h"
-#include "io/byte_order.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/byte_order.h"
+#include "kernels/support/clock.h"
 
 namespace st::persist {
 
@@ -46,7 +46,7 @@ io::Status SnapshotReader::load_index() {
     if (io::Status s = reader_.record(make_locator(dp, 0), &rv); !s.ok()) return s;
     if (rv.kind != kSnapDirectory || rv.child_count != 0 || rv.body.size() % 8 != 0 || rv.body.empty())
       return corrupt(dp, "not a snapshot directory record");
-    for (size_t j = 0; j < rv.body.size(); j += 8) index_page_ids_.push_back(io::get_u64(rv.body.data() + j));
+    for (size_t j = 0; j < rv.body.size(); j += 8) index_page_ids_.push_back(st::get_u64(rv.body.data() + j));
   }
   reader_.clear();
   if (index_page_ids_.size() != ref_.index_pages)

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "engine/persist/record_page.h"
-#include "io/byte_order.h"
+#include "kernels/support/byte_order.h"
 
 namespace st::persist {
 
@@ -107,7 +107,7 @@ io::Status SnapshotWriter::finish(SnapshotRef* out) {
   for (size_t at = 0; at < index_ids.size(); at += per_dir) {
     const size_t m = std::min(per_dir, index_ids.size() - at);
     body.assign(8 * m, 0);
-    for (size_t j = 0; j < m; ++j) io::put_u64(body.data() + 8 * j, index_ids[at + j]);
+    for (size_t j = 0; j < m; ++j) st::put_u64(body.data() + 8 * j, index_ids[at + j]);
     b.add(kSnapDirectory, {}, body);
     if (io::Status s = write_page(&ref.directory_pages); !s.ok()) return s;
   }

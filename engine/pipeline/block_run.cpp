@@ -147,14 +147,14 @@ class CommitStage {
 
   void hash_block(BlockToken& t) {
     BlockResult& r = t.result;
-    r.hash.start_ns = now_ns() - ctx_.t0_ns;
+    r.hash.start_ns = monotonic_ns() - ctx_.t0_ns;
     const uint64_t cpu0 = persist::thread_cpu_ns();
     committer_->record_read_latency(&t.commit_read_latency_ns);
     offer_read_pages(t);
     const io::Status s = bintrie_ ? bt_committer_->hash(t.diff) : mpt_committer_->hash(t.diff);
     committer_->reuse().pages = nullptr;  // the frame keeps its pointer: t.pages lives until the publish
     r.hash.busy_ns = persist::thread_cpu_ns() - cpu0;
-    r.hash.end_ns = now_ns() - ctx_.t0_ns;
+    r.hash.end_ns = monotonic_ns() - ctx_.t0_ns;
     if (!s.ok()) t.error = io::Status(s.code(), "block " + std::to_string(t.block->header.number) + ": commit: " + s.message());
   }
 
@@ -164,7 +164,7 @@ class CommitStage {
     if (options_.before_commit) options_.before_commit(t.index);
     layer_max_ = std::max(layer_max_, ctx_.layer.entries());
     BlockResult& r = t.result;
-    r.commit.start_ns = now_ns() - ctx_.t0_ns;
+    r.commit.start_ns = monotonic_ns() - ctx_.t0_ns;
     const uint64_t cpu0 = persist::thread_cpu_ns();
     const std::string spec = options_.commit_spec ? options_.commit_spec(files_.commit.spec, b) : files_.commit.spec;
     io::Status s = bintrie_ ? bt_committer_->write_pages() : mpt_committer_->write_pages();
@@ -179,7 +179,7 @@ class CommitStage {
       s = mpt_committer_->publish(spec, &r.commit_stats);
     }
     r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
-    r.commit.end_ns = now_ns() - ctx_.t0_ns;
+    r.commit.end_ns = monotonic_ns() - ctx_.t0_ns;
     r.commit_read_latency_us = t.commit_read_latency_ns.latency(1000.0);
     if (!s.ok()) {
       stop(io::Status(s.code(), "block " + std::to_string(b.header.number) + ": commit: " + s.message()));
@@ -313,12 +313,12 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   ctx.base_commit_seq = files.manifest.commit_seq;
   ctx.writer = &files;
   ctx.base_manifest = files.manifest;
-  ctx.t0_ns = now_ns();
+  ctx.t0_ns = monotonic_ns();
   std::vector<std::unique_ptr<BlockToken>> tokens;
   for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
   CommitStage commit(options, files, ctx, result, on_block);
   run_graph(ctx, blocks, tokens, commit);
-  result->wall_ns = now_ns() - ctx.t0_ns;
+  result->wall_ns = monotonic_ns() - ctx.t0_ns;
   result->diff_layer_entries_max = commit.layer_max();
   if (result->blocks.empty()) result->root = files.manifest.root_hash;
   return commit.first_error();

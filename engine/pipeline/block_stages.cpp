@@ -31,7 +31,7 @@ template <class B>
 std::string hex0x(const B& b) { return hex0x(b.data(), b.size()); }
 
 // FNV-1a, 64 bits.
-struct Digest {
+struct Fnv1a64 {
   uint64_t h = 0xcbf29ce484222325ull;
   void add(const void* p, size_t n) {
     const uint8_t* b = static_cast<const uint8_t*>(p);
@@ -45,12 +45,7 @@ bool creates(const state::AccountChanges& a) {
 
 }  // namespace
 
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
-std::string key_bytes(const state::Address& a, const state::Bytes32* slot) {
+std::string key_bytes(const state::Address& a, const state::Hash32* slot) {
   std::string k(reinterpret_cast<const char*>(a.data()), a.size());
   if (slot) k.append(reinterpret_cast<const char*>(slot->data()), slot->size());
   return k;
@@ -61,25 +56,25 @@ void KeyIndex::build(const state::Block& b) {
   account_of.clear();
   changes_of.clear();
   sorted.clear();
-  auto add = [&](const state::AccountChanges& a, const state::Bytes32* slot, const state::SlotChanges* changes) {
-    FlatKey k{a.address, slot ? *slot : state::Bytes32{}, slot != nullptr};
+  auto add = [&](const state::AccountChanges& a, const state::Hash32* slot, const state::SlotChanges* changes) {
+    FlatKey k{a.address, slot ? *slot : state::Hash32{}, slot != nullptr};
     sorted.emplace_back(k, uint32_t(keys.size()));
-    keys.push_back({a.address, slot ? std::optional<state::Bytes32>(*slot) : std::nullopt});
+    keys.push_back({a.address, slot ? std::optional<state::Hash32>(*slot) : std::nullopt});
     account_of.push_back(&a);
     changes_of.push_back(changes);
   };
   for (const state::AccountChanges& a : b.bal.accounts) {
     add(a, nullptr, nullptr);
     for (const state::SlotChanges& c : a.storage_changes) add(a, &c.slot, &c);
-    for (const state::Bytes32& r : a.storage_reads) add(a, &r, nullptr);
+    for (const state::Hash32& r : a.storage_reads) add(a, &r, nullptr);
   }
   // By key, then position: a key named twice has its first position first (std::sort, not
   // stable_sort, which would take a temporary buffer per block).
   std::sort(sorted.begin(), sorted.end());
 }
 
-int64_t KeyIndex::find(const state::Address& a, const state::Bytes32* slot) const {
-  const FlatKey k{a, slot ? *slot : state::Bytes32{}, slot != nullptr};
+int64_t KeyIndex::find(const state::Address& a, const state::Hash32* slot) const {
+  const FlatKey k{a, slot ? *slot : state::Hash32{}, slot != nullptr};
   auto it = std::lower_bound(sorted.begin(), sorted.end(), k, [](const auto& e, const FlatKey& x) { return e.first < x; });
   return it != sorted.end() && it->first == k ? int64_t(it->second) : -1;
 }
@@ -164,7 +159,7 @@ io::Status open_reader(const RunContext& ctx, std::unique_ptr<persist::TreeDb>* 
 
 void prefetch(RunContext& ctx, BlockToken& t) {
   const RunOptions& o = *ctx.options;
-  t.result.prefetch.start_ns = now_ns() - ctx.t0_ns;
+  t.result.prefetch.start_ns = monotonic_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
   if (o.during_prefetch) o.during_prefetch(t.index);
   io::Status s = open_reader(ctx, &t.reader);
@@ -189,7 +184,7 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   }
   if (!s.ok()) t.error = io::Status(s.code(), "block " + std::to_string(t.block->header.number) + ": prefetch: " + s.message());
   t.result.prefetch.busy_ns = persist::thread_cpu_ns() - cpu0;
-  t.result.prefetch.end_ns = now_ns() - ctx.t0_ns;
+  t.result.prefetch.end_ns = monotonic_ns() - ctx.t0_ns;
 }
 
 namespace {
@@ -257,13 +252,13 @@ class Traversal {
     const state::IndexAccess& ia = (*by_index_)[i];
     TxStats& tx = r_.txs[i];
     tx.index = uint32_t(i);
-    const uint64_t t_tx = now_ns();
+    const uint64_t t_tx = monotonic_ns();
     bool ok = true;
     for (const state::Address& a : ia.accounts_read) ok = ok && serve_account(a, tx);
     for (const state::Address& a : ia.accounts_written) ok = ok && serve_account(a, tx);
     for (const state::SlotRef& s : ia.slots_read) ok = ok && serve_slot(s.address, s.slot, tx);
     if (ok) apply_writes(i, ia);
-    tx.time_ns = now_ns() - t_tx;
+    tx.time_ns = monotonic_ns() - t_tx;
   }
 
   // The block's own write of key position p: the value it holds from now on.
@@ -292,7 +287,7 @@ class Traversal {
   }
 
   // The key's position in the block's key index (an access the BAL does not name fails).
-  inline int64_t position(const state::Address& a, const state::Bytes32* slot) {
+  inline int64_t position(const state::Address& a, const state::Hash32* slot) {
     const int64_t p = t_.key_index.find(a, slot);
     if (p < 0) err_ = io::Status(io::Errc::bad_argument, "key not in the block's access list");
     return p;
@@ -327,7 +322,7 @@ class Traversal {
     return true;
   }
 
-  inline bool serve_slot(const state::Address& a, const state::Bytes32& sl, TxStats& tx) {
+  inline bool serve_slot(const state::Address& a, const state::Hash32& sl, TxStats& tx) {
     const int64_t p = position(a, &sl);
     if (p < 0) return false;
     r_.accesses += 1, tx.accesses += 1;
@@ -343,7 +338,7 @@ class Traversal {
       persist::LookupAnswer ans;
       if (!disk({a, sl}, p, tx, &ans)) return false;
       r_.misses += 1, tx.misses += 1;
-      v.slot = ans.slot_value.value_or(state::Bytes32{});
+      v.slot = ans.slot_value.value_or(state::Hash32{});
       own(p) = v;
     }
     dig_.add(a.data(), a.size());
@@ -381,11 +376,11 @@ class Traversal {
     std::vector<persist::LookupAnswer> ans;
     persist::LookupStats st;
     {
-      const uint64_t t_wait = now_ns();
+      const uint64_t t_wait = monotonic_ns();
       std::unique_lock<std::mutex> g(reader_mu_, std::defer_lock);
       if (geth_) {
         g.lock();
-        r_.reader_lock_wait_ns += now_ns() - t_wait;
+        r_.reader_lock_wait_ns += monotonic_ns() - t_wait;
       }
       if (io::Status s = t_.reader->lookup(std::span<const state::StateKey>(&key, 1), &ans, &st, false); !s.ok()) {
         err_ = s;
@@ -476,7 +471,7 @@ class Traversal {
 
 void traverse(RunContext& ctx, BlockToken& t) {
   BlockResult& r = t.result;
-  r.traverse.start_ns = now_ns() - ctx.t0_ns;
+  r.traverse.start_ns = monotonic_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
   const state::Block& b = *t.block;
   describe_block(b, state::summarize_bal(b.bal), t.index, &r);
@@ -496,7 +491,7 @@ void traverse(RunContext& ctx, BlockToken& t) {
     ctx.layer.add(t.index, t.diff);
   }
   r.traverse.busy_ns = persist::thread_cpu_ns() - cpu0;
-  r.traverse.end_ns = now_ns() - ctx.t0_ns;
+  r.traverse.end_ns = monotonic_ns() - ctx.t0_ns;
 }
 
 }  // namespace st::pipeline::detail

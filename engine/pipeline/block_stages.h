@@ -23,16 +23,17 @@
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/diff_layer.h"
 #include "engine/state/bal_derive.h"
+#include "kernels/support/clock.h"
 
 namespace st::pipeline::detail {
 
 // The database key of an account (20 bytes) or a slot (20 + 32 bytes) as a map key.
-std::string key_bytes(const state::Address& a, const state::Bytes32* slot);
+std::string key_bytes(const state::Address& a, const state::Hash32* slot);
 
 // A state key by value (an account: no slot), ordered: the block's key index sorts by it.
 struct FlatKey {
   state::Address address{};
-  state::Bytes32 slot{};
+  state::Hash32 slot{};
   bool has_slot = false;
   auto operator<=>(const FlatKey&) const = default;
 };
@@ -48,7 +49,7 @@ struct KeyIndex {
   std::vector<std::pair<FlatKey, uint32_t>> sorted;
   void build(const state::Block& b);
   // The position in `keys` of the key, or -1 when the block's BAL does not name it.
-  int64_t find(const state::Address& a, const state::Bytes32* slot) const;
+  int64_t find(const state::Address& a, const state::Hash32* slot) const;
   uint64_t capacity_bytes() const;
 };
 
@@ -58,7 +59,7 @@ struct Served {
   bool exists = false;
   uint64_t nonce = 0;
   state::U256 balance{};
-  state::Bytes32 slot{};
+  state::Hash32 slot{};
 };
 
 struct BlockToken {
@@ -99,8 +100,6 @@ struct RunContext {
   DiffLayer layer;
   uint64_t t0_ns = 0;
 };
-
-uint64_t now_ns();
 
 // The checks before the first commit (block_run.h), with the writer's files open; snapshot:
 // the database must have a flat snapshot (RunOptions::snapshot).

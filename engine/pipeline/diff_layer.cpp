@@ -38,12 +38,12 @@ void DiffLayer::drop_before(uint64_t seq) {
   trim(accounts_);
 }
 
-std::optional<state::Bytes32> DiffLayer::slot(const state::Address& a, const state::Bytes32& s, uint64_t from,
+std::optional<state::Hash32> DiffLayer::slot(const state::Address& a, const state::Hash32& s, uint64_t from,
                                               uint64_t to) const {
   std::lock_guard<std::mutex> g(mu_);
   auto it = slots_.find({a, s});
   if (it == slots_.end()) return std::nullopt;
-  std::optional<state::Bytes32> out;
+  std::optional<state::Hash32> out;
   for (const auto& [seq, v] : it->second)
     if (seq >= from && seq < to) out = v;
   return out;

@@ -36,7 +36,7 @@ class DiffLayer {
 
   void add(uint64_t seq, const state::StateDiff& diff);
   void drop_before(uint64_t seq);
-  std::optional<state::Bytes32> slot(const state::Address& a, const state::Bytes32& s, uint64_t from, uint64_t to) const;
+  std::optional<state::Hash32> slot(const state::Address& a, const state::Hash32& s, uint64_t from, uint64_t to) const;
   // nullopt: no block of [from, to) wrote the account (nor any of its slots).
   std::optional<AccountFields> account(const state::Address& a, uint64_t from, uint64_t to) const;
   // Entries held (slot writes + account entries), for reports and tests.
@@ -44,7 +44,7 @@ class DiffLayer {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::pair<state::Address, state::Bytes32>, std::vector<std::pair<uint64_t, state::Bytes32>>> slots_;
+  std::map<std::pair<state::Address, state::Hash32>, std::vector<std::pair<uint64_t, state::Hash32>>> slots_;
   std::map<state::Address, std::vector<std::pair<uint64_t, AccountFields>>> accounts_;
 };
 

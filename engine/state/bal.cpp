@@ -79,7 +79,7 @@ void write_bal(Writer& w, const BlockAccessList& bal) {
     }
     w.close(l);
     l = w.open();
-    for (const Bytes32& r : a.storage_reads) w.uint_be(r.data(), 32);
+    for (const Hash32& r : a.storage_reads) w.uint_be(r.data(), 32);
     w.close(l);
     l = w.open();
     for (const BalanceChange& c : a.balance_changes) {
@@ -274,7 +274,7 @@ bool Parser::storage_reads(const RlpItem& list, AccountChanges* a, std::vector<R
   a->storage_reads.resize(l.size());
   size_t w = 0;  // merge cursor over the written slots (both sorted)
   for (size_t i = 0; i < l.size(); ++i) {
-    Bytes32& r = a->storage_reads[i];
+    Hash32& r = a->storage_reads[i];
     if (!uint_be(l[i], "read slot", 32, r.data())) return false;
     if (i > 0 && !(a->storage_reads[i - 1] < r))
       return fail(start(l[i]), "read slot " + hex(r.data(), 32) + " not after the previous read slot (reads must be strictly increasing)");
@@ -382,7 +382,7 @@ bool Parser::header(const RlpItem& list, BlockHeader* out) {
   if (f[2].is_list || (f[2].payload_len != 0 && f[2].payload_len != 32))
     return fail(start(f[2]), "pre-state root: expected 32 bytes or empty");
   if (f[2].payload_len == 32) {
-    Bytes32 r;
+    Hash32 r;
     std::memcpy(r.data(), f[2].payload, 32);
     out->pre_state_root = r;
   }
@@ -428,9 +428,9 @@ std::vector<uint8_t> encode_bal(const BlockAccessList& bal) {
   return out;
 }
 
-Bytes32 bal_hash(const BlockAccessList& bal) {
+Hash32 bal_hash(const BlockAccessList& bal) {
   const std::vector<uint8_t> rlp = encode_bal(bal);
-  Bytes32 h;
+  Hash32 h;
   kernels::keccak256(rlp.data(), rlp.size(), h.data());
   return h;
 }

@@ -56,7 +56,7 @@ struct StorageChange {
   bool operator==(const StorageChange&) const = default;
 };
 struct SlotChanges {
-  Bytes32 slot{};  // the slot key as a 32-byte big-endian integer
+  Hash32 slot{};  // the slot key as a 32-byte big-endian integer
   std::vector<StorageChange> changes;
   bool operator==(const SlotChanges&) const = default;
 };
@@ -79,7 +79,7 @@ struct CodeChange {
 struct AccountChanges {
   Address address{};
   std::vector<SlotChanges> storage_changes;
-  std::vector<Bytes32> storage_reads;
+  std::vector<Hash32> storage_reads;
   std::vector<BalanceChange> balance_changes;
   std::vector<NonceChange> nonce_changes;
   std::vector<CodeChange> code_changes;
@@ -104,7 +104,7 @@ const char* bal_tree_name(BalTree t);  // "" (any), "mpt", "bintrie"
 struct BlockHeader {
   uint64_t number = 0;
   BalTree tree = BalTree::any;
-  std::optional<Bytes32> pre_state_root;  // nullopt: the state after the previous block
+  std::optional<Hash32> pre_state_root;  // nullopt: the state after the previous block
   std::optional<uint32_t> tx_count;       // nullopt: unknown (a bare BAL)
   std::vector<TxInfo> txs;                // empty, or one per transaction
   bool operator==(const BlockHeader&) const = default;
@@ -120,7 +120,7 @@ struct Block {
 
 std::vector<uint8_t> encode_bal(const BlockAccessList& bal);
 // keccak256(rlp(bal)).
-Bytes32 bal_hash(const BlockAccessList& bal);
+Hash32 bal_hash(const BlockAccessList& bal);
 // Encodes one block item ([header, bal]).
 std::vector<uint8_t> encode_block(const Block& block);
 // Appends encode_block(b) for every block.

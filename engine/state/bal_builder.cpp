@@ -13,12 +13,12 @@ void BalBuilder::begin(BalIndex index) {
 
 void BalBuilder::touch(const Address& a) { acc(a); }
 
-void BalBuilder::read_slot(const Address& a, const Bytes32& slot, const U256& pre) {
+void BalBuilder::read_slot(const Address& a, const Hash32& slot, const U256& pre) {
   auto [it, fresh] = acc(a).slots.try_emplace(slot);
   if (fresh) it->second.tx_start = it->second.now = pre;
 }
 
-void BalBuilder::write_slot(const Address& a, const Bytes32& slot, const U256& pre, const U256& value) {
+void BalBuilder::write_slot(const Address& a, const Hash32& slot, const U256& pre, const U256& value) {
   auto [it, fresh] = acc(a).slots.try_emplace(slot);
   auto& f = it->second;
   if (fresh) f.tx_start = f.now = pre;
@@ -98,7 +98,7 @@ BlockAccessList BalBuilder::finish() {
   return bal;
 }
 
-std::optional<U256> BalBuilder::slot_now(const Address& a, const Bytes32& slot) const {
+std::optional<U256> BalBuilder::slot_now(const Address& a, const Hash32& slot) const {
   auto it = accs_.find(a);
   if (it == accs_.end()) return std::nullopt;
   auto s = it->second.slots.find(slot);
@@ -106,7 +106,7 @@ std::optional<U256> BalBuilder::slot_now(const Address& a, const Bytes32& slot) 
   return s->second.now;
 }
 
-std::optional<U256> BalBuilder::slot_tx_start(const Address& a, const Bytes32& slot) const {
+std::optional<U256> BalBuilder::slot_tx_start(const Address& a, const Hash32& slot) const {
   auto it = accs_.find(a);
   if (it == accs_.end()) return std::nullopt;
   auto s = it->second.slots.find(slot);

@@ -29,8 +29,8 @@ class BalBuilder {
  public:
   void begin(BalIndex index);
   void touch(const Address& a);
-  void read_slot(const Address& a, const Bytes32& slot, const U256& pre);
-  void write_slot(const Address& a, const Bytes32& slot, const U256& pre, const U256& value);
+  void read_slot(const Address& a, const Hash32& slot, const U256& pre);
+  void write_slot(const Address& a, const Hash32& slot, const U256& pre, const U256& value);
   void set_balance(const Address& a, const U256& pre, const U256& post);
   void set_nonce(const Address& a, uint64_t pre, uint64_t post);
   void set_code(const Address& a, const std::vector<uint8_t>& pre, const std::vector<uint8_t>& post);
@@ -38,9 +38,9 @@ class BalBuilder {
   BlockAccessList finish();
 
   // The value now (after this block's writes so far), nullopt if the block has not seen it.
-  std::optional<U256> slot_now(const Address& a, const Bytes32& slot) const;
+  std::optional<U256> slot_now(const Address& a, const Hash32& slot) const;
   // The value at the start of the current transaction (EIP-2200's "original").
-  std::optional<U256> slot_tx_start(const Address& a, const Bytes32& slot) const;
+  std::optional<U256> slot_tx_start(const Address& a, const Hash32& slot) const;
   std::optional<U256> balance_now(const Address& a) const;
   std::optional<uint64_t> nonce_now(const Address& a) const;
 
@@ -55,14 +55,14 @@ class BalBuilder {
     std::vector<C> changes;
   };
   struct Acc {
-    std::map<Bytes32, Field<U256, StorageChange>> slots;
+    std::map<Hash32, Field<U256, StorageChange>> slots;
     std::optional<Field<U256, BalanceChange>> balance;
     std::optional<Field<uint64_t, NonceChange>> nonce;
     std::optional<Field<std::vector<uint8_t>, CodeChange>> code;
   };
   Acc& acc(const Address& a) { return accs_[a]; }
   std::map<Address, Acc> accs_;
-  std::vector<std::pair<Address, Bytes32>> dirty_slots_;
+  std::vector<std::pair<Address, Hash32>> dirty_slots_;
   std::vector<Address> dirty_accounts_;
   BalIndex index_ = 0;
   bool open_ = false;

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::state {
 
 namespace {
-bool is_zero(const Bytes32& v) {
+bool is_zero(const Hash32& v) {
   return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
 }
 }  // namespace
@@ -34,7 +34,7 @@ std::vector<IndexAccess> access_by_index(const BlockAccessList& bal, uint32_t tx
   // One read-only access: an account touched without change in the whole block, or a read slot.
   struct ReadOnly {
     Address address;
-    std::optional<Bytes32> slot;
+    std::optional<Hash32> slot;
   };
   std::vector<ReadOnly> reads;
   for (const AccountChanges& a : bal.accounts) {
@@ -52,11 +52,11 @@ std::vector<IndexAccess> access_by_index(const BlockAccessList& bal, uint32_t tx
     idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
     for (BalIndex i : idx) at(i).accounts_written.push_back(a.address);
     if (idx.empty() && a.storage_reads.empty()) reads.push_back({a.address, std::nullopt});
-    for (const Bytes32& r : a.storage_reads) reads.push_back({a.address, r});
+    for (const Hash32& r : a.storage_reads) reads.push_back({a.address, r});
   }
   if (rule.kind == ReadAssignment::Kind::shuffle) {
     uint64_t s = rule.seed;
-    for (size_t i = reads.size(); i > 1; --i) std::swap(reads[i - 1], reads[kernels::splitmix64(s) % i]);
+    for (size_t i = reads.size(); i > 1; --i) std::swap(reads[i - 1], reads[st::splitmix64(s) % i]);
   }
   // Shares: transaction t (1..n) takes reads [cum(t-1), cum(t)) of total weight W.
   const uint32_t n = tx_count;

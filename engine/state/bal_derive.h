@@ -30,7 +30,7 @@ StateDiff post_state_diff(const BlockAccessList& bal);
 
 struct SlotRef {
   Address address{};
-  Bytes32 slot{};
+  Hash32 slot{};
   bool operator==(const SlotRef&) const = default;
 };
 

@@ -4,7 +4,7 @@
 
 namespace st::state {
 
-std::optional<Bytes32> StateSource::slot_value(uint64_t i, uint64_t j) const {
+std::optional<Hash32> StateSource::slot_value(uint64_t i, uint64_t j) const {
   if (i >= account_count() || j >= storage_size(i)) return std::nullopt;
   AccountRecord rec;
   account(i, &rec);
@@ -13,7 +13,7 @@ std::optional<Bytes32> StateSource::slot_value(uint64_t i, uint64_t j) const {
 }
 
 namespace {
-bool is_zero(const Bytes32& v) {
+bool is_zero(const Hash32& v) {
   for (uint8_t b : v)
     if (b) return false;
   return true;
@@ -46,7 +46,7 @@ std::optional<StateKey> AllocationSource::slot_key(uint64_t i, uint64_t j) const
   return StateKey{alloc_.accounts[i].first, nonzero_[i][j]->first};
 }
 
-std::optional<Bytes32> AllocationSource::slot_value(uint64_t i, uint64_t j) const {
+std::optional<Hash32> AllocationSource::slot_value(uint64_t i, uint64_t j) const {
   if (i >= nonzero_.size() || j >= nonzero_[i].size()) return std::nullopt;
   return nonzero_[i][j]->second;
 }

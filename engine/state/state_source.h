@@ -27,13 +27,13 @@ struct AccountRecord {
   uint64_t nonce = 0;
   U256 balance{};
   std::vector<uint8_t> code;
-  std::vector<std::pair<Bytes32, Bytes32>> storage;  // slot -> value, any order, no zero values
+  std::vector<std::pair<Hash32, Hash32>> storage;  // slot -> value, any order, no zero values
 };
 
 // A key of the state: an account, or one storage slot of it.
 struct StateKey {
   Address address{};
-  std::optional<Bytes32> slot;
+  std::optional<Hash32> slot;
 };
 
 class StateSource {
@@ -54,7 +54,7 @@ class StateSource {
   // The value of that slot (what account(i) lists for it); nullopt if j is out of range.
   // Lets read-bench check every looked-up value without generating whole accounts. The
   // default generates account(i) (storage[j] is slot j, see the invariant above).
-  virtual std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const;
+  virtual std::optional<Hash32> slot_value(uint64_t i, uint64_t j) const;
   virtual uint64_t storage_size(uint64_t i) const = 0;
   // One line that recreates the source, stored with a database (JSON object text).
   virtual std::string spec_json() const = 0;
@@ -75,14 +75,14 @@ class AllocationSource final : public StateSource {
   uint64_t slot_count() const override { return slots_; }
   void account(uint64_t i, AccountRecord* out) const override;
   std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
-  std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const override;
+  std::optional<Hash32> slot_value(uint64_t i, uint64_t j) const override;
   uint64_t storage_size(uint64_t i) const override { return nonzero_[i].size(); }
   std::string spec_json() const override { return spec_; }
 
  private:
   const Allocation& alloc_;
   std::string spec_;
-  std::vector<std::vector<const std::pair<const Bytes32, Bytes32>*>> nonzero_;
+  std::vector<std::vector<const std::pair<const Hash32, Hash32>*>> nonzero_;
   uint64_t slots_ = 0;
 };
 

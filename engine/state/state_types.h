@@ -12,18 +12,21 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/support/hash32.h"
+
 namespace st::state {
 
 using Address = std::array<uint8_t, 20>;
-using Bytes32 = std::array<uint8_t, 32>;
-using U256 = Bytes32;  // big-endian 256-bit unsigned integer
+using st::Hash32;
+using Bytes32 = Hash32;  // the older name, still spelled by engine/persist and workloads/cli_*.cpp
+using U256 = Hash32;  // big-endian 256-bit unsigned integer
 
 // One account as a genesis allocation (or a full snapshot) describes it.
 struct Account {
   uint64_t nonce = 0;
   U256 balance{};                       // big-endian
   std::vector<uint8_t> code;            // empty = no code
-  std::map<Bytes32, Bytes32> storage;   // slot -> value (32-byte big-endian each)
+  std::map<Hash32, Hash32> storage;   // slot -> value (32-byte big-endian each)
 };
 
 // A whole allocation: accounts in the order given, addresses unique.
@@ -37,7 +40,7 @@ struct AccountDiff {
   std::optional<uint64_t> nonce;
   std::optional<U256> balance;
   std::optional<std::vector<uint8_t>> code;
-  std::vector<std::pair<Bytes32, Bytes32>> storage_writes;  // slot -> new value (zero = delete)
+  std::vector<std::pair<Hash32, Hash32>> storage_writes;  // slot -> new value (zero = delete)
   bool destroyed = false;  // account deleted (applied before the other fields of this diff)
 };
 

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "kernels/keccak256.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::state {
 namespace {
@@ -27,7 +27,7 @@ constexpr uint8_t kBalancesMappingSlot = 2, kAllowancesMappingSlot = 3;
 constexpr size_t kChunk = 256;  // slots hashed per batch pass
 
 // The stream's value at a counter: the mix of counter + gamma (one splitmix64 step from it).
-uint64_t splitmix64(uint64_t x) { return kernels::splitmix64_mix(x + kernels::kSplitmix64Gamma); }
+uint64_t splitmix64(uint64_t x) { return st::splitmix64_mix(x + st::kSplitmix64Gamma); }
 
 void put_be64(uint8_t* p, uint64_t v) {
   for (int k = 7; k >= 0; --k, v >>= 8) p[k] = uint8_t(v);
@@ -67,7 +67,7 @@ void batch(Scratch& s, size_t n, size_t msg_bytes) {
 struct ContractOverlay {
   uint64_t added = 0;                              // new entries S, S+1, ...
   std::vector<uint64_t> deleted;                   // sorted entry indices
-  std::unordered_map<uint64_t, Bytes32> values;    // changed / new entries
+  std::unordered_map<uint64_t, Hash32> values;    // changed / new entries
 };
 struct EoaOverlay {
   uint64_t nonce = 0;
@@ -137,8 +137,8 @@ struct SyntheticState::BlockDiff {
 };
 
 // Block b's random non-zero slot value for write w.
-Bytes32 SyntheticState::block_value(uint64_t tag, uint64_t b, uint64_t w) const {
-  Bytes32 v{};
+Hash32 SyntheticState::block_value(uint64_t tag, uint64_t b, uint64_t w) const {
+  Hash32 v{};
   put_be64(v.data() + 16, block_rand(tag, b, w));
   put_be64(v.data() + 24, block_rand(tag + 1, b, w));
   if (std::all_of(v.begin(), v.end(), [](uint8_t x) { return x == 0; })) v[31] = 1;
@@ -182,7 +182,7 @@ void SyntheticState::block_slot_write(uint64_t b, uint64_t w, BlockDiff& diff, S
   const uint64_t live = S + co.added - co.deleted.size();
   const uint64_t kind = block_rand(kTagBlockKind, b, w) % 1000;
   uint64_t e = 0;
-  Bytes32 v{};
+  Hash32 v{};
   if (live == 0 || kind < kBlockNewPerMille) {
     e = S + co.added++;
     v = block_value(kTagBlockValue, b, w);
@@ -251,16 +251,16 @@ Address SyntheticState::address(uint64_t i) const {
   return a;
 }
 
-Bytes32 SyntheticState::value_of(uint64_t contract, uint64_t j) const {
-  Bytes32 v{};
+Hash32 SyntheticState::value_of(uint64_t contract, uint64_t j) const {
+  Hash32 v{};
   put_be64(v.data() + 16, rand(kTagValue, contract, j));
   put_be64(v.data() + 24, rand(kTagValue + 1, contract, j));
   if (std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; })) v[31] = 1;
   return v;
 }
 
-Bytes32 SyntheticState::slot_of(uint64_t c, uint64_t j) const {
-  Bytes32 slot{};
+Hash32 SyntheticState::slot_of(uint64_t c, uint64_t j) const {
+  Hash32 slot{};
   if (j == 0) return slot;  // totalSupply
   uint8_t m[64];
   if (j >= spec_.slots_per_contract) {  // a block's new slot: balances[H(D + k)]
@@ -293,7 +293,7 @@ std::optional<StateKey> SyntheticState::slot_key(uint64_t i, uint64_t j) const {
   return StateKey{address(i), slot_of(i, entry_of(i, j))};
 }
 
-std::optional<Bytes32> SyntheticState::slot_value(uint64_t i, uint64_t j) const {
+std::optional<Hash32> SyntheticState::slot_value(uint64_t i, uint64_t j) const {
   if (i >= spec_.contracts || j >= storage_size(i)) return std::nullopt;
   const uint64_t e = entry_of(i, j);
   if (overlay_) {
@@ -348,7 +348,7 @@ void SyntheticState::account(uint64_t i, AccountRecord* out) const {
   const uint64_t s_count = spec_.slots_per_contract;
   out->storage.resize(s_count);
   if (s_count == 0) return overlay_storage(c, out);
-  out->storage[0] = {Bytes32{}, value_of(c, 0)};
+  out->storage[0] = {Hash32{}, value_of(c, 0)};
   thread_local Scratch addr_s, map_s, outer_s;
   const Perm owner_of = perm(c, kTagOwnerPerm), spender_of = perm(c, kTagSpenderPerm);
   for (uint64_t first = 1; first < s_count; first += kChunk) {
@@ -404,7 +404,7 @@ void SyntheticState::overlay_storage(uint64_t c, AccountRecord* out) const {
   if (it == overlay_->contracts.end()) return;
   // The blocks' changes: deleted entries dropped, changed values, new entries appended.
   const ContractOverlay& co = it->second;
-  thread_local std::vector<std::pair<Bytes32, Bytes32>> live;
+  thread_local std::vector<std::pair<Hash32, Hash32>> live;
   live.clear();
   for (uint64_t e = 0; e < s_count + co.added; ++e) {
     if (std::binary_search(co.deleted.begin(), co.deleted.end(), e)) continue;

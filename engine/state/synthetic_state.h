@@ -70,7 +70,7 @@ struct SyntheticBlockWrite {
   U256 sender_balance{};
   bool has_slot = false;
   Address contract{};
-  Bytes32 slot{}, value{};
+  Hash32 slot{}, value{};
 };
 
 inline constexpr size_t kStubCodeBytes = 128;
@@ -86,7 +86,7 @@ class SyntheticState final : public StateSource {
   void account(uint64_t i, AccountRecord* out) const override;
   void account_fields(uint64_t i, AccountRecord* out) const override;
   std::optional<StateKey> slot_key(uint64_t i, uint64_t j) const override;
-  std::optional<Bytes32> slot_value(uint64_t i, uint64_t j) const override;
+  std::optional<Hash32> slot_value(uint64_t i, uint64_t j) const override;
   uint64_t storage_size(uint64_t i) const override;
   std::string spec_json() const override;
   Address address(uint64_t i) const;
@@ -102,12 +102,12 @@ class SyntheticState final : public StateSource {
   uint64_t block_rand(uint64_t tag, uint64_t block, uint64_t w) const;
   // next_block's steps: a block's diff, a random slot value, a sender's and a slot's write.
   struct BlockDiff;
-  Bytes32 block_value(uint64_t tag, uint64_t block, uint64_t w) const;
+  Hash32 block_value(uint64_t tag, uint64_t block, uint64_t w) const;
   void block_sender_write(uint64_t block, uint64_t w, BlockDiff& diff, SyntheticBlockWrite* trace);
   void block_slot_write(uint64_t block, uint64_t w, BlockDiff& diff, SyntheticBlockWrite* trace);
   std::shared_ptr<Overlay> overlay_;  // null: no blocks
-  Bytes32 slot_of(uint64_t contract, uint64_t j) const;
-  Bytes32 value_of(uint64_t contract, uint64_t j) const;
+  Hash32 slot_of(uint64_t contract, uint64_t j) const;
+  Hash32 value_of(uint64_t contract, uint64_t j) const;
   struct Perm {
     uint64_t a = 0, o = 0, d = 1;
     uint64_t operator()(uint64_t x) const { return uint64_t(((unsigned __int128)a * x + o) % d); }

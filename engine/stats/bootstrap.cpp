@@ -5,14 +5,14 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::stats {
 
 namespace {
 
 // Uniform index in [0, n) (multiply-shift; the bias for n << 2^32 is far below resampling noise).
-size_t draw(uint64_t& state, size_t n) { return size_t(kernels::uniform_below(state, n)); }
+size_t draw(uint64_t& state, size_t n) { return size_t(st::uniform_below(state, n)); }
 
 double median_in_place(std::vector<double>& v) {
   const size_t n = v.size(), mid = n / 2;

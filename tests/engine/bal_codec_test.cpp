@@ -76,8 +76,8 @@ AccountChanges acc(uint8_t last) {
   a.address[19] = last;
   return a;
 }
-Bytes32 w(uint64_t v) {
-  Bytes32 b{};
+Hash32 w(uint64_t v) {
+  Hash32 b{};
   for (int i = 31; i >= 24; --i, v >>= 8) b[i] = uint8_t(v);
   return b;
 }
@@ -95,7 +95,7 @@ TEST_CASE("bal codec: the valid base decodes, round-trips byte-identically and m
   CHECK(a.storage_changes.size() == 2);
   CHECK(a.storage_changes[0].slot == w(1));
   CHECK(a.storage_changes[0].changes == std::vector<StorageChange>{{1, w(5)}, {2, w(0)}});
-  CHECK(a.storage_reads == std::vector<Bytes32>{w(2), w(3)});
+  CHECK(a.storage_reads == std::vector<Hash32>{w(2), w(3)});
   CHECK(a.balance_changes == std::vector<BalanceChange>{{1, w(100)}});
   CHECK(a.nonce_changes == std::vector<NonceChange>{{1, 1}});
   CHECK(a.code_changes == std::vector<CodeChange>{{2, {0x60, 0x00}}});
@@ -104,8 +104,8 @@ TEST_CASE("bal codec: the valid base decodes, round-trips byte-identically and m
 }
 
 TEST_CASE("bal codec: the empty list hashes to the EIP's empty BAL hash") {
-  const Bytes32 h = bal_hash(BlockAccessList{});
-  const Bytes32 want = {0x1d, 0xcc, 0x4d, 0xe8, 0xde, 0xc7, 0x5d, 0x7a, 0xab, 0x85, 0xb5, 0x67, 0xb6, 0xcc, 0xd4, 0x1a,
+  const Hash32 h = bal_hash(BlockAccessList{});
+  const Hash32 want = {0x1d, 0xcc, 0x4d, 0xe8, 0xde, 0xc7, 0x5d, 0x7a, 0xab, 0x85, 0xb5, 0x67, 0xb6, 0xcc, 0xd4, 0x1a,
                         0xd3, 0x12, 0x45, 0x1b, 0x94, 0x8a, 0x74, 0x13, 0xf0, 0xa1, 0x42, 0xfd, 0x40, 0xd4, 0x93, 0x47};
   CHECK(h == want);
   CHECK(encode_bal(BlockAccessList{}) == B{0xc0});
@@ -280,7 +280,7 @@ TEST_CASE("bal derive: the post-state diff takes the last change; accesses by in
   const StateDiff d = post_state_diff(bal);
   REQUIRE(d.accounts.size() == 2);  // acc(3) only touched
   CHECK(d.accounts[0].address == acc(1).address);
-  CHECK(d.accounts[0].storage_writes == std::vector<std::pair<Bytes32, Bytes32>>{{w(1), w(0)}, {w(4), w(6)}});
+  CHECK(d.accounts[0].storage_writes == std::vector<std::pair<Hash32, Hash32>>{{w(1), w(0)}, {w(4), w(6)}});
   CHECK(!d.accounts[0].balance);
   CHECK(*d.accounts[1].balance == w(11));
   CHECK(*d.accounts[1].nonce == 9);

@@ -17,6 +17,7 @@
 #include "tests/reference/bintrie_reference.h"
 
 using namespace st::bintrie;
+using st::load_be64;
 using namespace bintrie_test;
 
 namespace {
@@ -32,7 +33,7 @@ std::string reference_root(const std::vector<Entry>& in) {
 // stems, many sub indexes); every family with ~1/6 repeats of earlier keys.
 std::vector<Entry> family_writes(std::mt19937_64& rng, size_t n, int family) {
   std::vector<Entry> out;
-  Bytes32 base;
+  Hash32 base;
   for (auto& x : base) x = uint8_t(rng());
   for (size_t i = 0; i < n; ++i) {
     Entry e;
@@ -94,7 +95,7 @@ TEST_CASE("batch_root: a scratch reused across calls of different sizes equals f
     for (size_t n : {0u, 1u, 2u, 3u, 2u, 1u, 0u, 3u}) {
       for (int family = 0; family < 4; ++family) {
         const auto in = family_writes(rng, n, family);
-        const std::string ref = n == 0 ? hex(Bytes32{}) : reference_root(in);
+        const std::string ref = n == 0 ? hex(Hash32{}) : reference_root(in);
         CAPTURE(n);
         CAPTURE(family);
         for (unsigned threads : {1u, 2u}) {
@@ -112,7 +113,7 @@ TEST_CASE("batch_root: a scratch reused across calls of different sizes equals f
       const int family = int(round % 4);
       const auto in = family_writes(rng, n, family);
       BatchRootStats fresh_stats;
-      const Bytes32 fresh = batch_root(h, in, {}, &fresh_stats);
+      const Hash32 fresh = batch_root(h, in, {}, &fresh_stats);
       if (n <= 300) CHECK(hex(fresh) == reference_root(in));
       for (unsigned threads : {1u, 2u}) {
         for (unsigned bits : {0u, 3u, 11u}) {
@@ -150,7 +151,7 @@ TEST_CASE("batch_root: a scratch reused across calls of different sizes equals f
   }
   SUBCASE("random_N vectors family: scratch == fresh, 1 and 2 threads") {
     const auto in = random_entries(0, 20000);
-    const Bytes32 fresh = batch_root(h, in);
+    const Hash32 fresh = batch_root(h, in);
     for (unsigned threads : {1u, 2u}) {
       BatchRootOptions o;
       o.threads = threads;

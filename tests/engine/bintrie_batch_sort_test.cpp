@@ -18,6 +18,7 @@
 #include "tests/reference/bintrie_reference.h"
 
 using namespace st::bintrie;
+using st::load_be64;
 using namespace bintrie_test;
 
 namespace {
@@ -27,7 +28,7 @@ namespace {
 // repeats of earlier keys (the later write must win).
 std::vector<Entry> mixed_writes(std::mt19937_64& rng, size_t n) {
   std::vector<Entry> out;
-  std::vector<Bytes32> bases(3);
+  std::vector<Hash32> bases(3);
   for (auto& b : bases)
     for (auto& x : b) x = uint8_t(rng());
   for (size_t i = 0; i < n; ++i) {
@@ -126,7 +127,7 @@ TEST_CASE("sort_partition: sort_bucket_entries equals stable sort + last write w
 TEST_CASE("batch_root (fused): equals the reference and the sort_entries path, threads 1 and 2") {
   std::mt19937_64 rng(9);
   const Hasher h = make_hasher(HashKind::sha256);
-  SUBCASE("empty set: zero root") { CHECK(batch_root(h, std::vector<Entry>{}) == Bytes32{}); }
+  SUBCASE("empty set: zero root") { CHECK(batch_root(h, std::vector<Entry>{}) == Hash32{}); }
   SUBCASE("sizes 1, 2, 3, odd: reference") {
     for (size_t n : {1u, 2u, 3u, 5u, 17u, 99u}) {
       for (int round = 0; round < 3; ++round) {
@@ -148,7 +149,7 @@ TEST_CASE("batch_root (fused): equals the reference and the sort_entries path, t
   SUBCASE("large mixed set: fused == sort_entries + batch_root_sorted, same counts, any threads/bits") {
     const auto in = mixed_writes(rng, 70000);
     BatchRootStats want_stats;
-    const Bytes32 want = batch_root_sorted(h, sort_entries(in), {}, &want_stats);
+    const Hash32 want = batch_root_sorted(h, sort_entries(in), {}, &want_stats);
     for (unsigned threads : {1u, 2u}) {
       for (unsigned bits : {0u, 3u, 10u}) {
         BatchRootOptions o;

@@ -21,9 +21,9 @@ namespace {
 // repeated keys (last write wins) and present zero values.
 std::vector<Entry> random_writes(std::mt19937_64& rng, size_t n) {
   std::vector<Entry> out;
-  std::vector<Bytes32> bases;
+  std::vector<Hash32> bases;
   for (int i = 0; i < 4; ++i) {
-    Bytes32 b;
+    Hash32 b;
     for (auto& x : b) x = uint8_t(rng());
     bases.push_back(b);
   }
@@ -43,7 +43,7 @@ std::vector<Entry> random_writes(std::mt19937_64& rng, size_t n) {
     } else {
       for (auto& x : e.key) x = uint8_t(rng());
     }
-    if (rng() % 7 == 0) e.value = Bytes32{};
+    if (rng() % 7 == 0) e.value = Hash32{};
     else for (auto& x : e.value) x = uint8_t(rng());
     out.push_back(e);
   }
@@ -79,10 +79,10 @@ TEST_CASE("bintrie batch root: parallel path on a large set equals serial") {
   const auto entries = random_entries(0, 20000);
   const Hasher h = make_hasher(HashKind::sha256);
   BatchRootStats s1, s2;
-  const Bytes32 a = batch_root(h, entries, {}, &s1);
+  const Hash32 a = batch_root(h, entries, {}, &s1);
   BatchRootOptions o;
   o.threads = 2;
-  const Bytes32 b = batch_root(h, entries, o, &s2);
+  const Hash32 b = batch_root(h, entries, o, &s2);
   CHECK(hex(a) == hex(b));
   CHECK(s1.hash32_messages == s2.hash32_messages);
   CHECK(s1.hash64_messages == s2.hash64_messages);

@@ -90,7 +90,7 @@ TEST_CASE("bintrie blobs: every group's reconstruction matches the node it store
     store[std::vector<uint8_t>(k.begin(), k.end())] = std::vector<uint8_t>(b.begin(), b.end());
   });
   size_t verified = 0;
-  std::vector<std::tuple<std::array<uint8_t, 32>, unsigned, Bytes32>> todo{{{}, 0u, t.root()}};
+  std::vector<std::tuple<std::array<uint8_t, 32>, unsigned, Hash32>> todo{{{}, 0u, t.root()}};
   while (!todo.empty()) {
     auto [path, len, want] = todo.back();
     todo.pop_back();
@@ -121,7 +121,7 @@ TEST_CASE("bintrie blobs: malformed group blobs are rejected") {
   // A hand-built GD-2 blob: entries at pos 0 (r=2), 1 (r=2), 2 (r=1, a stem).
   GroupBlob gb;
   gb.g = 2;
-  Bytes32 a{}, b{}, c{};
+  Hash32 a{}, b{}, c{};
   a.fill(1); b.fill(2); c.fill(3);
   gb.entries = {{0, 2, a}, {1, 2, b}, {2, 1, c}};
   std::vector<uint8_t> good;
@@ -187,7 +187,7 @@ TEST_CASE("bintrie blobs: malformed stem blobs are rejected") {
   sb.stem.fill(0x11);
   sb.bitmap[0] = 0x80;
   sb.bitmap[31] = 0x01;
-  Bytes32 v{};
+  Hash32 v{};
   v.fill(9);
   sb.values = {v, v};
   std::vector<uint8_t> good;

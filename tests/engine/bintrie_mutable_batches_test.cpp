@@ -50,7 +50,7 @@ TEST_CASE("bintrie mutable batches: sizes around the commit chunk and the bucket
     const auto batch = mixed_batch(rng, history, n);
     tree.apply(batch);
     CommitStats cs;
-    const Bytes32 root = tree.commit(&cs);
+    const Hash32 root = tree.commit(&cs);
     history.insert(history.end(), batch.begin(), batch.end());
     CHECK(hex(root) == hex(batch_root(h, history)));
     CHECK(cs.leaf_hashes <= n);
@@ -125,7 +125,7 @@ TEST_CASE("bintrie mutable batches: many writes to one stem in a batch, repeated
     }
     tree.apply(batch);
     CommitStats cs;
-    const Bytes32 root = tree.commit(&cs);
+    const Hash32 root = tree.commit(&cs);
     history.insert(history.end(), batch.begin(), batch.end());
     CHECK(hex(root) == hex(batch_root(h, history)));
     CHECK(cs.dirty_stems == 1);
@@ -138,9 +138,9 @@ TEST_CASE("bintrie mutable batches: empty batches and several batches before one
   std::vector<Entry> history = random_entries(0, 2000);
   MutableTree tree(h);
   tree.apply(std::span<const Entry>{});
-  CHECK(hex(tree.commit()) == hex(Bytes32{}));
+  CHECK(hex(tree.commit()) == hex(Hash32{}));
   tree.apply(history);
-  const Bytes32 r0 = tree.commit();
+  const Hash32 r0 = tree.commit();
   tree.apply(std::span<const Entry>{});
   CommitStats cs;
   CHECK(tree.commit(&cs) == r0);
@@ -183,7 +183,7 @@ TEST_CASE("bintrie mutable batches: an overwrite batch rehashes exactly its path
   }
   tree.apply(batch);
   CommitStats cs;
-  const Bytes32 root = tree.commit(&cs);
+  const Hash32 root = tree.commit(&cs);
   std::vector<Entry> all = entries;
   all.insert(all.end(), batch.begin(), batch.end());
   CHECK(hex(root) == hex(batch_root(h, all)));

@@ -37,13 +37,13 @@ void check_structure(const MutableTree& t) {
     const uint32_t i = ref_index(r);
     ++internal;
     REQUIRE(t.parent(i) == parent);
-    Bytes32 x;
+    Hash32 x;
     hash_pair(t.hasher(), t.child_hashes(i).h[0].data(), t.child_hashes(i).h[1].data(), x.data());
     CHECK(x == t.ref_hash(r));
     for (unsigned s = 0; s < 2; ++s) {
       const NodeRef c = t.internal(i).child[s];
       CHECK(t.child_hashes(i).h[s] == t.ref_hash(c));
-      if (c == kEmptyRef) CHECK(t.child_hashes(i).h[s] == Bytes32{});
+      if (c == kEmptyRef) CHECK(t.child_hashes(i).h[s] == Hash32{});
       todo.push_back({c, i});
     }
   }
@@ -75,10 +75,10 @@ TEST_CASE("bintrie mutable layout: one batch or many, the side arrays agree and 
     t.apply(std::span<const Entry>(history.data() + i, std::min<size_t>(97, history.size() - i)));
     t.commit();
   }
-  const Bytes32 root = t.commit();
+  const Hash32 root = t.commit();
   CHECK(hex(root) == hex(batch_root(h, history)));
   check_structure(t);
-  std::map<Bytes32, Bytes32> kv;
+  std::map<Hash32, Hash32> kv;
   for (const Entry& e : history) kv[e.key] = e.value;
   for (const auto& [k, v] : kv) {
     const auto got = t.get(k);
@@ -89,8 +89,8 @@ TEST_CASE("bintrie mutable layout: one batch or many, the side arrays agree and 
     const KeyProof p = prove_key(t, history[i].key);
     CHECK(p.siblings == prove_key(one, history[i].key).siblings);
     const auto v = verify_key_proof(h, root, history[i].key, p);
-    REQUIRE(std::holds_alternative<std::optional<Bytes32>>(v));
-    CHECK(std::get<std::optional<Bytes32>>(v) == kv[history[i].key]);
+    REQUIRE(std::holds_alternative<std::optional<Hash32>>(v));
+    CHECK(std::get<std::optional<Hash32>>(v) == kv[history[i].key]);
   }
   // More writes (overwrites, new slots, splits) stay equal to from scratch.
   for (int round = 0; round < 5; ++round) {
@@ -117,7 +117,7 @@ TEST_CASE("bintrie mutable layout: stems grow from 1 to 256 values across batche
     t.commit();
     // Three stems fill up in different sub orders: one value per batch, two per batch (one
     // of them an overwrite), and a batch of 50 at a time.
-    Bytes32 stems[3];
+    Hash32 stems[3];
     for (auto& s : stems) s = history[rng() % history.size()].key;
     std::vector<uint8_t> order[3];
     for (auto& o : order) {
@@ -145,7 +145,7 @@ TEST_CASE("bintrie mutable layout: stems grow from 1 to 256 values across batche
       }
       t.apply(batch);
       history.insert(history.end(), batch.begin(), batch.end());
-      const Bytes32 root = t.commit();
+      const Hash32 root = t.commit();
       if (round % 8 == 0 || next[0] == 256) CHECK(hex(root) == hex(batch_root(h, history)));
       for (int s = 0; s < 3; ++s) {
         const auto si = t.find_stem(stems[s].data());
@@ -158,7 +158,7 @@ TEST_CASE("bintrie mutable layout: stems grow from 1 to 256 values across batche
       }
     }
     CHECK(hex(t.commit()) == hex(batch_root(h, history)));
-    std::map<Bytes32, Bytes32> kv;
+    std::map<Hash32, Hash32> kv;
     for (const Entry& e : history) kv[e.key] = e.value;
     CHECK(t.value_count() == kv.size());
     for (const auto& [k, v] : kv) {
@@ -211,7 +211,7 @@ TEST_CASE("bintrie mutable layout: several applies before a commit hash each wri
   MutableTree t(h);
   t.apply(history);
   t.commit();
-  std::set<Bytes32> written;
+  std::set<Hash32> written;
   for (int a = 0; a < 4; ++a) {
     std::vector<Entry> batch;
     for (int i = 0; i < 100; ++i) {
@@ -225,7 +225,7 @@ TEST_CASE("bintrie mutable layout: several applies before a commit hash each wri
   }
   // Overwrites only: the dirty internal nodes are those on the written stems' paths, once.
   std::set<uint32_t> on_paths;
-  for (const Bytes32& k : written) {
+  for (const Hash32& k : written) {
     NodeRef r = t.root_ref();
     unsigned depth = 0;
     while (ref_is_internal(r)) {

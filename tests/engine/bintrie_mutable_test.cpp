@@ -34,7 +34,7 @@ std::vector<Entry> random_batch(std::mt19937_64& rng, const std::vector<Entry>& 
     } else {
       for (auto& x : e.key) x = uint8_t(rng());
     }
-    if (rng() % 5 == 0) e.value = Bytes32{};  // a deleted slot: present zero
+    if (rng() % 5 == 0) e.value = Hash32{};  // a deleted slot: present zero
     else for (auto& x : e.value) x = uint8_t(rng());
     out.push_back(e);
   }
@@ -48,14 +48,14 @@ TEST_CASE("bintrie mutable tree: incremental == from scratch == reference, both 
     const Hasher h = make_hasher(kind);
     std::mt19937_64 rng(kind == HashKind::sha256 ? 7 : 8);
     MutableTree tree(h);
-    CHECK(hex(tree.commit()) == hex(Bytes32{}));
+    CHECK(hex(tree.commit()) == hex(Hash32{}));
     std::vector<Entry> history;
     std::map<st::reference::RefBytes32, st::reference::RefBytes32> kv;
     for (int round = 0; round < 30; ++round) {
       CAPTURE(round);
       const auto batch = random_batch(rng, history, 1 + rng() % 60);
       tree.apply(batch);
-      const Bytes32 inc = tree.commit();
+      const Hash32 inc = tree.commit();
       history.insert(history.end(), batch.begin(), batch.end());
       for (const auto& e : batch) kv[e.key] = e.value;
       CHECK(hex(inc) == hex(batch_root(h, history)));
@@ -69,7 +69,7 @@ TEST_CASE("bintrie mutable tree: incremental == from scratch == reference, both 
       REQUIRE(got.has_value());
       CHECK(*got == v);
     }
-    Bytes32 absent{};
+    Hash32 absent{};
     absent.fill(0xee);
     CHECK_FALSE(tree.get(absent).has_value());
   }
@@ -103,7 +103,7 @@ TEST_CASE("bintrie mutable tree: rehash counts of an update are the dirty path o
   e.value[0] ^= 1;
   tree.apply(std::span<const Entry>(&e, 1));
   CommitStats cs;
-  const Bytes32 root = tree.commit(&cs);
+  const Hash32 root = tree.commit(&cs);
   CHECK(cs.dirty_stems == 1);
   CHECK(cs.leaf_hashes == 1);
   CHECK(cs.subtree_hashes == 8);  // one value in the stem: one node per level
@@ -131,13 +131,13 @@ TEST_CASE("bintrie mutable tree: dense stems (inner-node cache) stay equal to fr
       for (size_t i = 0; i < n; ++i) {
         Entry e = history[rng() % 8];  // stems 0..7 become dense
         e.key[31] = uint8_t(rng() % (round < 6 ? 64 : 256));
-        if (rng() % 6 == 0) e.value = Bytes32{};
+        if (rng() % 6 == 0) e.value = Hash32{};
         else for (auto& x : e.value) x = uint8_t(rng());
         batch.push_back(e);
       }
       tree.apply(batch);
       CommitStats cs;
-      const Bytes32 inc = tree.commit(&cs);
+      const Hash32 inc = tree.commit(&cs);
       history.insert(history.end(), batch.begin(), batch.end());
       CHECK(hex(inc) == hex(batch_root(h, history)));
       if (round >= 6) CHECK(cs.dense_dirty_stems > 0);
@@ -147,7 +147,7 @@ TEST_CASE("bintrie mutable tree: dense stems (inner-node cache) stay equal to fr
     e.value[5] ^= 0x5a;
     tree.apply(std::span<const Entry>(&e, 1));
     CommitStats cs;
-    const Bytes32 r = tree.commit(&cs);
+    const Hash32 r = tree.commit(&cs);
     CHECK(cs.leaf_hashes == 1);
     CHECK(cs.subtree_hashes == 8);
     history.push_back(e);

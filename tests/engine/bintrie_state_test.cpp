@@ -34,7 +34,7 @@ TEST_CASE("bintrie state: genesis account cases with keccak code hashes") {
     st::state::Allocation alloc;
     for (const auto& a : c["accounts"]) {
       alloc.accounts.push_back({addr_of(a["address"]), account_from(a)});
-      Bytes32 ch;
+      Hash32 ch;
       code_hash_keccak256(alloc.accounts.back().second.code.data(), alloc.accounts.back().second.code.size(), ch.data());
       CHECK(hex(ch) == a["code_hash_keccak256"].get<std::string>());
     }
@@ -66,7 +66,7 @@ TEST_CASE("bintrie state: diffs follow go-ethereum semantics (present zeros, des
   KeyScheme ks;
   ks.hasher = make_hasher(HashKind::sha256);
   StateTree st(ks);
-  std::map<Bytes32, Bytes32> model;  // key -> value, what go-ethereum's tree holds
+  std::map<Hash32, Hash32> model;  // key -> value, what go-ethereum's tree holds
   auto model_root = [&] {
     std::vector<Entry> e;
     for (const auto& [k, v] : model) e.push_back({k, v});
@@ -87,15 +87,15 @@ TEST_CASE("bintrie state: diffs follow go-ethereum semantics (present zeros, des
   d1.accounts.push_back(da);
   st::state::AccountDiff db;
   db.address = b;
-  Bytes32 slot{}, val{};
+  Hash32 slot{}, val{};
   slot[31] = 5;
   val[31] = 9;
   db.storage_writes.push_back({slot, val});
   d1.accounts.push_back(db);
   CHECK(st.apply_diff(d1) == "");
-  const Bytes32 ha = basic_data_key(ks, a);
+  const Hash32 ha = basic_data_key(ks, a);
   model[ha] = basic_data_leaf(1, bal, 5);
-  Bytes32 hc = ha;
+  Hash32 hc = ha;
   hc[31] = 1;
   code_hash_keccak256(da.code->data(), da.code->size(), model[hc].data());
   model[code_chunk_key(ks, a, 0)] = chunkify_code(*da.code)[0];
@@ -109,11 +109,11 @@ TEST_CASE("bintrie state: diffs follow go-ethereum semantics (present zeros, des
   d2.accounts.push_back(da2);
   st::state::AccountDiff db2;
   db2.address = b;
-  db2.storage_writes.push_back({slot, Bytes32{}});
+  db2.storage_writes.push_back({slot, Hash32{}});
   d2.accounts.push_back(db2);
   CHECK(st.apply_diff(d2) == "");
   model[ha] = basic_data_leaf(2, bal, 5);
-  model[storage_slot_key(ks, b, slot)] = Bytes32{};
+  model[storage_slot_key(ks, b, slot)] = Hash32{};
   CHECK(hex(st.commit()) == model_root());
   CHECK(st.tree().get(storage_slot_key(ks, b, slot)).has_value());
   // Block 3: destroy a: zero basic data and code hash; its code chunk stays.
@@ -123,7 +123,7 @@ TEST_CASE("bintrie state: diffs follow go-ethereum semantics (present zeros, des
   da3.destroyed = true;
   d3.accounts.push_back(da3);
   CHECK(st.apply_diff(d3) == "");
-  model[ha] = Bytes32{};
-  model[hc] = Bytes32{};
+  model[ha] = Hash32{};
+  model[hc] = Hash32{};
   CHECK(hex(st.commit()) == model_root());
 }

@@ -19,7 +19,7 @@
 
 namespace bintrie_test {
 
-using st::bintrie::Bytes32;
+using st::bintrie::Hash32;
 using st::bintrie::Entry;
 
 inline std::vector<uint8_t> unhex(const std::string& s) {
@@ -35,10 +35,10 @@ inline std::vector<uint8_t> unhex(const std::string& s) {
   return out;
 }
 
-inline Bytes32 b32(const std::string& s) {
+inline Hash32 b32(const std::string& s) {
   auto v = unhex(s);
   if (v.size() != 32) throw std::runtime_error("not 32 bytes: " + s);
-  Bytes32 b;
+  Hash32 b;
   std::copy(v.begin(), v.end(), b.begin());
   return b;
 }
@@ -49,7 +49,7 @@ inline std::string hex(const uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; ++i) { s += d[p[i] >> 4]; s += d[p[i] & 15]; }
   return s;
 }
-inline std::string hex(const Bytes32& b) { return hex(b.data(), 32); }
+inline std::string hex(const Hash32& b) { return hex(b.data(), 32); }
 
 inline const nlohmann::json& vectors() {
   static const nlohmann::json j = [] {
@@ -83,8 +83,8 @@ inline Entry random_entry(std::mt19937_64& rng) {
 }
 
 // Decimal string -> 32-byte big-endian.
-inline Bytes32 dec_to_be(const std::string& dec) {
-  Bytes32 out{};
+inline Hash32 dec_to_be(const std::string& dec) {
+  Hash32 out{};
   for (char c : dec) {
     if (c < '0' || c > '9') throw std::runtime_error("bad decimal");
     unsigned carry = unsigned(c - '0');
@@ -98,9 +98,9 @@ inline Bytes32 dec_to_be(const std::string& dec) {
 }
 
 // Short hex value -> 32-byte left-padded.
-inline Bytes32 left_pad(const std::string& hexs) {
+inline Hash32 left_pad(const std::string& hexs) {
   auto v = unhex(hexs);
-  Bytes32 out{};
+  Hash32 out{};
   std::copy(v.begin(), v.end(), out.begin() + (32 - v.size()));
   return out;
 }

@@ -73,7 +73,7 @@ TEST_CASE("bintrie tree cases: batch root == vector root == reference, both hash
       const HashKind kind = *hash_kind_from_name(hname);
       const Hasher h = make_hasher(kind);
       BatchRootStats st;
-      const Bytes32 serial = batch_root(h, entries, {}, &st);
+      const Hash32 serial = batch_root(h, entries, {}, &st);
       CHECK(hex(serial) == root.get<std::string>());
       CHECK(st.stems == c["n_distinct_stems"].get<size_t>());
       BatchRootOptions par;
@@ -93,9 +93,9 @@ TEST_CASE("bintrie tree cases: batch root == vector root == reference, both hash
 
 TEST_CASE("bintrie debug intermediates: single zero key") {
   const auto& d = vectors()["debug_intermediates"]["single_zero_key_sha256"];
-  Bytes32 v;
+  Hash32 v;
   v.fill(1);
-  Bytes32 leaf;
+  Hash32 leaf;
   const Hasher h = make_hasher(HashKind::sha256);
   h.hash(v.data(), 32, leaf.data());
   CHECK(hex(leaf) == d["leaf_hash=sha256(value)"].get<std::string>());
@@ -114,7 +114,7 @@ TEST_CASE("bintrie embedding keys for every variant") {
       const std::string addr_s = label.substr(open + 1, (comma == std::string::npos ? close : comma) - open - 1);
       // "0x00..aa" -> 19 zero bytes + aa
       const Address addr = addr_from(addr_s.substr(addr_s.size() - 2));
-      Bytes32 key;
+      Hash32 key;
       if (kind == "basic_data") key = basic_data_key(ks, addr);
       else if (kind == "code_hash") key = code_hash_key(ks, addr);
       else if (kind == "storage") key = storage_slot_key(ks, addr, dec_to_be(label.substr(comma + 1, close - comma - 1)));

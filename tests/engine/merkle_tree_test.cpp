@@ -16,11 +16,11 @@
 #include "test_paths.h"
 
 using namespace st;
-using merkle::Digest;
+using merkle::Hash32;
 
 namespace {
 
-std::string hex(const Digest& d) {
+std::string hex(const Hash32& d) {
   static const char* digits = "0123456789abcdef";
   std::string s;
   for (uint8_t b : d) { s += digits[b >> 4]; s += digits[b & 15]; }
@@ -128,7 +128,7 @@ TEST_CASE("merkle proofs verify for every leaf and fail when tampered") {
       for (size_t i = 0; i < n; ++i) {
         CAPTURE(n);
         CAPTURE(i);
-        const Digest leaf = merkle::MerkleTree::leaf_hash(leaves[i].data(), 32, {twice});
+        const Hash32 leaf = merkle::MerkleTree::leaf_hash(leaves[i].data(), 32, {twice});
         auto path = tree.proof(i);
         CHECK(merkle::MerkleTree::verify(leaf, i, n, path, root, {twice}));
         if (!path.empty()) {
@@ -140,7 +140,7 @@ TEST_CASE("merkle proofs verify for every leaf and fail when tampered") {
             CHECK_FALSE(moved);
           }
         }
-        Digest bad_leaf = leaf;
+        Hash32 bad_leaf = leaf;
         bad_leaf[0] ^= 0x80;
         CHECK_FALSE(merkle::MerkleTree::verify(bad_leaf, i, n, path, root, {twice}));
       }
@@ -172,7 +172,7 @@ TEST_CASE("a proof is rejected at a position that does not exist or with the wro
   const auto flat = flatten(leaves);
   REQUIRE_FALSE(tree.add_fixed(flat.data(), 3, 32).has_value());
   const auto root = tree.compute().root;
-  const Digest leaf2 = merkle::MerkleTree::leaf_hash(leaves[2].data(), 32);
+  const Hash32 leaf2 = merkle::MerkleTree::leaf_hash(leaves[2].data(), 32);
   auto path = tree.proof(2);  // leaf 2 is duplicated: its level-0 sibling is itself
   CHECK(merkle::MerkleTree::verify(leaf2, 2, 3, path, root));
   CHECK_FALSE(merkle::MerkleTree::verify(leaf2, 3, 3, path, root));  // CVE-2012-2459 at proof level
@@ -232,7 +232,7 @@ TEST_CASE("set_leaf_hashes builds Bitcoin's tree over given hashes; big trees us
       const auto result = tree.compute();
       CHECK(hex(result.root) == hex(reference::merkle_root_from_hashes(hashes, twice)));
       const size_t i = n - 1;
-      Digest leaf;
+      Hash32 leaf;
       std::copy(hashes[i].begin(), hashes[i].end(), leaf.begin());
       CHECK(merkle::MerkleTree::verify(leaf, i, n, tree.proof(i), result.root, {twice}));
       if (n > 100000) break;  // the big case once is enough

@@ -15,7 +15,7 @@
 using namespace st;
 using st::ref::Bytes;
 using st::state::Address;
-using st::state::Bytes32;
+using st::state::Hash32;
 
 namespace {
 
@@ -27,8 +27,8 @@ Address addr_of(uint64_t i) {
   a[0] = 0xaa;
   return a;
 }
-Bytes32 word(uint64_t v) {
-  Bytes32 w{};
+Hash32 word(uint64_t v) {
+  Hash32 w{};
   for (int b = 0; b < 8; ++b) w[31 - b] = uint8_t(v >> (8 * b));
   return w;
 }
@@ -134,7 +134,7 @@ TEST_CASE("mpt state: account and storage proofs verify, match the reference, fa
   size_t tampered = 0;
   for (uint64_t i : {uint64_t(0), uint64_t(7), uint64_t(500), uint64_t(12345) /* absent */}) {
     const Address a = addr_of(i);
-    std::vector<Bytes32> slots = {word(0), word(5), word(299), word(777) /* absent */};
+    std::vector<Hash32> slots = {word(0), word(5), word(299), word(777) /* absent */};
     mpt::AccountProof p = s.prove(a, slots);
     CAPTURE(i);
     CHECK(mpt::verify_account_proof(root, p) == "");
@@ -147,7 +147,7 @@ TEST_CASE("mpt state: account and storage proofs verify, match the reference, fa
       CHECK(p.storage_proofs[3].value == word(0));
       std::map<Bytes, Bytes> skv;
       for (int k = 0; k < 300; ++k) {
-        const Bytes32 w = word(k), v = word(1000 + k);
+        const Hash32 w = word(k), v = word(1000 + k);
         skv[ref::keccak(Bytes(w.begin(), w.end()))] = ref::rlp_uint_be(Bytes(v.begin(), v.end()));
       }
       for (const auto& sp : p.storage_proofs) {

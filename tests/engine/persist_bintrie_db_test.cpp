@@ -31,7 +31,7 @@
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"
 #include "kernels/keccak256.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 #include "test_paths.h"
 #include "tests/engine/persist/bintrie_full_group.h"
 
@@ -41,11 +41,11 @@ using namespace st;
 using persist::DbOptions;
 using persist::StoreKind;
 using persist::TreeDb;
-using state::Bytes32;
+using state::Hash32;
 
 using st::io::test::TempDir;  // self-deleting directory under /tmp
 
-uint64_t mix(uint64_t& x) { return kernels::splitmix64(x); }
+uint64_t mix(uint64_t& x) { return st::splitmix64(x); }
 void fill(uint64_t& rng, uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; i += 8) {
     const uint64_t v = mix(rng);
@@ -91,7 +91,7 @@ VecSource random_state(uint64_t seed, size_t eoas, size_t contracts, size_t slot
       a.code.resize(c == 0 ? 4000 : c == 1 ? 12000 : 50 + mix(rng) % 200);
       fill(rng, a.code.data(), a.code.size());
       for (size_t j = 0; j < slots; ++j) {
-        Bytes32 k{}, v{};
+        Hash32 k{}, v{};
         if (j < 4) k[31] = uint8_t(j * 7);  // header slots
         else fill(rng, k.data(), 32);
         fill(rng, v.data(), 32);
@@ -128,7 +128,7 @@ io::Status bt_open(const DbOptions& o, std::unique_ptr<TreeDb>* out) { return pe
 struct MemState {
   bintrie::KeyScheme ks;
   bintrie::StateTree tree;
-  Bytes32 root{};
+  Hash32 root{};
   explicit MemState(const VecSource& s, bintrie::HashKind h)
       : ks{bintrie::make_hasher(h), bintrie::TreeIndexEndian::big}, tree(ks) {
     REQUIRE(tree.apply_allocation(s.allocation()) == "");
@@ -151,7 +151,7 @@ void check_contents(TreeDb& db, const VecSource& s, const MemState& mem, bool al
     keys.push_back(k);
     if (!s.accounts.empty()) {
       const auto& a = s.accounts[mix(rng) % s.accounts.size()];
-      Bytes32 slot;
+      Hash32 slot;
       fill(rng, slot.data(), 32);
       keys.push_back({a.address, slot});
     }
@@ -169,7 +169,7 @@ void check_contents(TreeDb& db, const VecSource& s, const MemState& mem, bool al
     CHECK(acc.nonce == a.nonce);
     CHECK(acc.balance == a.balance);
     CHECK(acc.code_size == a.code.size());
-    Bytes32 ch;
+    Hash32 ch;
     kernels::keccak256(a.code.data(), a.code.size(), ch.data());
     CHECK(acc.code_hash == ch);
     for (const auto& [k, v] : a.storage) {
@@ -198,10 +198,10 @@ void check_contents(TreeDb& db, const VecSource& s, const MemState& mem, bool al
     REQUIRE_MESSAGE(st.ok(), st.message());
     const auto& p = std::get<persist::BintrieStateProof>(sp);
     auto vb = bintrie::verify_key_proof(h, mem.root, p.basic_data_key, p.basic_data);
-    REQUIRE(std::holds_alternative<std::optional<Bytes32>>(vb));
+    REQUIRE(std::holds_alternative<std::optional<Hash32>>(vb));
     bool known = false;
     for (const auto& a : s.accounts) known = known || a.address == keys[j].address;
-    CHECK(std::get<std::optional<Bytes32>>(vb).has_value() == known);
+    CHECK(std::get<std::optional<Hash32>>(vb).has_value() == known);
     CHECK(bintrie::serialize_key_proof(p.basic_data) ==
           bintrie::serialize_key_proof(bintrie::prove_key(mem.tree.tree(), p.basic_data_key)));
     CHECK(bintrie::serialize_key_proof(p.code_hash) ==
@@ -209,8 +209,8 @@ void check_contents(TreeDb& db, const VecSource& s, const MemState& mem, bool al
     if (keys[j].slot) {
       REQUIRE(p.slot.has_value());
       auto vs = bintrie::verify_key_proof(h, mem.root, p.slot_key, *p.slot);
-      REQUIRE(std::holds_alternative<std::optional<Bytes32>>(vs));
-      CHECK(std::get<std::optional<Bytes32>>(vs) == ans[j].slot_value);
+      REQUIRE(std::holds_alternative<std::optional<Hash32>>(vs));
+      CHECK(std::get<std::optional<Hash32>>(vs) == ans[j].slot_value);
       CHECK(bintrie::serialize_key_proof(*p.slot) ==
             bintrie::serialize_key_proof(bintrie::prove_key(mem.tree.tree(), p.slot_key)));
     }
@@ -258,15 +258,15 @@ std::vector<StoreKind> stores() {
   return {StoreKind::arena, StoreKind::rocksdb};
 }
 
-Bytes32 unhex32(const std::string& s) {
-  Bytes32 b{};
+Hash32 unhex32(const std::string& s) {
+  Hash32 b{};
   for (size_t i = 0; i < 32; ++i) b[i] = uint8_t(std::stoi(s.substr(2 * i, 2), nullptr, 16));
   return b;
 }
 
 // Decimal string -> 32-byte big-endian.
-Bytes32 dec_to_be(const std::string& dec) {
-  Bytes32 out{};
+Hash32 dec_to_be(const std::string& dec) {
+  Hash32 out{};
   for (char ch : dec) {
     unsigned carry = unsigned(ch - '0');
     for (int i = 31; i >= 0; --i) {
@@ -305,7 +305,7 @@ TEST_CASE("persist bintrie: the vectors' genesis cases on disk have the vectors'
     for (const auto& [variant, hash] : {std::pair{"geth_sha256_be", io::HashKind::sha256},
                                          std::pair{"eip_blake3_be", io::HashKind::blake3}}) {
       CAPTURE(variant);
-      const Bytes32 want = unhex32(c["root"][variant].get<std::string>());
+      const Hash32 want = unhex32(c["root"][variant].get<std::string>());
       for (StoreKind store : stores()) {
         TempDir dir;
         const DbOptions o = options(dir.file("db"), store, 5, hash);
@@ -580,7 +580,7 @@ TEST_CASE("persist bintrie: SIGKILL during a rebuild leaves state A or state B, 
     std::unique_ptr<TreeDb> db;
     io::Status st = bt_open(o, &db);
     REQUIRE_MESSAGE(st.ok(), st.message());
-    const Bytes32 root = db->manifest().root_hash;
+    const Hash32 root = db->manifest().root_hash;
     const bool is_a = root == ma.root, is_b = root == mb.root;
     CHECK((is_a || is_b));
     seen.insert(is_a ? "A" : "B");

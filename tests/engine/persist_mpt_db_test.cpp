@@ -31,14 +31,14 @@ KeySet keys_of(const state::Allocation& a, uint64_t seed) {
   for (const auto& [addr, acc] : a.accounts) {
     ks.keys.push_back({addr, std::nullopt});
     for (const auto& [slot, v] : acc.storage) ks.keys.push_back({addr, slot});
-    state::Bytes32 absent{};
+    state::Hash32 absent{};
     for (auto& b : absent) b = uint8_t(rng());
     ks.keys.push_back({addr, absent});  // an absent slot of every account (EOAs included)
   }
   for (int i = 0; i < 20; ++i) {
     state::Address addr;
     for (auto& b : addr) b = uint8_t(rng());
-    state::Bytes32 slot{};
+    state::Hash32 slot{};
     slot[31] = uint8_t(i);
     ks.keys.push_back({addr, std::nullopt});
     ks.keys.push_back({addr, slot});
@@ -154,7 +154,7 @@ void full_check(StoreKind store, const state::Allocation& a, uint64_t seed) {
     REQUIRE(std::holds_alternative<mpt::AccountProof>(sp));
     const auto& p = std::get<mpt::AccountProof>(sp);
     CHECK(mpt::verify_account_proof(want, p) == "");
-    std::vector<state::Bytes32> slots;
+    std::vector<state::Hash32> slots;
     if (k.slot) slots.push_back(*k.slot);
     const mpt::AccountProof m = mem.prove(k.address, slots);
     CHECK(p.exists == m.exists);
@@ -195,7 +195,7 @@ TEST_CASE("persist mpt: tiny and empty states") {
     CHECK(rep.root == mpt::kEmptyRoot);
     std::unique_ptr<persist::TreeDb> db;
     REQUIRE(open(o, &db).message() == "");
-    std::vector<state::StateKey> keys{{state::Address{}, std::nullopt}, {state::Address{}, state::Bytes32{}}};
+    std::vector<state::StateKey> keys{{state::Address{}, std::nullopt}, {state::Address{}, state::Hash32{}}};
     std::vector<persist::LookupAnswer> ans;
     REQUIRE(db->lookup(keys, &ans, nullptr).ok());
     CHECK_FALSE(ans[0].account.exists);

@@ -28,8 +28,8 @@ using st::persist::StoreKind;
 // The spec stored with the tests' databases (AllocationSource(alloc, kTestSpec)).
 inline const std::string kTestSpec = "{\"test\":true}";
 
-inline state::Bytes32 random_value(std::mt19937_64& rng) {
-  state::Bytes32 v{};
+inline state::Hash32 random_value(std::mt19937_64& rng) {
+  state::Hash32 v{};
   switch (rng() % 4) {
     case 0: v[31] = uint8_t(1 + rng() % 0x7f); break;   // one byte < 0x80: RLP is the byte itself
     case 1: v[31] = uint8_t(0x80 + rng() % 0x80); break; // one byte >= 0x80
@@ -55,10 +55,10 @@ inline state::Allocation random_alloc(uint64_t seed, size_t accounts, size_t con
       for (auto& b : acc.code) b = uint8_t(rng());
       const size_t n = i == 0 ? 1 : 1 + rng() % max_slots;
       for (size_t j = 0; j < n; ++j) {
-        state::Bytes32 slot{};
+        state::Hash32 slot{};
         if (rng() % 2) slot[31] = uint8_t(j);  // small Solidity-like slots
         else for (auto& b : slot) b = uint8_t(rng());
-        acc.storage[slot] = (j % 17 == 5) ? state::Bytes32{} : random_value(rng);
+        acc.storage[slot] = (j % 17 == 5) ? state::Hash32{} : random_value(rng);
       }
     }
     a.accounts.emplace_back(addr, std::move(acc));

@@ -109,7 +109,7 @@ std::vector<state::Block> reuse_blocks(const state::SyntheticState& src) {
     if (b > 0)
       for (uint64_t j = 0; j < 4; ++j) writes.push_back((b - 1) * 120 + j * 5);
     for (uint64_t j : writes) {
-      const state::Bytes32 slot = src.slot_key(1, j)->slot.value();
+      const state::Hash32 slot = src.slot_key(1, j)->slot.value();
       const uint64_t v = 1000 * (b + 1) + j;
       bb.write_slot(c, slot, pre(j), u256(v));
       value[j] = v;
@@ -119,7 +119,7 @@ std::vector<state::Block> reuse_blocks(const state::SyntheticState& src) {
       bb.read_slot(c, src.slot_key(1, k)->slot.value(), pre(k));
     }
     for (uint64_t j = 0; j < 6; ++j) {
-      state::Bytes32 fresh{};
+      state::Hash32 fresh{};
       fresh[0] = 0xee, fresh[1] = uint8_t(b), fresh[2] = uint8_t(j);
       bb.write_slot(c, fresh, u256(0), u256(7 + j));
     }
@@ -396,7 +396,7 @@ TEST_CASE("binary trie pure hash: the batch levels give stem_blob_hash and recon
       while (subs.size() < n) subs.insert(unsigned(rng() % 256));
       for (unsigned i : subs) {
         b.bitmap[i / 8] |= uint8_t(0x80 >> (i % 8));
-        st::bintrie::Bytes32 v{};
+        st::bintrie::Hash32 v{};
         for (auto& x : v) x = uint8_t(rng());
         if (i % 5 == 0) v = {};  // a present zero value is hashed like any other
         b.values.push_back(v);
@@ -418,13 +418,13 @@ TEST_CASE("binary trie pure hash: the batch levels give stem_blob_hash and recon
         for (auto& x : e.hash) x = uint8_t(rng());
         gb.entries.push_back(e);
       }
-      if (gb.entries.empty()) gb.entries.push_back({0, uint8_t(g), st::bintrie::Bytes32{1}});
+      if (gb.entries.empty()) gb.entries.push_back({0, uint8_t(g), st::bintrie::Hash32{1}});
     }
     std::vector<const st::bintrie::StemBlob*> sp;
-    std::vector<st::bintrie::Bytes32> sh;
+    std::vector<st::bintrie::Hash32> sh;
     for (const auto& b : stems) sp.push_back(&b), sh.push_back(st::bintrie::stem_blob_hash(h, b));
     std::vector<const st::bintrie::GroupBlob*> gp;
-    std::vector<st::bintrie::Bytes32> gh;
+    std::vector<st::bintrie::Hash32> gh;
     for (const auto& b : groups) gp.push_back(&b), gh.push_back(st::bintrie::reconstruct_group(h, b)[0]);
     persist::PureHashCount c;
     const Status ok = persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c);

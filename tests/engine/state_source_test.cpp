@@ -16,22 +16,22 @@ using namespace st::state;
 
 namespace {
 
-Bytes32 mapping_slot(const Address& key, const Bytes32& slot) {
+Hash32 mapping_slot(const Address& key, const Hash32& slot) {
   uint8_t m[64] = {};
   std::memcpy(m + 12, key.data(), 20);
   std::memcpy(m + 32, slot.data(), 32);
-  Bytes32 out;
+  Hash32 out;
   st::kernels::keccak256(m, 64, out.data());
   return out;
 }
 
-Bytes32 small(uint8_t v) {
-  Bytes32 b{};
+Hash32 small(uint8_t v) {
+  Hash32 b{};
   b[31] = v;
   return b;
 }
 
-bool all_zero(const Bytes32& v) {
+bool all_zero(const Hash32& v) {
   for (uint8_t b : v)
     if (b) return false;
   return true;
@@ -78,7 +78,7 @@ TEST_CASE("synthetic state: unique addresses, unique non-zero slots, shapes") {
       if (i < spec.contracts) {
         CHECK(r.nonce == 1);
         CHECK(r.code.size() == kStubCodeBytes);
-        std::set<Bytes32> keys;
+        std::set<Hash32> keys;
         for (const auto& [k, v] : r.storage) {
           keys.insert(k);
           CHECK(!all_zero(v));
@@ -129,7 +129,7 @@ TEST_CASE("synthetic state: slots follow the ERC20 mapping formulas") {
   for (uint64_t h = 0; h < 10; ++h) holders.push_back(s.address(spec.contracts + h));
   AccountRecord r;
   s.account(1, &r);
-  CHECK(r.storage[0].first == Bytes32{});  // totalSupply at slot 0
+  CHECK(r.storage[0].first == Hash32{});  // totalSupply at slot 0
   std::set<size_t> balance_holders;
   for (uint64_t j = 1; j < spec.slots_per_contract; ++j) {
     CAPTURE(j);
@@ -141,7 +141,7 @@ TEST_CASE("synthetic state: slots follow the ERC20 mapping formulas") {
           balance_holders.insert(o);
         }
       } else {
-        const Bytes32 inner = mapping_slot(holders[o], small(3));
+        const Hash32 inner = mapping_slot(holders[o], small(3));
         for (size_t sp = 0; sp < holders.size() && !found; ++sp)
           found = mapping_slot(holders[sp], inner) == r.storage[j].first;
       }
@@ -196,7 +196,7 @@ TEST_CASE("allocation source: zero values dropped, keys and values agree with ac
   a.balance = small(9);
   a.code = {0x60, 0x00};
   a.storage[small(1)] = small(7);
-  a.storage[small(2)] = Bytes32{};  // zero: absent state
+  a.storage[small(2)] = Hash32{};  // zero: absent state
   a.storage[small(3)] = small(8);
   Address x{}, y{};
   x[0] = 1;
@@ -237,7 +237,7 @@ TEST_CASE("synthetic state: blocks replay deterministically; the overlay is the 
   spec.block_writes = 40;
   SyntheticState base(spec), live(spec);
   // The expected state: the base state plus every diff applied in order.
-  std::map<Address, std::pair<uint64_t, std::map<Bytes32, Bytes32>>> model;
+  std::map<Address, std::pair<uint64_t, std::map<Hash32, Hash32>>> model;
   std::map<Address, U256> balances;
   AccountRecord r;
   for (uint64_t i = 0; i < base.account_count(); ++i) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/persist/cold_reads.h"
 #include "io/memory_store.h"
 #include "io/random_reads.h"
 #include "io/rocksdb_store.h"
@@ -123,7 +124,7 @@ TEST_CASE("random_reads: counts every read, keeps the window, stops at the first
   Status s = random_reads(store, 1000, 8, 5, &r);
   CHECK(s.code() == Errc::corrupt_page);
   CHECK(s.message() == "read page 17: corrupt page (checksum mismatch)");
-  CHECK(percentile_ns({5, 1, 4, 2, 3}, 0.5) == 3);
-  CHECK(percentile_ns({5, 1, 4, 2, 3}, 0.99) == 5);
-  CHECK(percentile_ns({}, 0.5) == 0);
+  CHECK(st::persist::percentile_ns({5, 1, 4, 2, 3}, 0.5) == 3);
+  CHECK(st::persist::percentile_ns({5, 1, 4, 2, 3}, 0.99) == 5);
+  CHECK(st::persist::percentile_ns({}, 0.5) == 0);
 }

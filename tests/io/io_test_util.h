@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "io/arena_store.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::io::test {
 
@@ -37,7 +37,7 @@ class TempDir {
   std::string path_;
 };
 
-using kernels::splitmix64;
+using st::splitmix64;
 
 // Deterministic payload bytes for (page, version).
 inline void fill_payload(unsigned char* p, size_t n, uint64_t page, uint64_t version) {

@@ -12,12 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "io/byte_order.h"
+#include "kernels/support/byte_order.h"
 #include "io/crc32c.h"
 #include "io/store_dir.h"
 #include "tests/io/io_test_util.h"
 
 using namespace st::io;
+using st::get_u64;
+using st::put_u32;
+using st::put_u64;
 using st::io::test::TempDir;
 
 namespace {

@@ -12,7 +12,7 @@
 
 #include "kernels/keccak256.h"
 #include "kernels/keccak256_tiers.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 #include "test_paths.h"
 
 using namespace st::kernels;
@@ -34,10 +34,10 @@ std::string keccak_hex(const std::string& msg) {
 
 // Same stream as gen_keccak256_vectors.py.
 std::vector<uint8_t> vector_message(uint64_t k, size_t n) {
-  uint64_t s = (k + 1) * st::kernels::kSplitmix64Gamma;
+  uint64_t s = (k + 1) * st::kSplitmix64Gamma;
   std::vector<uint8_t> out;
   while (out.size() < n) {
-    const uint64_t z = st::kernels::splitmix64(s);
+    const uint64_t z = st::splitmix64(s);
     for (int b = 0; b < 8; ++b) out.push_back(uint8_t(z >> (8 * b)));
   }
   out.resize(n);

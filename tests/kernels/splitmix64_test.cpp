@@ -1,4 +1,4 @@
-// splitmix64_test: the one seeded generator (kernels/splitmix64.h) against the reference
+// splitmix64_test: the one seeded generator (kernels/support/splitmix64.h) against the reference
 // SplitMix64 stream (seed 0: the first outputs published with Vigna's splitmix64.c), and
 // uniform_below's range and its multiply-shift reduction (the draw every sample and
 // resampling in the project uses: a change here changes every seeded figure).
@@ -7,19 +7,19 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 
-using st::kernels::splitmix64;
-using st::kernels::splitmix64_mix;
-using st::kernels::uniform_below;
+using st::splitmix64;
+using st::splitmix64_mix;
+using st::uniform_below;
 
 TEST_CASE("splitmix64: the reference stream from seed 0") {
   uint64_t s = 0;
   CHECK(splitmix64(s) == 0xe220a8397b1dcdafull);
   CHECK(splitmix64(s) == 0x6e789e6aa1b965f4ull);
   CHECK(splitmix64(s) == 0x06c45d188009454full);
-  CHECK(s == 3 * st::kernels::kSplitmix64Gamma);  // the state advances by the gamma per step
-  CHECK(splitmix64_mix(st::kernels::kSplitmix64Gamma) == 0xe220a8397b1dcdafull);
+  CHECK(s == 3 * st::kSplitmix64Gamma);  // the state advances by the gamma per step
+  CHECK(splitmix64_mix(st::kSplitmix64Gamma) == 0xe220a8397b1dcdafull);
 }
 
 TEST_CASE("splitmix64: uniform_below is the high word of output x n") {

@@ -35,13 +35,13 @@ BalFinalState bal_final_state(const state::Allocation& start, const std::vector<
   return f;
 }
 
-state::Bytes32 bal_final_root(const BalFinalState& f, bool bintrie) {
+state::Hash32 bal_final_root(const BalFinalState& f, bool bintrie) {
   if (!bintrie) return mpt::allocation_root(f.alloc);
   bintrie::KeyScheme ks;
   ks.hasher = bintrie::make_hasher(bintrie::HashKind::sha256);
-  std::map<bintrie::Bytes32, bintrie::Bytes32> leaves;
+  std::map<bintrie::Hash32, bintrie::Hash32> leaves;
   for (const bintrie::Entry& e : bintrie::allocation_leaves(ks, f.alloc, bintrie::code_hash_keccak256)) leaves[e.key] = e.value;
-  for (const auto& [a, slot] : f.zeroed) leaves[bintrie::storage_slot_key(ks, a, slot)] = bintrie::Bytes32{};
+  for (const auto& [a, slot] : f.zeroed) leaves[bintrie::storage_slot_key(ks, a, slot)] = bintrie::Hash32{};
   std::vector<bintrie::Entry> v;
   for (const auto& [k, val] : leaves) v.push_back({k, val});
   return bintrie::batch_root(ks.hasher, v);

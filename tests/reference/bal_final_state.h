@@ -16,12 +16,12 @@ namespace st::reference {
 
 struct BalFinalState {
   state::Allocation alloc;  // accounts in first-seen order: the start's, then new ones
-  std::set<std::pair<state::Address, state::Bytes32>> zeroed;
+  std::set<std::pair<state::Address, state::Hash32>> zeroed;
 };
 
 BalFinalState bal_final_state(const state::Allocation& start, const std::vector<state::Block>& blocks);
 
 // bintrie: the binary trie's root (SHA-256 key scheme), else the MPT's.
-state::Bytes32 bal_final_root(const BalFinalState& f, bool bintrie);
+state::Hash32 bal_final_root(const BalFinalState& f, bool bintrie);
 
 }  // namespace st::reference

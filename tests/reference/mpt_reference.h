@@ -41,7 +41,7 @@ struct Account {
   uint64_t nonce = 0;
   st::state::U256 balance{};
   Bytes code;
-  std::map<st::state::Bytes32, st::state::Bytes32> storage;  // zero values never stored
+  std::map<st::state::Hash32, st::state::Hash32> storage;  // zero values never stored
 };
 using State = std::map<st::state::Address, Account>;
 

@@ -138,7 +138,7 @@ TEST_CASE("bal apply: in memory, both trees, the blocks' diffs give the from-scr
     CHECK(written > 100);
     const reference::BalFinalState f = reference::bal_final_state(alloc, blocks);
     CHECK(f.alloc.accounts.size() > alloc.accounts.size());  // the fee recipient, the created contract
-    state::Bytes32 root;
+    state::Hash32 root;
     if (bt) {
       bintrie::StateTree t(sha_ks());
       REQUIRE(t.apply_allocation(alloc) == "");
@@ -175,7 +175,7 @@ TEST_CASE("bal workloads: deterministic, gas by rule, sequential counter, slots 
   REQUIRE(t);
   CHECK(t->storage_reads.size() == 20);
   CHECK(t->storage_changes.empty());
-  const state::Bytes32 b1 = workloads::erc20_balance_slot(workloads::integer_address(1));
+  const state::Hash32 b1 = workloads::erc20_balance_slot(workloads::integer_address(1));
   CHECK(workloads::bytes_to_hex(b1.data(), 32, false) == "e90b7bceb6e7df5418fb78d8ee546e97c83a08bbccc01a0644d599ccd2a7c2e0");
   CHECK(std::find(t->storage_reads.begin(), t->storage_reads.end(), b1) != t->storage_reads.end());
   CHECK(std::find(t->storage_reads.begin(), t->storage_reads.end(),
@@ -270,7 +270,7 @@ TEST_CASE("statetree workload / apply / root --blocks: end to end on both trees,
     // From scratch.
     std::vector<state::Block> blocks;
     REQUIRE(!workloads::read_block_file(file, &blocks));
-    const state::Bytes32 want = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
+    const state::Hash32 want = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
     CHECK(aj["root"].get<std::string>() == workloads::bytes_to_hex(want.data(), 32));
     auto v = run_statetree("verify --db " + db);
     CHECK(v.exit_code == 0);

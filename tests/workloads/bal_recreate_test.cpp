@@ -54,16 +54,16 @@ namespace {
 
 using state::Account;
 using state::Address;
-using state::Bytes32;
+using state::Hash32;
 
 std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("bal_recreate", name); }
 
-Bytes32 u(uint64_t x) {
-  Bytes32 r{};
+Hash32 u(uint64_t x) {
+  Hash32 r{};
   for (int i = 31; i >= 24; --i, x >>= 8) r[size_t(i)] = uint8_t(x);
   return r;
 }
-bool is_zero(const Bytes32& v) {
+bool is_zero(const Hash32& v) {
   return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
 }
 std::string hex(const uint8_t* p, size_t n) { return workloads::bytes_to_hex(p, n); }
@@ -79,7 +79,7 @@ bintrie::KeyScheme sha_ks() {
 struct Reference {
   std::map<Address, Account> accounts;
   std::vector<Address> order;  // first appearance
-  std::map<bintrie::Bytes32, bintrie::Bytes32> leaves;
+  std::map<bintrie::Hash32, bintrie::Hash32> leaves;
   bintrie::KeyScheme ks = sha_ks();
 
   explicit Reference(const state::Allocation& alloc) {
@@ -97,9 +97,9 @@ struct Reference {
       if (!c.nonce_changes.empty()) acc.nonce = c.nonce_changes.back().nonce;
       if (!c.balance_changes.empty()) acc.balance = c.balance_changes.back().post_balance;
       if (!c.code_changes.empty()) acc.code = c.code_changes.back().code;
-      std::vector<Bytes32> zeroed;
+      std::vector<Hash32> zeroed;
       for (const state::SlotChanges& s : c.storage_changes) {
-        const Bytes32& v = s.changes.back().value;
+        const Hash32& v = s.changes.back().value;
         if (is_zero(v)) acc.storage.erase(s.slot), zeroed.push_back(s.slot);
         else acc.storage[s.slot] = v;
       }
@@ -108,7 +108,7 @@ struct Reference {
       one.accounts.push_back({c.address, acc});
       for (const bintrie::Entry& e : bintrie::allocation_leaves(ks, one, bintrie::code_hash_keccak256))
         leaves[e.key] = e.value;
-      for (const Bytes32& s : zeroed) leaves[bintrie::storage_slot_key(ks, c.address, s)] = bintrie::Bytes32{};
+      for (const Hash32& s : zeroed) leaves[bintrie::storage_slot_key(ks, c.address, s)] = bintrie::Hash32{};
     }
   }
   state::Allocation allocation() const {
@@ -116,8 +116,8 @@ struct Reference {
     for (const Address& x : order) a.accounts.push_back({x, accounts.at(x)});
     return a;
   }
-  Bytes32 mpt_root() const { return mpt::allocation_root(allocation()); }
-  Bytes32 bintrie_root() const {
+  Hash32 mpt_root() const { return mpt::allocation_root(allocation()); }
+  Hash32 bintrie_root() const {
     std::vector<bintrie::Entry> v;
     for (const auto& [k, val] : leaves) v.push_back({k, val});
     return bintrie::batch_root(ks.hasher, v);
@@ -150,11 +150,11 @@ std::vector<state::Block> recreate_blocks(const state::SyntheticState& src, Refe
   const std::vector<uint8_t> code_x = code_of(0x5b, 40), code_y = code_of(0x5c, 10), code_z = code_of(0x5d, 70);
   std::vector<state::Block> blocks;
   state::BalBuilder b;
-  auto slot_pre = [&](const Address& a, const Bytes32& s) {
+  auto slot_pre = [&](const Address& a, const Hash32& s) {
     auto it = ref.accounts.find(a);
-    if (it == ref.accounts.end()) return Bytes32{};
+    if (it == ref.accounts.end()) return Hash32{};
     auto v = it->second.storage.find(s);
-    return v == it->second.storage.end() ? Bytes32{} : v->second;
+    return v == it->second.storage.end() ? Hash32{} : v->second;
   };
   auto code_pre = [&](const Address& a) {
     auto it = ref.accounts.find(a);
@@ -162,11 +162,11 @@ std::vector<state::Block> recreate_blocks(const state::SyntheticState& src, Refe
   };
   auto balance_pre = [&](const Address& a) {
     auto it = ref.accounts.find(a);
-    return it == ref.accounts.end() ? Bytes32{} : it->second.balance;
+    return it == ref.accounts.end() ? Hash32{} : it->second.balance;
   };
-  auto write = [&](const Address& a, const Bytes32& s, const Bytes32& v) { b.write_slot(a, s, slot_pre(a, s), v); };
+  auto write = [&](const Address& a, const Hash32& s, const Hash32& v) { b.write_slot(a, s, slot_pre(a, s), v); };
   auto wipe = [&](const Address& a) {  // every slot the account holds before the block
-    for (const auto& [s, v] : ref.accounts.at(a).storage) write(a, s, Bytes32{});
+    for (const auto& [s, v] : ref.accounts.at(a).storage) write(a, s, Hash32{});
   };
   auto finish = [&](uint32_t txs) {
     state::Block blk;
@@ -177,7 +177,7 @@ std::vector<state::Block> recreate_blocks(const state::SyntheticState& src, Refe
     ref.apply(blk.bal);
     blocks.push_back(std::move(blk));
   };
-  std::vector<Bytes32> c1_slots, c3_slots;
+  std::vector<Hash32> c1_slots, c3_slots;
   for (const auto& [s, v] : ref.accounts.at(c1).storage) c1_slots.push_back(s);
   for (const auto& [s, v] : ref.accounts.at(c3).storage) c3_slots.push_back(s);
   REQUIRE(c3_slots.size() == 50);
@@ -192,12 +192,12 @@ std::vector<state::Block> recreate_blocks(const state::SyntheticState& src, Refe
   b.set_code(n, {}, code_x);
   write(n, u(1), u(0x11));
   write(n, u(2), u(0x22));
-  b.set_balance(e, Bytes32{}, u(5));
+  b.set_balance(e, Hash32{}, u(5));
   b.end();
   b.begin(2);
-  write(n, u(1), Bytes32{});
+  write(n, u(1), Hash32{});
   b.set_code(n, {}, {});
-  for (size_t i = 0; i < 10; ++i) write(c1, c1_slots[i], Bytes32{});
+  for (size_t i = 0; i < 10; ++i) write(c1, c1_slots[i], Hash32{});
   b.end();
   b.begin(3);
   write(n, u(1), u(0x33));
@@ -217,8 +217,8 @@ std::vector<state::Block> recreate_blocks(const state::SyntheticState& src, Refe
   write(c2, u(0x2000), u(0x2001));
   b.end();
   b.begin(2);
-  write(c3, c3_slots[0], Bytes32{});
-  b.set_balance(e, balance_pre(e), Bytes32{});
+  write(c3, c3_slots[0], Hash32{});
+  b.set_balance(e, balance_pre(e), Hash32{});
   b.end();
   finish(2);
 
@@ -273,14 +273,14 @@ TEST_CASE("bal recreate: wiped and re-created storage and code, in memory on bot
   m.load(alloc);
   bintrie::StateTree t(sha_ks());
   REQUIRE(t.apply_allocation(alloc) == "");
-  std::vector<Bytes32> mpt_roots, bt_roots;
+  std::vector<Hash32> mpt_roots, bt_roots;
   for (size_t i = 0; i < blocks.size(); ++i) {
     CAPTURE(i);
     ref.apply(blocks[i].bal);
     const state::StateDiff d = state::post_state_diff(blocks[i].bal);
     m.apply(d);
     REQUIRE(t.apply_diff(d) == "");
-    const Bytes32 mr = m.root(), br = t.commit();
+    const Hash32 mr = m.root(), br = t.commit();
     CHECK(mr == ref.mpt_root());
     CHECK(br == ref.bintrie_root());
     mpt_roots.push_back(mr), bt_roots.push_back(br);
@@ -298,7 +298,7 @@ TEST_CASE("bal recreate: wiped and re-created storage and code, in memory on bot
   CHECK(an->nonce == 1);
   CHECK(an->storage_root != mpt::kEmptyRoot);
   CHECK(ae->nonce == 0);
-  CHECK(ae->balance == Bytes32{});
+  CHECK(ae->balance == Hash32{});
   CHECK(ae->code_hash == mpt::kEmptyCodeHash);
   CHECK(a0->code_hash == mpt::kEmptyCodeHash);
   CHECK(a0->storage_root != mpt::kEmptyRoot);
@@ -313,7 +313,7 @@ TEST_CASE("bal recreate: wiped and re-created storage and code, in memory on bot
   REQUIRE(!r3.storage.empty());
   const auto zero_leaf = t.tree().get(bintrie::storage_slot_key(ks, c3, r3.storage.back().first));
   REQUIRE(zero_leaf.has_value());
-  CHECK(*zero_leaf == bintrie::Bytes32{});
+  CHECK(*zero_leaf == bintrie::Hash32{});
 }
 
 TEST_CASE("bal recreate: statetree apply == root --alloc --blocks == from scratch, per block, both trees") {
@@ -325,7 +325,7 @@ TEST_CASE("bal recreate: statetree apply == root --alloc --blocks == from scratc
     Reference ref(alloc);
     for (const state::Block& blk : blocks) {
       ref.apply(blk.bal);
-      const Bytes32 mr = ref.mpt_root(), br = ref.bintrie_root();
+      const Hash32 mr = ref.mpt_root(), br = ref.bintrie_root();
       want_mpt.push_back(hex(mr.data(), 32)), want_bt.push_back(hex(br.data(), 32));
     }
   }

@@ -65,8 +65,8 @@ std::string reference_hex(const json& doc) {
 
 std::string hex(const std::vector<uint8_t>& b) { return st::workloads::bytes_to_hex(b.data(), b.size(), false); }
 
-Bytes32 rand_u256(std::mt19937_64& rng) {
-  Bytes32 v{};
+Hash32 rand_u256(std::mt19937_64& rng) {
+  Hash32 v{};
   const int bytes = int(rng() % 33);  // 0..32 significant bytes: zero, small, full width
   for (int i = 32 - bytes; i < 32; ++i) v[size_t(i)] = uint8_t(rng());
   return v;
@@ -83,8 +83,8 @@ BlockAccessList random_bal(std::mt19937_64& rng, uint32_t tx_count) {
     if (accs.count(a)) continue;
     AccountChanges& ac = accs[a];
     ac.address = a;
-    std::map<Bytes32, std::vector<StorageChange>> writes;
-    std::set<Bytes32> reads;
+    std::map<Hash32, std::vector<StorageChange>> writes;
+    std::set<Hash32> reads;
     for (int s = int(rng() % 5); s > 0; --s) {
       std::vector<StorageChange>& ch = writes[rand_u256(rng)];
       ch.clear();
@@ -92,7 +92,7 @@ BlockAccessList random_bal(std::mt19937_64& rng, uint32_t tx_count) {
         if (rng() % 3 == 0 || (i == tx_count + 1 && ch.empty())) ch.push_back({i, rand_u256(rng)});
     }
     for (int s = int(rng() % 5); s > 0; --s) {
-      const Bytes32 r = rand_u256(rng);
+      const Hash32 r = rand_u256(rng);
       if (!writes.count(r)) reads.insert(r);
     }
     for (auto& [slot, ch] : writes) ac.storage_changes.push_back({slot, ch});
@@ -121,7 +121,7 @@ TEST_CASE("bal vector: the devnet-shaped block decodes, re-encodes byte-identica
   std::string err;
   REQUIRE_MESSAGE(decode_bal(rlp, std::nullopt, &bal, &err), err);
   CHECK(encode_bal(bal) == rlp);
-  const Bytes32 h = bal_hash(bal);
+  const Hash32 h = bal_hash(bal);
   CHECK(st::workloads::bytes_to_hex(h.data(), 32) == v["bal_hash"].get<std::string>());
   // The JSON form of the vector is the same model (addresses in any case).
   BlockAccessList from_json;
@@ -134,7 +134,7 @@ TEST_CASE("bal vector: the devnet-shaped block decodes, re-encodes byte-identica
   CHECK(again == bal);
   // Empty list.
   CHECK(hex(encode_bal(BlockAccessList{})) == v["empty_bal_rlp"].get<std::string>().substr(2));
-  const Bytes32 e = bal_hash(BlockAccessList{});
+  const Hash32 e = bal_hash(BlockAccessList{});
   CHECK(st::workloads::bytes_to_hex(e.data(), 32) == v["empty_bal_hash"].get<std::string>());
   // The reference encoder agrees on the vector itself.
   CHECK(reference_hex(v) == v["rlp"].get<std::string>().substr(2));

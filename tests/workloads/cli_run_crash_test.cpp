@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/db_lock.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
 
@@ -192,7 +192,7 @@ TEST_CASE("statetree run --inflight 2: SIGKILL at random moments reopens at the 
       CAPTURE(i);
       const std::string db = copy_db(db0, "kill_" + tree);
       const long slice_us = i < kKills ? run_us * 9 / 10 / kKills : run_us / 2;
-      const long delay_us = (i < kKills ? slice_us * i : 0) + long(st::kernels::splitmix64(rng) % uint64_t(std::max(slice_us, 1L)));
+      const long delay_us = (i < kKills ? slice_us * i : 0) + long(st::splitmix64(rng) % uint64_t(std::max(slice_us, 1L)));
       CAPTURE(delay_us);
       // The child opens its stdout after the fork: a kill before that must not leave the
       // previous run's lines there to be judged.

@@ -74,7 +74,7 @@ std::string copy_db(const std::string& from, const std::string& name) {
 
 
 std::string scratch_root_hex(const std::vector<state::Block>& blocks, const state::Allocation& alloc, bool bt) {
-  const state::Bytes32 root = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
+  const state::Hash32 root = reference::bal_final_root(reference::bal_final_state(alloc, blocks), bt);
   return "0x" + workloads::bytes_to_hex(root.data(), 32, false);
 }
 
@@ -333,7 +333,7 @@ TEST_CASE("block pipeline: with two blocks in flight, block k+1 reads block k's 
   // block k+1's reader pins the state before block k: only the diff layer shows its writes.
   const state::SyntheticState src(small_spec());
   const state::Address c = src.address(1), eoa = src.address(10);
-  const state::Bytes32 s = src.slot_key(1, 5)->slot.value();
+  const state::Hash32 s = src.slot_key(1, 5)->slot.value();
   const state::U256 pre = src.slot_value(1, 5).value();
   state::AccountRecord er;
   src.account(10, &er);
@@ -465,7 +465,7 @@ TEST_CASE("diff layer: the latest write of the blocks in the range, fields merge
   pipeline::DiffLayer l;
   state::Address a{};
   a[0] = 1;
-  const state::Bytes32 s = u(9);
+  const state::Hash32 s = u(9);
   state::StateDiff d0, d2;
   d0.accounts.push_back({});
   d0.accounts[0].address = a;

@@ -56,7 +56,7 @@ TEST_CASE("gas: SSTORE per EIP-2200 with EIP-2929 cold access and EIP-3529 refun
 
 TEST_CASE("gas: EIP-4762 access events as go-ethereum charges them") {
   WitnessCharges w;
-  st::bintrie::Bytes32 a{}, b{}, c{};
+  st::bintrie::Hash32 a{}, b{}, c{};
   a[0] = 1;
   b = a;
   b[31] = 7;  // same stem, another leaf

@@ -26,8 +26,8 @@ std::variant<st::state::Account, std::string> one_account(const std::string& acc
   return g.alloc.accounts[0].second;
 }
 
-st::state::Bytes32 word(unsigned low_byte) {
-  st::state::Bytes32 w{};
+st::state::Hash32 word(unsigned low_byte) {
+  st::state::Hash32 w{};
   w[31] = uint8_t(low_byte);
   return w;
 }
@@ -42,7 +42,7 @@ TEST_CASE("genesis (go-ethereum rules): spellings go-ethereum accepts load with 
     std::string balance;  // decimal
     uint64_t nonce;
     std::vector<uint8_t> code;
-    std::map<st::state::Bytes32, st::state::Bytes32> storage;
+    std::map<st::state::Hash32, st::state::Hash32> storage;
   };
   const Good cases[] = {
       {R"({"balance": "1", "storage": {"0x01": "0x"}})", "1", 0, {}, {{word(1), word(0)}}},
@@ -127,8 +127,8 @@ TEST_CASE("genesis (go-ethereum rules): spellings go-ethereum refuses are one-li
 }
 
 TEST_CASE("genesis_values: the value functions on their own") {
-  CHECK(std::get<st::state::Bytes32>(geth_storage_word("")) == word(0));
-  CHECK(std::get<st::state::Bytes32>(geth_storage_word("0x" + std::string(62, '0') + "ff")) == word(0xff));
+  CHECK(std::get<st::state::Hash32>(geth_storage_word("")) == word(0));
+  CHECK(std::get<st::state::Hash32>(geth_storage_word("0x" + std::string(62, '0') + "ff")) == word(0xff));
   CHECK(std::holds_alternative<std::string>(geth_storage_word("0x" + std::string(62, '0') + "f")));
   CHECK(std::get<uint64_t>(geth_nonce("18446744073709551615")) == ~uint64_t(0));
   CHECK(std::holds_alternative<std::string>(geth_nonce("18446744073709551616")));

@@ -132,7 +132,7 @@ TEST_CASE("genesis: spot values (holesky deposit contract, mainnet last account)
   REQUIRE(dep != nullptr);
   CHECK(dep->code.size() == 6358);
   CHECK(dep->storage.size() == 31);
-  st::state::Bytes32 slot{};
+  st::state::Hash32 slot{};
   slot[31] = 0x22;
   REQUIRE(dep->storage.count(slot) == 1);
   CHECK(bytes_to_hex(dep->storage.at(slot).data(), 32) ==
@@ -165,11 +165,11 @@ TEST_CASE("genesis: bare alloc object, file order kept, all field spellings") {
   CHECK(a.nonce == 7);
   CHECK(a.code == std::vector<uint8_t>{0x60, 0x01});
   REQUIRE(a.storage.size() == 3);  // zero value kept as written
-  st::state::Bytes32 s1{}, s3{}, s4{};
+  st::state::Hash32 s1{}, s3{}, s4{};
   s1[31] = 1; s3[31] = 3; s4[31] = 4;
   CHECK(a.storage.at(s1)[31] == 2);
   CHECK(a.storage.at(s3)[31] == 0xff);
-  CHECK(a.storage.at(s4) == st::state::Bytes32{});
+  CHECK(a.storage.at(s4) == st::state::Hash32{});
   CHECK(g.alloc.accounts[2].second.nonce == ~uint64_t(0));
 }
 

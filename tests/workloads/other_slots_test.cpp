@@ -43,7 +43,7 @@ state::SyntheticSpec spec4() {
 
 std::string tmp_path(const std::string& name) { return st::test::fresh_tmp_path("other", name); }
 
-using SlotKey = std::pair<state::Address, state::Bytes32>;
+using SlotKey = std::pair<state::Address, state::Hash32>;
 
 // Every present slot of the contracts other than `token`, with its value.
 std::map<SlotKey, state::U256> other_slots_of(const state::SyntheticState& src, uint64_t token) {
@@ -103,7 +103,7 @@ TEST_CASE("--other-slots: per transaction after the first, N distinct slots of o
         std::vector<SlotKey> reads, writes;
         for (const state::AccountChanges& a : b.bal.accounts) {
           if (a.address == token) continue;
-          for (const state::Bytes32& s : a.storage_reads) reads.push_back({a.address, s});
+          for (const state::Hash32& s : a.storage_reads) reads.push_back({a.address, s});
           for (const state::SlotChanges& s : a.storage_changes) {
             writes.push_back({a.address, s.slot});
             REQUIRE(s.changes.size() == 1);
@@ -174,7 +174,7 @@ TEST_CASE("--other-slots: per transaction after the first, N distinct slots of o
         std::set<SlotKey> m;
         for (const state::AccountChanges& a : b.bal.accounts)
           if (a.address != token) {
-            for (const state::Bytes32& s : a.storage_reads) m.insert({a.address, s});
+            for (const state::Hash32& s : a.storage_reads) m.insert({a.address, s});
             for (const state::SlotChanges& s : a.storage_changes) m.insert({a.address, s.slot});
           }
         return m;

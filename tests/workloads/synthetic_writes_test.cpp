@@ -50,7 +50,7 @@ state::SyntheticSpec make_spec(uint64_t accounts, uint64_t contracts, uint64_t s
   return s;
 }
 
-std::string hex(const state::Bytes32& h) { return workloads::bytes_to_hex(h.data(), 32); }
+std::string hex(const state::Hash32& h) { return workloads::bytes_to_hex(h.data(), 32); }
 
 std::vector<std::string> roots_of(const json& j) {
   std::vector<std::string> r;
@@ -116,7 +116,7 @@ TEST_CASE("synthetic_writes: a slot added and deleted within one transfer is a c
     REQUIRE(token);
     if (token->storage_changes.size() != 1 || token->storage_changes[0].changes.size() != 1) continue;
     const state::StorageChange& c = token->storage_changes[0].changes[0];
-    if (c.value != state::Bytes32{}) continue;
+    if (c.value != state::Hash32{}) continue;
     ++seen;
     CAPTURE(seed);
     CHECK(c.index == 1);

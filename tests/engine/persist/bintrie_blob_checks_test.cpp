@@ -16,17 +16,17 @@
 namespace {
 
 using namespace st;
-using bintrie::Bytes32;
+using bintrie::Hash32;
 
 uint64_t next(uint64_t& rng) { return io::test::splitmix64(rng); }
 
-Bytes32 random_hash(uint64_t& rng) {
-  Bytes32 h;
+Hash32 random_hash(uint64_t& rng) {
+  Hash32 h;
   for (int i = 0; i < 4; ++i) {
     const uint64_t v = next(rng);
     std::memcpy(h.data() + 8 * i, &v, 8);
   }
-  if (next(rng) % 16 == 0) h = Bytes32{};  // a zero hash now and then: the zero rule
+  if (next(rng) % 16 == 0) h = Hash32{};  // a zero hash now and then: the zero rule
   return h;
 }
 
@@ -51,7 +51,7 @@ void random_group_entries(uint64_t& rng, unsigned g, unsigned r, unsigned p, boo
 
 struct Blob {
   std::vector<uint8_t> bytes;
-  Bytes32 hash;  // one at a time: reconstruct_group[0] / stem_blob_hash
+  Hash32 hash;  // one at a time: reconstruct_group[0] / stem_blob_hash
   bool group;
 };
 
@@ -78,7 +78,7 @@ Blob random_stem(uint64_t& rng, const bintrie::Hasher& h) {
     const bool present = mode == 0 ? true : mode == 1 ? sub < 2 : (next(rng) % (mode == 2 ? 3 : 40)) == 0;
     if (!present) continue;
     b.bitmap[sub / 8] |= uint8_t(0x80 >> (sub % 8));
-    Bytes32 v = random_hash(rng);
+    Hash32 v = random_hash(rng);
     b.values.push_back(v);
   }
   if (b.values.empty()) {
@@ -92,7 +92,7 @@ Blob random_stem(uint64_t& rng, const bintrie::Hasher& h) {
   return out;
 }
 
-void add(persist::BlobHashChecks& c, const Blob& b, unsigned g, const Bytes32& expect, uint64_t tag) {
+void add(persist::BlobHashChecks& c, const Blob& b, unsigned g, const Hash32& expect, uint64_t tag) {
   if (b.group) {
     bintrie::GroupBlobView v;
     REQUIRE(bintrie::check_group_blob(b.bytes, g, &v).empty());
@@ -123,7 +123,7 @@ TEST_CASE("BlobHashChecks: batched group and stem hashes equal reconstruct_group
       for (size_t bad : {size_t(0), size_t(7), blobs.size() - 1}) {
         CAPTURE(bad);
         for (size_t i = 0; i < blobs.size(); ++i) {
-          Bytes32 e = blobs[i].hash;
+          Hash32 e = blobs[i].hash;
           if (i == bad || i == bad + 5) e[31] ^= 1;
           add(checks, blobs[i], g, e, 100 + i);
         }
@@ -146,7 +146,7 @@ TEST_CASE("BlobHashChecks: clear drops queued checks") {
   uint64_t rng = 9;
   const Blob s = random_stem(rng, h);
   persist::BlobHashChecks checks(h, 4);
-  Bytes32 wrong = s.hash;
+  Hash32 wrong = s.hash;
   wrong[0] ^= 0x80;
   add(checks, s, 4, wrong, 1);
   checks.clear();

@@ -39,11 +39,11 @@ void code_hash(const uint8_t* code, size_t len, uint8_t* out) { kernels::keccak2
 // zero leaf; nothing is removed), and per account its fields and storage for read-back.
 struct Model {
   bintrie::KeyScheme ks;
-  std::map<bintrie::Bytes32, bintrie::Bytes32> leaves;
+  std::map<bintrie::Hash32, bintrie::Hash32> leaves;
   std::map<state::Address, state::Account> accounts;  // storage: every slot written (zeros included)
   std::map<state::Address, bool> has_fields;           // basic-data leaf present
 
-  bintrie::Bytes32 root() const {
+  bintrie::Hash32 root() const {
     std::vector<bintrie::Entry> e;
     for (const auto& [k, v] : leaves) e.push_back({k, v});
     return bintrie::batch_root(ks.hasher, e);
@@ -52,7 +52,7 @@ struct Model {
     state::Account a = accounts[addr];
     a.storage.clear();
     std::vector<bintrie::Entry> e;
-    bintrie::Bytes32 ch;
+    bintrie::Hash32 ch;
     code_hash(a.code.data(), a.code.size(), ch.data());
     bintrie::append_account_leaves(ks, addr, a, ch, &e);
     for (const bintrie::Entry& x : e) leaves[x.key] = x.value;
@@ -79,7 +79,7 @@ Model model_of(const bintrie::Hasher& h, const state::Allocation& a) {
   for (const auto& [addr, acc] : a.accounts) {
     state::Account x = acc;
     for (auto it = x.storage.begin(); it != x.storage.end();)
-      it = it->second == state::Bytes32{} ? x.storage.erase(it) : std::next(it);
+      it = it->second == state::Hash32{} ? x.storage.erase(it) : std::next(it);
     m.accounts[addr] = std::move(x);
     m.has_fields[addr] = true;
   }
@@ -106,20 +106,20 @@ state::StateDiff random_diff(std::mt19937_64& rng, const Model& m) {
       a.balance = bal;
     }
     if (rng() % 20 == 0) a.code = std::vector<uint8_t>(1 + rng() % 200, uint8_t(rng()));
-    std::vector<state::Bytes32> existing;
+    std::vector<state::Hash32> existing;
     if (!fresh)
       for (const auto& [slot, v] : m.accounts.at(a.address).storage) existing.push_back(slot);
     const int n = int(rng() % 30);
     for (int k = 0; k < n; ++k) {
       const int what = int(rng() % 10);
-      state::Bytes32 slot{};
+      state::Hash32 slot{};
       if (what < 4 && !existing.empty()) {
         a.storage_writes.push_back({existing[rng() % existing.size()], random_value(rng)});
       } else if (what < 6 && !existing.empty()) {
-        a.storage_writes.push_back({existing[rng() % existing.size()], state::Bytes32{}});
+        a.storage_writes.push_back({existing[rng() % existing.size()], state::Hash32{}});
       } else if (what == 6) {
         for (auto& b : slot) b = uint8_t(rng());
-        a.storage_writes.push_back({slot, state::Bytes32{}});
+        a.storage_writes.push_back({slot, state::Hash32{}});
       } else {
         if (rng() % 2) slot[31] = uint8_t(rng());
         else for (auto& b : slot) b = uint8_t(rng());
@@ -200,7 +200,7 @@ void run_diffs(unsigned gd, uint32_t page, uint64_t seed, int blocks) {
       m.apply(d);
       persist::BintrieCommitStats st;
       REQUIRE(c.commit(d, kTestSpec, &st).message() == "");
-      const bintrie::Bytes32 want = m.root();
+      const bintrie::Hash32 want = m.root();
       REQUIRE(st.root == want);
       CHECK(files.manifest.root_hash == want);
       CHECK(files.manifest.key_count == m.leaves.size());
@@ -280,7 +280,7 @@ TEST_CASE("bintrie commit, RocksDB: an empty database takes blocks; the root ste
     state::AccountDiff a;
     for (auto& x : a.address) x = uint8_t(rng());
     a.nonce = uint64_t(b + 1);
-    if (b % 2) a.storage_writes.push_back({state::Bytes32{}, random_value(rng)});
+    if (b % 2) a.storage_writes.push_back({state::Hash32{}, random_value(rng)});
     d.accounts.push_back(a);
     m.apply(d);
     persist::BintrieCommitStats st;
@@ -350,7 +350,7 @@ TEST_CASE("bintrie commit: an empty database takes blocks; the first stem is the
     state::AccountDiff a;
     for (auto& x : a.address) x = uint8_t(rng());
     a.nonce = uint64_t(b + 1);
-    if (b % 2) a.storage_writes.push_back({state::Bytes32{}, random_value(rng)});
+    if (b % 2) a.storage_writes.push_back({state::Hash32{}, random_value(rng)});
     d.accounts.push_back(a);
     m.apply(d);
     persist::BintrieCommitStats st;
@@ -391,7 +391,7 @@ void crash_rounds(StoreKind store) {
   Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
   std::vector<state::StateDiff> diffs;
   std::vector<Model> models{m};
-  std::vector<bintrie::Bytes32> roots{m.root()};
+  std::vector<bintrie::Hash32> roots{m.root()};
   for (int i = 0; i < 30; ++i) {
     diffs.push_back(random_diff(rng, m));
     m.apply(diffs.back());

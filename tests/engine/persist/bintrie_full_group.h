@@ -17,7 +17,7 @@
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
 #include "io/node_store.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 
 namespace st::persist::test {
 
@@ -30,10 +30,10 @@ inline std::vector<state::Address> full_root_group_addresses(const bintrie::KeyS
   while (found < by_first.size()) {
     state::Address a;
     for (size_t i = 0; i < a.size(); i += 8) {
-      const uint64_t v = kernels::splitmix64(x);
+      const uint64_t v = st::splitmix64(x);
       std::memcpy(a.data() + i, &v, std::min<size_t>(8, a.size() - i));
     }
-    const bintrie::Bytes32 k = bintrie::basic_data_key(ks, a);
+    const bintrie::Hash32 k = bintrie::basic_data_key(ks, a);
     if (!by_first[k[0]]) by_first[k[0]] = a, ++found;
   }
   std::vector<state::Address> out;

@@ -28,7 +28,7 @@ namespace {
 using namespace st;
 using persist::DbOptions;
 using persist::StoreKind;
-using state::Bytes32;
+using state::Hash32;
 using st::io::test::TempDir;
 
 DbOptions options(const std::string& dir, StoreKind store, unsigned gd) {
@@ -69,7 +69,7 @@ void check_absent_account(const persist::AccountInfo& got) {
   CHECK_FALSE(got.exists);
   CHECK(got.nonce == 0);
   CHECK(got.balance == state::U256{});
-  CHECK(got.code_hash == Bytes32{});
+  CHECK(got.code_hash == Hash32{});
 }
 
 // One batch: an answer per key (the stats count the caller's keys only).
@@ -95,7 +95,7 @@ void check_slot_answers(persist::TreeDb& db, const state::SyntheticState& src) {
       where.push_back({i, j});
     }
     if (i % 37 == 0) {  // a slot the account does not hold
-      Bytes32 slot{};
+      Hash32 slot{};
       slot[0] = 0xee;
       slot[31] = uint8_t(i);
       keys.push_back({src.address(i), slot});
@@ -104,7 +104,7 @@ void check_slot_answers(persist::TreeDb& db, const state::SyntheticState& src) {
   }
   const size_t present = keys.size();
   for (uint64_t k = 0; k < 20; ++k) {  // addresses past the state: no account
-    state::StateKey key{src.address(src.account_count() + k), Bytes32{}};
+    state::StateKey key{src.address(src.account_count() + k), Hash32{}};
     key.slot->at(31) = uint8_t(k);
     keys.push_back(key);
   }
@@ -132,7 +132,7 @@ void check_slot_answers(persist::TreeDb& db, const state::SyntheticState& src) {
   }
   const uint64_t c = 3, eoa = src.spec().contracts + 7;
   std::vector<state::StateKey> mixed{*src.slot_key(c, 0), *src.slot_key(c, 2), {src.address(c), std::nullopt},
-                                     {src.address(eoa), Bytes32{}}, *src.slot_key(c, 0)};
+                                     {src.address(eoa), Hash32{}}, *src.slot_key(c, 0)};
   ans = lookup(db, mixed);
   for (size_t q : {size_t(0), size_t(1), size_t(2), size_t(4)}) check_account(ans[q].account, src, c);
   CHECK(ans[0].slot_value == src.slot_value(c, 0));
@@ -222,7 +222,7 @@ TEST_CASE("persist bintrie: verify does not count stems that only look like a he
     if (i == 1) acc.code.assign(130 * 31, 0);
     if (i == 2)
       for (uint64_t slot : {256u, 257u, 512u, 3u}) {
-        Bytes32 k{}, v{};
+        Hash32 k{}, v{};
         k[30] = uint8_t(slot >> 8);
         k[31] = uint8_t(slot);
         v[31] = uint8_t(slot % 7 + 1);

@@ -37,7 +37,7 @@ using namespace st;
 using persist::DbOptions;
 using persist::Locator;
 using persist::StoreKind;
-using state::Bytes32;
+using state::Hash32;
 using st::io::test::TempDir;
 namespace bd = persist::bintrie_disk;
 
@@ -55,7 +55,7 @@ state::SyntheticSpec small_spec() {
 // The account whose header stem the tests change: an EOA.
 uint64_t target_account(const state::SyntheticState& src) { return src.spec().contracts + 3; }
 
-Bytes32 header_stem_key(const state::Address& a) {
+Hash32 header_stem_key(const state::Address& a) {
   const bintrie::KeyScheme ks{bintrie::make_hasher(bintrie::HashKind::sha256), bintrie::TreeIndexEndian::big};
   return bintrie::basic_data_key(ks, a);
 }
@@ -150,7 +150,7 @@ struct PathBlob {
   std::string key, value;
 };
 // Every blob on the path of `key` (root first).
-std::vector<PathBlob> rocks_path(const DbOptions& o, const Bytes32& key) {
+std::vector<PathBlob> rocks_path(const DbOptions& o, const Hash32& key) {
   persist::DbFiles files;
   REQUIRE(persist::DbFiles::for_read(o, &files).ok());
   std::vector<std::string> keys;
@@ -222,7 +222,7 @@ void check_engine_refuses(const DbOptions& o, const state::SyntheticState& src, 
     CHECK(st.message().find('\n') == std::string::npos);
   }
   // A slot key of the same address carries the account: its walk reaches the stem too.
-  const state::StateKey slot_key{k.address, Bytes32{}};
+  const state::StateKey slot_key{k.address, Hash32{}};
   CHECK_FALSE(db->lookup({&slot_key, 1}, &ans, nullptr, true).ok());
   const std::vector<state::StateKey> all = every_account(src);
   io::Status st = db->lookup(all, &ans, nullptr, true);
@@ -282,7 +282,7 @@ TEST_CASE("persist bintrie lookup: a changed stem leaf under a re-sealed page is
   const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
   build(o, src);
   const state::Address a = src.address(target_account(src));
-  const Bytes32 key = header_stem_key(a);
+  const Hash32 key = header_stem_key(a);
   const StemAndParent at = find_stem(o, key.data());
   change_stem_leaf(o, at.stem);
   const std::string where = "binary trie " + bd::locator_name(at.stem);
@@ -295,7 +295,7 @@ TEST_CASE("persist bintrie lookup: a changed group entry under a re-sealed page 
   TempDir dir;
   const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
   build(o, src);
-  const Bytes32 key = header_stem_key(src.address(target_account(src)));
+  const Hash32 key = header_stem_key(src.address(target_account(src)));
   const StemAndParent at = find_stem(o, key.data());
   REQUIRE(at.parent != at.root);  // the group's own parent names it by hash
   change_group_entry(o, at.parent);
@@ -324,7 +324,7 @@ TEST_CASE("persist bintrie lookup: a re-sealed manifest with another root is an 
 TEST_CASE("persist bintrie lookup, RocksDB: changed stem leaf, group entry and root are errors, not values") {
   if (!io::rocksdb_available()) return;  // a build without RocksDB has no such store to check
   const state::SyntheticState src(small_spec());
-  const Bytes32 key = header_stem_key(src.address(target_account(src)));
+  const Hash32 key = header_stem_key(src.address(target_account(src)));
   auto key_name = [](const std::string& k) {
     return "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(k.data()), k.size()});
   };

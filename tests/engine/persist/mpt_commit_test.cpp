@@ -86,29 +86,29 @@ state::StateDiff random_diff(std::mt19937_64& rng, const Model& m) {
     }
     if (rng() % 16 == 0) a.code = std::vector<uint8_t>(1 + rng() % 40, uint8_t(rng()));
     auto it = m.find(a.address);
-    const std::map<state::Bytes32, state::Bytes32>* st = it == m.end() ? nullptr : &it->second.storage;
+    const std::map<state::Hash32, state::Hash32>* st = it == m.end() ? nullptr : &it->second.storage;
     const int mode = int(rng() % 10);
-    std::vector<state::Bytes32> existing;
+    std::vector<state::Hash32> existing;
     if (st) for (const auto& [slot, v] : *st) existing.push_back(slot);
     if (mode == 0 && !existing.empty()) {
       // Wipe most or all of the storage.
       const bool all = rng() % 2;
       for (const auto& s : existing)
-        if (all || rng() % 8) a.storage_writes.push_back({s, state::Bytes32{}});
+        if (all || rng() % 8) a.storage_writes.push_back({s, state::Hash32{}});
     } else if (mode < 8) {
       const int n = int(rng() % 40);
       for (int k = 0; k < n; ++k) {
         const int what = int(rng() % 10);
-        state::Bytes32 slot{};
+        state::Hash32 slot{};
         if (what < 4 && !existing.empty()) {
           slot = existing[rng() % existing.size()];  // update
           a.storage_writes.push_back({slot, random_value(rng)});
         } else if (what < 7 && !existing.empty()) {
           slot = existing[rng() % existing.size()];  // delete
-          a.storage_writes.push_back({slot, state::Bytes32{}});
+          a.storage_writes.push_back({slot, state::Hash32{}});
         } else if (what == 7) {
           for (auto& b : slot) b = uint8_t(rng());  // delete of an absent slot
-          a.storage_writes.push_back({slot, state::Bytes32{}});
+          a.storage_writes.push_back({slot, state::Hash32{}});
         } else {
           if (rng() % 2) slot[31] = uint8_t(rng());
           else for (auto& b : slot) b = uint8_t(rng());
@@ -244,7 +244,7 @@ TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, grow back; dest
   state::Account c1;
   c1.code = {1, 2, 3};
   for (uint8_t k = 1; k <= 3; ++k) {
-    state::Bytes32 s{}, v{};
+    state::Hash32 s{}, v{};
     s[31] = k;
     v[31] = uint8_t(k * 3);
     c1.storage[s] = v;
@@ -257,7 +257,7 @@ TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, grow back; dest
   state::Account c2;
   c2.nonce = 9;
   for (int k = 0; k < 60; ++k) {  // a storage trie of several records
-    state::Bytes32 s{}, v{};
+    state::Hash32 s{}, v{};
     s[0] = uint8_t(k);
     v[31] = uint8_t(k + 1);
     c2.storage[s] = v;
@@ -270,7 +270,7 @@ TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, grow back; dest
   REQUIRE(build(o, src, &rep).ok());
   Model m = model_of(a);
   auto slot = [](uint8_t k) {
-    state::Bytes32 s{};
+    state::Hash32 s{};
     s[31] = k;
     return s;
   };
@@ -407,7 +407,7 @@ TEST_CASE("mpt commit: synthetic blocks; the spec names the state after them, wh
   CHECK(vr.slots == named.slot_count());
   CHECK(db->manifest().key_count == named.account_count() + named.slot_count());
   std::vector<state::StateKey> keys;
-  std::vector<state::Bytes32> want;
+  std::vector<state::Hash32> want;
   for (uint64_t i = 0; i < 5; ++i)
     for (uint64_t j = 0; j < named.storage_size(i); j += 3) {
       keys.push_back(*named.slot_key(i, j));
@@ -536,8 +536,8 @@ TEST_CASE("mpt commit, RocksDB: tries that shrink to one leaf, empty out, grow b
     if (acc.storage.empty()) continue;
     state::StateDiff wipe, one, destroy, gone;
     wipe.accounts.push_back({addr, {}, {}, {}, {}, false});
-    for (const auto& [slot, v] : acc.storage) wipe.accounts[0].storage_writes.push_back({slot, state::Bytes32{}});
-    state::Bytes32 s{}, v{};
+    for (const auto& [slot, v] : acc.storage) wipe.accounts[0].storage_writes.push_back({slot, state::Hash32{}});
+    state::Hash32 s{}, v{};
     s[31] = 9;
     v[31] = 4;
     one.accounts.push_back({addr, {}, {}, {}, {{s, v}}, false});

@@ -275,7 +275,7 @@ std::vector<st::state::StateKey> workload(const st::state::Allocation& a, uint64
     keys.push_back({addr, std::nullopt});
     for (const auto& [slot, v] : acc.storage) keys.push_back({addr, slot});
     if (rng() % 4 == 0) {
-      st::state::Bytes32 slot{};
+      st::state::Hash32 slot{};
       for (auto& x : slot) x = uint8_t(rng());
       keys.push_back({addr, slot});
     }

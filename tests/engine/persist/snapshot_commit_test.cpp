@@ -35,8 +35,8 @@ namespace {
 using namespace st;
 using namespace st::persist;
 
-state::Bytes32 word(uint64_t v) {
-  state::Bytes32 b{};
+state::Hash32 word(uint64_t v) {
+  state::Hash32 b{};
   for (int i = 0; i < 8; ++i) b[31 - i] = uint8_t(v >> (8 * i));
   return b;
 }
@@ -105,7 +105,7 @@ TEST_CASE("snapshot: block commits keep it equal to the tree, both trees, arena 
       if (b == 2) {  // slots of contract 1 deleted (binary trie: written as zero)
         state::AccountDiff a;
         a.address = c1.address;
-        for (size_t s = 0; s < c1.storage.size(); s += 3) a.storage_writes.push_back({c1.storage[s].first, state::Bytes32{}});
+        for (size_t s = 0; s < c1.storage.size(); s += 3) a.storage_writes.push_back({c1.storage[s].first, state::Hash32{}});
         d.accounts.push_back(a);
       }
       if (b == 3 && is_mpt) {  // contract 2 destroyed and recreated with one slot; contract 3 destroyed

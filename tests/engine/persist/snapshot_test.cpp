@@ -24,7 +24,7 @@
 #include "engine/persist/snapshot_verify.h"
 #include "engine/persist/tree_db.h"
 #include "engine/state/synthetic_state.h"
-#include "kernels/splitmix64.h"
+#include "kernels/support/splitmix64.h"
 #include "tests/engine/persist/snapshot_test_util.h"
 #include "tests/io/io_test_util.h"
 
@@ -58,11 +58,11 @@ std::vector<state::StateKey> all_keys(const state::StateSource& src) {
   uint64_t rng = 99;
   for (int k = 0; k < 50; ++k) {
     state::StateKey a;
-    for (auto& b : a.address) b = uint8_t(kernels::splitmix64(rng));
+    for (auto& b : a.address) b = uint8_t(st::splitmix64(rng));
     keys.push_back(a);
-    state::StateKey s = keys[size_t(kernels::splitmix64(rng) % 200)];
-    s.slot = state::Bytes32{};
-    for (auto& b : *s.slot) b = uint8_t(kernels::splitmix64(rng));
+    state::StateKey s = keys[size_t(st::splitmix64(rng) % 200)];
+    s.slot = state::Hash32{};
+    for (auto& b : *s.slot) b = uint8_t(st::splitmix64(rng));
     keys.push_back(s);
   }
   return keys;

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace st::kernels {
+namespace st {
 
 inline constexpr uint64_t kSplitmix64Gamma = 0x9e3779b97f4a7c15ull;
 
@@ -29,4 +29,4 @@ inline constexpr uint64_t uniform_below(uint64_t& state, uint64_t n) {
   return uint64_t((unsigned __int128)splitmix64(state) * n >> 64);
 }
 
-}  // namespace st::kernels
+}  // namespace st
