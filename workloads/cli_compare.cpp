@@ -15,6 +15,7 @@
 #include "engine/stats/bootstrap.h"
 #include "engine/stats/mann_whitney.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/report.h"
 #include "workloads/result_samples.h"
 
@@ -131,8 +132,8 @@ int cmd_compare(int argc, char** argv) {
   args.accept_positional(true);
   args.option("metric", "M[,M...]", "dot path(s) of the metric in each JSON object; default: every summary with samples in both");
   args.option_u64("resamples", "N", "bootstrap resamples", 100, 1000000, 10000);
-  args.option_u64("seed", "S", "bootstrap seed", 0, UINT64_MAX, 1);
-  args.flag("json", "one JSON object on stdout");
+  add_seed(args, "bootstrap seed", 1, "S");
+  add_json(args, "one JSON object on stdout");
   if (auto code = args.parse_or_exit(argc, argv)) return *code;
   if (args.positional().size() != 2) return fail("give two result files: statetree compare A.json B.json");
   const uint64_t resamples = args.get_u64("resamples"), seed = args.get_u64("seed");
