@@ -3,7 +3,8 @@
 //
 //   statetree apply --db DIR --blocks FILE [--json]
 //       each block's diff as ONE copy-on-write commit of an MPT or binary-trie arena
-//       database (engine/persist/mpt_commit.h, bintrie_commit.h); prints the new root per block
+//       database (the engine's block commit loop, engine/experiments/commit_blocks.h);
+//       prints the new root per block
 //   statetree root --tree mpt|bintrie --alloc FILE --blocks FILE [--hash H] [--json]
 //       the same on the in-memory trees (engine/mpt/state.h, engine/bintrie/state_tree.h),
 //       from a genesis allocation; prints the root per block
@@ -25,17 +26,19 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/bintrie/state_tree.h"
+#include "engine/database/store_types.h"
+#include "engine/experiments/commit_blocks.h"
 #include "engine/mpt/state.h"
-#include "engine/persist/bintrie_commit.h"
 #include "engine/persist/db_files.h"
-#include "engine/persist/mpt_commit.h"
 #include "engine/state/bal_derive.h"
 #include "workloads/block_file.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/genesis.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 namespace {
@@ -80,15 +83,15 @@ std::string root_mismatch(const state::Block& b, const state::Bytes32& have, siz
   return m;
 }
 
-int fail_apply(const std::string& m, int code = 2) { return persist_fail("apply", m, code); }
-int fail_root(const std::string& m, int code = 2) { return persist_fail("root", m, code); }
+int fail_apply(const std::string& m, int code = 2) { return cli_error("statetree apply", m, code); }
+int fail_root(const std::string& m, int code = 2) { return cli_error("statetree root", m, code); }
 
 // Checks before the first commit: the first block's root, and the accounts storage is
 // written to (one batched lookup through a reader handle, closed before the commits).
 // nullopt = go on, else the exit status.
 std::optional<int> check_before_commit(const std::string& dir, uint32_t qd, const std::vector<state::Block>& blocks) {
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, qd, &db); !s.ok()) return fail_apply(s.message(), exit_code_for(s));
+  if (database::Status s = persist::open_any_db(dir, qd, &db); !s.ok()) return fail_apply(s.message(), exit_code_for(s));
   if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != db->manifest().root_hash)
     return fail_apply(root_mismatch(blocks[0], db->manifest().root_hash, 0));
   const std::vector<state::Address> need = storage_only_accounts(blocks);
@@ -97,7 +100,7 @@ std::optional<int> check_before_commit(const std::string& dir, uint32_t qd, cons
   for (const state::Address& a : need) keys.push_back({a, std::nullopt});
   std::vector<persist::LookupAnswer> answers;
   persist::LookupStats st;
-  if (io::Status s = db->lookup(keys, &answers, &st, false); !s.ok()) return fail_apply(s.message(), 1);
+  if (database::Status s = db->lookup(keys, &answers, &st, false); !s.ok()) return fail_apply(s.message(), 1);
   for (size_t i = 0; i < need.size(); ++i)
     if (!answers[i].account.exists) return fail_apply(missing_message(blocks, need[i]));
   return std::nullopt;
@@ -111,45 +114,51 @@ nlohmann::json apply_row(const state::Block& b, const state::Bytes32& bal_hash, 
           {"commit_ms", double(st.commit_ns) * 1e-6}, {"disk_bytes", st.disk_bytes}};
 }
 
-void print_apply_row(const state::Block& b, const persist::CommitStats& st) {
-  std::printf("%-8llu %-66s %9llu %9llu %9llu %9llu %9.1f\n", (unsigned long long)b.header.number,
-              hex0x(st.root).c_str(), (unsigned long long)st.accounts_written, (unsigned long long)st.slot_writes,
-              (unsigned long long)st.records_read, (unsigned long long)st.records_written, double(st.commit_ns) * 1e-6);
+// The human table of the blocks: columns over apply_row().
+report::Table apply_table() {
+  using report::Align;
+  return report::Table({{"block", 8, Align::left, report::u64_cell("number")},
+                        {"root", 66, Align::left, report::text_cell("root")},
+                        {"accounts", 9, Align::right, report::u64_cell("accounts_written")},
+                        {"slots", 9, Align::right, report::u64_cell("slot_writes")},
+                        {"rec.read", 9, Align::right, report::u64_cell("records_read")},
+                        {"rec.new", 9, Align::right, report::u64_cell("records_written")},
+                        {"ms", 9, Align::right, report::fixed_cell("commit_ms", 1)}});
 }
 
-// One commit per block, each row printed as it lands (table output); nullopt = done, else
-// the exit status.
+// One commit per block (engine/experiments/commit_blocks.h), each row printed as it lands
+// (table output); a later block's pre-state root is checked when its turn comes. nullopt =
+// done, else the exit status.
 std::optional<int> commit_blocks(persist::DbFiles& files, bool bintrie, const std::vector<state::Block>& blocks, bool json,
                                  nlohmann::json* rows) {
-  std::unique_ptr<persist::MptCommitter> mpt_committer;
-  std::unique_ptr<persist::BintrieCommitter> bt_committer;
-  if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
-  else mpt_committer = std::make_unique<persist::MptCommitter>(files);
-  if (!json)
-    std::printf("%-8s %-66s %9s %9s %9s %9s %9s\n", "block", "root", "accounts", "slots", "rec.read", "rec.new", "ms");
-  for (size_t i = 0; i < blocks.size(); ++i) {
+  std::vector<state::Bytes32> bal_hashes;
+  experiments::BlockSource source;
+  source.next = [&](state::StateDiff* diff, uint64_t* number) -> std::optional<std::string> {
+    const size_t i = bal_hashes.size();
     const state::Block& b = blocks[i];
+    *number = b.header.number;
     if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != files.manifest.root_hash)
-      return fail_apply(root_mismatch(b, files.manifest.root_hash, i));
-    const state::StateDiff diff = state::post_state_diff(b.bal);
-    const state::Bytes32 h = state::bal_hash(b.bal);
-    const std::string spec = bal_blocks_spec(files.commit.spec, 1, h);
-    persist::CommitStats st;
-    io::Status s;
-    if (bintrie) {
-      persist::BintrieCommitStats bs;
-      s = bt_committer->commit(diff, spec, &bs);
-      st = bs;
-    } else {
-      s = mpt_committer->commit(diff, spec, &st);
-    }
-    if (!s.ok())
-      return fail_apply("block " + std::to_string(b.header.number) + ": " + s.message() +
-                            (i ? " (" + std::to_string(i) + " earlier blocks of the file are committed)" : " (nothing applied)"),
-                        exit_code_for(s));
-    rows->push_back(apply_row(b, h, st));
-    if (!json) print_apply_row(b, st);
-  }
+      return root_mismatch(b, files.manifest.root_hash, i);
+    *diff = state::post_state_diff(b.bal);
+    bal_hashes.push_back(state::bal_hash(b.bal));
+    return std::nullopt;
+  };
+  source.spec_json = [&] { return bal_blocks_spec(files.commit.spec, 1, bal_hashes.back()); };
+  const report::Table table = apply_table();
+  if (!json) std::fputs(table.header_line().c_str(), stdout);
+  experiments::CommitBlocksOptions o;
+  o.bintrie = bintrie;
+  o.blocks = blocks.size();
+  const auto r = experiments::commit_blocks(files, o, source, [&](const experiments::CommittedBlock& c, uint64_t done) {
+    rows->push_back(apply_row(blocks[done - 1], bal_hashes[done - 1], c.stats));
+    if (!json) std::fputs(table.row_line(rows->back()).c_str(), stdout);
+  });
+  if (!r.source_error.empty()) return fail_apply(r.source_error);
+  const size_t i = r.blocks.size();
+  if (!r.status.ok())
+    return fail_apply("block " + std::to_string(r.failed_block) + ": " + r.status.message() +
+                          (i ? " (" + std::to_string(i) + " earlier blocks of the file are committed)" : " (nothing applied)"),
+                      exit_code_for(r.status));
   return std::nullopt;
 }
 
@@ -200,15 +209,15 @@ int cmd_apply(int argc, char** argv) {
   Args args("statetree apply",
             "Applies the blocks of an EIP-7928 block file (statetree workload, or a client's BAL) to an MPT or\n"
             "binary-trie arena database without execution: each block's post-state diff as one copy-on-write commit.");
-  args.option("db", "DIR", "database directory (MPT or binary trie, arena or RocksDB store)");
+  add_db(args, "database directory (MPT or binary trie, arena or RocksDB store)");
   args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
-  args.option_u64("qd", "Q", "reads in flight: arena queue depth; RocksDB: MultiGets at once per read round", 1, 4096, 32);
-  args.flag("json", "print one JSON object on stdout");
+  add_queue_depth(args, "reads in flight: arena queue depth; RocksDB: MultiGets at once per read round");
+  add_json(args);
   args.require("db");
   args.require("blocks");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db"), file = args.str("blocks");
-  const uint32_t qd = uint32_t(args.get_u64("qd"));
+  const uint32_t qd = queue_depth(args);
   std::vector<state::Block> blocks;
   if (auto e = workloads::read_block_file(file, &blocks)) return fail_apply(*e);
   CommitTarget target;
@@ -220,7 +229,7 @@ int cmd_apply(int argc, char** argv) {
   target.options.queue_depth = qd;
   target.options.rocks_read_threads = qd;
   persist::DbFiles files;
-  if (io::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok())
+  if (database::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok())
     return fail_apply(s.message(), exit_code_for(s));
   if (auto rc = check_before_commit(dir, qd, blocks)) return *rc;
   const bool json = args.given("json");
@@ -242,11 +251,11 @@ int root_blocks(int argc, char** argv) {
   Args args("statetree root --blocks",
             "State root of a genesis allocation after the blocks of an EIP-7928 block file, on the in-memory trees\n"
             "(each block's post-state diff applied without execution); prints the root per block.");
-  args.option_one_of("tree", "T", "the tree", {"mpt", "bintrie"});
+  add_tree(args);
   args.option("alloc", "FILE", "genesis JSON: {\"alloc\": {...}} or the alloc object itself");
   args.option("blocks", "FILE", "block file (a sequence of blocks, or one bare BAL)");
   args.option_one_of("hash", "H", "bintrie hash", {"sha256", "blake3"}, "sha256");
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   if (!args.parse(argc, argv)) return fail_root(args.error());
   if (args.help_requested()) { std::fputs(args.usage().c_str(), stdout); return 0; }
   const std::string tree = args.str("tree"), alloc_path = args.str("alloc"), file = args.str("blocks");
@@ -265,14 +274,16 @@ int root_blocks(int argc, char** argv) {
     return fail_root(root_mismatch(blocks[0], root, 0));
   const bool json = args.given("json");
   nlohmann::json rows = nlohmann::json::array();
-  if (!json) std::printf("%-8s %s\n", "block", "root");
+  const report::Table table({{"block", 8, report::Align::left, report::u64_cell("number")},
+                             {"root", 0, report::Align::left, report::text_cell("root")}});
+  if (!json) std::fputs(table.header_line().c_str(), stdout);
   for (size_t i = 0; i < blocks.size(); ++i) {
     const state::Block& b = blocks[i];
     if (i > 0 && b.header.pre_state_root && *b.header.pre_state_root != root) return fail_root(root_mismatch(b, root, i));
     if (std::string e = ms.apply(state::post_state_diff(b.bal), &root); !e.empty())
       return fail_root("block " + std::to_string(b.header.number) + ": " + e);
     rows.push_back({{"number", b.header.number}, {"root", hex0x(root)}});
-    if (!json) std::printf("%-8llu %s\n", (unsigned long long)b.header.number, hex0x(root).c_str());
+    if (!json) std::fputs(table.row_line(rows.back()).c_str(), stdout);
   }
   if (json) {
     nlohmann::json out = {{"command", "root"}, {"tree", tree}, {"alloc", alloc_path}, {"blocks_file", file},

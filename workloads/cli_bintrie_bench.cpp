@@ -24,6 +24,7 @@
 #include "engine/stats/summary.h"
 #include "kernels/sha256.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/report.h"
 
@@ -475,7 +476,7 @@ void print_bintrie_bench(const BintrieBenchOptions& o, const BintrieBenchResult&
 void declare_options(Args& args) {
   args.option_u64("keys", "N", "random keys in the tree (the vectors' random_N family)", 2, 100000000, 1000000);
   args.option_u64("writes", "W", "random writes per incremental batch", 1, 100000000, 4096);
-  args.option_u64("reps", "R", "timed repetitions", 1, 1000, 5);
+  add_reps(args, "timed repetitions", 5);
   args.option_u64("threads", "T", "threads for the parallel from-scratch root", 1, 256, 2);
   args.pin_option("threads");
   args.option_one_of("hash", "H", "tree hash", {"sha256", "blake3"}, "sha256");
@@ -483,7 +484,7 @@ void declare_options(Args& args) {
   args.option_u64_list("gd", "G[,G...]", "group depths for the blob statistics", 1, 8, "1,2,3,4,5,6,7,8");
   args.option_u64("dense-stems", "D", "full stems (256 values) for the stem-subtree keep comparison (0 = skip)", 0, 1000000, 4096);
   args.option_one_of("clock", "wall|cpu", "clock for the single-thread timings (cpu: this thread's CPU time)", {"wall", "cpu"}, "wall");
-  args.flag("json", "one JSON object on stdout");
+  add_json(args, "one JSON object on stdout");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // cli_build: `statetree build`: writes a state into a database directory (tree_db.h): the
-// deterministic synthetic ERC20 state (engine/state/synthetic_state.h) or a genesis
+// deterministic synthetic ERC20 state (workloads/synthetic_state.h) or a genesis
 // allocation (--alloc), as an MPT or a binary trie, in the arena store or RocksDB. Prints
 // the root, node / page counts, bytes on disk (per slot and per entry) and build time.
 // The source's spec is stored with the database, so verify / get / read-bench can recreate
@@ -20,20 +20,22 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/database/directory_locks.h"
+#include "engine/database/store_types.h"
 #include "engine/memory/large_buffer.h"
 #include "engine/persist/db_files.h"
-#include "engine/state/synthetic_state.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/genesis.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/synthetic_state.h"
 
 namespace st::cli {
 namespace {
 namespace fs = std::filesystem;
 constexpr const char* kCmd = "build";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 
 constexpr uint64_t kMaxAccounts = uint64_t(1) << 40;
 constexpr uint64_t kMaxSlotsPerContract = uint64_t(1) << 32;
@@ -101,8 +103,8 @@ std::optional<std::string> plan_target(const persist::DbOptions& o, bool force, 
   if (ec) return "--db " + o.dir + ": " + ec.message();
   if (entries.empty() && foreign.empty()) return std::nullopt;  // an empty directory: nothing to replace
   persist::DbOptions probed;
-  const io::Status ps = persist::DbFiles::probe(o.dir, &probed);
-  const std::string what = ps.ok() ? std::string("a database (tree ") + io::tree_kind_name(probed.params.tree_kind) +
+  const database::Status ps = persist::DbFiles::probe(o.dir, &probed);
+  const std::string what = ps.ok() ? std::string("a database (tree ") + database::tree_kind_name(probed.params.tree_kind) +
                                          ", " + persist::store_kind_name(probed.store) + " store)"
                                    : "files";
   if (!foreign.empty())
@@ -115,7 +117,7 @@ std::optional<std::string> plan_target(const persist::DbOptions& o, bool force, 
   // --force: an arena database of the same parameters is rebuilt in place (one copy-on-write
   // commit: its state stays readable until the new one is durable); anything else is deleted.
   if (ps.ok() && probed.store == persist::StoreKind::arena && o.store == persist::StoreKind::arena &&
-      io::check_params(probed.params, o.params).ok())
+      database::check_params(probed.params, o.params).ok())
     return std::nullopt;
   for (const auto& e : entries) plan->freed_bytes += tree_bytes(e);
   plan->remove = entries;
@@ -149,7 +151,7 @@ fs::path existing_ancestor(fs::path p) {
 // Refuses a build whose memory or disk estimate exceeds what this machine has.
 std::optional<std::string> check_build_size(const persist::DbOptions& o, uint64_t accounts, uint64_t slots,
                                             uint64_t slots_per_contract, const TargetPlan& plan) {
-  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
+  const bool bintrie = o.params.tree_kind == database::TreeKind::bintrie;
   const double mem = bintrie ? kBintrieBytesPerLeaf * (double(slots) + 2.0 * double(accounts))
                              : kMptBytesPerAccount * double(accounts) + kMptBytesPerContractSlot * double(slots_per_contract);
   const std::string what = std::to_string(accounts) + " accounts and " + std::to_string(slots) + " slots";
@@ -169,24 +171,24 @@ std::optional<std::string> check_build_size(const persist::DbOptions& o, uint64_
 }
 
 void declare_options(Args& args) {
-  args.option_one_of("tree", "T", "the tree", {"mpt", "bintrie"});
+  add_tree(args);
   args.option_u64("gd", "G", "bintrie group depth (go-ethereum's default 5)", 1, 8, 5);
   args.option_one_of("hash", "H", "bintrie hash; go-ethereum's is sha256 (the MPT always uses keccak256)", {"sha256", "blake3"}, "sha256");
   args.option_u64("accounts", "N", "synthetic state: total accounts (EOAs + contracts)", 1, kMaxAccounts);
   args.option_u64("contracts", "C", "synthetic state: the first C accounts are ERC20-like contracts", 0, kMaxAccounts, 0);
   args.option_u64("slots-per-contract", "S", "synthetic state: storage slots per contract", 0, kMaxSlotsPerContract, 0);
-  args.option_u64("seed", "X", "synthetic state seed", 0, UINT64_MAX, 1);
+  add_seed(args, "synthetic state seed");
   args.option("alloc", "FILE", "build from a genesis allocation (JSON) instead of the synthetic state");
-  args.option("db", "DIR", "database directory (new or empty; an existing database only with --force)");
+  add_db(args, "database directory (new or empty; an existing database only with --force)");
   args.flag("force", "replace what DIR holds: a database (an arena one of the same parameters is rebuilt in one "
                      "copy-on-write commit; any other is deleted first) or the files of a build that did not finish");
-  args.option_one_of("store", "S", "node store: arena = a flat page file, O_DIRECT + io_uring; rocksdb = nodes keyed by path", {"arena", "rocksdb"}, "arena");
-  args.option_u64_one_of("page-size", "B", "arena page size", {4096, 16384}, 4096);
-  args.option_u64("qd", "Q", "arena write queue depth", 1, 4096, 32);
+  add_store(args, "node store: arena = a flat page file, O_DIRECT + io_uring; rocksdb = nodes keyed by path");
+  add_page_size(args, "arena page size");
+  add_queue_depth(args, "arena write queue depth");
   args.flag("snapshot", "also write the flat snapshot (leaf key -> value; arena: sorted pages, one read per lookup, "
                         "in the same commit; rocksdb: a column family of its own, in the same build)");
   args.pin_option();
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   args.require("tree");
   args.require("db");
 }
@@ -206,13 +208,13 @@ std::optional<int> db_options(const Args& args, persist::DbOptions* o) {
     return fail("--accounts N (synthetic state) or --alloc FILE is required");
   }
   o->store = store == "rocksdb" ? persist::StoreKind::rocksdb : persist::StoreKind::arena;
-  o->params.tree_kind = bintrie ? io::TreeKind::bintrie : io::TreeKind::mpt;
-  o->params.hash_kind = !bintrie                        ? io::HashKind::keccak256
-                        : args.str("hash") == "blake3" ? io::HashKind::blake3
-                                                       : io::HashKind::sha256;
+  o->params.tree_kind = bintrie ? database::TreeKind::bintrie : database::TreeKind::mpt;
+  o->params.hash_kind = !bintrie                        ? database::HashKind::keccak256
+                        : args.str("hash") == "blake3" ? database::HashKind::blake3
+                                                       : database::HashKind::sha256;
   o->params.group_depth = bintrie ? uint32_t(args.get_u64("gd")) : 0;
   o->params.page_size = uint32_t(args.get_u64("page-size"));
-  o->queue_depth = uint32_t(args.get_u64("qd"));
+  o->queue_depth = queue_depth(args);
   o->snapshot = args.given("snapshot");
   return std::nullopt;
 }
@@ -257,12 +259,12 @@ std::optional<int> run_build(const persist::DbOptions& o, const TargetPlan& plan
     // Hold the writer lock while clearing (a running writer refuses the build here, exit 2);
     // the build takes it again when it opens the directory.
     std::unique_ptr<database::WriterLock> lock;
-    if (io::Status s = database::WriterLock::acquire(plan.dir, &lock); !s.ok()) return fail(s.message());
+    if (database::Status s = database::WriterLock::acquire(plan.dir, &lock); !s.ok()) return fail(s.message());
     if (auto e = clear_target(plan)) return fail(*e, 1);
   }
   ProgressBar bar("build " + tree);
   const uint64_t t0 = report::now_ns();
-  io::Status s = persist::build_db(o, *src.source, rep, bar.fn());
+  database::Status s = persist::build_db(o, *src.source, rep, bar.fn());
   *wall_ns = report::now_ns() - t0;
   bar.finish();
   if (!s.ok()) return fail(s.message(), exit_code_for(s));
@@ -279,8 +281,8 @@ nlohmann::json build_json(const persist::DbOptions& o, const LoadedSource& src, 
   nlohmann::json out = {
       {"command", "build"},
       {"db", o.dir},
-      {"tree", o.params.tree_kind == io::TreeKind::bintrie ? "bintrie" : "mpt"},
-      {"hash", io::hash_kind_name(o.params.hash_kind)},
+      {"tree", o.params.tree_kind == database::TreeKind::bintrie ? "bintrie" : "mpt"},
+      {"hash", database::hash_kind_name(o.params.hash_kind)},
       {"group_depth", o.params.group_depth},
       {"store", persist::store_kind_name(o.store)},
       {"page_size", o.params.page_size},
@@ -308,8 +310,8 @@ nlohmann::json build_json(const persist::DbOptions& o, const LoadedSource& src, 
 }
 
 void print_build(const persist::DbOptions& o, const LoadedSource& src, const persist::BuildReport& rep, uint64_t wall_ns) {
-  const bool bintrie = o.params.tree_kind == io::TreeKind::bintrie;
-  std::printf("built %s (%s%s) in the %s store at %s\n", bintrie ? "bintrie" : "mpt", io::hash_kind_name(o.params.hash_kind),
+  const bool bintrie = o.params.tree_kind == database::TreeKind::bintrie;
+  std::printf("built %s (%s%s) in the %s store at %s\n", bintrie ? "bintrie" : "mpt", database::hash_kind_name(o.params.hash_kind),
               bintrie ? (", GD " + std::to_string(o.params.group_depth)).c_str() : "",
               persist::store_kind_name(o.store), o.dir.c_str());
   std::printf("  state    %llu accounts, %llu slots (%s)\n", (unsigned long long)rep.accounts,

@@ -1,9 +1,10 @@
 // cli_commit: `statetree commit --db DIR [--blocks N] [--writes W] [--seed X] [--json]`:
 // applies N deterministic synthetic blocks (the synthetic_writes workload of
-// workloads/generators.h, drawn by engine/state/synthetic_state.h: ERC20 transfers, a third
+// workloads/generators.h, drawn by workloads/synthetic_state.h: ERC20 transfers, a third
 // new slots, 2 % deletes, the rest updates, one sender EOA per two writes) to an MPT or
 // binary-trie database in the arena store: each block's post-state diff (bal_derive.h) as ONE
-// copy-on-write commit (engine/persist/mpt_commit.h, engine/persist/bintrie_commit.h). The
+// copy-on-write commit, through the engine's protocol (engine/experiments/commit_blocks.h);
+// this file draws the blocks, parses the options and prints the result. The
 // same blocks written by `statetree workload --kind synthetic_writes` and given to `statetree
 // apply` give the same roots. Each commit's record stores the synthetic spec with the
 // blocks applied so far, so `verify`, `get` and `read-bench` check every answer against the
@@ -26,28 +27,30 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/persist/bintrie_commit.h"
-#include "engine/persist/mpt_commit.h"
+#include "engine/database/store_types.h"
+#include "engine/experiments/commit_blocks.h"
 #include "engine/state/bal_derive.h"
-#include "engine/state/synthetic_state.h"
 #include "engine/stats/summary.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/generators.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/synthetic_state.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 namespace {
 constexpr const char* kCmd = "commit";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 
 void declare_options(Args& args) {
-  args.option("db", "DIR", "database directory (an MPT or binary-trie database, arena or RocksDB, built with a synthetic state)");
+  add_db(args, "database directory (an MPT or binary-trie database, arena or RocksDB, built with a synthetic state)");
   args.option_u64("blocks", "N", "blocks to apply", 1, 1000000, 1);
   args.option_u64("writes", "W", "storage writes per block (default: the database's, else 4096)", 1, 1u << 24);
-  args.option_u64("seed", "X", "block seed (default: the database's, else 1)", 0, UINT64_MAX);
-  args.option_u64("qd", "Q", "reads in flight: arena queue depth; RocksDB: MultiGets at once per read round", 1, 4096, 32);
+  add_seed(args, "block seed (default: the database's, else 1)", std::nullopt);
+  add_queue_depth(args, "reads in flight: arena queue depth; RocksDB: MultiGets at once per read round");
   args.option_u64("block-cache", "B",
                   "RocksDB: block cache bytes, kept across the blocks of the run (0: none, every data block read from "
                   "the files: the cold protocol)",
@@ -60,7 +63,7 @@ void declare_options(Args& args) {
             "arena: also compact the emptiest partly dead pages the blocks do not read, with their ancestors' "
             "pages (the first commit walks the whole tree once to index the cross-page parents)");
   args.pin_option();
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   args.require("db");
 }
 
@@ -95,100 +98,97 @@ struct CommitSeries {
   uint64_t in_use_before = 0, in_use_after = 0;  // DbFiles::in_use_bytes
 };
 
-void add_block(uint64_t b, const persist::CommitStats& st, CommitSeries* c) {
-  c->ms.push_back(double(st.commit_ns) * 1e-6);
-  c->read_ms.push_back(double(st.read_ns) * 1e-6);
-  c->resolve_ms.push_back(double(st.resolve_ns) * 1e-6);
-  c->apply_ms.push_back(double(st.apply_ns) * 1e-6);
-  c->write_ms.push_back(double(st.write_ns) * 1e-6);
-  c->publish_ms.push_back(double(st.publish_ns) * 1e-6);
-  c->records_read.push_back(double(st.records_read));
-  c->pages_read.push_back(double(st.pages_read));
-  c->pages_written.push_back(double(st.pages_written));
-  c->released.push_back(double(st.pages_released));
-  c->rows.push_back({{"block", b},
-                     {"root", hex0x(st.root)},
-                     {"accounts_written", st.accounts_written},
-                     {"slot_writes", st.slot_writes},
-                     {"records_read", st.records_read},
-                     {"pages_read", st.pages_read},
-                     {"read_rounds", st.read_rounds},
-                     {"apply_passes", st.apply_passes},
-                     {"records_written", st.records_written},
-                     {"pages_written", st.pages_written},
-                     {"records_superseded", st.records_superseded},
-                     {"pages_released", st.pages_released},
-                     {"keys_delta", st.keys_delta},
-                     {"commit_ms", double(st.commit_ns) * 1e-6},
-                     {"read_ms", double(st.read_ns) * 1e-6},
-                     {"resolve_ms", double(st.resolve_ns) * 1e-6},
-                     {"apply_ms", double(st.apply_ns) * 1e-6},
-                     {"write_ms", double(st.write_ns) * 1e-6},
-                     {"publish_ms", double(st.publish_ns) * 1e-6},
-                     {"disk_bytes", st.disk_bytes},
-                     {"in_use_bytes", st.in_use_bytes},
-                     {"live_keys", st.live_keys},
-                     {"in_use_bytes_per_key", st.live_keys ? double(st.in_use_bytes) / double(st.live_keys) : 0.0},
-                     {"pages_compacted", st.pages_compacted},
-                     {"chain_pages", st.chain_pages},
-                     {"records_relocated", st.records_relocated}});
+nlohmann::json block_row(uint64_t b, const persist::CommitStats& st) {
+  return {{"block", b},
+          {"root", hex0x(st.root)},
+          {"accounts_written", st.accounts_written},
+          {"slot_writes", st.slot_writes},
+          {"records_read", st.records_read},
+          {"pages_read", st.pages_read},
+          {"read_rounds", st.read_rounds},
+          {"apply_passes", st.apply_passes},
+          {"records_written", st.records_written},
+          {"pages_written", st.pages_written},
+          {"records_superseded", st.records_superseded},
+          {"pages_released", st.pages_released},
+          {"keys_delta", st.keys_delta},
+          {"commit_ms", double(st.commit_ns) * 1e-6},
+          {"read_ms", double(st.read_ns) * 1e-6},
+          {"resolve_ms", double(st.resolve_ns) * 1e-6},
+          {"apply_ms", double(st.apply_ns) * 1e-6},
+          {"write_ms", double(st.write_ns) * 1e-6},
+          {"publish_ms", double(st.publish_ns) * 1e-6},
+          {"disk_bytes", st.disk_bytes},
+          {"in_use_bytes", st.in_use_bytes},
+          {"live_keys", st.live_keys},
+          {"in_use_bytes_per_key", st.live_keys ? double(st.in_use_bytes) / double(st.live_keys) : 0.0},
+          {"pages_compacted", st.pages_compacted},
+          {"chain_pages", st.chain_pages},
+          {"records_relocated", st.records_relocated}};
 }
 
-void print_table_head() {
-  std::printf("%-6s %-18s %9s %8s %7s %9s %8s %9s %9s %14s\n", "block", "root", "rec.read", "pg.read", "rounds",
-              "rec.new", "pg.new", "pg.freed", "ms", "bytes on disk");
+CommitSeries series_of(const experiments::CommitBlocksResult& r) {
+  CommitSeries c;
+  for (const experiments::CommittedBlock& b : r.blocks) {
+    const persist::CommitStats& st = b.stats;
+    c.ms.push_back(double(st.commit_ns) * 1e-6);
+    c.read_ms.push_back(double(st.read_ns) * 1e-6);
+    c.resolve_ms.push_back(double(st.resolve_ns) * 1e-6);
+    c.apply_ms.push_back(double(st.apply_ns) * 1e-6);
+    c.write_ms.push_back(double(st.write_ns) * 1e-6);
+    c.publish_ms.push_back(double(st.publish_ns) * 1e-6);
+    c.records_read.push_back(double(st.records_read));
+    c.pages_read.push_back(double(st.pages_read));
+    c.pages_written.push_back(double(st.pages_written));
+    c.released.push_back(double(st.pages_released));
+    c.rows.push_back(block_row(b.block, st));
+  }
+  c.bytes_before = r.disk_bytes_before, c.bytes_after = r.disk_bytes_after;
+  c.in_use_before = r.in_use_bytes_before, c.in_use_after = r.in_use_bytes_after;
+  return c;
 }
 
-void print_block_row(uint64_t b, const persist::CommitStats& st) {
-  std::printf("%-6llu %.18s %9llu %8llu %7llu %9llu %8llu %9llu %9.1f %14llu\n", (unsigned long long)b,
-              hex0x(st.root).c_str(), (unsigned long long)st.records_read, (unsigned long long)st.pages_read,
-              (unsigned long long)st.read_rounds, (unsigned long long)st.records_written,
-              (unsigned long long)st.pages_written, (unsigned long long)st.pages_released, double(st.commit_ns) * 1e-6,
-              (unsigned long long)st.disk_bytes);
+// The human table of the blocks: columns over block_row().
+report::Table block_table() {
+  using report::Align;
+  return report::Table({{"block", 6, Align::left, report::u64_cell("block")},
+                        {"root", 18, Align::left, report::text_cell("root", 18)},
+                        {"rec.read", 9, Align::right, report::u64_cell("records_read")},
+                        {"pg.read", 8, Align::right, report::u64_cell("pages_read")},
+                        {"rounds", 7, Align::right, report::u64_cell("read_rounds")},
+                        {"rec.new", 9, Align::right, report::u64_cell("records_written")},
+                        {"pg.new", 8, Align::right, report::u64_cell("pages_written")},
+                        {"pg.freed", 9, Align::right, report::u64_cell("pages_released")},
+                        {"ms", 9, Align::right, report::fixed_cell("commit_ms", 1)},
+                        {"bytes on disk", 14, Align::right, report::u64_cell("disk_bytes")}});
 }
 
-// One commit per block, each row printed as it lands (table output); nullopt = done, else
-// the exit status.
-std::optional<int> run_blocks(persist::DbFiles& files, bool bintrie, uint64_t blocks, bool json, uint32_t compact_pages,
-                              bool compact_chains,
+// One commit per block (engine/experiments/commit_blocks.h), each row printed as it lands
+// (table output); nullopt = done, else the exit status.
+std::optional<int> run_blocks(persist::DbFiles& files, const experiments::CommitBlocksOptions& o, bool json,
                               state::SyntheticState& src, CommitSeries* c) {
-  std::unique_ptr<persist::MptCommitter> mpt_committer;
-  std::unique_ptr<persist::BintrieCommitter> bt_committer;
-  if (bintrie) bt_committer = std::make_unique<persist::BintrieCommitter>(files);
-  else mpt_committer = std::make_unique<persist::MptCommitter>(files);
-  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_pages = compact_pages;
-  (bintrie ? bt_committer->reuse() : mpt_committer->reuse()).compact_chains = compact_chains;
-  // One commit; both committers report persist::CommitStats.
-  auto commit_one = [&](const state::StateDiff& d, persist::CommitStats* st) -> io::Status {
-    if (!bintrie) return mpt_committer->commit(d, src.spec_json(), st);
-    persist::BintrieCommitStats b;
-    io::Status s = bt_committer->commit(d, src.spec_json(), &b);
-    *st = b;  // the shared fields (stems_dirty is not printed)
-    return s;
+  const workloads::gas::Tree tree = o.bintrie ? workloads::gas::Tree::bintrie : workloads::gas::Tree::mpt;
+  experiments::BlockSource blocks;
+  blocks.next = [&](state::StateDiff* diff, uint64_t* number) -> std::optional<std::string> {
+    *number = src.spec().blocks;
+    *diff = state::post_state_diff(workloads::next_synthetic_writes_block(&src, tree).bal);
+    return std::nullopt;
   };
+  blocks.spec_json = [&] { return src.spec_json(); };
   ProgressBar bar("commit", !json);
   const persist::ProgressFn progress = bar.fn();  // stderr, on a terminal, after a second
-  c->bytes_before = files.disk_bytes();
-  c->in_use_before = files.in_use_bytes();
-  if (!json) print_table_head();
-  state::StateDiff diff;
-  for (uint64_t k = 0; k < blocks; ++k) {
-    diff = state::post_state_diff(
-        workloads::next_synthetic_writes_block(&src, bintrie ? workloads::gas::Tree::bintrie : workloads::gas::Tree::mpt).bal);
-    persist::CommitStats st;
-    if (io::Status s = commit_one(diff, &st); !s.ok())
-      return fail("block " + std::to_string(src.spec().blocks - 1) + ": " + s.message(), exit_code_for(s));
-    const uint64_t b = src.spec().blocks - 1;
-    add_block(b, st, c);
+  const report::Table table = block_table();
+  if (!json) std::fputs(table.header_line().c_str(), stdout);
+  const auto r = experiments::commit_blocks(files, o, blocks, [&](const experiments::CommittedBlock& b, uint64_t done) {
     if (!json) {
       bar.finish();
-      print_block_row(b, st);
+      std::fputs(table.row_line(block_row(b.block, b.stats)).c_str(), stdout);
     }
-    if (progress) progress(k + 1, blocks);
-  }
+    if (progress) progress(done, o.blocks);
+  });
   bar.finish();
-  c->bytes_after = files.disk_bytes();
-  c->in_use_after = files.in_use_bytes();
+  if (!r.status.ok()) return fail("block " + std::to_string(r.failed_block) + ": " + r.status.message(), exit_code_for(r.status));
+  *c = series_of(r);
   return std::nullopt;
 }
 
@@ -203,7 +203,7 @@ nlohmann::json commit_json(const persist::DbFiles& files, const persist::DbOptio
                         {"blocks_applied", blocks},
                         {"writes_per_block", spec.block_writes},
                         {"block_seed", spec.block_seed},
-                        {"tree", io::tree_kind_name(o.params.tree_kind)},
+                        {"tree", database::tree_kind_name(o.params.tree_kind)},
                         {"page_size", o.params.page_size},
                         {"root", hex0x(files.manifest.root_hash)},
                         {"commit_ms", timing("commit_ms", c.ms)},
@@ -274,21 +274,24 @@ int cmd_commit(int argc, char** argv) {
   const bool json = args.given("json");
   CommitTarget target;
   if (auto e = probe_commit_target(dir, &target)) return fail(e->first, e->second);
-  target.options.queue_depth = uint32_t(args.get_u64("qd"));
+  target.options.queue_depth = queue_depth(args);
   target.options.rocks_read_threads = target.options.queue_depth;
   target.options.rocks_block_cache_bytes = args.get_u64("block-cache");
   persist::DbFiles files;
-  if (io::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
+  if (database::Status s = persist::DbFiles::for_commit(target.options, &files); !s.ok()) return fail(s.message(), exit_code_for(s));
   state::SyntheticSpec spec;
   if (auto rc = block_spec(files, args.get_u64_opt("writes"), args.get_u64_opt("seed"), &spec)) return *rc;
   const uint64_t first_block = spec.blocks;
   state::SyntheticState src(spec);  // replays the blocks already applied
   CommitSeries c;
-  const uint32_t compact_pages = uint32_t(args.get_u64("compact-pages"));
-  const bool compact_chains = args.has("compact-chains");
-  if (auto rc = run_blocks(files, target.bintrie, blocks, json, compact_pages, compact_chains, src, &c)) return *rc;
+  experiments::CommitBlocksOptions o;
+  o.bintrie = target.bintrie;
+  o.blocks = blocks;
+  o.compact_pages = uint32_t(args.get_u64("compact-pages"));
+  o.compact_chains = args.has("compact-chains");
+  if (auto rc = run_blocks(files, o, json, src, &c)) return *rc;
   if (json)
-    std::printf("%s\n", commit_json(files, target.options, dir, spec, first_block, blocks, compact_pages, c).dump().c_str());
+    std::printf("%s\n", commit_json(files, target.options, dir, spec, first_block, blocks, o.compact_pages, c).dump().c_str());
   else print_commit_summary(files, spec, first_block, blocks, c);
   return 0;
 }

@@ -15,8 +15,10 @@
 #include "engine/stats/bootstrap.h"
 #include "engine/stats/mann_whitney.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/report.h"
 #include "workloads/result_samples.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 namespace {
@@ -102,21 +104,41 @@ nlohmann::json compare_json(const std::string& path_a, const std::string& path_b
   return j;
 }
 
-void print_compare(const std::string& path_a, const std::string& path_b, uint64_t resamples, uint64_t seed,
-                   const std::vector<Row>& rows) {
-  std::printf("A: %s\nB: %s\n", path_a.c_str(), path_b.c_str());
-  std::printf("%-32s %5s %12s %6s %5s %12s %6s %8s %21s %9s\n", "metric", "n A", "median A", "cv A", "n B", "median B",
-              "cv B", "B/A", "95% CI (bootstrap)", "p (MWU)");
-  for (const Row& r : rows) {
-    char ratio[32] = "-", ci[48] = "-";
-    if (r.ci.ok) {
-      std::snprintf(ratio, sizeof ratio, "%.3f", r.ci.ratio);
-      std::snprintf(ci, sizeof ci, "[%.3f, %.3f]", r.ci.lo, r.ci.hi);
-    }
-    std::printf("%-32s %5zu %12.4g %5.1f%% %5zu %12.4g %5.1f%% %8s %21s %9.3g%s\n", r.metric.c_str(), r.a.size(),
-                stats::median_of(r.a), 100 * stats::coefficient_of_variation(r.a), r.b.size(), stats::median_of(r.b),
-                100 * stats::coefficient_of_variation(r.b), ratio, ci, r.mw.p_two_sided, r.mw.exact ? "" : "*");
-  }
+// The human table of compare_json()'s rows.
+report::Table compare_table() {
+  using report::Align;
+  using report::format_double;
+  // One side's columns: k the JSON key ("a"), name the header's ("A").
+  auto side = [](const char* k, const std::string& name) {
+    return std::vector<report::Column>{
+        {"n " + name, 5, Align::right, report::u64_cell(std::string("/") + k + "/n")},
+        {"median " + name, 12, Align::right,
+         [k](const nlohmann::json& r) { return format_double("%.4g", r[k]["median"].get<double>()); }},
+        {"cv " + name, 6, Align::right,
+         [k](const nlohmann::json& r) { return format_double("%5.1f", 100 * r[k]["cv"].get<double>()) + "%"; }}};
+  };
+  std::vector<report::Column> cols = {{"metric", 32, Align::left, report::text_cell("metric")}};
+  for (report::Column& c : side("a", "A")) cols.push_back(std::move(c));
+  for (report::Column& c : side("b", "B")) cols.push_back(std::move(c));
+  cols.push_back({"B/A", 8, Align::right, report::fixed_cell("/ratio_b_over_a/median_ratio", 3)});
+  cols.push_back({"95% CI (bootstrap)", 21, Align::right, [](const nlohmann::json& r) {
+                    const nlohmann::json& q = r["ratio_b_over_a"];
+                    if (q.is_null()) return std::string("-");
+                    return "[" + format_double("%.3f", q["ci95"][0].get<double>()) + ", " +
+                           format_double("%.3f", q["ci95"][1].get<double>()) + "]";
+                  }});
+  cols.push_back({"p (MWU)", 9, Align::right, [](const nlohmann::json& r) {
+                    const nlohmann::json& mw = r["mann_whitney"];
+                    return format_double("%9.3g", mw["p_two_sided"].get<double>()) + (mw["method"] == "exact" ? "" : "*");
+                  }});
+  return report::Table(std::move(cols));
+}
+
+void print_compare(const nlohmann::json& j, uint64_t resamples, uint64_t seed) {
+  std::printf("A: %s\nB: %s\n", j["a"].get<std::string>().c_str(), j["b"].get<std::string>().c_str());
+  const report::Table table = compare_table();
+  std::fputs(table.header_line().c_str(), stdout);
+  for (const nlohmann::json& row : j["rows"]) std::fputs(table.row_line(row).c_str(), stdout);
   std::printf("p: Mann-Whitney U, two-sided; * = normal approximation with tie correction (else exact). CI: %llu "
               "resamples, seed %llu.\n",
               (unsigned long long)resamples, (unsigned long long)seed);
@@ -131,8 +153,8 @@ int cmd_compare(int argc, char** argv) {
   args.accept_positional(true);
   args.option("metric", "M[,M...]", "dot path(s) of the metric in each JSON object; default: every summary with samples in both");
   args.option_u64("resamples", "N", "bootstrap resamples", 100, 1000000, 10000);
-  args.option_u64("seed", "S", "bootstrap seed", 0, UINT64_MAX, 1);
-  args.flag("json", "one JSON object on stdout");
+  add_seed(args, "bootstrap seed", 1, "S");
+  add_json(args, "one JSON object on stdout");
   if (auto code = args.parse_or_exit(argc, argv)) return *code;
   if (args.positional().size() != 2) return fail("give two result files: statetree compare A.json B.json");
   const uint64_t resamples = args.get_u64("resamples"), seed = args.get_u64("seed");
@@ -151,8 +173,9 @@ int cmd_compare(int argc, char** argv) {
     if (std::string e = compare_metric(m, path_a, objs_a, path_b, objs_b, resamples, seed, &r); !e.empty()) return fail(e);
     rows.push_back(std::move(r));
   }
-  if (args.given("json")) std::printf("%s\n", compare_json(path_a, path_b, resamples, seed, rows).dump(2).c_str());
-  else print_compare(path_a, path_b, resamples, seed, rows);
+  const nlohmann::json j = compare_json(path_a, path_b, resamples, seed, rows);
+  if (args.given("json")) std::printf("%s\n", j.dump(2).c_str());
+  else print_compare(j, resamples, seed);
   return 0;
 }
 

@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/bintrie/hasher.h"
+#include "engine/database/store_types.h"
 #include "engine/persist/snapshot_db.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
@@ -24,7 +26,7 @@
 namespace st::cli {
 namespace {
 constexpr const char* kCmd = "get";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 
 nlohmann::json hex_list(const std::vector<std::vector<uint8_t>>& v) {
   nlohmann::json a = nlohmann::json::array();
@@ -39,7 +41,7 @@ uint64_t be_uint(const uint8_t* p, int n) {
 }
 
 // Checks an MPT proof against the root and the lookup's answer; "" = fine.
-std::string check_mpt(const io::Manifest& m, const mpt::AccountProof& p, const persist::LookupAnswer& a,
+std::string check_mpt(const database::Manifest& m, const mpt::AccountProof& p, const persist::LookupAnswer& a,
                       bool with_slot, nlohmann::json* out) {
   (*out)["account_proof"] = hex_list(p.account_proof);
   if (with_slot) {
@@ -58,10 +60,10 @@ std::string check_mpt(const io::Manifest& m, const mpt::AccountProof& p, const p
   return "";
 }
 
-std::string check_bintrie(const io::Manifest& m, const persist::BintrieStateProof& p,
+std::string check_bintrie(const database::Manifest& m, const persist::BintrieStateProof& p,
                           const persist::LookupAnswer& a, bool with_slot, nlohmann::json* out) {
   const bintrie::Hasher h =
-      bintrie::make_hasher(m.params.hash_kind == io::HashKind::blake3 ? bintrie::HashKind::blake3 : bintrie::HashKind::sha256);
+      bintrie::make_hasher(m.params.hash_kind == database::HashKind::blake3 ? bintrie::HashKind::blake3 : bintrie::HashKind::sha256);
   auto verify = [&](const char* name, const state::Bytes32& key, const bintrie::KeyProof& kp,
                     std::optional<state::Bytes32>* value) -> std::string {
     const auto bytes = bintrie::serialize_key_proof(kp);
@@ -93,13 +95,13 @@ std::string check_bintrie(const io::Manifest& m, const persist::BintrieStateProo
 }
 
 void declare_options(Args& args) {
-  args.option("db", "DIR", "database directory");
+  add_db(args);
   args.option("address", "A", "account address, 40 hex digits (0x optional)");
   args.option("slot", "S", "storage slot, 1..64 hex digits (0x optional, left-padded)");
   args.flag("proof", "also produce the proof and verify it against the manifest's root");
   args.flag("snapshot", "read the account and slot from the flat snapshot (build --snapshot): one page read per key "
                         "(RocksDB: one MultiGet on its column family)");
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   args.require("db");
   args.require("address");
 }
@@ -122,10 +124,10 @@ std::optional<int> parse_key(const Args& args, state::StateKey* key) {
 std::optional<int> open_db(const std::string& dir, bool from_snapshot, std::unique_ptr<persist::TreeDb>* db) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
-  if (io::Status s = persist::open_any_db(dir, 1, db); !s.ok()) return fail(s.message(), exit_code_for(s));
+  if (database::Status s = persist::open_any_db(dir, 1, db); !s.ok()) return fail(s.message(), exit_code_for(s));
   if (from_snapshot)
-    if (io::Status s = persist::open_snapshot_view(std::move(*db), true, db); !s.ok())
-      return fail(s.message(), s.code() == io::Errc::not_found ? 2 : exit_code_for(s));
+    if (database::Status s = persist::open_snapshot_view(std::move(*db), true, db); !s.ok())
+      return fail(s.message(), s.code() == database::Errc::not_found ? 2 : exit_code_for(s));
   return std::nullopt;
 }
 
@@ -138,8 +140,8 @@ std::optional<int> look_up(persist::TreeDb& db, const state::StateKey& key, pers
   std::vector<state::StateKey> keys{{key.address, std::nullopt}};
   if (key.slot) keys.push_back(key);
   std::vector<persist::LookupAnswer> answers;
-  if (io::Status s = db.lookup(keys, &answers, stats); !s.ok())
-    return fail(s.message(), s.code() == io::Errc::corrupt_page ? 2 : 1);  // a node that fails its checks: bad input
+  if (database::Status s = db.lookup(keys, &answers, stats); !s.ok())
+    return fail(s.message(), s.code() == database::Errc::corrupt_page ? 2 : 1);  // a node that fails its checks: bad input
   if (answers.size() != keys.size())
     return fail("lookup returned " + std::to_string(answers.size()) + " answers for " + std::to_string(keys.size()) +
                 " keys", 1);
@@ -150,10 +152,10 @@ std::optional<int> look_up(persist::TreeDb& db, const state::StateKey& key, pers
 
 nlohmann::json answer_json(const std::string& dir, persist::TreeDb& db, bool from_snapshot, const state::StateKey& key,
                            const persist::LookupAnswer& a, const persist::LookupStats& stats) {
-  const io::Manifest& m = db.manifest();
+  const database::Manifest& m = db.manifest();
   nlohmann::json out = {{"command", "get"},
                         {"db", dir},
-                        {"tree", io::tree_kind_name(m.params.tree_kind)},
+                        {"tree", database::tree_kind_name(m.params.tree_kind)},
                         {"store", db.page_store() ? "arena" : "rocksdb"},
                         {"page_size", m.params.page_size},
                         {"root", hex0x(m.root_hash)},
@@ -164,7 +166,7 @@ nlohmann::json answer_json(const std::string& dir, persist::TreeDb& db, bool fro
     out["nonce"] = a.account.nonce;
     out["balance"] = workloads::u256_to_decimal(a.account.balance);
     out["code_hash"] = hex0x(a.account.code_hash);
-    if (m.params.tree_kind == io::TreeKind::bintrie) out["code_size"] = a.account.code_size;
+    if (m.params.tree_kind == database::TreeKind::bintrie) out["code_size"] = a.account.code_size;
     else out["storage_root"] = hex0x(a.account.storage_root);
   }
   if (key.slot) {
@@ -181,7 +183,7 @@ nlohmann::json answer_json(const std::string& dir, persist::TreeDb& db, bool fro
 std::optional<int> prove(persist::TreeDb& db, const state::StateKey& key, const persist::LookupAnswer& a,
                          nlohmann::json* out, std::string* proof_error) {
   persist::StateProof proof;
-  if (io::Status s = db.prove(key, &proof); !s.ok()) return fail(s.message(), 1);
+  if (database::Status s = db.prove(key, &proof); !s.ok()) return fail(s.message(), 1);
   nlohmann::json pj;
   if (auto* mp = std::get_if<mpt::AccountProof>(&proof))
     *proof_error = check_mpt(db.manifest(), *mp, a, key.slot.has_value(), &pj);
@@ -206,16 +208,16 @@ void print_proof(const nlohmann::json& pj, const std::string& proof_error) {
   std::printf("  proof     %s\n", proof_error.empty() ? "verified against the root" : proof_error.c_str());
 }
 
-void print_answer(const io::Manifest& m, bool from_snapshot, const state::StateKey& key, const persist::LookupAnswer& a,
+void print_answer(const database::Manifest& m, bool from_snapshot, const state::StateKey& key, const persist::LookupAnswer& a,
                   const persist::LookupStats& stats) {
-  std::printf("%s %s (root %s)\n", io::tree_kind_name(m.params.tree_kind), hex0x(key.address).c_str(),
+  std::printf("%s %s (root %s)\n", database::tree_kind_name(m.params.tree_kind), hex0x(key.address).c_str(),
               hex0x(m.root_hash).c_str());
   if (!a.account.exists) {
     std::printf("  account   absent\n");
   } else {
     std::printf("  nonce     %llu\n  balance   %s\n  code hash %s\n", (unsigned long long)a.account.nonce,
                 workloads::u256_to_decimal(a.account.balance).c_str(), hex0x(a.account.code_hash).c_str());
-    if (m.params.tree_kind == io::TreeKind::bintrie)
+    if (m.params.tree_kind == database::TreeKind::bintrie)
       std::printf("  code size %llu\n", (unsigned long long)a.account.code_size);
     else
       std::printf("  storage   %s\n", hex0x(a.account.storage_root).c_str());

@@ -22,6 +22,7 @@
 #include "engine/stats/summary.h"
 #include "kernels/sha256.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/report.h"
 #include "workloads/commands.h"
 
@@ -200,11 +201,11 @@ int cmd_hash_bench(int argc, char** argv) {
             "Times every SHA-256 kernel tier and entry point on L1/L2-resident buffers:\n"
             "ns per message and ns per 64-byte compression (median [min, max] over reps).");
   args.option("kernel", "NAME", "portable, shani, avx2, avx512, or all available", "all");
-  args.option_u64("reps", "R", "samples per entry point (each ~0.25 ms)", 1, 10000, 31);
+  add_reps(args, "samples per entry point (each ~0.25 ms)", 31, 10000);
   args.option_u64("messages", "N", "messages per pass, a multiple of 16 (1024 = 64 KiB of input, L2-resident)", 16,
                   1u << 20, 1024);
   args.pin_option();
-  args.flag("json", "print one JSON object instead of the table");
+  add_json(args, "print one JSON object instead of the table");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const uint64_t reps = args.get_u64("reps");
   const uint64_t messages = args.get_u64("messages");

@@ -14,9 +14,11 @@
 #include "engine/experiments/io_bench.h"
 #include "engine/stats/summary.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 namespace {
@@ -101,17 +103,27 @@ nlohmann::json io_bench_json(const IoBenchOptions& o, const IoBenchResult& res) 
   return out;
 }
 
-void print_row(const char* name, uint64_t qd, const nlohmann::json& r) {
-  auto cell = [&](const char* k) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.1f [%.1f..%.1f]", r[k]["median"].get<double>(), r[k]["min"].get<double>(),
-                  r[k]["max"].get<double>());
-    return std::string(b);
-  };
-  std::printf("%-5s %5llu %22s %22s %20s %20s %20s %22s %22s %22s\n", name, (unsigned long long)qd, cell("iops").c_str(),
-              cell("us_per_read_amortized").c_str(), cell("latency_us_mean").c_str(), cell("latency_us_p50").c_str(),
-              cell("latency_us_p90").c_str(), cell("latency_us_p99").c_str(), cell("latency_us_p99_9").c_str(),
-              cell("mb_per_s").c_str());
+// The human table of the results: one row per path (store, raw, rocks) and queue depth,
+// each a result object of results_json() with its "path" and "qd".
+report::Table results_table() {
+  using report::Align;
+  using report::range_cell;
+  return report::Table({{"path", 5, Align::left, report::text_cell("path")},
+                        {"QD", 5, Align::right, report::u64_cell("qd")},
+                        {"IOPS", 22, Align::right, range_cell("iops")},
+                        {"us/read amortized", 22, Align::right, range_cell("us_per_read_amortized")},
+                        {"lat mean us", 20, Align::right, range_cell("latency_us_mean")},
+                        {"lat p50 us", 20, Align::right, range_cell("latency_us_p50")},
+                        {"lat p90 us", 20, Align::right, range_cell("latency_us_p90")},
+                        {"lat p99 us", 22, Align::right, range_cell("latency_us_p99")},
+                        {"lat p99.9 us", 22, Align::right, range_cell("latency_us_p99_9")},
+                        {"MB/s", 22, Align::right, range_cell("mb_per_s")}});
+}
+
+void print_row(const report::Table& table, const char* path, uint64_t qd, nlohmann::json r) {
+  r["path"] = path;
+  r["qd"] = qd;
+  std::fputs(table.row_line(r).c_str(), stdout);
 }
 
 void print_table(const IoBenchOptions& o, const IoBenchResult& res, const nlohmann::json& out) {
@@ -122,18 +134,18 @@ void print_table(const IoBenchOptions& o, const IoBenchResult& res, const nlohma
               res.registered_buffers ? "on" : "off", res.registered_file ? "on" : "off",
               res.feature_notes.empty() ? "" : "; ", res.feature_notes.c_str());
   std::printf("medians over reps [min..max]\n");
-  std::printf("%-5s %5s %22s %22s %20s %20s %20s %22s %22s %22s\n", "path", "QD", "IOPS", "us/read amortized", "lat mean us",
-              "lat p50 us", "lat p90 us", "lat p99 us", "lat p99.9 us", "MB/s");
+  const report::Table table = results_table();
+  std::fputs(table.header_line().c_str(), stdout);
   for (const auto& r : out["results"]) {
     const uint64_t qd = r["qd"].get<uint64_t>();
-    print_row("store", qd, r);
+    print_row(table, "store", qd, r);
     if (res.raw) {
-      print_row("raw", qd, r["raw"]);
+      print_row(table, "raw", qd, r["raw"]);
       const auto& q = r["store_over_raw_us_per_read"];
       std::printf("%-5s %5llu store/raw us per read: %.2f [%.2f..%.2f]\n", "ratio", (unsigned long long)qd,
                   q["median"].get<double>(), q["min"].get<double>(), q["max"].get<double>());
     }
-    if (o.rocksdb) print_row("rocks", qd, r["rocksdb"]);
+    if (o.rocksdb) print_row(table, "rocks", qd, r["rocksdb"]);
   }
   std::printf("note: %s\n", out["regime_note"].get<std::string>().c_str());
   std::printf("%s\n", report::stamp_line().c_str());
@@ -142,20 +154,20 @@ void print_table(const IoBenchOptions& o, const IoBenchResult& res, const nlohma
 void declare_options(Args& args) {
   args.option("file", "PATH", "arena file to create (must not exist unless --reuse)");
   args.option_u64("size-mib", "M", "file size in MiB", 1, 1u << 20, 256);
-  args.option_u64_one_of("page-size", "B", "page size", {4096, 16384}, 4096);
-  args.option_u64_list("qd", "LIST", "queue depths, comma-separated", 1, 4096, "1,8,32,64");
+  add_page_size(args, "page size");
+  add_queue_depth_list(args, "queue depths, comma-separated", "1,8,32,64");
   args.option_u64("reads", "N", "timed random reads per queue depth and repetition", 1, 100000000, 4096);
-  args.option_u64("reps", "R", "repetitions (queue depths interleaved within each)", 1, 1000, 3);
-  args.option_u64("warmup", "W", "untimed QD1 reads before each timed run (first reads after idle are slow)", 0, 100000, 32);
-  args.option_u64("seed", "S", "random page sequence seed", 0, UINT64_MAX, 1);
+  add_reps(args, "repetitions (queue depths interleaved within each)", 3);
+  add_warmup(args, "untimed QD1 reads before each timed run (first reads after idle are slow)");
+  add_seed(args, "random page sequence seed", 1, "S");
   args.pin_option();
-  args.flag("cold", "evict before each timed run: drop_caches when permitted (root), else posix_fadvise");
+  add_cold(args, "evict before each timed run: drop_caches when permitted (root), else posix_fadvise");
   args.flag("reuse", "use an existing arena file of the given page size instead of creating one");
   args.flag("keep", "keep the file this run created");
   args.flag("buffered", "no O_DIRECT (for comparison)");
   args.flag("no-raw", "skip the store-less io_uring baseline");
   args.flag("rocksdb", "also read the same count of payload-sized values from RocksDB (PATH.rocksdb), MultiGet batches of QD");
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   args.require("file");
 }
 
@@ -171,7 +183,7 @@ int cmd_io_bench(int argc, char** argv) {
   o.path = args.str("file");
   o.size_mib = args.get_u64("size-mib");
   o.page_size = args.get_u64("page-size");
-  for (uint64_t qd : args.get_u64_list("qd")) o.queue_depths.push_back(uint32_t(qd));
+  o.queue_depths = queue_depths(args);
   o.reads = args.get_u64("reads");
   o.reps = args.get_u64("reps");
   o.warmup_reads = args.get_u64("warmup");

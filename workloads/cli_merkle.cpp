@@ -23,6 +23,7 @@
 #include "engine/pipeline/parallel.h"
 #include "kernels/sha256.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/merkle_baselines.h"
 #include "workloads/report.h"
@@ -80,13 +81,13 @@ void declare_options(Args& args) {
   args.option_u64("leaf-size", "B", "record size in bytes for --input", 1, 1u << 30, 32);
   args.option_u64("threads", "T", "worker threads (0 = all CPUs)", 0, 1024, 1);
   args.pin_option("threads");
-  args.option_u64("reps", "R", "timed repetitions", 1, 100000, 5);
+  add_reps(args, "timed repetitions", 5, 100000);
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
   args.option_u64("proof", "I", "print and verify the inclusion proof of leaf I", 0, uint64_t(1) << 40);
   args.flag("double", "double SHA-256 everywhere (leaf and node hashes) instead of single");
   args.flag("leaf-hashes", "the 32-byte records are already leaf hashes (level 0 as given, e.g. txids; with --double: Bitcoin's tree)");
   args.flag("baseline", "also time the OpenSSL SHA256() and SHA256_Init/Update/Final loops, alternating");
-  args.flag("json", "one JSON object on stdout");
+  add_json(args, "one JSON object on stdout");
 }
 
 // The leaves: synthetic (--leaves) or a file's records (--input); sets r->n and r->record.

@@ -34,6 +34,7 @@
 #include "engine/stats/summary.h"
 #include "kernels/keccak256.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/report.h"
 
@@ -445,15 +446,15 @@ void declare_options(Args& args) {
   args.option_u64("entries", "N", "from-scratch: secure-trie entries", 1, 100000000, 1000000);
   args.option_u64("slots", "S", "incremental: storage slots in the state", 1, 100000000, 1000000);
   args.option_u64("writes", "W", "incremental: slot updates per block (at most --slots)", 1, 100000000, 4096);
-  args.option_u64("reps", "R", "repetitions of every timing", 1, 1000, 5);
+  add_reps(args, "repetitions of every timing", 5);
   args.option_u64("threads", "T", "the parallel from-scratch run's thread count", 1, 1024, 2);
   args.pin_option("threads");
-  args.option_u64("seed", "N", "random seed of the incremental blocks", 0, UINT64_MAX, 1);
+  add_seed(args, "random seed of the incremental blocks", 1, "N");
   args.option_u64("chunk-keys", "K", "builder: ranges up to K keys are built by one serial stack pass", 1, 100000000, 4096);
   args.flag("skip-scratch", "skip the from-scratch figures");
   args.flag("skip-incremental", "skip the incremental figures");
   args.flag("warm", "incremental: time a block over the slots the untimed capture block just wrote (warm paths)");
-  args.flag("json", "print one JSON object");
+  add_json(args, "print one JSON object");
 }
 
 MptBenchOptions options_of(const Args& args) {

@@ -18,25 +18,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/database/store_types.h"
 #include "engine/experiments/read_bench.h"
 #include "engine/persist/snapshot_reader.h"
 #include "engine/stats/summary.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 namespace {
 constexpr const char* kCmd = "read-bench";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 
 nlohmann::json summary(const std::vector<double>& v) { return report::summary_json(stats::summarize(v)); }
 
 // What the report says besides the runs.
 struct ReadBenchReport {
   std::string dir, source, root_hex;
-  io::StoreParams params;
+  database::StoreParams params;
   bool accounts_only = false, cold = false;
   const experiments::ReadBenchOptions* options = nullptr;
   const experiments::ReadBenchResult* result = nullptr;
@@ -115,8 +118,8 @@ nlohmann::json read_bench_json(const ReadBenchReport& r) {
   nlohmann::json out;
   out["command"] = "read-bench";
   out["db"] = r.dir;
-  out["tree"] = io::tree_kind_name(r.params.tree_kind);
-  out["hash"] = io::hash_kind_name(r.params.hash_kind);
+  out["tree"] = database::tree_kind_name(r.params.tree_kind);
+  out["hash"] = database::hash_kind_name(r.params.hash_kind);
   out["group_depth"] = r.params.group_depth;
   out["store"] = res.arena ? "arena" : "rocksdb";
   out["page_size"] = r.params.page_size;
@@ -146,14 +149,7 @@ nlohmann::json read_bench_json(const ReadBenchReport& r) {
 }
 
 // "median [min..max]" of a summary.
-std::string cell(const nlohmann::json& s, const char* fmt = "%.1f") {
-  char a[32], b[32], c[32], o[112];
-  std::snprintf(a, sizeof a, fmt, s["median"].get<double>());
-  std::snprintf(b, sizeof b, fmt, s["min"].get<double>());
-  std::snprintf(c, sizeof c, fmt, s["max"].get<double>());
-  std::snprintf(o, sizeof o, "%s [%s..%s]", a, b, c);
-  return std::string(o);
-}
+std::string cell(const nlohmann::json& s, const char* fmt = "%.1f") { return report::range_text(s, fmt); }
 
 void print_header(const ReadBenchReport& r, const nlohmann::json& out) {
   const bool arena = r.result->arena;
@@ -163,7 +159,7 @@ void print_header(const ReadBenchReport& r, const nlohmann::json& out) {
               (unsigned long long)res.keys, r.accounts_only ? "account" : "slot", (unsigned long long)r.options->reps);
   std::printf("root %s; source: %s; checked: %s\n", r.root_hex.c_str(), r.source.c_str(),
               out["checked"].get<std::string>().c_str());
-  if (!r.accounts_only && r.params.tree_kind == io::TreeKind::bintrie)
+  if (!r.accounts_only && r.params.tree_kind == database::TreeKind::bintrie)
     std::printf("slot keys: %s\n", r.options->slot_accounts ? "each also fetches its account (--slot-accounts)"
                                                             : "the slot alone (--slot-accounts adds each address's account walk)");
   if (r.options->snapshot)
@@ -178,15 +174,24 @@ void print_header(const ReadBenchReport& r, const nlohmann::json& out) {
               arena ? "" : "\n(RocksDB: reads = keys fetched by MultiGet, KiB = value bytes returned, rounds = MultiGet calls)");
 }
 
-void print_qd_row(const nlohmann::json& r) {
+// The human table of the batched runs: one row per queue depth (qd_row_json()).
+report::Table qd_table() {
+  using report::Align;
+  using report::range_cell;
+  return report::Table({{"QD", 5, Align::right, report::u64_cell("qd")},
+                        {"us/lookup", 24, Align::right, range_cell("/batched/us_per_lookup", "%.2f")},
+                        {"reads/lk", 8, Align::right, report::fixed_cell("/batched/page_reads_per_lookup", 2)},
+                        {"KiB/lk", 9, Align::right, report::fixed_cell("/batched/bytes_per_lookup", 2, 1.0 / 1024.0)},
+                        {"rounds", 7, Align::right, report::u64_cell("/batched/rounds")},
+                        {"us/page read", 22, Align::right, range_cell("/batched/us_per_page_read", "%.2f")},
+                        {"raw us/read", 22, Align::right, range_cell("/raw/us_per_read", "%.2f")},
+                        {"engine/raw", 20, Align::right, range_cell("engine_over_raw_per_read", "%.2f")},
+                        {"single/batched", 20, Align::right, range_cell("single_over_batched_per_lookup", "%.1f")}});
+}
+
+void print_qd_row(const report::Table& table, const nlohmann::json& r) {
   const auto& b = r["batched"];
-  std::printf("%5llu %24s %8.2f %9.2f %7llu %22s %22s %20s %20s\n", (unsigned long long)r["qd"].get<uint64_t>(),
-              cell(b["us_per_lookup"], "%.2f").c_str(), b["page_reads_per_lookup"].get<double>(),
-              b["bytes_per_lookup"].get<double>() / 1024.0, (unsigned long long)b["rounds"].get<uint64_t>(),
-              cell(b["us_per_page_read"], "%.2f").c_str(),
-              r.contains("raw") ? cell(r["raw"]["us_per_read"], "%.2f").c_str() : "-",
-              r.contains("engine_over_raw_per_read") ? cell(r["engine_over_raw_per_read"], "%.2f").c_str() : "-",
-              cell(r["single_over_batched_per_lookup"], "%.1f").c_str());
+  std::fputs(table.row_line(r).c_str(), stdout);
   std::string rounds;
   for (const auto& x : b["reads_per_round"]) {
     if (!rounds.empty()) rounds += ' ';
@@ -207,9 +212,9 @@ void print_qd_row(const nlohmann::json& r) {
 
 void print_table(const ReadBenchReport& r, const nlohmann::json& out) {
   print_header(r, out);
-  std::printf("%5s %24s %8s %9s %7s %22s %22s %20s %20s\n", "QD", "us/lookup", "reads/lk", "KiB/lk", "rounds",
-              "us/page read", "raw us/read", "engine/raw", "single/batched");
-  for (const auto& row : out["batched"]) print_qd_row(row);
+  const report::Table table = qd_table();
+  std::fputs(table.header_line().c_str(), stdout);
+  for (const auto& row : out["batched"]) print_qd_row(table, row);
   const auto& s = out["single"];
   std::printf("\none key at a time (%llu keys, QD1): latency median %s us, p90 %s us, p99 %s us, p99.9 %s us, mean %s us, %s page reads/lookup\n",
               (unsigned long long)r.result->single_keys, cell(s["latency_us_median"]).c_str(), cell(s["latency_us_p90"]).c_str(),
@@ -222,19 +227,19 @@ void print_table(const ReadBenchReport& r, const nlohmann::json& out) {
 }
 
 void declare_options(Args& args) {
-  args.option("db", "DIR", "database directory (built by statetree build)");
+  add_db(args, "database directory (built by statetree build)");
   args.option_u64("keys", "K", "random existing keys per batch (storage slots unless --accounts-only)", 1, 10000000);
-  args.option_u64_list("qd", "LIST", "queue depths, comma-separated (the database is reopened at each)", 1, 4096, "1,8,32");
-  args.option_u64("reps", "R", "repetitions (median, min, max reported)", 1, 1000, 3);
-  args.option_u64("seed", "X", "key sample seed", 0, UINT64_MAX, 1);
+  add_queue_depth_list(args, "queue depths, comma-separated (the database is reopened at each)", "1,8,32");
+  add_reps(args, "repetitions (median, min, max reported)", 3);
+  add_seed(args, "key sample seed");
   args.option_u64("single", "N", "one-at-a-time lookups: the first min(K, N) keys of the sample", 1, 10000000, 256);
-  args.option_u64("warmup", "W", "raw QD1 reads that wake the I/O path before each timed run", 0, 100000, 32);
+  add_warmup(args, "raw QD1 reads that wake the I/O path before each timed run");
   args.pin_option();
-  args.flag("cold", "evict the database files before each timed run: drop_caches when permitted (root), else posix_fadvise");
+  add_cold(args, "evict the database files before each timed run: drop_caches when permitted (root), else posix_fadvise");
   args.flag("accounts-only", "sample account keys instead of storage slots");
   args.flag("slot-accounts", "binary trie (and --snapshot): each slot key also fetches its account, as `get` does (default: the slot alone)");
   args.flag("snapshot", "look the keys up in the flat snapshot (build --snapshot) instead of walking the tree");
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   args.require("db");
   args.require("keys");
 }
@@ -249,7 +254,7 @@ int cmd_read_bench(int argc, char** argv) {
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   experiments::ReadBenchOptions o;
   o.dir = args.str("db");
-  for (uint64_t qd : args.get_u64_list("qd")) o.queue_depths.push_back(uint32_t(qd));
+  o.queue_depths = queue_depths(args);
   o.reps = args.get_u64("reps");
   o.seed = args.get_u64("seed");
   o.single = args.get_u64("single");
@@ -262,10 +267,10 @@ int cmd_read_bench(int argc, char** argv) {
   if (!std::filesystem::is_directory(o.dir, ec)) return fail("no database at " + o.dir + " (not a directory)");
 
   std::unique_ptr<persist::TreeDb> db;  // stays open: every reopen reads its state, even while a commit runs
-  if (io::Status s = persist::open_any_db(o.dir, o.queue_depths.front(), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+  if (database::Status s = persist::open_any_db(o.dir, o.queue_depths.front(), &db); !s.ok()) return fail(s.message(), exit_code_for(s));
   if (o.snapshot) {
     std::unique_ptr<persist::SnapshotTable> snap;
-    if (io::Status s = db->open_snapshot_table(&snap); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (database::Status s = db->open_snapshot_table(&snap); !s.ok()) return fail(s.message(), exit_code_for(s));
   }
   r.params = db->manifest().params;
   r.root_hex = hex0x(db->manifest().root_hash);
@@ -283,7 +288,7 @@ int cmd_read_bench(int argc, char** argv) {
   o.progress = bar.fn();
   experiments::ReadBenchResult result;
   const experiments::ReadBenchStatus s = experiments::run_read_bench(o, *db, *src.source, sample, &result);
-  if (!s.ok()) return fail(s.status.message(), s.in_lookup && s.status.code() == io::Errc::corrupt_page ? 2 : 1);
+  if (!s.ok()) return fail(s.status.message(), s.in_lookup && s.status.code() == database::Errc::corrupt_page ? 2 : 1);
   bar.finish();
   r.result = &result;
   const nlohmann::json out = read_bench_json(r);

@@ -11,6 +11,7 @@
 #include "engine/bintrie/state_tree.h"
 #include "kernels/sha256.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/genesis.h"
 #include "workloads/report.h"
 
@@ -26,7 +27,7 @@ void root_bintrie_options(Args& args) {
   args.option_u64("threads", "T", "threads for the root builder", 1, 256, 1);
   args.pin_option("threads");
   args.option("kernel", "NAME", "SHA-256 kernel: auto, portable, shani, avx2, avx512", "auto");
-  args.flag("json", "one JSON object on stdout");
+  add_json(args, "one JSON object on stdout");
 }
 
 int root_bintrie(int argc, char** argv) {

@@ -17,6 +17,7 @@
 #include "engine/mpt/builder.h"
 #include "engine/mpt/state.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/genesis.h"
 #include "workloads/kv_file.h"
 #include "workloads/report.h"
@@ -36,7 +37,7 @@ void root_mpt_options(Args& args) {
   args.flag("secure", "with --kv: the path of each key is keccak256(key)");
   args.option_u64("threads", "N", "threads for the batch builder (0 = all)", 0, 1024, 1);
   args.pin_option("threads");
-  args.flag("json", "print one JSON object");
+  add_json(args, "print one JSON object");
 }
 
 namespace {

@@ -44,18 +44,20 @@
 #include "engine/pipeline/rep_copy.h"
 #include "engine/pipeline/run_metrics.h"
 #include "engine/stats/summary.h"
-#include "engine/state/synthetic_state.h"
 #include "workloads/block_file.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/generators.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/synthetic_state.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 namespace {
 constexpr const char* kCmd = "run";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 
 double ms(uint64_t ns) { return double(ns) * 1e-6; }
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
@@ -168,30 +170,13 @@ nlohmann::json block_json(const pipeline::BlockResult& b, uint64_t rep, const nl
           {"regime", regime}};
 }
 
-// --csv: the block object flattened: nested objects' fields as "stage.field", per_tx and the
-// regime left out (the regime is in the summary); null as an empty cell, strings unquoted
-// (none holds a comma).
-void flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>* out) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (prefix.empty() && (it.key() == "per_tx" || it.key() == "regime")) continue;
-    const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it->is_object()) flatten(*it, name, out);
-    else if (it->is_null()) out->push_back({name, ""});
-    else if (it->is_string()) out->push_back({name, it->get<std::string>()});
-    else out->push_back({name, it->dump()});
-  }
-}
+// --csv: the block object flattened (report::csv_cells: nested objects' fields as
+// "stage.field", null as an empty cell, strings unquoted, none holds a comma), per_tx and the
+// regime left out (the regime is in the summary).
 void print_csv_row(const pipeline::BlockResult& b, uint64_t rep, const nlohmann::json& regime) {
-  std::vector<std::pair<std::string, std::string>> cells;
-  flatten(block_json(b, rep, regime), "", &cells);
-  std::string line;
-  if (b.index == 0 && rep == 0) {
-    for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + cells[i].first;
-    std::printf("%s\n", line.c_str());
-    line.clear();
-  }
-  for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + cells[i].second;
-  std::printf("%s\n", line.c_str());
+  const auto cells = report::csv_cells(block_json(b, rep, regime), {"per_tx", "regime"});
+  if (b.index == 0 && rep == 0) std::fputs(report::csv_header(cells).c_str(), stdout);
+  std::fputs(report::csv_line(cells).c_str(), stdout);
 }
 
 void print_header() {
@@ -308,14 +293,14 @@ std::optional<std::string> generate(const Args& args, const std::string& dir, st
 
 // The command's options; the generator's are kGeneratorOptions.
 void declare_options(Args& args) {
-  args.option("db", "DIR", "database directory (MPT or binary trie; arena or RocksDB store)");
+  add_db(args, "database directory (MPT or binary trie; arena or RocksDB store)");
   args.option("blocks", "FILE", "block file (statetree workload, or a client's BAL)");
   args.option("workload", "K", "generate the blocks instead: erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like");
   args.option("reader", "M",
               "serial (each access read when its transaction reaches it), bal (the block's access set in one batch)\n"
               "or geth (workers read later transactions' accesses ahead, one mutex-serialised reader)", "bal");
   args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
-  args.option_u64("qd", "Q", "queue depth of the reads", 1, 4096, 32);
+  add_queue_depth(args, "queue depth of the reads");
   args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
 }
 
@@ -331,7 +316,7 @@ void declare_generator_options(Args& args) {
   args.option_u64("start", "K", "--workload: first holder index / integer address", 0, 1ull << 62, 1);
   args.option_u64("contract", "C", "--workload: the token (contract index in the state)", 0, UINT64_MAX, 0);
   args.option("slots", "M", "--workload: existing or empty (default: existing for balanceOf, empty for approve)");
-  args.option_u64("seed", "X", "--workload: seed", 0, UINT64_MAX, 1);
+  add_seed(args, "--workload: seed");
   args.option("zipf", "S", "--workload mainnet_like: Zipf exponent of the contract draw", "1.8");
   args.option_u64("other-slots", "N",
                   "--workload ERC20 kinds: the published cold-tail conditions: each transaction after a block's first also\n"
@@ -342,7 +327,7 @@ void declare_generator_options(Args& args) {
 }
 
 void declare_run_options(Args& args) {
-  args.flag("cold", "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"
+  add_cold(args, "before the run, evict the database's files from the OS page cache as read-bench --cold does:\n"
                     "drop_caches when permitted (root), else posix_fadvise; the regime's page_cache names the protocol");
   args.option("pin", "STAGE=CPU,...",
               "run each named stage's thread on one CPU (prefetch, traverse, hash, commit; e.g.\n"
@@ -353,14 +338,12 @@ void declare_run_options(Args& args) {
                         "most one device read per slot; RocksDB, one MultiGet on its column family per batch; the commit\n"
                         "still reads the tree paths it rewrites and updates the snapshot in the same commit");
   args.flag("no-pure-hash", "do not hash the commit's new nodes again alone through the batch kernels (pure_hash_ms)");
-  args.option_u64("reps", "R",
-                  "run the same blocks R times, each repetition on a fresh copy of the database made in --scratch DIR\n"
+  add_reps(args, "run the same blocks R times, each repetition on a fresh copy of the database made in --scratch DIR\n"
                   "(the writer lock of --db held while copying; --db itself is never written; each copy is removed after\n"
-                  "its repetition); the summary gives the median and spread over the repetitions; --cold evicts before each",
-                  1, 1000, 1);
+                  "its repetition); the summary gives the median and spread over the repetitions; --cold evicts before each", 1);
   args.option("scratch", "DIR",
               "--reps: an empty or absent directory for the copies (needed for R > 1; with R = 1 the run is on a copy too)");
-  args.flag("json", "one JSON object per block and a summary object, one per line, on stdout");
+  add_json(args, "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
 }
@@ -394,7 +377,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   else return "--reader must be serial, bal or geth (got '" + reader + "')";
   if (args.given("workers") && ro.reader != pipeline::ReaderModel::geth) return "--workers applies to --reader geth only";
   ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
-  ro.queue_depth = uint32_t(args.get_u64("qd"));
+  ro.queue_depth = queue_depth(args);
   ro.inflight = uint32_t(args.get_u64("inflight"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.overlap_hash = !args.given("no-hash-overlap");

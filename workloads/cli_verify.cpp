@@ -8,8 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/database/store_types.h"
 #include "engine/persist/snapshot_verify.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
@@ -17,16 +19,16 @@
 namespace st::cli {
 namespace {
 constexpr const char* kCmd = "verify";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 nlohmann::json verify_json(const std::string& dir, persist::TreeDb& db, bool ok, const std::string& error,
                            const persist::VerifyReport& rep, const persist::SnapshotVerifyReport& snap, double secs) {
-  const io::Manifest& m = db.manifest();
+  const database::Manifest& m = db.manifest();
   nlohmann::json out = {{"command", "verify"},
                         {"db", dir},
                         {"ok", ok},
                         {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error)},
-                        {"tree", io::tree_kind_name(m.params.tree_kind)},
-                        {"hash", io::hash_kind_name(m.params.hash_kind)},
+                        {"tree", database::tree_kind_name(m.params.tree_kind)},
+                        {"hash", database::hash_kind_name(m.params.hash_kind)},
                         {"group_depth", m.params.group_depth},
                         {"store", db.page_store() ? "arena" : "rocksdb"},
                         {"page_size", m.params.page_size},
@@ -51,9 +53,9 @@ nlohmann::json verify_json(const std::string& dir, persist::TreeDb& db, bool ok,
 
 void print_verified(persist::TreeDb& db, const persist::VerifyReport& rep, const persist::SnapshotVerifyReport& snap,
                     double secs) {
-  const io::Manifest& m = db.manifest();
+  const database::Manifest& m = db.manifest();
   std::printf("ok: %s (%s store, %u B pages) root %s: %llu nodes, %llu pages, %llu bytes re-read, %llu leaves: %llu accounts, %llu slots (%.2f s)\n",
-              io::tree_kind_name(m.params.tree_kind), db.page_store() ? "arena" : "rocksdb", m.params.page_size,
+              database::tree_kind_name(m.params.tree_kind), db.page_store() ? "arena" : "rocksdb", m.params.page_size,
               hex0x(rep.root).c_str(), (unsigned long long)rep.nodes,
               (unsigned long long)rep.pages, (unsigned long long)rep.bytes, (unsigned long long)rep.leaves,
               (unsigned long long)rep.accounts, (unsigned long long)rep.slots, secs);
@@ -73,23 +75,23 @@ int cmd_verify(int argc, char** argv) {
             "Re-reads every node of a database from disk, re-hashes it, checks every page checksum and the root;\n"
             "with a snapshot (build --snapshot), also that its entries equal the tree's leaves exactly.\n"
             "Exit 0 only if all is consistent; 1 and the first inconsistency otherwise.");
-  args.option("db", "DIR", "database directory");
-  args.option_u64("qd", "Q", "arena read queue depth", 1, 4096, 32);
+  add_db(args);
+  add_queue_depth(args, "arena read queue depth");
   args.pin_option();
-  args.flag("json", "print one JSON object on stdout");
+  add_json(args);
   args.require("db");
   if (auto rc = args.parse_or_exit(argc, argv)) return *rc;
   const std::string dir = args.str("db");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail("no database at " + dir + " (not a directory)");
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, uint32_t(args.get_u64("qd")), &db); !s.ok())
+  if (database::Status s = persist::open_any_db(dir, queue_depth(args), &db); !s.ok())
     return fail(s.message(), exit_code_for(s));
   persist::VerifyReport rep;
   persist::SnapshotVerifyReport snap;
   ProgressBar bar("verify");
   const uint64_t t0 = report::now_ns();
-  io::Status s = persist::verify_with_snapshot(*db, &rep, &snap, bar.fn());
+  database::Status s = persist::verify_with_snapshot(*db, &rep, &snap, bar.fn());
   const double secs = double(report::now_ns() - t0) * 1e-9;
   bar.finish();
   const bool ok = s.ok() && rep.ok;

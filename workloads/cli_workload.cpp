@@ -24,21 +24,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/database/store_types.h"
 #include "engine/persist/tree_db.h"
 #include "engine/state/bal_derive.h"
-#include "engine/state/synthetic_state.h"
 #include "workloads/bal_json.h"
 #include "workloads/block_file.h"
 #include "workloads/cli_args.h"
+#include "workloads/cli_options.h"
 #include "workloads/commands.h"
 #include "workloads/generators.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/synthetic_state.h"
 
 namespace st::cli {
 namespace {
 constexpr const char* kCmd = "workload";
-int fail(const std::string& m, int code = 2) { return persist_fail(kCmd, m, code); }
+int fail(const std::string& m, int code = 2) { return cli_error(std::string("statetree ") + kCmd, m, code); }
 
 bool is_zero(const state::U256& v) {
   for (uint8_t b : v)
@@ -64,7 +66,7 @@ std::string split_slots(const state::Block& b, persist::TreeDb* db, std::map<Slo
   std::vector<persist::LookupAnswer> answers;
   if (db && !keys.empty()) {
     persist::LookupStats st;
-    if (io::Status e = db->lookup(keys, &answers, &st, false); !e.ok()) return e.message();
+    if (database::Status e = db->lookup(keys, &answers, &st, false); !e.ok()) return e.message();
   }
   std::map<SlotKey, bool> present;
   for (size_t i = 0; i < answers.size(); ++i) present[need[i]] = answers[i].slot_value && !is_zero(*answers[i].slot_value);
@@ -144,7 +146,7 @@ int show(const Args& args) {
   if (auto e = workloads::read_block_file(args.str("show"), &blocks, &bytes)) return fail(*e);
   std::unique_ptr<persist::TreeDb> db;
   if (args.given("db")) {
-    if (io::Status s = persist::open_any_db(args.str("db"), 32, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (database::Status s = persist::open_any_db(args.str("db"), 32, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
   }
   const bool json = args.given("json");
   nlohmann::json rows = nlohmann::json::array();
@@ -176,12 +178,12 @@ int show(const Args& args) {
 
 void declare_options(Args& args) {
   args.option("kind", "K", "erc20_balanceof, erc20_approve, mixed_sload_sstore, mainnet_like or synthetic_writes");
-  args.option("db", "DIR", "the target database (built from a synthetic state); with --show: classify new vs updated");
+  add_db(args, "the target database (built from a synthetic state); with --show: classify new vs updated");
   args.option_u64("accounts", "N", "without --db: the synthetic state's accounts (as `build`)", 0, UINT64_MAX);
   args.option_u64("contracts", "C", "without --db: its contracts", 0, UINT64_MAX, 0);
   args.option_u64("slots-per-contract", "S", "without --db: its slots per contract", 0, UINT64_MAX, 0);
   args.option_u64("state-seed", "X", "without --db: its seed (`build --seed`)", 0, UINT64_MAX, 1);
-  args.option_one_of("tree", "T", "without --db: the gas rules and the file's tree", {"mpt", "bintrie"}, "mpt");
+  add_tree(args, "without --db: the gas rules and the file's tree", "mpt");
   args.option_one_of("hash", "H", "without --db, bintrie: the stems' hash for the witness charges", {"sha256", "blake3"},
                      "sha256");
   args.option("out", "FILE", "the block file to write");
@@ -199,8 +201,7 @@ void declare_options(Args& args) {
   args.option_u64("contract", "C", "the token: contract index in the state", 0, UINT64_MAX, 0);
   args.option_one_of("slots", "M", "existing or empty (default: existing for balanceOf, empty for approve)",
                      {"existing", "empty"});
-  args.option_u64("seed", "X", "workload seed (owner A, senders, mainnet_like draws; synthetic_writes: the block seed)", 0,
-                  UINT64_MAX, 1);
+  add_seed(args, "workload seed (owner A, senders, mainnet_like draws; synthetic_writes: the block seed)");
   args.option_u64("writes", "W", "synthetic_writes: storage writes per block (default: the state's, else 4096)", 1,
                   uint64_t(1) << 24);
   args.option("zipf", "S", "mainnet_like: Zipf exponent of the contract draw", "1.8");
@@ -214,7 +215,7 @@ void declare_options(Args& args) {
   args.option_u64("evm-work-balanceof", "G", "EVM gas of one balanceOf call besides its slot access", 0, UINT64_MAX, 627);
   args.option_u64("evm-work-approve", "G", "EVM gas of one approve call besides its slot access", 0, UINT64_MAX, 797);
   args.option("show", "FILE", "print a summary of a block file instead");
-  args.flag("json", "print one JSON object on stdout (with --out: the blocks in their JSON form)");
+  add_json(args, "print one JSON object on stdout (with --out: the blocks in their JSON form)");
 }
 
 // --kind and the options that apply to it only; nullopt = go on, else the exit status.
@@ -285,12 +286,12 @@ std::optional<int> parse_state(const Args& args, workloads::WorkloadOptions* o, 
   for (const char* n : {"accounts", "contracts", "slots-per-contract", "state-seed", "tree", "hash"})
     if (args.given(n)) return fail(std::string("--db and --") + n + " exclude each other (the database names its state)");
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(args.str("db"), 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
-  const io::Manifest& m = db->manifest();
-  if (m.params.tree_kind == io::TreeKind::mpt) o->tree = workloads::gas::Tree::mpt;
-  else if (m.params.tree_kind == io::TreeKind::bintrie) o->tree = workloads::gas::Tree::bintrie;
-  else return fail(std::string("workloads need an MPT or binary-trie database, not ") + io::tree_kind_name(m.params.tree_kind));
-  if (m.params.hash_kind == io::HashKind::blake3) o->bintrie_hash = bintrie::HashKind::blake3;
+  if (database::Status s = persist::open_any_db(args.str("db"), 1, &db); !s.ok()) return fail(s.message(), exit_code_for(s));
+  const database::Manifest& m = db->manifest();
+  if (m.params.tree_kind == database::TreeKind::mpt) o->tree = workloads::gas::Tree::mpt;
+  else if (m.params.tree_kind == database::TreeKind::bintrie) o->tree = workloads::gas::Tree::bintrie;
+  else return fail(std::string("workloads need an MPT or binary-trie database, not ") + database::tree_kind_name(m.params.tree_kind));
+  if (m.params.hash_kind == database::HashKind::blake3) o->bintrie_hash = bintrie::HashKind::blake3;
   o->pre_state_root = m.root_hash;
   auto parsed = state::parse_synthetic_spec(db->source_spec());
   if (auto* e = std::get_if<std::string>(&parsed))

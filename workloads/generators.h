@@ -1,5 +1,5 @@
 // generators: the study's workloads (docs/specs/workloads.md) as EIP-7928 block files, on
-// the synthetic state of `statetree build` (engine/state/synthetic_state.h), deterministic
+// the synthetic state of `statetree build` (workloads/synthetic_state.h), deterministic
 // by (state, options). Counter k runs over the calls of the whole file (all transactions
 // and blocks); the token is contract --contract of the state.
 //
@@ -60,8 +60,8 @@
 
 #include "engine/bintrie/hasher.h"
 #include "engine/state/bal.h"
-#include "engine/state/synthetic_state.h"
 #include "workloads/gas_schedule.h"
+#include "workloads/synthetic_state.h"
 
 namespace st::workloads {
 

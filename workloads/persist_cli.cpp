@@ -11,25 +11,21 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/persist/db_files.h"
-#include "engine/state/synthetic_state.h"
 #include "workloads/cli_args.h"
 #include "workloads/genesis.h"
+#include "workloads/synthetic_state.h"
 #include "workloads/u256.h"
 
 namespace st::cli {
 
-int persist_fail(const char* cmd, const std::string& msg, int code) {
-  return cli_error(std::string("statetree ") + cmd, msg, code);
-}
-
-int exit_code_for(const io::Status& s) {
+int exit_code_for(const database::Status& s) {
   switch (s.code()) {
-    case io::Errc::not_found:
-    case io::Errc::mismatch:
-    case io::Errc::bad_argument:
-    case io::Errc::unsupported:
-    case io::Errc::full:  // no space left on device: the database is unchanged
-    case io::Errc::locked:
+    case database::Errc::not_found:
+    case database::Errc::mismatch:
+    case database::Errc::bad_argument:
+    case database::Errc::unsupported:
+    case database::Errc::full:  // no space left on device: the database is unchanged
+    case database::Errc::locked:
       return 2;
     default:
       return 1;
@@ -39,18 +35,18 @@ int exit_code_for(const io::Status& s) {
 std::optional<std::pair<std::string, int>> probe_commit_target(const std::string& dir, CommitTarget* out) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return std::make_pair("no database at " + dir + " (not a directory)", 2);
-  if (io::Status s = persist::DbFiles::probe(dir, &out->options); !s.ok()) return std::make_pair(s.message(), exit_code_for(s));
-  const io::TreeKind kind = out->options.params.tree_kind;
-  out->bintrie = kind == io::TreeKind::bintrie;
-  if (kind != io::TreeKind::mpt && !out->bintrie)
-    return std::make_pair(std::string("not supported for ") + io::tree_kind_name(kind) + " databases yet", 2);
+  if (database::Status s = persist::DbFiles::probe(dir, &out->options); !s.ok()) return std::make_pair(s.message(), exit_code_for(s));
+  const database::TreeKind kind = out->options.params.tree_kind;
+  out->bintrie = kind == database::TreeKind::bintrie;
+  if (kind != database::TreeKind::mpt && !out->bintrie)
+    return std::make_pair(std::string("not supported for ") + database::tree_kind_name(kind) + " databases yet", 2);
   return std::nullopt;
 }
 
 void store_regime(const persist::DbFiles& files, nlohmann::json& out) {
   out["store"] = persist::store_kind_name(files.store);
   if (files.store != persist::StoreKind::rocksdb || !files.rocks) return;
-  const io::RocksOptions& r = files.rocks->options();
+  const database::RocksOptions& r = files.rocks->options();
   out["rocksdb"] = {{"block_size_bytes", r.block_size_bytes},
                     {"bloom_bits_per_key", r.bloom_bits_per_key},
                     {"block_cache_bytes", r.block_cache_bytes},

@@ -1,6 +1,7 @@
-// persist_cli: what `statetree build / verify / get / read-bench` share: the one-line
-// error + exit code convention for database errors, key parsing, the state source a
-// database names in its commit record (its spec_json), and a progress adapter.
+// persist_cli: what `statetree build / verify / get / read-bench` share: the exit code
+// convention for database errors (the one-line error itself is cli_error, cli_args.h), key
+// parsing, the state source a database names in its commit record (its spec_json), and a
+// progress adapter.
 //
 // Exit codes: 0 ok; 1 a failed check or an operating error on a database that exists
 // (corrupt page, I/O error); 2 bad input (options, a missing database, a database built
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/database/store_types.h"
 #include "engine/persist/cold_reads.h"  // (includes tree_db.h after what it needs)
 #include "engine/persist/tree_db.h"
 #include "engine/state/state_source.h"
@@ -22,11 +24,9 @@ struct DbFiles;
 
 namespace st::cli {
 
-// Prints "statetree CMD: MSG" on stderr (one line) and returns code.
-int persist_fail(const char* cmd, const std::string& msg, int code);
-// The exit code for an io::Status from open/build: 2 for bad input (not_found, mismatch,
+// The exit code for an database::Status from open/build: 2 for bad input (not_found, mismatch,
 // bad_argument, unsupported), 1 otherwise.
-int exit_code_for(const io::Status& s);
+int exit_code_for(const database::Status& s);
 
 // The database block commits go to (`commit`, `apply`): DIR's options probed from its files,
 // an MPT or binary-trie database (arena or RocksDB). nullopt, or {one-line error, exit code}.

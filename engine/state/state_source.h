@@ -1,8 +1,9 @@
 // state_source: a whole state (accounts, code, storage) offered account by account with
 // random access, so a tree builder can visit accounts in whatever order its key layout
 // needs (the MPT by keccak(address), the binary trie by stem) without holding the whole
-// state twice. Implementations: the deterministic synthetic ERC20 state
-// (synthetic_state.h) and a genesis Allocation (AllocationSource below).
+// state twice. The engine depends on this interface only. Implementations: a genesis
+// Allocation (AllocationSource below) and, outside the engine, the workloads' generators
+// (the deterministic synthetic ERC20 state, workloads/synthetic_state.h).
 //
 // Invariants: account(i) is a pure function of i (same output on every call, any order,
 // any thread with its own scratch); addresses are unique; storage slots of one account are

@@ -29,7 +29,7 @@
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/parallel.h"
 #include "engine/state/bal_builder.h"
-#include "engine/state/synthetic_state.h"
+#include "workloads/synthetic_state.h"
 
 using namespace st::pipeline;
 

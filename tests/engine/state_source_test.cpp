@@ -9,8 +9,8 @@
 #include <variant>
 
 #include "engine/state/state_source.h"
-#include "engine/state/synthetic_state.h"
 #include "kernels/keccak256.h"
+#include "workloads/synthetic_state.h"
 
 using namespace st::state;
 

@@ -40,9 +40,9 @@
 #include "engine/mpt/state.h"
 #include "engine/state/bal_builder.h"
 #include "engine/state/bal_derive.h"
-#include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
+#include "workloads/synthetic_state.h"
 #include "workloads/u256.h"
 #include "tests/workloads/cli_test_util.h"
 

@@ -16,11 +16,11 @@
 
 #include "engine/persist/bintrie_disk.h"
 #include "engine/persist/db_files.h"
-#include "engine/state/synthetic_state.h"
 #include "io/manifest.h"
 #include "reference/run_command.h"
 #include "tests/engine/persist/bintrie_full_group.h"
 #include "tests/workloads/cli_test_util.h"
+#include "workloads/synthetic_state.h"
 
 using st::reference::run_statetree;
 using nlohmann::json;
@@ -30,6 +30,21 @@ namespace {
 std::string tmp_dir(const std::string& name) { return st::test::fresh_tmp_path("cli_commit", name); }
 
 using st::test::check_bad;
+
+// `get` on db answers the newest slot of `contract` in the state after `blocks` blocks of
+// 64 writes drawn from block seed 5 (what the cases below commit) on the state `built`.
+void check_get_newest_slot(const std::string& db, st::state::SyntheticSpec built, uint64_t blocks, uint64_t contract) {
+  built.blocks = blocks;
+  built.block_seed = 5;
+  built.block_writes = 64;
+  const st::state::SyntheticState after(built);
+  const auto key = *after.slot_key(contract, after.storage_size(contract) - 1);
+  const auto want = *after.slot_value(contract, after.storage_size(contract) - 1);
+  auto g = run_statetree("get --db " + db + " --address " + st::test::hex0x(key.address.data(), 20) + " --slot " +
+                         st::test::hex0x(key.slot->data(), 32) + " --json");
+  REQUIRE(g.exit_code == 0);
+  CHECK(json::parse(g.out)["value"] == st::test::hex0x(want.data(), 32));
+}
 
 }  // namespace
 
@@ -75,23 +90,7 @@ TEST_CASE("statetree commit: help, bad input, blocks that verify, get and read-b
   CHECK(rb.exit_code == 0);
 
   // get answers the value of the state after the five blocks.
-  st::state::SyntheticSpec spec{300, 4, 200, 1};
-  spec.blocks = 5;
-  spec.block_seed = 5;
-  spec.block_writes = 64;
-  st::state::SyntheticState after(spec);
-  const auto key = *after.slot_key(2, after.storage_size(2) - 1);  // the newest slot of contract 2
-  const auto want = *after.slot_value(2, after.storage_size(2) - 1);
-  auto hex = [](const uint8_t* p, size_t n) {
-    static const char* d = "0123456789abcdef";
-    std::string s = "0x";
-    for (size_t i = 0; i < n; ++i) s += d[p[i] >> 4], s += d[p[i] & 15];
-    return s;
-  };
-  auto g = run_statetree("get --db " + db + " --address " + hex(key.address.data(), 20) + " --slot " +
-                         hex(key.slot->data(), 32) + " --json");
-  REQUIRE(g.exit_code == 0);
-  CHECK(json::parse(g.out)["value"] == hex(want.data(), 32));
+  check_get_newest_slot(db, {300, 4, 200, 1}, 5, 2);
   std::filesystem::remove_all(db);
   std::filesystem::remove_all(bt);
 }
@@ -142,17 +141,7 @@ TEST_CASE("statetree commit: binary trie at GD 8, 16 KiB pages: full groups are 
   const json vj = json::parse(v.out);
   CHECK(vj["ok"] == true);
   CHECK(vj["nodes"].get<uint64_t>() == c.records);  // one record per node
-  st::state::SyntheticSpec spec{3000, 4, 200, 1};
-  spec.blocks = 3;
-  spec.block_seed = 5;
-  spec.block_writes = 64;
-  st::state::SyntheticState after(spec);
-  const auto key = *after.slot_key(1, after.storage_size(1) - 1);  // the newest slot of contract 1
-  const auto want = *after.slot_value(1, after.storage_size(1) - 1);
-  auto g = run_statetree("get --db " + bt + " --address " + st::test::hex0x(key.address.data(), 20) + " --slot " +
-                         st::test::hex0x(key.slot->data(), 32) + " --json");
-  REQUIRE(g.exit_code == 0);
-  CHECK(json::parse(g.out)["value"] == st::test::hex0x(want.data(), 32));
+  check_get_newest_slot(bt, {3000, 4, 200, 1}, 3, 1);
   auto rb = run_statetree("read-bench --db " + bt + " --keys 256 --qd 1,32 --reps 1 --single 16 --cold --json");
   CHECK(rb.exit_code == 0);
   std::filesystem::remove_all(bt);

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "tests/workloads/cli_test_util.h"
+#include "workloads/synthetic_state.h"
 
 using st::reference::run_statetree;
 using st::reference::wait_exit;

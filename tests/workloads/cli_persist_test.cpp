@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
+#include "workloads/synthetic_state.h"
 #include "workloads/u256.h"
 #include "tests/workloads/cli_test_util.h"
 

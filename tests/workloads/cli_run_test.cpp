@@ -34,11 +34,11 @@
 #include "engine/pipeline/parallel.h"
 #include "engine/state/bal_builder.h"
 #include "engine/state/bal_derive.h"
-#include "engine/state/synthetic_state.h"
 #include "reference/bal_final_state.h"
 #include "reference/run_command.h"
 #include "workloads/block_file.h"
 #include "tests/workloads/run_json.h"
+#include "workloads/synthetic_state.h"
 #include "workloads/u256.h"
 
 using namespace st;

@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "tests/engine/persist/snapshot_test_util.h"
 #include "tests/workloads/cli_test_util.h"
+#include "workloads/synthetic_state.h"
 
 using st::reference::run_statetree;
 using nlohmann::json;

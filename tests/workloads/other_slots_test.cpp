@@ -21,10 +21,10 @@
 
 #include "engine/bintrie/keys.h"
 #include "engine/state/bal_derive.h"
-#include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "workloads/generators.h"
 #include "tests/workloads/cli_test_util.h"
+#include "workloads/synthetic_state.h"
 
 using namespace st;
 using nlohmann::json;

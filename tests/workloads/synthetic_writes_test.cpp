@@ -19,9 +19,9 @@
 #include "engine/bintrie/state_tree.h"
 #include "engine/mpt/state.h"
 #include "engine/state/bal_derive.h"
-#include "engine/state/synthetic_state.h"
 #include "reference/run_command.h"
 #include "workloads/generators.h"
+#include "workloads/synthetic_state.h"
 #include "workloads/u256.h"
 #include "tests/workloads/cli_test_util.h"
 

@@ -1,5 +1,5 @@
 // bintrie_lookup_accounts_test: what a binary-trie database answers about accounts, checked
-// against the synthetic source it was built from (engine/state/synthetic_state.h):
+// against the synthetic source it was built from (workloads/synthetic_state.h):
 //   - a slot key's answer carries its account's fields (nonce, balance, code size, code
 //     hash), as the MPT's does, for present and absent accounts, present and absent slots,
 //     header-stem slots and hashed ones, with and without the account key in the same batch,
@@ -17,11 +17,11 @@
 #include "engine/persist/bintrie_commit.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/tree_db.h"
-#include "engine/state/synthetic_state.h"
 #include "io/rocksdb_store.h"
 #include "kernels/keccak256.h"
 #include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/io/io_test_util.h"
+#include "workloads/synthetic_state.h"
 
 namespace {
 

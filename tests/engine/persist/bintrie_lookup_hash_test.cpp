@@ -23,13 +23,13 @@
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
 #include "engine/persist/tree_db.h"
-#include "engine/state/synthetic_state.h"
 #include "io/manifest.h"
 #include "io/node_store.h"
 #include "io/rocksdb_store.h"
 #include "reference/run_command.h"
 #include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/io/io_test_util.h"
+#include "workloads/synthetic_state.h"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "engine/persist/tree_db.h"
-#include "engine/state/synthetic_state.h"
 #include "tests/engine/persist/bintrie_test_options.h"
 #include "tests/io/io_test_util.h"
+#include "workloads/synthetic_state.h"
 
 namespace {
 

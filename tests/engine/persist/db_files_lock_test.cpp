@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "engine/persist/mpt_commit.h"
-#include "engine/state/synthetic_state.h"
 #include "io/rocksdb_store.h"
 #include "tests/engine/persist_mpt_test_util.h"
+#include "workloads/synthetic_state.h"
 
 using namespace pmpt_test;
 

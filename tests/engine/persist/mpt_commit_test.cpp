@@ -20,7 +20,7 @@
 #include "tests/engine/persist/kill_child.h"
 #include "engine/mpt/state.h"
 #include "engine/persist/mpt_commit.h"
-#include "engine/state/synthetic_state.h"
+#include "workloads/synthetic_state.h"
 
 using namespace pmpt_test;
 

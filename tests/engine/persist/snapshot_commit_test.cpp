@@ -25,10 +25,10 @@
 #include "engine/persist/snapshot_reader.h"
 #include "engine/persist/snapshot_verify.h"
 #include "engine/persist/tree_db.h"
-#include "engine/state/synthetic_state.h"
 #include "tests/engine/persist/kill_child.h"
 #include "tests/engine/persist/snapshot_test_util.h"
 #include "tests/io/io_test_util.h"
+#include "workloads/synthetic_state.h"
 
 namespace {
 

@@ -23,10 +23,10 @@
 #include "engine/persist/snapshot_rocks.h"
 #include "engine/persist/snapshot_verify.h"
 #include "engine/persist/tree_db.h"
-#include "engine/state/synthetic_state.h"
 #include "kernels/support/splitmix64.h"
 #include "tests/engine/persist/snapshot_test_util.h"
 #include "tests/io/io_test_util.h"
+#include "workloads/synthetic_state.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 // thread-local scratch, so a builder may call it from many threads without allocating per
 // account after warm-up. slot_key() / slot_value() compute one entry with single-message
 // hashes and must agree with account() (state_source_test checks it).
-#include "engine/state/synthetic_state.h"
+#include "workloads/synthetic_state.h"
 
 #include <algorithm>
 #include <cstring>

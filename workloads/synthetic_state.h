@@ -1,4 +1,7 @@
-// synthetic_state: the deterministic synthetic state of `statetree build`: EOAs plus
+// synthetic_state: a workload generator, the deterministic synthetic state of `statetree
+// build` (and the blocks of `statetree commit`). It implements the engine's StateSource
+// interface (engine/state/state_source.h); the engine itself never names it. It keeps the
+// namespace st::state of the types it produces. EOAs plus
 // ERC20-like contracts whose storage holds what a token's storage holds, at Solidity's
 // mapping slots, in the storage layout of the study's ERC20 (specs/workloads.md):
 //
