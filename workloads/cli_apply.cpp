@@ -26,7 +26,7 @@
 
 #include "engine/bintrie/state_tree.h"
 #include "engine/mpt/state.h"
-#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie/commit.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/mpt_commit.h"
 #include "engine/state/bal_derive.h"

@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie/commit.h"
 #include "engine/persist/mpt_commit.h"
 #include "engine/state/bal_derive.h"
 #include "engine/state/synthetic_state.h"

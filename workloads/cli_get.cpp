@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/bintrie/hasher.h"
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/experiments/read_bench.h"
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot/reader.h"
 #include "engine/stats/summary.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"

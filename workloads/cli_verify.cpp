@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/persist/snapshot_verify.h"
+#include "engine/persist/snapshot/verify.h"
 #include "workloads/cli_args.h"
 #include "workloads/commands.h"
 #include "workloads/persist_cli.h"

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 #include "engine/stats/summary.h"
 #include "kernels/keccak256.h"
 #include "kernels/splitmix64.h"

@@ -46,7 +46,7 @@
 #include "engine/persist/page_reader.h"
 #include "engine/persist/page_writer.h"
 #include "engine/persist/record_page.h"
-#include "engine/persist/snapshot_format.h"
+#include "engine/persist/snapshot/format.h"
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"
 #include "io/store_dir.h"

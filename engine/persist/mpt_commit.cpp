@@ -8,7 +8,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/persist/mpt_dirty_trie.h"
 
 namespace st::persist {

@@ -2,7 +2,7 @@
 #include "engine/persist/tree_db.h"
 
 #include "engine/persist/db_files.h"
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot/reader.h"
 
 namespace st::persist {
 

@@ -58,7 +58,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/persist/db_files.h"
 #include "engine/state/bal.h"
 #include "engine/stats/summary.h"

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "engine/persist/page_reader.h"
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 #include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/bintrie/group_blob.h"
-#include "engine/persist/bintrie_blob_checks.h"
+#include "engine/persist/bintrie/blob_checks.h"
 #include "tests/io/io_test_util.h"
 
 namespace {

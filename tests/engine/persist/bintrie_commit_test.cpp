@@ -24,8 +24,8 @@
 #include "tests/engine/persist/kill_child.h"
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/batch_root.h"
-#include "engine/persist/bintrie_commit.h"
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/commit.h"
+#include "engine/persist/bintrie/disk.h"
 #include "engine/persist/tree_db.h"
 #include "kernels/keccak256.h"
 

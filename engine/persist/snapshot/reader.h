@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "engine/persist/page_reader.h"
-#include "engine/persist/snapshot_format.h"
-#include "engine/persist/snapshot_table.h"
+#include "engine/persist/snapshot/format.h"
+#include "engine/persist/snapshot/table.h"
 #include "io/node_store.h"
 #include "io/status.h"
 

@@ -1,6 +1,6 @@
 // snapshot_writer: packs sorted entries into data pages, then writes the index and
 // directory pages (snapshot_writer.h).
-#include "engine/persist/snapshot_writer.h"
+#include "engine/persist/snapshot/writer.h"
 
 #include <algorithm>
 #include <cstring>

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engine/persist/page_reader.h"
-#include "engine/persist/snapshot_format.h"
+#include "engine/persist/snapshot/format.h"
 #include "io/status.h"
 
 namespace st::persist {

@@ -1,12 +1,12 @@
 // snapshot_verify: the tree's leaves against the snapshot's entries (snapshot_verify.h).
-#include "engine/persist/snapshot_verify.h"
+#include "engine/persist/snapshot/verify.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "engine/persist/bintrie_disk.h"
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/bintrie/disk.h"
+#include "engine/persist/snapshot/reader.h"
 
 namespace st::persist {
 

@@ -8,7 +8,7 @@
 // blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
 // In RocksDB a node's key is its position, so a kept stem that a split moves deeper is
 // rewritten under its new key and its old key deleted (the arena keeps it by locator).
-#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie/commit.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,8 +17,8 @@
 #include <optional>
 
 #include "engine/bintrie/keys.h"
-#include "engine/persist/bintrie_disk.h"
-#include "engine/persist/bintrie_pure_hash.h"
+#include "engine/persist/bintrie/disk.h"
+#include "engine/persist/bintrie/pure_hash.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist {

@@ -1,12 +1,12 @@
 // commit_tail: CommitFrame (see commit_tail.h), the part of a block commit that the MPT and
 // binary-trie committers share: phase clock, writer / packer, superseded records, release,
 // publish, stats; and RocksCommitBatch, the RocksDB reads and WriteBatch of a commit.
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "engine/persist/snapshot_rocks.h"
+#include "engine/persist/snapshot/rocks.h"
 #include "io/monotonic_clock.h"
 
 namespace st::persist {

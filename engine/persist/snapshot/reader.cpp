@@ -1,6 +1,6 @@
 // snapshot_reader: in-memory index, batched streamed lookups and the ordered scan of the
 // flat snapshot (snapshot_reader.h).
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot/reader.h"
 
 #include <algorithm>
 #include <cstring>

@@ -25,9 +25,9 @@
 #include <unordered_map>
 
 #include "engine/mpt/account.h"
-#include "engine/persist/mpt_db.h"
-#include "engine/persist/snapshot_reader.h"
-#include "engine/persist/mpt_node.h"
+#include "engine/persist/mpt/db.h"
+#include "engine/persist/snapshot/reader.h"
+#include "engine/persist/mpt/node.h"
 #include "kernels/hex_prefix.h"
 #include "kernels/keccak256.h"
 

@@ -1,5 +1,5 @@
 // bintrie_blob_checks: batched hash checks of group and stem blobs (see bintrie_blob_checks.h).
-#include "engine/persist/bintrie_blob_checks.h"
+#include "engine/persist/bintrie/blob_checks.h"
 
 #include <bit>
 #include <cstring>

@@ -1,5 +1,5 @@
 // mpt_trie_writer: recursive post-order build of one secure MPT (see mpt_trie_writer.h).
-#include "engine/persist/mpt_trie_writer.h"
+#include "engine/persist/mpt/trie_writer.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,7 @@
 // mpt_node: strict decoding of MPT nodes read from disk, path keys (see mpt_node.h).
-#include "engine/persist/mpt_node.h"
+#include "engine/persist/mpt/node.h"
 
-#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt/db.h"
 
 #include <cstring>
 

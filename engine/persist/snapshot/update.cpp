@@ -1,14 +1,14 @@
 // snapshot_update: a block's changes merged into the snapshot's reached data pages, copy-on-
 // write, in the commit in progress (snapshot_update.h).
-#include "engine/persist/snapshot_update.h"
+#include "engine/persist/snapshot/update.h"
 
 #include <algorithm>
 #include <memory>
 #include <string>
 
 #include "engine/persist/db_files.h"
-#include "engine/persist/snapshot_reader.h"
-#include "engine/persist/snapshot_writer.h"
+#include "engine/persist/snapshot/reader.h"
+#include "engine/persist/snapshot/writer.h"
 
 namespace st::persist {
 

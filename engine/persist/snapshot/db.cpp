@@ -1,16 +1,16 @@
 // snapshot_db: state keys -> snapshot keys, snapshot values -> lookup answers, and the
 // TreeDb view that answers lookups from the snapshot (snapshot_db.h).
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 
 #include <cstring>
 #include <map>
 
 #include "engine/bintrie/keys.h"
 #include "engine/mpt/account.h"
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/disk.h"
 #include "engine/persist/db_files.h"
-#include "engine/persist/mpt_node.h"
-#include "engine/persist/snapshot_rocks.h"
+#include "engine/persist/mpt/node.h"
+#include "engine/persist/snapshot/rocks.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist {

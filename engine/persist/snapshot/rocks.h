@@ -24,9 +24,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/persist/snapshot_table.h"
-#include "engine/persist/snapshot_update.h"
-#include "engine/persist/snapshot_writer.h"
+#include "engine/persist/snapshot/table.h"
+#include "engine/persist/snapshot/update.h"
+#include "engine/persist/snapshot/writer.h"
 #include "io/rocksdb_store.h"
 
 namespace st::persist {

@@ -41,10 +41,10 @@
 #include "engine/bintrie/keys.h"
 #include "engine/bintrie/proof.h"
 #include "engine/bintrie/stem_bits.h"
-#include "engine/persist/bintrie_blob_checks.h"
-#include "engine/persist/bintrie_db.h"
-#include "engine/persist/bintrie_disk.h"
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/bintrie/blob_checks.h"
+#include "engine/persist/bintrie/db.h"
+#include "engine/persist/bintrie/disk.h"
+#include "engine/persist/snapshot/reader.h"
 
 namespace st::persist {
 namespace {

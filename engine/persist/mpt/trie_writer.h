@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "engine/mpt/node_ref.h"
-#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt/db.h"
 #include "io/status.h"
 
 namespace st::persist {

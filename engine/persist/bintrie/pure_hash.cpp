@@ -1,6 +1,6 @@
 // bintrie_pure_hash: the new stems' and groups' hashing inputs re-hashed level by level
 // through the batch kernels (see the header).
-#include "engine/persist/bintrie_pure_hash.h"
+#include "engine/persist/bintrie/pure_hash.h"
 
 #include <algorithm>
 #include <cstring>

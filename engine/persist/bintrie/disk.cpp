@@ -1,5 +1,5 @@
 // bintrie_disk: the binary trie's record kinds and helpers (see bintrie_disk.h).
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/disk.h"
 
 #include <algorithm>
 #include <bit>

@@ -48,7 +48,7 @@
 #include "engine/persist/dead_pages.h"
 #include "engine/persist/page_reader.h"
 #include "engine/persist/page_writer.h"
-#include "engine/persist/snapshot_update.h"
+#include "engine/persist/snapshot/update.h"
 #include "engine/persist/subtree_packer.h"
 
 namespace st::persist {

@@ -14,12 +14,12 @@
 #include <string>
 
 #include "engine/mpt/account.h"
-#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt/db.h"
 #include "io/monotonic_clock.h"
-#include "engine/persist/mpt_node.h"
-#include "engine/persist/mpt_trie_writer.h"
-#include "engine/persist/snapshot_rocks.h"
-#include "engine/persist/snapshot_writer.h"
+#include "engine/persist/mpt/node.h"
+#include "engine/persist/mpt/trie_writer.h"
+#include "engine/persist/snapshot/rocks.h"
+#include "engine/persist/snapshot/writer.h"
 #include "engine/persist/subtree_packer.h"
 #include "kernels/keccak256.h"
 

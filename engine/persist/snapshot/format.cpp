@@ -1,6 +1,6 @@
 // snapshot_format: encoders and strict decoders of the snapshot's records and of its block
 // in the commit record (layout in snapshot_format.h).
-#include "engine/persist/snapshot_format.h"
+#include "engine/persist/snapshot/format.h"
 
 #include <algorithm>
 #include <cstring>

@@ -17,7 +17,7 @@
 
 #include <memory>
 
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot/reader.h"
 #include "engine/persist/tree_db.h"
 
 namespace st::persist {
