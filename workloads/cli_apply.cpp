@@ -3,7 +3,7 @@
 //
 //   statetree apply --db DIR --blocks FILE [--json]
 //       each block's diff as ONE copy-on-write commit of an MPT or binary-trie arena
-//       database (engine/persist/mpt_commit.h, bintrie_commit.h); prints the new root per block
+//       database (engine/persist/mpt_commit.h, bintrie/commit.h); prints the new root per block
 //   statetree root --tree mpt|bintrie --alloc FILE --blocks FILE [--hash H] [--json]
 //       the same on the in-memory trees (engine/mpt/state.h, engine/bintrie/state_tree.h),
 //       from a genesis allocation; prints the root per block

@@ -3,7 +3,7 @@
 // workloads/generators.h, drawn by engine/state/synthetic_state.h: ERC20 transfers, a third
 // new slots, 2 % deletes, the rest updates, one sender EOA per two writes) to an MPT or
 // binary-trie database in the arena store: each block's post-state diff (bal_derive.h) as ONE
-// copy-on-write commit (engine/persist/mpt_commit.h, engine/persist/bintrie_commit.h). The
+// copy-on-write commit (engine/persist/mpt_commit.h, engine/persist/bintrie/commit.h). The
 // same blocks written by `statetree workload --kind synthetic_writes` and given to `statetree
 // apply` give the same roots. Each commit's record stores the synthetic spec with the
 // blocks applied so far, so `verify`, `get` and `read-bench` check every answer against the

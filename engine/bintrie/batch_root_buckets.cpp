@@ -1,4 +1,4 @@
-// batch_scratch: batch_root, the from-scratch root of a key/value set, fused per bucket so
+// batch_root_buckets: batch_root, the from-scratch root of a key/value set, fused per bucket so
 // that each bucket's records, stems and internal levels stay in the core's caches:
 //
 //   1. partition_entries: the 64-byte entries themselves copied into 2^k buckets by the top

@@ -117,7 +117,7 @@ class ReadBench {
 
  private:
   // The database reopened at queue depth qd over db_'s state; with options.snapshot its
-  // lookups go to the flat snapshot (snapshot_db.h).
+  // lookups go to the flat snapshot (snapshot/db.h).
   io::Status open_at(uint32_t qd, std::unique_ptr<persist::TreeDb>* d) {
     if (io::Status s = persist::open_any_db(o_.dir, qd, d, o_.slot_accounts, &db_); !s.ok()) return s;
     if (o_.snapshot) return persist::open_snapshot_view(std::move(*d), o_.slot_accounts, d);

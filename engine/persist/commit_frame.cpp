@@ -1,4 +1,4 @@
-// commit_tail: CommitFrame (see commit_tail.h), the part of a block commit that the MPT and
+// commit_frame: CommitFrame (see commit_frame.h), the part of a block commit that the MPT and
 // binary-trie committers share: phase clock, writer / packer, superseded records, release,
 // publish, stats; and RocksCommitBatch, the RocksDB reads and WriteBatch of a commit.
 #include "engine/persist/commit_frame.h"

@@ -1,4 +1,4 @@
-// commit_tail: what the MPT and binary-trie block committers (mpt_commit.h, bintrie_commit.h)
+// commit_frame: what the MPT and binary-trie block committers (mpt_commit.h, bintrie/commit.h)
 // share around their tree-specific phases: the checks on the database, the reader of the
 // dirty paths, the writer and packer of the new records, the phase clock, the superseded
 // records, and the tail that publishes the commit and fills the stats both report.
@@ -267,10 +267,10 @@ class CommitFrame {
   // a new node is put at the same key.
   void supersede_key(std::string key, uint64_t body_bytes);
 
-  // The flat snapshot's changes (snapshot_update.h): null unless the database has a
+  // The flat snapshot's changes (snapshot/update.h): null unless the database has a
   // snapshot. The committers hand it every leaf they write or delete; publish() rewrites
   // the snapshot pages they reach in the same commit (arena), or puts the changes into the
-  // block's one WriteBatch on the snapshot's column family (RocksDB, snapshot_rocks.h).
+  // block's one WriteBatch on the snapshot's column family (RocksDB, snapshot/rocks.h).
   SnapshotDelta* snapshot() { return snapshot_ ? &*snapshot_ : nullptr; }
 
   // What the tree-specific phases produced.

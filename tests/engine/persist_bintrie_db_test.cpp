@@ -1,4 +1,4 @@
-// persist_bintrie_db_test: the binary trie on disk (engine/persist/bintrie_db.h): build ->
+// persist_bintrie_db_test: the binary trie on disk (engine/persist/bintrie/db.h): build ->
 // reopen -> every key's lookup equals the source, absent keys are absent -> verify -> proofs
 // verify and equal the in-memory tree's; roots equal bintrie::StateTree's (the vectors'
 // genesis cases included) at every group depth 1..8, both hashes, both stores; opening with

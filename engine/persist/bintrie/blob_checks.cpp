@@ -1,4 +1,4 @@
-// bintrie_blob_checks: batched hash checks of group and stem blobs (see bintrie_blob_checks.h).
+// bintrie/blob_checks: batched hash checks of group and stem blobs (see bintrie/blob_checks.h).
 #include "engine/persist/bintrie/blob_checks.h"
 
 #include <bit>

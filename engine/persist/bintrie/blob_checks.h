@@ -1,4 +1,4 @@
-// bintrie_blob_checks: the hash checks of binary-trie lookups. Every group blob and stem
+// bintrie/blob_checks: the hash checks of binary-trie lookups. Every group blob and stem
 // blob a lookup uses must hash to what its parent records for it (the root: the manifest's
 // root hash), as verify() checks it; a page whose contents changed under a re-sealed
 // checksum then fails the lookup instead of answering from it.

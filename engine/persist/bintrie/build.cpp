@@ -1,4 +1,4 @@
-// bintrie_build: the writer of the binary trie on disk (bintrie_db.h, layout bintrie_disk.h).
+// bintrie/build: the writer of the binary trie on disk (bintrie/db.h, layout bintrie/disk.h).
 //
 //   1. leaves: every account of the source -> its leaves (parallel over windows of account
 //      chunks, appended in account order; one 64-byte Entry per leaf);
@@ -385,7 +385,7 @@ io::Status write_rocks_tree(DbFiles& files, const DbOptions& o, const state::Sta
   fields.node_count = sink.records;
   fields.payload_bytes = em.blob_bytes;
   const uint64_t c0 = io::monotonic_ns();
-  const SnapshotRef marker;  // RocksDB: counts 0 (snapshot_rocks.h)
+  const SnapshotRef marker;  // RocksDB: counts 0 (snapshot/rocks.h)
   st = files.commit_rocks(fields, src.spec_json(), o.snapshot ? &marker : nullptr);
   *commit_ns = io::monotonic_ns() - c0;
   if (!st) return st;

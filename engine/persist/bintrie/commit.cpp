@@ -1,4 +1,4 @@
-// bintrie_commit: BintrieCommitter (see bintrie_commit.h for the phases). The dirty paths
+// bintrie/commit: BintrieCommitter (see bintrie/commit.h for the phases). The dirty paths
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
 // `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
 // and then hashed post-order in memory (hash_plan: the stem and group hashes, entries filled

@@ -1,5 +1,5 @@
-// bintrie_commit: one block's state diff applied to a binary-trie database in the arena
-// store (bintrie_db.h, layout bintrie_disk.h) as ONE copy-on-write commit
+// bintrie/commit: one block's state diff applied to a binary-trie database in the arena
+// store (bintrie/db.h, layout bintrie/disk.h) as ONE copy-on-write commit
 // (docs/persist-commit.md, "Binary trie"):
 //
 //   1. keys     the diff becomes writes per stem (account_leaves.h rules: basic data and
@@ -19,14 +19,14 @@
 //               DbFiles::commit_arena. A page is released only when all its records are
 //               superseded (counted across the commits of one BintrieCommitter), and the
 //               previous commit record page always. This step is CommitFrame's
-//               (commit_tail.h), shared with the MPT.
+//               (commit_frame.h), shared with the MPT.
 //
 // Invariants: the new root equals the in-memory binary trie's root of (old leaves + writes)
 // (tested against bintrie::batch_root); nothing of the committed state is overwritten; a
 // failed or crashed commit leaves the previous manifest current. AccountDiff::destroyed is
 // refused (go-ethereum's binary trie does not delete accounts). RocksDB databases take the
 // same phases with blobs read by path key and the commit written as ONE synced WriteBatch
-// (new blobs, deletions of replaced and moved ones, commit record; commit_tail.h).
+// (new blobs, deletions of replaced and moved ones, commit record; commit_frame.h).
 #pragma once
 
 #include <array>
@@ -39,7 +39,7 @@
 
 namespace st::persist {
 
-// The commit's figures (commit_tail.h, as the MPT's; apply_passes stays 0: one plan pass)
+// The commit's figures (commit_frame.h, as the MPT's; apply_passes stays 0: one plan pass)
 // plus the distinct stems written.
 struct BintrieCommitStats : CommitStats {
   uint64_t stems_dirty = 0;

@@ -1,5 +1,5 @@
-// bintrie_db: the EIP-7864 binary trie state on disk at group depth GD (1..8), go-ethereum's
-// blob layout (bintrie_disk.h), in the arena store (record pages, one record per blob, in
+// bintrie/db: the EIP-7864 binary trie state on disk at group depth GD (1..8), go-ethereum's
+// blob layout (bintrie/disk.h), in the arena store (record pages, one record per blob, in
 // post-order through the subtree packer) or in RocksDB (blobs keyed by path).
 //
 // build_bintrie: every account of the source becomes its leaves (basic data, code hash =

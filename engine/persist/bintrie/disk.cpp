@@ -1,4 +1,4 @@
-// bintrie_disk: the binary trie's record kinds and helpers (see bintrie_disk.h).
+// bintrie/disk: the binary trie's record kinds and helpers (see bintrie/disk.h).
 #include "engine/persist/bintrie/disk.h"
 
 #include <algorithm>

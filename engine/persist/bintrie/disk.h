@@ -1,6 +1,6 @@
-// bintrie_disk: how the binary trie at group depth g lives in record pages (record_page.h)
-// and in RocksDB, shared by the writer (bintrie_build.cpp) and the reader
-// (bintrie_read.cpp).
+// bintrie/disk: how the binary trie at group depth g lives in record pages (record_page.h)
+// and in RocksDB, shared by the writer (bintrie/build.cpp) and the reader
+// (bintrie/{tree_db,lookup,verify,prove}.cpp).
 //
 // Nodes are go-ethereum's blobs (bintrie/group_blob.h): a group blob for every internal node
 // at depth = 0 mod g, a stem blob for every stem. In the arena a blob is one record:

@@ -9,7 +9,7 @@
 // RocksDB: level by level, each round one MultiGet of the blob keys blob_key(key, depth)
 // of all cursors. Every blob a lookup uses is checked against the hash its parent's entry
 // records for it (the root: the manifest's root hash), as verify() checks it: arena, the
-// checks of the blobs decoded so far run batched (bintrie_blob_checks.h) whenever the walks
+// checks of the blobs decoded so far run batched (bintrie/blob_checks.h) whenever the walks
 // wait for a read, and at the end; RocksDB, each round's blobs before any cursor uses them.
 // A mismatch fails the lookup naming the record or path key; no answer of a failed lookup
 // is returned. A record reached twice with different hashes is an error at once; a stem
@@ -353,7 +353,6 @@ io::Status BintrieTreeDb::lookup_arena(std::vector<Cursor>& cur, std::vector<Loo
   arena_lookup_stats(before, ls.visits, cpu0, s);
   return st;
 }
-
 
 // The round's distinct blob keys (one per path the open cursors stand at) with the hash
 // each node must have; slot_of maps each cursor to its key. Two cursors at one path with

@@ -1,4 +1,4 @@
-// bintrie_pure_hash: the new stems' and groups' hashing inputs re-hashed level by level
+// bintrie/pure_hash: the new stems' and groups' hashing inputs re-hashed level by level
 // through the batch kernels (see the header).
 #include "engine/persist/bintrie/pure_hash.h"
 

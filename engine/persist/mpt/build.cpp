@@ -1,4 +1,4 @@
-// mpt_build: build_mpt, the write side of the persistent MPT (see mpt_db.h).
+// mpt/build: build_mpt, the write side of the persistent MPT (see mpt/db.h).
 //
 //   1. every account's address -> keccak256 (batch kernel, chunks of 4096), sorted: the
 //      account list (40 bytes per account) is the only state-sized structure in memory
@@ -305,7 +305,7 @@ io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
   if (!s.ok()) return s;
   fill_fields(b);
   const uint64_t tc = io::monotonic_ns();
-  const SnapshotRef marker;  // RocksDB: counts 0 (snapshot_rocks.h)
+  const SnapshotRef marker;  // RocksDB: counts 0 (snapshot/rocks.h)
   s = files.commit_rocks(b.fields, b.src.spec_json(), snap ? &marker : nullptr);
   if (!s.ok()) return s;
   b.rep.commit_ns = io::monotonic_ns() - tc;

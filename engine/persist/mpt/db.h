@@ -1,4 +1,4 @@
-// mpt_db: the Ethereum state MPT (secure account trie + one secure storage trie per
+// mpt/db: the Ethereum state MPT (secure account trie + one secure storage trie per
 // contract) persisted in a database directory and read back lazily (docs/persist-mpt.md).
 //
 // Arena store: every hashed node (RLP >= 32 bytes) and every trie's top node is one record

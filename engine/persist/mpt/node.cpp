@@ -1,4 +1,4 @@
-// mpt_node: strict decoding of MPT nodes read from disk, path keys (see mpt_node.h).
+// mpt/node: strict decoding of MPT nodes read from disk, path keys (see mpt/node.h).
 #include "engine/persist/mpt/node.h"
 
 #include "engine/persist/mpt/db.h"

@@ -1,4 +1,4 @@
-// mpt_node: the read side's view of one MPT node read from disk: a strict decoder of the
+// mpt/node: the read side's view of one MPT node read from disk: a strict decoder of the
 // node's RLP (hardened kernels/rlp.h decoder; nothing in the bytes is trusted) into kind,
 // nibble path, value and child references, and the helpers both stores share (child
 // index of a hashed ref among a record's children, go-ethereum path keys).
@@ -44,7 +44,7 @@ struct DiskNode {
 // Empty string on success, else "mpt node: <reason>".
 std::string decode_disk_node(std::span<const uint8_t> rlp, DiskNode* out);
 
-// Checks a record's kind and child count (record_kind: MptRecordKind, mpt_db.h) against
+// Checks a record's kind and child count (record_kind: MptRecordKind, mpt/db.h) against
 // its decoded node: a storage leaf has no record children, an account leaf one exactly when
 // its account has storage, an extension one when its child is hashed, a branch one per
 // hashed child. Empty string when they agree, else what differs.

@@ -1,4 +1,4 @@
-// mpt_trie_writer: recursive post-order build of one secure MPT (see mpt_trie_writer.h).
+// mpt/trie_writer: recursive post-order build of one secure MPT (see mpt/trie_writer.h).
 #include "engine/persist/mpt/trie_writer.h"
 
 #include <algorithm>

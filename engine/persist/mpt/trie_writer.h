@@ -1,4 +1,4 @@
-// mpt_trie_writer: builds one secure MPT (32-byte keys) over keys sorted ascending by a
+// mpt/trie_writer: builds one secure MPT (32-byte keys) over keys sorted ascending by a
 // recursive range split and hands its nodes to a sink in POST-ORDER, as the subtree packer
 // (and the path-keyed RocksDB writer) want them:
 //

@@ -1,5 +1,5 @@
-// snapshot_db: state keys -> snapshot keys, snapshot values -> lookup answers, and the
-// TreeDb view that answers lookups from the snapshot (snapshot_db.h).
+// snapshot/db: state keys -> snapshot keys, snapshot values -> lookup answers, and the
+// TreeDb view that answers lookups from the snapshot (snapshot/db.h).
 #include "engine/persist/snapshot/db.h"
 
 #include <cstring>

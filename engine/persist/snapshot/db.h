@@ -1,18 +1,18 @@
-// snapshot_db: a TreeDb whose lookups go to the flat snapshot (`get --snapshot`,
+// snapshot/db: a TreeDb whose lookups go to the flat snapshot (`get --snapshot`,
 // `read-bench --snapshot`, the block pipeline's readers with `run --snapshot`) while verify, proofs and everything else go to the tree it wraps.
 //
-// A state key becomes the tree's leaf key(s) (snapshot_format.h):
+// A state key becomes the tree's leaf key(s) (snapshot/format.h):
 //   MPT:          account -> keccak(address); slot -> keccak(address) || keccak(slot)
 //   binary trie:  account -> its basic-data and code-hash leaves (one page: the writer keeps
 //                 them together); slot -> its storage leaf
 // With slot_key_accounts a slot key's answer also carries its account (the account's keys
 // join the batch, once per address); without it the account stays empty (both trees).
-// The whole batch is one SnapshotTable::lookup (snapshot_table.h): arena, one read per
+// The whole batch is one SnapshotTable::lookup (snapshot/table.h): arena, one read per
 // distinct data page at the store's queue depth; RocksDB, one MultiGet on the snapshot's
 // column family.
 //
 // Invariants: an answer equals the tree's for the same committed state (verify checks every
-// entry, snapshot_verify.h); a failed batch returns no answers.
+// entry, snapshot/verify.h); a failed batch returns no answers.
 #pragma once
 
 #include <memory>

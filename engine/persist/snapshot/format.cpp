@@ -1,5 +1,5 @@
-// snapshot_format: encoders and strict decoders of the snapshot's records and of its block
-// in the commit record (layout in snapshot_format.h).
+// snapshot/format: encoders and strict decoders of the snapshot's records and of its block
+// in the commit record (layout in snapshot/format.h).
 #include "engine/persist/snapshot/format.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// snapshot_format: the on-disk layout of the flat snapshot, a sorted key -> value table kept
+// snapshot/format: the on-disk layout of the flat snapshot, a sorted key -> value table kept
 // beside a tree in the same arena (and the same copy-on-write commit) so that a lookup is
 // ONE device read instead of a walk from the root.
 //

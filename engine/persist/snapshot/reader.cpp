@@ -1,5 +1,5 @@
-// snapshot_reader: in-memory index, batched streamed lookups and the ordered scan of the
-// flat snapshot (snapshot_reader.h).
+// snapshot/reader: in-memory index, batched streamed lookups and the ordered scan of the
+// flat snapshot (snapshot/reader.h).
 #include "engine/persist/snapshot/reader.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
-// snapshot_reader: the read side of the flat snapshot on the arena store (snapshot_format.h),
-// a SnapshotTable (snapshot_table.h).
+// snapshot/reader: the read side of the flat snapshot on the arena store (snapshot/format.h),
+// a SnapshotTable (snapshot/table.h).
 //
 //   open(store, ref)   reads the directory pages, then the index pages (one submission per
 //                      level), into the in-memory index: the first key and page id of every
@@ -53,7 +53,7 @@ class SnapshotReader final : public SnapshotTable {
 
   const SnapshotRef& ref() const { return ref_; }
 
-  // The in-memory index, for a commit that rewrites some data pages (snapshot_update.h).
+  // The in-memory index, for a commit that rewrites some data pages (snapshot/update.h).
   size_t data_page_count() const { return data_page_.size(); }
   uint64_t data_page_id(size_t i) const { return data_page_[i]; }
   std::span<const uint8_t> first_key(size_t i) const { return {first_keys_.data() + kSnapMaxKey * i, first_key_len_[i]}; }

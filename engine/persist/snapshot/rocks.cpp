@@ -1,5 +1,5 @@
-// snapshot_rocks: the flat snapshot as a RocksDB column family: build writer, a block's
-// writes, and the table readers see (snapshot_rocks.h).
+// snapshot/rocks: the flat snapshot as a RocksDB column family: build writer, a block's
+// writes, and the table readers see (snapshot/rocks.h).
 #include "engine/persist/snapshot/rocks.h"
 
 #include <algorithm>

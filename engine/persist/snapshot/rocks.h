@@ -1,6 +1,6 @@
-// snapshot_rocks: the flat snapshot on a RocksDB database, in a column family of its own
+// snapshot/rocks: the flat snapshot on a RocksDB database, in a column family of its own
 // ("snapshot") beside the path-keyed nodes of the default one. Keys and values are the
-// arena snapshot's (snapshot_format.h: the tree's leaf keys -> the leaves' bytes), one
+// arena snapshot's (snapshot/format.h: the tree's leaf keys -> the leaves' bytes), one
 // RocksDB entry each, in RocksDB's bytewise order (= compare_snapshot_keys).
 //
 //   build    create_rocks_snapshot, then RocksSnapshotWriter::add per entry (ascending; the
@@ -10,7 +10,7 @@
 //   commit   append_snapshot_writes: a block's SnapshotDelta as writes on the family
 //            (erased keys, erased prefixes as one range deletion each, then the puts, so a
 //            put wins over an erase of the same key), appended to the block's ONE synced
-//            WriteBatch with the tree's nodes and the commit record (commit_tail.h)
+//            WriteBatch with the tree's nodes and the commit record (commit_frame.h)
 //   read     open_rocks_snapshot: a SnapshotTable whose lookup is one MultiGet on the
 //            family per batch and whose scan iterates it in key order (verify)
 //

@@ -1,6 +1,6 @@
-// snapshot_table: what a reader sees of a flat snapshot (snapshot_format.h), whichever store
-// holds it: the arena's pages (SnapshotReader, snapshot_reader.h) or a RocksDB column family
-// of its own (snapshot_rocks.h). Both hold the same keys and values (the tree's leaf keys ->
+// snapshot/table: what a reader sees of a flat snapshot (snapshot/format.h), whichever store
+// holds it: the arena's pages (SnapshotReader, snapshot/reader.h) or a RocksDB column family
+// of its own (snapshot/rocks.h). Both hold the same keys and values (the tree's leaf keys ->
 // the leaves' bytes); lookups (get, read-bench, the pipeline's readers) and verify's ordered
 // scan go through this interface.
 //

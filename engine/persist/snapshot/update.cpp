@@ -1,5 +1,5 @@
-// snapshot_update: a block's changes merged into the snapshot's reached data pages, copy-on-
-// write, in the commit in progress (snapshot_update.h).
+// snapshot/update: a block's changes merged into the snapshot's reached data pages, copy-on-
+// write, in the commit in progress (snapshot/update.h).
 #include "engine/persist/snapshot/update.h"
 
 #include <algorithm>

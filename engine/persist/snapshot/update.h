@@ -1,5 +1,5 @@
-// snapshot_update: a block commit's changes to the flat snapshot, written copy-on-write in
-// the same commit as the tree (CommitFrame, commit_tail.h):
+// snapshot/update: a block commit's changes to the flat snapshot, written copy-on-write in
+// the same commit as the tree (CommitFrame, commit_frame.h):
 //
 //   committer (tree-specific hook)      SnapshotDelta: put(key, value) for every leaf it
 //                                       writes, erase(key) / erase_prefix(key) for what it

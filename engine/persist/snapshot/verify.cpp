@@ -1,4 +1,4 @@
-// snapshot_verify: the tree's leaves against the snapshot's entries (snapshot_verify.h).
+// snapshot/verify: the tree's leaves against the snapshot's entries (snapshot/verify.h).
 #include "engine/persist/snapshot/verify.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// snapshot_verify: verify of a database with a flat snapshot. The tree's verify runs as
+// snapshot/verify: verify of a database with a flat snapshot. The tree's verify runs as
 // always (every node re-hashed up to the root) and hands over every leaf it finds (the
 // tree's key and value bytes); the leaves are sorted and compared in one merge with the
 // snapshot's ordered scan:

@@ -1,5 +1,5 @@
-// snapshot_writer: packs sorted entries into data pages, then writes the index and
-// directory pages (snapshot_writer.h).
+// snapshot/writer: packs sorted entries into data pages, then writes the index and
+// directory pages (snapshot/writer.h).
 #include "engine/persist/snapshot/writer.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// snapshot_writer: writes a whole snapshot table (snapshot_format.h) into fresh pages of the
+// snapshot/writer: writes a whole snapshot table (snapshot/format.h) into fresh pages of the
 // commit in progress, through the same PageWriter as the tree, so that one CowSpace commit
 // (one MANIFEST publish) covers tree and snapshot.
 //
@@ -9,7 +9,7 @@
 //   sw.finish(&ref)                 writes the last data page, the index pages and the
 //                                   directory pages; ref goes into the commit record
 //
-// A block commit (snapshot_update.h) rewrites only the data pages its changes reach: it
+// A block commit (snapshot/update.h) rewrites only the data pages its changes reach: it
 // hands the untouched ones over as they are (add_existing_page) and ends each rewritten run
 // with end_run(), so a rewritten page never absorbs a neighbour it did not read.
 //
@@ -29,7 +29,7 @@
 namespace st::persist {
 
 // Where a build hands the snapshot's entries, in strictly ascending key order: the arena's
-// pages (SnapshotWriter) or a RocksDB column family (RocksSnapshotWriter, snapshot_rocks.h).
+// pages (SnapshotWriter) or a RocksDB column family (RocksSnapshotWriter, snapshot/rocks.h).
 class SnapshotSink {
  public:
   virtual ~SnapshotSink() = default;

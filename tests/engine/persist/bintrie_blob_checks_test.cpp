@@ -1,4 +1,4 @@
-// bintrie_blob_checks_test: BlobHashChecks (engine/persist/bintrie_blob_checks.h) hashes
+// bintrie_blob_checks_test: BlobHashChecks (engine/persist/bintrie/blob_checks.h) hashes
 // queued group and stem blobs in batches to exactly what reconstruct_group(...)[0] and
 // stem_blob_hash compute one blob at a time: random group shapes at every group depth 1..8
 // (entries ending early, lone entries, zero entry hashes), random stems from 1 to 256
