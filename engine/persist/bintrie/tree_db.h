@@ -20,10 +20,7 @@
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie/blob_checks.h"
 #include "engine/persist/bintrie/disk.h"
-#include "engine/persist/db_files.h"
-#include "engine/persist/page_reader.h"
-#include "engine/persist/snapshot/reader.h"
-#include "engine/persist/tree_db.h"
+#include "engine/persist/stored_tree_db.h"
 
 namespace st::persist::bintrie_read {
 
@@ -60,24 +57,13 @@ io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const Where& w
 // What is wrong with the record at l, as an error naming it.
 io::Status record_error(Locator l, const std::string& what);
 
-class BintrieTreeDb final : public TreeDb {
+class BintrieTreeDb final : public StoredTreeDb {
  public:
   BintrieTreeDb(DbFiles&& f, const bintrie::Hasher& h, unsigned g, size_t verify_cache_pages, bool slot_key_accounts)
-      : files_(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g),
-        verify_cache_pages_(verify_cache_pages), slot_key_accounts_(slot_key_accounts), checks_(h, g) {
-    if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
-  }
+      : StoredTreeDb(std::move(f)), h_(h), ks_{h, bintrie::TreeIndexEndian::big}, g_(g),
+        verify_cache_pages_(verify_cache_pages), slot_key_accounts_(slot_key_accounts), checks_(h, g) {}
 
-  const io::Manifest& manifest() const override { return files_.manifest; }
-  const std::string& source_spec() const override { return files_.commit.spec; }
-  std::vector<std::string> data_files() const override { return files_.data_files(); }
   io::NodeStore* page_store() override { return files_.store == StoreKind::arena ? &files_.arena->pages() : nullptr; }
-  PageReader* page_reader() override { return reader_.get(); }
-  void record_read_latency(stats::LogHistogram* sink) override {
-    if (reader_) reader_->set_latency_sink(sink);
-  }
-  io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return open_snapshot_of(files_, out); }
-  io::Status open_snapshot_table(std::unique_ptr<SnapshotTable>* out) override { return open_snapshot_table_of(files_, out); }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override;
@@ -209,13 +195,11 @@ class BintrieTreeDb final : public TreeDb {
   io::Status verify_chunk_rocks(VerifyWalk& w);
   io::Status finish_verify(VerifyWalk& w, const ReadCounters& before);
 
-  DbFiles files_;
   bintrie::Hasher h_;
   bintrie::KeyScheme ks_;
   unsigned g_;
   size_t verify_cache_pages_;  // DbOptions::verify_cache_pages
   bool slot_key_accounts_;     // DbOptions::slot_key_accounts
-  std::unique_ptr<PageReader> reader_;
   BlobHashChecks checks_;      // lookups: the blobs used, hashed in batches before any answer
   // Runs the queued checks; a mismatch is an error naming the node (name(tag)).
   template <class Name>

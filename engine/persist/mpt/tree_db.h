@@ -17,12 +17,9 @@
 #include <vector>
 
 #include "engine/mpt/account.h"
-#include "engine/persist/db_files.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
-#include "engine/persist/page_reader.h"
-#include "engine/persist/snapshot/reader.h"
-#include "engine/persist/tree_db.h"
+#include "engine/persist/stored_tree_db.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_read {
@@ -127,21 +124,11 @@ struct VerifyItem {
   Hash32 owner{};                   // storage trie: the account's hashed address
 };
 
-class MptTreeDb final : public TreeDb {
+class MptTreeDb final : public StoredTreeDb {
  public:
-  explicit MptTreeDb(DbFiles&& f) : files_(std::move(f)) {
-    if (files_.store == StoreKind::arena) reader_ = std::make_unique<PageReader>(files_.arena->pages());
-  }
-  const io::Manifest& manifest() const override { return files_.manifest; }
-  const std::string& source_spec() const override { return files_.commit.spec; }
-  std::vector<std::string> data_files() const override { return files_.data_files(); }
+  explicit MptTreeDb(DbFiles&& f) : StoredTreeDb(std::move(f)) {}
+
   io::NodeStore* page_store() override { return files_.arena ? &files_.arena->pages() : nullptr; }
-  PageReader* page_reader() override { return reader_.get(); }
-  void record_read_latency(stats::LogHistogram* sink) override {
-    if (reader_) reader_->set_latency_sink(sink);
-  }
-  io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out) override { return open_snapshot_of(files_, out); }
-  io::Status open_snapshot_table(std::unique_ptr<SnapshotTable>* out) override { return open_snapshot_table_of(files_, out); }
 
   io::Status lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
                     bool cold_pages) override;
@@ -181,8 +168,6 @@ class MptTreeDb final : public TreeDb {
   io::Status check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r);
   io::Status verify_all(VerifyReport* r, const ProgressFn& progress);
 
-  DbFiles files_;
-  std::unique_ptr<PageReader> reader_;
   HashChecks checks_;
   // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
   std::unordered_map<Locator, uint32_t> memo_;
