@@ -20,7 +20,7 @@
 
 #include "engine/database/store_types.h"
 #include "engine/experiments/read_bench.h"
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot/reader.h"
 #include "engine/stats/summary.h"
 #include "workloads/cli_args.h"
 #include "workloads/cli_options.h"

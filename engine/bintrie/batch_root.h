@@ -1,6 +1,6 @@
 // batch_root: the from-scratch root of a key/value set, built the data-oriented way.
 //
-// batch_root (batch_scratch.cpp) is fused per bucket of the top k key bits:
+// batch_root (batch_root_buckets.cpp) is fused per bucket of the top k key bits:
 //   1. partition the entries (copied, 64 bytes each) into 2^k buckets by their top k key
 //      bits (about 2,048 entries each, at least 16 buckets per thread; sort_partition.h);
 //   2. per bucket, in cache-resident buffers: sort the bucket's records, keep the last write

@@ -33,7 +33,6 @@ class StateTree {
   Hash32 commit(CommitStats* stats = nullptr) { return tree_.commit(stats); }
 
   const MutableTree& tree() const { return tree_; }
-  const KeyScheme& key_scheme() const { return ks_; }
 
  private:
   KeyScheme ks_;

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 #include "engine/stats/summary.h"
 #include "kernels/keccak256.h"
 #include "kernels/support/splitmix64.h"
@@ -113,7 +113,7 @@ class ReadBench {
 
  private:
   // The database reopened at queue depth qd over db_'s state; with options.snapshot its
-  // lookups go to the flat snapshot (snapshot_db.h).
+  // lookups go to the flat snapshot (snapshot/db.h).
   io::Status open_at(uint32_t qd, std::unique_ptr<persist::TreeDb>* d) {
     if (io::Status s = persist::open_any_db(o_.dir, qd, d, o_.slot_accounts, &db_); !s.ok()) return s;
     if (o_.snapshot) return persist::open_snapshot_view(std::move(*d), o_.slot_accounts, d);

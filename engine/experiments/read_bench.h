@@ -15,7 +15,7 @@
 //                (engine/persist/cold_reads.h); order batched/raw alternates by repetition
 //
 // With options.snapshot every reopen answers its lookups from the flat snapshot
-// (persist/snapshot_db.h): the same protocol, the same checks, one page read per data page.
+// (persist/snapshot/db.h): the same protocol, the same checks, one page read per data page.
 //
 // Invariants: every batched answer is checked against the source (the values of all K slots;
 // every account an answer carries: nonce, balance, code hash, and the binary trie's code

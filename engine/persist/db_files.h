@@ -12,7 +12,7 @@
 //                         memtables to SSTs, publishes MANIFEST
 //            block:  files.commit_rocks_batch(node puts + deletes, manifest_fields)
 //                      -> ONE synced WriteBatch: the nodes, the deletions, the flat
-//                         snapshot's changes (its column family, snapshot_rocks.h) and the
+//                         snapshot's changes (its column family, snapshot/rocks.h) and the
 //                         commit record; then MANIFEST (no flush: the synced WAL holds the block)
 //
 //   commit record (arena: one page's payload; RocksDB: the value):
@@ -46,7 +46,7 @@
 #include "engine/persist/page_reader.h"
 #include "engine/persist/page_writer.h"
 #include "engine/persist/record_page.h"
-#include "engine/persist/snapshot_format.h"
+#include "engine/persist/snapshot/format.h"
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"
 #include "io/store_dir.h"
@@ -69,7 +69,7 @@ struct CommitFields {
 struct CommitInfo {
   Locator root = kNoLocator;   // arena: the root record (kNoLocator = empty tree)
   std::string spec;            // the source's spec_json()
-  // The flat snapshot of this commit (snapshot_format.h), when the database has one (arena:
+  // The flat snapshot of this commit (snapshot/format.h), when the database has one (arena:
   // its pages and counts; RocksDB: zero counts, the entries are in its column family).
   // Encoded after the spec (and the RocksDB fields) as the "STSN" block.
   std::optional<SnapshotRef> snapshot;
@@ -123,7 +123,7 @@ struct DbFiles {
   // snapshot: the commit's flat snapshot (written through w), or nullptr for none.
   io::Status commit_arena(PageWriter& w, Locator root, const Fields& f, const std::string& spec,
                           const SnapshotRef* snapshot = nullptr);
-  // snapshot: the build wrote the flat snapshot's column family (snapshot_rocks.h); the
+  // snapshot: the build wrote the flat snapshot's column family (snapshot/rocks.h); the
   // record carries the ref (zero counts) that says so. Block commits keep the last one's.
   io::Status commit_rocks(const Fields& f, const std::string& spec, const SnapshotRef* snapshot = nullptr);
   // A RocksDB block commit: `writes` (new path-keyed nodes, deletions of replaced ones; a

@@ -10,7 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/persist/mpt_dirty_trie.h"
 
 namespace st::persist {

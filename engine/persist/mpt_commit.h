@@ -41,7 +41,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/state/state_types.h"
 
 namespace st::persist {

@@ -8,9 +8,9 @@
 
 #include "engine/mpt/account.h"
 #include "engine/mpt/node_codec.h"
-#include "engine/persist/mpt_db.h"
-#include "engine/persist/mpt_node.h"
-#include "kernels/support/clock.h"
+#include "engine/persist/mpt/db.h"
+#include "engine/persist/mpt/node.h"
+#include "io/monotonic_clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_commit_detail {

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "engine/mpt/node_ref.h"
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/page_reader.h"
 #include "engine/persist/subtree_packer.h"

@@ -1,12 +1,13 @@
-// tree_db: build / open dispatch to the tree implementations (mpt_db, bintrie_db).
+// tree_db: build / open dispatch to the tree implementations (mpt/db.h, bintrie/db.h).
 #include "engine/persist/tree_db.h"
 
 #include "engine/persist/db_files.h"
-#include "engine/persist/snapshot_reader.h"
+#include "engine/persist/snapshot/reader.h"
 
 namespace st::persist {
 
-// Implemented by engine/persist/mpt_db.cpp and bintrie_db.cpp (declared in their headers).
+// Implemented in mpt/build.cpp, mpt/tree_db.cpp, bintrie/build.cpp, bintrie/tree_db.cpp
+// (declared in mpt/db.h, bintrie/db.h).
 io::Status build_mpt(DbFiles& files, const DbOptions& o, const state::StateSource& src, BuildReport* report,
                      const ProgressFn& progress);
 io::Status open_mpt(DbFiles&& files, const DbOptions& o, std::unique_ptr<TreeDb>* out);

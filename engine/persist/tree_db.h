@@ -1,12 +1,12 @@
 // tree_db: what `statetree build / verify / get / read-bench` see of a persistent state
-// tree, whichever tree (MPT: mpt_db.h, binary trie: bintrie_db.h) and whichever store
+// tree, whichever tree (MPT: mpt/db.h, binary trie: bintrie/db.h) and whichever store
 // (the flat arena file, RocksDB keyed by path).
 //
 // A database directory:
 //   DIR/MANIFEST      the manifest (io/manifest.h): format version, tree, hash, GD, page
 //                     size, root hash, counts; replaced atomically by each commit
 //   DIR/pages.arena   arena store: the record pages (record_page.h); the manifest's
-//                     root_page names the commit record page (commit_record.h)
+//                     root_page names the commit record page (db_files.h)
 //   DIR/rocksdb/      RocksDB store: nodes keyed by path, plus the commit record under
 //                     kRocksCommitKey, written in the commit's last WriteBatch before the
 //                     manifest is published
@@ -65,8 +65,8 @@ struct DbOptions {
   // A reader (open_db): open the state this manifest names, not the current one (see
   // open_any_db's same_state_as).
   std::optional<io::Manifest> read_state;
-  // build: also write the flat snapshot (snapshot_format.h) in the same commit (arena) or
-  // the same build (RocksDB: a column family of its own, snapshot_rocks.h).
+  // build: also write the flat snapshot (snapshot/format.h) in the same commit (arena) or
+  // the same build (RocksDB: a column family of its own, snapshot/rocks.h).
   bool snapshot = false;
 };
 
@@ -173,16 +173,16 @@ class TreeDb {
   // Arena: every page read of this handle from now on adds its device latency (ns) to
   // `sink` (PageReader::set_latency_sink; nullptr stops it). RocksDB: nothing is recorded.
   virtual void record_read_latency(stats::LogHistogram* sink) { (void)sink; }
-  // The arena's flat snapshot of the state this handle reads (snapshot_reader.h), over its
+  // The arena's flat snapshot of the state this handle reads (snapshot/reader.h), over its
   // own page cache on the same store; not_found when the database has none (built without
   // --snapshot, or RocksDB: open_snapshot_table below covers both stores).
   virtual io::Status open_snapshot(std::unique_ptr<SnapshotReader>* out);
-  // The same on either store (snapshot_table.h): the arena's SnapshotReader, or the RocksDB
+  // The same on either store (snapshot/table.h): the arena's SnapshotReader, or the RocksDB
   // column family; not_found when the database has none.
   virtual io::Status open_snapshot_table(std::unique_ptr<SnapshotTable>* out);
   // Verify hands every leaf it finds to this function: the tree's own key (MPT:
   // keccak(address), or keccak(address) || keccak(slot); binary trie: stem || suffix) and
-  // the leaf's value bytes, in no particular order (the snapshot check, snapshot_verify.h).
+  // the leaf's value bytes, in no particular order (the snapshot check, snapshot/verify.h).
   using LeafFn = std::function<void(std::span<const uint8_t> key, std::span<const uint8_t> value)>;
   void set_verify_leaf_sink(LeafFn fn) { leaf_sink_ = std::move(fn); }
 

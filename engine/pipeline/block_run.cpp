@@ -25,7 +25,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie/commit.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/mpt_commit.h"
 #include "engine/pipeline/block_stages.h"

@@ -34,7 +34,7 @@
 // RunOptions::overlap_hash) hash while block k publishes: one block at a time is between
 // the start of its hash and the end of its write_pages() (a limiter_node of 1 that the
 // commit stage opens after write_pages()), which hands the next hash its root and pages
-// (the committer's base, commit_tail.h) while the publish runs; that hash reads through a
+// (the committer's base, commit_frame.h) while the publish runs; that hash reads through a
 // store of its own. Block k+1's reader may pin the state before block k: its reads see
 // block k's writes through the diff layer. Preallocated tokens (K + 1) carry the blocks
 // through the graph. RocksDB, any K: a block's reader is a snapshot of the writer's
@@ -60,7 +60,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/persist/db_files.h"
 #include "engine/state/bal.h"
 #include "engine/stats/summary.h"
@@ -95,7 +95,7 @@ struct RunOptions {
   // time beside the hash stage's); a digest that differs fails the block.
   bool pure_hash = true;
   // The blocks' state reads (bal's prefetch, serial's and geth's on-demand lookups) go to
-  // the database's flat snapshot (persist/snapshot_db.h: arena, one device read per data
+  // the database's flat snapshot (persist/snapshot/db.h: arena, one device read per data
   // page; RocksDB, one MultiGet on its column family) instead of the tree; the commit still
   // resolves the tree paths it rewrites (it reads those tree nodes itself: the reader hands
   // it none) and updates the snapshot in the same commit. Databases built with a snapshot

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "engine/persist/page_reader.h"
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 #include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {

@@ -1,4 +1,4 @@
-// persist_bintrie_db_test: the binary trie on disk (engine/persist/bintrie_db.h): build ->
+// persist_bintrie_db_test: the binary trie on disk (engine/persist/bintrie/db.h): build ->
 // reopen -> every key's lookup equals the source, absent keys are absent -> verify -> proofs
 // verify and equal the in-memory tree's; roots equal bintrie::StateTree's (the vectors'
 // genesis cases included) at every group depth 1..8, both hashes, both stores; opening with
@@ -25,8 +25,8 @@
 #include "engine/bintrie/keys.h"
 #include "engine/bintrie/proof.h"
 #include "engine/bintrie/state_tree.h"
-#include "engine/persist/bintrie_db.h"
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/db.h"
+#include "engine/persist/bintrie/disk.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"

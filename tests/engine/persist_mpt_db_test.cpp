@@ -9,8 +9,8 @@
 #include <set>
 
 #include "engine/mpt/builder.h"
-#include "engine/persist/mpt_node.h"
-#include "engine/persist/mpt_trie_writer.h"
+#include "engine/persist/mpt/node.h"
+#include "engine/persist/mpt/trie_writer.h"
 #include "tests/engine/persist_mpt_test_util.h"
 #include "tests/reference/mpt_reference.h"
 #include "workloads/genesis.h"

@@ -15,7 +15,7 @@
 
 #include "engine/mpt/state.h"
 #include "engine/persist/db_files.h"
-#include "engine/persist/mpt_db.h"
+#include "engine/persist/mpt/db.h"
 #include "engine/state/state_source.h"
 
 namespace pmpt_test {

@@ -23,8 +23,8 @@
 #include <set>
 
 #include "engine/bintrie/group_blob.h"
-#include "engine/persist/bintrie_pure_hash.h"
-#include "engine/persist/snapshot_verify.h"
+#include "engine/persist/bintrie/pure_hash.h"
+#include "engine/persist/snapshot/verify.h"
 #include "engine/persist/tree_db.h"
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/parallel.h"

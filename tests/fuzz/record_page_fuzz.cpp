@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "engine/persist/mpt_node.h"
+#include "engine/persist/mpt/node.h"
 #include "engine/persist/record_page.h"
 #include "tests/fuzz/fuzz_util.h"
 

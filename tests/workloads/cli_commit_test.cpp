@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/disk.h"
 #include "engine/persist/db_files.h"
 #include "io/manifest.h"
 #include "reference/run_command.h"

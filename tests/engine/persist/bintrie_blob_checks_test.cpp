@@ -1,4 +1,4 @@
-// bintrie_blob_checks_test: BlobHashChecks (engine/persist/bintrie_blob_checks.h) hashes
+// bintrie_blob_checks_test: BlobHashChecks (engine/persist/bintrie/blob_checks.h) hashes
 // queued group and stem blobs in batches to exactly what reconstruct_group(...)[0] and
 // stem_blob_hash compute one blob at a time: random group shapes at every group depth 1..8
 // (entries ending early, lone entries, zero entry hashes), random stems from 1 to 256
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/bintrie/group_blob.h"
-#include "engine/persist/bintrie_blob_checks.h"
+#include "engine/persist/bintrie/blob_checks.h"
 #include "tests/io/io_test_util.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // bintrie_commit_test: block diffs applied to an arena binary-trie database as copy-on-write
-// commits (engine/persist/bintrie_commit.h), checked after every commit against the
+// commits (engine/persist/bintrie/commit.h), checked after every commit against the
 // in-memory binary trie's root (bintrie::batch_root) of the expected leaves (differential),
 // plus reopen + verify + every account and slot read back, at GD 5 / 2 (4 KiB pages) and
 // GD 8 (16 KiB pages; a full root group stays one record of 256 children); commits SIGKILLed
@@ -24,8 +24,8 @@
 #include "tests/engine/persist/kill_child.h"
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/batch_root.h"
-#include "engine/persist/bintrie_commit.h"
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/commit.h"
+#include "engine/persist/bintrie/disk.h"
 #include "engine/persist/tree_db.h"
 #include "kernels/keccak256.h"
 

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie/commit.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/tree_db.h"
 #include "io/rocksdb_store.h"

@@ -19,7 +19,7 @@
 
 #include "engine/bintrie/group_blob.h"
 #include "engine/bintrie/keys.h"
-#include "engine/persist/bintrie_disk.h"
+#include "engine/persist/bintrie/disk.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
 #include "engine/persist/tree_db.h"

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/persist/bintrie_commit.h"
+#include "engine/persist/bintrie/commit.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/mpt_commit.h"
-#include "engine/persist/snapshot_db.h"
-#include "engine/persist/snapshot_reader.h"
-#include "engine/persist/snapshot_verify.h"
+#include "engine/persist/snapshot/db.h"
+#include "engine/persist/snapshot/reader.h"
+#include "engine/persist/snapshot/verify.h"
 #include "engine/persist/tree_db.h"
 #include "tests/engine/persist/kill_child.h"
 #include "tests/engine/persist/snapshot_test_util.h"

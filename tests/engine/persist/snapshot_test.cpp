@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "engine/persist/db_files.h"
-#include "engine/persist/snapshot_db.h"
-#include "engine/persist/snapshot_reader.h"
-#include "engine/persist/snapshot_rocks.h"
-#include "engine/persist/snapshot_verify.h"
+#include "engine/persist/snapshot/db.h"
+#include "engine/persist/snapshot/reader.h"
+#include "engine/persist/snapshot/rocks.h"
+#include "engine/persist/snapshot/verify.h"
 #include "engine/persist/tree_db.h"
 #include "kernels/support/splitmix64.h"
 #include "tests/engine/persist/snapshot_test_util.h"

@@ -14,8 +14,8 @@
 
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
-#include "engine/persist/snapshot_reader.h"
-#include "engine/persist/snapshot_rocks.h"
+#include "engine/persist/snapshot/reader.h"
+#include "engine/persist/snapshot/rocks.h"
 #include "engine/persist/tree_db.h"
 #include "io/page_format.h"
 

@@ -1,0 +1,87 @@
+// bintrie/blob_checks: the hash checks of binary-trie lookups. Every group blob and stem
+// blob a lookup uses must hash to what its parent records for it (the root: the manifest's
+// root hash), as verify() checks it; a page whose contents changed under a re-sealed
+// checksum then fails the lookup instead of answering from it.
+//
+// Checks are queued (views into bytes that stay valid until run() or clear()) and hashed
+// in batches through the hasher's batch kernels, all queued blobs together:
+//   group: the blob's g-level subtree over its entries, reduced level by level (one
+//          hash64_batch per level over every queued group; two zero children give zero,
+//          unhashed, as reconstruct_group's zero rule) up to its root
+//   stem:  the leaves H(value) (one hash32_batch over every queued stem's values), the
+//          sparse 8-level stem subtrees (stem_subtree_roots), the stem nodes
+//          H(stem || 0x00 || R) (one hash64_batch)
+//
+// Invariants: a group's result equals reconstruct_group(...)[0] and a stem's equals
+// stem_blob_hash of the same blob, bit for bit; run() reports the first mismatch in the
+// order the checks were added; views must be of blobs the strict checks accepted
+// (check_group_blob / check_stem_blob at the checker's group depth).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/bintrie/group_blob.h"
+#include "engine/bintrie/stem_subtree.h"
+
+namespace st::persist {
+
+class BlobHashChecks {
+ public:
+  BlobHashChecks(const bintrie::Hasher& h, unsigned g) : h_(h), g_(g) {}
+
+  // Queues a check: the blob must hash to expect (32 bytes, copied). tag: the caller's
+  // name for the node (a locator, a key index), returned with a mismatch.
+  void add_group(const bintrie::GroupBlobView& v, const uint8_t* expect32, uint64_t tag);
+  void add_stem(const bintrie::StemBlobView& v, const uint8_t* expect32, uint64_t tag);
+
+  size_t pending() const { return checks_.size(); }
+  // Runs every queued check and clears the queue: -1 when all match, else the position
+  // (in add order since the last run / clear) of the first mismatch; tag(i) names it.
+  long run();
+  uint64_t tag(size_t i) const { return last_tags_[i]; }
+  bool is_group(size_t i) const { return last_is_group_[i]; }
+  void clear();
+
+  // Hashes computed by run() so far (64-byte messages and 32-byte leaves).
+  uint64_t hashes() const { return hashes_; }
+
+ private:
+  struct Check {
+    bool group;
+    uint32_t index;  // into groups_ / stems_
+    bintrie::Bytes32 expect;
+    uint64_t tag;
+  };
+  void hash_groups(std::vector<bintrie::Bytes32>* roots);
+  void hash_stems(std::vector<bintrie::Bytes32>* out);
+
+  bintrie::Hasher h_;
+  unsigned g_;
+  std::vector<Check> checks_;
+  std::vector<bintrie::GroupBlobView> groups_;
+  std::vector<bintrie::StemBlobView> stems_;
+  std::vector<uint64_t> last_tags_;
+  std::vector<uint8_t> last_is_group_;
+  uint64_t hashes_ = 0;
+  // Scratch, kept between runs.
+  struct Item {
+    uint16_t pos;
+    bintrie::Bytes32 hash;
+  };
+  struct Ent {
+    uint16_t pos;  // bitmap position (relative depth g)
+    uint8_t r;     // relative depth 1..g
+    const uint8_t* hash;
+  };
+  std::vector<Ent> ents_;
+  std::vector<uint32_t> ent_off_;
+  std::vector<Item> cur_, next_, level_;
+  std::vector<uint32_t> cur_off_, next_off_;
+  std::vector<int32_t> next_msg_;  // per next item: its message, or -1 (zero rule)
+  std::vector<bintrie::Bytes32> msgs_, out_;
+  bintrie::StemLevels levels_;
+};
+
+}  // namespace st::persist

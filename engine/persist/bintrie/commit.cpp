@@ -1,0 +1,766 @@
+// bintrie/commit: BintrieCommitter (see bintrie/commit.h for the phases). The dirty paths
+// are held as `Node`s (records read from disk, decoded); the new tree is first planned as
+// `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
+// and then hashed post-order in memory (hash_plan: the stem and group hashes, entries filled
+// from the children's), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
+// Both stores run the same prepare / resolve / plan; only the node source and sink differ
+// (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
+// blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
+// In RocksDB a node's key is its position, so a kept stem that a split moves deeper is
+// rewritten under its new key and its old key deleted (the arena keeps it by locator).
+#include "engine/persist/bintrie/commit.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "engine/bintrie/keys.h"
+#include "engine/persist/bintrie/disk.h"
+#include "engine/persist/bintrie/pure_hash.h"
+#include "kernels/keccak256.h"
+
+namespace st::persist {
+namespace {
+
+using bintrie::Bytes32;
+namespace bd = bintrie_disk;
+using Key32 = std::array<uint8_t, 32>;  // a stem + one zero byte (key_bits reads up to bit 255)
+
+// Writes to one stem. sub -> value; the basic-data patch (sub 0) needs the old leaf.
+struct StemWrites {
+  Key32 stem{};
+  std::map<uint8_t, Bytes32> values;
+  bool patch = false;  // an account field changed: rewrite sub 0 (and default sub 1)
+  std::optional<uint64_t> nonce;
+  std::optional<Bytes32> balance;
+  std::optional<uint32_t> code_size;
+};
+
+struct Node {
+  Locator loc = kNoLocator;         // RocksDB: kKeyed (named by path / depth)
+  Key32 path{};                     // a key under the node (its first `depth` bits are its path)
+  unsigned depth = 0;
+  bool group = false;
+  bintrie::GroupBlob blob;          // group
+  std::vector<Locator> children;    // group: one per entry
+  bintrie::StemBlob stem;           // stem
+  Bytes32 hash{};
+  std::vector<Locator> records;     // this record + stem pieces
+  uint64_t body_bytes = 0;          // blob bytes of its records
+  std::vector<int> child_node;      // group: loaded child per entry, -1 if not loaded
+  bool reused = false;
+};
+
+constexpr Locator kKeyed = 0;  // a RocksDB node's locator: it is named by its path key
+
+struct Plan {
+  enum Kind { placed, stem, group } kind = placed;
+  Locator loc = kNoLocator;                 // placed
+  int node = -1;                            // placed: the loaded node it keeps (-1: never read)
+  Bytes32 hash{};
+  bintrie::StemBlob stem_blob;              // stem
+  bintrie::GroupBlob group_blob;            // group
+  std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
+};
+
+
+io::Status err(Locator l, const std::string& m) {
+  return {io::Errc::corrupt_page, "binary trie commit: " + bd::locator_name(l) + ": " + m};
+}
+
+std::string blob_key_string(const uint8_t* path, unsigned depth) {
+  const std::vector<uint8_t> k = bintrie::blob_key(path, depth);
+  return std::string(reinterpret_cast<const char*>(k.data()), k.size());
+}
+std::string key_name(std::string_view key) {
+  return "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(key.data()), key.size()});
+}
+// Bits [d, d + n) of `path` := v (n bits, MSB first).
+void set_bits(Key32& path, unsigned d, uint32_t v, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) {
+    const unsigned b = d + i;
+    const uint8_t m = uint8_t(0x80 >> (b % 8));
+    if ((v >> (n - 1 - i)) & 1) path[b / 8] |= m;
+    else path[b / 8] &= uint8_t(~m);
+  }
+}
+
+class Committer {
+ public:
+  Committer(DbFiles& f, CommitFrame& frame, const bintrie::Hasher& h, unsigned g)
+      : files_(f), frame_(frame), h_(h), g_(g) {}
+
+  io::Status prepare(const state::StateDiff& diff) {
+    const bintrie::KeyScheme ks{h_, bintrie::TreeIndexEndian::big};
+    std::map<Key32, StemWrites> by_stem;
+    auto at = [&](const Bytes32& key) -> StemWrites& {
+      Key32 s{};
+      std::memcpy(s.data(), key.data(), 31);
+      StemWrites& w = by_stem[s];
+      w.stem = s;
+      return w;
+    };
+    for (const state::AccountDiff& a : diff.accounts) {
+      if (a.destroyed) return {io::Errc::bad_argument, "binary trie commit: destroyed accounts are not supported"};
+      ++accounts;
+      if (a.nonce || a.balance || a.code) {
+        if (a.balance)
+          for (int i = 0; i < 16; ++i)
+            if ((*a.balance)[i] != 0)
+              return {io::Errc::bad_argument, "binary trie commit: balance does not fit 128 bits"};
+        const Bytes32 header = bintrie::basic_data_key(ks, a.address);
+        StemWrites& w = at(header);
+        w.patch = true;
+        if (a.nonce) w.nonce = *a.nonce;
+        if (a.balance) w.balance = *a.balance;
+        if (a.code) {
+          if (a.code->size() >= (size_t(1) << 24)) return {io::Errc::bad_argument, "binary trie commit: code too long"};
+          w.code_size = uint32_t(a.code->size());
+          Bytes32 ch;
+          kernels::keccak256(a.code->data(), a.code->size(), ch.data());
+          w.values[bintrie::kCodeHashLeafKey] = ch;
+          const std::vector<Bytes32> chunks = bintrie::chunkify_code(*a.code);
+          for (size_t i = 0; i < chunks.size(); ++i) {
+            Bytes32 ti;
+            uint8_t sub;
+            bintrie::code_chunk_position(i, &ti, &sub);
+            Bytes32 key = ti == Bytes32{} ? header : bintrie::get_tree_key(ks, a.address, ti, sub);
+            key[31] = sub;
+            at(key).values[sub] = chunks[i];
+          }
+        }
+      }
+      for (const auto& [slot, value] : a.storage_writes) {
+        const Bytes32 key = bintrie::storage_slot_key(ks, a.address, slot);
+        at(key).values[key[31]] = value;  // the last write of a key wins
+      }
+    }
+    for (auto& [s, w] : by_stem) writes_.push_back(std::move(w));
+    return {};
+  }
+
+  // Level by level from the root: loads, checks and links every record on a dirty path.
+  io::Status resolve() {
+    const bool keyed = frame_.keyed();
+    if (keyed ? frame_.base().root_hash == Bytes32{} : frame_.base().root == kNoLocator) return {};
+    struct Item {
+      Locator loc;
+      Bytes32 hash;
+      unsigned depth;
+      std::vector<uint32_t> dirty;  // indices into writes_
+      int parent;
+      uint32_t entry;
+    };
+    std::vector<Item> level(1);
+    level[0] = {keyed ? kKeyed : frame_.base().root, frame_.base().root_hash, 0, {}, -1, 0};
+    for (uint32_t i = 0; i < writes_.size(); ++i) level[0].dirty.push_back(i);
+    std::vector<std::string> keys, values;
+    while (!level.empty()) {
+      if (level[0].depth > 248) return err(level[0].loc, "path deeper than 248 bits");
+      // The key under each item (RocksDB: its first `depth` bits name the node).
+      auto path_of = [&](const Item& it) { return it.dirty.empty() ? Key32{} : writes_[it.dirty[0]].stem; };
+      if (keyed) {
+        keys.clear();
+        for (const Item& it : level) keys.push_back(blob_key_string(path_of(it).data(), it.depth));
+        if (io::Status s = frame_.rocks().read(keys, &values, "binary trie commit", key_name); !s.ok()) return s;
+      } else {
+        std::vector<Locator> locs;
+        for (const Item& it : level) locs.push_back(it.loc);
+        if (io::Status s = frame_.reader().load(locs); !s.ok()) return s;
+        std::vector<Locator> aux;  // stem pieces
+        for (const Item& it : level) {
+          RecordView rv;
+          if (io::Status s = frame_.reader().record(it.loc, &rv); !s.ok()) return s;
+          if (rv.kind == bd::kStemChunked)
+            for (uint32_t c = 0; c < rv.child_count; ++c) aux.push_back(rv.child(c));
+        }
+        if (!aux.empty())
+          if (io::Status s = frame_.reader().load(aux); !s.ok()) return s;
+      }
+      std::vector<Item> next;
+      for (size_t li = 0; li < level.size(); ++li) {
+        Item& it = level[li];
+        const int id = int(nodes_.size());
+        nodes_.emplace_back();
+        io::Status ds = keyed ? decode_value(values[li], keys[li], &nodes_.back()) : decode(it.loc, &nodes_.back());
+        if (!ds.ok()) return ds;
+        Node& n = nodes_.back();
+        n.path = path_of(it);
+        n.depth = it.depth;
+        records_read += n.records.size();
+        if (n.hash != it.hash) {
+          if (keyed)
+            return {io::Errc::corrupt_page, "binary trie commit: " + key_name(keys[li]) + ": hash does not match its parent's entry"};
+          return err(it.loc, "hash does not match its parent's entry");
+        }
+        if (it.parent >= 0) nodes_[it.parent].child_node[it.entry] = id;
+        else root_ = id;
+        if (!n.group) {
+          if (!it.dirty.empty() && !bd::same_prefix(n.stem.stem.data(), writes_[it.dirty[0]].stem.data(), it.depth))
+            return err(it.loc, "stem does not continue the path of its position");
+          continue;
+        }
+        n.child_node.assign(n.blob.entries.size(), -1);
+        std::map<uint32_t, size_t> child_item;  // entry -> index in next
+        for (uint32_t w : it.dirty) {
+          const auto e = bd::find_entry(n.blob, bd::key_bits(writes_[w].stem.data(), it.depth, g_));
+          if (!e) continue;
+          auto [pos, fresh] = child_item.emplace(*e, next.size());
+          if (fresh)
+            next.push_back({n.children[*e], n.blob.entries[*e].hash, it.depth + n.blob.entries[*e].depth, {}, id, *e});
+          next[pos->second].dirty.push_back(w);
+        }
+      }
+      level = std::move(next);
+    }
+    return {};
+  }
+
+  // The plan of the new tree; then the writes.
+  io::Status plan(std::unique_ptr<Plan>* out) {
+    std::vector<Item> items;
+    if (root_ < 0) {
+      for (uint32_t w = 0; w < writes_.size(); ++w) add_new_stem(w, &items);
+      if (items.empty()) { *out = nullptr; return {}; }
+      return place(items, 0, out);
+    }
+    Node& n = nodes_[root_];
+    std::vector<uint32_t> all(writes_.size());
+    for (uint32_t w = 0; w < writes_.size(); ++w) all[w] = w;
+    if (!n.group) {
+      // A lone stem as the root: it and the new stems are placed from depth 0.
+      collect_stem(root_, all, &items);
+      return place(items, 0, out);
+    }
+    return plan_group(root_, 0, all, out);
+  }
+
+  // p at `depth` under `path` (its first `depth` bits). Arena: records into the packer in
+  // post-order; RocksDB: blobs into the commit's batch under blob_key(path, depth).
+  io::Status emit(const Plan& p, const Key32& path, unsigned depth) {
+    const bool keyed = frame_.keyed();
+    if (p.kind == Plan::placed) {
+      if (!keyed) return frame_.place_kept(p.loc);
+      if (p.node < 0 || nodes_[p.node].depth == depth) return {};  // its key holds it
+      // A kept stem that moved deeper (a new stem split its position): same blob, new key.
+      const Node& n = nodes_[p.node];
+      if (n.group) return {io::Errc::corrupt_page, "binary trie commit: internal: a kept group moved"};
+      frame_.supersede_key(blob_key_string(n.path.data(), n.depth), n.body_bytes);
+      buf_.clear();
+      bintrie::encode_stem_blob(n.stem, &buf_);
+      bytes_written += buf_.size();
+      ++records_written;
+      frame_.rocks().put(blob_key_string(n.stem.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
+      return {};
+    }
+    if (p.kind == Plan::stem) {
+      if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf of the stem
+        uint8_t key[32];
+        std::memcpy(key, p.stem_blob.stem.data(), 31);
+        for (unsigned i = 0, j = 0; i < 256; ++i)
+          if ((p.stem_blob.bitmap[i / 8] >> (7 - i % 8)) & 1) {
+            key[31] = uint8_t(i);
+            snap->put({key, 32}, p.stem_blob.values[j++]);
+          }
+      }
+      buf_.clear();
+      bintrie::encode_stem_blob(p.stem_blob, &buf_);
+      bytes_written += buf_.size();
+      if (keyed) {
+        ++records_written;
+        frame_.rocks().put(blob_key_string(p.stem_blob.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
+        return {};
+      }
+      SubtreePacker& packer = frame_.packer();
+      const size_t piece_max = packer_payload_ - kPageHeaderBytes - record_footprint(0, 0);
+      ++records_written;
+      if (buf_.size() <= piece_max) return packer.push(bd::kStem, buf_, 0);
+      uint32_t pieces = 0;
+      for (size_t at = 0; at < buf_.size(); at += piece_max, ++pieces) {
+        const size_t len = std::min(piece_max, buf_.size() - at);
+        if (io::Status s = packer.push(bd::kPiece, std::span<const uint8_t>(buf_).subspan(at, len), 0); !s.ok()) return s;
+        ++records_written;
+      }
+      return packer.push(bd::kStemChunked, {}, pieces);
+    }
+    const uint32_t k = uint32_t(p.kids.size());
+    for (uint32_t i = 0; i < k; ++i) {
+      const bintrie::GroupEntry& ge = p.group_blob.entries[i];
+      Key32 kid_path = path;
+      set_bits(kid_path, depth, uint32_t(ge.pos) >> (g_ - ge.depth), ge.depth);
+      if (io::Status s = emit(*p.kids[i], kid_path, depth + ge.depth); !s.ok()) return s;
+    }
+    buf_.clear();
+    bintrie::encode_group_blob(p.group_blob, &buf_);
+    bytes_written += buf_.size();
+    ++records_written;
+    if (keyed) {
+      frame_.rocks().put(blob_key_string(path.data(), depth), std::string(buf_.begin(), buf_.end()));
+      return {};
+    }
+    return frame_.packer().push(bd::kGroup, buf_, k);
+  }
+
+  // The new stems and groups of the plan hashed, children first (a group's entries take its
+  // new children's hashes); with `collect` the hashed blobs are listed for the pure hash.
+  void hash_plan(Plan& p, bool collect) {
+    if (p.kind == Plan::placed) return;
+    if (p.kind == Plan::stem) {
+      p.hash = bintrie::stem_blob_hash(h_, p.stem_blob);
+      if (collect) new_stems_.push_back(&p);
+      return;
+    }
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      hash_plan(*p.kids[i], collect);
+      p.group_blob.entries[i].hash = p.kids[i]->hash;
+    }
+    p.hash = bintrie::reconstruct_group(h_, p.group_blob)[0];
+    if (collect) new_groups_.push_back(&p);
+  }
+
+  io::Status pure_hash(PureHashCount* c) const {
+    std::vector<const bintrie::StemBlob*> stems;
+    std::vector<Bytes32> stem_hashes;
+    std::vector<const bintrie::GroupBlob*> groups;
+    std::vector<Bytes32> group_hashes;
+    for (const Plan* p : new_stems_) stems.push_back(&p->stem_blob), stem_hashes.push_back(p->hash);
+    for (const Plan* p : new_groups_) groups.push_back(&p->group_blob), group_hashes.push_back(p->hash);
+    return bintrie_pure_hash(h_, stems, stem_hashes, groups, group_hashes, c);
+  }
+
+  std::vector<Node> nodes_;
+  std::vector<StemWrites> writes_;
+  std::vector<const Plan*> new_stems_, new_groups_;
+  uint64_t accounts = 0, records_read = 0, records_written = 0, bytes_written = 0;
+  int64_t new_leaves = 0;
+  uint32_t packer_payload_ = 0;
+
+ private:
+  // One thing a group's entries are derived from.
+  struct Item {
+    enum Kind { keep, sub, stem } kind = keep;
+    uint16_t pos = 0;      // keep: entry position; sub: position (depth g)
+    uint8_t depth = 0;     // keep: entry depth
+    Bytes32 hash{};        // keep
+    Locator loc = kNoLocator;
+    int node = -1;         // sub: the loaded child group; stem: the loaded stem (or -1: new)
+    std::vector<uint32_t> dirty;  // sub
+    bintrie::StemBlob blob;       // stem: after the writes
+    bool changed = false;         // stem
+  };
+
+  // RocksDB: the blob at `key` (group or stem by its version byte).
+  io::Status decode_value(const std::string& value, const std::string& key, Node* n) {
+    const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(value.data()), value.size()};
+    auto bad = [&](const std::string& m) {
+      return io::Status{io::Errc::corrupt_page, "binary trie commit: " + key_name(key) + ": " + m};
+    };
+    n->loc = kKeyed;
+    n->records.push_back(kKeyed);
+    n->body_bytes = blob.size();
+    if (blob.empty()) return bad("empty blob");
+    if (blob[0] == bintrie::kGroupBlobVersion) {
+      auto d = bintrie::decode_group_blob(blob, g_);
+      if (auto* e = std::get_if<std::string>(&d)) return bad(*e);
+      n->group = true;
+      n->blob = std::move(std::get<bintrie::GroupBlob>(d));
+      n->children.assign(n->blob.entries.size(), kKeyed);
+      n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
+      return {};
+    }
+    if (blob[0] != bintrie::kStemBlobVersion) return bad("unknown blob version byte " + std::to_string(blob[0]));
+    auto d = bintrie::decode_stem_blob(blob);
+    if (auto* e = std::get_if<std::string>(&d)) return bad(*e);
+    n->stem = std::move(std::get<bintrie::StemBlob>(d));
+    n->hash = bintrie::stem_blob_hash(h_, n->stem);
+    return {};
+  }
+
+  io::Status decode(Locator loc, Node* n) {
+    RecordView rv;
+    if (io::Status s = frame_.reader().record(loc, &rv); !s.ok()) return s;
+    n->loc = loc;
+    n->records.push_back(loc);
+    if (rv.kind == bd::kGroup) {
+      auto d = bintrie::decode_group_blob(rv.body, g_);
+      if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
+      n->group = true;
+      n->blob = std::move(std::get<bintrie::GroupBlob>(d));
+      n->body_bytes = rv.body.size();
+      const size_t k = n->blob.entries.size();
+      if (rv.child_count != k) return err(loc, "child count does not match the group blob");
+      for (uint32_t c = 0; c < k; ++c) n->children.push_back(rv.child(c));
+      n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
+      return {};
+    }
+    std::vector<uint8_t> joined;
+    std::span<const uint8_t> body = rv.body;
+    if (rv.kind == bd::kStemChunked) {
+      if (rv.child_count == 0 || !rv.body.empty()) return err(loc, "chunked stem without pieces");
+      for (uint32_t c = 0; c < rv.child_count; ++c) {
+        RecordView pv;
+        if (io::Status s = frame_.reader().record(rv.child(c), &pv); !s.ok()) return s;
+        if (pv.kind != bd::kPiece || pv.child_count != 0) return err(rv.child(c), "not a stem piece");
+        joined.insert(joined.end(), pv.body.begin(), pv.body.end());
+        n->records.push_back(rv.child(c));
+      }
+      body = joined;
+    } else if (rv.kind != bd::kStem || rv.child_count != 0) {
+      return err(loc, "record kind " + std::to_string(rv.kind) + " where a group or stem belongs");
+    }
+    auto d = bintrie::decode_stem_blob(body);
+    if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
+    n->stem = std::move(std::get<bintrie::StemBlob>(d));
+    n->body_bytes = body.size();
+    n->hash = bintrie::stem_blob_hash(h_, n->stem);
+    return {};
+  }
+
+  // Applies writes_[w] to `blob` (values ascending by slot); true if anything changed.
+  bool apply(uint32_t w, bintrie::StemBlob* blob) {
+    std::map<uint8_t, Bytes32> vals;
+    uint32_t vi = 0;
+    for (unsigned s = 0; s < 256; ++s)
+      if (blob->bitmap[s / 8] & (0x80 >> (s % 8))) vals[uint8_t(s)] = blob->values[vi++];
+    const size_t before = vals.size();
+    std::map<uint8_t, Bytes32> next = vals;
+    const StemWrites& sw = writes_[w];
+    for (const auto& [sub, v] : sw.values) next[sub] = v;
+    if (sw.patch) {
+      const auto old = vals.find(bintrie::kBasicDataLeafKey);
+      const bintrie::BasicData bd0 = bintrie::parse_basic_data(old != vals.end() ? old->second : Bytes32{});
+      next[bintrie::kBasicDataLeafKey] = bintrie::basic_data_leaf(
+          sw.nonce.value_or(bd0.nonce), sw.balance.value_or(bd0.balance_be), sw.code_size.value_or(bd0.code_size));
+      if (!next.count(bintrie::kCodeHashLeafKey)) {
+        static const uint8_t kNothing = 0;
+        Bytes32 empty;
+        kernels::keccak256(&kNothing, 0, empty.data());
+        next[bintrie::kCodeHashLeafKey] = empty;
+      }
+    }
+    new_leaves += int64_t(next.size()) - int64_t(before);
+    if (next == vals) return false;
+    blob->bitmap = {};
+    blob->values.clear();
+    for (const auto& [s, v] : next) {
+      blob->bitmap[s / 8] |= uint8_t(0x80 >> (s % 8));
+      blob->values.push_back(v);
+    }
+    return true;
+  }
+
+  void add_new_stem(uint32_t w, std::vector<Item>* items) {
+    Item it;
+    it.kind = Item::stem;
+    std::memcpy(it.blob.stem.data(), writes_[w].stem.data(), 31);
+    it.changed = apply(w, &it.blob);
+    if (it.blob.values.empty()) return;  // nothing written (cannot happen: every write is a leaf)
+    items->push_back(std::move(it));
+  }
+
+  // A loaded stem and the writes that reach its region: the stem (changed or not) and new stems.
+  void collect_stem(int id, const std::vector<uint32_t>& dirty, std::vector<Item>* items) {
+    Node& n = nodes_[id];
+    Item it;
+    it.kind = Item::stem;
+    it.node = id;
+    it.loc = n.loc;
+    it.blob = n.stem;
+    for (uint32_t w : dirty) {
+      if (std::memcmp(writes_[w].stem.data(), n.stem.stem.data(), 31) == 0) it.changed |= apply(w, &it.blob);
+      else add_new_stem(w, items);
+    }
+    items->push_back(std::move(it));
+  }
+
+  io::Status plan_group(int id, unsigned d, const std::vector<uint32_t>& dirty, std::unique_ptr<Plan>* out) {
+    Node& n = nodes_[id];
+    std::vector<std::vector<uint32_t>> per_entry(n.blob.entries.size());
+    std::vector<Item> items;
+    for (uint32_t w : dirty) {
+      const auto e = bd::find_entry(n.blob, bd::key_bits(writes_[w].stem.data(), d, g_));
+      if (e) per_entry[*e].push_back(w);
+      else add_new_stem(w, &items);
+    }
+    for (uint32_t e = 0; e < n.blob.entries.size(); ++e) {
+      const bintrie::GroupEntry& ge = n.blob.entries[e];
+      if (per_entry[e].empty()) {
+        Item it;
+        it.kind = Item::keep;
+        it.pos = ge.pos;
+        it.depth = ge.depth;
+        it.hash = ge.hash;
+        it.loc = n.children[e];
+        items.push_back(std::move(it));
+        continue;
+      }
+      const int c = n.child_node[e];
+      if (c < 0) return err(n.loc, "internal: a dirty child was not loaded");
+      if (nodes_[c].group) {
+        if (ge.depth != g_) return err(n.children[e], "a group where the parent's entry ends early");
+        Item it;
+        it.kind = Item::sub;
+        it.pos = ge.pos;
+        it.depth = ge.depth;
+        it.node = c;
+        it.dirty = per_entry[e];
+        items.push_back(std::move(it));
+      } else {
+        collect_stem(c, per_entry[e], &items);
+      }
+    }
+    std::unique_ptr<Plan> p;
+    if (io::Status s = place(items, d, &p); !s.ok()) return s;
+    // Unchanged group: the same entries and every child kept.
+    bool same = p->kind == Plan::group && p->group_blob.entries.size() == n.blob.entries.size();
+    for (size_t e = 0; same && e < n.blob.entries.size(); ++e) {
+      const bintrie::GroupEntry& a = p->group_blob.entries[e];
+      const bintrie::GroupEntry& b = n.blob.entries[e];
+      same = a.pos == b.pos && a.depth == b.depth && a.hash == b.hash && p->kids[e]->kind == Plan::placed &&
+             p->kids[e]->loc == n.children[e];
+    }
+    if (same) {
+      n.reused = true;
+      p = std::make_unique<Plan>();
+      p->kind = Plan::placed;
+      p->node = id;
+      p->loc = n.loc;
+      p->hash = n.hash;
+    }
+    *out = std::move(p);
+    return {};
+  }
+
+  uint32_t rel_pos(const Item& it, unsigned d) const {
+    return it.kind == Item::stem ? bd::key_bits(key_of(it).data(), d, g_) : it.pos;
+  }
+  static Key32 key_of(const Item& it) {
+    Key32 k{};
+    std::memcpy(k.data(), it.blob.stem.data(), 31);
+    return k;
+  }
+
+  io::Status stem_plan(Item& it, std::unique_ptr<Plan>* out) {
+    auto p = std::make_unique<Plan>();
+    if (!it.changed && it.node >= 0) {
+      nodes_[it.node].reused = true;
+      p->kind = Plan::placed;
+      p->node = it.node;
+      p->loc = it.loc;
+      p->hash = nodes_[it.node].hash;
+    } else {
+      p->kind = Plan::stem;
+      p->stem_blob = std::move(it.blob);  // hashed by hash_plan
+    }
+    *out = std::move(p);
+    return {};
+  }
+
+  // A group at depth d over `items` (or, for one stem item at the top, that stem).
+  io::Status place(std::vector<Item>& items, unsigned d, std::unique_ptr<Plan>* out) {
+    if (d > 248) return {io::Errc::corrupt_page, "binary trie commit: two stems share 248 bits"};
+    if (d == 0 && items.size() == 1 && items[0].kind == Item::stem) return stem_plan(items[0], out);
+    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+      const uint32_t pa = rel_pos(a, d), pb = rel_pos(b, d);
+      if (pa != pb) return pa < pb;
+      if (a.kind == Item::stem && b.kind == Item::stem) return key_of(a) < key_of(b);
+      return a.kind < b.kind;
+    });
+    auto p = std::make_unique<Plan>();
+    p->kind = Plan::group;
+    p->group_blob.g = uint8_t(g_);
+    if (io::Status s = walk(items, 0, items.size(), d, 0, 0, p.get()); !s.ok()) return s;
+    *out = std::move(p);  // hashed by hash_plan
+    return {};
+  }
+
+  io::Status walk(std::vector<Item>& items, size_t a, size_t b, unsigned d, unsigned r, uint32_t q, Plan* p) {
+    if (b - a == 1) {
+      Item& it = items[a];
+      std::unique_ptr<Plan> kid;
+      bintrie::GroupEntry ge;
+      if (it.kind == Item::keep) {
+        // A kept stem is alone from its own depth on; a kept group (depth g) descends to g.
+        if (it.depth < r || uint32_t(it.pos >> (g_ - r)) != q)
+          return {io::Errc::corrupt_page, "binary trie commit: an entry's depth does not fit its region"};
+        kid = std::make_unique<Plan>();
+        kid->kind = Plan::placed;
+        kid->loc = it.loc;
+        kid->hash = it.hash;
+        ge.pos = it.pos;
+        ge.depth = it.depth;
+      } else if (it.kind == Item::sub) {
+        if (uint32_t(it.pos >> (g_ - r)) != q) return {io::Errc::corrupt_page, "binary trie commit: a group entry outside its region"};
+        if (io::Status s = plan_group(it.node, d + g_, it.dirty, &kid); !s.ok()) return s;
+        ge.pos = it.pos;
+        ge.depth = uint8_t(g_);
+      } else {
+        if (io::Status s = stem_plan(it, &kid); !s.ok()) return s;
+        ge.pos = uint16_t(q << (g_ - r));
+        ge.depth = uint8_t(r);
+      }
+      ge.hash = kid->hash;
+      p->group_blob.entries.push_back(ge);
+      p->kids.push_back(std::move(kid));
+      return {};
+    }
+    if (r == g_) {
+      std::vector<Item> stems;
+      for (size_t i = a; i < b; ++i) {
+        if (items[i].kind != Item::stem)
+          return {io::Errc::corrupt_page, "binary trie commit: stems inside a kept entry's region"};
+        stems.push_back(std::move(items[i]));
+      }
+      std::unique_ptr<Plan> kid;
+      if (io::Status s = place(stems, d + g_, &kid); !s.ok()) return s;
+      bintrie::GroupEntry ge;
+      ge.pos = uint16_t(q);
+      ge.depth = uint8_t(g_);
+      ge.hash = kid->hash;
+      p->group_blob.entries.push_back(ge);
+      p->kids.push_back(std::move(kid));
+      return {};
+    }
+    const unsigned shift = g_ - 1 - r;
+    size_t m = a;
+    while (m < b && ((rel_pos(items[m], d) >> shift) & 1) == 0) ++m;
+    if (m > a)
+      if (io::Status s = walk(items, a, m, d, r + 1, q << 1, p); !s.ok()) return s;
+    if (m < b)
+      if (io::Status s = walk(items, m, b, d, r + 1, q << 1 | 1, p); !s.ok()) return s;
+    return {};
+  }
+
+  DbFiles& files_;
+  CommitFrame& frame_;
+  const bintrie::Hasher& h_;
+  unsigned g_;
+  int root_ = -1;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace
+
+// The commit between its two calls: the hasher, the read store, the frame (phase clock,
+// reader, later the writer), the resolved nodes and the hashed plan; the outcome.
+struct BintrieCommitter::Pending {
+  Pending(DbFiles& files, DeadPageLedger& dead, const CommitBase& base, std::unique_ptr<io::ArenaFileStore> store,
+          PageReuse* reuse, stats::LogHistogram* latency, const bintrie::Hasher& hasher)
+      : h(hasher),
+        read_store(std::move(store)),
+        frame(files, dead, kWho, base, read_store.get(), reuse, latency),
+        c(files, frame, h, base.params.group_depth) {}
+  static constexpr const char* kWho = "binary trie commit";
+  bintrie::Hasher h;
+  std::unique_ptr<io::ArenaFileStore> read_store;
+  CommitFrame frame;
+  Committer c;
+  std::unique_ptr<Plan> plan;
+  CommitFrame::Outcome out;
+};
+
+BintrieCommitter::BintrieCommitter(DbFiles& files) : CommitterBase(files) {}
+BintrieCommitter::~BintrieCommitter() = default;
+
+io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::string& spec_json,
+                                    BintrieCommitStats* stats) {
+  if (io::Status s = hash(diff); !s.ok()) return s;
+  return write(spec_json, stats);
+}
+
+io::Status BintrieCommitter::write(const std::string& spec_json, BintrieCommitStats* stats) {
+  if (io::Status s = write_pages(); !s.ok()) return s;
+  return publish(spec_json, stats);
+}
+
+io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
+  constexpr const char* kWho = Pending::kWho;
+  pending_.reset();
+  const CommitBase base = base_for_hash();
+  if (io::Status s = CommitFrame::check_target(files_, base.params, io::TreeKind::bintrie, kWho, "a binary trie"); !s.ok())
+    return s;
+  bintrie::Hasher h;
+  if (io::Status s = bd::hasher_for(base.params, &h); !s.ok()) return s;
+  if (base.params.group_depth < 1 || base.params.group_depth > 8)
+    return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
+  std::unique_ptr<io::ArenaFileStore> store;
+  if (io::Status s = open_read_store(&store); !s.ok()) return s;
+  auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_, h);
+  CommitFrame& frame = p->frame;
+  Committer& c = p->c;
+  if (io::Status s = c.prepare(diff); !s.ok()) return s;
+  if (io::Status s = c.resolve(); !s.ok()) return s;
+  frame.resolved();
+  if (io::Status s = c.plan(&p->plan); !s.ok()) return s;
+  frame.applied();
+  if (p->plan) c.hash_plan(*p->plan, frame.pure_hash());
+  frame.hashed();
+  if (frame.pure_hash()) {
+    PureHashCount pc;
+    if (io::Status s = c.pure_hash(&pc); !s.ok()) return s;
+    frame.pure_hashed(pc.ns, pc.nodes, pc.calls);
+  }
+  frame.hash_stage_done();
+  if (root_hash) *root_hash = p->plan ? p->plan->hash : base.root_hash;
+  pending_ = std::move(p);
+  return {};
+}
+
+io::Status BintrieCommitter::write_pages() {
+  if (!pending_) return {io::Errc::bad_argument, "binary trie commit: write_pages() without a hashed commit"};
+  packed_ = std::move(pending_);  // the next hash() may start once this returns
+  Pending& p = *packed_;
+  CommitFrame& frame = p.frame;
+  Committer& c = p.c;
+  CommitFrame::Outcome& o = p.out;
+  if (io::Status s = frame.begin_writes(); !s.ok()) {
+    const std::unique_ptr<Pending> dropped = std::move(packed_);
+    return frame.fail(s);
+  }
+  if (!frame.keyed()) c.packer_payload_ = frame.writer().payload_bytes();
+  if (p.plan) {
+    o.root_hash = p.plan->hash;
+    io::Status st = c.emit(*p.plan, Key32{}, 0);
+    if (!frame.keyed()) {
+      std::vector<Locator> roots;
+      if (st.ok()) st = frame.packer().finish(&roots);
+      if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
+      if (st.ok()) o.root = roots[0];
+    }
+    if (!st.ok()) {
+      const std::unique_ptr<Pending> dropped = std::move(packed_);
+      return frame.fail(st);
+    }
+  }
+  frame.encoded();
+  for (const Node& n : c.nodes_) {
+    if (n.reused) continue;
+    if (frame.keyed()) frame.supersede_key(blob_key_string(n.path.data(), n.depth), n.body_bytes);
+    else frame.supersede(n.records, n.body_bytes);
+  }
+  o.records_written = c.records_written;
+  o.bytes_written = c.bytes_written;
+  o.keys_delta = c.new_leaves;
+  o.accounts_written = c.accounts;
+  for (const StemWrites& sw : c.writes_) o.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
+  o.records_read = c.records_read;
+  if (!frame.keyed()) {
+    frame.hand_over_written();
+    set_next_base({o.root, o.root_hash, frame.base().params, frame.base().snapshot});
+  }
+  return {};
+}
+
+io::Status BintrieCommitter::publish(const std::string& spec_json, BintrieCommitStats* stats) {
+  if (!packed_) return {io::Errc::bad_argument, "binary trie commit: publish() without written pages"};
+  const std::unique_ptr<Pending> p = std::move(packed_);
+  io::Status s = p->frame.publish(p->out, spec_json, stats);
+  clear_next_base();
+  if (!s.ok()) return s;
+  if (stats) stats->stems_dirty = p->c.writes_.size();
+  return {};
+}
+
+}  // namespace st::persist

@@ -1,0 +1,74 @@
+// bintrie/commit: one block's state diff applied to a binary-trie database in the arena
+// store (bintrie/db.h, layout bintrie/disk.h) as ONE copy-on-write commit
+// (docs/persist-commit.md, "Binary trie"):
+//
+//   1. keys     the diff becomes writes per stem (account_leaves.h rules: basic data and
+//               code hash on any field change, code chunks, storage slots; a zero storage
+//               value is written as a present zero value, as go-ethereum does: nothing is
+//               ever removed from the trie)
+//   2. resolve  the records on the dirty paths are read level by level (one PageReader::load
+//               per level, plus one for the stem pieces met on it), decoded
+//               strictly (group / stem blob codecs), their child counts checked against the
+//               blob and their hashes against the parent's entry (root: the manifest)
+//   3. plan     per touched group the entries are re-derived from the unchanged entries (kept
+//               as they are), the touched children and the new stems (a new stem in an
+//               existing stem's region splits it, as the builder would place both); a subtree
+//               whose blobs do not change is kept whole (its locator)
+//   4. write    post-order through the SubtreePacker: unchanged children by locator
+//               (push_placed), new / changed stems and groups as new records; commit via
+//               DbFiles::commit_arena. A page is released only when all its records are
+//               superseded (counted across the commits of one BintrieCommitter), and the
+//               previous commit record page always. This step is CommitFrame's
+//               (commit_frame.h), shared with the MPT.
+//
+// Invariants: the new root equals the in-memory binary trie's root of (old leaves + writes)
+// (tested against bintrie::batch_root); nothing of the committed state is overwritten; a
+// failed or crashed commit leaves the previous manifest current. AccountDiff::destroyed is
+// refused (go-ethereum's binary trie does not delete accounts). RocksDB databases take the
+// same phases with blobs read by path key and the commit written as ONE synced WriteBatch
+// (new blobs, deletions of replaced and moved ones, commit record; commit_frame.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/persist/commit_frame.h"
+#include "engine/state/state_types.h"
+
+namespace st::persist {
+
+// The commit's figures (commit_frame.h, as the MPT's; apply_passes stays 0: one plan pass)
+// plus the distinct stems written.
+struct BintrieCommitStats : CommitStats {
+  uint64_t stems_dirty = 0;
+};
+
+// files: a binary-trie database, arena or RocksDB (CommitterBase).
+class BintrieCommitter : public CommitterBase {
+ public:
+  explicit BintrieCommitter(DbFiles& files);
+  ~BintrieCommitter();
+  // Applies `diff` as one commit whose commit record stores `spec_json`. On error nothing
+  // is published and the error names what failed. = hash() then write().
+  io::Status commit(const state::StateDiff& diff, const std::string& spec_json, BintrieCommitStats* stats);
+  // The commit in two calls (the block pipeline's hash and commit stages), as MptCommitter's:
+  // hash() = keys, resolve, plan and the hashes of the plan (and the pure hash), nothing
+  // written, *root_hash (may be null) the new root; write() = step 4. Nothing may change the
+  // database between the two; a hash() drops a commit hashed and not written.
+  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr);
+  io::Status write(const std::string& spec_json, BintrieCommitStats* stats);
+  // write() in two calls: write_pages() packs and writes the new records (arena: their pages
+  // become written_pages() and the base of the next hash(), which may then run on another
+  // thread while publish() releases, fsyncs and publishes the MANIFEST).
+  io::Status write_pages();
+  io::Status publish(const std::string& spec_json, BintrieCommitStats* stats);
+
+ private:
+  struct Pending;
+  std::unique_ptr<Pending> pending_;  // hashed (hash() to write_pages())
+  std::unique_ptr<Pending> packed_;   // written (write_pages() to publish()): the next hash() may run meanwhile
+};
+
+}  // namespace st::persist

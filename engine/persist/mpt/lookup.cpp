@@ -1,0 +1,336 @@
+// mpt/lookup.cpp: MptTreeDb::lookup, batched.
+//
+// Lookup (batched). Each key has a cursor: the trie it is in (account, then the account's
+// storage trie for a slot key), its nibble position, and the next node to fetch (arena: a
+// record locator; RocksDB: a path key) with the hash its parent holds for it.
+//   arena:   streamed (page_reader.h): each cursor advances through records while the next
+//            record's page is cached (a parent shares its page with its children, so one
+//            read covers levels), then waits on that page; it goes on as soon as the page
+//            lands, while the other reads are in flight (no per-level barrier)
+//   RocksDB: level by level, one multi_get over the distinct path keys of the unfinished
+//            cursors per round
+// A fetched node is used only after keccak(body) == the hash its parent holds (the root:
+// the manifest's root hash) and its RLP decoded strictly; embedded children are decoded
+// inline from the parent's bytes. An arena record must also agree with its node: kind,
+// and child count = the node's hashed references (account leaf: 1 iff its storage root is
+// not the empty root).
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "engine/persist/mpt/tree_db.h"
+#include "kernels/hex_prefix.h"
+
+namespace st::persist::mpt_read {
+namespace {
+
+using st::kernels::key_nibble;
+
+// Whether the key (from nibble pos) continues through node n's path.
+inline bool path_matches(const DiskNode& n, const uint8_t* key, uint32_t pos) {
+  if (n.path_len > 64 - pos) return false;
+  for (uint32_t i = 0; i < n.path_len; ++i)
+    if (n.path[i] != key_nibble(key, pos + i)) return false;
+  return true;
+}
+
+// An account leaf on cursor c's path (match: it is the key's): its record checked, the
+// account answered, and a slot key moved to the root of the account's storage trie.
+inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
+  mpt::AccountFields f;
+  if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) {
+    if (rv || match) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+  }
+  if (rv) {
+    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+  }
+  if (!match) { c.done = true; return {}; }
+  AccountInfo& a = c.ans->account;
+  a.exists = true;
+  a.nonce = f.nonce;
+  a.balance = f.balance;
+  a.code_hash = f.code_hash;
+  a.storage_root = f.storage_root;
+  if (!c.want_slot || f.storage_root == mpt::kEmptyRoot) { c.done = true; return {}; }
+  if (origin.rec && !rv)
+    return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded account leaf with storage"};
+  c.storage = true;
+  c.pos = 0;
+  c.expect = f.storage_root;
+  c.loc = rv && rv->child_count ? rv->child(0) : kNoLocator;
+  return {};
+}
+
+// A storage leaf on cursor c's path: its record checked, and its value answered when it
+// is the key's (match). The cursor is done.
+inline io::Status step_storage_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
+  if (rv) {
+    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+  }
+  if (match) {
+    state::Bytes32 v;
+    if (std::string err = decode_storage_value(n.value, &v); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    c.ans->slot_value = v;
+  }
+  c.done = true;
+  return {};
+}
+
+// A branch or extension on cursor c's path: the child reference the key takes (*ref, its
+// index among the node's hashed references), the cursor's position moved past the node.
+// The cursor is done when the key's path leaves the trie here.
+inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& origin, MptChildRef* ref,
+                                  uint32_t* child_index) {
+  const uint8_t* key = c.key();
+  if (n.kind == DiskNode::extension) {
+    if (!path_matches(n, key, c.pos)) { c.done = true; return {}; }
+    c.pos += n.path_len;
+    *ref = n.refs[0];
+  } else {
+    if (c.pos >= 64) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": branch below a full key"};
+    const uint32_t nib = key_nibble(key, c.pos);
+    ++c.pos;
+    *ref = n.refs[nib];
+    if (ref->kind == MptChildRef::hash) *child_index = n.hashed_index(nib);
+  }
+  if (ref->kind == MptChildRef::none) c.done = true;
+  return {};
+}
+
+// Processes the fetched node `body` and the embedded nodes below it on the key's path;
+// leaves the cursor done or waiting for its next hashed node. The body's hash check is
+// queued in `checks` (run at the end of the round).
+// `decoded`: the fetched node already decoded (strictly) from `body`, or nullptr.
+io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited,
+                HashChecks& checks, uint32_t key_index, const DiskNode* decoded = nullptr) {
+  checks.add(body, c.expect, origin.loc, key_index);
+  if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
+  const RecordView* rv = origin.rec;
+  std::span<const uint8_t> cur = body;
+  DiskNode local;
+  const DiskNode* np = decoded;
+  for (;;) {
+    ++*nodes_visited;
+    if (!np) {
+      if (std::string err = decode_disk_node(cur, &local); !err.empty())
+        return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+      np = &local;
+    }
+    const DiskNode& n = *np;
+    np = nullptr;  // an embedded child is decoded from its parent's bytes
+    if (n.kind == DiskNode::leaf) {
+      const bool match = path_matches(n, c.key(), c.pos) && c.pos + n.path_len == 64;
+      return c.storage ? step_storage_leaf(c, n, match, rv, origin) : step_account_leaf(c, n, match, rv, origin);
+    }
+    if (rv) {
+      if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, c.storage, false); !err.empty())
+        return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    }
+    MptChildRef ref;
+    uint32_t child_index = 0;
+    if (io::Status st = inner_child_ref(c, n, origin, &ref, &child_index); !st || c.done) return st;
+    if (ref.kind == MptChildRef::embedded) {
+      cur = {ref.bytes, ref.len};
+      rv = nullptr;  // an embedded node has no record; it cannot hold a hashed reference
+      continue;
+    }
+    if (origin.rec && !rv) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded node with a hashed child"};
+    std::memcpy(c.expect.data(), ref.bytes, 32);
+    c.loc = rv ? rv->child(child_index) : kNoLocator;
+    return {};
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+}  // namespace
+
+io::Status MptTreeDb::lookup(std::span<const state::StateKey> keys, std::vector<LookupAnswer>* out, LookupStats* stats,
+                             bool cold_pages) {
+  out->assign(keys.size(), LookupAnswer{});
+  std::vector<Cursor> cs(keys.size());
+  hash_keys(keys, cs, *out);
+  LookupStats st;
+  st.keys = keys.size();
+  io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, &st) : walk_rocks(cs, &st);
+  if (stats) *stats = st;
+  if (!s.ok()) out->clear();  // nothing of a failed lookup is an answer
+  return s;
+}
+
+void MptTreeDb::hash_keys(std::span<const state::StateKey> keys, std::vector<Cursor>& cs, std::vector<LookupAnswer>& ans) {
+  std::vector<const uint8_t*> msgs;
+  std::vector<size_t> lens;
+  std::vector<uint8_t> h;
+  msgs.reserve(2 * keys.size());
+  for (const auto& k : keys) {
+    msgs.push_back(k.address.data());
+    lens.push_back(20);
+    if (k.slot) {
+      msgs.push_back(k.slot->data());
+      lens.push_back(32);
+    }
+  }
+  h.resize(32 * msgs.size());
+  if (!msgs.empty()) st::kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), msgs.size());
+  size_t m = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Cursor& c = cs[i];
+    std::memcpy(c.acct.data(), h.data() + 32 * m++, 32);
+    if (keys[i].slot) {
+      c.want_slot = true;
+      std::memcpy(c.slot.data(), h.data() + 32 * m++, 32);
+    }
+    c.ans = &ans[i];
+    c.expect = files_.manifest.root_hash;
+    c.loc = files_.commit.root;
+    c.done = empty_state();
+  }
+}
+
+io::Status MptTreeDb::run_checks(const std::vector<std::string>* keys) {
+  const long bad = checks_.run();
+  io::Status s;
+  if (bad >= 0) {
+    Origin o;
+    o.loc = checks_.locs[size_t(bad)];
+    if (keys) o.path_key = &(*keys)[checks_.key_index[size_t(bad)]];
+    s = {io::Errc::corrupt_page, "mpt: " + o.name() + ": hash does not match its parent's reference"};
+  }
+  checks_.clear();
+  return s;
+}
+
+// Advances cursor i through records whose pages are cached; when it needs a page that
+// is not, registers it as that page's waiter (the stream wakes it when the page lands).
+io::Status MptTreeDb::advance(Cursor& c, uint32_t i, LookupStats* st) {
+  while (!c.done) {
+    if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
+    const uint64_t page = locator_page(c.loc);
+    if (!reader_->loaded(page) && !reader_->request(page, i)) return {};
+    RecordView rv;
+    if (io::Status s = reader_->record(c.loc, &rv); !s.ok()) return s;
+    Origin o;
+    o.rec = &rv;
+    o.loc = c.loc;
+    // The top levels of the account trie are on many keys' paths (a batch of K random
+    // keys shares its first log16(K) levels): their nodes are decoded once per batch.
+    const DiskNode* decoded = nullptr;
+    if (!c.storage && c.pos < memo_levels_) {
+      auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
+      if (fresh) {
+        memo_nodes_.emplace_back();
+        if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
+          memo_nodes_.pop_back();
+          memo_.erase(it);
+          return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
+        }
+      }
+      decoded = &memo_nodes_[it->second];
+    }
+    if (io::Status s = step(c, rv.body, o, &st->nodes_visited, checks_, 0, decoded); !s.ok()) return s;
+  }
+  return {};
+}
+
+// Streamed walk: every cursor advances as soon as the page it waits for lands; the
+// reads the walks ask for are submitted every kPollEvery advances (a non-blocking poll
+// that also refills the device queue), so the queue stays full across levels and the
+// CPU work overlaps the reads. Hash checks run in batches of >= kCheckBatch nodes and
+// at the end: no answer is returned before every node on its path matched its parent's
+// hash (on any error the lookup fails and its answers are dropped by the caller).
+io::Status MptTreeDb::walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
+  constexpr size_t kPollEvery = 8;
+  constexpr size_t kCheckBatch = 32;
+  const uint64_t cpu0 = thread_cpu_ns();
+  if (cold_pages) reader_->clear();
+  checks_.reset();
+  reader_->reset_in_flight_max();
+  memo_.clear();
+  memo_nodes_.clear();
+  memo_levels_ = 0;
+  for (size_t k = cs.size(); k >= 16; k /= 16) ++memo_levels_;
+  memo_nodes_.reserve(size_t(1) << (4 * memo_levels_));
+  const ReadCounters before = reader_->counters();
+  std::vector<uint32_t> ready;
+  ready.reserve(cs.size());
+  for (size_t i = cs.size(); i-- > 0;)
+    if (!cs[i].done) ready.push_back(uint32_t(i));
+  io::Status s;
+  size_t since_poll = 0;
+  while (s.ok()) {
+    while (!ready.empty() && s.ok()) {
+      const uint32_t i = ready.back();
+      ready.pop_back();
+      s = advance(cs[i], i, st);
+      if (s.ok() && ++since_poll >= kPollEvery) {
+        since_poll = 0;
+        s = reader_->poll(&ready, false);
+      }
+    }
+    if (s.ok() && checks_.msgs.size() >= kCheckBatch) s = run_checks(nullptr);
+    if (!s.ok() || reader_->idle()) break;
+    s = reader_->poll(&ready, true);
+  }
+  if (s.ok()) s = run_checks(nullptr);
+  if (!s.ok()) {
+    reader_->abandon();
+    checks_.clear();
+  }
+  const ReadCounters& after = reader_->counters();
+  st->rounds = after.rounds - before.rounds;
+  st->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
+  st->page_reads = after.page_reads - before.page_reads;
+  st->bytes_read = after.bytes_read - before.bytes_read;
+  st->io_waits = after.stream_waits - before.stream_waits;
+  st->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
+  st->reads_in_flight_max = after.stream_in_flight_max;
+  st->reads_per_round.clear();
+  st->cpu_ns = thread_cpu_ns() - cpu0;
+  return s;
+}
+
+io::Status MptTreeDb::walk_rocks(std::vector<Cursor>& cs, LookupStats* st) {
+  std::vector<std::string> keys;
+  std::unordered_map<std::string, uint32_t> index;
+  std::vector<uint32_t> which(cs.size());
+  std::vector<std::string_view> views;
+  std::vector<std::string> values;
+  std::vector<uint8_t> found;
+  checks_.clear();
+  for (;;) {
+    keys.clear();
+    index.clear();
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].done) continue;
+      std::string k = cs[i].path_key();
+      auto [it, fresh] = index.try_emplace(std::move(k), uint32_t(keys.size()));
+      if (fresh) keys.push_back(it->first);
+      which[i] = it->second;
+    }
+    if (keys.empty()) return {};
+    views.assign(keys.begin(), keys.end());
+    if (io::Status s = files_.rocks->multi_get(views, &values, &found); !s.ok()) return s;
+    ++st->rounds;
+    st->page_reads += keys.size();
+    st->reads_per_round.push_back(uint32_t(keys.size()));
+    for (const auto& v : values) st->bytes_read += v.size();
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].done) continue;
+      const uint32_t w = which[i];
+      Origin o;
+      o.path_key = &keys[w];
+      if (!found[w]) return {io::Errc::not_found, "mpt: " + o.name() + " is missing (its parent references it)"};
+      const std::string& v = values[w];
+      if (io::Status s = step(cs[i], {reinterpret_cast<const uint8_t*>(v.data()), v.size()}, o, &st->nodes_visited,
+                              checks_, w);
+          !s.ok())
+        return s;
+    }
+    if (io::Status s = run_checks(&keys); !s.ok()) return s;
+  }
+}
+
+}  // namespace st::persist::mpt_read
