@@ -15,7 +15,7 @@
 
 #include "engine/bintrie/hasher.h"
 #include "engine/database/store_types.h"
-#include "engine/persist/snapshot_db.h"
+#include "engine/persist/snapshot/db.h"
 #include "workloads/cli_args.h"
 #include "workloads/cli_options.h"
 #include "workloads/commands.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/database/store_types.h"
-#include "engine/persist/snapshot_verify.h"
+#include "engine/persist/snapshot/verify.h"
 #include "workloads/cli_args.h"
 #include "workloads/cli_options.h"
 #include "workloads/commands.h"

@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "engine/persist/bintrie_commit.h"
-#include "engine/persist/mpt_commit.h"
+#include "engine/persist/bintrie/commit.h"
+#include "engine/persist/mpt/commit.h"
 
 namespace st::experiments {
 namespace {

@@ -1,6 +1,6 @@
 // commit_blocks: the protocol of `statetree commit`: N blocks, each block's post-state diff
 // applied to an MPT or binary-trie database (arena or RocksDB) as ONE copy-on-write commit
-// (engine/persist/mpt_commit.h, engine/persist/bintrie_commit.h), with the commit's
+// (engine/persist/mpt/commit.h, engine/persist/bintrie/commit.h), with the commit's
 // figures per block and the database's size before and after.
 //
 //   bytes before -> for each block: next() gives its diff -> one commit (its record stores
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/persist/commit_tail.h"
+#include "engine/persist/commit_frame.h"
 #include "engine/persist/db_files.h"
 #include "engine/state/bal_derive.h"
 

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "engine/persist/snapshot/rocks.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 
 namespace st::persist {
 

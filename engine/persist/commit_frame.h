@@ -1,4 +1,4 @@
-// commit_frame: what the MPT and binary-trie block committers (mpt_commit.h, bintrie/commit.h)
+// commit_frame: what the MPT and binary-trie block committers (mpt/commit.h, bintrie/commit.h)
 // share around their tree-specific phases: the checks on the database, the reader of the
 // dirty paths, the writer and packer of the new records, the phase clock, the superseded
 // records, and the tail that publishes the commit and fills the stats both report.

@@ -27,7 +27,7 @@
 
 #include "engine/persist/bintrie/commit.h"
 #include "engine/persist/db_files.h"
-#include "engine/persist/mpt_commit.h"
+#include "engine/persist/mpt/commit.h"
 #include "engine/pipeline/block_stages.h"
 #include "engine/pipeline/parallel.h"
 

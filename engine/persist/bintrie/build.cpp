@@ -20,7 +20,7 @@
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie/db.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 #include "engine/persist/bintrie/disk.h"
 #include "engine/persist/snapshot/rocks.h"
 #include "engine/persist/snapshot/writer.h"
@@ -384,7 +384,7 @@ io::Status write_rocks_tree(DbFiles& files, const DbOptions& o, const state::Sta
   fields.root_hash = root;
   fields.node_count = sink.records;
   fields.payload_bytes = em.blob_bytes;
-  const uint64_t c0 = io::monotonic_ns();
+  const uint64_t c0 = st::monotonic_ns();
   const SnapshotRef marker;  // RocksDB: counts 0 (snapshot/rocks.h)
   st = files.commit_rocks(fields, src.spec_json(), o.snapshot ? &marker : nullptr);
   *commit_ns = st::monotonic_ns() - c0;

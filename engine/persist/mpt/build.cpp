@@ -15,7 +15,7 @@
 
 #include "engine/mpt/account.h"
 #include "engine/persist/mpt/db.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/mpt/trie_writer.h"
 #include "engine/persist/snapshot/rocks.h"
@@ -304,7 +304,7 @@ io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
   if (s.ok() && snap) s = snap->finish();
   if (!s.ok()) return s;
   fill_fields(b);
-  const uint64_t tc = io::monotonic_ns();
+  const uint64_t tc = st::monotonic_ns();
   const SnapshotRef marker;  // RocksDB: counts 0 (snapshot/rocks.h)
   s = files.commit_rocks(b.fields, b.src.spec_json(), snap ? &marker : nullptr);
   if (!s.ok()) return s;

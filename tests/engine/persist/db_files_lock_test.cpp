@@ -7,7 +7,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include "engine/persist/mpt_commit.h"
+#include "engine/persist/mpt/commit.h"
 #include "io/rocksdb_store.h"
 #include "tests/engine/persist_mpt_test_util.h"
 #include "workloads/synthetic_state.h"

@@ -1,4 +1,4 @@
-// mpt_commit_test: block diffs applied to an MPT database as commits (engine/persist/mpt_commit.h),
+// mpt_commit_test: block diffs applied to an MPT database as commits (engine/persist/mpt/commit.h),
 // checked against engine/mpt's in-memory root of the same state after every commit
 // (differential), plus reopen + verify + every key read back; and commits SIGKILLed at
 // random points in a child process always reopen at a committed root. Arena store
@@ -19,7 +19,7 @@
 #include "../persist_mpt_test_util.h"
 #include "tests/engine/persist/kill_child.h"
 #include "engine/mpt/state.h"
-#include "engine/persist/mpt_commit.h"
+#include "engine/persist/mpt/commit.h"
 #include "workloads/synthetic_state.h"
 
 using namespace pmpt_test;

@@ -20,7 +20,7 @@
 
 #include "engine/persist/bintrie/commit.h"
 #include "engine/persist/db_files.h"
-#include "engine/persist/mpt_commit.h"
+#include "engine/persist/mpt/commit.h"
 #include "engine/persist/snapshot/db.h"
 #include "engine/persist/snapshot/reader.h"
 #include "engine/persist/snapshot/verify.h"

@@ -1,4 +1,4 @@
-// mpt_commit: one block's state diff applied to an MPT database in the arena store as ONE
+// mpt/commit: one block's state diff applied to an MPT database in the arena store as ONE
 // copy-on-write commit (docs/persist-commit.md):
 //
 //   1. resolve  the dirty paths of the account trie and of every touched storage trie are
@@ -18,7 +18,7 @@
 //      write    then pushed into the SubtreePacker in that order; an unchanged child is
 //               referenced by its existing locator (SubtreePacker::push_placed), so only
 //               the dirty paths are written
-//   4. commit   (CommitFrame, commit_tail.h, shared with the binary trie)
+//   4. commit   (CommitFrame, commit_frame.h, shared with the binary trie)
 //               DbFiles::commit_arena: commit record (root locator + spec), fsync, MANIFEST
 //               replaced atomically. Pages are released only when every record of the page
 //               is proven unreachable: superseded in this commit or in an earlier commit of
@@ -33,7 +33,7 @@
 // are counted out of the manifest and its pages can be released.
 // RocksDB databases take the same phases with the nodes read by path key and the commit
 // written as ONE synced WriteBatch (new nodes, deletions of replaced ones, commit record;
-// CommitFrame, commit_tail.h); the roots equal the arena store's.
+// CommitFrame, commit_frame.h); the roots equal the arena store's.
 #pragma once
 
 #include <array>
@@ -46,7 +46,7 @@
 
 namespace st::persist {
 
-// The commit's figures (commit_tail.h: the same fields as the binary trie's).
+// The commit's figures (commit_frame.h: the same fields as the binary trie's).
 using MptCommitStats = CommitStats;
 
 // files: an MPT database, arena or RocksDB (CommitterBase).

@@ -1,8 +1,8 @@
-// mpt_commit: MptCommitter, a block's state diff as one copy-on-write commit of an arena
-// MPT database (see mpt_commit.h for the four phases). The partial trie of the dirty paths
-// (resolve, apply, encode) is mpt_dirty_trie.h; this file runs it and counts the superseded
-// records and keys; the release, publish and stats are CommitFrame's (commit_tail.h).
-#include "engine/persist/mpt_commit.h"
+// mpt/commit: MptCommitter, a block's state diff as one copy-on-write commit of an arena
+// MPT database (see mpt/commit.h for the four phases). The partial trie of the dirty paths
+// (resolve, apply, encode) is mpt/dirty_trie.h; this file runs it and counts the superseded
+// records and keys; the release, publish and stats are CommitFrame's (commit_frame.h).
+#include "engine/persist/mpt/commit.h"
 
 #include <cstring>
 #include <memory>
@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "engine/persist/commit_frame.h"
-#include "engine/persist/mpt_dirty_trie.h"
+#include "engine/persist/mpt/dirty_trie.h"
 
 namespace st::persist {
 

@@ -1,6 +1,6 @@
-// mpt_dirty_trie: resolve (level-by-level reads of the dirty paths), apply (canonical
+// mpt/dirty_trie: resolve (level-by-level reads of the dirty paths), apply (canonical
 // form), encode (post-order into the SubtreePacker) of one block commit (see the header).
-#include "engine/persist/mpt_dirty_trie.h"
+#include "engine/persist/mpt/dirty_trie.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "engine/mpt/node_codec.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
-#include "io/monotonic_clock.h"
+#include "kernels/support/clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_commit_detail {

@@ -1,4 +1,4 @@
-// mpt_dirty_trie: the partial MPT of one block commit (mpt_commit.h), in memory: the
+// mpt/dirty_trie: the partial MPT of one block commit (mpt/commit.h), in memory: the
 // records on the block's dirty paths read from disk, the writes applied in canonical form,
 // the new nodes encoded and pushed into the SubtreePacker. MptCommitter drives it; nothing
 // else should include this file. The same code serves both stores; only the node source and
@@ -42,7 +42,7 @@
 #include "engine/state/state_types.h"
 
 namespace st::persist {
-struct DiskNode;  // mpt_node.h
+struct DiskNode;  // mpt/node.h
 }  // namespace st::persist
 
 namespace st::persist::mpt_commit_detail {
