@@ -454,7 +454,7 @@ class Traversal {
   BlockResult& r_;
   const std::vector<state::IndexAccess>* by_index_ = nullptr;
   uint64_t from_ = 0, to_ = 0;  // the diff layer's blocks this reader does not show
-  Digest dig_;
+  Fnv1a64 dig_;
   io::Status err_;
   // geth: the one reader behind one mutex, the answers read so far (by the workers ahead or
   // by the main traversal), the workers and their counters' mutex.
