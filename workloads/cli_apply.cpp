@@ -76,7 +76,7 @@ std::optional<std::string> check_tree(const std::vector<state::Block>& blocks, s
   return std::nullopt;
 }
 
-std::string root_mismatch(const state::Block& b, const state::Bytes32& have, size_t applied) {
+std::string root_mismatch(const state::Block& b, const state::Hash32& have, size_t applied) {
   std::string m = "block " + std::to_string(b.header.number) + ": pre-state root " + hex0x(*b.header.pre_state_root) +
                   " is not the state's root " + hex0x(have);
   m += applied ? " (" + std::to_string(applied) + " earlier blocks of the file are committed)" : " (nothing applied)";
@@ -106,7 +106,7 @@ std::optional<int> check_before_commit(const std::string& dir, uint32_t qd, cons
   return std::nullopt;
 }
 
-nlohmann::json apply_row(const state::Block& b, const state::Bytes32& bal_hash, const persist::CommitStats& st) {
+nlohmann::json apply_row(const state::Block& b, const state::Hash32& bal_hash, const persist::CommitStats& st) {
   return {{"number", b.header.number}, {"root", hex0x(st.root)}, {"bal_hash", hex0x(bal_hash)},
           {"accounts_written", st.accounts_written}, {"slot_writes", st.slot_writes},
           {"records_read", st.records_read}, {"pages_read", st.pages_read},
@@ -131,7 +131,7 @@ report::Table apply_table() {
 // done, else the exit status.
 std::optional<int> commit_blocks(persist::DbFiles& files, bool bintrie, const std::vector<state::Block>& blocks, bool json,
                                  nlohmann::json* rows) {
-  std::vector<state::Bytes32> bal_hashes;
+  std::vector<state::Hash32> bal_hashes;
   experiments::BlockSource source;
   source.next = [&](state::StateDiff* diff, uint64_t* number) -> std::optional<std::string> {
     const size_t i = bal_hashes.size();
@@ -168,7 +168,7 @@ struct MemoryState {
   mpt::MptState mpt;
   std::unique_ptr<bintrie::StateTree> btree;
   // "" or the error.
-  std::string apply(const state::StateDiff& diff, state::Bytes32* root) {
+  std::string apply(const state::StateDiff& diff, state::Hash32* root) {
     if (bintrie) {
       if (std::string e = btree->apply_diff(diff); !e.empty()) return e;
       *root = btree->commit();
@@ -182,7 +182,7 @@ struct MemoryState {
 
 // The allocation's state and its root; nullopt = go on, else the exit status.
 std::optional<int> load_memory_state(const std::string& alloc_path, const std::vector<state::Block>& blocks,
-                                     bintrie::HashKind kind, MemoryState* ms, state::Bytes32* root) {
+                                     bintrie::HashKind kind, MemoryState* ms, state::Hash32* root) {
   auto loaded = workloads::load_genesis_alloc(alloc_path);
   if (auto* e = std::get_if<std::string>(&loaded)) return fail_root(*e);
   const state::Allocation& alloc = std::get<state::Allocation>(loaded);
@@ -268,7 +268,7 @@ int root_blocks(int argc, char** argv) {
   std::vector<state::Block> blocks;
   if (auto e = workloads::read_block_file(file, &blocks)) return fail_root(*e);
   if (auto e = check_tree(blocks, ms.bintrie ? state::BalTree::bintrie : state::BalTree::mpt, file)) return fail_root(*e);
-  state::Bytes32 root{};
+  state::Hash32 root{};
   if (auto rc = load_memory_state(alloc_path, blocks, *bintrie::hash_kind_from_name(args.str("hash")), &ms, &root)) return *rc;
   if (blocks[0].header.pre_state_root && *blocks[0].header.pre_state_root != root)
     return fail_root(root_mismatch(blocks[0], root, 0));

@@ -31,7 +31,7 @@
 namespace st::cli {
 namespace {
 
-using st::bintrie::Bytes32;
+using st::bintrie::Hash32;
 using st::bintrie::Entry;
 
 // --clock cpu: single-thread timings in this thread's CPU time (robust on a shared,
@@ -120,7 +120,7 @@ struct RepTicker {
 // of its messages, T threads (wall); per-phase wall times of both runs.
 struct ScratchFigures {
   st::bintrie::BatchRootStats rs;
-  Bytes32 root{};
+  Hash32 root{};
   std::vector<double> root1_ns, root1_wall_ns, bare_ns, rootT_ns, ratio_bare, speedup;
   std::vector<double> p1_part, p1_buckets, p1_top, pT_part, pT_buckets, pT_top, cpu_per_wall;
 };
@@ -146,7 +146,7 @@ bool time_scratch_rep(const st::bintrie::Hasher& h, const std::vector<Entry>& en
   st::bintrie::BatchRootStats ts;
   const uint64_t c0 = process_cpu_ns();
   t0 = report::now_ns();
-  const Bytes32 root_t = st::bintrie::batch_root(h, entries, po, &ts, scratch);
+  const Hash32 root_t = st::bintrie::batch_root(h, entries, po, &ts, scratch);
   const double tt = double(report::now_ns() - t0);
   const double ct = double(process_cpu_ns() - c0);
   if (root_t != f->root) return false;
@@ -327,7 +327,7 @@ std::string run_bintrie_bench(const BintrieBenchOptions& o, RepTicker& ticker, B
   st::bintrie::MutableTree tree(h);
   const uint64_t t0 = clock_ns();
   tree.apply(entries);
-  const Bytes32 mroot = tree.commit();
+  const Hash32 mroot = tree.commit();
   r->tree.build_ns = double(clock_ns() - t0);
   if (mroot != r->scratch.root) return "internal error: mutable-tree root differs from batch root";
   Xorshift rng;

@@ -54,7 +54,7 @@ std::string check_mpt(const database::Manifest& m, const mpt::AccountProof& p, c
                    p.code_hash != a.account.code_hash || p.storage_root != a.account.storage_root))
     return "proof and lookup disagree on the account fields";
   if (with_slot) {
-    const state::Bytes32 want = a.slot_value ? *a.slot_value : state::Bytes32{};
+    const state::Hash32 want = a.slot_value ? *a.slot_value : state::Hash32{};
     if (p.storage_proofs[0].value != want) return "proof and lookup disagree on the slot value";
   }
   return "";
@@ -64,16 +64,16 @@ std::string check_bintrie(const database::Manifest& m, const persist::BintrieSta
                           const persist::LookupAnswer& a, bool with_slot, nlohmann::json* out) {
   const bintrie::Hasher h =
       bintrie::make_hasher(m.params.hash_kind == database::HashKind::blake3 ? bintrie::HashKind::blake3 : bintrie::HashKind::sha256);
-  auto verify = [&](const char* name, const state::Bytes32& key, const bintrie::KeyProof& kp,
-                    std::optional<state::Bytes32>* value) -> std::string {
+  auto verify = [&](const char* name, const state::Hash32& key, const bintrie::KeyProof& kp,
+                    std::optional<state::Hash32>* value) -> std::string {
     const auto bytes = bintrie::serialize_key_proof(kp);
     (*out)[name] = {{"key", hex0x(key)}, {"proof", hex0x(bytes.data(), bytes.size())}, {"proof_bytes", bytes.size()}};
     auto r = bintrie::verify_key_proof(h, m.root_hash, key, kp);
     if (auto* e = std::get_if<std::string>(&r)) return std::string(name) + " proof does not verify: " + *e;
-    *value = std::get<std::optional<state::Bytes32>>(r);
+    *value = std::get<std::optional<state::Hash32>>(r);
     return "";
   };
-  std::optional<state::Bytes32> basic, code_hash, slot;
+  std::optional<state::Hash32> basic, code_hash, slot;
   if (auto e = verify("basic_data", p.basic_data_key, p.basic_data, &basic); !e.empty()) return e;
   if (auto e = verify("code_hash", p.code_hash_key, p.code_hash, &code_hash); !e.empty()) return e;
   if (with_slot) {
@@ -87,7 +87,7 @@ std::string check_bintrie(const database::Manifest& m, const persist::BintrieSta
     if (be_uint(basic->data() + 8, 8) != a.account.nonce || be_uint(basic->data() + 5, 3) != a.account.code_size ||
         bal != a.account.balance)
       return "proof and lookup disagree on the basic data (nonce, balance, code size)";
-    if (code_hash.value_or(state::Bytes32{}) != a.account.code_hash)
+    if (code_hash.value_or(state::Hash32{}) != a.account.code_hash)
       return "proof and lookup disagree on the code hash";
   }
   if (with_slot && slot != a.slot_value) return "proof and lookup disagree on the slot value";

@@ -206,7 +206,7 @@ MerkleFigures merkle_figures(const MerkleRequest& r, const memory::LargeBuffer& 
     const merkle::MerkleOptions options{r.twice};
     const auto path = tree.proof(*r.proof_index);
     const uint8_t* record_bytes = input.data() + *r.proof_index * r.record;
-    merkle::Digest leaf;
+    merkle::Hash32 leaf;
     if (r.given_hashes) std::memcpy(leaf.data(), record_bytes, 32);
     else leaf = merkle::MerkleTree::leaf_hash(record_bytes, r.record, options);
     f.proof_ok = merkle::MerkleTree::verify(leaf, *r.proof_index, r.n, path, run.result.root, options);

@@ -309,7 +309,7 @@ void fill_state(const st::state::Address& contract, size_t S, mpt::MptState* sta
   d.accounts[0].code = std::vector<uint8_t>{0x60, 0x00};
   d.accounts[0].storage_writes.resize(S);
   for (size_t i = 0; i < S; ++i) {
-    st::state::Bytes32 slot{}, v{};
+    st::state::Hash32 slot{}, v{};
     for (int b = 0; b < 8; ++b) { slot[31 - b] = uint8_t(uint64_t(i) >> (8 * b)); v[31 - b] = uint8_t(uint64_t(i + 1) >> (8 * b)); }
     v[0] = 0x01;
     d.accounts[0].storage_writes[i] = {slot, v};
@@ -326,7 +326,7 @@ st::state::StateDiff make_block(const st::state::Address& contract, const std::v
   d.accounts.emplace_back();
   d.accounts[0].address = contract;
   for (uint64_t i : which) {
-    st::state::Bytes32 slot{}, v{};
+    st::state::Hash32 slot{}, v{};
     for (int b = 0; b < 8; ++b) slot[31 - b] = uint8_t(i >> (8 * b));
     for (auto& x : v) x = uint8_t(rng());
     v[0] = tag;

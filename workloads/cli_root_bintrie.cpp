@@ -53,7 +53,7 @@ int root_bintrie(int argc, char** argv) {
   st::bintrie::BatchRootOptions opt;
   opt.threads = unsigned(threads);
   st::bintrie::BatchRootStats stats;
-  const st::bintrie::Bytes32 root = st::bintrie::batch_root(ks.hasher, leaves, opt, &stats);
+  const st::bintrie::Hash32 root = st::bintrie::batch_root(ks.hasher, leaves, opt, &stats);
   const double ms = double(report::now_ns() - t0) / 1e6;
   if (args.given("json")) {
     nlohmann::json j = {{"tree", "bintrie"}, {"hash", st::bintrie::hash_kind_name(*kind)},

@@ -45,7 +45,7 @@ namespace {
 // The root of the source --alloc or --kv names, timed (load, then root); the source's fields
 // into *j. nullopt = go on, else the exit status.
 std::optional<int> compute_root(const Args& args, const mpt::BuildOptions& opt, nlohmann::json* j, mpt::Hash32* root,
-                                std::optional<st::state::Bytes32>* expected) {
+                                std::optional<st::state::Hash32>* expected) {
   const uint64_t t0 = report::now_ns();
   uint64_t t1 = t0;
   if (args.given("alloc")) {
@@ -91,7 +91,7 @@ int root_mpt(int argc, char** argv) {
   nlohmann::json j;
   j["tree"] = "mpt";
   mpt::Hash32 root;
-  std::optional<st::state::Bytes32> expected;
+  std::optional<st::state::Hash32> expected;
   if (auto rc = compute_root(args, opt, &j, &root, &expected)) return *rc;
   const std::string root_hex = "0x" + report::hex(root);
   j["root"] = root_hex;

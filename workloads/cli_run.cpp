@@ -39,6 +39,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/database/store_types.h"
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/cold_tail.h"
 #include "engine/pipeline/rep_copy.h"
@@ -274,12 +275,12 @@ std::optional<std::string> generate(const Args& args, const std::string& dir, st
     return "--zipf must be a number in (0, 10)";
   }
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return s.message();
+  if (database::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return s.message();
   const auto& m = db->manifest();
-  if (m.params.tree_kind == io::TreeKind::mpt) o.tree = workloads::gas::Tree::mpt;
-  else if (m.params.tree_kind == io::TreeKind::bintrie) o.tree = workloads::gas::Tree::bintrie;
-  else return std::string("the block pipeline needs an MPT or binary-trie database, not ") + io::tree_kind_name(m.params.tree_kind);
-  if (m.params.hash_kind == io::HashKind::blake3) o.bintrie_hash = bintrie::HashKind::blake3;
+  if (m.params.tree_kind == database::TreeKind::mpt) o.tree = workloads::gas::Tree::mpt;
+  else if (m.params.tree_kind == database::TreeKind::bintrie) o.tree = workloads::gas::Tree::bintrie;
+  else return std::string("the block pipeline needs an MPT or binary-trie database, not ") + database::tree_kind_name(m.params.tree_kind);
+  if (m.params.hash_kind == database::HashKind::blake3) o.bintrie_hash = bintrie::HashKind::blake3;
   o.pre_state_root = m.root_hash;
   auto parsed = state::parse_synthetic_spec(db->source_spec());
   if (auto* e = std::get_if<std::string>(&parsed))
@@ -439,15 +440,15 @@ void print_block(const Setup& st, const pipeline::BlockResult& b, uint64_t rep, 
 }
 
 // The database's files evicted from the page cache (--cold), and the regime's page_cache.
-io::Status make_cold(const Setup& st, const std::string& dir, nlohmann::json* regime) {
+database::Status make_cold(const Setup& st, const std::string& dir, nlohmann::json* regime) {
   if (!st.cold) {
     (*regime)["page_cache"] = {{"dropped", false}, {"protocol", "as found"}, {"detail", ""}};
     return {};
   }
   std::unique_ptr<persist::TreeDb> db;
-  if (io::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return s;
+  if (database::Status s = persist::open_any_db(dir, 1, &db); !s.ok()) return s;
   persist::ColdInfo cold;
-  if (io::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return s;
+  if (database::Status s = persist::make_db_cold(*db, true, &cold); !s.ok()) return s;
   (*regime)["page_cache"] = {{"dropped", true}, {"protocol", cold.protocol}, {"detail", cold.detail}};
   return {};
 }
@@ -462,13 +463,13 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
     pipeline::RunOptions& ro = st.ro;
     ro.dir = st.scratch ? (std::filesystem::path(st.scratch_dir) / ("rep-" + std::to_string(rep))).string() : st.dir;
     if (st.scratch)
-      if (io::Status s = pipeline::copy_database(st.dir, ro.dir); !s.ok()) return fail(s.message(), exit_code_for(s));
-    if (io::Status s = make_cold(st, ro.dir, &regime); !s.ok()) return fail(s.message(), exit_code_for(s));
+      if (database::Status s = pipeline::copy_database(st.dir, ro.dir); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (database::Status s = make_cold(st, ro.dir, &regime); !s.ok()) return fail(s.message(), exit_code_for(s));
     if (!st.json && !st.csv && st.reps > 1)
       std::printf("%srepetition %llu of %llu (a copy of %s)\n", rep ? "\n" : "", (unsigned long long)rep + 1,
                   (unsigned long long)st.reps, st.dir.c_str());
     pipeline::RunResult& res = runs->last;
-    const io::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
+    const database::Status s = pipeline::run_blocks(ro, blocks, &res, [&](const pipeline::BlockResult& b) {
       print_block(st, b, rep, regime);
       progress.update(rep * blocks.size() + b.index + 1);
     });
@@ -684,7 +685,7 @@ int cmd_run(int argc, char** argv) {
   };
   // The copies' directory: checked (and created) after the blocks were read, before any copy.
   if (st.scratch)
-    if (io::Status s = pipeline::prepare_scratch(st.scratch_dir, st.dir); !s.ok()) return fail(s.message(), exit_code_for(s));
+    if (database::Status s = pipeline::prepare_scratch(st.scratch_dir, st.dir); !s.ok()) return fail(s.message(), exit_code_for(s));
   Runs runs;
   if (int rc = run_reps(st, blocks, regime, &runs)) return rc;
   nlohmann::json sum = summary_json(args, st, runs, regime);

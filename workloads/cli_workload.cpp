@@ -48,7 +48,7 @@ bool is_zero(const state::U256& v) {
   return true;
 }
 
-using SlotKey = std::pair<state::Address, state::Bytes32>;
+using SlotKey = std::pair<state::Address, state::Hash32>;
 
 // A block's written slots split into new / updated / deleted (final value zero). Pre-values
 // come from the file's earlier blocks (`written`, updated here), then the database (db may be

@@ -19,7 +19,6 @@
 namespace st::bintrie {
 
 using st::Hash32;
-using Bytes32 = Hash32;  // the older name, still spelled by engine/persist and workloads/cli_*.cpp
 using Stem = std::array<uint8_t, 31>;
 
 // The binary trie hashes with HashKind::sha256 or HashKind::blake3 (the spine's kinds,

@@ -28,7 +28,6 @@
 namespace st::merkle {
 
 using st::Hash32;
-using Digest = Hash32;  // the older name, still spelled by workloads/cli_merkle.cpp
 
 class MerkleArena {
  public:

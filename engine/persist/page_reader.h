@@ -169,7 +169,6 @@ class PageReader {
   // Where each page read's device latency (ns) goes from now on; nullptr: not recorded.
   // The sink must outlive the reader or be unset first.
   void set_latency_sink(stats::LogHistogram* sink) { latency_sink_ = sink; }
-  void reset_counters() { counters_ = {}; }
   void reset_in_flight_max() { counters_.stream_in_flight_max = 0; }  // at the start of a stream
 
  private:

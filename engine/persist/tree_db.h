@@ -91,8 +91,8 @@ struct AccountInfo {
   bool exists = false;
   uint64_t nonce = 0;
   state::U256 balance{};
-  state::Bytes32 code_hash{};
-  state::Bytes32 storage_root{};  // MPT only (zero for the binary trie)
+  state::Hash32 code_hash{};
+  state::Hash32 storage_root{};  // MPT only (zero for the binary trie)
   uint64_t code_size = 0;         // binary trie only (its basic-data leaf holds it)
 };
 
@@ -103,7 +103,7 @@ struct AccountInfo {
 // DbOptions::slot_key_accounts off it does not, and the account stays empty).
 struct LookupAnswer {
   AccountInfo account;
-  std::optional<state::Bytes32> slot_value;  // for a slot key: the value; nullopt = absent
+  std::optional<state::Hash32> slot_value;  // for a slot key: the value; nullopt = absent
 };
 
 struct LookupStats {
@@ -145,8 +145,8 @@ struct VerifyReport {
 struct BintrieStateProof {
   bintrie::KeyProof basic_data, code_hash;
   std::optional<bintrie::KeyProof> slot;
-  state::Bytes32 slot_key{};           // tree key of the slot
-  state::Bytes32 basic_data_key{}, code_hash_key{};
+  state::Hash32 slot_key{};           // tree key of the slot
+  state::Hash32 basic_data_key{}, code_hash_key{};
 };
 using StateProof = std::variant<mpt::AccountProof, BintrieStateProof>;
 

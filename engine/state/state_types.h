@@ -18,7 +18,6 @@ namespace st::state {
 
 using Address = std::array<uint8_t, 20>;
 using st::Hash32;
-using Bytes32 = Hash32;  // the older name, still spelled by engine/persist and workloads/cli_*.cpp
 using U256 = Hash32;  // big-endian 256-bit unsigned integer
 
 // One account as a genesis allocation (or a full snapshot) describes it.

@@ -6,7 +6,7 @@
 
 namespace st::persist {
 
-using bintrie::Bytes32;
+using bintrie::Hash32;
 
 void BlobHashChecks::add_group(const bintrie::GroupBlobView& v, const uint8_t* expect32, uint64_t tag) {
   Check c{true, uint32_t(groups_.size()), {}, tag};
@@ -32,7 +32,7 @@ void BlobHashChecks::clear() {
 // relative depth g, the bottom) at position pos >> (g - r); each level pairs the live
 // items of every group (siblings 2k, 2k+1; a lone item with a zero sibling) into one
 // hash64_batch, except pairs of two zeros, which give zero unhashed.
-void BlobHashChecks::hash_groups(std::vector<Bytes32>* roots) {
+void BlobHashChecks::hash_groups(std::vector<Hash32>* roots) {
   const size_t n = groups_.size();
   const unsigned g = g_;
   ents_.clear();
@@ -106,18 +106,18 @@ void BlobHashChecks::hash_groups(std::vector<Bytes32>* roots) {
     out_.resize(m);
     if (m) h_.hash64_batch(msgs_[0].data(), out_[0].data(), m);
     hashes_ += m;
-    for (size_t i = 0; i < next_.size(); ++i) next_[i].hash = next_msg_[i] < 0 ? Bytes32{} : out_[size_t(next_msg_[i])];
+    for (size_t i = 0; i < next_.size(); ++i) next_[i].hash = next_msg_[i] < 0 ? Hash32{} : out_[size_t(next_msg_[i])];
     std::swap(cur_, next_);
     std::swap(cur_off_, next_off_);
   }
-  roots->assign(n, Bytes32{});
+  roots->assign(n, Hash32{});
   for (size_t q = 0; q < n; ++q)
     if (cur_off_[q + 1] > cur_off_[q]) (*roots)[q] = cur_[cur_off_[q]].hash;  // one item at level g: the root
 }
 
 // Every queued stem's node hash: the leaves of all stems in one hash32_batch, their
 // sparse subtrees together (stem_subtree_roots), the stem nodes in one hash64_batch.
-void BlobHashChecks::hash_stems(std::vector<Bytes32>* out) {
+void BlobHashChecks::hash_stems(std::vector<Hash32>* out) {
   const size_t n = stems_.size();
   bintrie::StemLevels& L = levels_;
   size_t total = 0;
@@ -153,7 +153,7 @@ void BlobHashChecks::hash_stems(std::vector<Bytes32>* out) {
 }
 
 long BlobHashChecks::run() {
-  std::vector<Bytes32> group_roots, stem_hashes;
+  std::vector<Hash32> group_roots, stem_hashes;
   if (!groups_.empty()) hash_groups(&group_roots);
   if (!stems_.empty()) hash_stems(&stem_hashes);
   long bad = -1;
@@ -163,7 +163,7 @@ long BlobHashChecks::run() {
     const Check& c = checks_[i];
     last_tags_[i] = c.tag;
     last_is_group_[i] = c.group;
-    const Bytes32& got = c.group ? group_roots[c.index] : stem_hashes[c.index];
+    const Hash32& got = c.group ? group_roots[c.index] : stem_hashes[c.index];
     if (bad < 0 && got != c.expect) bad = long(i);
   }
   clear();

@@ -51,11 +51,11 @@ class BlobHashChecks {
   struct Check {
     bool group;
     uint32_t index;  // into groups_ / stems_
-    bintrie::Bytes32 expect;
+    bintrie::Hash32 expect;
     uint64_t tag;
   };
-  void hash_groups(std::vector<bintrie::Bytes32>* roots);
-  void hash_stems(std::vector<bintrie::Bytes32>* out);
+  void hash_groups(std::vector<bintrie::Hash32>* roots);
+  void hash_stems(std::vector<bintrie::Hash32>* out);
 
   bintrie::Hasher h_;
   unsigned g_;
@@ -68,7 +68,7 @@ class BlobHashChecks {
   // Scratch, kept between runs.
   struct Item {
     uint16_t pos;
-    bintrie::Bytes32 hash;
+    bintrie::Hash32 hash;
   };
   struct Ent {
     uint16_t pos;  // bitmap position (relative depth g)
@@ -80,7 +80,7 @@ class BlobHashChecks {
   std::vector<Item> cur_, next_, level_;
   std::vector<uint32_t> cur_off_, next_off_;
   std::vector<int32_t> next_msg_;  // per next item: its message, or -1 (zero rule)
-  std::vector<bintrie::Bytes32> msgs_, out_;
+  std::vector<bintrie::Hash32> msgs_, out_;
   bintrie::StemLevels levels_;
 };
 

@@ -31,7 +31,7 @@
 namespace st::persist {
 namespace {
 
-using bintrie::Bytes32;
+using bintrie::Hash32;
 using bintrie::Entry;
 namespace bd = bintrie_disk;
 
@@ -41,21 +41,21 @@ std::string account_entries(const bintrie::KeyScheme& ks, const state::AccountRe
   for (int i = 0; i < 16; ++i)
     if (a.balance[i] != 0) return "balance does not fit 128 bits (the basic-data leaf holds 16 bytes)";
   if (a.code.size() >= (size_t(1) << 24)) return "code longer than 2^24-1 bytes";
-  const Bytes32 header = bintrie::basic_data_key(ks, a.address);
-  auto header_key = [&](unsigned sub) { Bytes32 k = header; k[31] = uint8_t(sub); return k; };
+  const Hash32 header = bintrie::basic_data_key(ks, a.address);
+  auto header_key = [&](unsigned sub) { Hash32 k = header; k[31] = uint8_t(sub); return k; };
   out->push_back({header, bintrie::basic_data_leaf(a.nonce, a.balance, uint32_t(a.code.size()))});
-  Bytes32 code_hash;
+  Hash32 code_hash;
   kernels::keccak256(a.code.data(), a.code.size(), code_hash.data());
   out->push_back({header_key(bintrie::kCodeHashLeafKey), code_hash});
-  const std::vector<Bytes32> chunks = bintrie::chunkify_code(a.code);
-  Bytes32 last_ti{}, last_key{};
+  const std::vector<Hash32> chunks = bintrie::chunkify_code(a.code);
+  Hash32 last_ti{}, last_key{};
   bool have_last = false;
   for (size_t i = 0; i < chunks.size(); ++i) {
-    Bytes32 ti;
+    Hash32 ti;
     uint8_t sub;
     bintrie::code_chunk_position(i, &ti, &sub);
-    Bytes32 key;
-    if (ti == Bytes32{}) {
+    Hash32 key;
+    if (ti == Hash32{}) {
       key = header_key(sub);
     } else {
       if (!have_last || ti != last_ti) { last_key = bintrie::get_tree_key(ks, a.address, ti, 0); last_ti = ti; have_last = true; }
@@ -65,11 +65,11 @@ std::string account_entries(const bintrie::KeyScheme& ks, const state::AccountRe
     out->push_back({key, chunks[i]});
   }
   for (const auto& [slot, value] : a.storage) {
-    if (value == Bytes32{}) continue;
-    Bytes32 ti;
+    if (value == Hash32{}) continue;
+    Hash32 ti;
     uint8_t sub;
     bintrie::storage_slot_position(slot, &ti, &sub);
-    out->push_back({ti == Bytes32{} ? header_key(sub) : bintrie::get_tree_key(ks, a.address, ti, sub), value});
+    out->push_back({ti == Hash32{} ? header_key(sub) : bintrie::get_tree_key(ks, a.address, ti, sub), value});
   }
   return "";
 }
@@ -138,12 +138,12 @@ class BlobSink {
 
 class Emitter {
  public:
-  Emitter(const bintrie::Hasher& h, unsigned g, const bintrie::SortedEntries& s, const std::vector<Bytes32>& stem_hash,
+  Emitter(const bintrie::Hasher& h, unsigned g, const bintrie::SortedEntries& s, const std::vector<Hash32>& stem_hash,
           const std::vector<uint8_t>& lcp, BlobSink& sink, const ProgressFn& progress)
       : h_(h), g_(g), s_(s), sh_(stem_hash), lcp_(lcp), sink_(sink), progress_(progress) {}
 
-  io::Status run(Bytes32* root) {
-    *root = Bytes32{};
+  io::Status run(Hash32* root) {
+    *root = Hash32{};
     if (s_.stems() == 0) return {};
     return node(0, uint32_t(s_.stems()), 0, root);
   }
@@ -172,7 +172,7 @@ class Emitter {
     walk(m, b, d0, r + 1, q << 1 | 1, out);
   }
 
-  io::Status node(uint32_t a, uint32_t b, unsigned d, Bytes32* hash) {
+  io::Status node(uint32_t a, uint32_t b, unsigned d, Hash32* hash) {
     if (b - a == 1) {
       stem_blob_.values.clear();
       stem_blob_.bitmap = {};
@@ -210,7 +210,7 @@ class Emitter {
   const bintrie::Hasher& h_;
   unsigned g_;
   const bintrie::SortedEntries& s_;
-  const std::vector<Bytes32>& sh_;
+  const std::vector<Hash32>& sh_;
   const std::vector<uint8_t>& lcp_;
   BlobSink& sink_;
   const ProgressFn& progress_;
@@ -286,14 +286,14 @@ struct SortedStems {
   const bintrie::Hasher& h;
   unsigned g;
   const bintrie::SortedEntries& sorted;
-  std::vector<Bytes32> stem_hash;
+  std::vector<Hash32> stem_hash;
   std::vector<uint8_t> lcp;
 };
 
 // The stems' hashes, in parallel blocks of kHashBlock stems.
-std::vector<Bytes32> hash_sorted_stems(const bintrie::Hasher& h, const bintrie::SortedEntries& sorted) {
+std::vector<Hash32> hash_sorted_stems(const bintrie::Hasher& h, const bintrie::SortedEntries& sorted) {
   const size_t n = sorted.stems();
-  std::vector<Bytes32> stem_hash(n);
+  std::vector<Hash32> stem_hash(n);
   constexpr size_t kHashBlock = 8192;
   pipeline::parallel_for((n + kHashBlock - 1) / kHashBlock, 1, [&](size_t lo, size_t hi) {
     for (size_t blk = lo; blk < hi; ++blk) {
@@ -326,7 +326,7 @@ io::Status write_arena_tree(DbFiles& files, const DbOptions& o, const state::Sta
   SubtreePacker packer(w);
   ArenaSink sink(packer, w.payload_bytes());
   Emitter em(ss.h, ss.g, ss.sorted, ss.stem_hash, ss.lcp, sink, progress);
-  Bytes32 root;
+  Hash32 root;
   std::vector<Locator> roots;
   io::Status st = em.run(&root);
   if (st) st = packer.finish(&roots);
@@ -369,7 +369,7 @@ io::Status write_rocks_tree(DbFiles& files, const DbOptions& o, const state::Sta
   if (!files.rocks) return {io::Errc::bad_argument, "build_bintrie: RocksDB store not open"};
   RocksSink sink(*files.rocks);
   Emitter em(ss.h, ss.g, ss.sorted, ss.stem_hash, ss.lcp, sink, progress);
-  Bytes32 root;
+  Hash32 root;
   io::Status st = em.run(&root);
   if (st) st = sink.flush();
   if (st && o.snapshot) {  // every leaf in key order into the snapshot's column family

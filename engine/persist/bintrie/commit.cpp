@@ -24,17 +24,17 @@
 namespace st::persist {
 namespace {
 
-using bintrie::Bytes32;
+using bintrie::Hash32;
 namespace bd = bintrie_disk;
 using Key32 = std::array<uint8_t, 32>;  // a stem + one zero byte (key_bits reads up to bit 255)
 
 // Writes to one stem. sub -> value; the basic-data patch (sub 0) needs the old leaf.
 struct StemWrites {
   Key32 stem{};
-  std::map<uint8_t, Bytes32> values;
+  std::map<uint8_t, Hash32> values;
   bool patch = false;  // an account field changed: rewrite sub 0 (and default sub 1)
   std::optional<uint64_t> nonce;
-  std::optional<Bytes32> balance;
+  std::optional<Hash32> balance;
   std::optional<uint32_t> code_size;
 };
 
@@ -46,7 +46,7 @@ struct Node {
   bintrie::GroupBlob blob;          // group
   std::vector<Locator> children;    // group: one per entry
   bintrie::StemBlob stem;           // stem
-  Bytes32 hash{};
+  Hash32 hash{};
   std::vector<Locator> records;     // this record + stem pieces
   uint64_t body_bytes = 0;          // blob bytes of its records
   std::vector<int> child_node;      // group: loaded child per entry, -1 if not loaded
@@ -59,7 +59,7 @@ struct Plan {
   enum Kind { placed, stem, group } kind = placed;
   Locator loc = kNoLocator;                 // placed
   int node = -1;                            // placed: the loaded node it keeps (-1: never read)
-  Bytes32 hash{};
+  Hash32 hash{};
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
   std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
@@ -95,7 +95,7 @@ class Committer {
   io::Status prepare(const state::StateDiff& diff) {
     const bintrie::KeyScheme ks{h_, bintrie::TreeIndexEndian::big};
     std::map<Key32, StemWrites> by_stem;
-    auto at = [&](const Bytes32& key) -> StemWrites& {
+    auto at = [&](const Hash32& key) -> StemWrites& {
       Key32 s{};
       std::memcpy(s.data(), key.data(), 31);
       StemWrites& w = by_stem[s];
@@ -110,7 +110,7 @@ class Committer {
           for (int i = 0; i < 16; ++i)
             if ((*a.balance)[i] != 0)
               return {io::Errc::bad_argument, "binary trie commit: balance does not fit 128 bits"};
-        const Bytes32 header = bintrie::basic_data_key(ks, a.address);
+        const Hash32 header = bintrie::basic_data_key(ks, a.address);
         StemWrites& w = at(header);
         w.patch = true;
         if (a.nonce) w.nonce = *a.nonce;
@@ -118,22 +118,22 @@ class Committer {
         if (a.code) {
           if (a.code->size() >= (size_t(1) << 24)) return {io::Errc::bad_argument, "binary trie commit: code too long"};
           w.code_size = uint32_t(a.code->size());
-          Bytes32 ch;
+          Hash32 ch;
           kernels::keccak256(a.code->data(), a.code->size(), ch.data());
           w.values[bintrie::kCodeHashLeafKey] = ch;
-          const std::vector<Bytes32> chunks = bintrie::chunkify_code(*a.code);
+          const std::vector<Hash32> chunks = bintrie::chunkify_code(*a.code);
           for (size_t i = 0; i < chunks.size(); ++i) {
-            Bytes32 ti;
+            Hash32 ti;
             uint8_t sub;
             bintrie::code_chunk_position(i, &ti, &sub);
-            Bytes32 key = ti == Bytes32{} ? header : bintrie::get_tree_key(ks, a.address, ti, sub);
+            Hash32 key = ti == Hash32{} ? header : bintrie::get_tree_key(ks, a.address, ti, sub);
             key[31] = sub;
             at(key).values[sub] = chunks[i];
           }
         }
       }
       for (const auto& [slot, value] : a.storage_writes) {
-        const Bytes32 key = bintrie::storage_slot_key(ks, a.address, slot);
+        const Hash32 key = bintrie::storage_slot_key(ks, a.address, slot);
         at(key).values[key[31]] = value;  // the last write of a key wins
       }
     }
@@ -144,10 +144,10 @@ class Committer {
   // Level by level from the root: loads, checks and links every record on a dirty path.
   io::Status resolve() {
     const bool keyed = frame_.keyed();
-    if (keyed ? frame_.base().root_hash == Bytes32{} : frame_.base().root == kNoLocator) return {};
+    if (keyed ? frame_.base().root_hash == Hash32{} : frame_.base().root == kNoLocator) return {};
     struct Item {
       Locator loc;
-      Bytes32 hash;
+      Hash32 hash;
       unsigned depth;
       std::vector<uint32_t> dirty;  // indices into writes_
       int parent;
@@ -322,9 +322,9 @@ class Committer {
 
   io::Status pure_hash(PureHashCount* c) const {
     std::vector<const bintrie::StemBlob*> stems;
-    std::vector<Bytes32> stem_hashes;
+    std::vector<Hash32> stem_hashes;
     std::vector<const bintrie::GroupBlob*> groups;
-    std::vector<Bytes32> group_hashes;
+    std::vector<Hash32> group_hashes;
     for (const Plan* p : new_stems_) stems.push_back(&p->stem_blob), stem_hashes.push_back(p->hash);
     for (const Plan* p : new_groups_) groups.push_back(&p->group_blob), group_hashes.push_back(p->hash);
     return bintrie_pure_hash(h_, stems, stem_hashes, groups, group_hashes, c);
@@ -343,7 +343,7 @@ class Committer {
     enum Kind { keep, sub, stem } kind = keep;
     uint16_t pos = 0;      // keep: entry position; sub: position (depth g)
     uint8_t depth = 0;     // keep: entry depth
-    Bytes32 hash{};        // keep
+    Hash32 hash{};        // keep
     Locator loc = kNoLocator;
     int node = -1;         // sub: the loaded child group; stem: the loaded stem (or -1: new)
     std::vector<uint32_t> dirty;  // sub
@@ -420,22 +420,22 @@ class Committer {
 
   // Applies writes_[w] to `blob` (values ascending by slot); true if anything changed.
   bool apply(uint32_t w, bintrie::StemBlob* blob) {
-    std::map<uint8_t, Bytes32> vals;
+    std::map<uint8_t, Hash32> vals;
     uint32_t vi = 0;
     for (unsigned s = 0; s < 256; ++s)
       if (blob->bitmap[s / 8] & (0x80 >> (s % 8))) vals[uint8_t(s)] = blob->values[vi++];
     const size_t before = vals.size();
-    std::map<uint8_t, Bytes32> next = vals;
+    std::map<uint8_t, Hash32> next = vals;
     const StemWrites& sw = writes_[w];
     for (const auto& [sub, v] : sw.values) next[sub] = v;
     if (sw.patch) {
       const auto old = vals.find(bintrie::kBasicDataLeafKey);
-      const bintrie::BasicData bd0 = bintrie::parse_basic_data(old != vals.end() ? old->second : Bytes32{});
+      const bintrie::BasicData bd0 = bintrie::parse_basic_data(old != vals.end() ? old->second : Hash32{});
       next[bintrie::kBasicDataLeafKey] = bintrie::basic_data_leaf(
           sw.nonce.value_or(bd0.nonce), sw.balance.value_or(bd0.balance_be), sw.code_size.value_or(bd0.code_size));
       if (!next.count(bintrie::kCodeHashLeafKey)) {
         static const uint8_t kNothing = 0;
-        Bytes32 empty;
+        Hash32 empty;
         kernels::keccak256(&kNothing, 0, empty.data());
         next[bintrie::kCodeHashLeafKey] = empty;
       }

@@ -46,7 +46,7 @@ std::optional<uint32_t> find_entry(const bintrie::GroupBlob& blob, uint32_t pos)
   return uint32_t(it - e.begin());
 }
 
-std::optional<Bytes32> stem_value(const bintrie::StemBlob& blob, uint8_t sub) {
+std::optional<Hash32> stem_value(const bintrie::StemBlob& blob, uint8_t sub) {
   if (!((blob.bitmap[sub / 8] >> (7 - sub % 8)) & 1)) return std::nullopt;
   size_t idx = 0;
   for (unsigned i = 0; i < sub / 8u; ++i) idx += bintrie::bit_count64(blob.bitmap[i]);
@@ -71,8 +71,8 @@ std::optional<uint64_t> account_code_chunks(const bintrie::StemBlob& blob) {
   for (unsigned sub = bintrie::kCodeOffset; sub < 256; ++sub)
     if (bool(has(sub)) != (sub - bintrie::kCodeOffset < chunks)) return std::nullopt;
   if (d.code_size == 0) {
-    static const Bytes32 kEmptyCodeHash = [] {
-      Bytes32 h;
+    static const Hash32 kEmptyCodeHash = [] {
+      Hash32 h;
       kernels::keccak256(nullptr, 0, h.data());
       return h;
     }();

@@ -43,7 +43,7 @@
 
 namespace st::persist::bintrie_disk {
 
-using bintrie::Bytes32;
+using bintrie::Hash32;
 
 enum RecordKind : uint8_t {
   kStem = 1,
@@ -72,7 +72,7 @@ inline uint32_t key_bits(const uint8_t* key32, unsigned d, unsigned g) {  // g <
 std::optional<uint32_t> find_entry(const bintrie::GroupBlob& blob, uint32_t pos);
 
 // The value of slot `sub` of a decoded stem blob, if present.
-std::optional<Bytes32> stem_value(const bintrie::StemBlob& blob, uint8_t sub);
+std::optional<Hash32> stem_value(const bintrie::StemBlob& blob, uint8_t sub);
 uint32_t stem_value_count(const bintrie::StemBlob& blob);
 
 // Whether a stem is an account's header stem (verify counts these as the accounts) and, if

@@ -27,7 +27,7 @@ namespace {
 
 // An account's answer from its header stem's basic-data and code-hash leaves: it exists iff
 // the basic-data leaf is present.
-void fill_account(const std::optional<Bytes32>& basic, const std::optional<Bytes32>& code, AccountInfo* out) {
+void fill_account(const std::optional<Hash32>& basic, const std::optional<Hash32>& code, AccountInfo* out) {
   if (!basic) return;
   out->exists = true;
   const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
@@ -195,10 +195,10 @@ void BintrieTreeDb::finish_stem_view(Cursor& c, const bintrie::StemBlobView* ste
   c.done = true;
   const bool match = stem && std::memcmp(stem->stem, c.key.data(), 31) == 0;
   if (!match) return;
-  auto value = [&](uint8_t sub) -> std::optional<Bytes32> {
+  auto value = [&](uint8_t sub) -> std::optional<Hash32> {
     const uint8_t* v = stem->value(sub);
     if (!v) return std::nullopt;
-    Bytes32 out;
+    Hash32 out;
     std::memcpy(out.data(), v, 32);
     return out;
   };

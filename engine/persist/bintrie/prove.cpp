@@ -12,11 +12,11 @@ namespace {
 
 // The hash of the node at relative depth r (1..g), relative path q, of a group whose inner
 // hashes are `inner` (reconstruct_group).
-Bytes32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Bytes32>& inner, unsigned r, uint32_t q) {
+Hash32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Hash32>& inner, unsigned r, uint32_t q) {
   if (r < b.g) return inner[(size_t(1) << r) - 1 + q];
   for (const auto& e : b.entries)
     if (e.depth == b.g && e.pos == q) return e.hash;
-  return Bytes32{};
+  return Hash32{};
 }
 
 }  // namespace
@@ -24,7 +24,7 @@ Bytes32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Bytes32>&
 
 // The node at a proof's position: arena, its record; RocksDB, the blob at the key's path
 // key of that depth (missing: an error). *where names it.
-io::Status BintrieTreeDb::read_prove_node(const Bytes32& key, const ProvePos& at, Node* node, std::string* where,
+io::Status BintrieTreeDb::read_prove_node(const Hash32& key, const ProvePos& at, Node* node, std::string* where,
                                           uint64_t* records) {
   if (files_.store == StoreKind::arena) {
     *where = "binary trie " + bd::locator_name(at.loc);
@@ -41,17 +41,17 @@ io::Status BintrieTreeDb::read_prove_node(const Bytes32& key, const ProvePos& at
 // The proof's last node, a stem (its hash and path checked): the key's own stem ends the
 // proof with the value and the siblings inside the stem; another stem ends it as
 // other_stem with that stem's subtree root.
-io::Status BintrieTreeDb::prove_at_stem(const bintrie::StemBlob& stem, const Bytes32& key, const ProvePos& at,
+io::Status BintrieTreeDb::prove_at_stem(const bintrie::StemBlob& stem, const Hash32& key, const ProvePos& at,
                                         const std::string& where, bintrie::KeyProof* p) {
-  Bytes32 leaves[256];
+  Hash32 leaves[256];
   size_t j = 0;
   for (int i = 0; i < 256; ++i) {
-    leaves[i] = Bytes32{};
+    leaves[i] = Hash32{};
     if ((stem.bitmap[i / 8] >> (7 - i % 8)) & 1) h_.hash(stem.values[j++].data(), 32, leaves[i].data());
   }
   bintrie::DenseStemTree dt;
   bintrie::dense_stem_tree(h_, leaves, &dt);
-  Bytes32 stem_hash;
+  Hash32 stem_hash;
   bintrie::hash_stem_node(h_, stem.stem.data(), dt.root().data(), stem_hash.data());
   if (stem_hash != at.expect)
     return {io::Errc::corrupt_page, where + (at.depth == 0 ? ": root hash does not match the manifest"
@@ -74,11 +74,11 @@ io::Status BintrieTreeDb::prove_at_stem(const bintrie::StemBlob& stem, const Byt
 // the key's entry, then moves `at` to that entry's node; with no entry on the key's path
 // the proof ends (empty) at the first empty node and *done is set.
 io::Status BintrieTreeDb::prove_in_group(const bintrie::GroupBlob& group, const std::vector<Locator>& children,
-                                         const Bytes32& key, ProvePos& at, const std::string& where,
+                                         const Hash32& key, ProvePos& at, const std::string& where,
                                          bintrie::KeyProof* p, bool* done) {
   if (at.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
   if (at.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(at.depth)};
-  const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, group);
+  const std::vector<Hash32> inner = bintrie::reconstruct_group(h_, group);
   if (inner[0] != at.expect)
     return {io::Errc::corrupt_page, where + (at.depth == 0 ? ": root hash does not match the manifest"
                                                           : ": group hash does not match its parent's entry")};
@@ -90,7 +90,7 @@ io::Status BintrieTreeDb::prove_in_group(const bintrie::GroupBlob& group, const 
   } else {
     // The first empty node on the key's path inside the group.
     r_end = 1;
-    while (r_end < g_ && group_node_hash(group, inner, r_end, pos >> (g_ - r_end)) != Bytes32{}) ++r_end;
+    while (r_end < g_ && group_node_hash(group, inner, r_end, pos >> (g_ - r_end)) != Hash32{}) ++r_end;
   }
   for (unsigned t = 0; t < r_end; ++t) {
     const uint32_t q = (pos >> (g_ - t - 1)) ^ 1u;
@@ -108,7 +108,7 @@ io::Status BintrieTreeDb::prove_in_group(const bintrie::GroupBlob& group, const 
   return {};
 }
 
-io::Status BintrieTreeDb::prove_key(const Bytes32& key, bintrie::KeyProof* p) {
+io::Status BintrieTreeDb::prove_key(const Hash32& key, bintrie::KeyProof* p) {
   *p = {};
   if (empty_tree()) return {};
   // Each node's hash is checked, as a lookup's; the root's against the manifest.

@@ -12,7 +12,7 @@
 namespace st::persist {
 namespace {
 
-using bintrie::Bytes32;
+using bintrie::Hash32;
 
 // Sparse Merkle reduction over many small binary trees at once (the stems' 256-leaf
 // subtrees, the groups' internal levels): nodes (tree, index at their depth, hash) bucketed
@@ -23,7 +23,7 @@ using bintrie::Bytes32;
 struct Node {
   uint32_t tree;
   uint32_t index;
-  Bytes32 hash;
+  Hash32 hash;
 };
 bool before(const Node& a, const Node& b) { return a.tree != b.tree ? a.tree < b.tree : a.index < b.index; }
 
@@ -50,7 +50,7 @@ struct SparseReducer {
         } else {
           std::memcpy(msg, a.hash.data(), 32);
         }
-        Node p{a.tree, a.index >> 1, Bytes32{}};
+        Node p{a.tree, a.index >> 1, Hash32{}};
         if (!bintrie::is_zero64(msg)) {
           in.insert(in.end(), msg, msg + 64);
           hashed.push_back(parents.size());
@@ -77,8 +77,8 @@ struct SparseReducer {
 }  // namespace
 
 io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::StemBlob* const> stems,
-                             std::span<const Bytes32> stem_hashes, std::span<const bintrie::GroupBlob* const> groups,
-                             std::span<const Bytes32> group_hashes, PureHashCount* out) {
+                             std::span<const Hash32> stem_hashes, std::span<const bintrie::GroupBlob* const> groups,
+                             std::span<const Hash32> group_hashes, PureHashCount* out) {
   *out = {};
   const size_t S = stems.size();
   const unsigned g = groups.empty() ? 0 : groups[0]->g;
@@ -90,7 +90,7 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
   stem_tree.at.resize(9);
   group_tree.at.resize(g + 1);
   std::vector<uint8_t> in(values * 32), res(values * 32);
-  std::vector<Bytes32> stem_out(S);
+  std::vector<Hash32> stem_out(S);
 
   const uint64_t t0 = st::monotonic_ns();
   // Leaf level: every present value of every new stem, one hash32 batch.
@@ -104,7 +104,7 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
       if ((b.bitmap[i / 8] >> (7 - i % 8)) & 1) {
         if (j >= b.values.size()) return {io::Errc::corrupt_page, "binary trie pure hash: a stem's bitmap exceeds its values"};
         std::memcpy(in.data() + 32 * k++, b.values[j++].data(), 32);
-        leaves.push_back({uint32_t(s), i, Bytes32{}});
+        leaves.push_back({uint32_t(s), i, Hash32{}});
       }
   }
   if (k) {
@@ -116,7 +116,7 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
   stem_tree.reduce(h, 8, out);
   // The stem nodes: H(stem || 0x00 || subtree root), one batch.
   if (S) {
-    std::vector<Bytes32> root(S, Bytes32{});
+    std::vector<Hash32> root(S, Hash32{});
     for (const Node& n : stem_tree.at[0]) root[n.tree] = n.hash;
     in.assign(S * 64, 0);
     for (size_t s = 0; s < S; ++s) {
@@ -143,7 +143,7 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
     if (stem_out[s] != stem_hashes[s])
       return {io::Errc::corrupt_page, "binary trie pure hash: new stem " + std::to_string(s) + " of " + std::to_string(S) +
                                           ": its pure hash differs from the committed hash"};
-  std::vector<Bytes32> group_root(groups.size(), Bytes32{});
+  std::vector<Hash32> group_root(groups.size(), Hash32{});
   if (g)
     for (const Node& n : group_tree.at[0]) group_root[n.tree] = n.hash;
   for (size_t q = 0; q < groups.size(); ++q)

@@ -28,8 +28,8 @@ struct PureHashCount {
 
 // stems[i] must hash to stem_hashes[i], groups[i] to group_hashes[i] (all groups of one g).
 io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::StemBlob* const> stems,
-                             std::span<const bintrie::Bytes32> stem_hashes,
+                             std::span<const bintrie::Hash32> stem_hashes,
                              std::span<const bintrie::GroupBlob* const> groups,
-                             std::span<const bintrie::Bytes32> group_hashes, PureHashCount* out);
+                             std::span<const bintrie::Hash32> group_hashes, PureHashCount* out);
 
 }  // namespace st::persist

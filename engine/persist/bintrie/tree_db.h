@@ -24,7 +24,7 @@
 
 namespace st::persist::bintrie_read {
 
-using bintrie::Bytes32;
+using bintrie::Hash32;
 namespace bd = bintrie_disk;
 
 // A decoded node: a group (with its children's locators in the arena) or a stem.
@@ -74,13 +74,13 @@ class BintrieTreeDb final : public StoredTreeDb {
   static constexpr unsigned kMaxDepth = bintrie::kStemBits;  // no internal node at depth >= 248
 
   struct Cursor {
-    Bytes32 key{};
+    Hash32 key{};
     bool account = false;
     bool done = false;
     bool stem_only = false;  // the parent's entry ends before the group's bottom: a stem
     unsigned depth = 0;      // bit depth of the next node
     Locator loc = kNoLocator;
-    Bytes32 expect{};        // the hash the next node must have (its parent's entry; the root: the manifest's)
+    Hash32 expect{};        // the hash the next node must have (its parent's entry; the root: the manifest's)
     uint32_t waits = 0;         // arena: page requests not yet landed
   };
 
@@ -92,7 +92,7 @@ class BintrieTreeDb final : public StoredTreeDb {
     bintrie::GroupBlobView group;
     bintrie::StemBlobView stem;
     RecordView rec;               // the group's record: its children
-    Bytes32 expect{};             // the hash it was first reached with (its check is queued)
+    Hash32 expect{};             // the hash it was first reached with (its check is queued)
   };
   struct LookupState {
     std::vector<Cursor>* cur = nullptr;
@@ -111,7 +111,7 @@ class BintrieTreeDb final : public StoredTreeDb {
   static constexpr uint32_t kNoNode = ~0u;
   void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
 
-  bool empty_tree() const { return files_.manifest.root_hash == Bytes32{}; }
+  bool empty_tree() const { return files_.manifest.root_hash == Hash32{}; }
   Locator root_loc() const { return files_.commit.root; }
 
   // Arena: the node at l (its page loaded). *complete = false: load `need` first (and
@@ -142,31 +142,31 @@ class BintrieTreeDb final : public StoredTreeDb {
     std::vector<std::string> values;
     std::vector<uint8_t> found;
     std::vector<Node> decoded;      // one per distinct key of the round
-    std::vector<Bytes32> expect;    // per distinct key: the hash its node must have
+    std::vector<Hash32> expect;    // per distinct key: the hash its node must have
   };
   io::Status rocks_round_keys(const std::vector<Cursor>& cur, RocksRound& r);
   io::Status rocks_decode(RocksRound& r, size_t j);
   io::Status rocks_read_round(RocksRound& r, LookupStats* s);
-  io::Status prove_key(const Bytes32& key, bintrie::KeyProof* out);
+  io::Status prove_key(const Hash32& key, bintrie::KeyProof* out);
   // prove_key's position: the node (arena: its locator), its bit depth, whether its
   // parent's entry ends in a stem, the hash it must have.
   struct ProvePos {
     Locator loc;
     unsigned depth;
     bool stem_only;
-    Bytes32 expect;
+    Hash32 expect;
   };
-  io::Status read_prove_node(const Bytes32& key, const ProvePos& at, Node* node, std::string* where, uint64_t* records);
-  io::Status prove_at_stem(const bintrie::StemBlob& stem, const Bytes32& key, const ProvePos& at,
+  io::Status read_prove_node(const Hash32& key, const ProvePos& at, Node* node, std::string* where, uint64_t* records);
+  io::Status prove_at_stem(const bintrie::StemBlob& stem, const Hash32& key, const ProvePos& at,
                            const std::string& where, bintrie::KeyProof* p);
-  io::Status prove_in_group(const bintrie::GroupBlob& group, const std::vector<Locator>& children, const Bytes32& key,
+  io::Status prove_in_group(const bintrie::GroupBlob& group, const std::vector<Locator>& children, const Hash32& key,
                             ProvePos& at, const std::string& where, bintrie::KeyProof* p, bool* done);
 
   // verify(): a node still to check, with the hash its parent committed to.
   struct VerifyItem {
     Locator loc;
-    Bytes32 expect;
-    Bytes32 path;        // the first `depth` bits are the node's position
+    Hash32 expect;
+    Hash32 path;        // the first `depth` bits are the node's position
     uint8_t depth;
     uint8_t stem_only;
   };

@@ -48,7 +48,7 @@ io::Status BintrieTreeDb::verify_stem(VerifyWalk& w, const VerifyItem& it, const
 io::Status BintrieTreeDb::verify_group(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
   if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
   if (it.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)};
-  const std::vector<Bytes32> inner = bintrie::reconstruct_group(h_, w.node.group);
+  const std::vector<Hash32> inner = bintrie::reconstruct_group(h_, w.node.group);
   if (inner[0] != it.expect)
     return {io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
                                                           : ": group hash does not match its parent's entry")};

@@ -170,7 +170,7 @@ class DirtyTrie {
     return int32_t(nodes_.size() - 1);
   }
   // prepare()'s steps: one account's storage writes in diff order.
-  using SlotWrites = std::vector<std::pair<state::Bytes32, state::Bytes32>>;
+  using SlotWrites = std::vector<std::pair<state::Hash32, state::Hash32>>;
   void collect_account_ops(const state::StateDiff& diff, std::vector<SlotWrites>& writes);
   void hash_slot_ops(const std::vector<SlotWrites>& writes);
   io::Status expand(std::vector<int32_t>& stubs);

@@ -70,7 +70,7 @@ inline io::Status step_storage_leaf(Cursor& c, const DiskNode& n, bool match, co
       return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
   }
   if (match) {
-    state::Bytes32 v;
+    state::Hash32 v;
     if (std::string err = decode_storage_value(n.value, &v); !err.empty())
       return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
     c.ans->slot_value = v;

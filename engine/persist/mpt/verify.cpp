@@ -53,7 +53,7 @@ io::Status MptTreeDb::visit_storage_leaf(const DiskNode& n, const RecordView* rv
   auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
   if (rv)
     if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty()) return fail(err);
-  state::Bytes32 v;
+  state::Hash32 v;
   if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
   ++r->slots;
   if (leaf_sink_) {

@@ -32,12 +32,12 @@ void SnapshotKeyer::keys(const state::StateKey& k, bool account_part, std::vecto
   const bintrie::KeyScheme ks{h, bintrie::TreeIndexEndian::big};
   s.len = 32;
   if (!account_part && k.slot) {
-    const state::Bytes32 key = bintrie::storage_slot_key(ks, k.address, *k.slot);
+    const state::Hash32 key = bintrie::storage_slot_key(ks, k.address, *k.slot);
     std::memcpy(s.bytes, key.data(), 32);
     out->push_back(s);
     return;
   }
-  const state::Bytes32 basic = bintrie::basic_data_key(ks, k.address);
+  const state::Hash32 basic = bintrie::basic_data_key(ks, k.address);
   std::memcpy(s.bytes, basic.data(), 32);
   out->push_back(s);
   s.bytes[31] = uint8_t(bintrie::kCodeHashLeafKey);
@@ -59,7 +59,7 @@ std::string snapshot_account(const io::StoreParams& p, const std::optional<std::
   }
   if (!v[0]) return "";
   if (v[0]->size() != 32 || (v[1] && v[1]->size() != 32)) return "snapshot binary-trie entry is not 32 bytes";
-  state::Bytes32 basic;
+  state::Hash32 basic;
   std::memcpy(basic.data(), v[0]->data(), 32);
   const bintrie::BasicData b = bintrie::parse_basic_data(basic);
   a->exists = true;
@@ -71,10 +71,10 @@ std::string snapshot_account(const io::StoreParams& p, const std::optional<std::
 }
 
 std::string snapshot_slot(const io::StoreParams& p, const std::optional<std::vector<uint8_t>>& v,
-                          std::optional<state::Bytes32>* slot) {
+                          std::optional<state::Hash32>* slot) {
   slot->reset();
   if (!v) return "";
-  state::Bytes32 out{};
+  state::Hash32 out{};
   if (p.tree_kind == io::TreeKind::mpt) {
     if (std::string e = decode_storage_value(*v, &out); !e.empty()) return "snapshot slot entry: " + e;
   } else {

@@ -34,7 +34,7 @@ struct SnapshotKeyer {
 std::string snapshot_account(const io::StoreParams& p, const std::optional<std::vector<uint8_t>>* values,
                              AccountInfo* a);
 std::string snapshot_slot(const io::StoreParams& p, const std::optional<std::vector<uint8_t>>& value,
-                          std::optional<state::Bytes32>* slot);
+                          std::optional<state::Hash32>* slot);
 
 // Wraps `tree` (which keeps its state and store open); not_found when it has no snapshot.
 // open_reads (optional): the device reads of opening it (its directory and index pages).
