@@ -124,10 +124,12 @@ class Trie final : public NodeSource {
   // After a commit (every node clean): all dirty marks cleared at once.
   void bump_epoch();
 
-  NodeId alloc(NodeKind kind);
-  void release(NodeId id);
-  NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
-  NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
+  // The node store and the encoder below are inline in trie_internal.h (the hot paths of
+  // every trie_*.cpp call them).
+  inline NodeId alloc(NodeKind kind);
+  inline void release(NodeId id);
+  inline NodeId new_leaf(const uint8_t* nib, size_t n, std::span<const uint8_t> value);
+  inline NodeId new_ext(const uint8_t* nib, size_t n, NodeId child);
   static void set_branch_value(Node& b, std::span<const uint8_t> value) {
     b.bytes.set_value(value);
     b.has_value = !value.empty();
@@ -184,13 +186,14 @@ class Trie final : public NodeSource {
     }
   }
   // The ref of child slot nib of a branch node (empty when the slot is).
-  NodeRef kid_ref(const Node& branch, unsigned nib) const;
+  inline NodeRef kid_ref(const Node& branch, unsigned nib) const;
   // Links child into slot nib; a clean child's ref (clean_ref) goes into the slot.
-  void set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref = NodeRef{});
+  inline void set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref = NodeRef{});
   // Sets branch b's kid_mask to m, moving the slots of the children kept clean (in both
   // masks, not in b.dirty_mask) to their new ranks; the other slots are left undefined.
-  void remask(Node& b, uint16_t m);
+  inline void remask(Node& b, uint16_t m);
 
+  // Edits (trie_edits.cpp).
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);
   Result remove(NodeId n, const uint8_t* key, size_t klen, size_t pos);
   // After a branch changed: keeps it if it still has >= 2 slots, else collapses it (spec
@@ -200,7 +203,7 @@ class Trie final : public NodeSource {
   // drop e when the child is gone.
   Result relink_extension(NodeId e, NodeId child);
 
-  // apply_sorted's steps (trie.cpp): the cursors of the batch descent, one per position,
+  // apply_sorted's steps (trie_sorted_apply.cpp): the cursors of the batch descent, one per position,
   // top down (batch_descent), then bottom up (batch_finish_cursor).
   struct BatchCursor;
   struct BatchScratch;
@@ -215,7 +218,7 @@ class Trie final : public NodeSource {
   inline void batch_finish_descended(BatchCursor& c, uint32_t ref_at, bool& logging);
   inline void batch_hand_to_parent(const BatchCursor& c, BatchCursor& p);
 
-  // commit_many's steps (trie.cpp): the dirty nodes by depth (from the batch logs or by a
+  // commit_many's steps (trie_commit.cpp): the dirty nodes by depth (from the batch logs or by a
   // walk), then hashed deepest first.
   struct CommitItem;
   struct CommitScratch;
@@ -228,12 +231,12 @@ class Trie final : public NodeSource {
   static void commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, NodeCapture* capture);
   static inline void commit_prefetch(const std::vector<CommitItem>& level, size_t i);
   inline uint8_t* encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const;
-  // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie.cpp).
+  // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie_commit.cpp).
   static bool commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m);
 
-  size_t encoded_size(const Node& x) const;
-  size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
-  uint8_t* put_encoding(const Node& x, uint8_t* out) const;
+  inline size_t encoded_size(const Node& x) const;
+  inline size_t encoded_bound(const Node& x) const;  // >= encoded_size, no child reads for branches
+  inline uint8_t* put_encoding(const Node& x, uint8_t* out) const;
 
   // The dirty nodes of one batch, recorded by apply_sorted when it starts from a clean
   // trie and changes no structure above its frontiers (no collapse, no merge): each with
