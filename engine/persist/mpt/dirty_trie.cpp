@@ -928,6 +928,25 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   return {};
 }
 
+namespace {
+// One keccak256_batch over n encoding bodies in `bytes` (enc_at(j): the j-th encoding, with
+// body_off / body_len), their digests into out (32 bytes each). The hash phase and the pure
+// hash both hash one level this way; msgs, lens and out are the caller's, reused per level.
+template <class EncAt>
+void hash_bodies(const uint8_t* bytes, size_t n, EncAt enc_at, std::vector<const uint8_t*>& msgs,
+                 std::vector<size_t>& lens, std::vector<uint8_t>& out) {
+  msgs.resize(n);
+  lens.resize(n);
+  out.resize(n * 32);
+  for (size_t j = 0; j < n; ++j) {
+    const auto& e = enc_at(j);
+    msgs[j] = bytes + e.body_off;
+    lens[j] = e.body_len;
+  }
+  kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), n);
+}
+}  // namespace
+
 // Level by level (1 = no new child), each level's hashed records one keccak256_batch; each
 // digest is written into its parent's encoding (and an account's snapshot value) before the
 // parent's level is hashed.
@@ -938,14 +957,7 @@ io::Status DirtyTrie::hash_levels() {
   for (uint32_t l = 1; l < by_level_.size(); ++l) {
     const std::vector<uint32_t>& ix = by_level_[l];
     if (ix.empty()) continue;
-    msgs.resize(ix.size());
-    lens.resize(ix.size());
-    out.resize(ix.size() * 32);
-    for (size_t j = 0; j < ix.size(); ++j) {
-      msgs[j] = pack_bytes_.data() + enc_[ix[j]].body_off;
-      lens[j] = enc_[ix[j]].body_len;
-    }
-    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), ix.size());
+    hash_bodies(pack_bytes_.data(), ix.size(), [&](size_t j) -> const Enc& { return enc_[ix[j]]; }, msgs, lens, out);
     for (size_t j = 0; j < ix.size(); ++j) {
       Enc& e = enc_[ix[j]];
       const uint8_t* digest = out.data() + 32 * j;
@@ -975,15 +987,8 @@ io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) 
   for (uint32_t l = 1; l <= levels; ++l) {
     const std::vector<uint32_t>& ix = by_level[l];
     if (ix.empty()) continue;
-    msgs.resize(ix.size());
-    lens.resize(ix.size());
-    out.resize(ix.size() * 32);
-    for (size_t j = 0; j < ix.size(); ++j) {
-      const Enc& e = enc_[pack_ops_[ix[j]].enc];
-      msgs[j] = pack_bytes_.data() + e.body_off;
-      lens[j] = e.body_len;
-    }
-    kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), ix.size());
+    hash_bodies(pack_bytes_.data(), ix.size(), [&](size_t j) -> const Enc& { return enc_[pack_ops_[ix[j]].enc]; }, msgs,
+                lens, out);
     for (size_t j = 0; j < ix.size(); ++j) std::memcpy(all_out.data() + size_t(ix[j]) * 32, out.data() + j * 32, 32);
     *nodes += ix.size();
     ++*calls;
