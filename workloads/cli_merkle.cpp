@@ -27,6 +27,7 @@
 #include "workloads/commands.h"
 #include "workloads/merkle_baselines.h"
 #include "workloads/report.h"
+#include "workloads/table.h"
 
 namespace st::cli {
 
@@ -60,11 +61,6 @@ nlohmann::json series_json(const Series& s, const std::string& who) {
   return {{"add_ns_per_leaf", report::timing_json(who + " add_ns_per_leaf", s.add)},
           {"compute_ns_per_leaf", report::timing_json(who + " compute_ns_per_leaf", s.compute)},
           {"total_ns_per_leaf", report::timing_json(who + " total_ns_per_leaf", s.total)}};
-}
-
-std::string fmt_summary(const std::vector<double>& v) {
-  const auto s = stats::summarize(v);
-  return fmt::format("{:9.2f} {:9.2f} {:9.2f} {:9.2f} {:9.2f}", s.median, s.mean, s.stddev, s.min, s.max);
 }
 
 struct MerkleRequest {
@@ -255,22 +251,40 @@ nlohmann::json merkle_json(const MerkleRequest& r, const MerkleRun& run, const M
   return j;
 }
 
+// The ns-per-leaf table: addData / compute / total, and the baselines' totals against the engine's.
+report::Table timing_table(const MerkleRequest& r, const MerkleRun& run, const MerkleFigures& f) {
+  auto number = [](const char* key) {
+    return report::Column{key, 9, report::Align::right, report::fixed_cell(std::string("/ns/") + key, 2)};
+  };
+  report::Table t({{fmt::format("ns/leaf over {} reps", r.reps), 23, report::Align::left,
+                    [](const nlohmann::json& row) { return "  " + row["name"].get<std::string>(); }},
+                   number("median"), number("mean"), number("stddev"), number("min"), number("max"),
+                   {"", 0, report::Align::left, [](const nlohmann::json& row) {
+                      return row.contains("ratio") ? fmt::format("  engine/baseline {:.3f}", row["ratio"].get<double>()) : "";
+                    }}});
+  auto add = [&t](const char* name, const std::vector<double>& ns) {
+    t.add({{"name", name}, {"ns", report::summary_json(stats::summarize(ns))}});
+  };
+  add("addData", run.engine.add);
+  add("compute", run.engine.compute);
+  add("total", run.engine.total);
+  if (r.baseline) {
+    for (const auto& [name, series] : {std::pair{"OpenSSL SHA256()", &run.oneshot}, std::pair{"OpenSSL Init/Upd/Fin", &run.ctx}}) {
+      nlohmann::json row = {{"name", name}, {"ns", report::summary_json(stats::summarize(series->total))}};
+      row["ratio"] = f.total_median / row["ns"]["median"].get<double>();
+      t.add(std::move(row));
+    }
+  }
+  return t;
+}
+
 void print_merkle(const MerkleRequest& r, const MerkleRun& run, const MerkleFigures& f, size_t input_bytes) {
   fmt::print("root        {}\n", report::hex0x(run.result.root));
   fmt::print("leaves      {} x {} bytes, {} SHA-256, kernel {}, {} thread(s){}\n", r.n, r.record, r.twice ? "double" : "single",
              kernels::sha256_active().name, f.threads, r.cpus.empty() ? "" : ", pinned");
   if (run.result.mutated) fmt::print("mutated     yes: two equal siblings (CVE-2012-2459): another leaf list has this root\n");
   report::timing("engine total_ns_per_leaf", run.engine.total);
-  fmt::print("\nns/leaf over {} reps      median      mean    stddev       min       max\n", r.reps);
-  fmt::print("  addData               {}\n", fmt_summary(run.engine.add));
-  fmt::print("  compute               {}\n", fmt_summary(run.engine.compute));
-  fmt::print("  total                 {}\n", fmt_summary(run.engine.total));
-  if (r.baseline) {
-    fmt::print("  OpenSSL SHA256()      {}   engine/baseline {:.3f}\n", fmt_summary(run.oneshot.total),
-               f.total_median / stats::summarize(run.oneshot.total).median);
-    fmt::print("  OpenSSL Init/Upd/Fin  {}   engine/baseline {:.3f}\n", fmt_summary(run.ctx.total),
-               f.total_median / stats::summarize(run.ctx.total).median);
-  }
+  fmt::print("\n{}", timing_table(r, run, f).text());
   fmt::print("\ncompressions {}; kernel cost {:.2f} ns/leaf hash, {:.2f} ns/parent ({:.2f} ns/compression)\n", f.compressions,
              f.cost.leaf_ns, f.cost.parent_ns, f.cost_per_compression);
   fmt::print("limit        {:.2f} ns/leaf on {} thread(s); efficiency (limit/actual) {:.0f}%\n", f.limit_ns_per_leaf,

@@ -180,22 +180,30 @@ void print_csv_row(const pipeline::BlockResult& b, uint64_t rep, const nlohmann:
   std::fputs(report::csv_line(cells).c_str(), stdout);
 }
 
-void print_header() {
-  std::printf("%-7s %4s %8s %7s %7s %7s %7s %8s %8s %8s %8s %7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %8s %7s\n", "block",
-              "txs", "Mgas", "sl.rd", "sl.wr", "hits", "misses", "read_ms", "hash_ms", "cmt_ms", "total_ms", "Mgas/s",
-              "ms/slot", "ms/miss", "pref_ms", "trav_ms", "hstg_ms", "cstg_ms", "dev.rd", "rd/slot", "rd.p99us", "c.p99us",
-              "overlap");
-}
-void print_row(const pipeline::BlockResult& b) {
-  const Row r = derive(b);
-  std::printf("%-7llu %4u %8.2f %7llu %7llu %7llu %7llu %8.2f %8.2f %8.2f %8.2f %7.1f %8.4f %8.4f %8.2f %8.2f %8.2f %8.2f %8llu "
-              "%7.2f %8.1f %8.1f %7.2f\n",
-              (unsigned long long)b.number, b.tx_count, double(b.gas_used) * 1e-6, (unsigned long long)b.slots_read,
-              (unsigned long long)b.slots_written, (unsigned long long)b.hits, (unsigned long long)b.misses, r.state_read_ms,
-              r.state_hash_ms, r.commit_ms, r.total_ms, r.mgas_per_sec, r.ms_per_slot_read, r.ms_per_miss,
-              ms(b.prefetch.wall_ns()), ms(b.traverse.wall_ns()), ms(b.hash.wall_ns()), ms(b.commit.wall_ns()),
-              (unsigned long long)r.device_reads,
-              r.device_reads_per_slot, b.state_read_latency_us.p99, b.commit_read_latency_us.p99, r.overlap);
+// The human table of the blocks: go-ethereum's slow-block columns, the stages' wall times,
+// device reads; each cell a field of the block's JSON row.
+const report::Table& block_table() {
+  using report::Align;
+  using report::fixed_cell;
+  using report::u64_cell;
+  auto num = [](const char* h, int w, const char* key, int decimals, double scale = 1.0) {
+    return report::Column{h, w, Align::right, fixed_cell(key, decimals, scale)};
+  };
+  auto count = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, u64_cell(key)}; };
+  static const report::Table table({{"block", 7, Align::left, u64_cell("number")}, count("txs", 4, "txs"),
+                                    num("Mgas", 8, "gas_used", 2, 1e-6), count("sl.rd", 7, "slots_read"),
+                                    count("sl.wr", 7, "slots_written"), count("hits", 7, "cache_hits"),
+                                    count("misses", 7, "cache_misses"), num("read_ms", 8, "state_read_ms", 2),
+                                    num("hash_ms", 8, "state_hash_ms", 2), num("cmt_ms", 8, "commit_ms", 2),
+                                    num("total_ms", 8, "total_ms", 2), num("Mgas/s", 7, "mgas_per_sec", 1),
+                                    num("ms/slot", 8, "ms_per_slot_read", 4), num("ms/miss", 8, "ms_per_miss", 4),
+                                    num("pref_ms", 8, "/prefetch/wall_ms", 2), num("trav_ms", 8, "/traverse/wall_ms", 2),
+                                    num("hstg_ms", 8, "/hash/wall_ms", 2), num("cstg_ms", 8, "/commit/wall_ms", 2),
+                                    count("dev.rd", 8, "device_reads"), num("rd/slot", 7, "device_reads_per_slot", 2),
+                                    num("rd.p99us", 8, "/device_read_latency_us/p99", 1),
+                                    num("c.p99us", 8, "/commit_device_read_latency_us/p99", 1),
+                                    num("overlap", 7, "overlap", 2)});
+  return table;
 }
 
 // --pin STAGE=CPU[,STAGE=CPU...]: the stages' CPUs (stages not named run unpinned), and the
@@ -433,8 +441,8 @@ void print_block(const Setup& st, const pipeline::BlockResult& b, uint64_t rep, 
   } else if (st.csv) {
     print_csv_row(b, rep, regime);
   } else {
-    if (b.index == 0) print_header();  // nothing on stdout before the first commit
-    print_row(b);
+    if (b.index == 0) std::fputs(block_table().header_line().c_str(), stdout);  // nothing on stdout before the first commit
+    std::fputs(block_table().row_line(block_json(b, rep, regime)).c_str(), stdout);
   }
   std::fflush(stdout);
 }
@@ -628,28 +636,34 @@ void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json&
               busy["geth_workers"].get<double>(), sum["overlap"].get<double>());
   if (st.reps > 1) {
     const nlohmann::json& r = sum["reps"];
-    std::printf("over %llu repetitions (median [min, max]; roots %s, reads %s):\n", (unsigned long long)st.reps,
+    std::printf("over %llu repetitions (roots %s, reads %s):\n", (unsigned long long)st.reps,
                 r["roots_identical"].get<bool>() ? "identical" : "DIFFER",
                 r["read_digests_identical"].get<bool>() ? "identical" : "DIFFER");
-    for (auto it = r["figures"].begin(); it != r["figures"].end(); ++it)
-      std::printf("  %-17s %12.4f [%.4f, %.4f]\n", it.key().c_str(), (*it)["median"].get<double>(),
-                  (*it)["min"].get<double>(), (*it)["max"].get<double>());
+    report::Table figures = report::figure_table("  ", 17);
+    for (auto it = r["figures"].begin(); it != r["figures"].end(); ++it) figures.add(report::figure_row(it.key(), *it, 4, ""));
+    std::fputs(figures.text().c_str(), stdout);
   }
 }
 
-void print_cold_tail(const std::vector<pipeline::ColdTailRow>& by_count, const std::vector<pipeline::ColdTailRow>& by_index) {
-  std::printf("cold tail by transaction count (state read per block):\n  %4s %6s %9s %9s %9s %10s %10s %12s\n", "txs",
-              "blocks", "misses", "slots", "dev.rd", "ms/miss", "ms/slot", "ms/dev.read");
-  for (const pipeline::ColdTailRow& r : by_count)
-    std::printf("  %4u %6llu %9llu %9llu %9llu %10.4f %10.4f %12.4f\n", r.key, (unsigned long long)r.count,
-                (unsigned long long)r.misses, (unsigned long long)r.slots_read, (unsigned long long)r.device_reads,
-                r.ms_per_miss(), r.ms_per_slot(), r.ms_per_device_read());
-  std::printf("by transaction index (the traversal's own time; --json has every index):\n  %5s %6s %9s %9s %10s\n",
-              "index", "txs", "misses", "dev.rd", "ms/miss");
-  for (const pipeline::ColdTailRow& r : by_index)
-    if (r.key <= 16)
-      std::printf("  %5u %6llu %9llu %9llu %10.4f\n", r.key, (unsigned long long)r.count, (unsigned long long)r.misses,
-                  (unsigned long long)r.device_reads, r.ms_per_miss());
+// The cold tail from the summary's cold_tail rows: per transaction count, and per transaction
+// index up to 16 (--json has every index).
+void print_cold_tail(const nlohmann::json& cold_tail) {
+  using report::Align;
+  auto count = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, report::u64_cell(key)}; };
+  auto num = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, report::fixed_cell(key, 4)}; };
+  const report::Table by_count({count("txs", 4, "txs"), count("blocks", 6, "blocks"), count("misses", 9, "misses"),
+                                count("slots", 9, "slots_read"), count("dev.rd", 9, "device_reads"),
+                                num("ms/miss", 10, "ms_per_miss"), num("ms/slot", 10, "ms_per_slot"),
+                                num("ms/dev.read", 12, "ms_per_device_read")},
+                               "  ");
+  std::printf("cold tail by transaction count (state read per block):\n%s", by_count.header_line().c_str());
+  for (const auto& row : cold_tail["by_tx_count"]) std::fputs(by_count.row_line(row).c_str(), stdout);
+  const report::Table by_index({count("index", 5, "index"), count("txs", 6, "txs"), count("misses", 9, "misses"),
+                                count("dev.rd", 9, "device_reads"), num("ms/miss", 10, "ms_per_miss")},
+                               "  ");
+  std::printf("by transaction index (the traversal's own time; --json has every index):\n%s", by_index.header_line().c_str());
+  for (const auto& row : cold_tail["by_tx_index"])
+    if (row["index"].get<uint64_t>() <= 16) std::fputs(by_index.row_line(row).c_str(), stdout);
 }
 
 }  // namespace
@@ -698,7 +712,7 @@ int cmd_run(int argc, char** argv) {
     std::printf("%s%s\n", st.csv ? "# " : "", sum.dump().c_str());
   } else {
     print_summary_head(st, runs, sum);
-    print_cold_tail(by_count, by_index);
+    print_cold_tail(sum["cold_tail"]);
   }
   return 0;
 }

@@ -35,6 +35,7 @@
 #include "workloads/generators.h"
 #include "workloads/persist_cli.h"
 #include "workloads/report.h"
+#include "workloads/table.h"
 #include "workloads/synthetic_state.h"
 
 namespace st::cli {
@@ -107,21 +108,26 @@ nlohmann::json show_row(const state::Block& b, const state::BalSummary& s, uint6
   return row;
 }
 
-void print_show_head() {
-  std::printf("%-8s %-7s %4s %12s %9s %8s %9s %9s %8s %8s %8s  %-18s %9s\n", "block", "tree", "txs", "gas", "calls",
-              "accounts", "slots.rd", "slots.wr", "new", "updated", "deleted", "bal_hash", "bytes");
-}
-
-void print_show_row(const state::Block& b, const nlohmann::json& row, bool with_db) {
-  const std::string nw = with_db ? std::to_string(row["slots_new"].get<uint64_t>()) : "-";
-  const std::string up = with_db ? std::to_string(row["slots_updated"].get<uint64_t>()) : "-";
-  std::printf("%-8llu %-7s %4s %12llu %9llu %8llu %9llu %9llu %8s %8s %8llu  %.18s %9llu\n",
-              (unsigned long long)b.header.number, b.header.tree == state::BalTree::any ? "any" : state::bal_tree_name(b.header.tree),
-              b.header.tx_count ? std::to_string(*b.header.tx_count).c_str() : "?", (unsigned long long)row["gas_used"].get<uint64_t>(),
-              (unsigned long long)row["calls"].get<uint64_t>(), (unsigned long long)row["accounts"].get<uint64_t>(),
-              (unsigned long long)row["slots_read"].get<uint64_t>(), (unsigned long long)row["slots_written"].get<uint64_t>(),
-              nw.c_str(), up.c_str(), (unsigned long long)row["slots_deleted"].get<uint64_t>(),
-              row["bal_hash"].get<std::string>().c_str(), (unsigned long long)row["bytes"].get<uint64_t>());
+// --show's human table over show_row's rows ("?": a block without its transaction count;
+// "-": new / updated without --db).
+const report::Table& show_table() {
+  using report::Align;
+  auto count = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, report::u64_cell(key)}; };
+  static const report::Table table(
+      {{"block", 8, Align::left, report::u64_cell("number")},
+       {"tree", 7, Align::left,
+        [](const nlohmann::json& row) { const std::string t = row["tree"].get<std::string>(); return t.empty() ? std::string("any") : t; }},
+       {"txs", 4, Align::right,
+        [](const nlohmann::json& row) { return row["tx_count"].is_null() ? std::string("?") : std::to_string(row["tx_count"].get<uint64_t>()); }},
+       count("gas", 12, "gas_used"), count("calls", 9, "calls"), count("accounts", 8, "accounts"),
+       count("slots.rd", 9, "slots_read"), count("slots.wr", 9, "slots_written"), count("new", 8, "slots_new"),
+       count("updated", 8, "slots_updated"), count("deleted", 8, "slots_deleted"),
+       {" bal_hash", 19, Align::left, [](const nlohmann::json& row) {
+         std::string cell = " ";  // two blanks before the hash, as the header's
+         return cell += row["bal_hash"].get<std::string>().substr(0, 18);
+       }},
+       count("bytes", 9, "bytes")});
+  return table;
 }
 
 // Totals over a file's blocks.
@@ -151,7 +157,7 @@ int show(const Args& args) {
   const bool json = args.given("json");
   nlohmann::json rows = nlohmann::json::array();
   std::map<SlotKey, state::U256> written;  // by earlier blocks of the file
-  if (!json) print_show_head();
+  if (!json) std::fputs(show_table().header_line().c_str(), stdout);
   ShowTotals t;
   for (const state::Block& b : blocks) {
     const state::BalSummary s = state::summarize_bal(b.bal);
@@ -163,7 +169,7 @@ int show(const Args& args) {
     t.rd += s.slots_read, t.wr += s.slots_written;
     t.new_slots += split.new_slots, t.updated += split.updated, t.deleted += split.deleted;
     rows.push_back(show_row(b, s, gas, calls, split, db != nullptr));
-    if (!json) print_show_row(b, rows.back(), db != nullptr);
+    if (!json) std::fputs(show_table().row_line(rows.back()).c_str(), stdout);
   }
   if (json) {
     nlohmann::json out = {{"command", "workload"}, {"file", args.str("show")}, {"file_bytes", bytes}, {"blocks", rows},

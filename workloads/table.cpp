@@ -24,6 +24,12 @@ void flatten(const nlohmann::json& j, const std::string& prefix, const std::set<
   }
 }
 
+// A line without its trailing blanks (a last column padded left or empty), ended by '\n'.
+std::string ended(std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line + "\n";
+}
+
 std::string joined(const std::vector<std::pair<std::string, std::string>>& cells, bool names) {
   std::string line;
   for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + (names ? cells[i].first : cells[i].second);
@@ -39,16 +45,15 @@ const nlohmann::json* field(const nlohmann::json& row, const std::string& key) {
   return row.contains(key) ? &row.at(key) : nullptr;
 }
 
-// A renderer of one field: "-" when the row lacks it.
-std::function<std::string(const nlohmann::json&)> of_field(std::string key,
-                                                          std::function<std::string(const nlohmann::json&)> render) {
+}  // namespace
+
+std::function<std::string(const nlohmann::json&)> field_cell(std::string key,
+                                                            std::function<std::string(const nlohmann::json&)> render) {
   return [key = std::move(key), render = std::move(render)](const nlohmann::json& row) {
     const nlohmann::json* v = field(row, key);
-    return v ? render(*v) : std::string("-");
+    return v && !v->is_null() ? render(*v) : std::string("-");
   };
 }
-
-}  // namespace
 
 std::string format_double(const char* fmt, double v) {
   char b[64];
@@ -62,11 +67,11 @@ std::string range_text(const nlohmann::json& summary, const char* fmt) {
 }
 
 std::function<std::string(const nlohmann::json&)> u64_cell(std::string key) {
-  return of_field(std::move(key), [](const nlohmann::json& v) { return std::to_string(v.get<uint64_t>()); });
+  return field_cell(std::move(key), [](const nlohmann::json& v) { return std::to_string(v.get<uint64_t>()); });
 }
 
 std::function<std::string(const nlohmann::json&)> fixed_cell(std::string key, int decimals, double scale) {
-  return of_field(std::move(key), [decimals, scale](const nlohmann::json& v) {
+  return field_cell(std::move(key), [decimals, scale](const nlohmann::json& v) {
     char b[64];
     std::snprintf(b, sizeof b, "%.*f", decimals, v.get<double>() * scale);
     return std::string(b);
@@ -74,23 +79,48 @@ std::function<std::string(const nlohmann::json&)> fixed_cell(std::string key, in
 }
 
 std::function<std::string(const nlohmann::json&)> text_cell(std::string key, size_t max_chars) {
-  return of_field(std::move(key), [max_chars](const nlohmann::json& v) { return v.get<std::string>().substr(0, max_chars); });
+  return field_cell(std::move(key), [max_chars](const nlohmann::json& v) { return v.get<std::string>().substr(0, max_chars); });
 }
 
 std::function<std::string(const nlohmann::json&)> range_cell(std::string key, const char* fmt) {
-  return of_field(std::move(key), [f = std::string(fmt)](const nlohmann::json& v) { return range_text(v, f.c_str()); });
+  return field_cell(std::move(key), [f = std::string(fmt)](const nlohmann::json& v) { return range_text(v, f.c_str()); });
+}
+
+nlohmann::json figure_row(const std::string& name, const nlohmann::json& summary, int decimals, const std::string& unit) {
+  return {{"figure", name}, {"summary", summary}, {"decimals", decimals}, {"unit", unit}};
+}
+
+Table figure_table(const std::string& indent, int figure_width, bool with_stddev) {
+  auto number = [](const char* header, const char* key) {
+    return Column{header, 10, Align::right, [k = std::string(key)](const nlohmann::json& row) {
+                    return format_double(("%." + std::to_string(row["decimals"].get<int>()) + "f").c_str(),
+                                         row["summary"][k].get<double>());
+                  }};
+  };
+  std::vector<Column> columns = {{"figure", figure_width, Align::left, text_cell("figure")}, number("median", "median")};
+  if (with_stddev) columns.push_back(number("+-stddev", "stddev"));
+  columns.push_back(number("min", "min"));
+  columns.push_back(number("max", "max"));
+  columns.push_back({"", 0, Align::left, text_cell("unit")});
+  return Table(std::move(columns), indent);
 }
 
 std::string Table::header_line() const {
-  std::string line;
-  for (size_t i = 0; i < columns_.size(); ++i) line += (i ? " " : "") + pad(columns_[i].header, columns_[i].width, columns_[i].align);
-  return line + "\n";
+  std::string line = indent_;
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    if (i) line += ' ';
+    line += pad(columns_[i].header, columns_[i].width, columns_[i].align);
+  }
+  return ended(std::move(line));
 }
 
 std::string Table::row_line(const nlohmann::json& row) const {
-  std::string line;
-  for (size_t i = 0; i < columns_.size(); ++i) line += (i ? " " : "") + pad(columns_[i].cell(row), columns_[i].width, columns_[i].align);
-  return line + "\n";
+  std::string line = indent_;
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    if (i) line += ' ';
+    line += pad(columns_[i].cell(row), columns_[i].width, columns_[i].align);
+  }
+  return ended(std::move(line));
 }
 
 std::string Table::text() const {

@@ -2,14 +2,16 @@
 // as JSON objects (what --json prints), and its human table once, as columns that each
 // render one cell of a row; the same rows then print as
 //   - the human table: a header line and one line per row, every cell padded to its
-//     column's width (left or right aligned), cells separated by one space;
+//     column's width (left or right aligned), cells separated by one space, every line
+//     after an optional indent;
 //   - JSON: the rows themselves (an array, or one object per line);
 //   - CSV: a header line of field names and one line per row, nested objects' fields
 //     flattened as "outer.inner", null as an empty cell, strings unquoted.
 // Rows print as they land (row_line / csv_line) or all at once (text / csv).
 //
 // Invariants: a cell wider than its column is printed whole (as printf's %Ns does); a
-// header and its rows use the same widths, so columns line up whenever cells fit.
+// header and its rows use the same widths, so columns line up whenever cells fit; no line
+// ends in blanks (a left-aligned or empty last cell is not padded).
 #pragma once
 
 #include <functional>
@@ -35,19 +37,31 @@ struct Column {
 // `decimals` digits after the point (scaled by `scale` first), as text cut to max_chars,
 // and a summary ({median, min, max}) as "median [min..max]" with the printf format `fmt`
 // of one number. A key starting with '/' is a JSON pointer into nested objects
-// ("/batched/rounds"); a field the row lacks prints as "-".
+// ("/batched/rounds"); a field the row lacks, or holds as null, prints as "-".
 std::function<std::string(const nlohmann::json&)> u64_cell(std::string key);
 std::function<std::string(const nlohmann::json&)> fixed_cell(std::string key, int decimals, double scale = 1.0);
 std::function<std::string(const nlohmann::json&)> text_cell(std::string key, size_t max_chars = std::string::npos);
 std::function<std::string(const nlohmann::json&)> range_cell(std::string key, const char* fmt = "%.1f");
+// row[key] (or the pointer) rendered by `render`; "-" when the row lacks it or it is null. For the formats
+// the cells above do not cover.
+std::function<std::string(const nlohmann::json&)> field_cell(std::string key,
+                                                            std::function<std::string(const nlohmann::json&)> render);
 // printf of one double with `fmt` (e.g. "%.2f").
 std::string format_double(const char* fmt, double v);
 // A summary {median, min, max} as "median [min..max]", each number printed with `fmt`.
 std::string range_text(const nlohmann::json& summary, const char* fmt = "%.1f");
 
+class Table;
+// Figures as a table: one row per figure (figure_row: its name, a summary {median, min, max,
+// stddev} as report::summary_json writes it, the digits after the point, the unit), columns
+// figure (left, figure_width wide), median, [+-stddev,] min, max, unit.
+nlohmann::json figure_row(const std::string& name, const nlohmann::json& summary, int decimals, const std::string& unit);
+Table figure_table(const std::string& indent, int figure_width, bool with_stddev = false);
+
 class Table {
  public:
-  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  explicit Table(std::vector<Column> columns, std::string indent = "")
+      : columns_(std::move(columns)), indent_(std::move(indent)) {}
   // The human table: the header line and a row's line, each ending in '\n'.
   std::string header_line() const;
   std::string row_line(const nlohmann::json& row) const;
@@ -58,6 +72,7 @@ class Table {
 
  private:
   std::vector<Column> columns_;
+  std::string indent_;  // before every line
   nlohmann::json rows_ = nlohmann::json::array();
 };
 

@@ -38,6 +38,16 @@ TEST_CASE("table: rows print as the printf format they replace") {
   CHECK(t.row_line(wide) == "12345678 0x                 1000000000.0\n");
 }
 
+TEST_CASE("table: indent, custom cells, no trailing blanks") {
+  const Table t({{"name", 8, Align::left, text_cell("name")},
+                 {"x", 4, Align::right, field_cell("x", [](const json& v) { return std::to_string(v.get<int>()) + "!"; })},
+                 {"note", 10, Align::left, text_cell("note")}},
+                "  ");
+  CHECK(t.header_line() == "  name        x note\n");
+  CHECK(t.row_line({{"name", "a"}, {"x", 7}, {"note", "hi"}}) == "  a          7! hi\n");
+  CHECK(t.row_line({{"name", "b"}, {"note", ""}}) == "  b           -\n");
+}
+
 TEST_CASE("table: nested fields, absent fields, summaries, scaling") {
   const Table t({{"QD", 3, Align::right, u64_cell("qd")},
                  {"us", 20, Align::right, range_cell("/batched/us", "%.2f")},
