@@ -19,7 +19,9 @@ constexpr size_t kKeepSpare = 16384; // buffers a cleared reader keeps for its n
 // Process-wide free page buffers, by size, bounded (kPoolBytes): a reader returns its
 // buffers when it is destroyed or cleared, the next one takes them, so a batch reuses
 // memory already mapped instead of faulting fresh pages in (a TreeDb reopened per batch,
-// as read-bench does, would otherwise touch ~40 MB of new memory per batch of 4,096 keys).
+// as read-bench does, would otherwise touch ~40 MB of new memory per batch of 4,096 keys;
+// a pipeline block's prefetch reads 80-160 MB, and a fresh buffer's first-touch fault
+// cost about as much CPU as its read's submission).
 class BufferPool {
  public:
   static BufferPool& instance() {
@@ -52,7 +54,7 @@ class BufferPool {
   }
 
  private:
-  static constexpr size_t kPoolBytes = size_t(64) << 20;
+  static constexpr size_t kPoolBytes = size_t(256) << 20;
   std::mutex m_;
   std::unordered_map<uint32_t, std::vector<std::unique_ptr<uint8_t[]>>> free_;
   size_t held_ = 0;
@@ -142,7 +144,7 @@ bool PageReader::request(uint64_t page_id, uint32_t waiter) {
   } else {
     ++counters_.cache_hits;  // one read serves several walks
   }
-  it->second.waiters.push_back(waiter);
+  it->second.add_waiter(waiter);
   return false;
 }
 
@@ -156,7 +158,8 @@ io::Status PageReader::finish_page(uint64_t page_id, Pending&& p, std::vector<ui
     return io::Status(io::Errc::corrupt_page, err);
   }
   pages_.emplace(page_id, std::move(pg));
-  woken->insert(woken->end(), p.waiters.begin(), p.waiters.end());
+  if (p.has_waiter) woken->push_back(p.first_waiter);
+  woken->insert(woken->end(), p.more_waiters.begin(), p.more_waiters.end());
   return {};
 }
 
@@ -249,12 +252,19 @@ bool SharedPages::add(uint64_t page_id, std::span<const uint8_t> payload) {
 
 void PageReader::take_pages(SharedPages* out) {
   assert(idle() && "take_pages() during a stream");
+  forget_last();
   out->pages_ = std::move(pages_);
   pages_.clear();
 }
 
 const PageReader::Page* PageReader::find_page(uint64_t page_id) const {
-  if (auto it = pages_.find(page_id); it != pages_.end()) return &it->second;
+  if (page_id == last_id_) return last_page_;
+  if (auto it = pages_.find(page_id); it != pages_.end()) {
+    // Own pages only (a borrowed set is its owner's to change); map nodes do not move on
+    // insertion, so the pointer holds until clear() or take_pages() drops the pages.
+    last_id_ = page_id, last_page_ = &it->second;
+    return last_page_;
+  }
   const CachedPage* p = borrowed_ ? borrowed_->find(page_id) : nullptr;
   if (!p && borrowed_more_) p = borrowed_more_->find(page_id);
   return p;
@@ -292,6 +302,7 @@ io::Status PageReader::record(Locator l, RecordView* out) const {
 
 void PageReader::clear() {
   assert(idle() && "clear() during a stream");
+  forget_last();
   for (auto& [id, p] : pages_) spare_.push_back(std::move(p.bytes));
   pages_.clear();
   if (spare_.size() > kKeepSpare) {  // the surplus goes back to the process-wide pool

@@ -39,9 +39,12 @@
 // in page_reads, unless the read was dropped by an error. No allocation, no clock call.
 //
 // Page buffers: a cleared reader keeps up to 16,384 for its next batch and hands the rest,
-// and all of them when destroyed, to a process-wide pool (bounded at 64 MiB, by payload
+// and all of them when destroyed, to a process-wide pool (bounded at 256 MiB, by payload
 // size) from which readers take buffers 64 at a time: a batch reuses memory already
 // mapped instead of faulting fresh pages in.
+//
+// Page lookups: the own page found last is remembered (a walk's next record is most often on
+// the page of the one before), so loaded() followed by record() costs one map lookup.
 //
 // Shared pages: take_pages() moves a reader's cached pages into a SharedPages set; another
 // reader of the same page file may borrow() it as a first-level cache: a page the set holds
@@ -163,7 +166,10 @@ class PageReader {
   void take_pages(SharedPages* out);
   // Serves pages from `pages`, then `more` (nullptr: none) before reading them; both must
   // outlive this reader's use of them and not change meanwhile.
-  void borrow(const SharedPages* pages, const SharedPages* more = nullptr) { borrowed_ = pages, borrowed_more_ = more; }
+  void borrow(const SharedPages* pages, const SharedPages* more = nullptr) {
+    borrowed_ = pages, borrowed_more_ = more;
+    forget_last();
+  }
 
   const ReadCounters& counters() const { return counters_; }
   // Where each page read's device latency (ns) goes from now on; nullptr: not recorded.
@@ -178,8 +184,15 @@ class PageReader {
   bool use_borrowed(uint64_t page_id);
   struct Pending {               // a streamed page queued or in flight
     std::unique_ptr<uint8_t[]> bytes;
-    std::vector<uint32_t> waiters;
+    uint32_t first_waiter = 0;   // most pages have one waiter: no allocation for it
+    bool has_waiter = false;
+    std::vector<uint32_t> more_waiters;
+    void add_waiter(uint32_t w) {
+      if (!has_waiter) first_waiter = w, has_waiter = true;
+      else more_waiters.push_back(w);
+    }
   };
+  void forget_last() const { last_id_ = ~uint64_t(0), last_page_ = nullptr; }
   io::Status finish_page(uint64_t page_id, Pending&& p, std::vector<uint32_t>* woken);
 
   io::NodeStore& store_;
@@ -197,6 +210,8 @@ class PageReader {
   const SharedPages* borrowed_more_ = nullptr;
   std::unordered_set<uint64_t> borrowed_used_;
   stats::LogHistogram* latency_sink_ = nullptr;
+  mutable uint64_t last_id_ = ~uint64_t(0);  // find_page's last hit (~0: none)
+  mutable const Page* last_page_ = nullptr;
 };
 
 }  // namespace st::persist
