@@ -1,5 +1,6 @@
 // page_reader: level-by-level loads and streamed page reads over one cache (see header).
 #include "engine/persist/page_reader.h"
+#include "kernels/support/check.h"
 #include "kernels/support/clock.h"
 
 #include <algorithm>
@@ -236,24 +237,50 @@ void PageReader::abandon() {
 }
 
 size_t SharedPages::erase(std::span<const uint64_t> page_ids) {
-  size_t n = 0;
-  for (uint64_t p : page_ids) n += pages_.erase(p);
+  std::vector<std::unique_ptr<uint8_t[]>> freed;
+  for (uint64_t p : page_ids) {
+    auto it = pages_.find(p);
+    if (it == pages_.end()) continue;
+    freed.push_back(std::move(it->second.bytes));
+    pages_.erase(it);
+  }
+  const size_t n = freed.size();
+  if (n) BufferPool::instance().give(payload_bytes_, &freed);
   return n;
 }
 
+void SharedPages::clear() {
+  if (pages_.empty()) return;
+  std::vector<std::unique_ptr<uint8_t[]>> freed;
+  freed.reserve(pages_.size());
+  for (auto& [id, p] : pages_) freed.push_back(std::move(p.bytes));
+  pages_.clear();
+  BufferPool::instance().give(payload_bytes_, &freed);
+}
+
 bool SharedPages::add(uint64_t page_id, std::span<const uint8_t> payload) {
+  ST_CHECK(payload_bytes_ == 0 || payload.size() == payload_bytes_, "a shared page set holds pages of one size");
+  std::vector<std::unique_ptr<uint8_t[]>> buf;
+  BufferPool::instance().take(uint32_t(payload.size()), 1, &buf);
   CachedPage pg;
-  pg.bytes.reset(new uint8_t[payload.size()]);
+  pg.bytes = std::move(buf.back());
+  buf.pop_back();
   std::memcpy(pg.bytes.get(), payload.data(), payload.size());
   if (!decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), payload.size()), &pg.parsed).empty()) return false;
-  pages_[page_id] = std::move(pg);
+  payload_bytes_ = uint32_t(payload.size());
+  auto [it, fresh] = pages_.try_emplace(page_id);
+  if (!fresh) buf.push_back(std::move(it->second.bytes));  // the page's older copy
+  it->second = std::move(pg);
+  if (!buf.empty()) BufferPool::instance().give(payload_bytes_, &buf);
   return true;
 }
 
 void PageReader::take_pages(SharedPages* out) {
   assert(idle() && "take_pages() during a stream");
   forget_last();
+  out->clear();
   out->pages_ = std::move(pages_);
+  out->payload_bytes_ = store_.payload_bytes();
   pages_.clear();
 }
 

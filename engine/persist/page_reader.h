@@ -46,7 +46,8 @@
 // Page lookups: the own page found last is remembered (a walk's next record is most often on
 // the page of the one before), so loaded() followed by record() costs one map lookup.
 //
-// Shared pages: take_pages() moves a reader's cached pages into a SharedPages set; another
+// Shared pages: take_pages() moves a reader's cached pages into a SharedPages set (whose
+// buffers go back to the pool when it forgets them: clear, erase, destruction); another
 // reader of the same page file may borrow() it as a first-level cache: a page the set holds
 // is served from it instead of being read (counted in pages_reused, once per page); add()
 // puts a copy of a page just written into a set (a writer keeping its last commit's pages). The set
@@ -98,6 +99,7 @@ struct CachedPage {
 class SharedPages {
  public:
   SharedPages() = default;
+  ~SharedPages() { clear(); }
   SharedPages(const SharedPages&) = delete;
   SharedPages& operator=(const SharedPages&) = delete;
   size_t size() const { return pages_.size(); }
@@ -111,11 +113,13 @@ class SharedPages {
   // Adds a copy of a page payload (a page just written); false (nothing added) when it does
   // not decode as a record page.
   bool add(uint64_t page_id, std::span<const uint8_t> payload);
-  void clear() { pages_.clear(); }
+  // Forgets every page; their buffers go back to the readers' process-wide pool.
+  void clear();
 
  private:
   friend class PageReader;
   std::unordered_map<uint64_t, CachedPage> pages_;
+  uint32_t payload_bytes_ = 0;  // the pages' buffer size (0: none held yet)
 };
 
 using st::thread_cpu_ns;  // CPU time of the calling thread (kernels/support/clock.h)
