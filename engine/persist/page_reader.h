@@ -44,7 +44,8 @@
 // mapped instead of faulting fresh pages in.
 //
 // Page lookups: the own page found last is remembered (a walk's next record is most often on
-// the page of the one before), so loaded() followed by record() costs one map lookup.
+// the page of the one before), so loaded() followed by record() costs one map lookup. A
+// reader is used by one thread at a time (its const calls update that memo too).
 //
 // Shared pages: take_pages() moves a reader's cached pages into a SharedPages set (whose
 // buffers go back to the pool when it forgets them: clear, erase, destruction); another
