@@ -1,5 +1,6 @@
 // page_reader: level-by-level loads and streamed page reads over one cache (see header).
 #include "engine/persist/page_reader.h"
+#include "kernels/support/check.h"
 #include "kernels/support/clock.h"
 
 #include <algorithm>
@@ -19,7 +20,9 @@ constexpr size_t kKeepSpare = 16384; // buffers a cleared reader keeps for its n
 // Process-wide free page buffers, by size, bounded (kPoolBytes): a reader returns its
 // buffers when it is destroyed or cleared, the next one takes them, so a batch reuses
 // memory already mapped instead of faulting fresh pages in (a TreeDb reopened per batch,
-// as read-bench does, would otherwise touch ~40 MB of new memory per batch of 4,096 keys).
+// as read-bench does, would otherwise touch ~40 MB of new memory per batch of 4,096 keys;
+// a pipeline block's prefetch reads 80-160 MB, and a fresh buffer's first-touch fault
+// cost about as much CPU as its read's submission).
 class BufferPool {
  public:
   static BufferPool& instance() {
@@ -52,7 +55,7 @@ class BufferPool {
   }
 
  private:
-  static constexpr size_t kPoolBytes = size_t(64) << 20;
+  static constexpr size_t kPoolBytes = size_t(256) << 20;
   std::mutex m_;
   std::unordered_map<uint32_t, std::vector<std::unique_ptr<uint8_t[]>>> free_;
   size_t held_ = 0;
@@ -142,7 +145,7 @@ bool PageReader::request(uint64_t page_id, uint32_t waiter) {
   } else {
     ++counters_.cache_hits;  // one read serves several walks
   }
-  it->second.waiters.push_back(waiter);
+  it->second.add_waiter(waiter);
   return false;
 }
 
@@ -156,7 +159,8 @@ io::Status PageReader::finish_page(uint64_t page_id, Pending&& p, std::vector<ui
     return io::Status(io::Errc::corrupt_page, err);
   }
   pages_.emplace(page_id, std::move(pg));
-  woken->insert(woken->end(), p.waiters.begin(), p.waiters.end());
+  if (p.has_waiter) woken->push_back(p.first_waiter);
+  woken->insert(woken->end(), p.more_waiters.begin(), p.more_waiters.end());
   return {};
 }
 
@@ -233,28 +237,61 @@ void PageReader::abandon() {
 }
 
 size_t SharedPages::erase(std::span<const uint64_t> page_ids) {
-  size_t n = 0;
-  for (uint64_t p : page_ids) n += pages_.erase(p);
+  std::vector<std::unique_ptr<uint8_t[]>> freed;
+  for (uint64_t p : page_ids) {
+    auto it = pages_.find(p);
+    if (it == pages_.end()) continue;
+    freed.push_back(std::move(it->second.bytes));
+    pages_.erase(it);
+  }
+  const size_t n = freed.size();
+  if (n) BufferPool::instance().give(payload_bytes_, &freed);
   return n;
 }
 
+void SharedPages::clear() {
+  if (pages_.empty()) return;
+  std::vector<std::unique_ptr<uint8_t[]>> freed;
+  freed.reserve(pages_.size());
+  for (auto& [id, p] : pages_) freed.push_back(std::move(p.bytes));
+  pages_.clear();
+  BufferPool::instance().give(payload_bytes_, &freed);
+}
+
 bool SharedPages::add(uint64_t page_id, std::span<const uint8_t> payload) {
+  ST_CHECK(payload_bytes_ == 0 || payload.size() == payload_bytes_, "a shared page set holds pages of one size");
+  std::vector<std::unique_ptr<uint8_t[]>> buf;
+  BufferPool::instance().take(uint32_t(payload.size()), 1, &buf);
   CachedPage pg;
-  pg.bytes.reset(new uint8_t[payload.size()]);
+  pg.bytes = std::move(buf.back());
+  buf.pop_back();
   std::memcpy(pg.bytes.get(), payload.data(), payload.size());
   if (!decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), payload.size()), &pg.parsed).empty()) return false;
-  pages_[page_id] = std::move(pg);
+  payload_bytes_ = uint32_t(payload.size());
+  auto [it, fresh] = pages_.try_emplace(page_id);
+  if (!fresh) buf.push_back(std::move(it->second.bytes));  // the page's older copy
+  it->second = std::move(pg);
+  if (!buf.empty()) BufferPool::instance().give(payload_bytes_, &buf);
   return true;
 }
 
 void PageReader::take_pages(SharedPages* out) {
   assert(idle() && "take_pages() during a stream");
+  forget_last();
+  out->clear();
   out->pages_ = std::move(pages_);
+  out->payload_bytes_ = store_.payload_bytes();
   pages_.clear();
 }
 
 const PageReader::Page* PageReader::find_page(uint64_t page_id) const {
-  if (auto it = pages_.find(page_id); it != pages_.end()) return &it->second;
+  if (page_id == last_id_) return last_page_;
+  if (auto it = pages_.find(page_id); it != pages_.end()) {
+    // Own pages only (a borrowed set is its owner's to change); map nodes do not move on
+    // insertion, so the pointer holds until clear() or take_pages() drops the pages.
+    last_id_ = page_id, last_page_ = &it->second;
+    return last_page_;
+  }
   const CachedPage* p = borrowed_ ? borrowed_->find(page_id) : nullptr;
   if (!p && borrowed_more_) p = borrowed_more_->find(page_id);
   return p;
@@ -292,6 +329,7 @@ io::Status PageReader::record(Locator l, RecordView* out) const {
 
 void PageReader::clear() {
   assert(idle() && "clear() during a stream");
+  forget_last();
   for (auto& [id, p] : pages_) spare_.push_back(std::move(p.bytes));
   pages_.clear();
   if (spare_.size() > kKeepSpare) {  // the surplus goes back to the process-wide pool

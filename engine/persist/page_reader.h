@@ -39,11 +39,16 @@
 // in page_reads, unless the read was dropped by an error. No allocation, no clock call.
 //
 // Page buffers: a cleared reader keeps up to 16,384 for its next batch and hands the rest,
-// and all of them when destroyed, to a process-wide pool (bounded at 64 MiB, by payload
+// and all of them when destroyed, to a process-wide pool (bounded at 256 MiB, by payload
 // size) from which readers take buffers 64 at a time: a batch reuses memory already
 // mapped instead of faulting fresh pages in.
 //
-// Shared pages: take_pages() moves a reader's cached pages into a SharedPages set; another
+// Page lookups: the own page found last is remembered (a walk's next record is most often on
+// the page of the one before), so loaded() followed by record() costs one map lookup. A
+// reader is used by one thread at a time (its const calls update that memo too).
+//
+// Shared pages: take_pages() moves a reader's cached pages into a SharedPages set (whose
+// buffers go back to the pool when it forgets them: clear, erase, destruction); another
 // reader of the same page file may borrow() it as a first-level cache: a page the set holds
 // is served from it instead of being read (counted in pages_reused, once per page); add()
 // puts a copy of a page just written into a set (a writer keeping its last commit's pages). The set
@@ -95,6 +100,7 @@ struct CachedPage {
 class SharedPages {
  public:
   SharedPages() = default;
+  ~SharedPages() { clear(); }
   SharedPages(const SharedPages&) = delete;
   SharedPages& operator=(const SharedPages&) = delete;
   size_t size() const { return pages_.size(); }
@@ -108,11 +114,13 @@ class SharedPages {
   // Adds a copy of a page payload (a page just written); false (nothing added) when it does
   // not decode as a record page.
   bool add(uint64_t page_id, std::span<const uint8_t> payload);
-  void clear() { pages_.clear(); }
+  // Forgets every page; their buffers go back to the readers' process-wide pool.
+  void clear();
 
  private:
   friend class PageReader;
   std::unordered_map<uint64_t, CachedPage> pages_;
+  uint32_t payload_bytes_ = 0;  // the pages' buffer size (0: none held yet)
 };
 
 using st::thread_cpu_ns;  // CPU time of the calling thread (kernels/support/clock.h)
@@ -163,7 +171,10 @@ class PageReader {
   void take_pages(SharedPages* out);
   // Serves pages from `pages`, then `more` (nullptr: none) before reading them; both must
   // outlive this reader's use of them and not change meanwhile.
-  void borrow(const SharedPages* pages, const SharedPages* more = nullptr) { borrowed_ = pages, borrowed_more_ = more; }
+  void borrow(const SharedPages* pages, const SharedPages* more = nullptr) {
+    borrowed_ = pages, borrowed_more_ = more;
+    forget_last();
+  }
 
   const ReadCounters& counters() const { return counters_; }
   // Where each page read's device latency (ns) goes from now on; nullptr: not recorded.
@@ -178,8 +189,15 @@ class PageReader {
   bool use_borrowed(uint64_t page_id);
   struct Pending {               // a streamed page queued or in flight
     std::unique_ptr<uint8_t[]> bytes;
-    std::vector<uint32_t> waiters;
+    uint32_t first_waiter = 0;   // most pages have one waiter: no allocation for it
+    bool has_waiter = false;
+    std::vector<uint32_t> more_waiters;
+    void add_waiter(uint32_t w) {
+      if (!has_waiter) first_waiter = w, has_waiter = true;
+      else more_waiters.push_back(w);
+    }
   };
+  void forget_last() const { last_id_ = ~uint64_t(0), last_page_ = nullptr; }
   io::Status finish_page(uint64_t page_id, Pending&& p, std::vector<uint32_t>* woken);
 
   io::NodeStore& store_;
@@ -197,6 +215,8 @@ class PageReader {
   const SharedPages* borrowed_more_ = nullptr;
   std::unordered_set<uint64_t> borrowed_used_;
   stats::LogHistogram* latency_sink_ = nullptr;
+  mutable uint64_t last_id_ = ~uint64_t(0);  // find_page's last hit (~0: none)
+  mutable const Page* last_page_ = nullptr;
 };
 
 }  // namespace st::persist

@@ -314,6 +314,8 @@ io::Status BintrieTreeDb::lookup_arena(std::vector<Cursor>& cur, std::vector<Loo
   LookupState ls;
   ls.cur = &cur;
   ls.ans = &ans;
+  ls.memo.reserve(2 * cur.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
+  ls.nodes.reserve(2 * cur.size());
   std::vector<uint32_t> ready;
   ready.reserve(cur.size());
   for (size_t i = cur.size(); i-- > 0;)

@@ -247,6 +247,7 @@ io::Status MptTreeDb::walk_arena(std::vector<Cursor>& cs, bool cold_pages, Looku
   const uint64_t cpu0 = thread_cpu_ns();
   if (cold_pages) reader_->clear();
   checks_.reset();
+  checks_.seen.reserve(4 * cs.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
   reader_->reset_in_flight_max();
   memo_.clear();
   memo_nodes_.clear();
