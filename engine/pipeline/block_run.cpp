@@ -20,7 +20,6 @@
 #include <tbb/flow_graph.h>
 
 #include <cassert>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -100,6 +99,7 @@ class CommitStage {
   BlockToken* hash(BlockToken* t) {
     const ScopedCpus pin(options_.stage_cpus.hash);
     if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "hash: " + pin.error());
+    if (options_.before_hash) options_.before_hash(t->index);
     const state::Block& b = *t->block;
     if (!failed_.load() && t->error.ok()) {
       const std::array<uint8_t, 32> pre_root = committer_->base_for_hash().root_hash;
@@ -131,7 +131,6 @@ class CommitStage {
       }
     }
     packed();
-    t->diff = {};
     t->pages.clear();
     t->in_use.store(false);
     std::get<1>(ports).try_put(tbb::flow::continue_msg());
@@ -166,7 +165,10 @@ class CommitStage {
     BlockResult& r = t.result;
     r.commit.start_ns = monotonic_ns() - ctx_.t0_ns;
     const uint64_t cpu0 = persist::thread_cpu_ns();
-    const std::string spec = options_.commit_spec ? options_.commit_spec(files_.commit.spec, b) : files_.commit.spec;
+    // The spec into a string kept across blocks (the publish replaces files_.commit.spec).
+    if (options_.commit_spec) spec_ = options_.commit_spec(files_.commit.spec, b);
+    else spec_.assign(files_.commit.spec);
+    const std::string& spec = spec_;
     io::Status s = bintrie_ ? bt_committer_->write_pages() : mpt_committer_->write_pages();
     if (s.ok() && !files_.rocks) keep_written(t.index);
     if (overlap_) packed();
@@ -206,11 +208,15 @@ class CommitStage {
   // The tree pages each recent commit wrote (taken when its pages are packed, before the
   // next block's hash may start), by block index: a block whose reader shows blocks [0, v)
   // drops from its read pages those that the commits of blocks v.. rewrote. A reader shows
-  // at least every block but the K - 1 before its own, so K entries suffice.
+  // at least every block but the K - 1 before its own, so K entries suffice: a ring of K,
+  // the oldest entry's vector swapped with the committer's (its memory reused, not freed).
   void keep_written(size_t index) {
-    written_by_commit_.emplace_back(index, std::move(committer_->reuse().written));
+    if (written_by_commit_.size() < options_.inflight) written_by_commit_.emplace_back();
+    auto& slot = written_by_commit_[written_next_];
+    written_next_ = (written_next_ + 1) % options_.inflight;
+    slot.first = index;
+    std::swap(slot.second, committer_->reuse().written);
     committer_->reuse().written.clear();
-    while (written_by_commit_.size() > options_.inflight) written_by_commit_.pop_front();
   }
 
   const RunOptions& options_;
@@ -223,7 +229,9 @@ class CommitStage {
   std::unique_ptr<persist::MptCommitter> mpt_committer_;
   std::unique_ptr<persist::BintrieCommitter> bt_committer_;
   persist::CommitterBase* committer_ = nullptr;
-  std::deque<std::pair<size_t, std::vector<uint64_t>>> written_by_commit_;
+  std::vector<std::pair<size_t, std::vector<uint64_t>>> written_by_commit_;
+  size_t written_next_ = 0;  // the ring's oldest entry, replaced next
+  std::string spec_;
   std::atomic<bool> failed_{false};
   io::Status first_error_;
   uint64_t layer_max_ = 0;
@@ -243,6 +251,7 @@ BlockToken* traverse_stage(RunContext& ctx, bool run_failed, BlockToken* t) {
   const RunOptions& options = *ctx.options;
   const ScopedCpus pin(options.stage_cpus.traverse);
   if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "traverse: " + pin.error());
+  if (options.before_traverse) options.before_traverse(t->index);
   if (!run_failed && t->error.ok()) traverse(ctx, *t);
   else t->reader.reset();
   if (options.after_traverse) options.after_traverse(t->index);
@@ -316,6 +325,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   ctx.t0_ns = monotonic_ns();
   std::vector<std::unique_ptr<BlockToken>> tokens;
   for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
+  result->blocks.reserve(blocks.size());  // no reallocation per block
   CommitStage commit(options, files, ctx, result, on_block);
   run_graph(ctx, blocks, tokens, commit);
   result->wall_ns = monotonic_ns() - ctx.t0_ns;

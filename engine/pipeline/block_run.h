@@ -113,8 +113,10 @@ struct RunOptions {
   // traverse stage after block `index` is traversed (its diff in the layer).
   std::function<void(size_t index)> before_commit;
   std::function<void(size_t index)> after_traverse;
-  std::function<void(size_t index)> after_prefetch;  // in the prefetch stage, after its work
-  std::function<void(size_t index)> after_hash;      // in the hash stage, after its work
+  std::function<void(size_t index)> after_prefetch;   // in the prefetch stage, after its work
+  std::function<void(size_t index)> before_traverse;  // in the traverse stage, before its work
+  std::function<void(size_t index)> before_hash;      // in the hash stage, before its work
+  std::function<void(size_t index)> after_hash;       // in the hash stage, after its work
   // In the commit stage, after block `index`'s pages are packed and written, before its
   // publish (a test may wait there for the next block's hash).
   std::function<void(size_t index)> before_publish;

@@ -9,8 +9,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
-#include <unordered_map>
 
 #include "engine/persist/page_reader.h"
 #include "engine/persist/snapshot/db.h"
@@ -44,12 +42,6 @@ bool creates(const state::AccountChanges& a) {
 }
 
 }  // namespace
-
-std::string key_bytes(const state::Address& a, const state::Hash32* slot) {
-  std::string k(reinterpret_cast<const char*>(a.data()), a.size());
-  if (slot) k.append(reinterpret_cast<const char*>(slot->data()), slot->size());
-  return k;
-}
 
 void KeyIndex::build(const state::Block& b) {
   keys.clear();
@@ -93,11 +85,14 @@ void BlockToken::reset(size_t i, const state::Block* b) {
   index = i;
   block = b;
   reader.reset();
-  answers.clear();  // the key index and the served values are rebuilt by their stages
+  // The key index, served values, accesses and diff are rebuilt by their stages.
+  answers.clear();
   scratch_bytes_at_admit = scratch_capacity_bytes();
-  diff = {};
   pages.clear();
+  std::vector<TxStats> txs = std::move(result.txs);  // its memory kept for this block's
+  txs.clear();
   result = {};
+  result.txs = std::move(txs);
   read_latency_ns.clear();
   commit_read_latency_ns.clear();
   error = {};
@@ -201,22 +196,13 @@ void describe_block(const state::Block& b, const state::BalSummary& sum, size_t 
   r->slots_read = sum.slots_read + sum.slots_written;  // a write looks its original value up
 }
 
-// The block's accesses by block access index (transactions weighted by their calls when
-// the header gives them).
-std::vector<state::IndexAccess> accesses_of(const state::Block& b, uint32_t tx_count) {
-  state::ReadAssignment rule;
+// The block's accesses by block access index into the token's (transactions weighted by
+// their calls when the header gives them).
+void build_accesses(const state::Block& b, uint32_t tx_count, BlockToken& t) {
+  t.read_rule.weights.clear();
   if (b.header.txs.size() == tx_count)
-    for (const state::TxInfo& x : b.header.txs) rule.weights.push_back(std::max<uint64_t>(x.calls, 1));
-  return state::access_by_index(b.bal, tx_count, rule);
-}
-
-// The keys one block access index reads: accounts read, accounts written, slots read.
-std::vector<state::StateKey> keys_of(const state::IndexAccess& ia) {
-  std::vector<state::StateKey> keys;
-  for (const state::Address& a : ia.accounts_read) keys.push_back({a, std::nullopt});
-  for (const state::Address& a : ia.accounts_written) keys.push_back({a, std::nullopt});
-  for (const state::SlotRef& sr : ia.slots_read) keys.push_back({sr.address, sr.slot});
-  return keys;
+    for (const state::TxInfo& x : b.header.txs) t.read_rule.weights.push_back(std::max<uint64_t>(x.calls, 1));
+  state::access_by_index(b.bal, tx_count, t.read_rule, &t.accesses);
 }
 
 // One block's traversal (traverse()): its transactions in order, each access served from
@@ -236,11 +222,11 @@ class Traversal {
     // The diff layer holds nothing below the oldest state a later block's reader can pin:
     // readers open in block order, so this block's is the oldest still to come.
     ctx_.layer.drop_before(from_);
-    if (geth_) start_workers();
+    if (geth_) start_workers(n);
     r_.txs.resize(by_index.size());
     for (size_t i = 0; i < by_index.size() && err_.ok(); ++i) run_index(i);
     main_done_.store(true);
-    for (std::thread& w : workers_) w.join();
+    if (geth_) ctx_.ahead_pool.wait();
     if (err_.ok() && !ahead_err_.ok()) err_ = ahead_err_;
     return err_;
   }
@@ -354,26 +340,30 @@ class Traversal {
       *out = t_.answers[size_t(p)];
       return true;
     }
-    if (!geth_) return read_one(key, std::string(), tx, out);
-    const std::string kb = key_bytes(key.address, key.slot ? &*key.slot : nullptr);
-    if (warm_answer(kb, out)) {
+    if (geth_ && warm_answer(size_t(p), out)) {
       r_.warm_hits += 1;
       return true;
     }
-    return read_one(key, kb, tx, out);
+    return read_one(key, p, tx, out);
   }
 
-  bool warm_answer(const std::string& kb, persist::LookupAnswer* out) {
+  // geth: the answer a worker (or the main traversal) already read for key position p.
+  bool warm_answer(size_t p, persist::LookupAnswer* out) {
     std::lock_guard<std::mutex> g(warm_mu_);
-    auto it = warm_.find(kb);
-    if (it == warm_.end()) return false;
-    *out = it->second;
+    if (!t_.warm[p]) return false;
+    *out = t_.answers[p];
     return true;
+  }
+  void keep_warm(size_t p, const persist::LookupAnswer& a) {
+    std::lock_guard<std::mutex> g(warm_mu_);
+    if (t_.warm[p]) return;
+    t_.answers[p] = a;
+    t_.warm[p] = 1;
   }
 
   // serial, geth: one blocking lookup (geth: under the reader's mutex, its answer kept).
-  bool read_one(const state::StateKey& key, const std::string& kb, TxStats& tx, persist::LookupAnswer* out) {
-    std::vector<persist::LookupAnswer> ans;
+  bool read_one(const state::StateKey& key, int64_t p, TxStats& tx, persist::LookupAnswer* out) {
+    std::vector<persist::LookupAnswer>& ans = t_.one_answer;
     persist::LookupStats st;
     {
       const uint64_t t_wait = monotonic_ns();
@@ -387,10 +377,7 @@ class Traversal {
         return false;
       }
     }
-    if (geth_) {
-      std::lock_guard<std::mutex> g(warm_mu_);
-      warm_.emplace(kb, ans[0]);
-    }
+    if (geth_) keep_warm(size_t(p), ans[0]);
     r_.traverse_lookups += 1;
     r_.traverse_page_reads += st.page_reads, r_.traverse_bytes += st.bytes_read, r_.traverse_io_wait_ns += st.io_wait_ns;
     tx.page_reads += st.page_reads, tx.bytes_read += st.bytes_read;
@@ -398,11 +385,14 @@ class Traversal {
     return true;
   }
 
-  // geth: the workers, each taking the next transaction (index 0, 1, ...) and reading what
-  // it accesses that nobody has read yet, until the main traversal is done.
-  void start_workers() {
+  // geth: the workers (the run's pool), each taking the next transaction (index 0, 1, ...)
+  // and reading what it accesses that nobody has read yet, until the main traversal is done.
+  // Their answers go to the token's answers by key position (warm: read yet).
+  void start_workers(size_t keys) {
+    t_.answers.resize(keys);
+    t_.warm.assign(keys, 0);
     r_.geth_workers = o_.geth_workers ? o_.geth_workers : std::max(1u, 4 * available_cpus() / 5);
-    for (uint32_t w = 0; w < r_.geth_workers; ++w) workers_.emplace_back([this] { ahead_worker(); });
+    ctx_.ahead_pool.start(r_.geth_workers, [](void* self) { static_cast<Traversal*>(self)->ahead_worker(); }, this);
   }
 
   void ahead_worker() {
@@ -416,21 +406,30 @@ class Traversal {
         sum += d;
       }
     } busy{persist::thread_cpu_ns(), ahead_mu_, r_.geth_workers_busy_ns};
-    for (size_t j; !main_done_.load() && (j = next_ahead_.fetch_add(1)) < by_index_->size();)
-      for (const state::StateKey& k : keys_of((*by_index_)[j])) {
-        if (main_done_.load()) return;
-        if (!read_ahead(k)) return;
-      }
+    thread_local std::vector<persist::LookupAnswer> ans;  // the pool thread's, kept across blocks
+    auto ahead = [&](const state::Address& a, const state::Hash32* slot) {  // false: stop
+      if (main_done_.load()) return false;
+      return read_ahead({a, slot ? std::optional<state::Hash32>(*slot) : std::nullopt}, slot, ans);
+    };
+    for (size_t j; !main_done_.load() && (j = next_ahead_.fetch_add(1)) < by_index_->size();) {
+      const state::IndexAccess& ia = (*by_index_)[j];  // its keys in the main traversal's order
+      for (const state::Address& a : ia.accounts_read)
+        if (!ahead(a, nullptr)) return;
+      for (const state::Address& a : ia.accounts_written)
+        if (!ahead(a, nullptr)) return;
+      for (const state::SlotRef& sr : ia.slots_read)
+        if (!ahead(sr.address, &sr.slot)) return;
+    }
   }
 
   // One key read ahead unless it was read already; false on a failed lookup (recorded).
-  bool read_ahead(const state::StateKey& k) {
-    const std::string kb = key_bytes(k.address, k.slot ? &*k.slot : nullptr);
+  bool read_ahead(const state::StateKey& k, const state::Hash32* slot, std::vector<persist::LookupAnswer>& ans) {
+    const int64_t p = t_.key_index.find(k.address, slot);
+    if (p < 0) return true;  // not in the block's access list: the main traversal fails on it
     {
       std::lock_guard<std::mutex> g(warm_mu_);
-      if (warm_.count(kb)) return true;
+      if (t_.warm[size_t(p)]) return true;
     }
-    std::vector<persist::LookupAnswer> ans;
     persist::LookupStats st;
     io::Status s;
     {
@@ -443,8 +442,7 @@ class Traversal {
       return false;
     }
     r_.ahead_lookups += 1, r_.ahead_page_reads += st.page_reads, r_.ahead_bytes += st.bytes_read;
-    std::lock_guard<std::mutex> gw(warm_mu_);
-    warm_.emplace(kb, ans[0]);
+    keep_warm(size_t(p), ans[0]);
     return true;
   }
 
@@ -456,15 +454,14 @@ class Traversal {
   uint64_t from_ = 0, to_ = 0;  // the diff layer's blocks this reader does not show
   Fnv1a64 dig_;
   io::Status err_;
-  // geth: the one reader behind one mutex, the answers read so far (by the workers ahead or
-  // by the main traversal), the workers and their counters' mutex.
+  // geth: the one reader behind one mutex, the answers read so far (the token's answers
+  // and warm flags, by the workers ahead or by the main traversal) and the workers'
+  // counters' mutex.
   const bool geth_ = o_.reader == ReaderModel::geth;
   std::mutex reader_mu_, warm_mu_, ahead_mu_;
-  std::unordered_map<std::string, persist::LookupAnswer> warm_;
   std::atomic<bool> main_done_{false};
   std::atomic<size_t> next_ahead_{0};
   io::Status ahead_err_;
-  std::vector<std::thread> workers_;
 };
 
 }  // namespace
@@ -475,9 +472,9 @@ void traverse(RunContext& ctx, BlockToken& t) {
   const uint64_t cpu0 = persist::thread_cpu_ns();
   const state::Block& b = *t.block;
   describe_block(b, state::summarize_bal(b.bal), t.index, &r);
-  const std::vector<state::IndexAccess> by_index = accesses_of(b, r.tx_count);
+  build_accesses(b, r.tx_count, t);
   Traversal tr(ctx, t);
-  const io::Status err = tr.run(by_index);
+  const io::Status err = tr.run(t.accesses.by_index);
   // The pages read go with the block to its commit (which drops those rewritten since).
   if (err.ok() && ctx.options->reuse_read_pages)
     if (persist::PageReader* pr = t.reader->page_reader()) pr->take_pages(&t.pages);
@@ -487,7 +484,7 @@ void traverse(RunContext& ctx, BlockToken& t) {
     t.error = io::Status(err.code(), "block " + std::to_string(b.header.number) + ": traverse: " + err.message());
   } else {
     r.read_digest = tr.digest();
-    t.diff = state::post_state_diff(b.bal);
+    state::post_state_diff(b.bal, &t.diff);
     ctx.layer.add(t.index, t.diff);
   }
   r.traverse.busy_ns = persist::thread_cpu_ns() - cpu0;

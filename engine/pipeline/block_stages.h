@@ -22,13 +22,11 @@
 #include "engine/persist/tree_db.h"
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/diff_layer.h"
+#include "engine/pipeline/worker_pool.h"
 #include "engine/state/bal_derive.h"
 #include "kernels/support/clock.h"
 
 namespace st::pipeline::detail {
-
-// The database key of an account (20 bytes) or a slot (20 + 32 bytes) as a map key.
-std::string key_bytes(const state::Address& a, const state::Hash32* slot);
 
 // A state key by value (an account: no slot), ordered: the block's key index sorts by it.
 struct FlatKey {
@@ -70,6 +68,10 @@ struct BlockToken {
   // The block's keys (prefetch builds it) and, bal, each key's answer (by its position).
   KeyIndex key_index;
   std::vector<persist::LookupAnswer> answers;
+  // serial, geth: the answer of the traversal's one-key lookup; geth: per key position,
+  // whether answers holds it yet (read by a worker or the traversal).
+  std::vector<persist::LookupAnswer> one_answer;
+  std::vector<uint8_t> warm;
   // The traversal's own reads and writes so far, by key position (known: served yet).
   std::vector<Served> served;
   std::vector<uint8_t> known;
@@ -77,6 +79,10 @@ struct BlockToken {
   // growth of it is in BlockResult::scratch_grown_bytes.
   uint64_t scratch_bytes_at_admit = 0;
   uint64_t scratch_capacity_bytes() const;
+  // The traversal's accesses by block access index and its read shares (the transactions'
+  // calls), and the block's post-state diff: rebuilt per block into the same vectors.
+  state::IndexAccesses accesses;
+  state::ReadAssignment read_rule;
   state::StateDiff diff;
   // The pages the block's reader read (arena), taken from it when the traversal ends, for
   // the commit's resolve (RunOptions::reuse_read_pages).
@@ -98,6 +104,7 @@ struct RunContext {
   const persist::DbFiles* writer = nullptr;
   io::Manifest base_manifest;
   DiffLayer layer;
+  WorkerPool ahead_pool;  // geth's workers, started at the first block and kept for the run
   uint64_t t0_ns = 0;
 };
 

@@ -13,12 +13,17 @@
 // blocks [from, to) over the disk answer. Invariant: the caller never asks for a range
 // that starts below the last drop_before(). Thread-safe (one mutex): the traverse stage
 // adds and reads, nothing else touches it.
+//
+// Layout: one entry per block held, in block order, each two flat vectors sorted by key
+// (its accounts; its slot writes) searched by binary search. A dropped block's vectors are
+// kept and refilled by a later add(), so a run whose blocks have one shape allocates
+// nothing here once the layer has held as many blocks as it will.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,9 +48,19 @@ class DiffLayer {
   uint64_t entries() const;
 
  private:
+  struct BlockWrites {
+    uint64_t seq = 0;
+    std::vector<std::pair<state::Address, AccountFields>> accounts;            // by address
+    std::vector<std::tuple<state::Address, state::Hash32, state::Hash32>> slots;  // by (address, slot): value
+  };
+  // held_[first_ .. first_ + count_) (mod size) are the blocks held, oldest first; the rest
+  // are dropped blocks whose vectors wait for reuse.
+  BlockWrites& at(size_t i) { return held_[(first_ + i) % held_.size()]; }
+  const BlockWrites& at(size_t i) const { return held_[(first_ + i) % held_.size()]; }
+
   mutable std::mutex mu_;
-  std::map<std::pair<state::Address, state::Hash32>, std::vector<std::pair<uint64_t, state::Hash32>>> slots_;
-  std::map<state::Address, std::vector<std::pair<uint64_t, AccountFields>>> accounts_;
+  std::vector<BlockWrites> held_;
+  size_t first_ = 0, count_ = 0;
 };
 
 }  // namespace st::pipeline

@@ -27,6 +27,8 @@
 namespace st::state {
 
 StateDiff post_state_diff(const BlockAccessList& bal);
+// The same into *out, reusing its accounts' vectors (no allocation once they are as large).
+void post_state_diff(const BlockAccessList& bal, StateDiff* out);
 
 struct SlotRef {
   Address address{};
@@ -53,6 +55,18 @@ struct ReadAssignment {
 
 // One entry per index 0..tx_count+1 (tx_count 0: the reads go to index 0).
 std::vector<IndexAccess> access_by_index(const BlockAccessList& bal, uint32_t tx_count, const ReadAssignment& rule);
+
+// access_by_index's result and its scratch, rebuilt in place: once its vectors are as large
+// as a block needs, filling it again allocates nothing.
+struct IndexAccesses {
+  struct ReadOnly {  // an account touched without change in the whole block, or a read slot
+    Address address;
+    std::optional<Hash32> slot;
+  };
+  std::vector<IndexAccess> by_index;  // one entry per index 0..tx_count+1
+  std::vector<ReadOnly> reads;        // scratch: the read-only accesses in BAL order
+};
+void access_by_index(const BlockAccessList& bal, uint32_t tx_count, const ReadAssignment& rule, IndexAccesses* out);
 
 struct BalSummary {
   uint64_t accounts = 0;           // accounts listed

@@ -9,7 +9,8 @@
 // (tree and snapshot) passes after; a database without a snapshot is refused. With K > 1
 // block k + 1's hash runs during block k's publish, on block k's packed pages (forced). The
 // tokens' scratch (key index, answers, served values) stops growing once each token carried
-// a block of the run's shape.
+// a block of the run's shape, and with `bal` the traverse stage then allocates nothing
+// (heap_counter.h counts the allocations).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/parallel.h"
 #include "engine/state/bal_builder.h"
+#include "tests/engine/heap_counter.h"
 #include "workloads/synthetic_state.h"
 
 using namespace st::pipeline;
@@ -232,20 +234,19 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
   }
 }
 
-TEST_CASE("block pipeline: the tokens' scratch stops growing once each token carried a block; same roots for any K") {
-  // Six blocks of one shape (20 slots written, 10 read, one balance moved; each its own
-  // slots): the K + 1 tokens take them in turn, so from block K + 1 on every token has
-  // carried a block as large and its key index, answers and served values need no new memory.
-  const state::SyntheticState src(reuse_spec());
-  std::vector<state::Block> blocks(6);
+namespace {
+// `count` blocks of one shape (20 slots written, 10 read, one balance moved; each block its
+// own slots of contract 1, at most 10 blocks within reuse_spec's 600 slots).
+std::vector<state::Block> same_shape_blocks(const state::SyntheticState& src, size_t count) {
+  std::vector<state::Block> blocks(count);
   for (uint64_t b = 0; b < blocks.size(); ++b) {
     state::BalBuilder bb;
     bb.begin(1);
     const state::Address c = src.address(1);
     for (uint64_t j = 0; j < 20; ++j)
-      bb.write_slot(c, src.slot_key(1, b * 90 + j * 3)->slot.value(), src.slot_value(1, b * 90 + j * 3).value(), u256(b + j + 1));
+      bb.write_slot(c, src.slot_key(1, b * 60 + j * 2)->slot.value(), src.slot_value(1, b * 60 + j * 2).value(), u256(b + j + 1));
     for (uint64_t j = 0; j < 10; ++j)
-      bb.read_slot(c, src.slot_key(1, b * 90 + 61 + j)->slot.value(), src.slot_value(1, b * 90 + 61 + j).value());
+      bb.read_slot(c, src.slot_key(1, b * 60 + 40 + j)->slot.value(), src.slot_value(1, b * 60 + 40 + j).value());
     state::AccountRecord er;
     src.account(30 + b, &er);
     bb.set_balance(src.address(30 + b), er.balance, u256(5 + b));
@@ -254,6 +255,16 @@ TEST_CASE("block pipeline: the tokens' scratch stops growing once each token car
     blocks[b].header.number = b;
     blocks[b].header.tx_count = 1;
   }
+  return blocks;
+}
+}  // namespace
+
+TEST_CASE("block pipeline: the tokens' scratch stops growing once each token carried a block; same roots for any K") {
+  // Six blocks of one shape: the K + 1 tokens take them in turn, so from block K + 1 on
+  // every token has carried a block as large and its key index, answers and served values
+  // need no new memory.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = same_shape_blocks(src, 6);
   const std::string db0 = reuse_tmp("scratch0");
   persist::BuildReport rep;
   REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
@@ -591,4 +602,65 @@ TEST_CASE("block pipeline --snapshot on a database without one: refused before a
   REQUIRE(persist::open_any_db(db, 8, &after).ok());
   CHECK(after->manifest().root_hash == rep.root);
   fs::remove_all(db);
+}
+
+namespace {
+// Heap allocations per block and stage (each stage's body runs on one thread: counted there
+// alone), from the stage hooks: prefetch (during_prefetch .. after_prefetch), traverse,
+// hash, commit (before_commit .. on_block).
+struct StageAllocs {
+  enum Stage { prefetch, traverse, hash, commit, stages };
+  std::vector<std::array<st::test::HeapCount, stages>> at_start, per_block;
+  explicit StageAllocs(size_t blocks) : at_start(blocks), per_block(blocks) {}
+  void start(size_t i, Stage s) { at_start[i][s] = st::test::heap_count_this_thread(); }
+  void end(size_t i, Stage s) { per_block[i][s] = st::test::heap_count_this_thread() - at_start[i][s]; }
+  void hook(RunOptions& o) {
+    o.during_prefetch = [this](size_t i) { start(i, prefetch); };
+    o.after_prefetch = [this](size_t i) { end(i, prefetch); };
+    o.before_traverse = [this](size_t i) { start(i, traverse); };
+    o.after_traverse = [this](size_t i) { end(i, traverse); };
+    o.before_hash = [this](size_t i) { start(i, hash); };
+    o.after_hash = [this](size_t i) { end(i, hash); };
+    o.before_commit = [this](size_t i) { start(i, commit); };
+  }
+};
+}  // namespace
+
+TEST_CASE("block pipeline: with bal the traverse stage allocates nothing per block in steady state, K = 1 and 2") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = same_shape_blocks(src, 10);
+  const std::string db0 = reuse_tmp("heap0");
+  persist::BuildReport rep;
+  REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
+  for (ReaderModel reader : {ReaderModel::bal, ReaderModel::serial})
+    for (uint32_t k : {1u, 2u}) {
+      CAPTURE(reader_model_name(reader));
+      CAPTURE(k);
+      const std::string db = reuse_tmp("heap_run");
+      fs::copy(db0, db, fs::copy_options::recursive);
+      RunOptions o;
+      o.dir = db;
+      o.reader = reader;
+      o.inflight = k;
+      StageAllocs allocs(blocks.size());
+      allocs.hook(o);
+      RunResult res;
+      const Status st = run_blocks(o, blocks, &res, [&](const BlockResult& b) { allocs.end(b.index, StageAllocs::commit); });
+      REQUIRE_MESSAGE(st.ok(), st.message());
+      // With `bal` the traverse stage touches no reader code that allocates (its lookups were
+      // the prefetch's): its scratch (accesses, served values, diff, the diff layer's
+      // vectors, per_tx) is reused once the tokens and the layer's K + 1 ring entries have
+      // carried a block of the run's shape (block 6 at most here). With `serial` its lookups
+      // (the reader's cursors and page map) still allocate, as do the reader's opening in
+      // the prefetch and the committer's phases in hash and commit (docs/pipeline.md).
+      for (size_t i = 6; i < blocks.size(); ++i) {
+        CAPTURE(i);
+        const auto& c = allocs.per_block[i];
+        if (reader == ReaderModel::bal) CHECK(c[StageAllocs::traverse].calls == 0);
+        if (reader == ReaderModel::bal) CHECK(c[StageAllocs::traverse].bytes == 0);
+        CHECK(c[StageAllocs::prefetch].calls > 0);  // the reader's opening: counted, not zero
+      }
+      fs::remove_all(db);
+    }
+  fs::remove_all(db0);
 }
