@@ -1,9 +1,9 @@
-// heap_counter: counts the test binary's heap allocations (calls and bytes through every
-// replaceable global operator new), for tests that assert a code path allocates nothing.
-// The replacement operators live in heap_counter.cpp and forward to malloc / aligned_alloc
-// / free; one count for the process (atomics: allocations on any thread count) and one per
-// thread.
-// Memory taken by malloc directly (C code, io_uring setup) is not counted.
+// heap_counter: counts the test binary's heap allocations (calls and bytes), for tests that
+// assert a code path allocates nothing: one count for the process (atomics: allocations on
+// any thread count) and one per thread. Release: every replaceable global operator new
+// (heap_counter.cpp replaces them, forwarding to malloc / aligned_alloc / free; memory taken
+// by malloc directly is not counted). AddressSanitizer: ASan's allocator hooks, which see
+// operator new and malloc alike.
 #pragma once
 
 #include <cstdint>
