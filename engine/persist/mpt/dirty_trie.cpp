@@ -123,11 +123,13 @@ io::Status DirtyTrie::prepare(const state::StateDiff& diff) {
 
 void DirtyTrie::take_buffers(Buffers&& b) {
   nodes_ = std::move(b.nodes);
+  refs_ = std::move(b.refs);
   pool_ = std::move(b.pool);
   pack_bytes_ = std::move(b.pack_bytes);
   enc_ = std::move(b.enc);
   pack_ops_ = std::move(b.pack_ops);
   nodes_.clear();
+  refs_.clear();
   pool_.clear();
   pack_bytes_.clear();
   enc_.clear();
@@ -135,7 +137,8 @@ void DirtyTrie::take_buffers(Buffers&& b) {
 }
 
 DirtyTrie::Buffers DirtyTrie::give_buffers() {
-  return {std::move(nodes_), std::move(pool_), std::move(pack_bytes_), std::move(enc_), std::move(pack_ops_)};
+  return {std::move(nodes_), std::move(refs_), std::move(pool_), std::move(pack_bytes_), std::move(enc_),
+          std::move(pack_ops_)};
 }
 
 // Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
@@ -161,6 +164,7 @@ int32_t DirtyTrie::child_stub(const Node& n, const RecordView* rv, uint32_t h, c
 // An embedded child of n: a node of its own (not fresh) at its absolute path below n.
 int32_t DirtyTrie::embedded_child(const Node& n, const uint8_t* nibs, uint32_t len) {
   const int32_t c = add(Node{});
+  refs_.emplace_back();  // no locator: rewritten inside its parent, never kept on its own
   nodes_[c].fresh = false;
   nodes_[c].owner = n.owner;
   nodes_[c].depth = uint8_t(n.depth + len);
@@ -284,13 +288,14 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   std::vector<uint8_t> h(32 * stubs.size());
   if (!stubs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), stubs.size());
   for (size_t i = 0; i < stubs.size(); ++i) {
-    if (std::memcmp(h.data() + 32 * i, nodes_[stubs[i]].hash.data(), 32) != 0)
+    if (std::memcmp(h.data() + 32 * i, refs_[size_t(stubs[i])].hash.data(), 32) != 0)
       return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": hash differs from its parent's reference"};
     const bool storage_trie = nodes_[stubs[i]].storage_trie;
     if (std::string err = fill(stubs[i], rvs[i].body, keyed ? nullptr : &rvs[i], true, storage_trie); !err.empty())
       return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": " + err};
     nodes_[stubs[i]].loc = keyed ? kKeyedNode : locs[i];
     nodes_[stubs[i]].body_len = uint32_t(rvs[i].body.size());
+    refs_[size_t(stubs[i])].stub = false;
     ++records_read;
   }
   return {};
@@ -609,6 +614,8 @@ int32_t DirtyTrie::apply(int32_t n, std::span<const Op> ops, uint32_t d) {
 
 io::Status DirtyTrie::apply_all() {
   const size_t node_base = nodes_.size(), pool_base = pool_.size();
+  if (refs_.size() != node_base)
+    return {io::Errc::corrupt_page, "mpt commit: internal: a node of the committed state without its reference"};
   for (;;) {
     ++passes;
     need_.clear();
@@ -642,8 +649,9 @@ void DirtyTrie::mark_reused(int32_t n) {
 }
 
 bool DirtyTrie::kept(int32_t n) const {
-  const Node& node = nodes_[n];
-  return node.kind == Node::stub || (!node.fresh && node.loc != kNoLocator);
+  if (size_t(n) >= refs_.size()) return false;  // a new node
+  const CommittedRef& r = refs_[size_t(n)];
+  return r.stub || r.loc != kNoLocator;
 }
 
 // The packed path key of cursor()[0, depth) followed by nibs[0, n) (the rest zero).
@@ -668,10 +676,10 @@ io::Status DirtyTrie::place_kept(int32_t n, uint32_t depth) {
     if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
   } else {
     PackOp op;
-    op.placed = node.loc;
+    op.placed = refs_[size_t(n)].loc;
     pack_ops_.push_back(op);
   }
-  if (node.kind != Node::stub) mark_reused(n);
+  if (!refs_[size_t(n)].stub) mark_reused(n);
   return {};
 }
 
@@ -708,13 +716,14 @@ io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below
     return encode_tree(node.kids[0], false, depth + node.path_len, below, kids_pushed);
   }
   if (depth >= 64) return {io::Errc::corrupt_page, "mpt commit: internal: branch below depth 64"};
-  // The children's hot fields (kind ... hash, the node's first 56 bytes) fetched together:
-  // the misses on the node array overlap instead of one per visit.
+  // What the visits read of the children fetched together (a kept child's CommittedRef, a
+  // new child's first bytes): the misses overlap instead of one per visit.
   for (const int32_t k : node.kids)
     if (k >= 0) {
-      const char* hot = reinterpret_cast<const char*>(&nodes_[size_t(k)]);
-      __builtin_prefetch(hot);
-      __builtin_prefetch(hot + 55);
+      const char* p = size_t(k) < refs_.size() ? reinterpret_cast<const char*>(&refs_[size_t(k)])
+                                               : reinterpret_cast<const char*>(&nodes_[size_t(k)]);
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + sizeof(CommittedRef) - 1);
     }
   for (int i = 0; i < 16; ++i) {
     const int32_t k = nodes_[n].kids[i];
@@ -782,7 +791,7 @@ mpt::NodeRef DirtyTrie::ref_of(int32_t n) const {
   if (!kept(n)) return enc_of(n).ref;
   mpt::NodeRef r;
   r.len = 32;
-  std::memcpy(r.bytes, nodes_[n].hash.data(), 32);
+  std::memcpy(r.bytes, refs_[size_t(n)].hash.data(), 32);
   return r;
 }
 
@@ -844,7 +853,7 @@ uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf, uint8_t** begin) {
     }
     if (kept(k)) {
       *p = 0xa0;
-      std::memcpy(p + 1, nodes_[k].hash.data(), 32);
+      std::memcpy(p + 1, refs_[size_t(k)].hash.data(), 32);
       p += 33;
       continue;
     }

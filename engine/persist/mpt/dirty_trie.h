@@ -7,7 +7,7 @@
 // and new nodes into the commit's WriteBatch under their path keys.
 //
 //   Node (index-addressed in nodes_; the vector grows, so never a pointer):
-//     stub    a hashed child not read yet: its locator and the hash its parent holds
+//     stub    a hashed child not read yet: its locator (the hash its parent holds: refs_)
 //     leaf    path (nibbles below the parent), value (the RLP string payload); an account
 //             leaf also names its storage trie's top node (`storage`, -1 = empty storage)
 //     ext     path, kids[0]
@@ -15,8 +15,13 @@
 //   A node of the committed state also knows where it is: its absolute nibble path
 //   (at[0..depth)) and, in a storage trie, its account (owner: index into owners_), so that
 //   its RocksDB path key can be named (a stub to read, a replaced node to delete).
+//   Its hash and locator lie apart from it, in refs_ (one dense 48-byte CommittedRef per
+//   node of the committed state): the encoding pass reads only those of a kept child.
 //
-// Invariants: a node read from a record keeps its locator and hash and is never modified;
+// Invariants: the nodes of the committed state (stubs, records read, embedded nodes decoded
+// from them) are nodes_[0, refs_.size()), every one with its CommittedRef; the apply pass's
+// new nodes come after them. A node read from a record keeps its locator and hash and is
+// never modified;
 // the apply pass builds `fresh` nodes that point at unchanged ones (copy-on-write in
 // memory), so a pass that finds an unread sibling is thrown away (nodes_ truncated) and
 // redone after the sibling is read; every record read is checked against its parent's hash
@@ -49,8 +54,8 @@ namespace st::persist::mpt_commit_detail {
 
 using mpt::Hash32;
 
-// Hot fields first: what the encoding pass reads of a kept child (kind, fresh, loc, hash)
-// lies in the node's first 56 bytes, then what it reads of a new node (enc, kids).
+// What the encoding pass reads of a kept child (its hash, its locator, whether it is still a
+// stub) is in CommittedRef; of a new node, its first bytes (kind, enc, kids).
 struct Node {
   enum Kind : uint8_t { stub, leaf, ext, branch };
   Kind kind = stub;
@@ -62,7 +67,6 @@ struct Node {
   int32_t enc = -1;           // a node the new tree encodes: its Enc (hash_all), else unset
   Locator loc = kNoLocator;   // stub / node read from a record (kNoLocator: embedded or fresh;
                               // RocksDB: kKeyedNode, the key is named by at / depth / owner)
-  Hash32 hash{};              // stub / record: keccak256 of its RLP
   std::array<int32_t, 16> kids;
   int32_t storage = -1;       // account leaf: the storage trie's top node
   int32_t acct = -1;          // fresh account leaf: its AccountOp (the value is recomputed)
@@ -78,6 +82,14 @@ struct Node {
 
 // A RocksDB node's "locator": it is named by its path key, not by a place.
 inline constexpr Locator kKeyedNode = 0;
+
+// A node of the committed state as its parent references it: kept by the new tree (placed,
+// not rewritten) when it has a locator (a stub or a record read; an embedded node has none).
+struct CommittedRef {
+  Hash32 hash{};             // stub / record: keccak256 of its RLP (embedded: unset)
+  Locator loc = kNoLocator;  // Node::loc
+  bool stub = false;         // not read (Node::kind == stub)
+};
 
 struct Op {
   Hash32 key{};
@@ -135,6 +147,7 @@ class DirtyTrie {
   Buffers give_buffers();
 
   std::vector<Node> nodes_;
+  std::vector<CommittedRef> refs_;  // nodes_[i]'s for i < refs_.size(): the committed state's
   std::vector<uint8_t> pool_;
   std::vector<AccountOp> accts_;
   std::vector<Op> acct_ops_;  // account trie ops, sorted by key
@@ -164,9 +177,12 @@ class DirtyTrie {
     Node n;
     n.kind = Node::stub;
     n.loc = l;
-    std::memcpy(n.hash.data(), hash, 32);
     n.storage_trie = storage_trie;
     nodes_.push_back(n);
+    CommittedRef& r = refs_.emplace_back();
+    std::memcpy(r.hash.data(), hash, 32);
+    r.loc = l;
+    r.stub = true;
     return int32_t(nodes_.size() - 1);
   }
   // prepare()'s steps: one account's storage writes in diff order.
@@ -269,6 +285,7 @@ class DirtyTrie {
  public:
   struct Buffers {
     std::vector<Node> nodes;
+    std::vector<CommittedRef> refs;
     std::vector<uint8_t> pool, pack_bytes;
     std::vector<Enc> enc;
     std::vector<PackOp> pack_ops;
