@@ -12,7 +12,10 @@
 #include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's hook registration (sanitizer/allocator_interface.h, which GCC does
+// not ship; libasan exports the function).
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                                         void (*free_hook)(const volatile void*));
 #endif
 
 namespace {
