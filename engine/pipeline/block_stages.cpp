@@ -41,6 +41,20 @@ bool creates(const state::AccountChanges& a) {
   return !a.nonce_changes.empty() || !a.balance_changes.empty() || !a.code_changes.empty();
 }
 
+// Visits the keys access index `ia` reads, in the order a transaction reads them: accounts
+// read, accounts written (their old values), slots read; fn(address, slot or nullptr)
+// returns false to stop. False when fn stopped the visit.
+template <class Fn>
+bool for_each_read_key(const state::IndexAccess& ia, Fn&& fn) {
+  for (const state::Address& a : ia.accounts_read)
+    if (!fn(a, nullptr)) return false;
+  for (const state::Address& a : ia.accounts_written)
+    if (!fn(a, nullptr)) return false;
+  for (const state::SlotRef& s : ia.slots_read)
+    if (!fn(s.address, &s.slot)) return false;
+  return true;
+}
+
 }  // namespace
 
 void KeyIndex::build(const state::Block& b) {
@@ -239,10 +253,9 @@ class Traversal {
     TxStats& tx = r_.txs[i];
     tx.index = uint32_t(i);
     const uint64_t t_tx = monotonic_ns();
-    bool ok = true;
-    for (const state::Address& a : ia.accounts_read) ok = ok && serve_account(a, tx);
-    for (const state::Address& a : ia.accounts_written) ok = ok && serve_account(a, tx);
-    for (const state::SlotRef& s : ia.slots_read) ok = ok && serve_slot(s.address, s.slot, tx);
+    const bool ok = for_each_read_key(ia, [&](const state::Address& a, const state::Hash32* slot) {
+      return slot ? serve_slot(a, *slot, tx) : serve_account(a, tx);
+    });
     if (ok) apply_writes(i, ia);
     tx.time_ns = monotonic_ns() - t_tx;
   }
@@ -408,23 +421,15 @@ class Traversal {
     } busy{persist::thread_cpu_ns(), ahead_mu_, r_.geth_workers_busy_ns};
     thread_local std::vector<persist::LookupAnswer> ans;  // the pool thread's, kept across blocks
     auto ahead = [&](const state::Address& a, const state::Hash32* slot) {  // false: stop
-      if (main_done_.load()) return false;
-      return read_ahead({a, slot ? std::optional<state::Hash32>(*slot) : std::nullopt}, slot, ans);
+      return !main_done_.load() && read_ahead(a, slot, ans);
     };
-    for (size_t j; !main_done_.load() && (j = next_ahead_.fetch_add(1)) < by_index_->size();) {
-      const state::IndexAccess& ia = (*by_index_)[j];  // its keys in the main traversal's order
-      for (const state::Address& a : ia.accounts_read)
-        if (!ahead(a, nullptr)) return;
-      for (const state::Address& a : ia.accounts_written)
-        if (!ahead(a, nullptr)) return;
-      for (const state::SlotRef& sr : ia.slots_read)
-        if (!ahead(sr.address, &sr.slot)) return;
-    }
+    for (size_t j; !main_done_.load() && (j = next_ahead_.fetch_add(1)) < by_index_->size();)
+      if (!for_each_read_key((*by_index_)[j], ahead)) return;  // its keys in the main traversal's order
   }
 
   // One key read ahead unless it was read already; false on a failed lookup (recorded).
-  bool read_ahead(const state::StateKey& k, const state::Hash32* slot, std::vector<persist::LookupAnswer>& ans) {
-    const int64_t p = t_.key_index.find(k.address, slot);
+  bool read_ahead(const state::Address& a, const state::Hash32* slot, std::vector<persist::LookupAnswer>& ans) {
+    const int64_t p = t_.key_index.find(a, slot);
     if (p < 0) return true;  // not in the block's access list: the main traversal fails on it
     {
       std::lock_guard<std::mutex> g(warm_mu_);
@@ -434,6 +439,7 @@ class Traversal {
     io::Status s;
     {
       std::lock_guard<std::mutex> g(reader_mu_);
+      const state::StateKey k{a, slot ? std::optional<state::Hash32>(*slot) : std::nullopt};
       s = t_.reader->lookup(std::span<const state::StateKey>(&k, 1), &ans, &st, false);
     }
     std::lock_guard<std::mutex> g(ahead_mu_);

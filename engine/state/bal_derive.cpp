@@ -68,15 +68,13 @@ void access_by_index(const BlockAccessList& bal, uint32_t tx_count, const ReadAs
   std::vector<IndexAccesses::ReadOnly>& reads = acc->reads;
   reads.clear();
   for (const AccountChanges& a : bal.accounts) {
-    // Indices in ascending order per account: each list of changes is by index.
+    changed = false;
     for (const SlotChanges& s : a.storage_changes)
       for (const StorageChange& c : s.changes) {
         at(c.index).slots_written.push_back({a.address, s.slot});
         at(c.index).slots_read.push_back({a.address, s.slot});  // the original value is looked up
+        written_at(c.index, a.address);
       }
-    changed = false;
-    for (const SlotChanges& s : a.storage_changes)
-      for (const StorageChange& c : s.changes) written_at(c.index, a.address);
     for (const BalanceChange& c : a.balance_changes) written_at(c.index, a.address);
     for (const NonceChange& c : a.nonce_changes) written_at(c.index, a.address);
     for (const CodeChange& c : a.code_changes) written_at(c.index, a.address);
