@@ -254,7 +254,7 @@ nlohmann::json merkle_json(const MerkleRequest& r, const MerkleRun& run, const M
 // The ns-per-leaf table: addData / compute / total, and the baselines' totals against the engine's.
 report::Table timing_table(const MerkleRequest& r, const MerkleRun& run, const MerkleFigures& f) {
   auto number = [](const char* key) {
-    return report::Column{key, 9, report::Align::right, report::fixed_cell(std::string("/ns/") + key, 2)};
+    return report::number_column(key, 9, std::string("/ns/") + key, 2);
   };
   report::Table t({{fmt::format("ns/leaf over {} reps", r.reps), 23, report::Align::left,
                     [](const nlohmann::json& row) { return "  " + row["name"].get<std::string>(); }},

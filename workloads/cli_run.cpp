@@ -184,13 +184,11 @@ void print_csv_row(const pipeline::BlockResult& b, uint64_t rep, const nlohmann:
 // device reads; each cell a field of the block's JSON row.
 const report::Table& block_table() {
   using report::Align;
-  using report::fixed_cell;
-  using report::u64_cell;
   auto num = [](const char* h, int w, const char* key, int decimals, double scale = 1.0) {
-    return report::Column{h, w, Align::right, fixed_cell(key, decimals, scale)};
+    return report::number_column(h, w, key, decimals, scale);
   };
-  auto count = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, u64_cell(key)}; };
-  static const report::Table table({{"block", 7, Align::left, u64_cell("number")}, count("txs", 4, "txs"),
+  const auto count = report::count_column;
+  static const report::Table table({{"block", 7, Align::left, report::u64_cell("number")}, count("txs", 4, "txs"),
                                     num("Mgas", 8, "gas_used", 2, 1e-6), count("sl.rd", 7, "slots_read"),
                                     count("sl.wr", 7, "slots_written"), count("hits", 7, "cache_hits"),
                                     count("misses", 7, "cache_misses"), num("read_ms", 8, "state_read_ms", 2),
@@ -648,9 +646,8 @@ void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json&
 // The cold tail from the summary's cold_tail rows: per transaction count, and per transaction
 // index up to 16 (--json has every index).
 void print_cold_tail(const nlohmann::json& cold_tail) {
-  using report::Align;
-  auto count = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, report::u64_cell(key)}; };
-  auto num = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, report::fixed_cell(key, 4)}; };
+  const auto count = report::count_column;
+  auto num = [](const char* h, int w, const char* key) { return report::number_column(h, w, key, 4); };
   const report::Table by_count({count("txs", 4, "txs"), count("blocks", 6, "blocks"), count("misses", 9, "misses"),
                                 count("slots", 9, "slots_read"), count("dev.rd", 9, "device_reads"),
                                 num("ms/miss", 10, "ms_per_miss"), num("ms/slot", 10, "ms_per_slot"),

@@ -112,7 +112,7 @@ nlohmann::json show_row(const state::Block& b, const state::BalSummary& s, uint6
 // "-": new / updated without --db).
 const report::Table& show_table() {
   using report::Align;
-  auto count = [](const char* h, int w, const char* key) { return report::Column{h, w, Align::right, report::u64_cell(key)}; };
+  const auto count = report::count_column;
   static const report::Table table(
       {{"block", 8, Align::left, report::u64_cell("number")},
        {"tree", 7, Align::left,

@@ -86,6 +86,14 @@ std::function<std::string(const nlohmann::json&)> range_cell(std::string key, co
   return field_cell(std::move(key), [f = std::string(fmt)](const nlohmann::json& v) { return range_text(v, f.c_str()); });
 }
 
+Column count_column(std::string header, int width, std::string key) {
+  return {std::move(header), width, Align::right, u64_cell(std::move(key))};
+}
+
+Column number_column(std::string header, int width, std::string key, int decimals, double scale) {
+  return {std::move(header), width, Align::right, fixed_cell(std::move(key), decimals, scale)};
+}
+
 nlohmann::json figure_row(const std::string& name, const nlohmann::json& summary, int decimals, const std::string& unit) {
   return {{"figure", name}, {"summary", summary}, {"decimals", decimals}, {"unit", unit}};
 }
@@ -105,22 +113,21 @@ Table figure_table(const std::string& indent, int figure_width, bool with_stddev
   return Table(std::move(columns), indent);
 }
 
-std::string Table::header_line() const {
-  std::string line = indent_;
+std::string Table::line(const std::function<std::string(const Column&)>& cell) const {
+  std::string out = indent_;
   for (size_t i = 0; i < columns_.size(); ++i) {
-    if (i) line += ' ';
-    line += pad(columns_[i].header, columns_[i].width, columns_[i].align);
+    if (i) out += ' ';
+    out += pad(cell(columns_[i]), columns_[i].width, columns_[i].align);
   }
-  return ended(std::move(line));
+  return ended(std::move(out));
+}
+
+std::string Table::header_line() const {
+  return line([](const Column& c) { return c.header; });
 }
 
 std::string Table::row_line(const nlohmann::json& row) const {
-  std::string line = indent_;
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    if (i) line += ' ';
-    line += pad(columns_[i].cell(row), columns_[i].width, columns_[i].align);
-  }
-  return ended(std::move(line));
+  return line([&row](const Column& c) { return c.cell(row); });
 }
 
 std::string Table::text() const {

@@ -46,6 +46,10 @@ std::function<std::string(const nlohmann::json&)> range_cell(std::string key, co
 // the cells above do not cover.
 std::function<std::string(const nlohmann::json&)> field_cell(std::string key,
                                                             std::function<std::string(const nlohmann::json&)> render);
+// Right-aligned columns of the common cells: row[key] as an unsigned integer, or as a number
+// with `decimals` digits after the point (scaled by `scale` first).
+Column count_column(std::string header, int width, std::string key);
+Column number_column(std::string header, int width, std::string key, int decimals, double scale = 1.0);
 // printf of one double with `fmt` (e.g. "%.2f").
 std::string format_double(const char* fmt, double v);
 // A summary {median, min, max} as "median [min..max]", each number printed with `fmt`.
@@ -71,6 +75,8 @@ class Table {
   std::string text() const;  // header_line() and every row_line()
 
  private:
+  // The indent, then cell(column) for every column, padded to its width, one space apart.
+  std::string line(const std::function<std::string(const Column&)>& cell) const;
   std::vector<Column> columns_;
   std::string indent_;  // before every line
   nlohmann::json rows_ = nlohmann::json::array();
