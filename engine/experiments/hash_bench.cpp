@@ -2,8 +2,9 @@
 #include "engine/experiments/hash_bench.h"
 
 #include <algorithm>
-#include <chrono>
 #include <random>
+
+#include "kernels/support/clock.h"
 
 namespace st::experiments {
 
@@ -11,7 +12,6 @@ namespace {
 
 using kernels::Sha256Kernel;
 using kernels::Sha256Tier;
-using Clock = std::chrono::steady_clock;
 
 // 64-byte aligned scratch of n bytes.
 struct Aligned {
@@ -48,15 +48,15 @@ struct Buffers {
 // about 0.25 ms per sample, then takes `reps` samples of ns per message.
 stats::Summary time_pass(const std::function<void()>& pass, double msgs, uint64_t reps) {
   pass();  // warm caches and the code path
-  auto t0 = Clock::now();
+  uint64_t t0 = monotonic_ns();
   pass();
-  const double once_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  const double once_ns = double(monotonic_ns() - t0);
   const uint64_t inner = std::max<uint64_t>(1, uint64_t(2.5e5 / std::max(once_ns, 1.0)));
   std::vector<double> samples;
   for (uint64_t r = 0; r < reps; ++r) {
-    t0 = Clock::now();
+    t0 = monotonic_ns();
     for (uint64_t i = 0; i < inner; ++i) pass();
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    const double ns = double(monotonic_ns() - t0);
     samples.push_back(ns / (double(inner) * msgs));
   }
   return stats::summarize(samples);
