@@ -170,16 +170,17 @@ studies: what each runs; time on 2 cores at small / medium / large
            hash / pure and state hash / pure beside the published 60x (MPT) and
            19x (binary trie) (disk 0.1 / 1.1 / 6 GB, 10 GB while a copy exists)
                                  ~8 s / ~1 min / ~7.5 min at small / medium / large
-  crash    scripts/bench/crash_run.py per tree (MPT and binary trie, arena):
-           statetree build (2,000 accounts, 2 x 20,000 slots), workload (30
-           blocks of mixed_sload_sstore, 200 + 100 calls), apply (the reference
-           roots), then 10 / 200 / 1,000 times (tiny: 3, a smaller state): a
-           fresh copy, statetree run --inflight 2 --reader bal, SIGKILL at a
-           seeded point of its wall time (~0.3 s on a quiet host), then verify,
-           the writer lock, the root against apply's, the blocks stdout
-           reported, a resume of the rest; first, the checker must catch 8
-           databases built to be wrong: kills, reopen failures, lost blocks,
-           wrong roots, failed resumes, where the kills landed (disk 0.1 GB)
+  crash    scripts/bench/crash_run.py per tree (MPT and binary trie) and store
+           (arena and RocksDB): statetree build (2,000 accounts, 2 x 20,000
+           slots), workload (30 blocks of mixed_sload_sstore, 200 + 100 calls),
+           apply (the reference roots), then 10 / 200 / 1,000 times (tiny: 3, a
+           smaller state): a fresh copy, statetree run --inflight 2 --reader
+           bal, SIGKILL at a seeded point of its wall time (~0.3 s on a quiet
+           host), then verify, the writer lock (and RocksDB's), the root against
+           apply's, the blocks stdout reported, a resume of the rest; first, the
+           checker must catch 8 databases built to be wrong (11 cases on
+           RocksDB): kills, reopen failures, lost blocks, wrong roots, failed
+           resumes, where the kills landed (disk 0.1 GB)
                                  ~20 s / ~4 min / ~20 min
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
@@ -667,16 +668,18 @@ plan_hash_vs_traversal() {
   done
 }
 plan_crash() {
-  # Per tree (arena store): crash_run.py builds a small state and a block file, takes apply's
-  # roots, then SIGKILLs `statetree run --inflight 2 --reader bal` (prefetch and traverse on
-  # CPU 0, commit on CPU 1: the two blocks in flight really overlap) at cr_kills seeded
-  # points, each on a fresh copy, and checks each (one JSON object per tree).
-  local tree
+  # Per tree and store (arena, RocksDB): crash_run.py builds a small state and a block file,
+  # takes apply's roots, then SIGKILLs `statetree run --inflight 2 --reader bal` (prefetch and
+  # traverse on CPU 0, commit on CPU 1: the two blocks in flight really overlap) at cr_kills
+  # seeded points, each on a fresh copy, and checks each (one JSON object per tree and store).
+  local tree store
   for tree in mpt bintrie; do
-    plan_exe scripts/bench/crash_run.py crash "$tree" --bin "$BIN" --tree "$tree" --data "$DATA/crash/$tree" \
-      --kills "$cr_kills" --seed 1 --accounts "$cr_accounts" --contracts "$cr_contracts" \
-      --slots-per-contract "$cr_spc" --blocks "$cr_blocks" --loads "$cr_loads" --stores "$cr_stores" \
-      --pin prefetch=0,traverse=0,hash=1,commit=1
+    for store in arena rocksdb; do
+      plan_exe scripts/bench/crash_run.py crash "$tree-$store" --bin "$BIN" --tree "$tree" --store "$store" \
+        --data "$DATA/crash/$tree-$store" --kills "$cr_kills" --seed 1 --accounts "$cr_accounts" \
+        --contracts "$cr_contracts" --slots-per-contract "$cr_spc" --blocks "$cr_blocks" --loads "$cr_loads" \
+        --stores "$cr_stores" --pin prefetch=0,traverse=0,hash=1,commit=1
+    done
   done
 }
 plan_fuzz() {

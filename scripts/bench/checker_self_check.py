@@ -3,7 +3,7 @@
 stdout built to be wrong; each case must report its finding, or the study's zero counts
 mean nothing. Run by crash_run.py on each tree's state before its kills.
 
-Cases (run(st, base, blocks, ref, scratch) -> {"ok", "cases": [{name, expect, caught, found}]}):
+Cases (run(st, base, blocks, ref, scratch, store) -> {"ok", "cases": [{name, expect, caught, found}]}):
   off_reference     a copy that ran one block of another file: root on none of apply's roots
   resume_off        the resume of the file's blocks on that copy: must not end at the final root
   behind_reported   the initial state, stdout saying two blocks committed: lost blocks
@@ -14,13 +14,24 @@ Cases (run(st, base, blocks, ref, scratch) -> {"ok", "cases": [{name, expect, ca
   resume_skipping   the resume of blocks 2.. on the initial state (blocks 0 and 1 never run):
                     must not end at the final root (a resume that starts too early cannot be
                     caught, nor needs to be: a block's post-values applied again change nothing)
+RocksDB's own, besides (store rocksdb: the nodes and the commit record live in RocksDB, the
+MANIFEST beside it is published after the record's batch, io/rocksdb_store.h):
+  manifest_ahead    the initial state under the MANIFEST of three blocks later (RocksDB lost
+                    what the MANIFEST names): verify fails
+  rocks_lock_held   RocksDB's own lock (rocksdb/LOCK) held by another process: lock held
+  manifest_behind   three blocks applied under the initial state's MANIFEST (a kill between
+                    the record's batch and the MANIFEST): a legal state, which the checker must
+                    accept at block 3 with no finding (a checker that fails it fails every kill
+                    landing there)
 Invariants: the base state is never written (each case works on its own copy); ok only when
 every case found what it expects. Python 3 standard library only.
 """
 import fcntl
 import json
 import os
+import shutil
 import subprocess
+import sys
 
 import crash_check as cc
 
@@ -45,7 +56,43 @@ def damaged_copy(base, to):
     return to
 
 
-def run(st, base, blocks, ref, scratch):
+def held_by_child(path):
+    """A child process holding a POSIX record lock on PATH (as RocksDB holds rocksdb/LOCK) until
+    its stdin closes; returned once it holds it."""
+    code = ("import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR)\nfcntl.lockf(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\nsys.stdin.read()\n")
+    child = subprocess.Popen([sys.executable, "-c", code, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    if child.stdout.readline().strip() != "held":
+        child.kill()
+        child.wait()
+        raise cc.SetupError(f"the self-check could not hold {path}")
+    return child
+
+
+def with_manifest_of(db, other):
+    """DB with the MANIFEST of the database OTHER (RocksDB's files left as they are)."""
+    shutil.copyfile(os.path.join(other, "MANIFEST"), os.path.join(db, "MANIFEST"))
+    return db
+
+
+def rocksdb_cases(st, ref, initial, ahead, scratch, case):
+    """The RocksDB store's own wrong and legal states (the module's header)."""
+    lost = with_manifest_of(cc.fresh_copy(initial, os.path.join(scratch, "lost")), ahead)
+    case("manifest_ahead", "reopen_failure", kinds(cc.check_kill(st, lost, "", ref)))
+    child = held_by_child(os.path.join(initial, "rocksdb", "LOCK"))
+    try:
+        case("rocks_lock_held", "lock_held", kinds(cc.check_kill(st, initial, "", ref)))
+    finally:
+        child.stdin.close()
+        child.wait()
+    behind = with_manifest_of(cc.fresh_copy(ahead, os.path.join(scratch, "behind")), initial)
+    k = cc.check_kill(st, behind, block_line(0, ref.roots[1]) + block_line(1, ref.roots[2]), ref)
+    case("manifest_behind", "accepted at block 3",
+         ["accepted at block 3"] if not k["errors"] and k["published"] == 3 else kinds(k) or [f"at {k['published']}"])
+
+
+def run(st, base, blocks, ref, scratch, store="arena"):
     os.makedirs(scratch, exist_ok=True)
     cases = []
 
@@ -83,6 +130,8 @@ def run(st, base, blocks, ref, scratch):
     finally:
         os.close(fd)
 
+    if store == "rocksdb":
+        rocksdb_cases(st, ref, initial, ahead, scratch, case)
     broken = damaged_copy(base, os.path.join(scratch, "broken"))
     case("reopen_failure", "reopen_failure", kinds(cc.check_kill(st, broken, "", ref)))
     subprocess.run(["rm", "-rf", scratch], check=True)

@@ -19,6 +19,7 @@ import subprocess
 import time
 
 # Checker findings, in the order the in-suite checker tests them.
+STORES = ("arena", "rocksdb")
 KINDS = ("bad_report", "reopen_failure", "wrong_root", "lost_blocks", "stdout_behind", "lock_held")
 FAILURE_COUNTS = ("exited_early", "reopen_failures", "wrong_roots", "lost_blocks", "runs_with_lost_blocks",
                   "stdout_behind", "bad_reports", "lock_held", "failed_resumes")
@@ -166,15 +167,36 @@ def parse_reports(stdout, ref, k):
         k["reported"] += 1
 
 
-def lock_is_free(db):
-    """True when the writer lock (DIR/LOCK, flock LOCK_EX, io/db_lock.h) can be taken now."""
+def lock_held(db):
+    """Which lock of DB cannot be taken now, or None: the writer lock (DIR/LOCK, flock LOCK_EX,
+    io/db_lock.h) and, in a RocksDB store, RocksDB's own lock (DIR/rocksdb/LOCK, a POSIX
+    record lock)."""
     try:
         fd = os.open(os.path.join(db, "LOCK"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
-        return False
+        return "writer lock"
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError:
+        return "writer lock"
+    finally:
+        os.close(fd)
+    rocks_lock = os.path.join(db, "rocksdb", "LOCK")
+    if os.path.exists(rocks_lock) and not posix_lock_is_free(rocks_lock):
+        return "RocksDB's lock (rocksdb/LOCK)"
+    return None
+
+
+def posix_lock_is_free(path):
+    """True when no other process holds a POSIX record lock on PATH (this process holds none:
+    taking it here and closing the file releases it)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
     except OSError:
         return False
@@ -199,8 +221,9 @@ def check_kill(st, db, stdout, ref):
     # Each block's line is printed (and flushed) before the next block's commit begins.
     if p > k["reported"] + 1 + (1 if k["partial_line"] else 0):
         k["errors"].append(("stdout_behind", f"stdout {k['reported']} blocks behind the published {p}"))
-    if not lock_is_free(db):
-        k["errors"].append(("lock_held", "writer lock not free after the kill"))
+    held = lock_held(db)
+    if held:
+        k["errors"].append(("lock_held", f"{held} not free after the kill"))
     return k
 
 
@@ -231,7 +254,7 @@ def resume(st, db, blocks_path, p, ref, rest_path, extra=()):
 
 
 def new_result(a):
-    return {"command": "crash", "tree": a.tree, "store": "arena",
+    return {"command": "crash", "tree": a.tree, "store": a.store,
             "state": {"accounts": a.accounts, "contracts": a.contracts, "slots_per_contract": a.slots_per_contract,
                       "seed": 3},
             "workload": {"kind": "mixed_sload_sstore", "blocks": a.blocks, "txs_per_block": 1, "loads": a.loads,

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""crash_run.py: bench.sh's `crash` study for one tree: `statetree run --inflight 2` SIGKILLed
-at K seeded random moments, each on a fresh copy of the same state, every kill checked as the
-in-suite crash test (tests/workloads/cli_run_crash_test.cpp) checks it.
+"""crash_run.py: bench.sh's `crash` study for one tree in one store: `statetree run --inflight
+2` SIGKILLed at K seeded random moments, each on a fresh copy of the same state, every kill
+checked as the in-suite crash test (tests/workloads/cli_run_crash_test.cpp) checks it.
 
-    crash_run.py --bin STATETREE --tree mpt|bintrie --data DIR --kills K [--seed S]
+    crash_run.py --bin STATETREE --tree mpt|bintrie [--store arena|rocksdb] --data DIR --kills K [--seed S]
                  [--accounts A] [--contracts C] [--slots-per-contract N]
                  [--blocks B] [--loads L] [--stores S] [--pin SPEC] [--json]
 
-Setup: `statetree build` of a small arena state in DIR/base, a block file of B blocks of
-mixed_sload_sstore (`statetree workload`, one transaction of L loads + S stores per block),
+Setup: `statetree build` of a small state in DIR/base (the arena store or RocksDB), a block
+file of B blocks of mixed_sload_sstore (`statetree workload`, one transaction of L loads + S
+stores per block),
 the reference roots (the initial root from `verify`, one per block from `apply` on a copy),
 two uninterrupted runs (their shorter wall time T spreads the kills), then the checker's
-self-check (checker_self_check.py: the checker must fail on databases built to be wrong).
+self-check (checker_self_check.py: the checker must fail on databases built to be wrong, the
+store's own among them).
 Kill i (0 <= i < K): a fresh copy of the state, `statetree run --inflight 2 --reader bal
 --json [--pin SPEC]` on it, SIGKILL after a delay drawn (seeded) in the i-th of K equal slices
-of T. After each kill (check_kill): `verify` passes; the writer lock (DIR/LOCK) is free; the
+of T. After each kill (check_kill): `verify` passes; the writer lock (DIR/LOCK; on RocksDB also
+RocksDB's own DIR/rocksdb/LOCK) is free; the
 root is the initial root or apply's root after some block p (the published blocks); no
 block the killed run reported on stdout is lost (p >= reported) and stdout lags the
 published state by at most the line being printed; a resumed `run --inflight 2` of blocks
@@ -43,6 +46,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="crash_run.py", description="SIGKILL statetree run --inflight 2 at K points")
     p.add_argument("--bin", required=True, help="the statetree binary")
     p.add_argument("--tree", required=True, choices=("mpt", "bintrie"))
+    p.add_argument("--store", default="arena", choices=cc.STORES, help="the node store [arena]")
     p.add_argument("--data", required=True, help="scratch directory (created; removed at the end)")
     p.add_argument("--kills", type=int, required=True, help="kill points K")
     p.add_argument("--seed", type=int, default=1, help="seed of the kill delays")
@@ -66,7 +70,7 @@ def parse_args(argv):
 def prepare(a, st, data):
     """The base state, the block file and the reference; raises cc.SetupError."""
     base, blocks = os.path.join(data, "base"), os.path.join(data, "blocks.bal")
-    st.ok("build", "--tree", a.tree, "--accounts", str(a.accounts), "--contracts", str(a.contracts),
+    st.ok("build", "--tree", a.tree, "--store", a.store, "--accounts", str(a.accounts), "--contracts", str(a.contracts),
           "--slots-per-contract", str(a.slots_per_contract), "--seed", "3", "--db", base)
     st.ok("workload", "--kind", "mixed_sload_sstore", "--db", base, "--blocks", str(a.blocks), "--txs", "1",
           "--loads", str(a.loads), "--stores", str(a.stores), "--tx-gas", "100000000000",
@@ -98,7 +102,7 @@ def run_args(a, db, blocks):
 
 
 def kill_points(a, st, base, blocks, ref, wall_s, data, result):
-    rng = random.Random(a.seed * 1000003 + (1 if a.tree == "mpt" else 2))
+    rng = random.Random(a.seed * 1000003 + (1 if a.tree == "mpt" else 2) + (0 if a.store == "arena" else 2))
     slice_s = wall_s / a.kills
     out = os.path.join(data, "kill.out")
     for i in range(a.kills):
@@ -129,7 +133,7 @@ def main(argv):
         result["reference"] = {"initial_root": ref.roots[0], "final_root": ref.roots[-1], "blocks": ref.blocks()}
         walls = uninterrupted(st, a, base, blocks, ref, data)
         result["reference"]["run_wall_ms"] = [round(w * 1000, 1) for w in walls]
-        result["self_check"] = checker_self_check.run(st, base, blocks, ref, os.path.join(data, "self"))
+        result["self_check"] = checker_self_check.run(st, base, blocks, ref, os.path.join(data, "self"), a.store)
         kill_points(a, st, base, blocks, ref, min(walls), data, result)
     except cc.SetupError as e:
         result["setup_error"] = str(e)
@@ -143,7 +147,7 @@ def main(argv):
     else:
         print(cc.one_line(result))
     if not result["ok"]:
-        print(f"crash_run.py: {a.tree}: {cc.why_not(result)}", file=sys.stderr)
+        print(f"crash_run.py: {a.tree} ({a.store}): {cc.why_not(result)}", file=sys.stderr)
     return 0 if result["ok"] else 1
 
 
