@@ -105,12 +105,13 @@ studies: what each runs; time on 2 cores at small / medium / large
   queue-depth  statetree build (MPT and binary trie, arena) of 100k / 1M / 10M
            slots, then read-bench (cold) at QD 1, 2, 4 ... 128 beside
            io-bench's raw io_uring loop and arena store at the same QDs
-           (disk 0.2 / 0.6 / 3 GB)      ~15 s at small (medium, large: not measured)
+           (disk 0.2 / 0.5 / 6 GiB)     ~15 s / ~30 s / ~1.1 min
   group-depth  statetree build --gd 1..8 (binary trie, arena) of 100k / 1M /
            10M slots (GD 7, 8: 16 KiB pages, their full groups exceed 4 KiB),
            each: bytes on disk, cold read-bench at QD 1 and 32, 10 / 20 / 20
-           block commits of 4,096 writes (disk 0.6 GB at small)
-                                        ~30 s at small (medium, large: not measured)
+           block commits of 4,096 writes (disk 0.6 / 3.5 / 30 GiB: 8 databases,
+           the arena files preallocated in doublings)
+                                                  ~30 s / ~1.8 min / ~5.6 min
   page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
            cold read-bench at QD 1, 2, 4 ... 128 beside io-bench's raw io_uring
            loop at both page sizes and the same QDs (one table: us, device
@@ -392,8 +393,8 @@ for s in "${studies[@]}"; do
   case $s:$scale in
     io:small) need_mb=$((need_mb + 150)) ;; io:medium) need_mb=$((need_mb + 550)) ;; io:large) need_mb=$((need_mb + 2200)) ;;
     persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
-    queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 3000)) ;;
-    group-depth:*) need_mb=$((need_mb + 100 + p_slots / 170)) ;;  # 576 MiB measured at 100k slots
+    queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 2000)) ;;  # 0.5 / 6 GiB at 1M / 10M
+    group-depth:*) need_mb=$((need_mb + 200 + p_slots / 290)) ;;  # 576 MiB / 3.5 / 30 GiB at 100k / 1M / 10M
     page-size:*) need_mb=$((need_mb + 2 * io_mib + 50 + p_slots / 400)) ;;  # 256 MiB + io files at 100k slots
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
