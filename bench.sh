@@ -12,7 +12,10 @@
 # Invariants: --help, --list and bad usage build and write nothing; an earlier run is never
 # emptied or overwritten; a failing command is recorded and its study goes on (the commands
 # of the same configuration that depend on it are skipped); the exit status is 0 only if
-# every command succeeded and every plot holds its data.
+# every command succeeded and every plot holds its data. The whole script is one brace group
+# (closed on its last line), so bash parses it before running it: an edit of bench.sh while
+# a run is going does not reach that run.
+{
 set -uo pipefail
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
@@ -791,3 +794,4 @@ if ((failed_any || plots_failed)); then
   exit 1
 fi
 exit 0
+}
