@@ -119,7 +119,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            cold read-bench at QD 1, 2, 4 ... 128 beside io-bench's raw io_uring
            loop at both page sizes and the same QDs (one table: us, device
            reads and bytes per lookup, 16 / 4 KiB per tree), block commits
-           (disk 0.3 / 2.1 GB)   ~40 s / ~1.7 min at small / medium (large: not measured)
+           (disk 0.3 / 2.1 / 12 GiB)      ~40 s / ~1.7 min / ~3.2 min
   snapshot  statetree build --snapshot (MPT and binary trie, arena) of 100k /
            1M / 10M slots, then cold read-bench at QD 1 and 32 (and one key at
            a time) through the tree and through the flat snapshot: device reads,
@@ -398,7 +398,7 @@ for s in "${studies[@]}"; do
     persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
     queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 2000)) ;;  # 0.5 / 6 GiB at 1M / 10M
     group-depth:*) need_mb=$((need_mb + 200 + p_slots / 290)) ;;  # 576 MiB / 3.5 / 30 GiB at 100k / 1M / 10M
-    page-size:*) need_mb=$((need_mb + 2 * io_mib + 50 + p_slots / 400)) ;;  # 256 MiB + io files at 100k slots
+    page-size:*) need_mb=$((need_mb + 2 * io_mib + 50 + p_slots / 900)) ;;  # 0.3 / 2.1 / 12 GiB at 100k / 1M / 10M
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;

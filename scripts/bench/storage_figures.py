@@ -140,8 +140,8 @@ def report_snapshot(rows, cell, table, pub_ratio):
                     t.append([TREE_LABEL[tree], src, label, fmt(med(v["ms"]), 4), fmt(v["reads"]), fmt(v["bytes"], 0)])
     out = ["`statetree build --snapshot` (arena) of the same state for both trees, then the same cold lookups "
            "(`read-bench`, same keys) through the tree and through the flat snapshot (`--snapshot`): batched at QD 1 "
-           "and 32, and one key at a time (mean). Lookups only: `statetree run` does not read the snapshot in "
-           "this build.", "",
+           "and 32, and one key at a time (mean). Lookups only: the block pipeline's reads through the snapshot "
+           "(`statetree run --snapshot`) are not part of this study (docs/benchmarks.md, \"run --snapshot\").", "",
            table(["tree", "read from", "mode", "ms / lookup", "device reads / lookup", "bytes / lookup"], t), ""]
     rt = []
     for mode, label in MODES:
