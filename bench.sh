@@ -127,7 +127,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            (targets: <= 1.2 reads per slot, <= 1.1x). Lookups only: the block
            pipeline's reads through the snapshot (statetree run --snapshot) are
            not part of this study (docs/benchmarks.md, "run --snapshot")
-           (disk 0.1 / 0.8 GB)   ~7 s / ~16 s at small / medium (large: not measured)
+           (disk 0.1 / 0.8 / 8 GiB)       ~7 s / ~16 s / ~1 min
   database  statetree build (MPT and binary trie) into the arena store and into
            RocksDB, 100k / 1M / 10M slots; cold read-bench at QD 1 and 32; a
            cold statetree run of erc20_approve (500 / 4,094 calls per block,
