@@ -133,7 +133,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            cold statetree run of erc20_approve (500 / 4,094 calls per block,
            reader bal, on a copy); 10 / 20 / 20 block commits of 4,096 writes:
            arena / RocksDB per lookup, per block and per commit
-           (disk 0.3 / 2.3 GB)   ~20 s / ~1.7 min at small / medium (large: not measured)
+           (disk 0.3 / 2.3 / 18 GB)       ~20 s / ~1.7 min / ~3.6 min
   cold-tail  statetree build (MPT and binary trie, arena) of 10k / 100k / 1M /
            10M slots in 10 / 20 / 50 / 200 contracts; then statetree run --cold
            --workload erc20_balanceof (100 calls per transaction), 1..9
@@ -402,7 +402,7 @@ for s in "${studies[@]}"; do
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
-    database:*) need_mb=$((need_mb + 100 + p_slots / 450)) ;;  # 303 MiB / 2.2 GiB at 100k / 1M
+    database:*) need_mb=$((need_mb + 100 + p_slots / 550)) ;;  # 303 MiB / 2.2 / 17 GiB at 100k / 1M / 10M
     slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 900)) ;;  # 129 MiB / 1 GiB at 100k / 1M
     crash:*) need_mb=$((need_mb + 100)) ;;
   esac
