@@ -18,8 +18,8 @@ import os
 import subprocess
 import time
 
+STORES = ("arena", "rocksdb")  # the node stores a crash run can build (statetree build --store)
 # Checker findings, in the order the in-suite checker tests them.
-STORES = ("arena", "rocksdb")
 KINDS = ("bad_report", "reopen_failure", "wrong_root", "lost_blocks", "stdout_behind", "lock_held")
 FAILURE_COUNTS = ("exited_early", "reopen_failures", "wrong_roots", "lost_blocks", "runs_with_lost_blocks",
                   "stdout_behind", "bad_reports", "lock_held", "failed_resumes")

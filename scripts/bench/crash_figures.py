@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
 """crash_figures.py: the table, plot and report section of bench.sh's `crash` study (one JSON
-object per tree and store from crash_run.py): kills, reopen failures, lost blocks, wrong roots, failed
-resumes, where the kills landed, and the checker's self-check; used by tables.py, plots.py
-and report.py.
+object per tree and store from crash_run.py): kills, reopen failures, lost blocks, wrong
+roots, failed resumes, where the kills landed, and the checker's self-check; used by
+tables.py, plots.py and report.py.
 
 Invariants: pure functions of the rows; a count a row lacks shows as '-', never 0; a tree
 and store whose run failed to set up is named with its error, not left out; a row without
-a store (runs before RocksDB was part of the study) is the arena's. Python 3 standard library
-only.
+a store (runs before RocksDB was part of the study) is the arena's. Python 3 standard
+library only.
 """
-TREES = ("mpt", "bintrie")
-STORES = ("arena", "rocksdb")
+TREES = (("mpt", "MPT"), ("bintrie", "binary trie"))
+STORES = (("arena", "arena"), ("rocksdb", "RocksDB"))
 # The columns: (tree, store) in this order, each with its label.
-KINDS = tuple((t, s) for t in TREES for s in STORES)
-LABEL = {(t, s): f"{tl} {sl}" for t, tl in (("mpt", "MPT"), ("bintrie", "binary trie"))
-         for s, sl in (("arena", "arena"), ("rocksdb", "RocksDB"))}
+KINDS = tuple((t, s) for t, _ in TREES for s, _ in STORES)
+LABEL = {(t, s): f"{tl} {sl}" for t, tl in TREES for s, sl in STORES}
 COUNTS = (("kill points", "kill_points"), ("killed", "kills"), ("finished first", "finished_first"),
           ("reopen failures", "reopen_failures"), ("lost blocks", "lost_blocks"), ("wrong roots", "wrong_roots"),
           ("failed resumes", "failed_resumes"), ("stdout behind", "stdout_behind"), ("bad reports", "bad_reports"),
@@ -123,8 +122,8 @@ def report_crash(rows, table):
     out += ["Lost blocks: blocks the killed run printed as committed that the reopened database does not hold. "
             "The self-check runs the same checker on databases built to be wrong (another block's root, fewer blocks "
             "than stdout reported, more than one block ahead of stdout, a wrong reported root, a held writer lock, "
-            "truncated files, resumes from the wrong state; on RocksDB also a MANIFEST ahead of RocksDB's commit record and "
-            "RocksDB's own lock held, and a MANIFEST one commit behind the record, a legal state it must accept): each "
-            "must be reported, so a zero above can be a result.",
+            "truncated files, resumes from the wrong state; on RocksDB also a MANIFEST ahead of RocksDB's commit "
+            "record and RocksDB's own lock held, and a MANIFEST one commit behind the record, a legal state it must "
+            "accept): each must be reported, so a zero above can be a result.",
             ""]
     return out
