@@ -180,11 +180,12 @@ studies: what each runs; time on 2 cores at small / medium / large
            apply (the reference roots), then 10 / 200 / 1,000 times (tiny: 3, a
            smaller state): a fresh copy, statetree run --inflight 2 --reader
            bal, SIGKILL at a seeded point of its wall time (0.2-0.3 s on the
-           arena, 0.5-0.9 s on RocksDB, quiet host), then verify, the writer lock (and RocksDB's), the root against
-           apply's, the blocks stdout reported, a resume of the rest; first, the
-           checker must catch 8 databases built to be wrong (11 cases on
-           RocksDB): kills, reopen failures, lost blocks, wrong roots, failed
-           resumes, where the kills landed (disk 0.1 GB)
+           arena, 0.5-0.9 s on RocksDB, quiet host), then verify, the writer
+           lock (and RocksDB's), the root against apply's, the blocks stdout
+           reported, a resume of the rest; first, the checker must catch 8
+           databases built to be wrong (11 cases on RocksDB): kills, reopen
+           failures, lost blocks, wrong roots, failed resumes, where the kills
+           landed (disk 0.1 GB)
            ~50 s / ~11.5 min at small / medium (large: ~20 min for the arena
            alone before RocksDB joined; about an hour with it, not measured)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
