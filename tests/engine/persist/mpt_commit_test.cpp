@@ -189,16 +189,21 @@ void check_rocks_like_fresh_build(const DbOptions& o, const Model& m) {
   CHECK(got == want);
 }
 
+// The database at o built from random_alloc(seed, 200, 6, 400); returns its state.
+Model build_random_state(const DbOptions& o, uint64_t seed) {
+  const state::Allocation a = random_alloc(seed, 200, 6, 400);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  return model_of(a);
+}
+
 }  // namespace
 
 TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database reopens, verifies and reads back") {
   TempDir dir("commit_diff");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
-  const state::Allocation a = random_alloc(71, 200, 6, 400);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
-  Model m = model_of(a);
+  Model m = build_random_state(o, 71);
   std::mt19937_64 rng(5);
   uint64_t released = 0, passes_over_1 = 0, written = 0;
   const int blocks = 40;
@@ -243,11 +248,7 @@ TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database 
 TEST_CASE("mpt commit: a block of thousands of new records (many hash batches) matches engine/mpt's root") {
   TempDir dir("commit_big_block");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
-  const state::Allocation a = random_alloc(72, 200, 6, 400);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
-  Model m = model_of(a);
+  Model m = build_random_state(o, 72);
   std::mt19937_64 rng(9);
   CommitDb c(o);
   for (int b = 0; b < 3; ++b) {
