@@ -663,23 +663,31 @@ std::array<uint8_t, 32> DirtyTrie::cursor_key(uint32_t depth, const uint8_t* nib
   return out;
 }
 
-// A kept node (a stub, or read from its own record): RocksDB, checked not to have moved
-// (its key already holds it); arena, placed as it is.
-io::Status DirtyTrie::place_kept(int32_t n, uint32_t depth) {
+// RocksDB: a kept node is still at cursor()[0, depth) of the trie being encoded (its key
+// already holds it).
+io::Status DirtyTrie::check_unmoved(int32_t n, uint32_t depth) {
   const Node& node = nodes_[n];
-  if (frame_.keyed()) {
-    const bool same_trie = node.owner < 0 ? owner_ == nullptr
-                                          : owner_ && std::memcmp(owners_[size_t(node.owner)].data(), owner_, 32) == 0;
-    bool same = same_trie && node.depth == depth;
-    const uint8_t* at = cursor();
-    for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == at[i];
-    if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
+  const bool same_trie = node.owner < 0 ? owner_ == nullptr
+                                        : owner_ && std::memcmp(owners_[size_t(node.owner)].data(), owner_, 32) == 0;
+  bool same = same_trie && node.depth == depth;
+  const uint8_t* at = cursor();
+  for (uint32_t i = 0; same && i < depth; ++i) same = nib(node.at.data(), i) == at[i];
+  if (!same) return {io::Errc::corrupt_page, "mpt commit: internal: a kept " + key_name(key_of(node)) + " moved"};
+  return {};
+}
+
+// A kept node (a stub, or read from its own record): RocksDB, checked not to have moved;
+// arena, placed as it is (its locator in the packer's order).
+io::Status DirtyTrie::place_kept(int32_t n, uint32_t depth) {
+  const CommittedRef& r = refs_[size_t(n)];
+  if (keyed_) {
+    if (io::Status s = check_unmoved(n, depth); !s.ok()) return s;
   } else {
     PackOp op;
-    op.placed = refs_[size_t(n)].loc;
+    op.placed = r.loc;
     pack_ops_.push_back(op);
   }
-  if (!refs_[size_t(n)].stub) mark_reused(n);
+  if (!r.stub) mark_reused(n);
   return {};
 }
 
@@ -726,9 +734,14 @@ io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below
       __builtin_prefetch(p + sizeof(CommittedRef) - 1);
     }
   for (int i = 0; i < 16; ++i) {
-    const int32_t k = nodes_[n].kids[i];
+    const int32_t k = node.kids[i];
     if (k < 0) continue;
     cursor()[depth] = uint8_t(i);
+    if (kept(k)) {  // most children: placed here, without a visit
+      if (io::Status s = place_kept(k, depth + 1); !s.ok()) return s;
+      ++*kids_pushed;
+      continue;
+    }
     if (io::Status s = encode_tree(k, false, depth + 1, &l, &p); !s.ok()) return s;
     *below = std::max(*below, l);
     *kids_pushed += p;
@@ -741,8 +754,6 @@ io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below
 void DirtyTrie::push_record(int32_t n, uint32_t depth, uint32_t kids_pushed) {
   const uint32_t ei = uint32_t(nodes_[n].enc);
   const Enc& e = enc_[ei];
-  if (by_level_.size() <= e.level) by_level_.resize(e.level + 1);
-  by_level_[e.level].push_back(ei);
   PackOp op;
   op.enc = ei;
   op.kids = kids_pushed;
@@ -753,6 +764,8 @@ void DirtyTrie::push_record(int32_t n, uint32_t depth, uint32_t kids_pushed) {
   pack_ops_.push_back(op);
   ++records_written;
   bytes_written += e.body_len;
+  if (e.waiting == 0) ready_.push_back(ei);
+  if (ready_.size() >= kReadyBatch) hash_ready(false);
 }
 
 io::Status DirtyTrie::encode_tree(int32_t n, bool top, uint32_t depth, uint32_t* level, uint32_t* pushed) {
@@ -780,11 +793,21 @@ io::Status DirtyTrie::encode_tree(int32_t n, bool top, uint32_t depth, uint32_t*
 }
 
 mpt::NodeRef DirtyTrie::child_ref(int32_t n) const {
-  if (kept(n) || !enc_of(n).hashed) return ref_of(n);
+  if (kept(n) || !enc_of(n).hashed || enc_of(n).digested) return ref_of(n);
   mpt::NodeRef r;
   r.len = 32;
   std::memset(r.bytes, 0, 32);
   return r;
+}
+
+bool DirtyTrie::awaits(int32_t n, int32_t k, uint32_t patch_off) {
+  if (kept(k)) return false;
+  Enc& c = enc_of(k);
+  if (!c.hashed || c.digested) return false;
+  c.patch_off = patch_off;
+  c.parent = uint32_t(nodes_[n].enc);
+  ++enc_of(n).waiting;
+  return true;
 }
 
 mpt::NodeRef DirtyTrie::ref_of(int32_t n) const {
@@ -796,14 +819,15 @@ mpt::NodeRef DirtyTrie::ref_of(int32_t n) const {
 }
 
 // A new leaf's encoding into buf (*end: past it); an account leaf's value is recomputed, its
-// storage root a new hashed child (patched) or a kept one.
+// storage root a new hashed child (patched when its digest is still to come) or a kept one.
 io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
   const Node& node = nodes_[n];
   Enc& e = enc_of(n);
   const uint8_t* value = pool_.data() + node.val_off;
   size_t value_len = node.val_len;
   uint8_t acct_rlp[160];
-  int32_t hashed_kid = -1;  // a new storage trie: its digest is the value's bytes [len-65, len-33)
+  int32_t hashed_kid = -1;  // a new storage trie not hashed yet: its digest goes to the value's
+                            // bytes [len-65, len-33)
   if (!node.storage_trie && node.acct >= 0) {
     const AccountOp& a = accts_[node.acct];
     mpt::AccountFields f;
@@ -819,7 +843,8 @@ io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
       return {io::Errc::corrupt_page, "mpt commit: internal: account leaf value too long"};
     value = acct_rlp;
     value_len = size_t(mpt::put_account_rlp(acct_rlp, f) - acct_rlp);
-    if (node.storage >= 0 && !kept(node.storage)) hashed_kid = node.storage;  // a top: hashed
+    if (node.storage >= 0 && !kept(node.storage) && !enc_of(node.storage).digested)
+      hashed_kid = node.storage;  // a top: hashed
   }
   if (frame_.snapshot()) {  // the flat snapshot takes the value once the digests are patched in
     e.leaf_val_off = uint32_t(leaf_vals_.size());
@@ -829,15 +854,15 @@ io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
   }
   *end = mpt::put_leaf_nibbles(buf, node.path.data(), node.path_len, value, value_len);
   // The value is the encoding's last item: the storage root is its bytes [len-65, len-33).
-  if (hashed_kid >= 0) enc_of(hashed_kid).patch_off = e.body_off + uint32_t(*end - buf) - 65;
+  if (hashed_kid >= 0) awaits(n, hashed_kid, e.body_off + uint32_t(*end - buf) - 65);
   e.kind = uint8_t(node.storage_trie ? MptRecordKind::leaf : MptRecordKind::account_leaf);
   return {};
 }
 
 // A new branch's encoding in one pass over its children: the slots written at buf + 9 (room
 // for the largest list header), the header right in front (*begin: the first byte); a kept
-// child's slot is a0 || its hash, a new hashed child's a0 || 32 zero bytes (its patch), an
-// embedded child its encoding. The bytes of mpt::put_branch over the children's references.
+// child's slot is a0 || its hash, a new hashed child's a0 || its digest (or 32 zero bytes
+// until it is hashed: its patch), an embedded child its encoding. The bytes of mpt::put_branch over the children's references.
 uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf, uint8_t** begin) {
   const Node& node = nodes_[n];
   uint8_t* const body = buf + 9;
@@ -859,10 +884,14 @@ uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf, uint8_t** begin) {
     }
     const Enc& ce = enc_of(k);
     if (ce.hashed) {
-      patch_kid[patches] = k;
-      patch_at[patches++] = uint32_t(p + 1 - body);
       *p = 0xa0;
-      std::memset(p + 1, 0, 32);
+      if (ce.digested) {
+        std::memcpy(p + 1, ce.ref.bytes, 32);
+      } else {
+        patch_kid[patches] = k;
+        patch_at[patches++] = uint32_t(p + 1 - body);
+        std::memset(p + 1, 0, 32);
+      }
       p += 33;
     } else {
       std::memcpy(p, ce.ref.bytes, ce.ref.len);
@@ -872,7 +901,7 @@ uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf, uint8_t** begin) {
   uint8_t* end = nullptr;
   *begin = mpt::finish_branch(body, p, nullptr, 0, &end);
   const uint32_t body_off = enc_of(n).body_off + uint32_t(body - *begin);
-  for (int j = 0; j < patches; ++j) enc_of(patch_kid[j]).patch_off = body_off + patch_at[j];
+  for (int j = 0; j < patches; ++j) awaits(n, patch_kid[j], body_off + patch_at[j]);
   return end;
 }
 
@@ -890,7 +919,7 @@ io::Status DirtyTrie::encode_one(int32_t n) {
     case Node::ext: {
       const int32_t k = node.kids[0];
       end = mpt::put_extension_nibbles(buf, node.path.data(), node.path_len, child_ref(k));
-      if (!kept(k) && enc_of(k).hashed) enc_of(k).patch_off = e.body_off + uint32_t(end - buf) - 32;  // the last item
+      awaits(n, k, e.body_off + uint32_t(end - buf) - 32);  // the child is the last item
       e.kind = uint8_t(MptRecordKind::extension);
       break;
     }
@@ -920,14 +949,17 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
   snap_puts_.clear();
   if (new_root_ < 0) return {};
   // Only the nodes the new tree encodes get an Enc (a dense array, not one per node read);
-  // a node is packed at most once, so pack_ops_ <= nodes_ (one allocation).
+  // a node is packed at most once, so pack_ops_ <= nodes_ (one allocation, with room to
+  // spare: a block that reads a few more nodes than the last does not move it to fresh pages).
   enc_.clear();
-  by_level_.clear();
-  pack_ops_.reserve(nodes_.size());
+  ready_.clear();
+  if (pack_ops_.capacity() < nodes_.size()) pack_ops_.reserve(nodes_.size() + nodes_.size() / 4);
+  keyed_ = frame_.keyed();
   owner_ = nullptr;
   uint32_t top_level = 0, pushed = 0;
   if (io::Status s = encode_tree(new_root_, true, 0, &top_level, &pushed); !s.ok()) return s;
-  if (io::Status s = hash_levels(); !s.ok()) return s;
+  hash_ready(true);
+  if (!enc_of(new_root_).digested) return {io::Errc::corrupt_page, "mpt commit: internal: the root was not hashed"};
   if (SnapshotDelta* snap = frame_.snapshot())  // every new leaf, its value final now
     for (const SnapPut& p : snap_puts_) {
       const Enc& le = enc_of(p.node);
@@ -956,27 +988,28 @@ void hash_bodies(const uint8_t* bytes, size_t n, EncAt enc_at, std::vector<const
 }
 }  // namespace
 
-// Level by level (1 = no new child), each level's hashed records one keccak256_batch; each
-// digest is written into its parent's encoding (and an account's snapshot value) before the
-// parent's level is hashed.
-io::Status DirtyTrie::hash_levels() {
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
-  std::vector<uint8_t> out;
-  for (uint32_t l = 1; l < by_level_.size(); ++l) {
-    const std::vector<uint32_t>& ix = by_level_[l];
-    if (ix.empty()) continue;
-    hash_bodies(pack_bytes_.data(), ix.size(), [&](size_t j) -> const Enc& { return enc_[ix[j]]; }, msgs, lens, out);
-    for (size_t j = 0; j < ix.size(); ++j) {
-      Enc& e = enc_[ix[j]];
-      const uint8_t* digest = out.data() + 32 * j;
+// The ready records hashed, kReadyBatch at a time (all: until none is left), one
+// keccak256_batch each; each digest goes into its parent's encoding (and an account's
+// snapshot value) when the parent waits for it, and a parent whose last digest arrived is
+// ready in turn.
+void DirtyTrie::hash_ready(bool all) {
+  while (!ready_.empty() && (all || ready_.size() >= kReadyBatch)) {
+    batch_.swap(ready_);
+    ready_.clear();
+    hash_bodies(pack_bytes_.data(), batch_.size(), [&](size_t j) -> const Enc& { return enc_[batch_[j]]; }, msgs_,
+                lens_, digests_);
+    for (size_t j = 0; j < batch_.size(); ++j) {
+      Enc& e = enc_[batch_[j]];
+      const uint8_t* digest = digests_.data() + 32 * j;
       e.ref.len = 32;
       std::memcpy(e.ref.bytes, digest, 32);
-      if (e.patch_off != kNoPatch) std::memcpy(pack_bytes_.data() + e.patch_off, digest, 32);
+      e.digested = true;
+      if (e.parent == kNoParent) continue;  // its parent, encoded later, reads ref
+      std::memcpy(pack_bytes_.data() + e.patch_off, digest, 32);
       if (e.patch_val_off != kNoPatch) std::memcpy(leaf_vals_.data() + e.patch_val_off, digest, 32);
+      if (--enc_[e.parent].waiting == 0) ready_.push_back(e.parent);
     }
   }
-  return {};
 }
 
 io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const {

@@ -128,8 +128,9 @@ class DirtyTrie {
   io::Status resolve();
   io::Status apply_all();
   // The new nodes encoded in one post-order pass that also lists them in the packer's order
-  // (pack_ops_, a kept child as a placed subtree), then hashed in memory level by level
-  // from the bottom (each level's records one keccak256_batch); *root_hash = the new root.
+  // (pack_ops_, a kept child as a placed subtree) and hashes them in memory as they become
+  // ready (a record once its hashed children's digests are in; kReadyBatch records per
+  // keccak256_batch), the rest up to the root after it; *root_hash = the new root.
   io::Status hash_all(Hash32* root_hash);
   // The records hash_all() hashed, hashed again alone, level by level (1 = no hashed
   // child), one keccak256_batch per level; an error if a digest differs from hash_all()'s.
@@ -221,24 +222,31 @@ class DirtyTrie {
   int32_t join(const uint8_t* prefix, uint32_t plen, int32_t child);
 
   // The new tree's encoding (hash_all): each new node encoded once, in post-order while its
-  // children are in cache, a hashed child's 32 bytes left zero there, and appended to the
-  // packer's order in the same pass (no second walk over the new nodes and their kept
-  // children); then level by level from the bottom, each level's hashed records one
-  // keccak256_batch, every digest written into its parent's bytes (patch) before the
-  // parent's level is hashed. A node is kept
-  // (referenced by its hash and locator, not rewritten) when it is a stub or was read from
-  // its own record.
+  // children are in cache, and appended to the packer's order in the same pass (no second
+  // walk over the new nodes and their kept children). The hashing runs inside that pass: a
+  // hashed record whose hashed children all have their digests is ready; every
+  // kReadyBatch ready records are hashed in one keccak256_batch while their bytes are still
+  // in cache, and each digest goes into its parent: into the parent's bytes (patch) when the
+  // parent is encoded already, where the parent then reads it otherwise. A parent whose last
+  // missing digest arrives becomes ready; after the pass the rest is hashed the same way
+  // up to the root. A node is kept (referenced by its hash and locator, not rewritten) when
+  // it is a stub or was read from its own record.
   static constexpr uint32_t kNoPatch = UINT32_MAX;
+  static constexpr uint32_t kNoParent = UINT32_MAX;
+  static constexpr size_t kReadyBatch = 128;
   struct Enc {
     uint32_t level = 0;      // 1 + the highest level of its new children (0: kept / not reached)
     bool top = false;        // a trie's root: hashed whatever its length
     bool hashed = false;     // its own record (>= 32 bytes or top); else embedded in its parent
+    bool digested = false;   // hashed, and its digest is in ref
     uint8_t kind = 0;
     uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
     mpt::NodeRef ref;        // what its parent holds: the hash, or the embedded encoding
     uint32_t leaf_val_off = 0, leaf_val_len = 0;  // a leaf's value in leaf_vals_ (snapshot on)
     uint32_t patch_off = kNoPatch;      // hashed: where its digest goes in its parent's bytes
     uint32_t patch_val_off = kNoPatch;  // a storage trie's top: ... in its account's leaf_vals_
+    uint32_t parent = kNoParent;        // the Enc that waits for its digest (patch_off set)
+    uint32_t waiting = 0;               // its hashed children without a digest yet
   };
   bool kept(int32_t n) const;
   // Post-order, depth first: the subtree's new nodes given an Enc, encoded, listed by level
@@ -248,15 +256,20 @@ class DirtyTrie {
   io::Status encode_tree(int32_t n, bool top, uint32_t depth, uint32_t* level, uint32_t* pushed);
   mpt::NodeRef ref_of(int32_t n) const;
   // A child's reference while its parent is encoded: a new hashed child's digest is zero
-  // until its level is hashed.
+  // until it is hashed (then patched in: awaits()).
   mpt::NodeRef child_ref(int32_t n) const;
+  // Whether new child k's digest is still to come; if so, it is patched at parent bytes
+  // offset patch_off once hashed, and the parent (node n) waits for it.
+  bool awaits(int32_t n, int32_t k, uint32_t patch_off);
   // The Enc of a node plan_levels() reached (not kept).
   Enc& enc_of(int32_t n) { return enc_[size_t(nodes_[n].enc)]; }
   const Enc& enc_of(int32_t n) const { return enc_[size_t(nodes_[n].enc)]; }
   io::Status encode_one(int32_t n);
   io::Status encode_leaf(int32_t n, uint8_t* buf, uint8_t** end);
   uint8_t* encode_branch(int32_t n, uint8_t* buf, uint8_t** begin);
-  io::Status hash_levels();
+  // The ready records hashed in batches of kReadyBatch (all: every one, to the root), each
+  // digest passed to its parent.
+  void hash_ready(bool all);
   // The encoding walk's position: the visited node's absolute nibble path (account trie, or
   // the storage trie of the account owner_ names), the rest of the array scratch.
   uint8_t* cursor() { return owner_ ? slot_nibs_.data() : acct_nibs_.data(); }
@@ -264,6 +277,8 @@ class DirtyTrie {
   io::Status encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
   io::Status encode_storage(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
   io::Status place_kept(int32_t n, uint32_t depth);
+  io::Status check_unmoved(int32_t n, uint32_t depth);
+  bool keyed_ = false;  // frame_.keyed(), for the encoding pass
   void push_record(int32_t n, uint32_t depth, uint32_t kids_pushed);
   struct SnapPut {  // a new leaf's flat-snapshot write, put once the digests are patched in
     std::array<uint8_t, 64> key;
@@ -275,7 +290,10 @@ class DirtyTrie {
   const uint8_t* owner_ = nullptr;  // the storage trie being encoded: its account's key
   std::vector<Enc> enc_;            // one per node the new tree encodes (Node::enc), not per node
   std::vector<uint8_t> leaf_vals_;  // the new leaves' values, for the flat snapshot
-  std::vector<std::vector<uint32_t>> by_level_;  // per level: the hashed Encs
+  std::vector<uint32_t> ready_, batch_;  // hashed Encs whose bytes are final; the batch hashing
+  std::vector<const uint8_t*> msgs_;      // hash_ready()'s keccak256_batch arguments
+  std::vector<size_t> lens_;
+  std::vector<uint8_t> digests_;
   void mark_reused(int32_t n);
 
   DbFiles& files_;

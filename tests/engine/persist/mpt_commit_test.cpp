@@ -189,16 +189,21 @@ void check_rocks_like_fresh_build(const DbOptions& o, const Model& m) {
   CHECK(got == want);
 }
 
+// The database at o built from random_alloc(seed, 200, 6, 400); returns its state.
+Model build_random_state(const DbOptions& o, uint64_t seed) {
+  const state::Allocation a = random_alloc(seed, 200, 6, 400);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  return model_of(a);
+}
+
 }  // namespace
 
 TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database reopens, verifies and reads back") {
   TempDir dir("commit_diff");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
-  const state::Allocation a = random_alloc(71, 200, 6, 400);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
-  Model m = model_of(a);
+  Model m = build_random_state(o, 71);
   std::mt19937_64 rng(5);
   uint64_t released = 0, passes_over_1 = 0, written = 0;
   const int blocks = 40;
@@ -235,6 +240,37 @@ TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database 
                       << ", commits that read collapse siblings " << passes_over_1);
   CHECK(released > 0);
   CHECK(passes_over_1 > 0);  // the random deletes did make collapses read siblings
+}
+
+// The commit hashes its new records in batches of ready ones inside the encoding pass; a
+// block of many times one batch has digests that reach their parent before it is encoded and
+// digests patched into a parent encoded earlier, and must still give engine/mpt's root.
+TEST_CASE("mpt commit: a block of thousands of new records (many hash batches) matches engine/mpt's root") {
+  TempDir dir("commit_big_block");
+  const DbOptions o = mpt_options(dir.path, StoreKind::arena);
+  Model m = build_random_state(o, 72);
+  std::mt19937_64 rng(9);
+  CommitDb c(o);
+  for (int b = 0; b < 3; ++b) {
+    state::StateDiff d;
+    for (int t = 0; t < 3; ++t) {  // existing accounts and a new one, 1,500 new or updated slots each
+      state::AccountDiff& ad = d.accounts.emplace_back();
+      if (t < 2) ad.address = std::next(m.begin(), long(rng() % m.size()))->first;
+      else for (auto& x : ad.address) x = uint8_t(rng());
+      ad.nonce = rng() % 1000;
+      for (int k = 0; k < 1500; ++k) {
+        state::Hash32 slot;
+        for (auto& x : slot) x = uint8_t(rng());
+        ad.storage_writes.push_back({slot, random_value(rng)});
+      }
+    }
+    apply_diff(m, d);
+    persist::MptCommitStats st;
+    REQUIRE(c.committer->commit(d, kTestSpec, &st).message() == "");
+    REQUIRE(st.root == mpt::allocation_root(alloc_of(m)));
+    CHECK(st.records_written > 20 * 128);
+  }
+  check_db(o, m, mpt::allocation_root(alloc_of(m)));
 }
 
 TEST_CASE("mpt commit: tries that shrink to one leaf, empty out, grow back; destroyed accounts") {
