@@ -127,6 +127,9 @@ void capture_append(NodeCapture* cap, const uint8_t* enc, size_t len) {
   cap->offsets.push_back(cap->bytes.size());
 }
 
+// kSink: the build notes its nodes for a sink (a template parameter, so the in-memory
+// root's stack pass carries no test of it).
+template <bool kSink>
 class ChunkBuilder {
  public:
   ChunkBuilder(Scratch& s, std::span<const KeyValue> kv, NodeCapture* cap, NodeSink* sink)
@@ -224,7 +227,7 @@ class ChunkBuilder {
     digest_count_ = 1;  // digest 0: zeros, read for empty slots
     if (s_.digests.size() < 32) s_.digests.resize(32);
     std::memset(s_.digests.data(), 0, 32);
-    if (sink_) {
+    if constexpr (kSink) {
       s_.noted.clear();
       s_.enc_off.assign(1, 0);
       s_.enc_len.assign(1, 0);
@@ -232,7 +235,7 @@ class ChunkBuilder {
   }
 
   [[gnu::always_inline]] void note(NodeKind kind, uint32_t slot, uint32_t block, uint32_t key, uint32_t depth) {
-    if (sink_) s_.noted.push_back(Noted{slot, block, key, depth, kind});
+    if constexpr (kSink) s_.noted.push_back(Noted{slot, block, key, depth, kind});
   }
 
   std::span<const uint8_t> emb_span(uint32_t h) const {
@@ -280,7 +283,7 @@ class ChunkBuilder {
     }
     msgs_[m_] = begin;
     lens_[m_] = len;
-    if (sink_) {
+    if constexpr (kSink) {
       s_.enc_off.push_back(uint32_t(begin - s_.buf.data()));
       s_.enc_len.push_back(uint32_t(len));
     }
@@ -418,7 +421,7 @@ class ChunkBuilder {
     }
     m_ = 0;
     batch_bytes_ = 0;
-    if (!sink_) w_ = s_.buf.data();  // with a sink, buf keeps every encoding until sink_nodes
+    if constexpr (!kSink) w_ = s_.buf.data();  // with a sink, buf keeps every encoding until sink_nodes
   }
 
   // Room for n messages in the next batch.
@@ -528,9 +531,10 @@ NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0, bool top) {
   if (c.failed()) return {};
   if (c.hook && hi - lo == 1) return hook_leaf(c, lo, d0, top);
   if (hi - lo <= c.chunk) {
-    ChunkBuilder chunk(c.local(), c.kv, c.capture, c.sink);
+    if (!c.sink) return ChunkBuilder<false>(c.local(), c.kv, c.capture, nullptr).build(lo, hi, d0);
+    ChunkBuilder<true> chunk(c.local(), c.kv, c.capture, c.sink);
     const NodeRef ref = chunk.build(lo, hi, d0);
-    if (c.sink) c.fail(chunk.sink_nodes(top));
+    c.fail(chunk.sink_nodes(top));
     return ref;
   }
   return build_split(c, lo, hi, d0, lcp_nibbles(c.kv[lo], c.kv[hi - 1]), top);

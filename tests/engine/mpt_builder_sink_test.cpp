@@ -11,6 +11,7 @@
 
 #include "engine/mpt/builder.h"
 #include "kernels/keccak256.h"
+#include "tests/engine/mpt_test_util.h"
 #include "tests/engine/mpt_vectors.h"
 
 using namespace st;
@@ -79,16 +80,7 @@ void check_sink(const std::map<Bytes, Bytes>& m, size_t chunk, CheckingSink* out
 TEST_CASE("mpt write_trie: random plain sets with prefix keys, every chunking") {
   std::mt19937_64 rng(11);
   for (int round = 0; round < 60; ++round) {
-    std::map<Bytes, Bytes> m;
-    const size_t n = 1 + rng() % 200;
-    const size_t alphabet = 1 + rng() % 4;  // tiny alphabets force shared prefixes and embedded nodes
-    for (size_t i = 0; i < n; ++i) {
-      Bytes k(rng() % 6);
-      for (auto& b : k) b = uint8_t(rng() % alphabet * 0x11 + (rng() % 2));
-      Bytes v(1 + rng() % (round % 3 == 0 ? 3 : 40));
-      for (auto& b : v) b = uint8_t(rng());
-      m[k] = v;
-    }
+    const std::map<Bytes, Bytes> m = mpt_test::random_plain_set(rng, round);
     CAPTURE(round);
     CheckingSink whole;
     check_sink(m, 4096, &whole);
