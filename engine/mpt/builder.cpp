@@ -1,4 +1,4 @@
-// builder: batch MPT root over sorted pairs (see builder.h for the shape).
+// builder: batch MPT root (or nodes, with a sink) over sorted pairs (see builder.h for the shape).
 //
 // One chunk (per thread, buffers reused across chunks, cleared not freed):
 //

@@ -1,4 +1,5 @@
-// builder: the MPT root of a sorted batch of (key, value) pairs, built from scratch.
+// builder: the MPT of a sorted batch of (key, value) pairs, built from scratch: its root
+// (build_root, in memory) or its nodes handed to a sink (write_trie, a database build).
 //
 // Shape of the computation (no per-node heap objects, no tree of pointers):
 //   1. Split: a key range larger than chunk_keys whose keys share nibbles [0, D) becomes a
@@ -11,7 +12,6 @@
 //   3. Hash: one keccak256_batch over the chunk's leaves, then one height at a time every
 //      queued branch (and extension) is encoded from its children's handles (digest index
 //      or embedded bytes) and all encodings of >= 32 bytes go through ONE keccak256_batch.
-//
 //   4. Sink (write_trie, a database build): serial; every node a parent references by hash,
 //      and the top node, goes to a NodeSink in post-order: a chunk's nodes after its last
 //      keccak batch, a split node after its sub-ranges. With a LeafHook, each leaf's value
