@@ -1,4 +1,4 @@
-// builder: batch MPT root over sorted pairs (see builder.h for the shape).
+// builder: batch MPT root (or nodes, with a sink) over sorted pairs (see builder.h for the shape).
 //
 // One chunk (per thread, buffers reused across chunks, cleared not freed):
 //
@@ -25,6 +25,12 @@
 // Invariant: a node's handle is written before any node that reads it is encoded (a
 // parent's height exceeds its children's), so a branch is encoded in one pass over its
 // non-empty children (mask) with no lookups beyond the digest it copies.
+//
+// With a sink (write_trie) the stack pass also notes every node in the order it closes
+// (post-order: a leaf when attached, a branch, then its extension, when attached to its
+// parent), buf keeps every batch's encodings (enc_off/enc_len by digest index), and after
+// the last batch the noted nodes that are hashed (or the chunk root, when it is the top)
+// go to the sink in that order.
 #include "engine/mpt/builder.h"
 
 #include <algorithm>
@@ -69,6 +75,12 @@ struct BranchRec {
 struct ExtRec {
   uint32_t key, begin, end, child, dst;  // path = nibbles [begin, end) of pair key; child handle slot
 };
+// A node noted for the sink: its handle is at slots[slot]; its children at slots[block ..]
+// (branch: 16 slots, extension: 1).
+struct Noted {
+  uint32_t slot, block, key, depth;  // key: a pair of its range
+  NodeKind kind;
+};
 
 struct Scratch {
   std::vector<uint32_t> slots;
@@ -80,6 +92,9 @@ struct Scratch {
   std::vector<size_t> lens;
   std::vector<uint8_t> digests;                  // 32 bytes per hashed node of the chunk
   std::vector<uint8_t> emb;                      // embedded encodings
+  std::vector<Noted> noted;                      // with a sink: the chunk's nodes in post-order
+  std::vector<uint32_t> enc_off, enc_len;        // with a sink: encoding of digest i in buf
+  std::vector<uint8_t> value, enc;               // hook leaves and split nodes
   BuildStats stats;
 };
 
@@ -89,8 +104,17 @@ struct Ctx {
   NodeCapture* capture;
   bool parallel;
   std::vector<Scratch>* scratch;  // one per thread slot (pipeline::thread_slot())
+  NodeSink* sink = nullptr;       // write_trie (serial)
+  LeafHook* hook = nullptr;
+  io::Status* status = nullptr;   // with a sink: the first error; nothing is sunk after it
   Scratch& local() const { return parallel ? (*scratch)[st::pipeline::thread_slot()] : (*scratch)[0]; }
+  bool failed() const { return status && !status->ok(); }
+  void fail(io::Status s) const {
+    if (!s.ok() && !failed()) *status = std::move(s);
+  }
 };
+
+inline bool is_hashed(uint32_t handle) { return handle != 0 && !(handle & kEmbTag); }
 
 inline size_t nibble_len(const KeyValue& k) { return size_t(k.key_len) * 2; }
 
@@ -103,34 +127,19 @@ void capture_append(NodeCapture* cap, const uint8_t* enc, size_t len) {
   cap->offsets.push_back(cap->bytes.size());
 }
 
+// kSink: the build notes its nodes for a sink (a template parameter, so the in-memory
+// root's stack pass carries no test of it).
+template <bool kSink>
 class ChunkBuilder {
  public:
-  ChunkBuilder(Scratch& s, std::span<const KeyValue> kv, NodeCapture* cap) : s_(s), kv_(kv), cap_(cap) {}
+  ChunkBuilder(Scratch& s, std::span<const KeyValue> kv, NodeCapture* cap, NodeSink* sink)
+      : s_(s), kv_(kv), cap_(cap), sink_(sink) {}
 
   NodeRef build(size_t lo, size_t hi, size_t d0) {
     const size_t keys = hi - lo;
-    // Bounds of one chunk: at most keys - 1 branches (17 slots each) and as many
-    // extensions (1 slot each), keys open branches, keys messages per batch.
-    if (s_.slots.size() < 1 + (kBlock + 1) * keys) s_.slots.resize(1 + (kBlock + 1) * keys);
-    slots_ = s_.slots.data();
-    slots_[0] = 0;
-    nslots_ = 1;
-    if (s_.stack.size() < keys + 1) s_.stack.resize(keys + 1);
+    reset(keys);
     Open* const stack = s_.stack.data();
     size_t top = 0;  // open branches: stack[0 .. top)
-    for (auto& v : s_.branches) v.clear();
-    for (auto& v : s_.exts) v.clear();
-    max_h_ = 0;
-    s_.emb.clear();
-    has_emb_ = false;
-    if (s_.buf.size() < 65536) s_.buf.resize(65536);
-    w_ = s_.buf.data();
-    buf_end_ = w_ + s_.buf.size();
-    begin_batch(keys);
-    digest_count_ = 1;  // digest 0: zeros, read for empty slots
-    if (s_.digests.size() < 32) s_.digests.resize(32);
-    std::memset(s_.digests.data(), 0, 32);
-
     Cur cur{true, uint32_t(lo), uint32_t(lo), 0, 0};
     for (size_t i = lo + 1; i < hi; ++i) {
       const uint32_t l = uint32_t(lcp_nibbles(kv_[i - 1], kv_[i]));
@@ -154,8 +163,12 @@ class ChunkBuilder {
       attach(cur, o);
       cur = Cur{false, o.slot, o.first_key, o.depth, o.height};
     }
-    if (cur.is_leaf) slots_[0] = leaf_handle(cur.id, d0);
-    else place_branch(cur, uint32_t(d0), 0);
+    if (cur.is_leaf) {
+      slots_[0] = leaf_handle(cur.id, d0);
+      note(NodeKind::leaf, 0, 0, cur.id, uint32_t(d0));
+    } else {
+      place_branch(cur, uint32_t(d0), 0);
+    }
     assert(nslots_ <= s_.slots.size());
 
     hash_batch();  // the leaves
@@ -173,14 +186,70 @@ class ChunkBuilder {
     return ref_of(slots_[0]);
   }
 
+  // After build: the noted nodes that are hashed (and the chunk root when top) to the sink.
+  io::Status sink_nodes(bool top) {
+    const uint8_t* const buf = s_.buf.data();
+    for (const Noted& n : s_.noted) {
+      const uint32_t h = slots_[n.slot];
+      if (!is_hashed(h) && !(top && n.slot == 0)) continue;
+      const std::span<const uint8_t> rlp = is_hashed(h) ? std::span<const uint8_t>(buf + s_.enc_off[h], s_.enc_len[h])
+                                                        : emb_span(h);
+      uint32_t children = 0;
+      if (n.kind == NodeKind::branch)
+        for (unsigned c = 0; c < 16; ++c) children += is_hashed(slots_[n.block + c]);
+      else if (n.kind == NodeKind::extension)
+        children = is_hashed(slots_[n.block]);
+      ++s_.stats.sunk;
+      s_.stats.sunk_bytes += rlp.size();
+      if (io::Status st = sink_->node(n.kind, rlp, children, kv_[n.key].key, n.depth); !st.ok()) return st;
+    }
+    return {};
+  }
+
  private:
+  // Bounds of one chunk: at most keys - 1 branches (17 slots each) and as many extensions
+  // (1 slot each), keys open branches, keys messages per batch.
+  void reset(size_t keys) {
+    if (s_.slots.size() < 1 + (kBlock + 1) * keys) s_.slots.resize(1 + (kBlock + 1) * keys);
+    slots_ = s_.slots.data();
+    slots_[0] = 0;
+    nslots_ = 1;
+    if (s_.stack.size() < keys + 1) s_.stack.resize(keys + 1);
+    for (auto& v : s_.branches) v.clear();
+    for (auto& v : s_.exts) v.clear();
+    max_h_ = 0;
+    s_.emb.clear();
+    has_emb_ = false;
+    if (s_.buf.size() < 65536) s_.buf.resize(65536);
+    w_ = s_.buf.data();
+    buf_end_ = w_ + s_.buf.size();
+    begin_batch(keys);
+    digest_count_ = 1;  // digest 0: zeros, read for empty slots
+    if (s_.digests.size() < 32) s_.digests.resize(32);
+    std::memset(s_.digests.data(), 0, 32);
+    if constexpr (kSink) {
+      s_.noted.clear();
+      s_.enc_off.assign(1, 0);
+      s_.enc_len.assign(1, 0);
+    }
+  }
+
+  [[gnu::always_inline]] void note(NodeKind kind, uint32_t slot, uint32_t block, uint32_t key, uint32_t depth) {
+    if constexpr (kSink) s_.noted.push_back(Noted{slot, block, key, depth, kind});
+  }
+
+  std::span<const uint8_t> emb_span(uint32_t h) const {
+    const uint8_t* e = s_.emb.data() + (h & ~kEmbTag);
+    return {e, size_t(e[0] - 0xbf)};
+  }
+
   NodeRef ref_of(uint32_t h) const {
     NodeRef r;
     if (h == 0) return r;
     if (h & kEmbTag) {
-      const uint8_t* e = s_.emb.data() + (h & ~kEmbTag);
-      r.len = uint8_t(e[0] - 0xbf);
-      std::memcpy(r.bytes, e, r.len);
+      const std::span<const uint8_t> e = emb_span(h);
+      r.len = uint8_t(e.size());
+      std::memcpy(r.bytes, e.data(), e.size());
     } else {
       r.len = 32;
       std::memcpy(r.bytes, s_.digests.data() + 32 * size_t(h), 32);
@@ -214,6 +283,10 @@ class ChunkBuilder {
     }
     msgs_[m_] = begin;
     lens_[m_] = len;
+    if constexpr (kSink) {
+      s_.enc_off.push_back(uint32_t(begin - s_.buf.data()));
+      s_.enc_len.push_back(uint32_t(len));
+    }
     batch_bytes_ += len;
     w_ = end;
     return uint32_t(digest_count_ + m_++);
@@ -237,6 +310,7 @@ class ChunkBuilder {
       const uint32_t h = leaf_handle(cur.id, P + 1);
       const unsigned nib = nibble_at(k.key, P);
       slots_[parent.slot + nib] = h;
+      note(NodeKind::leaf, parent.slot + nib, 0, cur.id, P + 1);
       slots_[parent.slot + 17] |= 1u << nib;
       return;
     }
@@ -259,10 +333,13 @@ class ChunkBuilder {
       slots_[e] = 0;
       s_.branches[h].push_back(BranchRec{cur.id, e});
       s_.exts[h + 1].push_back(ExtRec{cur.first_key, path_begin, cur.depth, e, dst});
+      note(NodeKind::branch, e, cur.id, cur.first_key, cur.depth);
+      note(NodeKind::extension, dst, e, cur.first_key, path_begin);
       max_h_ = std::max(max_h_, h + 1);
       return h + 1;
     }
     s_.branches[h].push_back(BranchRec{cur.id, dst});
+    note(NodeKind::branch, dst, cur.id, cur.first_key, cur.depth);
     max_h_ = std::max(max_h_, h);
     return h;
   }
@@ -344,7 +421,7 @@ class ChunkBuilder {
     }
     m_ = 0;
     batch_bytes_ = 0;
-    w_ = s_.buf.data();
+    if constexpr (!kSink) w_ = s_.buf.data();  // with a sink, buf keeps every encoding until sink_nodes
   }
 
   // Room for n messages in the next batch.
@@ -361,6 +438,7 @@ class ChunkBuilder {
   Scratch& s_;
   std::span<const KeyValue> kv_;
   NodeCapture* cap_;
+  NodeSink* sink_;
   uint8_t* w_ = nullptr;
   uint8_t* buf_end_ = nullptr;
   uint32_t* slots_ = nullptr;
@@ -374,22 +452,43 @@ class ChunkBuilder {
   bool has_emb_ = false;
 };
 
-NodeRef hash_small(Scratch& s, NodeCapture* cap, const std::vector<uint8_t>& enc) {
-  if (enc.size() >= 32) {
-    capture_append(cap, enc.data(), enc.size());
+// The reference to a node built above the chunks (a split node or a hook leaf), sunk first
+// when the sink takes it (hashed, or the top).
+NodeRef close_node(const Ctx& c, NodeKind kind, const uint8_t* enc, size_t len, uint32_t hashed_children,
+                   const uint8_t* key, size_t depth, bool top) {
+  Scratch& s = c.local();
+  if (len >= 32) {
+    capture_append(c.capture, enc, len);
     ++s.stats.keccak_calls;
-    s.stats.keccak_bytes += enc.size();
+    s.stats.keccak_bytes += len;
   }
-  return make_ref(enc.data(), enc.size());
+  if (c.sink && (len >= 32 || top) && !c.failed()) {
+    ++s.stats.sunk;
+    s.stats.sunk_bytes += len;
+    c.fail(c.sink->node(kind, {enc, len}, hashed_children, key, uint32_t(depth)));
+  }
+  return make_ref(enc, len);
 }
 
-NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0) {
-  if (hi - lo <= c.chunk) {
-    Scratch& s = c.local();
-    return ChunkBuilder(s, c.kv, c.capture).build(lo, hi, d0);
-  }
+// A single key with a hook: its value (and record children) from the hook, then its leaf.
+NodeRef hook_leaf(const Ctx& c, size_t i, size_t depth, bool top) {
+  Scratch& s = c.local();
+  uint32_t record_children = 0;
+  c.fail(c.hook->leaf(i, &s.value, &record_children));
+  if (c.failed()) return {};
+  const KeyValue& k = c.kv[i];
+  s.enc.resize(leaf_size(nibble_len(k) - depth, s.value.data(), s.value.size()));
+  const uint8_t* end = put_leaf_key(s.enc.data(), k.key, depth, nibble_len(k), s.value.data(), s.value.size());
+  ++s.stats.leaves;
+  return close_node(c, NodeKind::leaf, s.enc.data(), size_t(end - s.enc.data()), record_children, k.key, depth, top);
+}
+
+NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0, bool top);
+
+// The branch at depth D over [lo, hi) (and the extension over [d0, D) when D > d0): its
+// sub-ranges of nibble D, found by binary search, built in parallel, then the branch.
+NodeRef build_split(const Ctx& c, size_t lo, size_t hi, size_t d0, size_t D, bool top) {
   const std::span<const KeyValue> kv = c.kv;
-  const size_t D = lcp_nibbles(kv[lo], kv[hi - 1]);
   size_t first = lo;
   const KeyValue* value_pair = nullptr;
   if (nibble_len(kv[lo]) == D) { value_pair = &kv[lo]; first = lo + 1; }
@@ -402,33 +501,68 @@ NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0) {
   assert(bounds[16] == hi);
   NodeRef child[16];
   auto body = [&](size_t nib) {
-    if (bounds[nib + 1] > bounds[nib]) child[nib] = build_range(c, bounds[nib], bounds[nib + 1], D + 1);
+    if (bounds[nib + 1] > bounds[nib]) child[nib] = build_range(c, bounds[nib], bounds[nib + 1], D + 1, false);
   };
   if (c.parallel) st::pipeline::parallel_for(16, 1, [&](size_t b, size_t e) { for (size_t nib = b; nib < e; ++nib) body(nib); });
   else for (size_t nib = 0; nib < 16; ++nib) body(nib);
+  if (c.failed()) return {};
 
   Scratch& s = c.local();
   const uint8_t* v = value_pair ? value_pair->value : nullptr;
   const size_t vlen = value_pair ? value_pair->value_len : 0;
-  std::vector<uint8_t> enc(branch_size(child, v, vlen));
-  put_branch(enc.data(), child, v, vlen);
+  uint32_t hashed = 0;
+  for (const NodeRef& r : child) hashed += r.is_hash();
+  s.enc.resize(branch_size(child, v, vlen));
+  put_branch(s.enc.data(), child, v, vlen);
   ++s.stats.branches;
-  NodeRef ref = hash_small(s, c.capture, enc);
+  NodeRef ref = close_node(c, NodeKind::branch, s.enc.data(), s.enc.size(), hashed, kv[lo].key, D, top && D == d0);
   if (D > d0) {
-    enc.resize(extension_size(D - d0, ref));
-    put_extension_key(enc.data(), kv[lo].key, d0, D, ref);
+    s.enc.resize(extension_size(D - d0, ref));
+    put_extension_key(s.enc.data(), kv[lo].key, d0, D, ref);
     ++s.stats.extensions;
-    ref = hash_small(s, c.capture, enc);
+    ref = close_node(c, NodeKind::extension, s.enc.data(), s.enc.size(), ref.is_hash(), kv[lo].key, d0, top);
   }
   return ref;
 }
 
-}  // namespace
+// The node over [lo, hi) at depth d0 (all its keys share nibbles [0, d0)); top: the trie's
+// top node (sunk even when embedded).
+NodeRef build_range(const Ctx& c, size_t lo, size_t hi, size_t d0, bool top) {
+  if (c.failed()) return {};
+  if (c.hook && hi - lo == 1) return hook_leaf(c, lo, d0, top);
+  if (hi - lo <= c.chunk) {
+    if (!c.sink) return ChunkBuilder<false>(c.local(), c.kv, c.capture, nullptr).build(lo, hi, d0);
+    ChunkBuilder<true> chunk(c.local(), c.kv, c.capture, c.sink);
+    const NodeRef ref = chunk.build(lo, hi, d0);
+    c.fail(chunk.sink_nodes(top));
+    return ref;
+  }
+  return build_split(c, lo, hi, d0, lcp_nibbles(c.kv[lo], c.kv[hi - 1]), top);
+}
 
-bool is_sorted_unique(std::span<const KeyValue> pairs) {
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (pairs[i].value_len == 0) return false;
-    if (i == 0) continue;
+// Sums the per-thread counts (the top node's keccak counted here when it is embedded).
+BuildStats merged_stats(const std::vector<Scratch>& scratch, const NodeRef& top) {
+  BuildStats t;
+  for (const Scratch& s : scratch) {
+    t.leaves += s.stats.leaves;
+    t.branches += s.stats.branches;
+    t.extensions += s.stats.extensions;
+    t.keccak_calls += s.stats.keccak_calls;
+    t.keccak_bytes += s.stats.keccak_bytes;
+    t.sunk += s.stats.sunk;
+    t.sunk_bytes += s.stats.sunk_bytes;
+    if (s.stats.leaves) ++t.threads_used;
+  }
+  if (top.len < 32) {
+    ++t.keccak_calls;
+    t.keccak_bytes += top.len;
+  }
+  return t;
+}
+
+// Keys strictly ascending in byte order.
+bool keys_ascending(std::span<const KeyValue> pairs) {
+  for (size_t i = 1; i < pairs.size(); ++i) {
     const KeyValue& a = pairs[i - 1];
     const KeyValue& b = pairs[i];
     const uint32_t m = std::min(a.key_len, b.key_len);
@@ -436,6 +570,14 @@ bool is_sorted_unique(std::span<const KeyValue> pairs) {
     if (c > 0 || (c == 0 && a.key_len >= b.key_len)) return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool is_sorted_unique(std::span<const KeyValue> pairs) {
+  for (const KeyValue& p : pairs)
+    if (p.value_len == 0) return false;
+  return keys_ascending(pairs);
 }
 
 Hash32 build_root(std::span<const KeyValue> pairs, const BuildOptions& options, BuildStats* stats) {
@@ -448,24 +590,30 @@ Hash32 build_root(std::span<const KeyValue> pairs, const BuildOptions& options, 
   // scope's loops keeps whatever slot it has elsewhere (never concurrently with them).
   std::vector<Scratch> scratch(parallel ? std::max(st::pipeline::concurrency(), st::pipeline::thread_slot() + 1) : 1);
   Ctx c{pairs, std::max<size_t>(options.chunk_keys, 1), options.capture, parallel, &scratch};
-  NodeRef top = build_range(c, 0, pairs.size(), 0);
-  if (top.len < 32) {
-    capture_append(options.capture, top.bytes, top.len);
-    ++c.local().stats.keccak_calls;
-    c.local().stats.keccak_bytes += top.len;
-  }
-  if (stats) {
-    *stats = BuildStats{};
-    for (const Scratch& s : scratch) {
-      stats->leaves += s.stats.leaves;
-      stats->branches += s.stats.branches;
-      stats->extensions += s.stats.extensions;
-      stats->keccak_calls += s.stats.keccak_calls;
-      stats->keccak_bytes += s.stats.keccak_bytes;
-      if (s.stats.leaves) ++stats->threads_used;
-    }
-  }
+  NodeRef top = build_range(c, 0, pairs.size(), 0, true);
+  if (top.len < 32) capture_append(options.capture, top.bytes, top.len);
+  if (stats) *stats = merged_stats(scratch, top);
   return root_hash_of(top);
+}
+
+io::Status write_trie(std::span<const KeyValue> pairs, NodeSink& sink, Hash32* root, const WriteOptions& options,
+                      BuildStats* stats) {
+  if (!keys_ascending(pairs)) return {io::Errc::bad_argument, "mpt build: keys not strictly ascending (duplicate key?)"};
+  for (const KeyValue& p : pairs) {
+    if (options.hook ? p.key_len != pairs[0].key_len : p.value_len == 0)
+      return {io::Errc::bad_argument, options.hook ? "mpt build: keys of different lengths" : "mpt build: an empty value"};
+  }
+  *root = kEmptyRoot;
+  if (pairs.empty()) return {};
+  std::vector<Scratch> scratch(1);
+  io::Status status;
+  // With a hook no range is a chunk: every leaf is built alone, in key order.
+  Ctx c{pairs, options.hook ? 0 : std::max<size_t>(options.chunk_keys, 1), nullptr, false, &scratch, &sink, options.hook, &status};
+  const NodeRef top = build_range(c, 0, pairs.size(), 0, true);
+  if (!status.ok()) return status;
+  if (stats) *stats = merged_stats(scratch, top);
+  *root = root_hash_of(top);
+  return {};
 }
 
 Hash32 build_secure_root(std::span<const KeyValue> pairs, const BuildOptions& options, BuildStats* stats) {

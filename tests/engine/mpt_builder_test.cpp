@@ -8,6 +8,7 @@
 
 #include "engine/mpt/builder.h"
 #include "kernels/keccak256.h"
+#include "tests/engine/mpt_test_util.h"
 #include "tests/engine/mpt_vectors.h"
 
 using namespace st;
@@ -111,16 +112,7 @@ TEST_CASE("mpt builder: N=100000 spec root, capture covers every hashed node") {
 TEST_CASE("mpt builder: random plain sets with prefix keys match the reference") {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 60; ++round) {
-    std::map<Bytes, Bytes> m;
-    const size_t n = 1 + rng() % 200;
-    const size_t alphabet = 1 + rng() % 4;  // tiny alphabets force shared prefixes
-    for (size_t i = 0; i < n; ++i) {
-      Bytes k(rng() % 6);
-      for (auto& b : k) b = uint8_t(rng() % alphabet * 0x11 + (rng() % 2));
-      Bytes v(1 + rng() % (round % 3 == 0 ? 3 : 40));
-      for (auto& b : v) b = uint8_t(rng());
-      m[k] = v;
-    }
+    const std::map<Bytes, Bytes> m = mpt_test::random_plain_set(rng, round);
     auto pairs = as_pairs(m);
     const std::string want = ref::to_hex(ref::mpt_root(m));
     for (size_t chunk : {size_t(1), size_t(5), size_t(4096)}) {

@@ -10,7 +10,6 @@
 
 #include "engine/mpt/builder.h"
 #include "engine/persist/mpt/node.h"
-#include "engine/persist/mpt/trie_writer.h"
 #include "tests/engine/persist_mpt_test_util.h"
 #include "tests/reference/mpt_reference.h"
 #include "workloads/genesis.h"
@@ -273,25 +272,37 @@ TEST_CASE("persist mpt: rebuild replaces the state; the old one stays readable u
 }
 
 namespace {
-struct CaptureSink final : persist::MptNodeSink {
-  std::vector<std::pair<persist::MptRecordKind, std::vector<uint8_t>>> nodes;
+struct CaptureSink final : mpt::NodeSink {
+  std::vector<std::pair<mpt::NodeKind, std::vector<uint8_t>>> nodes;
   std::vector<uint32_t> children;
-  io::Status node(persist::MptRecordKind k, std::span<const uint8_t> rlp, uint32_t c, const uint8_t*, uint32_t) override {
+  io::Status node(mpt::NodeKind k, std::span<const uint8_t> rlp, uint32_t c, const uint8_t*, uint32_t) override {
     nodes.emplace_back(k, std::vector<uint8_t>(rlp.begin(), rlp.end()));
     children.push_back(c);
     return {};
   }
 };
-struct ValueHook final : persist::MptLeafHook {
+struct ValueHook final : mpt::LeafHook {
   std::vector<std::vector<uint8_t>> values;
-  bool known = false;  // exercise the batched-leaf path
-  bool values_known() const override { return known; }
+  bool known = false;  // exercise the batched-leaf path: the values in the pairs, no hook
   io::Status leaf(size_t i, std::vector<uint8_t>* v, uint32_t* c) override {
     *v = values[i];
     *c = 0;
     return {};
   }
 };
+// The first n keys through mpt::write_trie: leaf values from the hook, or (hook.known) in
+// the pairs, built in chunks of chunk_keys.
+io::Status write_trie(const std::vector<std::array<uint8_t, 32>>& keys, size_t n, ValueHook& hook, CaptureSink& sink,
+                      mpt::Hash32* root, size_t chunk_keys = 4096) {
+  std::vector<mpt::KeyValue> kv;
+  for (size_t i = 0; i < n; ++i)
+    kv.push_back({keys[i].data(), 32, hook.known ? hook.values[i].data() : nullptr,
+                  hook.known ? uint32_t(hook.values[i].size()) : 0});
+  mpt::WriteOptions o;
+  o.chunk_keys = chunk_keys;
+  if (!hook.known) o.hook = &hook;
+  return mpt::write_trie(kv, sink, root, o);
+}
 }  // namespace
 
 TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder") {
@@ -303,13 +314,12 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
   for (size_t i = 0; i < keys.size(); ++i) hook.values.push_back({uint8_t(1 + i)});
   CaptureSink sink;
   mpt::Hash32 root;
-  persist::MptTrieCounts counts;
-  REQUIRE(persist::write_mpt_trie(keys[0].data(), 32, keys.size(), persist::MptRecordKind::leaf, hook, sink, &root, &counts).ok());
+  REQUIRE(write_trie(keys, keys.size(), hook, sink, &root).ok());
   std::vector<mpt::KeyValue> kv;
   for (size_t i = 0; i < keys.size(); ++i) kv.push_back({keys[i].data(), 32, hook.values[i].data(), 1});
   CHECK(root == mpt::build_root(kv));
   REQUIRE(sink.nodes.size() == 1);  // the top extension only
-  CHECK(sink.nodes[0].first == persist::MptRecordKind::extension);
+  CHECK(sink.nodes[0].first == mpt::NodeKind::extension);
   CHECK(sink.children[0] == 0);     // its branch is embedded
   persist::DiskNode n;
   REQUIRE(persist::decode_disk_node(sink.nodes[0].second, &n) == "");
@@ -330,7 +340,7 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
   ValueHook h2;
   for (size_t i = 0; i < rk.size(); ++i) h2.values.push_back({uint8_t(0x80 | i), uint8_t(i)});
   CaptureSink s2;
-  REQUIRE(persist::write_mpt_trie(rk[0].data(), 32, rk.size(), persist::MptRecordKind::leaf, h2, s2, &root, &counts).ok());
+  REQUIRE(write_trie(rk, rk.size(), h2, s2, &root).ok());
   kv.clear();
   for (size_t i = 0; i < rk.size(); ++i) kv.push_back({rk[i].data(), 32, h2.values[i].data(), 2});
   CHECK(root == mpt::build_root(kv));
@@ -346,11 +356,19 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
     CaptureSink s3;
     mpt::Hash32 root3;
     const bool small = h == &hook;
-    REQUIRE(persist::write_mpt_trie(small ? keys[0].data() : rk[0].data(), 32, small ? keys.size() : rk.size(),
-                                    persist::MptRecordKind::leaf, *h, s3, &root3, &counts).ok());
+    REQUIRE(write_trie(small ? keys : rk, small ? keys.size() : rk.size(), *h, s3, &root3).ok());
     const CaptureSink& want = small ? sink : s2;
     CHECK(s3.nodes == want.nodes);
     CHECK(s3.children == want.children);
+    // Chunks of a few keys: the split nodes above them sunk between the chunks' nodes.
+    for (size_t chunk : {1, 2, 7, 64}) {
+      CaptureSink s5;
+      mpt::Hash32 root5;
+      REQUIRE(write_trie(small ? keys : rk, small ? keys.size() : rk.size(), *h, s5, &root5, chunk).ok());
+      CHECK(root5 == root3);
+      CHECK(s5.nodes == want.nodes);
+      CHECK(s5.children == want.children);
+    }
     h->known = false;
   }
   // One key: its leaf is the top (depth 0) on both paths.
@@ -359,7 +377,7 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
     one.known = known;
     one.values.push_back({0x42});
     CaptureSink s4;
-    REQUIRE(persist::write_mpt_trie(rk[0].data(), 32, 1, persist::MptRecordKind::leaf, one, s4, &root, &counts).ok());
+    REQUIRE(write_trie(rk, 1, one, s4, &root).ok());
     kv.assign(1, {rk[0].data(), 32, one.values[0].data(), 1});
     CHECK(root == mpt::build_root(kv));
     CHECK(s4.nodes.size() == 1);
@@ -368,8 +386,7 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
   rk[1] = rk[0];
   for (bool known : {false, true}) {
     h2.known = known;
-    CHECK(persist::write_mpt_trie(rk[0].data(), 32, rk.size(), persist::MptRecordKind::leaf, h2, s2, &root, &counts).code() ==
-          io::Errc::bad_argument);
+    CHECK(write_trie(rk, rk.size(), h2, s2, &root).code() == io::Errc::bad_argument);
   }
 }
 

@@ -2,9 +2,10 @@
 //
 //   1. every account's address -> keccak256 (batch kernel, chunks of 4096), sorted: the
 //      account list (40 bytes per account) is the only state-sized structure in memory
-//   2. the account trie is written by write_mpt_trie over that list; its leaf hook
+//   2. the account trie is written by mpt::write_trie over that list; its leaf hook
 //      generates account i, hashes + sorts its storage slots (one keccak batch), writes its
-//      storage trie (so memory peaks at the largest contract), then returns the account RLP
+//      storage trie (mpt::write_trie again, chunked and batched like mpt::build_root; so
+//      memory peaks at the largest contract), then returns the account RLP
 //   3. arena: nodes go through the SubtreePacker into fresh COW pages, then commit_arena;
 //      RocksDB: nodes go into WriteBatches of kRocksBatchNodes under their path keys, then
 //      commit_rocks
@@ -17,7 +18,7 @@
 #include "engine/persist/mpt/db.h"
 #include "kernels/support/clock.h"
 #include "engine/persist/mpt/node.h"
-#include "engine/persist/mpt/trie_writer.h"
+#include "engine/mpt/builder.h"
 #include "engine/persist/snapshot/rocks.h"
 #include "engine/persist/snapshot/writer.h"
 #include "engine/persist/subtree_packer.h"
@@ -44,23 +45,37 @@ struct SlotEntry {
 };
 static_assert(offsetof(SlotEntry, hash) == 0);
 
-class PackerSink final : public MptNodeSink {
+// A sink knows which trie it receives: the account trie, or (between set_storage_owner
+// calls) the storage trie of one account.
+class DbSink : public mpt::NodeSink {
+ public:
+  void set_storage_owner(const uint8_t* account_hash) { owner_ = account_hash; }
+
+ protected:
+  MptRecordKind record_kind(mpt::NodeKind k) const {
+    if (k == mpt::NodeKind::branch) return MptRecordKind::branch;
+    if (k == mpt::NodeKind::extension) return MptRecordKind::extension;
+    return owner_ ? MptRecordKind::leaf : MptRecordKind::account_leaf;
+  }
+  const uint8_t* owner_ = nullptr;
+};
+
+class PackerSink final : public DbSink {
  public:
   explicit PackerSink(SubtreePacker& p) : packer_(p) {}
-  io::Status node(MptRecordKind kind, std::span<const uint8_t> rlp, uint32_t children, const uint8_t*,
+  io::Status node(mpt::NodeKind kind, std::span<const uint8_t> rlp, uint32_t children, const uint8_t*,
                   uint32_t) override {
-    return packer_.push(uint8_t(kind), rlp, children);
+    return packer_.push(uint8_t(record_kind(kind)), rlp, children);
   }
 
  private:
   SubtreePacker& packer_;
 };
 
-class RocksSink final : public MptNodeSink {
+class RocksSink final : public DbSink {
  public:
   explicit RocksSink(io::RocksKvStore& db) : db_(db) {}
-  void set_storage_owner(const uint8_t* account_hash) { owner_ = account_hash; }
-  io::Status node(MptRecordKind, std::span<const uint8_t> rlp, uint32_t, const uint8_t* key32,
+  io::Status node(mpt::NodeKind, std::span<const uint8_t> rlp, uint32_t, const uint8_t* key32,
                   uint32_t depth) override {
     keys_.push_back(owner_ ? storage_node_key(owner_, key32, depth) : account_node_key(key32, depth));
     values_.emplace_back(reinterpret_cast<const char*>(rlp.data()), rlp.size());
@@ -79,32 +94,16 @@ class RocksSink final : public MptNodeSink {
 
  private:
   io::RocksKvStore& db_;
-  const uint8_t* owner_ = nullptr;
   std::vector<std::string> keys_, values_;
   std::vector<io::KvWrite> writes_;
 };
 
-// Storage leaves: values known up front, no record children.
-class SlotHook final : public MptLeafHook {
- public:
-  explicit SlotHook(const std::vector<SlotEntry>& e) : e_(e) {}
-  io::Status leaf(size_t i, std::vector<uint8_t>* value, uint32_t* children) override {
-    value->assign(e_[i].value, e_[i].value + e_[i].value_len);
-    *children = 0;
-    return {};
-  }
-  bool values_known() const override { return true; }
-
- private:
-  const std::vector<SlotEntry>& e_;
-};
-
 // Account leaves: the account's storage trie first, then its RLP.
-class AccountHook final : public MptLeafHook {
+class AccountHook final : public mpt::LeafHook {
  public:
-  AccountHook(const state::StateSource& src, const std::vector<AccountKey>& accs, MptNodeSink& sink,
-              RocksSink* rocks, const ProgressFn& progress, uint64_t total_keys)
-      : src_(src), accs_(accs), sink_(sink), rocks_(rocks), progress_(progress), total_keys_(total_keys),
+  AccountHook(const state::StateSource& src, const std::vector<AccountKey>& accs, DbSink& sink,
+              const ProgressFn& progress, uint64_t total_keys)
+      : src_(src), accs_(accs), sink_(sink), progress_(progress), total_keys_(total_keys),
         progress_every_(std::clamp<uint64_t>(total_keys / 64, 1, kProgressMaxEvery)) {}
 
   io::Status leaf(size_t i, std::vector<uint8_t>* value, uint32_t* children) override {
@@ -129,11 +128,14 @@ class AccountHook final : public MptLeafHook {
     f.nonce = rec_.nonce;
     f.balance = rec_.balance;
     if (!rec_.code.empty()) st::kernels::keccak256(rec_.code.data(), rec_.code.size(), f.code_hash.data());
-    if (rocks_) rocks_->set_storage_owner(accs_[i].hash);
-    SlotHook hook(slots_);
-    io::Status s = write_mpt_trie(slots_.empty() ? nullptr : slots_[0].hash, sizeof(SlotEntry), slots_.size(), MptRecordKind::leaf, hook,
-                                  sink_, &f.storage_root, &storage_counts);
-    if (rocks_) rocks_->set_storage_owner(nullptr);
+    pairs_.resize(slots_.size());
+    for (size_t j = 0; j < slots_.size(); ++j) pairs_[j] = {slots_[j].hash, 32, slots_[j].value, slots_[j].value_len};
+    sink_.set_storage_owner(accs_[i].hash);
+    mpt::BuildStats st;
+    io::Status s = mpt::write_trie(pairs_, sink_, &f.storage_root, {}, &st);
+    sink_.set_storage_owner(nullptr);
+    storage_sunk += st.sunk;
+    storage_bytes += st.sunk_bytes;
     if (!s.ok()) {
       if (s.code() == io::Errc::bad_argument)
         return {s.code(), s.message() + " in the storage of account #" + std::to_string(accs_[i].index)};
@@ -161,20 +163,20 @@ class AccountHook final : public MptLeafHook {
   }
 
   uint64_t slots_total = 0;
-  MptTrieCounts storage_counts;
+  uint64_t storage_sunk = 0, storage_bytes = 0;  // storage-trie nodes sunk and their RLP bytes
   SnapshotSink* snapshot = nullptr;  // --snapshot: the flat table, written as the leaves come
 
  private:
   const state::StateSource& src_;
   const std::vector<AccountKey>& accs_;
-  MptNodeSink& sink_;
-  RocksSink* rocks_;
+  DbSink& sink_;
   const ProgressFn& progress_;
   uint64_t total_keys_;
   uint64_t progress_every_;  // about 64 calls per build
   uint64_t last_progress_ = 0;
   state::AccountRecord rec_;
   std::vector<SlotEntry> slots_;
+  std::vector<mpt::KeyValue> pairs_;  // into slots_
   std::vector<const uint8_t*> msgs_;
   std::vector<size_t> lens_;
   std::vector<uint8_t> hashes_;
@@ -226,7 +228,7 @@ struct MptBuild {
   std::vector<AccountKey> accs;
   uint64_t total_keys = 0;
   mpt::Hash32 root{};
-  MptTrieCounts counts;
+  mpt::BuildStats counts;  // the account trie's
   DbFiles::Fields fields;
   uint64_t slots_written = 0, storage_sunk = 0, storage_bytes = 0;
   BuildReport rep;
@@ -234,14 +236,17 @@ struct MptBuild {
 
 // Writes the account trie (and through the hook every storage trie, and with snapshot
 // the leaves in key order) into the sink.
-io::Status write_tree(MptBuild& b, MptNodeSink& sink, RocksSink* rocks, SnapshotSink* snapshot) {
-  AccountHook hook(b.src, b.accs, sink, rocks, b.progress, b.total_keys);
+io::Status write_tree(MptBuild& b, DbSink& sink, SnapshotSink* snapshot) {
+  AccountHook hook(b.src, b.accs, sink, b.progress, b.total_keys);
   hook.snapshot = snapshot;
-  io::Status s = write_mpt_trie(b.accs.empty() ? nullptr : b.accs[0].hash, sizeof(AccountKey), b.accs.size(),
-                                MptRecordKind::account_leaf, hook, sink, &b.root, &b.counts);
+  std::vector<mpt::KeyValue> keys(b.accs.size());
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = {b.accs[i].hash, 32, nullptr, 0};
+  mpt::WriteOptions wo;
+  wo.hook = &hook;
+  io::Status s = mpt::write_trie(keys, sink, &b.root, wo, &b.counts);
   b.slots_written = hook.slots_total;
-  b.storage_sunk = hook.storage_counts.sunk;
-  b.storage_bytes = hook.storage_counts.sunk_bytes;
+  b.storage_sunk = hook.storage_sunk;
+  b.storage_bytes = hook.storage_bytes;
   return s;
 }
 
@@ -265,7 +270,7 @@ io::Status build_arena(DbFiles& files, const DbOptions& o, MptBuild& b) {
   std::optional<SnapshotWriter> snap;
   if (o.snapshot) snap.emplace(w);
   SnapshotRef snap_ref;
-  io::Status s = write_tree(b, sink, nullptr, snap ? &*snap : nullptr);
+  io::Status s = write_tree(b, sink, snap ? &*snap : nullptr);
   if (s.ok()) s = packer.finish(&roots);
   if (s.ok() && snap) s = snap->finish(&snap_ref);
   if (s.ok() && roots.size() > 1) s = {io::Errc::bad_argument, "mpt build: more than one root record"};
@@ -299,7 +304,7 @@ io::Status build_rocks(DbFiles& files, const DbOptions& o, MptBuild& b) {
     if (io::Status s = create_rocks_snapshot(*files.rocks, &family); !s.ok()) return s;
     snap.emplace(*files.rocks, family);
   }
-  io::Status s = write_tree(b, sink, &sink, snap ? &*snap : nullptr);
+  io::Status s = write_tree(b, sink, snap ? &*snap : nullptr);
   if (s.ok()) s = sink.flush();
   if (s.ok() && snap) s = snap->finish();
   if (!s.ok()) return s;
