@@ -364,6 +364,114 @@ TEST_CASE("block pipeline: block k+1's hash runs while block k publishes; the ro
   }
 }
 
+TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the same values, gives the same roots, hands every page to the commit") {
+  // The split deals the keys out by path; each share reads through its own reader of the
+  // same state. Whatever the split, the traversal must read the same (key, value) sequence
+  // (read_digest), the commits give the same roots, and the commit reads nothing (every
+  // page any share read went to it). K = 2 with a forced overlap: block i + 1's readers pin
+  // the state before block i's commit.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = reuse_tmp("split0");
+    persist::BuildReport rep;
+    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    std::vector<std::array<uint8_t, 32>> roots;
+    std::vector<uint64_t> digests, single_reads;
+    for (uint32_t k : {1u, 2u})
+      for (uint32_t threads : {1u, 2u, 3u}) {
+        CAPTURE(k);
+        CAPTURE(threads);
+        const std::string db = reuse_tmp("split_run");
+        fs::copy(db0, db, fs::copy_options::recursive);
+        RunOptions o;
+        o.dir = db;
+        o.reader = ReaderModel::bal;
+        o.inflight = k;
+        o.prefetch_threads = threads;
+        std::mutex mu;
+        std::condition_variable cv;
+        std::set<size_t> traversed;
+        if (k == 2) {
+          o.after_traverse = [&](size_t i) {
+            std::lock_guard<std::mutex> g(mu);
+            traversed.insert(i);
+            cv.notify_all();
+          };
+          o.before_commit = [&](size_t i) {
+            if (i + 1 >= blocks.size()) return;
+            std::unique_lock<std::mutex> g(mu);
+            cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
+          };
+        }
+        RunResult res;
+        const Status st = run_blocks(o, blocks, &res);
+        REQUIRE_MESSAGE(st.ok(), st.message());
+        REQUIRE(res.blocks.size() == blocks.size());
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          const BlockResult& b = res.blocks[i];
+          CAPTURE(i);
+          CHECK(b.prefetch_threads == threads);
+          CHECK(b.prefetch_keys > 0);
+          if (roots.size() < blocks.size()) {
+            roots.push_back(b.commit_stats.root);
+            digests.push_back(b.read_digest);
+          } else {
+            CHECK(b.commit_stats.root == roots[i]);
+            CHECK(b.read_digest == digests[i]);
+          }
+          if (k == 1 && threads == 1) single_reads.push_back(b.prefetch_page_reads);
+          // Each page is read by at most every share (the top pages), never less than once.
+          if (k == 1) {
+            CHECK(b.prefetch_page_reads >= single_reads[i]);
+            CHECK(b.prefetch_page_reads <= threads * single_reads[i]);
+          }
+          if (threads == 1) CHECK(b.prefetch_helper_busy_ns == 0);
+          CHECK(b.commit_stats.pages_read == 0);
+          CHECK(b.commit_stats.pages_reused > 0);
+          CHECK(b.state_read_latency_us.count == b.prefetch_page_reads);  // every share's reads timed
+        }
+        fs::remove_all(db);
+      }
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("block pipeline: a split prefetch takes at most one thread per read in flight; serial and geth never split") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  const std::string db0 = reuse_tmp("split_qd0");
+  persist::BuildReport rep;
+  REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
+  struct Case {
+    ReaderModel reader;
+    uint32_t qd, threads, used;
+  };
+  for (const Case& c : {Case{ReaderModel::bal, 2, 3, 2}, Case{ReaderModel::bal, 1, 2, 1}, Case{ReaderModel::serial, 8, 2, 1},
+                        Case{ReaderModel::geth, 8, 2, 1}}) {
+    CAPTURE(reader_model_name(c.reader));
+    CAPTURE(c.qd);
+    CAPTURE(c.threads);
+    RunOptions o;
+    o.reader = c.reader;
+    o.queue_depth = c.qd;
+    o.prefetch_threads = c.threads;
+    CHECK(prefetch_threads_used(o, persist::StoreKind::arena) == c.used);
+    CHECK(prefetch_threads_used(o, persist::StoreKind::rocksdb) == 1);
+    const std::string db = reuse_tmp("split_qd");
+    fs::copy(db0, db, fs::copy_options::recursive);
+    o.dir = db;
+    o.geth_workers = 1;
+    RunResult res;
+    const Status st = run_blocks(o, blocks, &res);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    for (const BlockResult& b : res.blocks) CHECK(b.prefetch_threads == c.used);
+    fs::remove_all(db);
+  }
+  fs::remove_all(db0);
+}
+
 TEST_CASE("block pipeline: without the reuse the commit reads the pages the block's reader had read") {
   // The device reads the reuse saves: bal, one block at a time.
   const state::SyntheticState src(reuse_spec());
@@ -633,15 +741,18 @@ TEST_CASE("block pipeline: with bal the traverse stage allocates nothing per blo
   persist::BuildReport rep;
   REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
   for (ReaderModel reader : {ReaderModel::bal, ReaderModel::serial})
-    for (uint32_t k : {1u, 2u}) {
+    for (uint32_t k : {1u, 2u})
+    for (uint32_t threads : {1u, 2u}) {  // bal's prefetch on one reader, or split over two
       CAPTURE(reader_model_name(reader));
       CAPTURE(k);
+      CAPTURE(threads);
       const std::string db = reuse_tmp("heap_run");
       fs::copy(db0, db, fs::copy_options::recursive);
       RunOptions o;
       o.dir = db;
       o.reader = reader;
       o.inflight = k;
+      o.prefetch_threads = threads;
       StageAllocs allocs(blocks.size());
       allocs.hook(o);
       RunResult res;
