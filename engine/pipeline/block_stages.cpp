@@ -12,7 +12,6 @@
 
 #include "engine/persist/page_reader.h"
 #include "engine/persist/snapshot/db.h"
-#include "engine/pipeline/key_paths.h"
 #include "engine/pipeline/parallel.h"
 
 namespace st::pipeline::detail {
@@ -212,9 +211,9 @@ class SplitPrefetch {
   void deal_keys() {
     for (PrefetchPart& part : t_.parts) part.keys.clear(), part.positions.clear();
     const std::vector<state::StateKey>& keys = t_.key_index.keys;
-    path_first_bytes(ctx_.base_manifest.params, keys, &t_.path_bytes);
+    t_.paths.compute(ctx_.base_manifest.params, keys);
     for (size_t p = 0; p < keys.size(); ++p) {
-      PrefetchPart& part = t_.parts[size_t(t_.path_bytes[p]) * n_ >> 8];
+      PrefetchPart& part = t_.parts[size_t(t_.paths.first_byte[p]) * n_ >> 8];
       part.keys.push_back(keys[p]);
       part.positions.push_back(uint32_t(p));
     }

@@ -22,6 +22,7 @@
 #include "engine/persist/tree_db.h"
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/diff_layer.h"
+#include "engine/pipeline/key_paths.h"
 #include "engine/pipeline/worker_pool.h"
 #include "engine/state/bal_derive.h"
 #include "kernels/support/clock.h"
@@ -85,7 +86,7 @@ struct BlockToken {
   std::vector<persist::LookupAnswer> answers;
   // bal with a split prefetch: one share per prefetch thread (empty: one reader did it all).
   std::vector<PrefetchPart> parts;
-  std::vector<uint8_t> path_bytes;  // per key: its path's first byte (key_paths.h), to deal them out
+  KeyPaths paths;  // per key: its path's first byte, to deal the keys out
   // serial, geth: the answer of the traversal's one-key lookup; geth: per key position,
   // whether answers holds it yet (read by a worker or the traversal).
   std::vector<persist::LookupAnswer> one_answer;

@@ -27,9 +27,12 @@
 #include "engine/persist/bintrie/pure_hash.h"
 #include "engine/persist/snapshot/verify.h"
 #include "engine/persist/tree_db.h"
+#include "engine/bintrie/keys.h"
 #include "engine/pipeline/block_run.h"
+#include "engine/pipeline/key_paths.h"
 #include "engine/pipeline/parallel.h"
 #include "engine/state/bal_builder.h"
+#include "kernels/keccak256.h"
 #include "tests/engine/heap_counter.h"
 #include "workloads/synthetic_state.h"
 
@@ -361,6 +364,46 @@ TEST_CASE("block pipeline: block k+1's hash runs while block k publishes; the ro
         fs::remove_all(db);
       }
     fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("key paths: the first byte of each key's path, MPT keccak256 of slot or address, binary trie the tree key") {
+  std::mt19937_64 rng(9);
+  std::vector<state::StateKey> keys;
+  for (int i = 0; i < 37; ++i) {  // accounts and slots mixed; more slots than one 8-lane batch
+    state::StateKey k;
+    for (auto& b : k.address) b = uint8_t(rng());
+    if (i % 5) {
+      state::Hash32 slot{};
+      for (auto& b : slot) b = uint8_t(rng());
+      k.slot = slot;
+    }
+    keys.push_back(k);
+  }
+  KeyPaths paths;
+  st::io::StoreParams mpt;
+  mpt.tree_kind = st::io::TreeKind::mpt;
+  paths.compute(mpt, keys);
+  REQUIRE(paths.first_byte.size() == keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    CAPTURE(i);
+    uint8_t d[32];
+    if (keys[i].slot) st::kernels::keccak256(keys[i].slot->data(), 32, d);
+    else st::kernels::keccak256(keys[i].address.data(), 20, d);
+    CHECK(paths.first_byte[i] == d[0]);
+  }
+  for (st::io::HashKind kind : {st::io::HashKind::sha256, st::io::HashKind::blake3}) {
+    st::io::StoreParams bt;
+    bt.tree_kind = st::io::TreeKind::bintrie;
+    bt.hash_kind = kind;
+    paths.compute(bt, keys);
+    const st::bintrie::KeyScheme ks{st::bintrie::make_hasher(kind), st::bintrie::TreeIndexEndian::big};
+    for (size_t i = 0; i < keys.size(); ++i) {
+      CAPTURE(i);
+      const st::bintrie::Hash32 key = keys[i].slot ? st::bintrie::storage_slot_key(ks, keys[i].address, *keys[i].slot)
+                                                  : st::bintrie::basic_data_key(ks, keys[i].address);
+      CHECK(paths.first_byte[i] == key[0]);
+    }
   }
 }
 
