@@ -312,7 +312,7 @@ void declare_options(Args& args) {
   args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
   args.option_u64("prefetch-threads", "N",
                   "--reader bal on the arena: threads the block's batch is split over, each a reader at qd / N\n"
-                  "(default 2 on two or more CPUs, else 1)", 1, 16);
+                  "(1: one reader on the stage's thread)", 1, 16, 1);
 }
 
 void declare_generator_options(Args& args) {
@@ -390,7 +390,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
   ro.queue_depth = queue_depth(args);
   ro.inflight = uint32_t(args.get_u64("inflight"));
-  ro.prefetch_threads = uint32_t(args.get_u64_opt("prefetch-threads").value_or(0));
+  ro.prefetch_threads = uint32_t(args.get_u64("prefetch-threads"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.overlap_hash = !args.given("no-hash-overlap");
   ro.pure_hash = !args.given("no-pure-hash");

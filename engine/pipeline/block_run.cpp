@@ -44,8 +44,7 @@ const char* reader_model_name(ReaderModel m) {
 
 uint32_t prefetch_threads_used(const RunOptions& o, persist::StoreKind store) {
   if (o.reader != ReaderModel::bal || store != persist::StoreKind::arena || o.snapshot) return 1;
-  const uint32_t n = o.prefetch_threads ? o.prefetch_threads : (available_cpus() >= 2 ? 2 : 1);
-  return std::max<uint32_t>(1, std::min(n, o.queue_depth));
+  return std::max<uint32_t>(1, std::min(o.prefetch_threads, o.queue_depth));
 }
 
 namespace {
@@ -57,7 +56,7 @@ io::Status bad(std::string m) { return io::Status(io::Errc::bad_argument, std::m
 io::Status check_options(const RunOptions& options) {
   if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
   if (options.queue_depth < 1) return bad("--qd must be at least 1");
-  if (options.prefetch_threads > 16) return bad("--prefetch-threads must be in 1..16");
+  if (options.prefetch_threads < 1 || options.prefetch_threads > 16) return bad("--prefetch-threads must be in 1..16");
   if (options.geth_workers > 256) return bad("--workers must be in 1..256");
   for (const std::vector<int>* cpus :
        {&options.stage_cpus.prefetch, &options.stage_cpus.traverse, &options.stage_cpus.hash, &options.stage_cpus.commit})

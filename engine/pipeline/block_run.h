@@ -8,7 +8,9 @@
 //             fixed at the last whole commit batch, see below), or with RunOptions::snapshot
 //             that state's flat snapshot; reader `bal`: the block's whole access set (every account of the
 //             BAL, every slot read or written) looked up in ONE streamed batch at the
-//             queue depth (TreeDb::lookup); `serial`: nothing more
+//             queue depth (TreeDb::lookup), on the arena optionally split by key path over
+//             RunOptions::prefetch_threads readers of the same state, each at its share of
+//             the queue depth; `serial`: nothing more
 //   traverse  the block's transactions in order (block access indices 0..n+1, accesses from
 //             access_by_index: accounts read, accounts written, then slots read, the written
 //             slots among them, in BAL order); each access is served by the block's own
@@ -79,8 +81,8 @@ struct RunOptions {
   // bal on an arena database without the snapshot: the block's batch is split over this
   // many threads (1..16), each looking its share up through its own reader of the same
   // pinned state at queue_depth / n (the block still keeps at most queue_depth reads in
-  // flight); 0: 2 when the process may run on two or more CPUs and queue_depth >= 2, else 1.
-  uint32_t prefetch_threads = 0;
+  // flight; at most queue_depth threads). 1: one reader on the stage's thread.
+  uint32_t prefetch_threads = 1;
   // geth: the workers re-executing the block's transactions ahead of the main one
   // (0: go-ethereum's 4/5 of the CPUs, at least 1).
   uint32_t geth_workers = 0;
