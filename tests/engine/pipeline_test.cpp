@@ -157,6 +157,44 @@ std::string reuse_tmp(const std::string& name) {
   return d;
 }
 
+// The database of `src` built into a fresh directory `name` (reuse_db_options).
+std::string built_db(const std::string& name, const state::SyntheticState& src, bool bintrie) {
+  const std::string d = reuse_tmp(name);
+  persist::BuildReport rep;
+  REQUIRE(persist::build_db(reuse_db_options(d, bintrie), src, &rep).ok());
+  return d;
+}
+
+// A fresh copy of database `db0` in directory `name`, for one run.
+std::string run_copy(const std::string& db0, const std::string& name) {
+  const std::string d = reuse_tmp(name);
+  fs::copy(db0, d, fs::copy_options::recursive);
+  return d;
+}
+
+}  // namespace
+
+namespace {
+// Forces block i's commit to wait (up to 20 s) until block i + 1 is traversed, so block
+// i + 1's reader pins the state before block i and its commit walks pages block i wrote.
+// Must outlive the run it is installed in.
+struct ForcedOverlap {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<size_t> traversed;
+  void install(RunOptions& o, size_t blocks) {
+    o.after_traverse = [this](size_t i) {
+      std::lock_guard<std::mutex> g(mu);
+      traversed.insert(i);
+      cv.notify_all();
+    };
+    o.before_commit = [this, blocks](size_t i) {
+      if (i + 1 >= blocks) return;
+      std::unique_lock<std::mutex> g(mu);
+      cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
+    };
+  }
+};
 }  // namespace
 
 TEST_CASE("block pipeline: the commit takes the block's read pages; the same roots with and without, any reader and K") {
@@ -188,21 +226,8 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           o.pure_hash = true;
           // K = 2: block i commits only once block i + 1 is traversed, so block i + 1's
           // reader pins the state before block i and its commit walks pages block i wrote.
-          std::mutex mu;
-          std::condition_variable cv;
-          std::set<size_t> traversed;
-          if (k == 2) {
-            o.after_traverse = [&](size_t i) {
-              std::lock_guard<std::mutex> g(mu);
-              traversed.insert(i);
-              cv.notify_all();
-            };
-            o.before_commit = [&](size_t i) {
-              if (i + 1 >= blocks.size()) return;
-              std::unique_lock<std::mutex> g(mu);
-              cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
-            };
-          }
+          ForcedOverlap overlap;
+          if (k == 2) overlap.install(o, blocks.size());
           RunResult res;
           const Status st = run_blocks(o, blocks, &res);
           REQUIRE_MESSAGE(st.ok(), st.message());
@@ -417,37 +442,21 @@ TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the
   const std::vector<state::Block> blocks = reuse_blocks(src);
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
-    const std::string db0 = reuse_tmp("split0");
-    persist::BuildReport rep;
-    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    const std::string db0 = built_db("split0", src, bintrie);
     std::vector<std::array<uint8_t, 32>> roots;
     std::vector<uint64_t> digests, single_reads;
     for (uint32_t k : {1u, 2u})
       for (uint32_t threads : {1u, 2u, 3u}) {
         CAPTURE(k);
         CAPTURE(threads);
-        const std::string db = reuse_tmp("split_run");
-        fs::copy(db0, db, fs::copy_options::recursive);
+        const std::string db = run_copy(db0, "split_run");
         RunOptions o;
         o.dir = db;
         o.reader = ReaderModel::bal;
         o.inflight = k;
         o.prefetch_threads = threads;
-        std::mutex mu;
-        std::condition_variable cv;
-        std::set<size_t> traversed;
-        if (k == 2) {
-          o.after_traverse = [&](size_t i) {
-            std::lock_guard<std::mutex> g(mu);
-            traversed.insert(i);
-            cv.notify_all();
-          };
-          o.before_commit = [&](size_t i) {
-            if (i + 1 >= blocks.size()) return;
-            std::unique_lock<std::mutex> g(mu);
-            cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
-          };
-        }
+        ForcedOverlap overlap;
+        if (k == 2) overlap.install(o, blocks.size());
         RunResult res;
         const Status st = run_blocks(o, blocks, &res);
         REQUIRE_MESSAGE(st.ok(), st.message());
@@ -484,9 +493,7 @@ TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the
 TEST_CASE("block pipeline: a split prefetch takes at most one thread per read in flight; serial and geth never split") {
   const state::SyntheticState src(reuse_spec());
   const std::vector<state::Block> blocks = reuse_blocks(src);
-  const std::string db0 = reuse_tmp("split_qd0");
-  persist::BuildReport rep;
-  REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
+  const std::string db0 = built_db("split_qd0", src, false);
   struct Case {
     ReaderModel reader;
     uint32_t qd, threads, used;
@@ -502,8 +509,7 @@ TEST_CASE("block pipeline: a split prefetch takes at most one thread per read in
     o.prefetch_threads = c.threads;
     CHECK(prefetch_threads_used(o, persist::StoreKind::arena) == c.used);
     CHECK(prefetch_threads_used(o, persist::StoreKind::rocksdb) == 1);
-    const std::string db = reuse_tmp("split_qd");
-    fs::copy(db0, db, fs::copy_options::recursive);
+    const std::string db = run_copy(db0, "split_qd");
     o.dir = db;
     o.geth_workers = 1;
     RunResult res;
@@ -521,13 +527,10 @@ TEST_CASE("block pipeline: without the reuse the commit reads the pages the bloc
   const std::vector<state::Block> blocks = reuse_blocks(src);
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
-    const std::string db0 = reuse_tmp("saves0");
-    persist::BuildReport rep;
-    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    const std::string db0 = built_db("saves0", src, bintrie);
     uint64_t reads[2] = {0, 0}, reused[2] = {0, 0};
     for (bool reuse : {false, true}) {
-      const std::string db = reuse_tmp("saves");
-      fs::copy(db0, db, fs::copy_options::recursive);
+      const std::string db = run_copy(db0, "saves");
       RunOptions o;
       o.dir = db;
       o.reader = ReaderModel::bal;
