@@ -102,7 +102,8 @@ nlohmann::json latency_json(const stats::Latency& l) {
 nlohmann::json prefetch_json(const pipeline::BlockResult& b) {
   return {{"wall_ms", ms(b.prefetch.wall_ns())}, {"busy_ms", ms(b.prefetch.busy_ns)}, {"start_ms", ms(b.prefetch.start_ns)},
           {"keys", b.prefetch_keys}, {"device_reads", b.prefetch_page_reads}, {"bytes", b.prefetch_bytes},
-          {"io_wait_ms", ms(b.prefetch_io_wait_ns)}, {"snapshot_index_reads", b.snapshot_index_page_reads},
+          {"io_wait_ms", ms(b.prefetch_io_wait_ns)}, {"threads", b.prefetch_threads},
+          {"helper_busy_ms", ms(b.prefetch_helper_busy_ns)}, {"snapshot_index_reads", b.snapshot_index_page_reads},
           {"snapshot_index_bytes", b.snapshot_index_bytes}};
 }
 nlohmann::json traverse_json(const pipeline::BlockResult& b) {
@@ -309,6 +310,9 @@ void declare_options(Args& args) {
   args.option_u64("workers", "W", "--reader geth: workers ahead of the main traversal (default 4/5 of the CPUs, at least 1)", 1, 256);
   add_queue_depth(args, "queue depth of the reads");
   args.option_u64("inflight", "K", "blocks in flight (1: no overlap; 2: block k+1 reads while block k commits)", 1, 16, 1);
+  args.option_u64("prefetch-threads", "N",
+                  "--reader bal on the arena: threads the block's batch is split over, each a reader at qd / N\n"
+                  "(1: one reader on the stage's thread)", 1, 16, 1);
 }
 
 void declare_generator_options(Args& args) {
@@ -386,6 +390,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   ro.geth_workers = uint32_t(args.get_u64_opt("workers").value_or(0));
   ro.queue_depth = queue_depth(args);
   ro.inflight = uint32_t(args.get_u64("inflight"));
+  ro.prefetch_threads = uint32_t(args.get_u64("prefetch-threads"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.overlap_hash = !args.given("no-hash-overlap");
   ro.pure_hash = !args.given("no-pure-hash");
@@ -688,8 +693,9 @@ int cmd_run(int argc, char** argv) {
                            {"inflight", st.ro.inflight}, {"pin", st.pins}, {"page_reuse", st.ro.reuse_read_pages},
                            {"pure_hash", st.ro.pure_hash}, {"snapshot", st.ro.snapshot},
                            {"hash_overlap", st.ro.overlap_hash}};
-  st.ro.on_open = [&regime](const persist::DbFiles& files) {
+  st.ro.on_open = [&regime, &st](const persist::DbFiles& files) {
     store_regime(files, regime);
+    regime["prefetch_threads"] = pipeline::prefetch_threads_used(st.ro, files.store);
     regime["cold"] = files.store == persist::StoreKind::rocksdb
                          ? "a RocksDB snapshot of the writer's instance per block (its reads do not fill the block cache)"
                          : "O_DIRECT reads; a fresh reader page cache per block";

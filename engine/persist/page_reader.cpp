@@ -284,6 +284,15 @@ void PageReader::take_pages(SharedPages* out) {
   pages_.clear();
 }
 
+void PageReader::add_pages_to(SharedPages* out) {
+  assert(idle() && "add_pages_to() during a stream");
+  if (out->pages_.empty()) return take_pages(out);
+  forget_last();
+  out->pages_.merge(pages_);  // moves the nodes: no copy of a page
+  for (auto& [id, p] : pages_) spare_.push_back(std::move(p.bytes));  // held by *out already
+  pages_.clear();
+}
+
 const PageReader::Page* PageReader::find_page(uint64_t page_id) const {
   if (page_id == last_id_) return last_page_;
   if (auto it = pages_.find(page_id); it != pages_.end()) {

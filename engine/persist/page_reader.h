@@ -169,6 +169,10 @@ class PageReader {
   // ---- shared pages ----
   // Moves every cached page into *out (replacing its content). Requires idle().
   void take_pages(SharedPages* out);
+  // Moves every cached page into *out beside what it holds (a page both hold: *out's copy is
+  // kept, this one's buffer pooled). *out must hold pages of this reader's page file, read
+  // from the same state. Requires idle().
+  void add_pages_to(SharedPages* out);
   // Serves pages from `pages`, then `more` (nullptr: none) before reading them; both must
   // outlive this reader's use of them and not change meanwhile.
   void borrow(const SharedPages* pages, const SharedPages* more = nullptr) {

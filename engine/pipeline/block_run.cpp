@@ -19,6 +19,7 @@
 
 #include <tbb/flow_graph.h>
 
+#include <algorithm>
 #include <cassert>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,11 @@ const char* reader_model_name(ReaderModel m) {
   return "?";
 }
 
+uint32_t prefetch_threads_used(const RunOptions& o, persist::StoreKind store) {
+  if (o.reader != ReaderModel::bal || store != persist::StoreKind::arena || o.snapshot) return 1;
+  return std::max<uint32_t>(1, std::min(o.prefetch_threads, o.queue_depth));
+}
+
 namespace {
 using namespace detail;
 
@@ -50,6 +56,7 @@ io::Status bad(std::string m) { return io::Status(io::Errc::bad_argument, std::m
 io::Status check_options(const RunOptions& options) {
   if (options.inflight < 1 || options.inflight > 16) return bad("--inflight must be in 1..16");
   if (options.queue_depth < 1) return bad("--qd must be at least 1");
+  if (options.prefetch_threads < 1 || options.prefetch_threads > 16) return bad("--prefetch-threads must be in 1..16");
   if (options.geth_workers > 256) return bad("--workers must be in 1..256");
   for (const std::vector<int>* cpus :
        {&options.stage_cpus.prefetch, &options.stage_cpus.traverse, &options.stage_cpus.hash, &options.stage_cpus.commit})

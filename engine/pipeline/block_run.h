@@ -8,7 +8,9 @@
 //             fixed at the last whole commit batch, see below), or with RunOptions::snapshot
 //             that state's flat snapshot; reader `bal`: the block's whole access set (every account of the
 //             BAL, every slot read or written) looked up in ONE streamed batch at the
-//             queue depth (TreeDb::lookup); `serial`: nothing more
+//             queue depth (TreeDb::lookup), on the arena optionally split by key path over
+//             RunOptions::prefetch_threads readers of the same state, each at its share of
+//             the queue depth; `serial`: nothing more
 //   traverse  the block's transactions in order (block access indices 0..n+1, accesses from
 //             access_by_index: accounts read, accounts written, then slots read, the written
 //             slots among them, in BAL order); each access is served by the block's own
@@ -76,6 +78,11 @@ struct RunOptions {
   ReaderModel reader = ReaderModel::bal;
   uint32_t queue_depth = 32;
   uint32_t inflight = 1;  // 1..16
+  // bal on an arena database without the snapshot: the block's batch is split over this
+  // many threads (1..16), each looking its share up through its own reader of the same
+  // pinned state at queue_depth / n (the block still keeps at most queue_depth reads in
+  // flight; at most queue_depth threads). 1: one reader on the stage's thread.
+  uint32_t prefetch_threads = 1;
   // geth: the workers re-executing the block's transactions ahead of the main one
   // (0: go-ethereum's 4/5 of the CPUs, at least 1).
   uint32_t geth_workers = 0;
@@ -157,7 +164,11 @@ struct BlockResult {
   // snapshot's in-memory index (in the prefetch stage's time, apart from its device reads).
   uint64_t snapshot_index_page_reads = 0, snapshot_index_bytes = 0;
   // Prefetch (bal: the batch; serial: opening the reader) and traverse device work.
+  // io_wait sums the prefetch threads' waits (RunOptions::prefetch_threads: `threads`);
+  // helper_busy is the CPU time of the threads besides the stage's own (not in prefetch.busy_ns).
   uint64_t prefetch_keys = 0, prefetch_page_reads = 0, prefetch_bytes = 0, prefetch_io_wait_ns = 0;
+  uint32_t prefetch_threads = 1;
+  uint64_t prefetch_helper_busy_ns = 0;
   uint64_t traverse_lookups = 0, traverse_page_reads = 0, traverse_bytes = 0, traverse_io_wait_ns = 0;
   // geth: misses the workers had already read; the workers' lookups and device work; the
   // main traversal's time waiting for the reader's mutex.
@@ -192,6 +203,10 @@ struct RunResult {
   // Every committed block's device read latencies (ns), merged.
   stats::LogHistogram state_read_latency_ns, commit_read_latency_ns;
 };
+
+// The threads a block's prefetch runs on under these options on this store
+// (RunOptions::prefetch_threads resolved: 1 unless bal on the arena without the snapshot).
+uint32_t prefetch_threads_used(const RunOptions& options, persist::StoreKind store);
 
 // Runs `blocks` through the pipeline (header comment). on_block is called in the commit
 // stage, in block order, after each commit (printing, progress); it must not throw. On

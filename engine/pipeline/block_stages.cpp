@@ -159,11 +159,112 @@ namespace {
 // (its pages are kept while it lives); RocksDB, a snapshot of the writer's instance (the
 // last whole commit batch). slot_key_accounts off: every account of the BAL is asked for as
 // an account key anyway.
-io::Status open_reader(const RunContext& ctx, std::unique_ptr<persist::TreeDb>* out) {
+io::Status open_reader(const RunContext& ctx, uint32_t queue_depth, std::unique_ptr<persist::TreeDb>* out) {
   if (ctx.writer && ctx.writer->store == persist::StoreKind::rocksdb)
     return persist::open_rocks_reader(*ctx.writer, ctx.base_manifest, false, out);
-  return persist::open_any_db(ctx.options->dir, ctx.options->queue_depth, out, false);
+  return persist::open_any_db(ctx.options->dir, queue_depth, out, false);
 }
+
+// How many threads the block's `bal` batch is split over (RunOptions::prefetch_threads).
+uint32_t prefetch_split(const RunContext& ctx) {
+  const bool rocks = ctx.writer && ctx.writer->store == persist::StoreKind::rocksdb;
+  return prefetch_threads_used(*ctx.options, rocks ? persist::StoreKind::rocksdb : persist::StoreKind::arena);
+}
+
+// Part i's share of the queue depth: the parts' shares sum to queue_depth.
+uint32_t part_queue_depth(uint32_t queue_depth, uint32_t parts, uint32_t i) {
+  return queue_depth / parts + (i < queue_depth % parts ? 1 : 0);
+}
+
+// The block's `bal` batch split over t.parts (prefetch_split() > 1): the keys dealt out,
+// the other parts' readers opened on part 0's state, every part looked up on its own
+// thread, then the answers put back by key position, the counters summed and every
+// reader's pages handed to the commit (the other parts' readers closed: part 0's reader
+// keeps the state pinned until the traversal ends).
+class SplitPrefetch {
+ public:
+  SplitPrefetch(RunContext& ctx, BlockToken& t, uint32_t n) : ctx_(ctx), t_(t), n_(n) {}
+
+  io::Status run() {
+    t_.parts.resize(n_);
+    deal_keys();
+    for (uint32_t i = 1; i < n_; ++i) {
+      PrefetchPart& part = t_.parts[i];
+      part.read_latency_ns.clear();
+      const uint32_t qd = part_queue_depth(ctx_.options->queue_depth, n_, i);
+      if (io::Status s = persist::open_any_db(ctx_.options->dir, qd, &part.reader, false, t_.reader.get()); !s.ok()) {
+        close_parts();
+        return s;
+      }
+      part.reader->record_read_latency(&part.read_latency_ns);
+    }
+    next_.store(1);
+    ctx_.prefetch_pool.start(n_ - 1, [](void* self) { static_cast<SplitPrefetch*>(self)->helper(); }, this);
+    look_up(t_.parts[0], *t_.reader);
+    ctx_.prefetch_pool.wait();
+    return gather();
+  }
+
+ private:
+  // The keys dealt out by where their walks go: part i takes the paths whose first byte is
+  // in the i-th of n equal ranges (each part walks its own subtrees below the top pages).
+  void deal_keys() {
+    for (PrefetchPart& part : t_.parts) part.keys.clear(), part.positions.clear();
+    const std::vector<state::StateKey>& keys = t_.key_index.keys;
+    t_.paths.compute(ctx_.base_manifest.params, keys);
+    for (size_t p = 0; p < keys.size(); ++p) {
+      PrefetchPart& part = t_.parts[size_t(t_.paths.first_byte[p]) * n_ >> 8];
+      part.keys.push_back(keys[p]);
+      part.positions.push_back(uint32_t(p));
+    }
+  }
+
+  void helper() {
+    for (uint32_t i; (i = next_.fetch_add(1)) < n_;) look_up(t_.parts[i], *t_.parts[i].reader);
+  }
+
+  static void look_up(PrefetchPart& part, persist::TreeDb& reader) {
+    const uint64_t cpu0 = persist::thread_cpu_ns();
+    part.stats = {};
+    part.status = reader.lookup(part.keys, &part.answers, &part.stats, true);
+    part.busy_ns = persist::thread_cpu_ns() - cpu0;
+  }
+
+  io::Status gather() {
+    BlockResult& r = t_.result;
+    t_.answers.resize(t_.key_index.keys.size());
+    io::Status first;
+    for (uint32_t i = 0; i < n_; ++i) {
+      PrefetchPart& part = t_.parts[i];
+      if (first.ok() && !part.status.ok()) first = part.status;
+      if (part.status.ok())
+        for (size_t j = 0; j < part.positions.size(); ++j) t_.answers[part.positions[j]] = part.answers[j];
+      r.prefetch_page_reads += part.stats.page_reads;
+      r.prefetch_bytes += part.stats.bytes_read;
+      r.prefetch_io_wait_ns += part.stats.io_wait_ns;
+      if (i > 0) {
+        r.prefetch_helper_busy_ns += part.busy_ns;
+        t_.read_latency_ns.merge(part.read_latency_ns);
+      }
+    }
+    if (first.ok() && ctx_.options->reuse_read_pages)
+      for (uint32_t i = 0; i < n_; ++i) {
+        persist::TreeDb& reader = i ? *t_.parts[i].reader : *t_.reader;
+        if (persist::PageReader* pr = reader.page_reader()) pr->add_pages_to(&t_.pages);
+      }
+    close_parts();
+    return first;
+  }
+
+  void close_parts() {
+    for (uint32_t i = 1; i < n_; ++i) t_.parts[i].reader.reset();
+  }
+
+  RunContext& ctx_;
+  BlockToken& t_;
+  const uint32_t n_;
+  std::atomic<uint32_t> next_{1};
+};
 }  // namespace
 
 void prefetch(RunContext& ctx, BlockToken& t) {
@@ -171,7 +272,9 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   t.result.prefetch.start_ns = monotonic_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
   if (o.during_prefetch) o.during_prefetch(t.index);
-  io::Status s = open_reader(ctx, &t.reader);
+  const uint32_t split = prefetch_split(ctx);
+  t.result.prefetch_threads = split;
+  io::Status s = open_reader(ctx, part_queue_depth(o.queue_depth, split, 0), &t.reader);
   if (s.ok() && o.snapshot) {
     persist::ReadCounters opened;
     s = persist::open_snapshot_view(std::move(t.reader), false, &t.reader, &opened);
@@ -182,10 +285,12 @@ void prefetch(RunContext& ctx, BlockToken& t) {
     t.reader->record_read_latency(&t.read_latency_ns);
     t.result.reader_blocks_visible = t.reader->manifest().commit_seq - ctx.base_commit_seq;
     t.key_index.build(*t.block);
-    if (o.reader == ReaderModel::bal) {
+    t.result.prefetch_keys = o.reader == ReaderModel::bal ? t.key_index.keys.size() : 0;
+    if (split > 1) {
+      s = SplitPrefetch(ctx, t, split).run();
+    } else if (o.reader == ReaderModel::bal) {
       persist::LookupStats st;
       s = t.reader->lookup(t.key_index.keys, &t.answers, &st, true);
-      t.result.prefetch_keys = t.key_index.keys.size();
       t.result.prefetch_page_reads = st.page_reads;
       t.result.prefetch_bytes = st.bytes_read;
       t.result.prefetch_io_wait_ns = st.io_wait_ns;
@@ -482,7 +587,8 @@ void traverse(RunContext& ctx, BlockToken& t) {
   Traversal tr(ctx, t);
   const io::Status err = tr.run(t.accesses.by_index);
   // The pages read go with the block to its commit (which drops those rewritten since).
-  if (err.ok() && ctx.options->reuse_read_pages)
+  // (A split prefetch handed its readers' pages over already.)
+  if (err.ok() && ctx.options->reuse_read_pages && r.prefetch_threads < 2)
     if (persist::PageReader* pr = t.reader->page_reader()) pr->take_pages(&t.pages);
   t.reader.reset();  // the pin goes: pages this state alone holds may be reused
   r.state_read_latency_us = t.read_latency_ns.latency(1000.0);

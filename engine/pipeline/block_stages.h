@@ -22,6 +22,7 @@
 #include "engine/persist/tree_db.h"
 #include "engine/pipeline/block_run.h"
 #include "engine/pipeline/diff_layer.h"
+#include "engine/pipeline/key_paths.h"
 #include "engine/pipeline/worker_pool.h"
 #include "engine/state/bal_derive.h"
 #include "kernels/support/clock.h"
@@ -60,6 +61,21 @@ struct Served {
   state::Hash32 slot{};
 };
 
+// One share of a split `bal` prefetch (prefetch_parts): the keys it looks up, their positions
+// in the block's key index, its answers, counters and read latencies. Part 0 reads through
+// the token's reader; each other part through a reader of its own pinned to the same state,
+// on a thread of the run's prefetch pool. Rebuilt per block into the same vectors.
+struct PrefetchPart {
+  std::unique_ptr<persist::TreeDb> reader;  // parts 1..: released when the prefetch ends
+  std::vector<state::StateKey> keys;
+  std::vector<uint32_t> positions;
+  std::vector<persist::LookupAnswer> answers;
+  persist::LookupStats stats;
+  stats::LogHistogram read_latency_ns;
+  uint64_t busy_ns = 0;
+  io::Status status;
+};
+
 struct BlockToken {
   std::atomic<bool> in_use{false};
   size_t index = 0;
@@ -68,6 +84,9 @@ struct BlockToken {
   // The block's keys (prefetch builds it) and, bal, each key's answer (by its position).
   KeyIndex key_index;
   std::vector<persist::LookupAnswer> answers;
+  // bal with a split prefetch: one share per prefetch thread (empty: one reader did it all).
+  std::vector<PrefetchPart> parts;
+  KeyPaths paths;  // per key: its path's first byte, to deal the keys out
   // serial, geth: the answer of the traversal's one-key lookup; geth: per key position,
   // whether answers holds it yet (read by a worker or the traversal).
   std::vector<persist::LookupAnswer> one_answer;
@@ -105,6 +124,7 @@ struct RunContext {
   io::Manifest base_manifest;
   DiffLayer layer;
   WorkerPool ahead_pool;  // geth's workers, started at the first block and kept for the run
+  WorkerPool prefetch_pool;  // a split prefetch's threads besides the stage's own, kept for the run
   uint64_t t0_ns = 0;
 };
 

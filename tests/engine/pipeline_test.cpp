@@ -27,9 +27,12 @@
 #include "engine/persist/bintrie/pure_hash.h"
 #include "engine/persist/snapshot/verify.h"
 #include "engine/persist/tree_db.h"
+#include "engine/bintrie/keys.h"
 #include "engine/pipeline/block_run.h"
+#include "engine/pipeline/key_paths.h"
 #include "engine/pipeline/parallel.h"
 #include "engine/state/bal_builder.h"
+#include "kernels/keccak256.h"
 #include "tests/engine/heap_counter.h"
 #include "workloads/synthetic_state.h"
 
@@ -154,6 +157,44 @@ std::string reuse_tmp(const std::string& name) {
   return d;
 }
 
+// The database of `src` built into a fresh directory `name` (reuse_db_options).
+std::string built_db(const std::string& name, const state::SyntheticState& src, bool bintrie) {
+  const std::string d = reuse_tmp(name);
+  persist::BuildReport rep;
+  REQUIRE(persist::build_db(reuse_db_options(d, bintrie), src, &rep).ok());
+  return d;
+}
+
+// A fresh copy of database `db0` in directory `name`, for one run.
+std::string run_copy(const std::string& db0, const std::string& name) {
+  const std::string d = reuse_tmp(name);
+  fs::copy(db0, d, fs::copy_options::recursive);
+  return d;
+}
+
+}  // namespace
+
+namespace {
+// Forces block i's commit to wait (up to 20 s) until block i + 1 is traversed, so block
+// i + 1's reader pins the state before block i and its commit walks pages block i wrote.
+// Must outlive the run it is installed in.
+struct ForcedOverlap {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<size_t> traversed;
+  void install(RunOptions& o, size_t blocks) {
+    o.after_traverse = [this](size_t i) {
+      std::lock_guard<std::mutex> g(mu);
+      traversed.insert(i);
+      cv.notify_all();
+    };
+    o.before_commit = [this, blocks](size_t i) {
+      if (i + 1 >= blocks) return;
+      std::unique_lock<std::mutex> g(mu);
+      cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
+    };
+  }
+};
 }  // namespace
 
 TEST_CASE("block pipeline: the commit takes the block's read pages; the same roots with and without, any reader and K") {
@@ -185,21 +226,8 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           o.pure_hash = true;
           // K = 2: block i commits only once block i + 1 is traversed, so block i + 1's
           // reader pins the state before block i and its commit walks pages block i wrote.
-          std::mutex mu;
-          std::condition_variable cv;
-          std::set<size_t> traversed;
-          if (k == 2) {
-            o.after_traverse = [&](size_t i) {
-              std::lock_guard<std::mutex> g(mu);
-              traversed.insert(i);
-              cv.notify_all();
-            };
-            o.before_commit = [&](size_t i) {
-              if (i + 1 >= blocks.size()) return;
-              std::unique_lock<std::mutex> g(mu);
-              cv.wait_for(g, std::chrono::seconds(20), [&] { return traversed.count(i + 1) > 0; });
-            };
-          }
+          ForcedOverlap overlap;
+          if (k == 2) overlap.install(o, blocks.size());
           RunResult res;
           const Status st = run_blocks(o, blocks, &res);
           REQUIRE_MESSAGE(st.ok(), st.message());
@@ -364,19 +392,145 @@ TEST_CASE("block pipeline: block k+1's hash runs while block k publishes; the ro
   }
 }
 
+TEST_CASE("key paths: the first byte of each key's path, MPT keccak256 of slot or address, binary trie the tree key") {
+  std::mt19937_64 rng(9);
+  std::vector<state::StateKey> keys;
+  for (int i = 0; i < 37; ++i) {  // accounts and slots mixed; more slots than one 8-lane batch
+    state::StateKey k;
+    for (auto& b : k.address) b = uint8_t(rng());
+    if (i % 5) {
+      state::Hash32 slot{};
+      for (auto& b : slot) b = uint8_t(rng());
+      k.slot = slot;
+    }
+    keys.push_back(k);
+  }
+  KeyPaths paths;
+  st::io::StoreParams mpt;
+  mpt.tree_kind = st::io::TreeKind::mpt;
+  paths.compute(mpt, keys);
+  REQUIRE(paths.first_byte.size() == keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    CAPTURE(i);
+    uint8_t d[32];
+    if (keys[i].slot) st::kernels::keccak256(keys[i].slot->data(), 32, d);
+    else st::kernels::keccak256(keys[i].address.data(), 20, d);
+    CHECK(paths.first_byte[i] == d[0]);
+  }
+  for (st::io::HashKind kind : {st::io::HashKind::sha256, st::io::HashKind::blake3}) {
+    st::io::StoreParams bt;
+    bt.tree_kind = st::io::TreeKind::bintrie;
+    bt.hash_kind = kind;
+    paths.compute(bt, keys);
+    const st::bintrie::KeyScheme ks{st::bintrie::make_hasher(kind), st::bintrie::TreeIndexEndian::big};
+    for (size_t i = 0; i < keys.size(); ++i) {
+      CAPTURE(i);
+      const st::bintrie::Hash32 key = keys[i].slot ? st::bintrie::storage_slot_key(ks, keys[i].address, *keys[i].slot)
+                                                  : st::bintrie::basic_data_key(ks, keys[i].address);
+      CHECK(paths.first_byte[i] == key[0]);
+    }
+  }
+}
+
+TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the same values, gives the same roots, hands every page to the commit") {
+  // The split deals the keys out by path; each share reads through its own reader of the
+  // same state. Whatever the split, the traversal must read the same (key, value) sequence
+  // (read_digest), the commits give the same roots, and the commit reads nothing (every
+  // page any share read went to it). K = 2 with a forced overlap: block i + 1's readers pin
+  // the state before block i's commit.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = built_db("split0", src, bintrie);
+    std::vector<std::array<uint8_t, 32>> roots;
+    std::vector<uint64_t> digests, single_reads;
+    for (uint32_t k : {1u, 2u})
+      for (uint32_t threads : {1u, 2u, 3u}) {
+        CAPTURE(k);
+        CAPTURE(threads);
+        const std::string db = run_copy(db0, "split_run");
+        RunOptions o;
+        o.dir = db;
+        o.reader = ReaderModel::bal;
+        o.inflight = k;
+        o.prefetch_threads = threads;
+        ForcedOverlap overlap;
+        if (k == 2) overlap.install(o, blocks.size());
+        RunResult res;
+        const Status st = run_blocks(o, blocks, &res);
+        REQUIRE_MESSAGE(st.ok(), st.message());
+        REQUIRE(res.blocks.size() == blocks.size());
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          const BlockResult& b = res.blocks[i];
+          CAPTURE(i);
+          CHECK(b.prefetch_threads == threads);
+          CHECK(b.prefetch_keys > 0);
+          if (roots.size() < blocks.size()) {
+            roots.push_back(b.commit_stats.root);
+            digests.push_back(b.read_digest);
+          } else {
+            CHECK(b.commit_stats.root == roots[i]);
+            CHECK(b.read_digest == digests[i]);
+          }
+          if (k == 1 && threads == 1) single_reads.push_back(b.prefetch_page_reads);
+          // Each page is read by at most every share (the top pages), never less than once.
+          if (k == 1) {
+            CHECK(b.prefetch_page_reads >= single_reads[i]);
+            CHECK(b.prefetch_page_reads <= threads * single_reads[i]);
+          }
+          if (threads == 1) CHECK(b.prefetch_helper_busy_ns == 0);
+          CHECK(b.commit_stats.pages_read == 0);
+          CHECK(b.commit_stats.pages_reused > 0);
+          CHECK(b.state_read_latency_us.count == b.prefetch_page_reads);  // every share's reads timed
+        }
+        fs::remove_all(db);
+      }
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("block pipeline: a split prefetch takes at most one thread per read in flight; serial and geth never split") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  const std::string db0 = built_db("split_qd0", src, false);
+  struct Case {
+    ReaderModel reader;
+    uint32_t qd, threads, used;
+  };
+  for (const Case& c : {Case{ReaderModel::bal, 2, 3, 2}, Case{ReaderModel::bal, 1, 2, 1}, Case{ReaderModel::serial, 8, 2, 1},
+                        Case{ReaderModel::geth, 8, 2, 1}}) {
+    CAPTURE(reader_model_name(c.reader));
+    CAPTURE(c.qd);
+    CAPTURE(c.threads);
+    RunOptions o;
+    o.reader = c.reader;
+    o.queue_depth = c.qd;
+    o.prefetch_threads = c.threads;
+    CHECK(prefetch_threads_used(o, persist::StoreKind::arena) == c.used);
+    CHECK(prefetch_threads_used(o, persist::StoreKind::rocksdb) == 1);
+    const std::string db = run_copy(db0, "split_qd");
+    o.dir = db;
+    o.geth_workers = 1;
+    RunResult res;
+    const Status st = run_blocks(o, blocks, &res);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    for (const BlockResult& b : res.blocks) CHECK(b.prefetch_threads == c.used);
+    fs::remove_all(db);
+  }
+  fs::remove_all(db0);
+}
+
 TEST_CASE("block pipeline: without the reuse the commit reads the pages the block's reader had read") {
   // The device reads the reuse saves: bal, one block at a time.
   const state::SyntheticState src(reuse_spec());
   const std::vector<state::Block> blocks = reuse_blocks(src);
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
-    const std::string db0 = reuse_tmp("saves0");
-    persist::BuildReport rep;
-    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    const std::string db0 = built_db("saves0", src, bintrie);
     uint64_t reads[2] = {0, 0}, reused[2] = {0, 0};
     for (bool reuse : {false, true}) {
-      const std::string db = reuse_tmp("saves");
-      fs::copy(db0, db, fs::copy_options::recursive);
+      const std::string db = run_copy(db0, "saves");
       RunOptions o;
       o.dir = db;
       o.reader = ReaderModel::bal;
@@ -633,15 +787,18 @@ TEST_CASE("block pipeline: with bal the traverse stage allocates nothing per blo
   persist::BuildReport rep;
   REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
   for (ReaderModel reader : {ReaderModel::bal, ReaderModel::serial})
-    for (uint32_t k : {1u, 2u}) {
+    for (uint32_t k : {1u, 2u})
+    for (uint32_t threads : {1u, 2u}) {  // bal's prefetch on one reader, or split over two
       CAPTURE(reader_model_name(reader));
       CAPTURE(k);
+      CAPTURE(threads);
       const std::string db = reuse_tmp("heap_run");
       fs::copy(db0, db, fs::copy_options::recursive);
       RunOptions o;
       o.dir = db;
       o.reader = reader;
       o.inflight = k;
+      o.prefetch_threads = threads;
       StageAllocs allocs(blocks.size());
       allocs.hook(o);
       RunResult res;

@@ -187,6 +187,42 @@ TEST_CASE("page reader stream: streamed walks read exactly what level-by-level l
   }
 }
 
+TEST_CASE("page reader: add_pages_to gathers two readers' pages in one set, a page both read kept once") {
+  MemDb db;
+  std::mt19937_64 rng(5);
+  std::vector<TestNode> nodes;
+  const int root = random_tree(rng, &nodes, 6, 900);
+  const Locator root_loc = write_tree(db, nodes, root);
+  std::map<int, Locator> where;
+  PageReader all(db.store);
+  read_level_by_level(all, nodes, root, root_loc, &where);
+  std::vector<uint64_t> pages;
+  all.used_pages(&pages);
+  std::sort(pages.begin(), pages.end());
+  REQUIRE(pages.size() >= 4);
+  // Reader a loads the first two thirds of the pages, b the last two thirds: a third both.
+  const size_t third = pages.size() / 3;
+  PageReader a(db.store), b(db.store);
+  REQUIRE(a.load_pages(std::span<const uint64_t>(pages.data(), pages.size() - third)).ok());
+  REQUIRE(b.load_pages(std::span<const uint64_t>(pages.data() + third, pages.size() - third)).ok());
+  SharedPages set;
+  a.add_pages_to(&set);  // into an empty set: all of a's
+  CHECK(set.size() == pages.size() - third);
+  b.add_pages_to(&set);
+  CHECK(set.size() == pages.size());
+  CHECK(a.cached_pages() == 0);
+  CHECK(b.cached_pages() == 0);
+  // A reader borrowing the set serves every record of the tree without a read.
+  const uint64_t reads_before = db.store.counters().reads;
+  PageReader c(db.store);
+  c.borrow(&set);
+  std::map<int, Locator> again;
+  CHECK(read_level_by_level(c, nodes, root, root_loc, &again) == 0);
+  CHECK(again == where);
+  CHECK(db.store.counters().reads == reads_before);
+  CHECK(c.counters().pages_reused == pages.size());
+}
+
 TEST_CASE("page reader stream: a corrupt page mid-stream is named, not cached, and the reader stays usable") {
   MemDb db;
   std::mt19937_64 rng(77);
