@@ -679,7 +679,9 @@ TEST_CASE("block pipeline --snapshot: the same roots and values read as from the
           const BlockResult &tree = res[0].blocks[i], &snap = res[1].blocks[i];
           CHECK(snap.commit_stats.root == tree.commit_stats.root);
           CHECK(snap.read_digest == tree.read_digest);  // the same (key, value) sequence read
-          CHECK(snap.misses == tree.misses);
+          // At K = 2 a block's misses depend on where its prefetch fell against the previous
+          // block's publish (what the diff layer served), which the scheduler decides.
+          if (k == 1) CHECK(snap.misses == tree.misses);
           CHECK(tree.snapshot_index_page_reads == 0);
           CHECK(snap.snapshot_index_page_reads > 0);
           // The reader hands the commit no tree pages: it resolves its paths itself.
