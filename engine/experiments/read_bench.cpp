@@ -3,7 +3,6 @@
 #include "engine/experiments/read_bench.h"
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <span>
 #include <unordered_map>
