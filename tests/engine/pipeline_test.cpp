@@ -204,9 +204,7 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
   const std::vector<state::Block> blocks = reuse_blocks(src);
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
-    const std::string db0 = reuse_tmp(bintrie ? "reuse_bt" : "reuse_mpt");
-    persist::BuildReport rep;
-    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    const std::string db0 = built_db(bintrie ? "reuse_bt" : "reuse_mpt", src, bintrie);
     // The reference: no reuse, serial reads, one block at a time.
     std::vector<std::array<uint8_t, 32>> roots;
     for (ReaderModel reader : {ReaderModel::serial, ReaderModel::bal, ReaderModel::geth})
@@ -215,8 +213,7 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           CAPTURE(reader_model_name(reader));
           CAPTURE(k);
           CAPTURE(reuse);
-          const std::string db = reuse_tmp("reuse_run");
-          fs::copy(db0, db, fs::copy_options::recursive);
+          const std::string db = run_copy(db0, "reuse_run");
           RunOptions o;
           o.dir = db;
           o.reader = reader;
@@ -293,16 +290,13 @@ TEST_CASE("block pipeline: the tokens' scratch stops growing once each token car
   // need no new memory.
   const state::SyntheticState src(reuse_spec());
   const std::vector<state::Block> blocks = same_shape_blocks(src, 6);
-  const std::string db0 = reuse_tmp("scratch0");
-  persist::BuildReport rep;
-  REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
+  const std::string db0 = built_db("scratch0", src, false);
   std::vector<std::array<uint8_t, 32>> roots;
   for (ReaderModel reader : {ReaderModel::bal, ReaderModel::serial})
     for (uint32_t k : {1u, 2u, 3u}) {
       CAPTURE(reader_model_name(reader));
       CAPTURE(k);
-      const std::string db = reuse_tmp("scratch_run");
-      fs::copy(db0, db, fs::copy_options::recursive);
+      const std::string db = run_copy(db0, "scratch_run");
       RunOptions o;
       o.dir = db;
       o.reader = reader;
@@ -332,17 +326,14 @@ TEST_CASE("block pipeline: block k+1's hash runs while block k publishes; the ro
   const std::vector<state::Block> blocks = reuse_blocks(src);
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
-    const std::string db0 = reuse_tmp(bintrie ? "ovl_bt" : "ovl_mpt");
-    persist::BuildReport rep;
-    REQUIRE(persist::build_db(reuse_db_options(db0, bintrie), src, &rep).ok());
+    const std::string db0 = built_db(bintrie ? "ovl_bt" : "ovl_mpt", src, bintrie);
     std::vector<std::array<uint8_t, 32>> want;  // K = 1
     for (uint32_t k : {1u, 2u, 3u})
       for (bool overlap : {true, false}) {
         if (k == 1 && !overlap) continue;
         CAPTURE(k);
         CAPTURE(overlap);
-        const std::string db = reuse_tmp("ovl_run");
-        fs::copy(db0, db, fs::copy_options::recursive);
+        const std::string db = run_copy(db0, "ovl_run");
         RunOptions o;
         o.dir = db;
         o.reader = ReaderModel::bal;
@@ -621,8 +612,7 @@ std::pair<uint64_t, uint64_t> state_reads_of(const RunResult& res) {
 // root and the snapshot equals the tree's leaves. The copy is removed.
 void run_on_copy_and_verify(const std::string& db0, const std::string& name, RunOptions o,
                             const std::vector<state::Block>& blocks, RunResult* res) {
-  const std::string db = reuse_tmp(name);
-  fs::copy(db0, db, fs::copy_options::recursive);
+  const std::string db = run_copy(db0, name);
   o.dir = db;
   const Status st = run_blocks(o, blocks, res);
   REQUIRE_MESSAGE(st.ok(), st.message());
@@ -785,17 +775,14 @@ struct StageAllocs {
 TEST_CASE("block pipeline: with bal the traverse stage allocates nothing per block in steady state, K = 1 and 2") {
   const state::SyntheticState src(reuse_spec());
   const std::vector<state::Block> blocks = same_shape_blocks(src, 10);
-  const std::string db0 = reuse_tmp("heap0");
-  persist::BuildReport rep;
-  REQUIRE(persist::build_db(reuse_db_options(db0, false), src, &rep).ok());
+  const std::string db0 = built_db("heap0", src, false);
   for (ReaderModel reader : {ReaderModel::bal, ReaderModel::serial})
     for (uint32_t k : {1u, 2u})
     for (uint32_t threads : {1u, 2u}) {  // bal's prefetch on one reader, or split over two
       CAPTURE(reader_model_name(reader));
       CAPTURE(k);
       CAPTURE(threads);
-      const std::string db = reuse_tmp("heap_run");
-      fs::copy(db0, db, fs::copy_options::recursive);
+      const std::string db = run_copy(db0, "heap_run");
       RunOptions o;
       o.dir = db;
       o.reader = reader;
