@@ -1,11 +1,11 @@
 // state_tree: the Ethereum state model (accounts, code, storage) over the mutable binary
 // trie, driven by the same Allocation / StateDiff types as the MPT, with go-ethereum's
 // binary-trie semantics:
-//   - an account write (nonce, balance or code changed) rewrites the basic-data leaf (and,
-//     for code, the code-hash leaf and every code chunk; a new account without code gets
-//     the empty code hash, as go-ethereum's UpdateAccount and the on-disk committer write);
-//   - a storage write of zero is a present zero value (nothing is ever removed);
-//   - account destruction writes zero basic data and a zero code hash, nothing else;
+//   - a block's account diff becomes writes by account_leaves.h's rule (account_diff_writes
+//     + resolve_header against the tree's old header leaves), the same rule as the disk
+//     commit (engine/persist/bintrie/commit.h): a destroyed account gets zero basic data and
+//     a zero code hash, nothing else; a storage write of zero is a present zero value
+//     (nothing is ever removed);
 //   - genesis storage entries with a zero value write nothing (SetState of zero on a fresh
 //     slot is a no-op in go-ethereum).
 //

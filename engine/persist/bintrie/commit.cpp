@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/keys.h"
 #include "engine/persist/bintrie/disk.h"
 #include "engine/persist/bintrie/pure_hash.h"
@@ -28,14 +29,11 @@ using bintrie::Hash32;
 namespace bd = bintrie_disk;
 using Key32 = std::array<uint8_t, 32>;  // a stem + one zero byte (key_bits reads up to bit 255)
 
-// Writes to one stem. sub -> value; the basic-data patch (sub 0) needs the old leaf.
+// Writes to one stem. sub -> value; the header patch (subs 0 and 1) needs the old leaves.
 struct StemWrites {
   Key32 stem{};
   std::map<uint8_t, Hash32> values;
-  bool patch = false;  // an account field changed: rewrite sub 0 (and default sub 1)
-  std::optional<uint64_t> nonce;
-  std::optional<Hash32> balance;
-  std::optional<uint32_t> code_size;
+  std::optional<bintrie::HeaderPatch> patch;  // an account of this header stem changed (account_leaves.h)
 };
 
 struct Node {
@@ -65,6 +63,8 @@ struct Plan {
   std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
 };
 
+
+void code_hash_keccak256(const uint8_t* code, size_t len, uint8_t* out32) { kernels::keccak256(code, len, out32); }
 
 io::Status err(Locator l, const std::string& m) {
   return {io::Errc::corrupt_page, "binary trie commit: " + bd::locator_name(l) + ": " + m};
@@ -102,40 +102,18 @@ class Committer {
       w.stem = s;
       return w;
     };
+    bintrie::AccountWrites aw;
     for (const state::AccountDiff& a : diff.accounts) {
-      if (a.destroyed) return {io::Errc::bad_argument, "binary trie commit: destroyed accounts are not supported"};
+      if (std::string e = bintrie::check_account_diff(a); !e.empty())
+        return {io::Errc::bad_argument, "binary trie commit: " + e};
       ++accounts;
-      if (a.nonce || a.balance || a.code) {
-        if (a.balance)
-          for (int i = 0; i < 16; ++i)
-            if ((*a.balance)[i] != 0)
-              return {io::Errc::bad_argument, "binary trie commit: balance does not fit 128 bits"};
-        const Hash32 header = bintrie::basic_data_key(ks, a.address);
-        StemWrites& w = at(header);
-        w.patch = true;
-        if (a.nonce) w.nonce = *a.nonce;
-        if (a.balance) w.balance = *a.balance;
-        if (a.code) {
-          if (a.code->size() >= (size_t(1) << 24)) return {io::Errc::bad_argument, "binary trie commit: code too long"};
-          w.code_size = uint32_t(a.code->size());
-          Hash32 ch;
-          kernels::keccak256(a.code->data(), a.code->size(), ch.data());
-          w.values[bintrie::kCodeHashLeafKey] = ch;
-          const std::vector<Hash32> chunks = bintrie::chunkify_code(*a.code);
-          for (size_t i = 0; i < chunks.size(); ++i) {
-            Hash32 ti;
-            uint8_t sub;
-            bintrie::code_chunk_position(i, &ti, &sub);
-            Hash32 key = ti == Hash32{} ? header : bintrie::get_tree_key(ks, a.address, ti, sub);
-            key[31] = sub;
-            at(key).values[sub] = chunks[i];
-          }
-        }
+      bintrie::account_diff_writes(ks, a, code_hash_keccak256, &aw);
+      if (aw.patch.active()) {
+        StemWrites& w = at(aw.header);
+        if (w.patch) bintrie::merge_header_patch(&*w.patch, aw.patch);
+        else w.patch = aw.patch;
       }
-      for (const auto& [slot, value] : a.storage_writes) {
-        const Hash32 key = bintrie::storage_slot_key(ks, a.address, slot);
-        at(key).values[key[31]] = value;  // the last write of a key wins
-      }
+      for (const bintrie::Entry& e : aw.leaves) at(e.key).values[e.key[31]] = e.value;  // the last write of a key wins
     }
     for (auto& [s, w] : by_stem) writes_.push_back(std::move(w));
     return {};
@@ -429,16 +407,14 @@ class Committer {
     const StemWrites& sw = writes_[w];
     for (const auto& [sub, v] : sw.values) next[sub] = v;
     if (sw.patch) {
-      const auto old = vals.find(bintrie::kBasicDataLeafKey);
-      const bintrie::BasicData bd0 = bintrie::parse_basic_data(old != vals.end() ? old->second : Hash32{});
-      next[bintrie::kBasicDataLeafKey] = bintrie::basic_data_leaf(
-          sw.nonce.value_or(bd0.nonce), sw.balance.value_or(bd0.balance_be), sw.code_size.value_or(bd0.code_size));
-      if (!next.count(bintrie::kCodeHashLeafKey)) {
-        static const uint8_t kNothing = 0;
-        Hash32 empty;
-        kernels::keccak256(&kNothing, 0, empty.data());
-        next[bintrie::kCodeHashLeafKey] = empty;
-      }
+      auto old = [&](uint8_t sub) {
+        const auto it = vals.find(sub);
+        return it == vals.end() ? std::optional<Hash32>{} : std::optional<Hash32>{it->second};
+      };
+      const bintrie::HeaderLeaves h = bintrie::resolve_header(*sw.patch, old(bintrie::kBasicDataLeafKey),
+                                                              old(bintrie::kCodeHashLeafKey), code_hash_keccak256);
+      next[bintrie::kBasicDataLeafKey] = h.basic_data;
+      if (h.code_hash) next[bintrie::kCodeHashLeafKey] = *h.code_hash;
     }
     new_leaves += int64_t(next.size()) - int64_t(before);
     if (next == vals) return false;

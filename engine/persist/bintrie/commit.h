@@ -2,10 +2,11 @@
 // store (bintrie/db.h, layout bintrie/disk.h) as ONE copy-on-write commit
 // (docs/persist-commit.md, "Binary trie"):
 //
-//   1. keys     the diff becomes writes per stem (account_leaves.h rules: basic data and
-//               code hash on any field change, code chunks, storage slots; a zero storage
-//               value is written as a present zero value, as go-ethereum does: nothing is
-//               ever removed from the trie)
+//   1. keys     the diff becomes writes per stem by account_leaves.h's rule, the in-memory
+//               state's (account_diff_writes: code chunks and storage slots as leaves, a
+//               zero storage value as a present zero value; the header patch resolved
+//               against the old stem in step 3: fields over the old basic data, a destroyed
+//               account's basic data and code hash zeroed; nothing is ever removed)
 //   2. resolve  the records on the dirty paths are read level by level (one PageReader::load
 //               per level, plus one for the stem pieces met on it), decoded
 //               strictly (group / stem blob codecs), their child counts checked against the
@@ -23,8 +24,7 @@
 //
 // Invariants: the new root equals the in-memory binary trie's root of (old leaves + writes)
 // (tested against bintrie::batch_root); nothing of the committed state is overwritten; a
-// failed or crashed commit leaves the previous manifest current. AccountDiff::destroyed is
-// refused (go-ethereum's binary trie does not delete accounts). RocksDB databases take the
+// failed or crashed commit leaves the previous manifest current. RocksDB databases take the
 // same phases with blobs read by path key and the commit written as ONE synced WriteBatch
 // (new blobs, deletions of replaced and moved ones, commit record; commit_frame.h).
 #pragma once
