@@ -2,7 +2,9 @@
 // (addData / compute / total ns per leaf as median, min, max), with the kernel used, the
 // compression count, the kernel's measured cost and the limit it implies, the efficiency,
 // optional inclusion proof, and optional OpenSSL baselines run alternately in the same
-// process (their roots must equal the engine's).
+// process (their roots must equal the engine's). The protocol is
+// engine/experiments/merkle_bench.h; this file parses the request, hands it the OpenSSL
+// loops (workloads/merkle_baselines.h) and renders the result.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,8 +19,8 @@
 
 #include <fmt/core.h>
 
+#include "engine/experiments/merkle_bench.h"
 #include "engine/memory/large_buffer.h"
-#include "engine/merkle/merkle_roofline.h"
 #include "engine/merkle/merkle_tree.h"
 #include "engine/pipeline/parallel.h"
 #include "kernels/sha256.h"
@@ -48,19 +50,10 @@ std::optional<std::string> read_file(const std::string& path, memory::LargeBuffe
   return std::nullopt;
 }
 
-struct Series {
-  std::vector<double> add, compute, total;
-  void push(uint64_t t0, uint64_t t1, uint64_t t2, size_t n) {
-    add.push_back(double(t1 - t0) / double(n));
-    compute.push_back(double(t2 - t1) / double(n));
-    total.push_back(double(t2 - t0) / double(n));
-  }
-};
-
-nlohmann::json series_json(const Series& s, const std::string& who) {
-  return {{"add_ns_per_leaf", report::timing_json(who + " add_ns_per_leaf", s.add)},
-          {"compute_ns_per_leaf", report::timing_json(who + " compute_ns_per_leaf", s.compute)},
-          {"total_ns_per_leaf", report::timing_json(who + " total_ns_per_leaf", s.total)}};
+nlohmann::json series_json(const experiments::MerkleSeries& s, const std::string& who) {
+  return {{"add_ns_per_leaf", report::timing_json(who + " add_ns_per_leaf", s.add_ns)},
+          {"compute_ns_per_leaf", report::timing_json(who + " compute_ns_per_leaf", s.compute_ns)},
+          {"total_ns_per_leaf", report::timing_json(who + " total_ns_per_leaf", s.total_ns)}};
 }
 
 struct MerkleRequest {
@@ -137,88 +130,37 @@ std::optional<int> parse_request(const Args& args, MerkleRequest* r, memory::Lar
   return std::nullopt;
 }
 
-// The timed reps: the engine's addData / compute, and the OpenSSL baselines alternating.
+// One of the OpenSSL loops as the protocol's baseline (the two share one node array).
+class OpenSslLoop : public experiments::MerkleBaselineLoop {
+ public:
+  OpenSslLoop(workloads::MerkleBaselineTree* tree, workloads::MerkleBaseline kind) : tree_(tree), kind_(kind) {}
+  void add(const uint8_t* data, size_t leaf_size, bool twice) override { tree_->add(kind_, data, leaf_size, twice); }
+  void compute(bool twice) override { tree_->compute(kind_, twice); }
+  std::array<uint8_t, 32> root() const override { return tree_->root(); }
+
+ private:
+  workloads::MerkleBaselineTree* tree_;
+  workloads::MerkleBaseline kind_;
+};
+
+// What the run adds beyond the protocol's result: the thread count, memory.
 struct MerkleRun {
-  Series engine, oneshot, ctx;
-  merkle::MerkleResult result;
-  std::array<uint8_t, 32> oneshot_root{}, ctx_root{};
-};
-
-// "" or the input error.
-std::string time_reps(const MerkleRequest& r, const memory::LargeBuffer& input, merkle::MerkleTree& tree,
-                      workloads::MerkleBaselineTree* baseline, MerkleRun* run) {
-  report::Progress progress("merkle", r.reps);
-  for (uint64_t rep = 0; rep < r.reps; ++rep) {
-    const uint64_t t0 = report::now_ns();
-    if (auto e = r.given_hashes ? tree.set_leaf_hashes(input.data(), r.n) : tree.add_fixed(input.data(), r.n, r.record))
-      return *e;
-    const uint64_t t1 = report::now_ns();
-    run->result = tree.compute();
-    const uint64_t t2 = report::now_ns();
-    run->engine.push(t0, t1, t2, r.n);
-    if (baseline) {
-      for (auto kind : {workloads::MerkleBaseline::oneshot, workloads::MerkleBaseline::ctx}) {
-        const uint64_t b0 = report::now_ns();
-        baseline->add(kind, input.data(), r.record, r.twice);
-        const uint64_t b1 = report::now_ns();
-        baseline->compute(kind, r.twice);
-        const uint64_t b2 = report::now_ns();
-        if (kind == workloads::MerkleBaseline::oneshot) { run->oneshot.push(b0, b1, b2, r.n); run->oneshot_root = baseline->root(); }
-        else { run->ctx.push(b0, b1, b2, r.n); run->ctx_root = baseline->root(); }
-      }
-    }
-    progress.update(rep + 1);
-  }
-  progress.finish();
-  return "";
-}
-
-// What the run implies: the roofline (kernel cost measured here, on this thread's core), the
-// baselines' agreement, the proof, memory.
-struct MerkleFigures {
-  merkle::MerkleKernelCost cost;
-  uint64_t compressions = 0, peak_rss = 0, arena_bytes = 0;
+  experiments::MerkleBenchResult b;
   unsigned threads = 1;
-  double limit_ns_per_leaf = 0, total_median = 0, efficiency = 0, cost_per_compression = 0;
-  bool baselines_agree = true, proof_ok = true;
-  nlohmann::json proof_json;
+  uint64_t peak_rss = 0;
 };
 
-MerkleFigures merkle_figures(const MerkleRequest& r, const memory::LargeBuffer& input, const merkle::MerkleTree& tree,
-                             unsigned threads, const MerkleRun& run) {
-  MerkleFigures f;
-  f.cost = merkle::measure_merkle_kernel_cost();
-  const uint64_t parents = tree.parent_count();
-  f.compressions = tree.leaf_compressions() + tree.parent_compressions();
-  const double limit_ns = merkle::merkle_limit_ns(f.cost, tree.leaf_compressions() - (r.twice ? r.n : 0), parents,
-                                                  r.twice ? r.n + parents : 0, threads);
-  f.threads = threads;
-  f.limit_ns_per_leaf = limit_ns / double(r.n);
-  f.total_median = stats::summarize(run.engine.total).median;
-  f.efficiency = f.limit_ns_per_leaf / f.total_median;
-  f.cost_per_compression = limit_ns * threads / double(f.compressions);
-  if (r.baseline) f.baselines_agree = run.oneshot_root == run.result.root && run.ctx_root == run.result.root;
-  if (r.proof_index) {
-    const merkle::MerkleOptions options{r.twice};
-    const auto path = tree.proof(*r.proof_index);
-    const uint8_t* record_bytes = input.data() + *r.proof_index * r.record;
-    merkle::Hash32 leaf;
-    if (r.given_hashes) std::memcpy(leaf.data(), record_bytes, 32);
-    else leaf = merkle::MerkleTree::leaf_hash(record_bytes, r.record, options);
-    f.proof_ok = merkle::MerkleTree::verify(leaf, *r.proof_index, r.n, path, run.result.root, options);
-    nlohmann::json p = nlohmann::json::array();
-    for (const auto& d : path) p.push_back(report::hex0x(d));
-    f.proof_json = {{"index", *r.proof_index}, {"leaf_hash", report::hex0x(leaf)}, {"path", p}, {"verified", f.proof_ok}};
-  }
-  f.arena_bytes = tree.arena().bytes();
-  f.peak_rss = report::peak_rss_bytes();
-  return f;
+nlohmann::json proof_json(const MerkleRequest& r, const experiments::MerkleBenchResult& b) {
+  nlohmann::json p = nlohmann::json::array();
+  for (const auto& d : b.proof_path) p.push_back(report::hex0x(d));
+  return {{"index", *r.proof_index}, {"leaf_hash", report::hex0x(b.proof_leaf_hash)}, {"path", p}, {"verified", b.proof_ok}};
 }
 
-nlohmann::json merkle_json(const MerkleRequest& r, const MerkleRun& run, const MerkleFigures& f, size_t input_bytes) {
-  nlohmann::json j = series_json(run.engine, "engine");
+nlohmann::json merkle_json(const MerkleRequest& r, const MerkleRun& run, size_t input_bytes) {
+  const experiments::MerkleBenchResult& b = run.b;
+  nlohmann::json j = series_json(b.engine, "engine");
   j["command"] = "merkle";
-  j["root"] = report::hex0x(run.result.root);
+  j["root"] = report::hex0x(b.result.root);
   j["tree"] = "merkle";
   report::stamp(j);
   j["kernel"] = kernels::sha256_active().name;
@@ -226,33 +168,33 @@ nlohmann::json merkle_json(const MerkleRequest& r, const MerkleRun& run, const M
   j["leaf_size_bytes"] = r.record;
   j["double_sha256"] = r.twice;
   j["leaf_hashes_given"] = r.given_hashes;
-  j["mutated"] = run.result.mutated;
-  j["threads"] = f.threads;
+  j["mutated"] = b.result.mutated;
+  j["threads"] = run.threads;
   j["pinned_cpus"] = r.cpus;
   j["reps"] = r.reps;
-  j["compressions"] = f.compressions;
-  j["kernel_cost_ns"] = {{"per_leaf_hash", f.cost.leaf_ns}, {"per_parent", f.cost.parent_ns},
-                         {"per_digest_rehash", f.cost.digest_ns}, {"per_compression", f.cost_per_compression}};
-  j["limit_ns_per_leaf"] = f.limit_ns_per_leaf;
-  j["efficiency"] = f.efficiency;
-  j["arena_bytes"] = f.arena_bytes;
+  j["compressions"] = b.compressions;
+  j["kernel_cost_ns"] = {{"per_leaf_hash", b.cost.leaf_ns}, {"per_parent", b.cost.parent_ns},
+                         {"per_digest_rehash", b.cost.digest_ns}, {"per_compression", b.cost_per_compression_ns}};
+  j["limit_ns_per_leaf"] = b.limit_ns_per_leaf;
+  j["efficiency"] = b.efficiency;
+  j["arena_bytes"] = b.arena_bytes;
   j["input_bytes"] = input_bytes;
-  j["peak_rss_bytes"] = f.peak_rss;
-  if (r.baseline) {
-    nlohmann::json b1 = series_json(run.oneshot, "openssl oneshot"), b2 = series_json(run.ctx, "openssl ctx");
-    b1["root"] = report::hex0x(run.oneshot_root);
-    b2["root"] = report::hex0x(run.ctx_root);
-    b1["engine_over_baseline"] = f.total_median / stats::summarize(run.oneshot.total).median;
-    b2["engine_over_baseline"] = f.total_median / stats::summarize(run.ctx.total).median;
+  j["peak_rss_bytes"] = run.peak_rss;
+  if (r.baseline) {  // baselines [0] oneshot, [1] ctx (cmd_merkle's order)
+    nlohmann::json b1 = series_json(b.baselines[0], "openssl oneshot"), b2 = series_json(b.baselines[1], "openssl ctx");
+    b1["root"] = report::hex0x(b.baseline_roots[0]);
+    b2["root"] = report::hex0x(b.baseline_roots[1]);
+    b1["engine_over_baseline"] = b.total_median_ns / stats::summarize(b.baselines[0].total_ns).median;
+    b2["engine_over_baseline"] = b.total_median_ns / stats::summarize(b.baselines[1].total_ns).median;
     j["baselines"] = {{"openssl_sha256_oneshot", b1}, {"openssl_sha256_init_update_final", b2}};
-    j["baselines_agree"] = f.baselines_agree;
+    j["baselines_agree"] = b.baselines_agree;
   }
-  if (r.proof_index) j["proof"] = f.proof_json;
+  if (r.proof_index) j["proof"] = proof_json(r, b);
   return j;
 }
 
 // The ns-per-leaf table: addData / compute / total, and the baselines' totals against the engine's.
-report::Table timing_table(const MerkleRequest& r, const MerkleRun& run, const MerkleFigures& f) {
+report::Table timing_table(const MerkleRequest& r, const experiments::MerkleBenchResult& b) {
   auto number = [](const char* key) {
     return report::number_column(key, 9, std::string("/ns/") + key, 2);
   };
@@ -265,37 +207,38 @@ report::Table timing_table(const MerkleRequest& r, const MerkleRun& run, const M
   auto add = [&t](const char* name, const std::vector<double>& ns) {
     t.add({{"name", name}, {"ns", report::summary_json(stats::summarize(ns))}});
   };
-  add("addData", run.engine.add);
-  add("compute", run.engine.compute);
-  add("total", run.engine.total);
+  add("addData", b.engine.add_ns);
+  add("compute", b.engine.compute_ns);
+  add("total", b.engine.total_ns);
   if (r.baseline) {
-    for (const auto& [name, series] : {std::pair{"OpenSSL SHA256()", &run.oneshot}, std::pair{"OpenSSL Init/Upd/Fin", &run.ctx}}) {
-      nlohmann::json row = {{"name", name}, {"ns", report::summary_json(stats::summarize(series->total))}};
-      row["ratio"] = f.total_median / row["ns"]["median"].get<double>();
+    for (const auto& [name, series] : {std::pair{"OpenSSL SHA256()", &b.baselines[0]}, std::pair{"OpenSSL Init/Upd/Fin", &b.baselines[1]}}) {
+      nlohmann::json row = {{"name", name}, {"ns", report::summary_json(stats::summarize(series->total_ns))}};
+      row["ratio"] = b.total_median_ns / row["ns"]["median"].get<double>();
       t.add(std::move(row));
     }
   }
   return t;
 }
 
-void print_merkle(const MerkleRequest& r, const MerkleRun& run, const MerkleFigures& f, size_t input_bytes) {
-  fmt::print("root        {}\n", report::hex0x(run.result.root));
+void print_merkle(const MerkleRequest& r, const MerkleRun& run, size_t input_bytes) {
+  const experiments::MerkleBenchResult& b = run.b;
+  fmt::print("root        {}\n", report::hex0x(b.result.root));
   fmt::print("leaves      {} x {} bytes, {} SHA-256, kernel {}, {} thread(s){}\n", r.n, r.record, r.twice ? "double" : "single",
-             kernels::sha256_active().name, f.threads, r.cpus.empty() ? "" : ", pinned");
-  if (run.result.mutated) fmt::print("mutated     yes: two equal siblings (CVE-2012-2459): another leaf list has this root\n");
-  report::timing("engine total_ns_per_leaf", run.engine.total);
-  fmt::print("\n{}", timing_table(r, run, f).text());
-  fmt::print("\ncompressions {}; kernel cost {:.2f} ns/leaf hash, {:.2f} ns/parent ({:.2f} ns/compression)\n", f.compressions,
-             f.cost.leaf_ns, f.cost.parent_ns, f.cost_per_compression);
-  fmt::print("limit        {:.2f} ns/leaf on {} thread(s); efficiency (limit/actual) {:.0f}%\n", f.limit_ns_per_leaf,
-             f.threads, f.efficiency * 100);
-  fmt::print("memory       arena {:.1f} MiB, input {:.1f} MiB, peak RSS {:.1f} MiB\n", f.arena_bytes / 1048576.0,
-             input_bytes / 1048576.0, f.peak_rss / 1048576.0);
+             kernels::sha256_active().name, run.threads, r.cpus.empty() ? "" : ", pinned");
+  if (b.result.mutated) fmt::print("mutated     yes: two equal siblings (CVE-2012-2459): another leaf list has this root\n");
+  report::timing("engine total_ns_per_leaf", b.engine.total_ns);
+  fmt::print("\n{}", timing_table(r, b).text());
+  fmt::print("\ncompressions {}; kernel cost {:.2f} ns/leaf hash, {:.2f} ns/parent ({:.2f} ns/compression)\n", b.compressions,
+             b.cost.leaf_ns, b.cost.parent_ns, b.cost_per_compression_ns);
+  fmt::print("limit        {:.2f} ns/leaf on {} thread(s); efficiency (limit/actual) {:.0f}%\n", b.limit_ns_per_leaf,
+             run.threads, b.efficiency * 100);
+  fmt::print("memory       arena {:.1f} MiB, input {:.1f} MiB, peak RSS {:.1f} MiB\n", b.arena_bytes / 1048576.0,
+             input_bytes / 1048576.0, run.peak_rss / 1048576.0);
   if (r.proof_index) {
-    fmt::print("\nproof of leaf {} ({} siblings): {}\n", *r.proof_index, f.proof_json["path"].size(), f.proof_ok ? "verified" : "FAILED");
-    for (const auto& s : f.proof_json["path"]) fmt::print("  {}\n", s.get<std::string>());
+    fmt::print("\nproof of leaf {} ({} siblings): {}\n", *r.proof_index, b.proof_path.size(), b.proof_ok ? "verified" : "FAILED");
+    for (const auto& s : b.proof_path) fmt::print("  {}\n", report::hex0x(s));
   }
-  if (r.baseline) fmt::print("baselines   {}\n", f.baselines_agree ? "same root" : "ROOT MISMATCH");
+  if (r.baseline) fmt::print("baselines   {}\n", b.baselines_agree ? "same root" : "ROOT MISMATCH");
   fmt::print("{}\n", report::stamp_line());
 }
 
@@ -309,16 +252,36 @@ int cmd_merkle(int argc, char** argv) {
   memory::LargeBuffer input;
   if (auto rc = parse_request(args, &r, &input)) return *rc;
   pipeline::ThreadScope scope(unsigned(r.threads), r.cpus);
-  merkle::MerkleTree tree(r.n, merkle::MerkleOptions{r.twice});
   std::unique_ptr<workloads::MerkleBaselineTree> baseline;
-  if (r.baseline) baseline = std::make_unique<workloads::MerkleBaselineTree>(r.n);
+  std::unique_ptr<OpenSslLoop> oneshot, ctx;
+  experiments::MerkleBenchOptions o;
+  if (r.baseline) {
+    baseline = std::make_unique<workloads::MerkleBaselineTree>(r.n);
+    oneshot = std::make_unique<OpenSslLoop>(baseline.get(), workloads::MerkleBaseline::oneshot);
+    ctx = std::make_unique<OpenSslLoop>(baseline.get(), workloads::MerkleBaseline::ctx);
+    o.baselines = {oneshot.get(), ctx.get()};
+  }
+  o.input = input.data();
+  o.leaf_count = r.n;
+  o.record_bytes = r.record;
+  o.twice = r.twice;
+  o.given_hashes = r.given_hashes;
+  o.reps = r.reps;
+  o.threads = scope.threads();
+  o.proof_index = r.proof_index;
+  report::Progress progress("merkle", r.reps);
+  o.progress = [&](uint64_t done) {
+    progress.update(done);
+    if (done == r.reps) progress.finish();  // before the figures (the kernel cost is measured after the reps)
+  };
   MerkleRun run;
-  if (std::string e = time_reps(r, input, tree, baseline.get(), &run); !e.empty()) return fail(e);
-  const MerkleFigures f = merkle_figures(r, input, tree, scope.threads(), run);
-  if (r.json) std::puts(merkle_json(r, run, f, input.size()).dump().c_str());
-  else print_merkle(r, run, f, input.size());
-  if (!f.baselines_agree) return fail("baseline roots differ from the engine's root", 1);
-  if (!f.proof_ok) return fail("proof did not verify", 1);
+  if (std::string e = experiments::run_merkle_bench(o, &run.b); !e.empty()) return fail(e);
+  run.threads = scope.threads();
+  run.peak_rss = report::peak_rss_bytes();
+  if (r.json) std::puts(merkle_json(r, run, input.size()).dump().c_str());
+  else print_merkle(r, run, input.size());
+  if (!run.b.baselines_agree) return fail("baseline roots differ from the engine's root", 1);
+  if (!run.b.proof_ok) return fail("proof did not verify", 1);
   return 0;
 }
 
