@@ -113,4 +113,13 @@ TEST_CASE("merkle bench: a baseline with another root is reported; given leaf ha
   CHECK(h.proof_leaf_hash == level[17]);
   CHECK(h.proof_ok);
   CHECK(h.compressions == 2 * (n - 1));  // no leaf hashing; 63 parents of two compressions
+  CHECK(h.limit_ns_per_leaf == doctest::Approx(merkle::merkle_limit_ns(h.cost, 0, n - 1, 0, 1) / double(n)));
+
+  // Given hashes with double SHA-256: no leaf hash and no leaf re-hash in the limit, one
+  // re-hash per parent.
+  g.twice = true;
+  REQUIRE(experiments::run_merkle_bench(g, &h) == "");
+  CHECK(h.compressions == 3 * (n - 1));
+  CHECK(h.limit_ns_per_leaf == doctest::Approx(merkle::merkle_limit_ns(h.cost, 0, n - 1, n - 1, 1) / double(n)));
+  CHECK(h.efficiency < 1e6);
 }
