@@ -5,7 +5,8 @@
 // every block the in-memory state (bintrie::StateTree), an arena database and a RocksDB
 // database (persist::BintrieCommitter) and the independent reference
 // (tests/reference/bintrie_state_reference, go-ethereum's methods over the spec's keys) give
-// one root. Plus the destroyed-account rule against leaves derived by hand.
+// one root, and both databases reopen and verify. Plus the destroyed-account rule against
+// leaves derived by hand.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -111,6 +112,14 @@ void same_roots_memory_disk_reference(uint64_t seed, unsigned gd, int blocks) {
     CHECK(fa.manifest.key_count == ref.leaves().size());
   }
   CHECK(destroyed > blocks / 2);
+  for (const DbOptions* o : {&oa, &orr}) {  // reopened: the root, and verify counts every leaf
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(*o, &db).message() == "");
+    CHECK(db->manifest().root_hash == ref.root());
+    persist::VerifyReport vr;
+    REQUIRE(db->verify(&vr).message() == "");
+    CHECK(vr.leaves == ref.leaves().size());
+  }
 }
 
 }  // namespace
