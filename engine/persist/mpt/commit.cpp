@@ -105,9 +105,9 @@ io::Status MptCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 
   if (io::Status s = c.hash_all(&p->out.root_hash); !s.ok()) return s;
   frame.hashed();
   if (frame.pure_hash()) {
-    uint64_t ns = 0, nodes = 0, calls = 0;
-    if (io::Status s = c.pure_hash(&ns, &nodes, &calls); !s.ok()) return s;
-    frame.pure_hashed(ns, nodes, calls);
+    PureHashCount pc;
+    if (io::Status s = c.pure_hash(&pc); !s.ok()) return s;
+    frame.pure_hashed(pc.ns, pc.nodes, pc.calls);
   }
   frame.hash_stage_done();
   if (root_hash) *root_hash = p->out.root_hash;

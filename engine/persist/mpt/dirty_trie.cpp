@@ -10,7 +10,6 @@
 #include "engine/mpt/node_codec.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
-#include "kernels/support/clock.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_commit_detail {
@@ -128,6 +127,8 @@ void DirtyTrie::take_buffers(Buffers&& b) {
   pack_bytes_ = std::move(b.pack_bytes);
   enc_ = std::move(b.enc);
   pack_ops_ = std::move(b.pack_ops);
+  pure_ = std::move(b.pure);
+  pure_counts_ = std::move(b.pure_counts);
   nodes_.clear();
   refs_.clear();
   pool_.clear();
@@ -137,8 +138,8 @@ void DirtyTrie::take_buffers(Buffers&& b) {
 }
 
 DirtyTrie::Buffers DirtyTrie::give_buffers() {
-  return {std::move(nodes_), std::move(refs_), std::move(pool_), std::move(pack_bytes_), std::move(enc_),
-          std::move(pack_ops_)};
+  return {std::move(nodes_), std::move(refs_),     std::move(pool_), std::move(pack_bytes_),
+          std::move(enc_),   std::move(pack_ops_), std::move(pure_), std::move(pure_counts_)};
 }
 
 // Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
@@ -971,8 +972,8 @@ io::Status DirtyTrie::hash_all(Hash32* root_hash) {
 
 namespace {
 // One keccak256_batch over n encoding bodies in `bytes` (enc_at(j): the j-th encoding, with
-// body_off / body_len), their digests into out (32 bytes each). The hash phase and the pure
-// hash both hash one level this way; msgs, lens and out are the caller's, reused per level.
+// body_off / body_len), their digests into out (32 bytes each): one batch of the hash
+// phase's ready records; msgs, lens and out are the caller's, reused per batch.
 template <class EncAt>
 void hash_bodies(const uint8_t* bytes, size_t n, EncAt enc_at, std::vector<const uint8_t*>& msgs,
                  std::vector<size_t>& lens, std::vector<uint8_t>& out) {
@@ -1012,39 +1013,29 @@ void DirtyTrie::hash_ready(bool all) {
   }
 }
 
-io::Status DirtyTrie::pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const {
-  // By level (1 = no hashed child), each level one batch of the exact encodings hashed.
-  uint32_t levels = 0;
-  for (const PackOp& op : pack_ops_)
-    if (op.placed == kNoLocator) levels = std::max(levels, enc_[op.enc].level);
-  std::vector<std::vector<uint32_t>> by_level(levels + 1);
-  for (uint32_t i = 0; i < pack_ops_.size(); ++i)
-    if (pack_ops_[i].placed == kNoLocator) by_level[enc_[pack_ops_[i].enc].level].push_back(i);
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
-  std::vector<uint8_t> out;
-  std::vector<uint8_t> all_out(pack_ops_.size() * 32);
-  *nodes = 0, *calls = 0;
-  const uint64_t t0 = st::monotonic_ns();
-  for (uint32_t l = 1; l <= levels; ++l) {
-    const std::vector<uint32_t>& ix = by_level[l];
-    if (ix.empty()) continue;
-    hash_bodies(pack_bytes_.data(), ix.size(), [&](size_t j) -> const Enc& { return enc_[pack_ops_[ix[j]].enc]; }, msgs,
-                lens, out);
-    for (size_t j = 0; j < ix.size(); ++j) std::memcpy(all_out.data() + size_t(ix[j]) * 32, out.data() + j * 32, 32);
-    *nodes += ix.size();
-    ++*calls;
+io::Status DirtyTrie::pure_hash(PureHashCount* out) {
+  // Before the clock: the records hash_all() hashed (every new pack op), counted and then
+  // listed by level (1 = no hashed child), each with its bytes and the digest it was given.
+  pure_counts_.assign(1, 0);
+  size_t n = 0;
+  for (const PackOp& op : pack_ops_) {
+    if (op.placed != kNoLocator) continue;
+    const uint32_t l = enc_[op.enc].level;
+    if (l >= pure_counts_.size()) pure_counts_.resize(l + 1, 0);
+    ++pure_counts_[l], ++n;
   }
-  *ns = st::monotonic_ns() - t0;
-  for (uint32_t i = 0; i < pack_ops_.size(); ++i) {
-    const PackOp& op = pack_ops_[i];
+  if (pure_counts_[0] != 0) return {io::Errc::corrupt_page, "mpt commit: internal: a new record at level 0"};
+  pure_.prepare(pure_counts_, n);
+  for (size_t l = 1; l < pure_counts_.size(); ++l) pure_counts_[l] = pure_.level_end[l - 1];  // next slot per level
+  for (const PackOp& op : pack_ops_) {
     if (op.placed != kNoLocator) continue;
     const Enc& e = enc_[op.enc];
-    if (std::memcmp(all_out.data() + size_t(i) * 32, e.ref.bytes, 32) != 0)
-      return {io::Errc::corrupt_page, "mpt commit: the pure hash of a new node (level " + std::to_string(e.level) +
-                                          ", " + std::to_string(e.body_len) + " bytes) differs from the committed hash"};
+    const uint32_t i = pure_counts_[e.level]++;
+    pure_.msgs[i] = pack_bytes_.data() + e.body_off;
+    pure_.lens[i] = e.body_len;
+    pure_.expect[i] = e.ref.bytes;
   }
-  return {};
+  return mpt_pure_hash(pure_, out);
 }
 
 io::Status DirtyTrie::write_all(Locator* root_loc) {

@@ -42,6 +42,7 @@
 #include "engine/mpt/node_ref.h"
 #include "engine/persist/commit_frame.h"
 #include "engine/persist/db_files.h"
+#include "engine/persist/mpt/pure_hash.h"
 #include "engine/persist/page_reader.h"
 #include "engine/persist/subtree_packer.h"
 #include "engine/state/state_types.h"
@@ -133,8 +134,10 @@ class DirtyTrie {
   // keccak256_batch), the rest up to the root after it; *root_hash = the new root.
   io::Status hash_all(Hash32* root_hash);
   // The records hash_all() hashed, hashed again alone, level by level (1 = no hashed
-  // child), one keccak256_batch per level; an error if a digest differs from hash_all()'s.
-  io::Status pure_hash(uint64_t* ns, uint64_t* nodes, uint64_t* calls) const;
+  // child), one keccak256_batch per level, under the pure-hash protocol (gathered and sized
+  // before the clock, the fastest of two passes: pure_hash_protocol.h); an error if a
+  // digest differs from hash_all()'s.
+  io::Status pure_hash(PureHashCount* out);
   // After frame.begin_writes(): hash_all()'s records into the frame's packer (arena;
   // *root_loc = the root record) or its WriteBatch (RocksDB; *root_loc = kNoLocator).
   io::Status write_all(Locator* root_loc);
@@ -294,6 +297,8 @@ class DirtyTrie {
   std::vector<const uint8_t*> msgs_;      // hash_ready()'s keccak256_batch arguments
   std::vector<size_t> lens_;
   std::vector<uint8_t> digests_;
+  KeccakLevels pure_;                  // pure_hash()'s inputs and scratch, kept across commits
+  std::vector<uint32_t> pure_counts_;  // pure_hash(): records per level
   void mark_reused(int32_t n);
 
   DbFiles& files_;
@@ -307,6 +312,8 @@ class DirtyTrie {
     std::vector<uint8_t> pool, pack_bytes;
     std::vector<Enc> enc;
     std::vector<PackOp> pack_ops;
+    KeccakLevels pure;
+    std::vector<uint32_t> pure_counts;
   };
 };
 
