@@ -5,10 +5,12 @@
 // reading must not depend on what ran before it.
 //
 // The protocol:
-//  1. Before the clock: every input gathered (MPT: a pointer and a length per record, by
-//     level; binary trie: every level's messages laid out, the given inputs copied in, and
-//     for each digest the place in its parent's message that takes it) and every scratch
-//     array sized and written once (zero-filled, so its pages are mapped). Inside the clock
+//  1. Before the clock: every input gathered, copied into one array in the order the level
+//     loop reads it (MPT: each record's bytes, level by level; binary trie: every level's
+//     messages, the given inputs copied in, and for each digest the place in its parent's
+//     message that takes it), so the reading depends neither on where the commit laid its
+//     inputs out nor on what it read last; every scratch array sized and written once
+//     (zero-filled or copied into, so its pages are mapped). Inside the clock
 //     nothing allocates and nothing runs but the batch calls, one per level (binary trie:
 //     plus one 32-byte copy of each digest into its parent's message: a level's inputs are
 //     the level below's outputs; the MPT's records already hold their children's digests).

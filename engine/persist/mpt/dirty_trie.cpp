@@ -1015,7 +1015,8 @@ void DirtyTrie::hash_ready(bool all) {
 
 io::Status DirtyTrie::pure_hash(PureHashCount* out) {
   // Before the clock: the records hash_all() hashed (every new pack op), counted and then
-  // listed by level (1 = no hashed child), each with its bytes and the digest it was given.
+  // listed by level (1 = no hashed child), each with the digest it was given, their bytes
+  // copied out level by level.
   pure_counts_.assign(1, 0);
   size_t n = 0;
   for (const PackOp& op : pack_ops_) {
@@ -1035,6 +1036,7 @@ io::Status DirtyTrie::pure_hash(PureHashCount* out) {
     pure_.lens[i] = e.body_len;
     pure_.expect[i] = e.ref.bytes;
   }
+  pure_.gather_bytes();
   return mpt_pure_hash(pure_, out);
 }
 

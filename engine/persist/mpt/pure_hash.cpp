@@ -19,6 +19,18 @@ void KeccakLevels::prepare(const std::vector<uint32_t>& counts, size_t n) {
   out.assign(n * 32, 0);
 }
 
+void KeccakLevels::gather_bytes() {
+  size_t total = 0;
+  for (size_t len : lens) total += len;
+  bytes.resize(total);
+  size_t at = 0;
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    std::memcpy(bytes.data() + at, msgs[i], lens[i]);
+    msgs[i] = bytes.data() + at;
+    at += lens[i];
+  }
+}
+
 io::Status mpt_pure_hash(KeccakLevels& lv, PureHashCount* out) {
   *out = {};
   const size_t n = lv.msgs.size();

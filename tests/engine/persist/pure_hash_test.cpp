@@ -4,6 +4,7 @@
 // per non-empty level, and a digest that differs from the commit's is an error.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -34,6 +35,14 @@ TEST_CASE("mpt pure hash: one keccak256_batch per non-empty level, the reference
   lv.prepare(counts, n);
   CHECK(lv.level_end == std::vector<uint32_t>{0, 37, 46, 46, 47});
   for (size_t i = 0; i < n; ++i) lv.msgs[i] = bodies[i].data(), lv.lens[i] = bodies[i].size(), lv.expect[i] = digests[i].data();
+  lv.gather_bytes();
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {  // back to back in message order, the same bytes
+    CHECK(lv.msgs[i] == lv.bytes.data() + total);
+    CHECK(std::equal(bodies[i].begin(), bodies[i].end(), lv.msgs[i]));
+    total += bodies[i].size();
+  }
+  CHECK(lv.bytes.size() == total);
   PureHashCount c;
   const st::test::HeapCount h0 = st::test::heap_count_this_thread();
   const st::io::Status ok = st::persist::mpt_pure_hash(lv, &c);
