@@ -78,8 +78,9 @@ struct CommitStats {
   // of reading them.
   uint64_t pages_reused = 0;
   // The pure hash (PageReuse::pure_hash): the exact inputs the commit hashed, hashed again
-  // alone level by level through the batch kernels (outside every phase above); the nodes
-  // (MPT: records hashed; binary trie: stems + groups) and hash calls it made.
+  // alone level by level through the batch kernels (outside every phase above), timed by
+  // pure_hash_protocol.h (inputs gathered before the clock, the faster of two passes); the
+  // nodes (MPT: records hashed; binary trie: stems + groups) and hash calls of one pass.
   uint64_t pure_hash_ns = 0, pure_hash_nodes = 0, pure_hash_calls = 0;
   uint64_t publish_ns = 0;         // commit_arena: commit record, reaping the writes, fsync, MANIFEST
                                    // (RocksDB: the one synced WriteBatch, MANIFEST)
@@ -131,7 +132,8 @@ struct PageReuse {
   // were read (`written` of those commits). nullptr: none.
   const SharedPages* pages = nullptr;
   // Hash the commit's new nodes again, alone, through the batch kernels (CommitStats::
-  // pure_hash_ns); a digest that differs from the committed one fails the commit.
+  // pure_hash_ns, pure_hash_protocol.h); a digest that differs from the committed one fails
+  // the commit.
   bool pure_hash = false;
   // Out: the tree page ids the last successful commit wrote (arena).
   std::vector<uint64_t> written;
