@@ -71,12 +71,13 @@ void DirtyTrie::collect_account_ops(const state::StateDiff& diff, std::vector<Sl
 // Each account's slot ops: the slot keys hashed (all in one keccak batch), the values
 // RLP-encoded (empty: a delete), sorted by key with the last write of a key winning.
 void DirtyTrie::hash_slot_ops(const std::vector<SlotWrites>& writes) {
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
+  msgs_.clear();
+  lens_.clear();
   for (auto& w : writes)
-    for (auto& [slot, v] : w) msgs.push_back(slot.data()), lens.push_back(32);
-  std::vector<uint8_t> h(32 * msgs.size());
-  if (!msgs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), msgs.size());
+    for (auto& [slot, v] : w) msgs_.push_back(slot.data()), lens_.push_back(32);
+  std::vector<uint8_t>& h = digests_;
+  h.resize(32 * msgs_.size());
+  if (!msgs_.empty()) kernels::keccak256_batch(msgs_.data(), lens_.data(), h.data(), msgs_.size());
   size_t k = 0;
   for (size_t a = 0; a < accts_.size(); ++a) {
     std::vector<Op>& ops = accts_[a].slots;
@@ -129,6 +130,7 @@ void DirtyTrie::take_buffers(Buffers&& b) {
   pack_ops_ = std::move(b.pack_ops);
   pure_ = std::move(b.pure);
   pure_counts_ = std::move(b.pure_counts);
+  take_scratch(std::move(b));
   nodes_.clear();
   refs_.clear();
   pool_.clear();
@@ -137,9 +139,27 @@ void DirtyTrie::take_buffers(Buffers&& b) {
   pack_ops_.clear();
 }
 
+// The phases' scratch from a published commit's buffers, emptied (every phase clears or
+// sizes what it uses before it reads it).
+void DirtyTrie::take_scratch(Buffers&& b) {
+  ready_ = std::move(b.ready), batch_ = std::move(b.batch);
+  msgs_ = std::move(b.msgs), lens_ = std::move(b.lens), digests_ = std::move(b.digests);
+  leaf_vals_ = std::move(b.leaf_vals), snap_puts_ = std::move(b.snap_puts);
+  walks_ = std::move(b.walks), next_ = std::move(b.next), stubs_ = std::move(b.stubs);
+  locs_ = std::move(b.locs), rvs_ = std::move(b.rvs);
+  ready_.clear(), batch_.clear(), msgs_.clear(), lens_.clear(), digests_.clear(), leaf_vals_.clear();
+  snap_puts_.clear(), walks_.clear(), next_.clear(), stubs_.clear(), locs_.clear(), rvs_.clear();
+}
+
 DirtyTrie::Buffers DirtyTrie::give_buffers() {
-  return {std::move(nodes_), std::move(refs_),     std::move(pool_), std::move(pack_bytes_),
-          std::move(enc_),   std::move(pack_ops_), std::move(pure_), std::move(pure_counts_)};
+  Buffers b{std::move(nodes_), std::move(refs_),     std::move(pool_), std::move(pack_bytes_),
+            std::move(enc_),   std::move(pack_ops_), std::move(pure_), std::move(pure_counts_)};
+  b.ready = std::move(ready_), b.batch = std::move(batch_);
+  b.msgs = std::move(msgs_), b.lens = std::move(lens_), b.digests = std::move(digests_);
+  b.leaf_vals = std::move(leaf_vals_), b.snap_puts = std::move(snap_puts_);
+  b.walks = std::move(walks_), b.next = std::move(next_), b.stubs = std::move(stubs_);
+  b.locs = std::move(locs_), b.rvs = std::move(rvs_);
+  return b;
 }
 
 // Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
@@ -265,9 +285,11 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   std::sort(stubs.begin(), stubs.end());
   stubs.erase(std::unique(stubs.begin(), stubs.end()), stubs.end());
   const bool keyed = frame_.keyed();
-  std::vector<Locator> locs;
+  std::vector<Locator>& locs = locs_;
   std::vector<std::string> keys, values;
-  std::vector<RecordView> rvs(stubs.size());
+  std::vector<RecordView>& rvs = rvs_;
+  locs.clear();
+  rvs.assign(stubs.size(), RecordView{});
   if (keyed) {
     for (int32_t s : stubs) keys.push_back(key_of(nodes_[s]));
     if (io::Status s = frame_.rocks().read(keys, &values, "mpt commit", key_name); !s.ok()) return s;
@@ -280,14 +302,15 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
       if (io::Status s = frame_.reader().record(locs[i], &rvs[i]); !s.ok()) return s;
   }
   auto name = [&](size_t i) { return keyed ? key_name(keys[i]) : loc_name(locs[i]); };
-  std::vector<const uint8_t*> msgs(stubs.size());
-  std::vector<size_t> lens(stubs.size());
+  msgs_.resize(stubs.size());
+  lens_.resize(stubs.size());
   for (size_t i = 0; i < stubs.size(); ++i) {
-    msgs[i] = rvs[i].body.data();
-    lens[i] = rvs[i].body.size();
+    msgs_[i] = rvs[i].body.data();
+    lens_[i] = rvs[i].body.size();
   }
-  std::vector<uint8_t> h(32 * stubs.size());
-  if (!stubs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), stubs.size());
+  std::vector<uint8_t>& h = digests_;
+  h.resize(32 * stubs.size());
+  if (!stubs.empty()) kernels::keccak256_batch(msgs_.data(), lens_.data(), h.data(), stubs.size());
   for (size_t i = 0; i < stubs.size(); ++i) {
     if (std::memcmp(h.data() + 32 * i, refs_[size_t(stubs[i])].hash.data(), 32) != 0)
       return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": hash differs from its parent's reference"};
@@ -389,9 +412,11 @@ void DirtyTrie::count_destroyed_slots() {
 // Level by level: every walk goes down through what is in memory; the stubs they stop at
 // are read together in one round.
 io::Status DirtyTrie::resolve() {
-  std::vector<ResolveWalk> walks, next;
+  std::vector<ResolveWalk>& walks = walks_;
+  std::vector<ResolveWalk>& next = next_;
+  std::vector<int32_t>& stubs = stubs_;
+  walks.clear();
   for (size_t a = 0; a < accts_.size(); ++a) walks.push_back({root_, 0, int32_t(a), -1});
-  std::vector<int32_t> stubs;
   while (!walks.empty()) {
     stubs.clear();
     next.clear();

@@ -149,6 +149,7 @@ class DirtyTrie {
   struct Buffers;
   void take_buffers(Buffers&& b);
   Buffers give_buffers();
+  void take_scratch(Buffers&& b);
 
   std::vector<Node> nodes_;
   std::vector<CommittedRef> refs_;  // nodes_[i]'s for i < refs_.size(): the committed state's
@@ -299,6 +300,12 @@ class DirtyTrie {
   std::vector<uint8_t> digests_;
   KeccakLevels pure_;                  // pure_hash()'s inputs and scratch, kept across commits
   std::vector<uint32_t> pure_counts_;  // pure_hash(): records per level
+  // resolve()'s walks and stubs of a round; expand()'s locators and records (its keccak
+  // batch in msgs_, lens_, digests_, as hash_slot_ops()' is).
+  std::vector<ResolveWalk> walks_, next_;
+  std::vector<int32_t> stubs_;
+  std::vector<Locator> locs_;
+  std::vector<RecordView> rvs_;
   void mark_reused(int32_t n);
 
   DbFiles& files_;
@@ -314,6 +321,16 @@ class DirtyTrie {
     std::vector<PackOp> pack_ops;
     KeccakLevels pure;
     std::vector<uint32_t> pure_counts;
+    // The phases' scratch (above): emptied, capacity kept.
+    std::vector<uint32_t> ready, batch;
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> digests, leaf_vals;
+    std::vector<SnapPut> snap_puts;
+    std::vector<ResolveWalk> walks, next;
+    std::vector<int32_t> stubs;
+    std::vector<Locator> locs;
+    std::vector<RecordView> rvs;
   };
 };
 
