@@ -17,10 +17,10 @@
 //  2. The level loop runs kPureHashPasses (2) times over the same inputs and scratch; the
 //     reading is the fastest pass. The first pass leaves every input byte, the output scratch
 //     and the kernels' code warm, so the second starts from the same cache state whatever
-//     ran before (the commit's hash phase, which may or may not have read those bytes in
-//     that order just before: that difference moved the old single pass by ~37 %). A pass
-//     over colder caches is not faster, so the minimum is the warm pass unless that one was
-//     disturbed (preempted, interrupted: this host is shared), and then the first caps it.
+//     ran before (the commit's hash phase, which may or may not have just read those bytes
+//     in that order). A pass over colder caches is not faster, so the minimum is the warm
+//     pass unless that one was disturbed (preempted, interrupted: on a shared host), and
+//     then the first caps it.
 //     A separate pass that only touched the input bytes would warm neither the output
 //     scratch nor the kernels, and would leave a single disturbed reading standing.
 //  The digests of the last pass are compared with the commit's; a difference is an error.
