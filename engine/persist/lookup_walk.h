@@ -8,9 +8,10 @@
 // Streamed (arena, page_reader.h), stream_lookup(reader, walk, cursors, cold, stats):
 //
 //   ready = every cursor not done, cursor 0 first
-//   loop: take a ready cursor; walk.wake(i)? walk.advance(i) (through cached records until
-//         it is done or waits on a page); every kPollEvery advances poll(block = false):
-//         submit the reads asked for so far, reap what landed, wake its waiters
+//   loop: take a ready cursor; walk.wake(i)? advance it: walk.step(i) one node at a time
+//         (through cached records) until it is done or waits on a page; every
+//         kStreamPollEvery advances poll(block = false): submit the reads asked for so far,
+//         reap what landed, wake its waiters
 //         no cursor ready: if >= Walk::kCheckBatchMin checks are queued and reads are out:
 //         poll(block = false) (the reads go out first), run the checks (hashing while
 //         those reads are in flight), go on at once if pages landed meanwhile
@@ -32,20 +33,21 @@
 //    outstanding reads are reaped and dropped (PageReader::abandon) and the queued checks
 //    dropped; the caller discards every answer of a failed lookup.
 //  - bounded depth: a tree's step consumes key (MPT nibbles, binary-trie bits) at every
-//    hashed node, so no cursor passes more than Walk::kMaxNodes of them; the driver stops
-//    a walk that would (RocksDB: more rounds; streamed: more advances than cursors x
-//    (kMaxNodes + 1)), so a cycle in hostile data ends in an error.
+//    hashed node, so no cursor moves past more than Walk::kMaxNodes of them; the driver
+//    counts each cursor's moves (streamed) or the rounds (RocksDB) and fails a walk that
+//    goes further, so even a cycle in hostile data ends in an error, never a hang.
 //  - the LookupStats it fills: rounds, page_reads, bytes_read, reads_per_round (RocksDB),
 //    io_waits, io_wait_ns, reads in flight and cpu_ns (streamed, from the reader's
 //    counters); keys and nodes_visited are the tree's.
 //
 // The streamed walk's interface (Walk):
 //   static constexpr size_t kCheckBatchMin;     run the checks before a wait from this many
-//   static constexpr uint32_t kMaxNodes;        hashed nodes on one cursor's path, at most
+//   static constexpr uint32_t kMaxNodes;        hashed nodes a cursor may move past, at most
 //   bool done(uint32_t i) const;
 //   bool wake(uint32_t i);                      woken (or first taken): true when cursor i
 //                                               waits on nothing more and may advance
-//   io::Status advance(uint32_t i);
+//   io::Status step(uint32_t i, WalkStep* out); cursor i through its next node (its page
+//                                               cached), or registered as a waiter on it
 //   size_t checks_pending() const;
 //   io::Status run_checks();                    every queued check, queue emptied; the
 //                                               first mismatch as an error naming its node
@@ -59,7 +61,8 @@
 //   io::Status take(const RocksRound& r, uint32_t j);        decode value j, queue its check
 //   io::Status run_checks(const RocksRound& r);
 //   void drop_checks();
-//   io::Status step(uint32_t i, const RocksRound& r, uint32_t j);     i at its node, key j
+//   io::Status step(uint32_t i, const RocksRound& r, uint32_t j);     i through its node (key
+//                                                            j): done, or at its next node
 #pragma once
 
 #include <array>
@@ -80,6 +83,13 @@ namespace st::persist {
 // Advances between two non-blocking polls of a streamed walk.
 inline constexpr size_t kStreamPollEvery = 8;
 
+// What one step of a streamed cursor did.
+enum class WalkStep : uint8_t {
+  moved,  // passed a node; the cursor names its next one
+  waits,  // registered as the waiter of a page that is not cached (PageReader::request)
+  done,   // the cursor's answer is final (pending the checks still queued)
+};
+
 // A streamed lookup's figures from the reader's counters since `before` (the walk started
 // at CPU time cpu0_ns): everything but keys and nodes_visited.
 void stream_lookup_stats(const ReadCounters& before, const ReadCounters& after, uint64_t cpu0_ns, LookupStats* st);
@@ -89,6 +99,17 @@ io::Status walk_too_deep(uint32_t max_nodes);
 
 namespace detail {
 
+// Cursor i's steps until it is done or waits; *moves counts its nodes across wakes.
+template <class Walk>
+inline io::Status advance(Walk& w, uint32_t i, uint32_t* moves) {
+  for (;;) {
+    WalkStep step = WalkStep::done;
+    if (io::Status s = w.step(i, &step); !s.ok()) return s;
+    if (step != WalkStep::moved) return {};
+    if (++*moves > Walk::kMaxNodes) return walk_too_deep(Walk::kMaxNodes);
+  }
+}
+
 // The streamed loop (stream_lookup without its set-up and its last checks).
 template <class Walk>
 io::Status stream_loop(PageReader& reader, Walk& w, size_t cursors) {
@@ -96,16 +117,14 @@ io::Status stream_loop(PageReader& reader, Walk& w, size_t cursors) {
   ready.reserve(cursors);
   for (size_t i = cursors; i-- > 0;)
     if (!w.done(uint32_t(i))) ready.push_back(uint32_t(i));
-  const uint64_t max_advances = uint64_t(cursors) * (uint64_t(Walk::kMaxNodes) + 1);
-  uint64_t advances = 0;
+  std::vector<uint32_t> moves(cursors, 0);  // nodes each cursor moved past
   size_t since_poll = 0;
   for (;;) {
     while (!ready.empty()) {
       const uint32_t i = ready.back();
       ready.pop_back();
       if (!w.wake(i)) continue;  // still waiting for another page
-      if (++advances > max_advances) return walk_too_deep(Walk::kMaxNodes);
-      if (io::Status s = w.advance(i); !s.ok()) return s;
+      if (io::Status s = advance(w, i, &moves[i]); !s.ok()) return s;
       if (++since_poll >= kStreamPollEvery) {
         since_poll = 0;
         if (io::Status s = reader.poll(&ready, false); !s.ok()) return s;
@@ -195,7 +214,7 @@ io::Status rounds_loop(io::RocksKvStore& store, Walk& w, size_t cursors, LookupS
   for (uint32_t round = 0;; ++round) {
     bool more = false;
     if (io::Status s = round_keys(w, cursors, r, &more); !s.ok() || !more) return s;
-    if (round >= Walk::kMaxNodes) return walk_too_deep(Walk::kMaxNodes);
+    if (round > Walk::kMaxNodes) return walk_too_deep(Walk::kMaxNodes);  // a cursor moved past more
     if (io::Status s = read_round(store, r, st); !s.ok()) return s;
     for (uint32_t j = 0; j < r.keys.size(); ++j)
       if (io::Status s = w.take(r, j); !s.ok()) return s;

@@ -237,47 +237,55 @@ inline io::Status BintrieTreeDb::lite_node_at(uint32_t i, LookupState& ls, uint3
   return {};
 }
 
-io::Status BintrieTreeDb::advance(uint32_t i, LookupState& ls) {
+// Moves cursor i through its next node when the node's page (and a chunked stem's pieces)
+// are cached; else registers it as the waiter of what is missing.
+io::Status BintrieTreeDb::step_arena(uint32_t i, LookupState& ls, WalkStep* out) {
   Cursor& c = (*ls.cur)[i];
-  while (!c.done) {
-    const uint64_t page = locator_page(c.loc);
-    if (!reader_->loaded(page) && !reader_->request(page, i)) {
-      c.waits = 1;
-      return {};
-    }
-    const Locator at = c.loc;
-    uint32_t ni;
-    if (io::Status st = lite_node_at(i, ls, &ni); !st || ni == kNoNode) return st;
-    const LiteNode& n = ls.nodes[ni];
-    if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
-      return record_error(at, std::string(n.is_group ? "group" : "stem") +
-                                  " hash does not match its parent's entry (two entries name it by different hashes)");
-    ++ls.visits;
-    if (!n.is_group) {
-      if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
-        return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
-      finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
-      return {};
-    }
-    if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
-    if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
-    const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
-    uint32_t e;
-    unsigned r;
-    if (!n.group.find(pos, &e, &r)) {
-      finish_stem_view(c, nullptr, &(*ls.ans)[i]);
-      return {};
-    }
-    c.stem_only = r < g_;
-    c.depth += r;
-    c.loc = n.rec.child(e);
-    std::memcpy(c.expect.data(), n.group.hash(e), 32);
+  *out = WalkStep::done;
+  if (c.done) return {};
+  const uint64_t page = locator_page(c.loc);
+  if (!reader_->loaded(page) && !reader_->request(page, i)) {
+    c.waits = 1;
+    *out = WalkStep::waits;
+    return {};
   }
+  const Locator at = c.loc;
+  uint32_t ni;
+  if (io::Status st = lite_node_at(i, ls, &ni); !st) return st;
+  if (ni == kNoNode) {  // waits for stem pieces
+    *out = WalkStep::waits;
+    return {};
+  }
+  const LiteNode& n = ls.nodes[ni];
+  if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
+    return record_error(at, std::string(n.is_group ? "group" : "stem") +
+                                " hash does not match its parent's entry (two entries name it by different hashes)");
+  ++ls.visits;
+  if (!n.is_group) {
+    if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
+      return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
+    finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
+    return {};
+  }
+  if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
+  if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
+  const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
+  uint32_t e;
+  unsigned r;
+  if (!n.group.find(pos, &e, &r)) {
+    finish_stem_view(c, nullptr, &(*ls.ans)[i]);
+    return {};
+  }
+  c.stem_only = r < g_;
+  c.depth += r;
+  c.loc = n.rec.child(e);
+  std::memcpy(c.expect.data(), n.group.hash(e), 32);
+  *out = WalkStep::moved;
   return {};
 }
 
-// The binary trie's side of the streamed walk (lookup_walk.h): cursor i advances through
-// cached records (advance; a chunked stem may wait on several piece pages at once, counted
+// The binary trie's side of the streamed walk (lookup_walk.h): cursor i moves through
+// cached records one at a time (step_arena; a chunked stem may wait on several piece pages at once, counted
 // in its waits); every blob decoded meanwhile is hashed before each wait for a read.
 struct BintrieTreeDb::ArenaWalk {
   static constexpr size_t kCheckBatchMin = 1;
@@ -289,7 +297,7 @@ struct BintrieTreeDb::ArenaWalk {
     Cursor& c = (*ls.cur)[i];
     return !(c.waits > 0 && --c.waits > 0);
   }
-  io::Status advance(uint32_t i) { return db.advance(i, ls); }
+  io::Status step(uint32_t i, WalkStep* out) { return db.step_arena(i, ls, out); }
   size_t checks_pending() const { return db.checks_.pending(); }
   io::Status run_checks() {
     return db.run_checks([&](uint64_t tag, bool* root) {

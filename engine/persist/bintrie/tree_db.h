@@ -20,6 +20,7 @@
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie/blob_checks.h"
 #include "engine/persist/bintrie/disk.h"
+#include "engine/persist/lookup_walk.h"
 #include "engine/persist/stored_tree_db.h"
 
 namespace st::persist::bintrie_read {
@@ -105,8 +106,8 @@ class BintrieTreeDb final : public StoredTreeDb {
   // The node at l (its page cached) into *out; *complete = false when parts of it (stem
   // pieces) are still being read: cursor i then waits on them (its waits counted).
   io::Status read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode* out, bool* complete);
-  // Walks cursor i through cached pages until it is done or waits for a page.
-  io::Status advance(uint32_t i, LookupState& ls);
+  // Moves cursor i through one node whose page is cached, or makes it wait for the page.
+  io::Status step_arena(uint32_t i, LookupState& ls, WalkStep* out);
   io::Status lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni);
   static constexpr uint32_t kNoNode = ~0u;
   void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
@@ -131,7 +132,7 @@ class BintrieTreeDb final : public StoredTreeDb {
   void finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans);
 
   // The tree's side of the two walks whose scheduling is lookup_walk.h's: ArenaWalk
-  // (streamed: advance through cached records, BlobHashChecks run before every wait) and
+  // (streamed: step_arena through cached records, BlobHashChecks run before every wait) and
   // RocksWalk (one MultiGet per round; each distinct blob decoded and checked once).
   struct ArenaWalk;
   struct RocksWalk;

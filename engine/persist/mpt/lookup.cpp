@@ -205,41 +205,46 @@ io::Status MptTreeDb::run_checks(const std::vector<std::string>* keys) {
   return s;
 }
 
-// Advances cursor i through records whose pages are cached; when it needs a page that
-// is not, registers it as that page's waiter (the stream wakes it when the page lands).
-io::Status MptTreeDb::advance(Cursor& c, uint32_t i, LookupStats* st) {
-  while (!c.done) {
-    if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
-    const uint64_t page = locator_page(c.loc);
-    if (!reader_->loaded(page) && !reader_->request(page, i)) return {};
-    RecordView rv;
-    if (io::Status s = reader_->record(c.loc, &rv); !s.ok()) return s;
-    Origin o;
-    o.rec = &rv;
-    o.loc = c.loc;
-    // The top levels of the account trie are on many keys' paths (a batch of K random
-    // keys shares its first log16(K) levels): their nodes are decoded once per batch.
-    const DiskNode* decoded = nullptr;
-    if (!c.storage && c.pos < memo_levels_) {
-      auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
-      if (fresh) {
-        memo_nodes_.emplace_back();
-        if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
-          memo_nodes_.pop_back();
-          memo_.erase(it);
-          return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
-        }
-      }
-      decoded = &memo_nodes_[it->second];
-    }
-    checks_.add(rv.body, c.expect, c.loc, 0);
-    if (io::Status s = step(c, rv.body, o, &st->nodes_visited, decoded); !s.ok()) return s;
+// Moves cursor i through its next record (and the embedded nodes in it) when the record's
+// page is cached; else registers it as that page's waiter (the stream wakes it when the
+// page lands).
+io::Status MptTreeDb::step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkStep* out) {
+  *out = WalkStep::done;
+  if (c.done) return {};
+  if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
+  const uint64_t page = locator_page(c.loc);
+  if (!reader_->loaded(page) && !reader_->request(page, i)) {
+    *out = WalkStep::waits;
+    return {};
   }
+  RecordView rv;
+  if (io::Status s = reader_->record(c.loc, &rv); !s.ok()) return s;
+  Origin o;
+  o.rec = &rv;
+  o.loc = c.loc;
+  // The top levels of the account trie are on many keys' paths (a batch of K random
+  // keys shares its first log16(K) levels): their nodes are decoded once per batch.
+  const DiskNode* decoded = nullptr;
+  if (!c.storage && c.pos < memo_levels_) {
+    auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
+    if (fresh) {
+      memo_nodes_.emplace_back();
+      if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
+        memo_nodes_.pop_back();
+        memo_.erase(it);
+        return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
+      }
+    }
+    decoded = &memo_nodes_[it->second];
+  }
+  checks_.add(rv.body, c.expect, c.loc, 0);
+  if (io::Status s = step(c, rv.body, o, &st->nodes_visited, decoded); !s.ok()) return s;
+  *out = c.done ? WalkStep::done : WalkStep::moved;
   return {};
 }
 
-// The MPT's side of the streamed walk (lookup_walk.h): cursor i advances through cached
-// records (advance); the checks run in keccak256 batches of >= 32 nodes before a wait, and
+// The MPT's side of the streamed walk (lookup_walk.h): cursor i moves through cached
+// records one at a time (step_arena); the checks run in keccak256 batches of >= 32 nodes before a wait, and
 // at the end.
 struct MptTreeDb::ArenaWalk {
   static constexpr size_t kCheckBatchMin = 32;
@@ -249,7 +254,7 @@ struct MptTreeDb::ArenaWalk {
   LookupStats* st;
   bool done(uint32_t i) const { return cs[i].done; }
   bool wake(uint32_t) { return true; }  // a cursor waits on one page at a time
-  io::Status advance(uint32_t i) { return db.advance(cs[i], i, st); }
+  io::Status step(uint32_t i, WalkStep* out) { return db.step_arena(cs[i], i, st, out); }
   size_t checks_pending() const { return db.checks_.msgs.size(); }
   io::Status run_checks() { return db.run_checks(nullptr); }
   void drop_checks() { db.checks_.clear(); }

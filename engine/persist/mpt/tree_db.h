@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/mpt/account.h"
+#include "engine/persist/lookup_walk.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/stored_tree_db.h"
@@ -144,13 +145,13 @@ class MptTreeDb final : public StoredTreeDb {
 
   // lookup.cpp: each key's cursor (keccak of its address and slot), the batch's hash
   // checks, and the tree's side of the two walks whose scheduling is lookup_walk.h's:
-  // ArenaWalk (streamed; advance: one cursor through cached records) and RocksWalk (one
+  // ArenaWalk (streamed; step_arena: one cursor through one cached record) and RocksWalk (one
   // MultiGet per round; each distinct node decoded and checked once).
   struct ArenaWalk;
   struct RocksWalk;
   void hash_keys(std::span<const state::StateKey> keys, std::vector<Cursor>& cs, std::vector<LookupAnswer>& ans);
   io::Status run_checks(const std::vector<std::string>* keys);
-  io::Status advance(Cursor& c, uint32_t i, LookupStats* st);
+  io::Status step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkStep* out);
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st);
   io::Status walk_rocks(std::vector<Cursor>& cs, LookupStats* st);
 
