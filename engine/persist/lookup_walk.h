@@ -13,8 +13,9 @@
 //         kStreamPollEvery advances poll(block = false): submit the reads asked for so far,
 //         reap what landed, wake its waiters
 //         no cursor ready: if >= Walk::kCheckBatchMin checks are queued and reads are out:
-//         poll(block = false) (the reads go out first), run the checks (hashing while
-//         those reads are in flight), go on at once if pages landed meanwhile
+//         run the checks (Walk::kSubmitBeforeChecks: poll(block = false) first, so the
+//         reads asked for go out and the hashing runs while they are in flight; go on at
+//         once if pages landed meanwhile)
 //         nothing queued or in flight: done; else poll(block = true)
 //   end: run the checks still queued
 //
@@ -42,6 +43,7 @@
 //
 // The streamed walk's interface (Walk):
 //   static constexpr size_t kCheckBatchMin;     run the checks before a wait from this many
+//   static constexpr bool kSubmitBeforeChecks;  send the queued reads before those checks
 //   static constexpr uint32_t kMaxNodes;        hashed nodes a cursor may move past, at most
 //   bool done(uint32_t i) const;
 //   bool wake(uint32_t i);                      woken (or first taken): true when cursor i
@@ -132,12 +134,17 @@ io::Status stream_loop(PageReader& reader, Walk& w, size_t cursors) {
     }
     if (reader.idle()) return {};
     if (w.checks_pending() >= Walk::kCheckBatchMin && w.checks_pending() > 0) {
-      // About to wait: submit the reads asked for so far, then hash the records walked
-      // meanwhile while those reads are in flight.
-      if (io::Status s = reader.poll(&ready, false); !s.ok()) return s;
-      if (io::Status s = w.run_checks(); !s.ok()) return s;
-      if (!ready.empty()) continue;
-      if (reader.idle()) return {};
+      // About to wait: hash the records walked meanwhile. kSubmitBeforeChecks: submit the
+      // reads asked for so far first (so they are in flight while the hashing runs) and go
+      // on at once with the pages that landed meanwhile.
+      if constexpr (Walk::kSubmitBeforeChecks) {
+        if (io::Status s = reader.poll(&ready, false); !s.ok()) return s;
+        if (io::Status s = w.run_checks(); !s.ok()) return s;
+        if (!ready.empty()) continue;
+        if (reader.idle()) return {};
+      } else {
+        if (io::Status s = w.run_checks(); !s.ok()) return s;
+      }
     }
     if (io::Status s = reader.poll(&ready, true); !s.ok()) return s;
   }

@@ -289,6 +289,7 @@ io::Status BintrieTreeDb::step_arena(uint32_t i, LookupState& ls, WalkStep* out)
 // in its waits); every blob decoded meanwhile is hashed before each wait for a read.
 struct BintrieTreeDb::ArenaWalk {
   static constexpr size_t kCheckBatchMin = 1;
+  static constexpr bool kSubmitBeforeChecks = true;  // a lone key hashes a group while its next page is read
   static constexpr uint32_t kMaxNodes = kMaxDepth + 1;  // groups consume >= 1 bit each, then the stem
   BintrieTreeDb& db;
   LookupState& ls;

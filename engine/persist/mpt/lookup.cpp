@@ -248,6 +248,7 @@ io::Status MptTreeDb::step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkSte
 // at the end.
 struct MptTreeDb::ArenaWalk {
   static constexpr size_t kCheckBatchMin = 32;
+  static constexpr bool kSubmitBeforeChecks = false;  // checks, then the blocking poll submits
   static constexpr uint32_t kMaxNodes = 2 * 65;  // account trie, then a storage trie: 64 nibbles + the leaf each
   MptTreeDb& db;
   std::vector<Cursor>& cs;

@@ -131,9 +131,10 @@ Locator write_toy(MemDb& db, const ToyTree& t) {
   return roots[0];
 }
 
-template <size_t CheckBatchMin>
+template <size_t CheckBatchMin, bool SubmitBeforeChecks = true>
 struct ToyStream {
   static constexpr size_t kCheckBatchMin = CheckBatchMin;
+  static constexpr bool kSubmitBeforeChecks = SubmitBeforeChecks;
   static constexpr uint32_t kMaxNodes = 16;
   PageReader& reader;
   std::vector<ToyCursor>& cs;
@@ -203,7 +204,7 @@ struct StreamRun {
   bool reader_idle = false;
 };
 
-template <size_t CheckBatchMin = 1>
+template <size_t CheckBatchMin = 1, bool SubmitBeforeChecks = true>
 StreamRun stream_toy(const ToyTree& t, const std::vector<uint64_t>& keys, uint64_t shuffle_seed, bool cycle = false) {
   MemDb db;
   const Locator root = write_toy(db, t);
@@ -217,7 +218,7 @@ StreamRun stream_toy(const ToyTree& t, const std::vector<uint64_t>& keys, uint64
     r.cs[i].loc = root;
     r.cs[i].expect = root_hash;
   }
-  ToyStream<CheckBatchMin> w{reader, r.cs, root, root_hash, cycle, {}, {}, {}, 0};
+  ToyStream<CheckBatchMin, SubmitBeforeChecks> w{reader, r.cs, root, root_hash, cycle, {}, {}, {}, 0};
   r.status = stream_lookup(reader, w, r.cs.size(), true, &r.stats);
   r.walked = w.walked;
   r.checked = w.checked;
@@ -260,6 +261,11 @@ TEST_CASE("lookup walk, streamed: answers, one read per page, every walked recor
     REQUIRE(late.status.ok());
     CHECK(late.check_runs == 1);
     CHECK(late.checked == late.walked);
+    const StreamRun unsent = stream_toy<1, false>(t, {keys[i]}, 1);  // checks before the reads go out
+    REQUIRE(unsent.status.ok());
+    CHECK(unsent.check_runs == one.check_runs);
+    CHECK(unsent.checked == unsent.walked);
+    CHECK(unsent.stats.page_reads == one.stats.page_reads);
   }
   CHECK(multi_page > 0);
 }
