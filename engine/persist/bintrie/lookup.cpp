@@ -21,6 +21,7 @@
 #include <map>
 
 #include "engine/persist/bintrie/tree_db.h"
+#include "engine/persist/lookup_walk.h"
 
 namespace st::persist::bintrie_read {
 namespace {
@@ -128,7 +129,7 @@ io::Status BintrieTreeDb::lookup(std::span<const state::StateKey> keys, std::vec
   LookupStats* s = stats ? stats : &local;
   *s = {};
   s->keys = keys.size();
-  io::Status st = files_.store == StoreKind::arena ? lookup_arena(cur, *out, s, cold_pages) : lookup_rocks(cur, *out, s);
+  io::Status st = files_.store == StoreKind::arena ? walk_arena(cur, *out, s, cold_pages) : walk_rocks(cur, *out, s);
   if (!st) {
     out->clear();  // nothing of a failed lookup is an answer
     return st;
@@ -236,212 +237,157 @@ inline io::Status BintrieTreeDb::lite_node_at(uint32_t i, LookupState& ls, uint3
   return {};
 }
 
-io::Status BintrieTreeDb::advance(uint32_t i, LookupState& ls) {
+// Moves cursor i through its next node when the node's page (and a chunked stem's pieces)
+// are cached; else registers it as the waiter of what is missing.
+io::Status BintrieTreeDb::step_arena(uint32_t i, LookupState& ls, WalkStep* out) {
   Cursor& c = (*ls.cur)[i];
-  while (!c.done) {
-    const uint64_t page = locator_page(c.loc);
-    if (!reader_->loaded(page) && !reader_->request(page, i)) {
-      c.waits = 1;
-      return {};
-    }
-    const Locator at = c.loc;
-    uint32_t ni;
-    if (io::Status st = lite_node_at(i, ls, &ni); !st || ni == kNoNode) return st;
-    const LiteNode& n = ls.nodes[ni];
-    if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
-      return record_error(at, std::string(n.is_group ? "group" : "stem") +
-                                  " hash does not match its parent's entry (two entries name it by different hashes)");
-    ++ls.visits;
-    if (!n.is_group) {
-      if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
-        return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
-      finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
-      return {};
-    }
-    if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
-    if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
-    const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
-    uint32_t e;
-    unsigned r;
-    if (!n.group.find(pos, &e, &r)) {
-      finish_stem_view(c, nullptr, &(*ls.ans)[i]);
-      return {};
-    }
-    c.stem_only = r < g_;
-    c.depth += r;
-    c.loc = n.rec.child(e);
-    std::memcpy(c.expect.data(), n.group.hash(e), 32);
+  *out = WalkStep::done;
+  if (c.done) return {};
+  const uint64_t page = locator_page(c.loc);
+  if (!reader_->loaded(page) && !reader_->request(page, i)) {
+    c.waits = 1;
+    *out = WalkStep::waits;
+    return {};
   }
+  const Locator at = c.loc;
+  uint32_t ni;
+  if (io::Status st = lite_node_at(i, ls, &ni); !st) return st;
+  if (ni == kNoNode) {  // waits for stem pieces
+    *out = WalkStep::waits;
+    return {};
+  }
+  const LiteNode& n = ls.nodes[ni];
+  if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
+    return record_error(at, std::string(n.is_group ? "group" : "stem") +
+                                " hash does not match its parent's entry (two entries name it by different hashes)");
+  ++ls.visits;
+  if (!n.is_group) {
+    if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
+      return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
+    finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
+    return {};
+  }
+  if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
+  if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
+  const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
+  uint32_t e;
+  unsigned r;
+  if (!n.group.find(pos, &e, &r)) {
+    finish_stem_view(c, nullptr, &(*ls.ans)[i]);
+    return {};
+  }
+  c.stem_only = r < g_;
+  c.depth += r;
+  c.loc = n.rec.child(e);
+  std::memcpy(c.expect.data(), n.group.hash(e), 32);
+  *out = WalkStep::moved;
   return {};
 }
 
-// An arena lookup's figures: the reads since `before`, the nodes visited, its CPU time.
-void BintrieTreeDb::arena_lookup_stats(const ReadCounters& before, uint64_t visits, uint64_t cpu0, LookupStats* s) {
-  const ReadCounters& after = reader_->counters();
-  s->rounds = after.rounds - before.rounds;
-  s->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
-  s->page_reads = after.page_reads - before.page_reads;
-  s->bytes_read = after.bytes_read - before.bytes_read;
-  s->io_waits = after.stream_waits - before.stream_waits;
-  s->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
-  s->reads_in_flight_max = after.stream_in_flight_max;
-  s->nodes_visited = visits;
-  s->reads_per_round.clear();
-  s->cpu_ns = thread_cpu_ns() - cpu0;
-}
+// The binary trie's side of the streamed walk (lookup_walk.h): cursor i moves through
+// cached records one at a time (step_arena; a chunked stem may wait on several piece pages at once, counted
+// in its waits); every blob decoded meanwhile is hashed before each wait for a read.
+struct BintrieTreeDb::ArenaWalk {
+  static constexpr size_t kCheckBatchMin = 1;
+  static constexpr bool kSubmitBeforeChecks = true;  // a lone key hashes a group while its next page is read
+  static constexpr uint32_t kMaxNodes = kMaxDepth + 1;  // groups consume >= 1 bit each, then the stem
+  BintrieTreeDb& db;
+  LookupState& ls;
+  bool done(uint32_t i) const { return (*ls.cur)[i].done; }
+  bool wake(uint32_t i) {
+    Cursor& c = (*ls.cur)[i];
+    return !(c.waits > 0 && --c.waits > 0);
+  }
+  io::Status step(uint32_t i, WalkStep* out) { return db.step_arena(i, ls, out); }
+  size_t checks_pending() const { return db.checks_.pending(); }
+  io::Status run_checks() {
+    return db.run_checks([&](uint64_t tag, bool* root) {
+      *root = tag == db.root_loc();
+      return "binary trie " + bd::locator_name(Locator(tag));
+    });
+  }
+  void drop_checks() { db.checks_.clear(); }
+};
 
-// Streamed (page_reader.h): every cursor advances as soon as the pages it waits for are
-// cached; the reads the walks ask for go out every kPollEvery advances (a non-blocking
-// poll, which also refills the device queue), so the queue stays full across levels and
-// the decoding overlaps the reads. Decoded nodes are kept per batch by locator (the top
-// groups are on every key's path). Each node's hash check is queued when it is decoded and
-// run, all queued together (BlobHashChecks), whenever the walks are about to wait for a
-// read (after submitting it), and at the end: no answer is returned before every blob on
-// its path matched its parent's entry; on a mismatch the lookup fails (its answers are
-// dropped by lookup()).
-io::Status BintrieTreeDb::lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
-                                       bool cold) {
-  constexpr size_t kPollEvery = 8;
-  const uint64_t cpu0 = thread_cpu_ns();
-  if (cold) reader_->clear();
-  checks_.clear();
-  auto name = [&](uint64_t tag, bool* root) {
-    *root = tag == root_loc();
-    return "binary trie " + bd::locator_name(Locator(tag));
-  };
-  reader_->reset_in_flight_max();
-  const ReadCounters before = reader_->counters();
+// Streamed (lookup_walk.h). Decoded nodes are kept per batch by locator (the top groups
+// are on every key's path). Each node's hash check is queued when it is decoded
+// (BlobHashChecks) and run, all queued together, whenever the walks are about to wait for
+// a read (after submitting it), and at the end.
+io::Status BintrieTreeDb::walk_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s,
+                                     bool cold) {
   LookupState ls;
   ls.cur = &cur;
   ls.ans = &ans;
   ls.memo.reserve(2 * cur.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
   ls.nodes.reserve(2 * cur.size());
-  std::vector<uint32_t> ready;
-  ready.reserve(cur.size());
-  for (size_t i = cur.size(); i-- > 0;)
-    if (!cur[i].done) ready.push_back(uint32_t(i));
-  io::Status st;
-  size_t since_poll = 0;
-  while (st.ok()) {
-    while (!ready.empty() && st.ok()) {
-      const uint32_t i = ready.back();
-      ready.pop_back();
-      Cursor& c = cur[i];
-      if (c.waits > 0 && --c.waits > 0) continue;  // still waiting for another page
-      st = advance(i, ls);
-      if (st.ok() && ++since_poll >= kPollEvery) {
-        since_poll = 0;
-        st = reader_->poll(&ready, false);
-      }
-    }
-    if (!st.ok()) break;
-    if (checks_.pending() > 0 && !reader_->idle()) {
-      // About to wait: submit the reads asked for so far, then hash the blobs walked
-      // meanwhile while those reads are in flight (a lone key's walk: each group hashed
-      // during the read of the next page, only its last blob after the last read).
-      st = reader_->poll(&ready, false);
-      if (st.ok()) st = run_checks(name);
-      if (!st.ok()) break;
-      if (!ready.empty()) continue;
-    }
-    if (reader_->idle()) break;
-    st = reader_->poll(&ready, true);
-  }
-  if (st.ok()) st = run_checks(name);
-  if (!st.ok()) {
-    reader_->abandon();
-    checks_.clear();
-  }
-  arena_lookup_stats(before, ls.visits, cpu0, s);
+  ArenaWalk w{*this, ls};
+  checks_.clear();
+  io::Status st = stream_lookup(*reader_, w, cur.size(), cold, s);
+  s->nodes_visited = ls.visits;
   return st;
 }
 
-// The round's distinct blob keys (one per path the open cursors stand at) with the hash
-// each node must have; slot_of maps each cursor to its key. Two cursors at one path with
-// different hashes are an error (both cannot match).
-io::Status BintrieTreeDb::rocks_round_keys(const std::vector<Cursor>& cur, RocksRound& r) {
-  r.index.clear();
-  r.keys.clear();
-  r.expect.clear();
-  for (size_t i = 0; i < cur.size(); ++i) {
-    if (cur[i].done) continue;
+// The binary trie's side of the RocksDB rounds (lookup_walk.h): each distinct blob of a
+// round decoded strictly and its hash queued (take, tag = its key index); the cursors at it
+// step through the decoded node once the round's checks passed.
+struct BintrieTreeDb::RocksWalk {
+  static constexpr uint32_t kMaxNodes = ArenaWalk::kMaxNodes;
+  BintrieTreeDb& db;
+  std::vector<Cursor>& cur;
+  std::vector<LookupAnswer>& ans;
+  LookupStats* st;
+  std::vector<Node> decoded;  // the round's nodes, by key index
+  bool done(uint32_t i) const { return cur[i].done; }
+  void path_key(uint32_t i, std::string* out) const {
     const std::vector<uint8_t> k = bintrie::blob_key(cur[i].key.data(), cur[i].depth);
-    std::string ks(reinterpret_cast<const char*>(k.data()), k.size());
-    auto [it, fresh] = r.index.emplace(std::move(ks), uint32_t(r.keys.size()));
-    if (fresh) {
-      r.keys.push_back(it->first);
-      r.expect.push_back(cur[i].expect);
-    } else if (r.expect[it->second] != cur[i].expect) {  // one path, two hashes: both cannot match
-      return {io::Errc::corrupt_page, rocks_key_name(r.keys[it->second]) + ": hash does not match its parent's entry"};
-    }
-    r.slot_of[i] = it->second;
+    out->assign(reinterpret_cast<const char*>(k.data()), k.size());
   }
-  return {};
-}
+  const Hash32& expect(uint32_t i) const { return cur[i].expect; }
+  io::Status hash_conflict(const RocksRound& r, uint32_t j) const {  // one path, two hashes
+    return {io::Errc::corrupt_page, rocks_key_name(r.keys[j]) + ": hash does not match its parent's entry"};
+  }
+  io::Status take(const RocksRound& r, uint32_t j);
+  io::Status run_checks(const RocksRound& r) {
+    return db.run_checks([&](uint64_t j, bool* root) {
+      *root = r.keys[j].size() == 1;  // blob_key of depth 0: the root
+      return rocks_key_name(r.keys[size_t(j)]);
+    });
+  }
+  void drop_checks() { db.checks_.clear(); }
+  io::Status step(uint32_t i, const RocksRound& r, uint32_t j) {
+    st->nodes_visited++;
+    if (const char* e = db.step(cur[i], decoded[j], &ans[i]))
+      return {io::Errc::corrupt_page, rocks_key_name(r.keys[j]) + ": " + e};
+    return {};
+  }
+};
 
 // Decodes the round's blob j strictly and queues its hash check (tag j).
-io::Status BintrieTreeDb::rocks_decode(RocksRound& r, size_t j) {
+io::Status BintrieTreeDb::RocksWalk::take(const RocksRound& r, uint32_t j) {
   auto where = [&] { return rocks_key_name(r.keys[j]); };
   if (!r.found[j]) return {io::Errc::corrupt_page, where() + ": missing"};
-  const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(r.values[j].data()), r.values[j].size()};
+  if (decoded.size() < r.keys.size()) decoded.resize(r.keys.size());
+  const std::span<const uint8_t> blob = r.value(j);
   if (!blob.empty() && blob[0] != bintrie::kGroupBlobVersion && blob[0] != bintrie::kStemBlobVersion)
     return {io::Errc::corrupt_page, where() + ": unknown blob version byte " + std::to_string(blob[0])};
-  if (io::Status st = decode_blob(blob, g_, where, &r.decoded[j]); !st) return st;
+  if (io::Status s = decode_blob(blob, db.g_, where, &decoded[j]); !s) return s;
   // The views for the hash check (the strict checks decode_blob ran, without copies).
-  if (r.decoded[j].is_group) {
+  if (decoded[j].is_group) {
     bintrie::GroupBlobView v;
-    if (std::string e = bintrie::check_group_blob(blob, g_, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
-    checks_.add_group(v, r.expect[j].data(), j);
+    if (std::string e = bintrie::check_group_blob(blob, db.g_, &v); !e.empty())
+      return {io::Errc::corrupt_page, where() + ": " + e};
+    db.checks_.add_group(v, r.expect[j].data(), j);
   } else {
     bintrie::StemBlobView v;
     if (std::string e = bintrie::check_stem_blob(blob, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
-    checks_.add_stem(v, r.expect[j].data(), j);
+    db.checks_.add_stem(v, r.expect[j].data(), j);
   }
   return {};
 }
 
-// One MultiGet of the round's keys (counted in the stats), each blob decoded, and every
-// node of the round hashed (one batch) before any cursor uses it.
-io::Status BintrieTreeDb::rocks_read_round(RocksRound& r, LookupStats* s) {
-  r.views.assign(r.keys.begin(), r.keys.end());
-  if (io::Status st = files_.rocks->multi_get(r.views, &r.values, &r.found); !st) return st;
-  s->rounds++;
-  s->page_reads += r.keys.size();
-  s->reads_per_round.push_back(uint32_t(r.keys.size()));
-  for (size_t j = 0; j < r.keys.size(); ++j)
-    if (r.found[j]) s->bytes_read += r.values[j].size();
-  r.decoded.resize(r.keys.size());
-  for (size_t j = 0; j < r.keys.size(); ++j)
-    if (io::Status st = rocks_decode(r, j); !st) return st;
-  if (io::Status st = run_checks([&](uint64_t j, bool* root) {
-        *root = r.keys[j].size() == 1;  // blob_key of depth 0: the root
-        return rocks_key_name(r.keys[size_t(j)]);
-      });
-      !st) {
-    checks_.clear();
-    return st;
-  }
-  return {};
-}
-
-io::Status BintrieTreeDb::lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s) {
-  RocksRound r;
-  r.slot_of.resize(cur.size());
-  checks_.clear();
-  for (;;) {
-    if (io::Status st = rocks_round_keys(cur, r); !st) return st;
-    if (r.keys.empty()) break;
-    if (io::Status st = rocks_read_round(r, s); !st) return st;
-    for (size_t i = 0; i < cur.size(); ++i) {
-      Cursor& c = cur[i];
-      if (c.done) continue;
-      const uint32_t j = r.slot_of[i];
-      s->nodes_visited++;
-      if (const char* e = step(c, r.decoded[j], &ans[i]))
-        return {io::Errc::corrupt_page, rocks_key_name(r.keys[j]) + ": " + e};
-    }
-  }
-  return {};
+io::Status BintrieTreeDb::walk_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* s) {
+  RocksWalk w{*this, cur, ans, s, {}};
+  return rounds_lookup(*files_.rocks, w, cur.size(), s);
 }
 
 }  // namespace st::persist::bintrie_read

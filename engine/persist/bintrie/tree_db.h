@@ -20,6 +20,7 @@
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie/blob_checks.h"
 #include "engine/persist/bintrie/disk.h"
+#include "engine/persist/lookup_walk.h"
 #include "engine/persist/stored_tree_db.h"
 
 namespace st::persist::bintrie_read {
@@ -105,8 +106,8 @@ class BintrieTreeDb final : public StoredTreeDb {
   // The node at l (its page cached) into *out; *complete = false when parts of it (stem
   // pieces) are still being read: cursor i then waits on them (its waits counted).
   io::Status read_lite(Locator l, uint32_t i, LookupState& ls, LiteNode* out, bool* complete);
-  // Walks cursor i through cached pages until it is done or waits for a page.
-  io::Status advance(uint32_t i, LookupState& ls);
+  // Moves cursor i through one node whose page is cached, or makes it wait for the page.
+  io::Status step_arena(uint32_t i, LookupState& ls, WalkStep* out);
   io::Status lite_node_at(uint32_t i, LookupState& ls, uint32_t* ni);
   static constexpr uint32_t kNoNode = ~0u;
   void finish_stem_view(Cursor& c, const bintrie::StemBlobView* stem, LookupAnswer* ans);
@@ -130,23 +131,13 @@ class BintrieTreeDb final : public StoredTreeDb {
   const char* step(Cursor& c, const Node& n, LookupAnswer* ans);
   void finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans);
 
-  io::Status lookup_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats, bool cold);
-  void arena_lookup_stats(const ReadCounters& before, uint64_t visits, uint64_t cpu0, LookupStats* s);
-  io::Status lookup_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats);
-  // lookup_rocks's round: the distinct blob keys of the open cursors, their blobs and nodes.
-  struct RocksRound {
-    std::unordered_map<std::string, uint32_t> index;
-    std::vector<std::string> keys;
-    std::vector<std::string_view> views;
-    std::vector<uint32_t> slot_of;  // per cursor: its key's index
-    std::vector<std::string> values;
-    std::vector<uint8_t> found;
-    std::vector<Node> decoded;      // one per distinct key of the round
-    std::vector<Hash32> expect;    // per distinct key: the hash its node must have
-  };
-  io::Status rocks_round_keys(const std::vector<Cursor>& cur, RocksRound& r);
-  io::Status rocks_decode(RocksRound& r, size_t j);
-  io::Status rocks_read_round(RocksRound& r, LookupStats* s);
+  // The tree's side of the two walks whose scheduling is lookup_walk.h's: ArenaWalk
+  // (streamed: step_arena through cached records, BlobHashChecks run before every wait) and
+  // RocksWalk (one MultiGet per round; each distinct blob decoded and checked once).
+  struct ArenaWalk;
+  struct RocksWalk;
+  io::Status walk_arena(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats, bool cold);
+  io::Status walk_rocks(std::vector<Cursor>& cur, std::vector<LookupAnswer>& ans, LookupStats* stats);
   io::Status prove_key(const Hash32& key, bintrie::KeyProof* out);
   // prove_key's position: the node (arena: its locator), its bit depth, whether its
   // parent's entry ends in a stem, the hash it must have.

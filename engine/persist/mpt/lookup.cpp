@@ -2,13 +2,15 @@
 //
 // Lookup (batched). Each key has a cursor: the trie it is in (account, then the account's
 // storage trie for a slot key), its nibble position, and the next node to fetch (arena: a
-// record locator; RocksDB: a path key) with the hash its parent holds for it.
-//   arena:   streamed (page_reader.h): each cursor advances through records while the next
+// record locator; RocksDB: a path key) with the hash its parent holds for it. The
+// scheduling of both walks is lookup_walk.h's; this file is the MPT's step and checks:
+//   arena:   streamed (ArenaWalk): each cursor advances through records while the next
 //            record's page is cached (a parent shares its page with its children, so one
 //            read covers levels), then waits on that page; it goes on as soon as the page
 //            lands, while the other reads are in flight (no per-level barrier)
-//   RocksDB: level by level, one multi_get over the distinct path keys of the unfinished
-//            cursors per round
+//   RocksDB: level by level (RocksWalk), one multi_get over the distinct path keys of the
+//            unfinished cursors per round, each distinct node decoded and hash-checked
+//            once before the cursors at it step
 // A fetched node is used only after keccak(body) == the hash its parent holds (the root:
 // the manifest's root hash) and its RLP decoded strictly; embedded children are decoded
 // inline from the parent's bytes. An arena record must also agree with its node: kind,
@@ -18,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/persist/lookup_walk.h"
 #include "engine/persist/mpt/tree_db.h"
 #include "kernels/hex_prefix.h"
 
@@ -101,12 +104,11 @@ inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& or
 }
 
 // Processes the fetched node `body` and the embedded nodes below it on the key's path;
-// leaves the cursor done or waiting for its next hashed node. The body's hash check is
-// queued in `checks` (run at the end of the round).
+// leaves the cursor done or waiting for its next hashed node. The caller has queued the
+// body's hash check (arena) or run it (RocksDB).
 // `decoded`: the fetched node already decoded (strictly) from `body`, or nullptr.
 io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited,
-                HashChecks& checks, uint32_t key_index, const DiskNode* decoded = nullptr) {
-  checks.add(body, c.expect, origin.loc, key_index);
+                const DiskNode* decoded = nullptr) {
   if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
   const RecordView* rv = origin.rec;
   std::span<const uint8_t> cur = body;
@@ -203,135 +205,113 @@ io::Status MptTreeDb::run_checks(const std::vector<std::string>* keys) {
   return s;
 }
 
-// Advances cursor i through records whose pages are cached; when it needs a page that
-// is not, registers it as that page's waiter (the stream wakes it when the page lands).
-io::Status MptTreeDb::advance(Cursor& c, uint32_t i, LookupStats* st) {
-  while (!c.done) {
-    if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
-    const uint64_t page = locator_page(c.loc);
-    if (!reader_->loaded(page) && !reader_->request(page, i)) return {};
-    RecordView rv;
-    if (io::Status s = reader_->record(c.loc, &rv); !s.ok()) return s;
-    Origin o;
-    o.rec = &rv;
-    o.loc = c.loc;
-    // The top levels of the account trie are on many keys' paths (a batch of K random
-    // keys shares its first log16(K) levels): their nodes are decoded once per batch.
-    const DiskNode* decoded = nullptr;
-    if (!c.storage && c.pos < memo_levels_) {
-      auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
-      if (fresh) {
-        memo_nodes_.emplace_back();
-        if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
-          memo_nodes_.pop_back();
-          memo_.erase(it);
-          return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
-        }
-      }
-      decoded = &memo_nodes_[it->second];
-    }
-    if (io::Status s = step(c, rv.body, o, &st->nodes_visited, checks_, 0, decoded); !s.ok()) return s;
+// Moves cursor i through its next record (and the embedded nodes in it) when the record's
+// page is cached; else registers it as that page's waiter (the stream wakes it when the
+// page lands).
+io::Status MptTreeDb::step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkStep* out) {
+  *out = WalkStep::done;
+  if (c.done) return {};
+  if (c.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt: a hashed reference without a record child"};
+  const uint64_t page = locator_page(c.loc);
+  if (!reader_->loaded(page) && !reader_->request(page, i)) {
+    *out = WalkStep::waits;
+    return {};
   }
+  RecordView rv;
+  if (io::Status s = reader_->record(c.loc, &rv); !s.ok()) return s;
+  Origin o;
+  o.rec = &rv;
+  o.loc = c.loc;
+  // The top levels of the account trie are on many keys' paths (a batch of K random
+  // keys shares its first log16(K) levels): their nodes are decoded once per batch.
+  const DiskNode* decoded = nullptr;
+  if (!c.storage && c.pos < memo_levels_) {
+    auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
+    if (fresh) {
+      memo_nodes_.emplace_back();
+      if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
+        memo_nodes_.pop_back();
+        memo_.erase(it);
+        return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
+      }
+    }
+    decoded = &memo_nodes_[it->second];
+  }
+  checks_.add(rv.body, c.expect, c.loc, 0);
+  if (io::Status s = step(c, rv.body, o, &st->nodes_visited, decoded); !s.ok()) return s;
+  *out = c.done ? WalkStep::done : WalkStep::moved;
   return {};
 }
 
-// Streamed walk: every cursor advances as soon as the page it waits for lands; the
-// reads the walks ask for are submitted every kPollEvery advances (a non-blocking poll
-// that also refills the device queue), so the queue stays full across levels and the
-// CPU work overlaps the reads. Hash checks run in batches of >= kCheckBatch nodes and
-// at the end: no answer is returned before every node on its path matched its parent's
-// hash (on any error the lookup fails and its answers are dropped by the caller).
+// The MPT's side of the streamed walk (lookup_walk.h): cursor i moves through cached
+// records one at a time (step_arena); the checks run in keccak256 batches of >= 32 nodes before a wait, and
+// at the end.
+struct MptTreeDb::ArenaWalk {
+  static constexpr size_t kCheckBatchMin = 32;
+  static constexpr bool kSubmitBeforeChecks = false;  // checks, then the blocking poll submits
+  static constexpr uint32_t kMaxNodes = 2 * 65;  // account trie, then a storage trie: 64 nibbles + the leaf each
+  MptTreeDb& db;
+  std::vector<Cursor>& cs;
+  LookupStats* st;
+  bool done(uint32_t i) const { return cs[i].done; }
+  bool wake(uint32_t) { return true; }  // a cursor waits on one page at a time
+  io::Status step(uint32_t i, WalkStep* out) { return db.step_arena(cs[i], i, st, out); }
+  size_t checks_pending() const { return db.checks_.msgs.size(); }
+  io::Status run_checks() { return db.run_checks(nullptr); }
+  void drop_checks() { db.checks_.clear(); }
+};
+
+// The MPT's side of the RocksDB rounds (lookup_walk.h): each distinct node of a round is
+// decoded once and its hash queued (take); the cursors at it step through the decoded node.
+struct MptTreeDb::RocksWalk {
+  static constexpr uint32_t kMaxNodes = ArenaWalk::kMaxNodes;
+  MptTreeDb& db;
+  std::vector<Cursor>& cs;
+  LookupStats* st;
+  std::vector<DiskNode> nodes;  // the round's nodes, by key index
+  bool done(uint32_t i) const { return cs[i].done; }
+  void path_key(uint32_t i, std::string* out) const { *out = cs[i].path_key(); }
+  const Hash32& expect(uint32_t i) const { return cs[i].expect; }
+  static Origin origin(const RocksRound& r, uint32_t j) {
+    Origin o;
+    o.path_key = &r.keys[j];
+    return o;
+  }
+  io::Status hash_conflict(const RocksRound& r, uint32_t j) const {
+    return {io::Errc::corrupt_page, "mpt: " + origin(r, j).name() + ": hash does not match its parent's reference"};
+  }
+  io::Status take(const RocksRound& r, uint32_t j) {
+    if (nodes.size() < r.keys.size()) nodes.resize(r.keys.size());
+    if (!r.found[j]) return {io::Errc::not_found, "mpt: " + origin(r, j).name() + " is missing (its parent references it)"};
+    db.checks_.add(r.value(j), r.expect[j], kNoLocator, j);
+    if (std::string err = decode_disk_node(r.value(j), &nodes[j]); !err.empty())
+      return {io::Errc::corrupt_page, "mpt: " + origin(r, j).name() + ": " + err};
+    return {};
+  }
+  io::Status run_checks(const RocksRound& r) { return db.run_checks(&r.keys); }
+  void drop_checks() { db.checks_.clear(); }
+  io::Status step(uint32_t i, const RocksRound& r, uint32_t j) {
+    return mpt_read::step(cs[i], r.value(j), origin(r, j), &st->nodes_visited, &nodes[j]);
+  }
+};
+
+// Streamed walk (lookup_walk.h): the account trie's top levels are decoded once per batch
+// (memo_); every (record, hash) is checked once per batch.
 io::Status MptTreeDb::walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
-  constexpr size_t kPollEvery = 8;
-  constexpr size_t kCheckBatch = 32;
-  const uint64_t cpu0 = thread_cpu_ns();
-  if (cold_pages) reader_->clear();
   checks_.reset();
   checks_.seen.reserve(4 * cs.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
-  reader_->reset_in_flight_max();
   memo_.clear();
   memo_nodes_.clear();
   memo_levels_ = 0;
   for (size_t k = cs.size(); k >= 16; k /= 16) ++memo_levels_;
   memo_nodes_.reserve(size_t(1) << (4 * memo_levels_));
-  const ReadCounters before = reader_->counters();
-  std::vector<uint32_t> ready;
-  ready.reserve(cs.size());
-  for (size_t i = cs.size(); i-- > 0;)
-    if (!cs[i].done) ready.push_back(uint32_t(i));
-  io::Status s;
-  size_t since_poll = 0;
-  while (s.ok()) {
-    while (!ready.empty() && s.ok()) {
-      const uint32_t i = ready.back();
-      ready.pop_back();
-      s = advance(cs[i], i, st);
-      if (s.ok() && ++since_poll >= kPollEvery) {
-        since_poll = 0;
-        s = reader_->poll(&ready, false);
-      }
-    }
-    if (s.ok() && checks_.msgs.size() >= kCheckBatch) s = run_checks(nullptr);
-    if (!s.ok() || reader_->idle()) break;
-    s = reader_->poll(&ready, true);
-  }
-  if (s.ok()) s = run_checks(nullptr);
-  if (!s.ok()) {
-    reader_->abandon();
-    checks_.clear();
-  }
-  const ReadCounters& after = reader_->counters();
-  st->rounds = after.rounds - before.rounds;
-  st->io_wait_ns = after.read_wall_ns - before.read_wall_ns;
-  st->page_reads = after.page_reads - before.page_reads;
-  st->bytes_read = after.bytes_read - before.bytes_read;
-  st->io_waits = after.stream_waits - before.stream_waits;
-  st->reads_in_flight_sum = after.stream_in_flight_sum - before.stream_in_flight_sum;
-  st->reads_in_flight_max = after.stream_in_flight_max;
-  st->reads_per_round.clear();
-  st->cpu_ns = thread_cpu_ns() - cpu0;
-  return s;
+  ArenaWalk w{*this, cs, st};
+  return stream_lookup(*reader_, w, cs.size(), cold_pages, st);
 }
 
 io::Status MptTreeDb::walk_rocks(std::vector<Cursor>& cs, LookupStats* st) {
-  std::vector<std::string> keys;
-  std::unordered_map<std::string, uint32_t> index;
-  std::vector<uint32_t> which(cs.size());
-  std::vector<std::string_view> views;
-  std::vector<std::string> values;
-  std::vector<uint8_t> found;
-  checks_.clear();
-  for (;;) {
-    keys.clear();
-    index.clear();
-    for (size_t i = 0; i < cs.size(); ++i) {
-      if (cs[i].done) continue;
-      std::string k = cs[i].path_key();
-      auto [it, fresh] = index.try_emplace(std::move(k), uint32_t(keys.size()));
-      if (fresh) keys.push_back(it->first);
-      which[i] = it->second;
-    }
-    if (keys.empty()) return {};
-    views.assign(keys.begin(), keys.end());
-    if (io::Status s = files_.rocks->multi_get(views, &values, &found); !s.ok()) return s;
-    ++st->rounds;
-    st->page_reads += keys.size();
-    st->reads_per_round.push_back(uint32_t(keys.size()));
-    for (const auto& v : values) st->bytes_read += v.size();
-    for (size_t i = 0; i < cs.size(); ++i) {
-      if (cs[i].done) continue;
-      const uint32_t w = which[i];
-      Origin o;
-      o.path_key = &keys[w];
-      if (!found[w]) return {io::Errc::not_found, "mpt: " + o.name() + " is missing (its parent references it)"};
-      const std::string& v = values[w];
-      if (io::Status s = step(cs[i], {reinterpret_cast<const uint8_t*>(v.data()), v.size()}, o, &st->nodes_visited,
-                              checks_, w);
-          !s.ok())
-        return s;
-    }
-    if (io::Status s = run_checks(&keys); !s.ok()) return s;
-  }
+  RocksWalk w{*this, cs, st, {}};
+  return rounds_lookup(*files_.rocks, w, cs.size(), st);
 }
 
 }  // namespace st::persist::mpt_read

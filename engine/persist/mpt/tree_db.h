@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/mpt/account.h"
+#include "engine/persist/lookup_walk.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/stored_tree_db.h"
@@ -29,12 +30,13 @@ using Hash32 = mpt::Hash32;
 // "record I of page P", for errors.
 std::string loc_name(Locator l);
 
-// The hash checks of a lookup, run as keccak256 batches (arena: of >= 32 nodes between
-// waits for reads, and at the end; RocksDB: at the end of each round). The walk meanwhile
-// trusts nothing but the strict decoder and the record checks, so a node that fails its
-// hash can at worst steer a key astray (to more reads, bounded by the key's 64 nibbles)
-// until the next batch of checks, which then fails the lookup naming that node; no answer
-// of a failed lookup is returned.
+// The hash checks of a lookup, run as keccak256 batches (lookup_walk.h schedules them;
+// arena: of >= 32 nodes before a wait for reads, and at the end; RocksDB: each round's
+// nodes, once per distinct path key, before any cursor steps through them). An arena walk
+// meanwhile trusts nothing but the strict decoder and the record checks, so a node that
+// fails its hash can at worst steer a key astray (to more reads, bounded by the key's 64
+// nibbles) until the next batch of checks, which then fails the lookup naming that node; no
+// answer of a failed lookup is returned.
 struct HashChecks {
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
@@ -142,11 +144,14 @@ class MptTreeDb final : public StoredTreeDb {
   }
 
   // lookup.cpp: each key's cursor (keccak of its address and slot), the batch's hash
-  // checks, the streamed arena walk (advance: one cursor through cached records) and the
-  // RocksDB walk (one MultiGet per round).
+  // checks, and the tree's side of the two walks whose scheduling is lookup_walk.h's:
+  // ArenaWalk (streamed; step_arena: one cursor through one cached record) and RocksWalk (one
+  // MultiGet per round; each distinct node decoded and checked once).
+  struct ArenaWalk;
+  struct RocksWalk;
   void hash_keys(std::span<const state::StateKey> keys, std::vector<Cursor>& cs, std::vector<LookupAnswer>& ans);
   io::Status run_checks(const std::vector<std::string>* keys);
-  io::Status advance(Cursor& c, uint32_t i, LookupStats* st);
+  io::Status step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkStep* out);
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st);
   io::Status walk_rocks(std::vector<Cursor>& cs, LookupStats* st);
 
