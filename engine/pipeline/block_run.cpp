@@ -335,6 +335,12 @@ void run_graph(RunContext& ctx, std::span<const state::Block> blocks, std::vecto
   if (!ctx.read_budget) return build_and_run_graph(ctx, blocks, tokens, commit);
   const int threads = int(ctx.options->inflight) + 3;
   tbb::global_control control(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  // A caller's lower limit (an enclosing ThreadScope) wins: then one prefetch at a time, as a
+  // prefetch waiting for its turn must not hold the thread the earlier block's needs.
+  if (tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) < size_t(threads)) {
+    ctx.read_budget.reset();
+    return build_and_run_graph(ctx, blocks, tokens, commit);
+  }
   tbb::task_arena arena(threads, 1);
   arena.execute([&] { build_and_run_graph(ctx, blocks, tokens, commit); });
 }

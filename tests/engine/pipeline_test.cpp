@@ -452,6 +452,37 @@ TEST_CASE("block pipeline: overlapping bal prefetches under one queue budget rea
   }
 }
 
+TEST_CASE("block pipeline: under a caller's one-thread limit the prefetches run one at a time, with the roots of K = 1") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  const std::string db0 = built_db("pfov_limit0", src, false);
+  std::vector<std::array<uint8_t, 32>> roots;
+  for (uint32_t k : {1u, 2u}) {
+    CAPTURE(k);
+    const std::string db = run_copy(db0, "pfov_limit");
+    RunOptions o;
+    o.dir = db;
+    o.reader = ReaderModel::bal;
+    o.inflight = k;
+    RunResult res;
+    Status st;
+    {
+      ThreadScope one(1);  // the process-wide parallelism limit is 1 while it lives
+      st = run_blocks(o, blocks, &res);
+    }
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    REQUIRE(res.blocks.size() == blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      CAPTURE(i);
+      CHECK_FALSE(res.blocks[i].prefetch_shared_queue);
+      if (k == 1) roots.push_back(res.blocks[i].commit_stats.root);
+      else CHECK(res.blocks[i].commit_stats.root == roots[i]);
+    }
+    fs::remove_all(db);
+  }
+  fs::remove_all(db0);
+}
+
 TEST_CASE("block pipeline: prefetches overlap only for bal on the arena with one prefetch thread, no snapshot, K > 1") {
   RunOptions o;
   o.reader = ReaderModel::bal;
