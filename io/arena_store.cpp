@@ -2,6 +2,7 @@
 // The only place besides rocksdb_store.cpp that talks to the kernel's I/O interfaces.
 #include "io/arena_store.h"
 #include "io/disk_space.h"
+#include "io/queue_budget.h"
 #include "kernels/support/check.h"
 #include "kernels/support/clock.h"
 
@@ -78,6 +79,8 @@ struct ArenaFileStore::Impl {
   std::deque<PageCompletion> done;
   uint64_t capacity = 0;
   uint32_t in_flight = 0;  // slots with an SQE/CQE outstanding: never more than queue_depth
+  QueueBudget* budget = nullptr;  // shared with other stores: one unit per op in the kernel
+  uint64_t claim = 0;             // this store's claim on the budget
   StoreCounters counters;
 
   bool shutting_down = false;  // the caller's read buffers may already be gone
@@ -132,7 +135,7 @@ struct ArenaFileStore::Impl {
   // Starts queued ops while slots are free (the top-up loop), then submits unless the
   // caller is about to submit-and-wait anyway (one syscall instead of two).
   void top_up(bool flush = true) {
-    while (in_flight < opt.queue_depth && !free_slots.empty() && !pending.empty()) {
+    while (in_flight < opt.queue_depth && !free_slots.empty() && !pending.empty() && (!budget || budget->take(claim))) {
       const uint32_t i = free_slots.back();
       free_slots.pop_back();
       Slot& s = slots[i];
@@ -151,6 +154,12 @@ struct ArenaFileStore::Impl {
       prep(i);
     }
     if (flush) flush_sq();
+  }
+
+  // An op left the kernel: its queue slot (and its unit of a shared budget) is free.
+  void leave_kernel() {
+    --in_flight;
+    if (budget) budget->give();
   }
 
   // Finishes slot i (in_flight, or landed: then in_flight was already decremented).
@@ -174,7 +183,7 @@ struct ArenaFileStore::Impl {
       if (code == Errc::corrupt_page) ++counters.corrupt_pages;
     }
     done.push_back(c);
-    if (s.state == SlotState::in_flight) --in_flight;
+    if (s.state == SlotState::in_flight) leave_kernel();
     s.state = SlotState::free;
     free_slots.push_back(i);
   }
@@ -206,7 +215,7 @@ struct ArenaFileStore::Impl {
       // The device is done with this slot: verify after the queue has been topped up.
       s.state = SlotState::landed;
       s.landed_ns = monotonic_ns();
-      --in_flight;
+      leave_kernel();
       landed.push_back(i);
       return;
     }
@@ -456,6 +465,13 @@ void ArenaFileStore::submit(std::span<const PageOp> ops) {
   m.top_up();
 }
 
+bool ArenaFileStore::share_queue(QueueBudget* budget, uint64_t claim) {
+  ST_CHECK(impl_->in_flight == 0 && impl_->pending.empty(), "a store changes its queue budget only when idle");
+  impl_->budget = budget;
+  impl_->claim = claim;
+  return true;
+}
+
 size_t ArenaFileStore::outstanding() const {
   return impl_->pending.size() + impl_->in_flight + impl_->done.size();
 }
@@ -470,6 +486,10 @@ size_t ArenaFileStore::reap(std::span<PageCompletion> out, size_t wait_for) {
     while (n < out.size() && !m.done.empty()) {
       out[n++] = m.done.front();
       m.done.pop_front();
+    }
+    if (n < want && m.in_flight == 0 && m.budget && !m.pending.empty()) {
+      m.budget->wait_available(m.claim);  // the other stores hold the whole budget: wait for a unit
+      continue;
     }
     if (n >= want || n == out.size() || m.in_flight == 0) {
       m.flush_sq();  // never return with prepared SQEs the kernel has not seen

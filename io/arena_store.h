@@ -11,6 +11,11 @@
 //   Reads that land are verified only after the queue has been topped up again with the
 //   spare slots, so checksum + copy overlap the device instead of delaying it.
 //
+// Shared queue depth: with a QueueBudget set (share_queue), an op also needs one of the
+// budget's units to enter the kernel and gives it back when it leaves (its CQE seen), so
+// the stores sharing the budget have at most its limit in the kernel together; a reap()
+// that waits while this store has ops pending but none in the kernel waits for a unit.
+//
 // Invariants: at most QD ops in the kernel; a slot is in_flight exactly while one SQE/CQE
 // for it is outstanding; landed slots exist only inside one CQE-processing pass; a read's payload is copied to the caller only after its trailer
 // verified; writes are sealed (trailer + crc) in the slot buffer, so the caller's buffer
@@ -78,6 +83,7 @@ class ArenaFileStore final : public NodeStore {
   void submit(std::span<const PageOp> ops) override;
   size_t reap(std::span<PageCompletion> out, size_t wait_for) override;
   size_t outstanding() const override;
+  bool share_queue(QueueBudget* budget, uint64_t claim) override;
   Status sync() override;  // fdatasync
   const StoreCounters& counters() const override;
 

@@ -28,6 +28,8 @@
 
 namespace st::io {
 
+class QueueBudget;  // queue_budget.h
+
 enum class PageOpKind : uint8_t { read, write };
 
 struct PageOp {
@@ -78,6 +80,13 @@ class NodeStore {
 
   virtual Status sync() = 0;
   virtual const StoreCounters& counters() const = 0;
+  // Shares one queue depth with other stores (queue_budget.h), taking its units under
+  // `claim` (the lead claim first); nullptr: this store's own depth only. Only while
+  // nothing is outstanding. False: this store does not take part (the budget is ignored).
+  virtual bool share_queue(QueueBudget* budget, uint64_t claim) {
+    (void)budget, (void)claim;
+    return false;
+  }
 };
 
 // Submits `ops`, reaps all their completions (appended to *completions when given) and

@@ -102,7 +102,7 @@ nlohmann::json latency_json(const stats::Latency& l) {
 nlohmann::json prefetch_json(const pipeline::BlockResult& b) {
   return {{"wall_ms", ms(b.prefetch.wall_ns())}, {"busy_ms", ms(b.prefetch.busy_ns)}, {"start_ms", ms(b.prefetch.start_ns)},
           {"keys", b.prefetch_keys}, {"device_reads", b.prefetch_page_reads}, {"bytes", b.prefetch_bytes},
-          {"io_wait_ms", ms(b.prefetch_io_wait_ns)}, {"threads", b.prefetch_threads},
+          {"io_wait_ms", ms(b.prefetch_io_wait_ns)}, {"threads", b.prefetch_threads}, {"shared_queue", b.prefetch_shared_queue},
           {"helper_busy_ms", ms(b.prefetch_helper_busy_ns)}, {"snapshot_index_reads", b.snapshot_index_page_reads},
           {"snapshot_index_bytes", b.snapshot_index_bytes}};
 }
@@ -345,6 +345,8 @@ void declare_run_options(Args& args) {
               "prefetch=0,traverse=0,hash=1,commit=1; geth's workers run on traverse's CPU); stages not named are not pinned");
   args.flag("no-page-reuse", "the commit reads its dirty paths itself instead of taking the pages the block's reader read");
   args.flag("no-hash-overlap", "with --inflight > 1: block k+1's hash waits for block k's publish instead of its packed pages");
+  args.flag("no-prefetch-overlap", "with --inflight > 1 and --reader bal on the arena: one prefetch at a time instead of\n"
+                                   "the next block's starting while the previous one reads, both under one --qd budget");
   args.flag("snapshot", "the state reads go to the database's flat snapshot (built with `build --snapshot`): arena, at\n"
                         "most one device read per slot; RocksDB, one MultiGet on its column family per batch; the commit\n"
                         "still reads the tree paths it rewrites and updates the snapshot in the same commit");
@@ -393,6 +395,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   ro.prefetch_threads = uint32_t(args.get_u64("prefetch-threads"));
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.overlap_hash = !args.given("no-hash-overlap");
+  ro.overlap_prefetch = !args.given("no-prefetch-overlap");
   ro.pure_hash = !args.given("no-pure-hash");
   ro.snapshot = args.given("snapshot");
   if (args.given("pin"))
@@ -696,6 +699,7 @@ int cmd_run(int argc, char** argv) {
   st.ro.on_open = [&regime, &st](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["prefetch_threads"] = pipeline::prefetch_threads_used(st.ro, files.store);
+    regime["prefetch_overlap"] = pipeline::prefetch_overlap_used(st.ro, files.store);
     regime["cold"] = files.store == persist::StoreKind::rocksdb
                          ? "a RocksDB snapshot of the writer's instance per block (its reads do not fill the block cache)"
                          : "O_DIRECT reads; a fresh reader page cache per block";

@@ -1,7 +1,8 @@
 // block_run: the block pipeline's flow graph (block_run.h):
 //
 //   input_node (the next block, on a free token)
-//     -> limiter_node(K) -> sequencer -> prefetch (serial) -> sequencer -> traverse (serial)
+//     -> limiter_node(K) -> sequencer -> prefetch (serial; overlapping: up to K, one queue
+//        budget, readers opened in block order) -> sequencer -> traverse (serial)
 //     -> sequencer -> limiter_node(1) -> hash (serial) -> commit (serial, two outputs):
 //          packed (after write_pages, or after publish without the overlap) -> limiter(1)'s decrementer
 //          done (after publish)                                              -> limiter(K)'s decrementer
@@ -18,6 +19,8 @@
 #include "engine/pipeline/block_run.h"
 
 #include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cassert>
@@ -45,6 +48,11 @@ const char* reader_model_name(ReaderModel m) {
 uint32_t prefetch_threads_used(const RunOptions& o, persist::StoreKind store) {
   if (o.reader != ReaderModel::bal || store != persist::StoreKind::arena || o.snapshot) return 1;
   return std::max<uint32_t>(1, std::min(o.prefetch_threads, o.queue_depth));
+}
+
+bool prefetch_overlap_used(const RunOptions& o, persist::StoreKind store) {
+  return o.overlap_prefetch && o.inflight > 1 && o.reader == ReaderModel::bal && store == persist::StoreKind::arena &&
+         !o.snapshot && prefetch_threads_used(o, store) == 1;
 }
 
 namespace {
@@ -250,7 +258,10 @@ BlockToken* prefetch_stage(RunContext& ctx, bool run_failed, BlockToken* t) {
   const RunOptions& options = *ctx.options;
   const ScopedCpus pin(options.stage_cpus.prefetch);
   if (!pin.error().empty() && t->error.ok()) t->error = io::Status(io::Errc::sys, "prefetch: " + pin.error());
-  if (!run_failed && t->error.ok()) prefetch(ctx, *t);
+  OpenTurn turn(ctx, t->index);
+  if (!run_failed && t->error.ok()) prefetch(ctx, *t, turn);
+  turn.release();
+  if (ctx.read_budget) ctx.read_budget->pass_lead(t->index + 1);  // its reads are done
   if (options.after_prefetch) options.after_prefetch(t->index);
   return t;
 }
@@ -266,8 +277,8 @@ BlockToken* traverse_stage(RunContext& ctx, bool run_failed, BlockToken* t) {
 }
 
 // The flow graph (header comment) over `tokens`, run until every admitted block is through.
-void run_graph(RunContext& ctx, std::span<const state::Block> blocks, std::vector<std::unique_ptr<BlockToken>>& tokens,
-               CommitStage& commit) {
+void build_and_run_graph(RunContext& ctx, std::span<const state::Block> blocks,
+                         std::vector<std::unique_ptr<BlockToken>>& tokens, CommitStage& commit) {
   const RunOptions& options = *ctx.options;
   size_t next = 0;
   tbb::flow::graph g;
@@ -285,8 +296,11 @@ void run_graph(RunContext& ctx, std::span<const state::Block> blocks, std::vecto
     return t;
   });
   tbb::flow::limiter_node<BlockToken*> limit(g, options.inflight);
+  // Overlapping prefetches: up to K at once (the limiter bounds them), readers opened in
+  // block order (OpenTurn), their reads under one queue budget.
+  const size_t prefetch_concurrency = ctx.read_budget ? tbb::flow::unlimited : tbb::flow::serial;
   tbb::flow::function_node<BlockToken*, BlockToken*> prefetch_node(
-      g, tbb::flow::serial, [&](BlockToken* t) { return prefetch_stage(ctx, commit.failed(), t); });
+      g, prefetch_concurrency, [&](BlockToken* t) { return prefetch_stage(ctx, commit.failed(), t); });
   tbb::flow::function_node<BlockToken*, BlockToken*> traverse_node(
       g, tbb::flow::serial, [&](BlockToken* t) { return traverse_stage(ctx, commit.failed(), t); });
   auto by_index = [](BlockToken* t) { return t->index; };
@@ -313,6 +327,24 @@ void run_graph(RunContext& ctx, std::span<const state::Block> blocks, std::vecto
   g.wait_for_all();
 }
 
+// The graph on the default threads; with overlapping prefetches on an arena of K + 3
+// threads (the bodies block on I/O: K prefetches, the traverse, the hash and the commit
+// must each have a thread, on two cores as well).
+void run_graph(RunContext& ctx, std::span<const state::Block> blocks, std::vector<std::unique_ptr<BlockToken>>& tokens,
+               CommitStage& commit) {
+  if (!ctx.read_budget) return build_and_run_graph(ctx, blocks, tokens, commit);
+  const int threads = int(ctx.options->inflight) + 3;
+  tbb::global_control control(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  // A caller's lower limit (an enclosing ThreadScope) wins: then one prefetch at a time, as a
+  // prefetch waiting for its turn must not hold the thread the earlier block's needs.
+  if (tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) < size_t(threads)) {
+    ctx.read_budget.reset();
+    return build_and_run_graph(ctx, blocks, tokens, commit);
+  }
+  tbb::task_arena arena(threads, 1);
+  arena.execute([&] { build_and_run_graph(ctx, blocks, tokens, commit); });
+}
+
 }  // namespace
 
 io::Status run_blocks(const RunOptions& options, std::span<const state::Block> blocks, RunResult* result,
@@ -329,6 +361,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   ctx.base_commit_seq = files.manifest.commit_seq;
   ctx.writer = &files;
   ctx.base_manifest = files.manifest;
+  if (prefetch_overlap_used(options, files.store)) ctx.read_budget = std::make_unique<io::QueueBudget>(options.queue_depth, options.queue_depth / 4);
   ctx.t0_ns = monotonic_ns();
   std::vector<std::unique_ptr<BlockToken>> tokens;
   for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());

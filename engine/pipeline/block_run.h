@@ -112,6 +112,13 @@ struct RunOptions {
   // (on the root and pages they hand over), while block k's publish (release, fsync,
   // MANIFEST) runs. Off: it starts after block k's publish.
   bool overlap_hash = true;
+  // K > 1, bal on the arena (one prefetch thread, no snapshot): the next block's prefetch
+  // starts while the previous one still reads, the two (up to K) sharing one queue_depth
+  // budget (io/queue_budget.h): together they never have more than queue_depth reads in
+  // the kernel, and the next block's reads fill the slots the previous block's walks leave
+  // free (its drain, its walks' CPU time between reaps). Readers still open in block order.
+  // Off: one prefetch at a time.
+  bool overlap_prefetch = true;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Called once with the writer's files before the first block (the store's regime).
@@ -169,6 +176,9 @@ struct BlockResult {
   uint64_t prefetch_keys = 0, prefetch_page_reads = 0, prefetch_bytes = 0, prefetch_io_wait_ns = 0;
   uint32_t prefetch_threads = 1;
   uint64_t prefetch_helper_busy_ns = 0;
+  // The prefetch's reads shared one queue budget with the other blocks' prefetches
+  // (RunOptions::overlap_prefetch).
+  bool prefetch_shared_queue = false;
   uint64_t traverse_lookups = 0, traverse_page_reads = 0, traverse_bytes = 0, traverse_io_wait_ns = 0;
   // geth: misses the workers had already read; the workers' lookups and device work; the
   // main traversal's time waiting for the reader's mutex.
@@ -207,6 +217,9 @@ struct RunResult {
 // The threads a block's prefetch runs on under these options on this store
 // (RunOptions::prefetch_threads resolved: 1 unless bal on the arena without the snapshot).
 uint32_t prefetch_threads_used(const RunOptions& options, persist::StoreKind store);
+// Whether blocks' prefetches overlap under one queue budget (RunOptions::overlap_prefetch
+// resolved for this store).
+bool prefetch_overlap_used(const RunOptions& options, persist::StoreKind store);
 
 // Runs `blocks` through the pipeline (header comment). on_block is called in the commit
 // stage, in block order, after each commit (printing, progress); it must not throw. On

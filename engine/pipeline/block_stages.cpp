@@ -267,7 +267,18 @@ class SplitPrefetch {
 };
 }  // namespace
 
-void prefetch(RunContext& ctx, BlockToken& t) {
+OpenTurn::OpenTurn(RunContext& ctx, size_t index) : ctx_(ctx), index_(index) {
+  for (size_t v = ctx_.next_open.load(); v != index_; v = ctx_.next_open.load()) ctx_.next_open.wait(v);
+}
+
+void OpenTurn::release() {
+  if (!held_) return;
+  held_ = false;
+  ctx_.next_open.store(index_ + 1);
+  ctx_.next_open.notify_all();
+}
+
+void prefetch(RunContext& ctx, BlockToken& t, OpenTurn& turn) {
   const RunOptions& o = *ctx.options;
   t.result.prefetch.start_ns = monotonic_ns() - ctx.t0_ns;
   const uint64_t cpu0 = persist::thread_cpu_ns();
@@ -284,6 +295,9 @@ void prefetch(RunContext& ctx, BlockToken& t) {
   if (s.ok()) {
     t.reader->record_read_latency(&t.read_latency_ns);
     t.result.reader_blocks_visible = t.reader->manifest().commit_seq - ctx.base_commit_seq;
+    turn.release();
+    if (io::NodeStore* store = ctx.read_budget ? t.reader->page_store() : nullptr)
+      t.result.prefetch_shared_queue = store->share_queue(ctx.read_budget.get(), t.index);
     t.key_index.build(*t.block);
     t.result.prefetch_keys = o.reader == ReaderModel::bal ? t.key_index.keys.size() : 0;
     if (split > 1) {

@@ -4,7 +4,8 @@
 //
 // Invariants: a token is owned by one stage at a time (the graph passes it on); prefetch
 // leaves token.reader pinned to one published state and records how many blocks of the run
-// it shows; traverse reads the diff layer for the blocks [reader_blocks_visible, index) and
+// it shows (readers open in block order: OpenTurn, also when prefetches overlap under one
+// queue budget); traverse reads the diff layer for the blocks [reader_blocks_visible, index) and
 // then adds the block's own diff under `index`, so the next block's traversal sees it; the
 // pages its reader read go to token.pages before the reader (and its pin) is released. The
 // token's scratch (key index, answers, served values) is rebuilt per block into the same
@@ -25,6 +26,7 @@
 #include "engine/pipeline/key_paths.h"
 #include "engine/pipeline/worker_pool.h"
 #include "engine/state/bal_derive.h"
+#include "io/queue_budget.h"
 #include "kernels/support/clock.h"
 
 namespace st::pipeline::detail {
@@ -126,6 +128,29 @@ struct RunContext {
   WorkerPool ahead_pool;  // geth's workers, started at the first block and kept for the run
   WorkerPool prefetch_pool;  // a split prefetch's threads besides the stage's own, kept for the run
   uint64_t t0_ns = 0;
+  // RunOptions::overlap_prefetch in use: the queue depth the overlapping prefetches' readers
+  // share (nullptr: each prefetch alone, its reader at the full depth).
+  std::unique_ptr<io::QueueBudget> read_budget;
+  // The block whose prefetch may open its reader next (OpenTurn).
+  std::atomic<size_t> next_open{0};
+};
+
+// Readers open in block order even when prefetches overlap (the diff layer drops what the
+// oldest reader still to come cannot need): block i's prefetch waits until every block
+// before it has opened its reader (or skipped its prefetch), and passes the turn on once
+// its own reader is open (release(), or the destructor).
+class OpenTurn {
+ public:
+  OpenTurn(RunContext& ctx, size_t index);
+  ~OpenTurn() { release(); }
+  OpenTurn(const OpenTurn&) = delete;
+  OpenTurn& operator=(const OpenTurn&) = delete;
+  void release();
+
+ private:
+  RunContext& ctx_;
+  size_t index_;
+  bool held_ = true;
 };
 
 // The checks before the first commit (block_run.h), with the writer's files open; snapshot:
@@ -133,7 +158,8 @@ struct RunContext {
 io::Status check_blocks(const persist::DbFiles& files, std::span<const state::Block> blocks, uint32_t queue_depth,
                         bool snapshot);
 
-void prefetch(RunContext& ctx, BlockToken& t);
+// The block's prefetch; it releases `turn` once its reader is open.
+void prefetch(RunContext& ctx, BlockToken& t, OpenTurn& turn);
 void traverse(RunContext& ctx, BlockToken& t);
 
 }  // namespace st::pipeline::detail

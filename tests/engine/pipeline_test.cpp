@@ -383,6 +383,130 @@ TEST_CASE("block pipeline: block k+1's hash runs while block k publishes; the ro
   }
 }
 
+TEST_CASE("block pipeline: overlapping bal prefetches under one queue budget read the values and give the roots of one at a time") {
+  // With the overlap, block i's prefetch holds its end (after_prefetch) until block i + 1's
+  // prefetch has started: the two read at once, through readers sharing one queue budget.
+  // Without it (the reference) one prefetch runs at a time. The values read (read_digest)
+  // and the roots must be the same, K = 2 and 3, both trees; at K = 2 the commit still reads
+  // nothing.
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  for (bool bintrie : {false, true}) {
+    CAPTURE(bintrie);
+    const std::string db0 = built_db("pfov0", src, bintrie);
+    std::vector<std::array<uint8_t, 32>> roots;
+    std::vector<uint64_t> digests;
+    for (uint32_t k : {1u, 2u, 3u})
+      for (bool overlap : {false, true}) {
+        if (k == 1 && overlap) continue;
+        CAPTURE(k);
+        CAPTURE(overlap);
+        const std::string db = run_copy(db0, "pfov_run");
+        RunOptions o;
+        o.dir = db;
+        o.reader = ReaderModel::bal;
+        o.inflight = k;
+        o.overlap_prefetch = overlap;
+        CHECK(prefetch_overlap_used(o, persist::StoreKind::arena) == overlap);
+        std::mutex mu;
+        std::condition_variable cv;
+        std::set<size_t> started;
+        bool timed_out = false;
+        o.during_prefetch = [&](size_t i) {
+          std::lock_guard<std::mutex> g(mu);
+          started.insert(i);
+          cv.notify_all();
+        };
+        if (overlap)
+          o.after_prefetch = [&](size_t i) {
+            if (i + 1 >= blocks.size()) return;
+            std::unique_lock<std::mutex> g(mu);
+            if (!cv.wait_for(g, std::chrono::seconds(5), [&] { return started.count(i + 1) > 0; })) timed_out = true;
+          };
+        RunResult res;
+        const Status st = run_blocks(o, blocks, &res);
+        REQUIRE_MESSAGE(st.ok(), st.message());
+        CHECK_FALSE(timed_out);  // serial prefetches would hold block i's until the wait gave up
+        REQUIRE(res.blocks.size() == blocks.size());
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          const BlockResult& b = res.blocks[i];
+          CAPTURE(i);
+          CHECK(b.prefetch_shared_queue == overlap);
+          if (roots.size() < blocks.size()) {
+            roots.push_back(b.commit_stats.root);
+            digests.push_back(b.read_digest);
+          } else {
+            CHECK(b.commit_stats.root == roots[i]);
+            CHECK(b.read_digest == digests[i]);
+          }
+          if (k <= 2) CHECK(b.commit_stats.pages_read == 0);  // K = 3: what block i - 2 rewrote is read
+          CHECK(b.state_read_latency_us.count == b.prefetch_page_reads);
+          if (i + 1 == blocks.size()) continue;
+          // One at a time: block i + 1's prefetch starts after block i's ends (with the
+          // overlap, !timed_out above says block i + 1's started while block i's was held).
+          if (!overlap) CHECK(res.blocks[i + 1].prefetch.start_ns >= b.prefetch.end_ns);
+        }
+        fs::remove_all(db);
+      }
+    fs::remove_all(db0);
+  }
+}
+
+TEST_CASE("block pipeline: under a caller's one-thread limit the prefetches run one at a time, with the roots of K = 1") {
+  const state::SyntheticState src(reuse_spec());
+  const std::vector<state::Block> blocks = reuse_blocks(src);
+  const std::string db0 = built_db("pfov_limit0", src, false);
+  std::vector<std::array<uint8_t, 32>> roots;
+  for (uint32_t k : {1u, 2u}) {
+    CAPTURE(k);
+    const std::string db = run_copy(db0, "pfov_limit");
+    RunOptions o;
+    o.dir = db;
+    o.reader = ReaderModel::bal;
+    o.inflight = k;
+    RunResult res;
+    Status st;
+    {
+      ThreadScope one(1);  // the process-wide parallelism limit is 1 while it lives
+      st = run_blocks(o, blocks, &res);
+    }
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    REQUIRE(res.blocks.size() == blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      CAPTURE(i);
+      CHECK_FALSE(res.blocks[i].prefetch_shared_queue);
+      if (k == 1) roots.push_back(res.blocks[i].commit_stats.root);
+      else CHECK(res.blocks[i].commit_stats.root == roots[i]);
+    }
+    fs::remove_all(db);
+  }
+  fs::remove_all(db0);
+}
+
+TEST_CASE("block pipeline: prefetches overlap only for bal on the arena with one prefetch thread, no snapshot, K > 1") {
+  RunOptions o;
+  o.reader = ReaderModel::bal;
+  o.inflight = 2;
+  CHECK(prefetch_overlap_used(o, persist::StoreKind::arena));
+  CHECK_FALSE(prefetch_overlap_used(o, persist::StoreKind::rocksdb));
+  o.overlap_prefetch = false;
+  CHECK_FALSE(prefetch_overlap_used(o, persist::StoreKind::arena));
+  o.overlap_prefetch = true;
+  o.inflight = 1;
+  CHECK_FALSE(prefetch_overlap_used(o, persist::StoreKind::arena));
+  o.inflight = 2;
+  o.prefetch_threads = 2;
+  CHECK_FALSE(prefetch_overlap_used(o, persist::StoreKind::arena));
+  o.prefetch_threads = 1;
+  o.snapshot = true;
+  CHECK_FALSE(prefetch_overlap_used(o, persist::StoreKind::arena));
+  o.snapshot = false;
+  for (ReaderModel r : {ReaderModel::serial, ReaderModel::geth}) {
+    o.reader = r;
+    CHECK_FALSE(prefetch_overlap_used(o, persist::StoreKind::arena));
+  }
+}
+
 TEST_CASE("key paths: the first byte of each key's path, MPT keccak256 of slot or address, binary trie the tree key") {
   std::mt19937_64 rng(9);
   std::vector<state::StateKey> keys;

@@ -115,7 +115,8 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
 
     std::vector<std::string> digests;
     for (const char* regime : {"--reader bal --qd 32 --inflight 1", "--reader serial --qd 1 --inflight 1",
-                               "--reader bal --qd 2 --inflight 2", "--reader serial --qd 8 --inflight 2",
+                               "--reader bal --qd 2 --inflight 2", "--reader bal --qd 32 --inflight 2 --no-prefetch-overlap",
+                               "--reader serial --qd 8 --inflight 2",
                                "--reader bal --qd 1 --inflight 3", "--reader geth --workers 2 --inflight 1",
                                "--reader geth --workers 1 --inflight 2"}) {
       CAPTURE(regime);
@@ -124,10 +125,16 @@ TEST_CASE("statetree run: apply's roots and the from-scratch root with every rea
       REQUIRE_MESSAGE(r.exit_code == 0, r.err);
       const RunOut ro = parse_run(r.out);
       REQUIRE(ro.blocks.size() == 4);
+      // bal with blocks in flight overlaps the prefetches unless told not to (arena).
+      const std::string rg(regime);
+      const bool overlap = rg.find("bal") != std::string::npos && rg.find("--inflight 1") == std::string::npos &&
+                           rg.find("--no-prefetch-overlap") == std::string::npos;
+      CHECK(ro.summary["regime"]["prefetch_overlap"] == overlap);
       std::string digest;
       for (size_t i = 0; i < 4; ++i) {
         const json& b = ro.blocks[i];
         CHECK(b["index"] == i);
+        CHECK(b["prefetch"]["shared_queue"] == overlap);
         CHECK(b["root"] == aj["blocks"][i]["root"]);
         digest += b["read_digest"].get<std::string>();
         // The counts add up.
