@@ -186,8 +186,8 @@ studies: what each runs; time on 2 cores at small / medium / large
            databases built to be wrong (11 cases on RocksDB): kills, reopen
            failures, lost blocks, wrong roots, failed resumes, where the kills
            landed (disk 0.1 GB)
-           ~50 s / ~11.5 min at small / medium (large: ~20 min for the arena
-           alone before RocksDB joined; about an hour with it, not measured)
+           ~50 s / ~11.5 min / ~1 h 50 min (large: RocksDB's runs are 80
+           min of it; measured niced beside other work)
   fuzz     scripts/fuzz.sh: builds the libFuzzer targets of tests/fuzz (clang,
            build-fuzz/, a few minutes the first time), runs each for 10 / 30 /
            60 / 300 s (tiny / small / medium / large; FUZZ_SECONDS): inputs
