@@ -118,6 +118,11 @@ void merge_header_patch(HeaderPatch* into, const HeaderPatch& later) {
   if (later.code_hash) into->code_hash = later.code_hash;
 }
 
+bool account_exists(const std::optional<Hash32>& basic_data_leaf, const std::optional<Hash32>& code_hash_leaf) {
+  if (!basic_data_leaf && !code_hash_leaf) return false;
+  return !(basic_data_leaf && code_hash_leaf && *basic_data_leaf == Hash32{} && *code_hash_leaf == Hash32{});
+}
+
 HeaderLeaves resolve_header(const HeaderPatch& patch, const std::optional<Hash32>& old_basic_data,
                             const std::optional<Hash32>& old_code_hash, CodeHashFn code_hash) {
   HeaderLeaves out;
@@ -128,10 +133,10 @@ HeaderLeaves resolve_header(const HeaderPatch& patch, const std::optional<Hash32
   const BasicData old = patch.reset || !old_basic_data ? BasicData{} : parse_basic_data(*old_basic_data);
   out.basic_data = basic_data_leaf(patch.nonce.value_or(old.nonce), patch.balance_be.value_or(old.balance_be),
                                    patch.code_size.value_or(old.code_size));
-  const bool existed = !patch.reset && old_code_hash && *old_code_hash != Hash32{};
+  const bool existed = !patch.reset && account_exists(old_basic_data, old_code_hash);
   if (patch.code_hash) {
     out.code_hash = patch.code_hash;
-  } else if (!existed) {
+  } else if (!existed || !old_code_hash) {  // GetAccount reads a missing code hash as the empty code's
     static const uint8_t kNothing = 0;
     Hash32 empty;
     code_hash(&kNothing, 0, empty.data());

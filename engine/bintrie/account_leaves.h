@@ -14,8 +14,8 @@
 //   nonce / balance / code     basic data := the old one (zeros if absent or destroyed) with
 //                              the given fields (code: its size); code hash := keccak256(code)
 //                              when code is given, else the empty-code hash when the account
-//                              did not exist (leaf absent, or zero: a destroyed account reads
-//                              as absent), else unchanged
+//                              did not exist (account_exists: a destroyed account reads as
+//                              absent) or had no code-hash leaf, else unchanged
 //   code                       chunks 0..n-1 (the chunks of a longer old code stay)
 //   storage write              the slot's leaf := the value (zero: a present zero value)
 // The header leaves depend on the old ones, so a diff becomes a HeaderPatch (resolved
@@ -86,6 +86,11 @@ void account_diff_writes(const KeyScheme& ks, const st::state::AccountDiff& diff
 // A later diff of the same account in one batch folded over an earlier one, so that
 // resolving the merged patch once equals resolving the two in turn.
 void merge_header_patch(HeaderPatch* into, const HeaderPatch& later);
+
+// Whether the account exists, from its header leaves (nullopt = absent), as go-ethereum's
+// BinaryTrie.GetAccount reads them: absent when both are missing or both are zero (a
+// destroyed account, DeleteAccount's leaves).
+bool account_exists(const std::optional<Hash32>& basic_data_leaf, const std::optional<Hash32>& code_hash_leaf);
 
 // The header leaves after `patch` given the old ones (nullopt = absent). Precondition:
 // patch.active().

@@ -110,32 +110,33 @@ void BintrieStateReference::apply_allocation(const st::state::Allocation& alloc)
   }
 }
 
+std::optional<BintrieStateReference::Account> BintrieStateReference::get_account(const st::state::Address& a) const {
+  const auto b = leaves_.find(header_key(a, 0));
+  const auto c = leaves_.find(header_key(a, 1));
+  const bool absent = (b == leaves_.end() && c == leaves_.end()) ||
+                      (b != leaves_.end() && c != leaves_.end() && b->second == RefBytes32{} && c->second == RefBytes32{});
+  if (absent) return std::nullopt;
+  Account acc;
+  const RefBytes32 basic = b == leaves_.end() ? RefBytes32{} : b->second;
+  for (int i = 0; i < 8; ++i) acc.nonce = acc.nonce << 8 | basic[8 + i];
+  acc.code_size = uint64_t(basic[5]) << 16 | uint64_t(basic[6]) << 8 | basic[7];
+  for (int i = 16; i < 32; ++i) acc.balance[i] = basic[i];
+  acc.code_hash = c == leaves_.end() ? empty_code_hash() : c->second;
+  return acc;
+}
+
 void BintrieStateReference::apply_diff(const st::state::StateDiff& diff) {
   for (const st::state::AccountDiff& d : diff.accounts) {
     if (d.destroyed) delete_account(d.address);
     if (d.nonce || d.balance || d.code) {
-      // GetAccount: absent when both header leaves are missing or both are zero (deleted).
-      const auto b = leaves_.find(header_key(d.address, 0));
-      const auto c = leaves_.find(header_key(d.address, 1));
-      const bool absent = (b == leaves_.end() && c == leaves_.end()) ||
-                          (b != leaves_.end() && c != leaves_.end() && b->second == RefBytes32{} && c->second == RefBytes32{});
-      uint64_t nonce = 0, code_size = 0;
-      st::state::U256 balance{};
-      RefBytes32 code_hash = empty_code_hash();
-      if (!absent) {
-        const RefBytes32 basic = b == leaves_.end() ? RefBytes32{} : b->second;
-        for (int i = 0; i < 8; ++i) nonce = nonce << 8 | basic[8 + i];
-        code_size = uint64_t(basic[5]) << 16 | uint64_t(basic[6]) << 8 | basic[7];
-        for (int i = 16; i < 32; ++i) balance[i] = basic[i];
-        if (c != leaves_.end()) code_hash = c->second;
-      }
-      if (d.nonce) nonce = *d.nonce;
-      if (d.balance) balance = *d.balance;
+      Account acc = get_account(d.address).value_or(Account{0, 0, {}, empty_code_hash()});
+      if (d.nonce) acc.nonce = *d.nonce;
+      if (d.balance) acc.balance = *d.balance;
       if (d.code) {
-        code_size = d.code->size();
-        st::kernels::keccak256(d.code->data(), d.code->size(), code_hash.data());
+        acc.code_size = d.code->size();
+        st::kernels::keccak256(d.code->data(), d.code->size(), acc.code_hash.data());
       }
-      update_account(d.address, nonce, balance, code_size, code_hash);
+      update_account(d.address, acc.nonce, acc.balance, acc.code_size, acc.code_hash);
       if (d.code) update_code(d.address, *d.code);
     }
     for (const auto& [slot, v] : d.storage_writes) update_storage(d.address, slot, v);

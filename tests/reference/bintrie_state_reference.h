@@ -13,6 +13,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "engine/state/state_types.h"
@@ -25,6 +26,15 @@ class BintrieStateReference {
   void apply_allocation(const st::state::Allocation& alloc);
   void apply_diff(const st::state::StateDiff& diff);
   RefBytes32 root() const;
+
+  // GetAccount: nullopt when the account is absent (both header leaves missing, or both
+  // zero: deleted); a missing code-hash leaf of a present account reads as the empty code's.
+  struct Account {
+    uint64_t nonce = 0, code_size = 0;
+    st::state::U256 balance{};
+    RefBytes32 code_hash{};
+  };
+  std::optional<Account> get_account(const st::state::Address& a) const;
   const std::map<RefBytes32, RefBytes32>& leaves() const { return leaves_; }
 
  private:

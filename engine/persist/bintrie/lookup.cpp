@@ -20,18 +20,19 @@
 #include <cstring>
 #include <map>
 
+#include "engine/bintrie/account_leaves.h"
 #include "engine/persist/bintrie/tree_db.h"
 #include "engine/persist/lookup_walk.h"
 
 namespace st::persist::bintrie_read {
 namespace {
 
-// An account's answer from its header stem's basic-data and code-hash leaves: it exists iff
-// the basic-data leaf is present.
+// An account's answer from its header stem's basic-data and code-hash leaves, read as
+// bintrie::account_exists reads them (a destroyed account is absent).
 void fill_account(const std::optional<Hash32>& basic, const std::optional<Hash32>& code, AccountInfo* out) {
-  if (!basic) return;
+  if (!bintrie::account_exists(basic, code)) return;
   out->exists = true;
-  const bintrie::BasicData bdata = bintrie::parse_basic_data(*basic);
+  const bintrie::BasicData bdata = bintrie::parse_basic_data(basic.value_or(Hash32{}));
   out->nonce = bdata.nonce;
   out->balance = bdata.balance_be;
   out->code_size = bdata.code_size;

@@ -119,6 +119,24 @@ void same_roots_memory_disk_reference(uint64_t seed, unsigned gd, int blocks) {
     persist::VerifyReport vr;
     REQUIRE(db->verify(&vr).message() == "");
     CHECK(vr.leaves == ref.leaves().size());
+    // Every address's account as GetAccount reads it: a destroyed one is absent.
+    std::vector<state::StateKey> keys;
+    for (const state::Address& a : addrs) keys.push_back({a, std::nullopt});
+    std::vector<persist::LookupAnswer> ans;
+    persist::LookupStats ls;
+    REQUIRE(db->lookup(keys, &ans, &ls, false).message() == "");
+    REQUIRE(ans.size() == addrs.size());
+    size_t absent = 0;
+    for (size_t i = 0; i < addrs.size(); ++i) {
+      const auto want = ref.get_account(addrs[i]);
+      absent += !want;
+      CHECK(ans[i].account.exists == want.has_value());
+      if (!want || !ans[i].account.exists) continue;
+      CHECK(ans[i].account.nonce == want->nonce);
+      CHECK(ans[i].account.balance == want->balance);
+      CHECK(ans[i].account.code_hash == want->code_hash);
+    }
+    CHECK(absent > 0);
   }
 }
 
