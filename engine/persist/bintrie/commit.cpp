@@ -1,8 +1,9 @@
 // bintrie/commit: BintrieCommitter (see bintrie/commit.h for the phases). The dirty paths
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
 // `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
-// and then hashed post-order in memory (hash_plan: the stem and group hashes, entries filled
-// from the children's), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
+// and then hashed in memory level by level (hash_plan: all new stems, then the new groups by
+// height, one batch kernel call per level as the pure hash's BintrieLevelPlanner lays them
+// out; a group's entries filled from its new children's digests), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
 // Both stores run the same prepare / resolve / plan; only the node source and sink differ
 // (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
 // blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
@@ -58,11 +59,25 @@ struct Plan {
   Locator loc = kNoLocator;                 // placed
   int node = -1;                            // placed: the loaded node it keeps (-1: never read)
   Hash32 hash{};
+  uint32_t digest = BintriePurePlan::kZero;  // stem / group: its digest in the commit's hash plan
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
   std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
 };
 
+}  // namespace
+
+// The hash phase's arrays (hash_plan), kept across commits: the level plan, the new nodes
+// per height, the blob and digest lists of the call being planned.
+struct BintrieHashScratch {
+  BintriePurePlan plan;
+  std::vector<std::vector<Plan*>> by_height;  // new groups by height above the stems (0: height 1)
+  std::vector<const bintrie::StemBlob*> stem_blobs;
+  std::vector<const bintrie::GroupBlob*> group_blobs;
+  std::vector<uint32_t> entry_digests, digests;
+};
+
+namespace {
 
 void code_hash_keccak256(const uint8_t* code, size_t len, uint8_t* out32) { kernels::keccak256(code, len, out32); }
 
@@ -281,21 +296,59 @@ class Committer {
     return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
-  // The new stems and groups of the plan hashed, children first (a group's entries take its
-  // new children's hashes); with `collect` the hashed blobs are listed for the pure hash.
-  void hash_plan(Plan& p, bool collect) {
-    if (p.kind == Plan::placed) return;
+  // The new stems and groups of the plan hashed level by level, as the pure hash lays them
+  // out: every new stem in one set of calls (values, 8 subtree levels, stem nodes), then the
+  // new groups by height (1 = only placed or stem children), each height's groups in g calls,
+  // a new child's digest copied into its parent's entry by the passes. Then every new node's
+  // hash and every group entry of a new child are set from the digests.
+  io::Status hash_plan(Plan& root, BintrieHashScratch& x) {
+    new_stems_.clear(), new_groups_.clear();
+    for (std::vector<Plan*>& v : x.by_height) v.clear();
+    collect_new(root, x);
+    BintrieLevelPlanner pl(x.plan);
+    x.stem_blobs.clear();
+    for (Plan* p : new_stems_) x.stem_blobs.push_back(&p->stem_blob);
+    if (io::Status s = pl.stems(x.stem_blobs, &x.digests); !s.ok()) return s;
+    for (size_t i = 0; i < new_stems_.size(); ++i) new_stems_[i]->digest = x.digests[i];
+    for (const std::vector<Plan*>& level : x.by_height) {
+      x.group_blobs.clear(), x.entry_digests.clear();
+      for (Plan* p : level) {
+        x.group_blobs.push_back(&p->group_blob);
+        for (const std::unique_ptr<Plan>& kid : p->kids)
+          x.entry_digests.push_back(kid->kind == Plan::placed ? BintriePurePlan::kZero : kid->digest);
+      }
+      if (io::Status s = pl.groups(x.group_blobs, x.entry_digests, &x.digests); !s.ok()) return s;
+      for (size_t i = 0; i < level.size(); ++i) level[i]->digest = x.digests[i];
+    }
+    pl.finish();
+    run_bintrie_plan(h_, x.plan);
+    const uint8_t* dig = x.plan.out.data();
+    auto take = [&](Plan& p) {
+      if (p.digest == BintriePurePlan::kZero) p.hash = Hash32{};
+      else std::memcpy(p.hash.data(), dig + 32 * size_t(p.digest), 32);
+    };
+    for (Plan* p : new_stems_) take(*p);
+    for (const std::vector<Plan*>& level : x.by_height)  // children before parents
+      for (Plan* p : level) {
+        take(*p);
+        for (size_t i = 0; i < p->kids.size(); ++i) p->group_blob.entries[i].hash = p->kids[i]->hash;
+        new_groups_.push_back(p);
+      }
+    return {};
+  }
+
+  // The new nodes under p: stems into new_stems_, groups into x.by_height; p's height.
+  size_t collect_new(Plan& p, BintrieHashScratch& x) {
+    if (p.kind == Plan::placed) return 0;
     if (p.kind == Plan::stem) {
-      p.hash = bintrie::stem_blob_hash(h_, p.stem_blob);
-      if (collect) new_stems_.push_back(&p);
-      return;
+      new_stems_.push_back(&p);
+      return 0;
     }
-    for (size_t i = 0; i < p.kids.size(); ++i) {
-      hash_plan(*p.kids[i], collect);
-      p.group_blob.entries[i].hash = p.kids[i]->hash;
-    }
-    p.hash = bintrie::reconstruct_group(h_, p.group_blob)[0];
-    if (collect) new_groups_.push_back(&p);
+    size_t below = 0;
+    for (const std::unique_ptr<Plan>& kid : p.kids) below = std::max(below, collect_new(*kid, x));
+    if (x.by_height.size() <= below) x.by_height.resize(below + 1);
+    x.by_height[below].push_back(&p);
+    return below + 1;
   }
 
   io::Status pure_hash(PureHashCount* c) const {
@@ -310,7 +363,7 @@ class Committer {
 
   std::vector<Node> nodes_;
   std::vector<StemWrites> writes_;
-  std::vector<const Plan*> new_stems_, new_groups_;
+  std::vector<Plan*> new_stems_, new_groups_;
   uint64_t accounts = 0, records_read = 0, records_written = 0, bytes_written = 0;
   int64_t new_leaves = 0;
   uint32_t packer_payload_ = 0;
@@ -637,7 +690,8 @@ struct BintrieCommitter::Pending {
   CommitFrame::Outcome out;
 };
 
-BintrieCommitter::BintrieCommitter(DbFiles& files) : CommitterBase(files) {}
+BintrieCommitter::BintrieCommitter(DbFiles& files)
+    : CommitterBase(files), hash_scratch_(std::make_unique<BintrieHashScratch>()) {}
 BintrieCommitter::~BintrieCommitter() = default;
 
 io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::string& spec_json,
@@ -671,7 +725,8 @@ io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8
   frame.resolved();
   if (io::Status s = c.plan(&p->plan); !s.ok()) return s;
   frame.applied();
-  if (p->plan) c.hash_plan(*p->plan, frame.pure_hash());
+  if (p->plan)
+    if (io::Status s = c.hash_plan(*p->plan, *hash_scratch_); !s.ok()) return s;
   frame.hashed();
   if (frame.pure_hash()) {
     PureHashCount pc;

@@ -45,6 +45,9 @@ struct BintrieCommitStats : CommitStats {
   uint64_t stems_dirty = 0;
 };
 
+// The hash phase's scratch, kept across the commits of one committer (bintrie/commit.cpp).
+struct BintrieHashScratch;
+
 // files: a binary-trie database, arena or RocksDB (CommitterBase).
 class BintrieCommitter : public CommitterBase {
  public:
@@ -69,6 +72,7 @@ class BintrieCommitter : public CommitterBase {
   struct Pending;
   std::unique_ptr<Pending> pending_;  // hashed (hash() to write_pages())
   std::unique_ptr<Pending> packed_;   // written (write_pages() to publish()): the next hash() may run meanwhile
+  std::unique_ptr<BintrieHashScratch> hash_scratch_;  // used by hash() only
 };
 
 }  // namespace st::persist

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -256,7 +257,73 @@ void run_diffs_both(unsigned gd, uint32_t page, uint64_t seed, int blocks) {
   CHECK(deleted > 0);
 }
 
+// The longest bit prefix two of `keys` share (their first 31 bytes, the stems).
+unsigned longest_shared_stem_prefix(std::vector<bintrie::Hash32> keys) {
+  std::sort(keys.begin(), keys.end());
+  unsigned best = 0;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    unsigned bits = 0;
+    while (bits < 248 && ((keys[i - 1][bits / 8] ^ keys[i][bits / 8]) & (0x80 >> (bits % 8))) == 0) ++bits;
+    if (bits < 248) best = std::max(best, bits);  // 248: the same stem
+  }
+  return best;
+}
+
+// Blocks of many new stems (pairs of them sharing 20 bits and more: new groups nested many
+// levels deep, of every height) together with changes to shallow existing stems (header
+// stems of built accounts). The commit hashes its new groups level by level, children before
+// parents; a wrong level order (a parent's entry read before its new child is hashed) or a
+// digest copied into the wrong entry changes the root.
+void run_deep_blocks(unsigned gd, uint32_t page, uint64_t seed, StoreKind store) {
+  TempDir dir("btcommit_deep" + std::to_string(gd));
+  const DbOptions o = bt_options(dir.path, gd, page, store);
+  const state::Allocation a = random_alloc(seed, 30, 3, 20);
+  state::AllocationSource src(a, kTestSpec);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
+  std::mt19937_64 rng(seed * 3 + 5);
+  DbFiles files;
+  REQUIRE(DbFiles::for_commit(o, &files).message() == "");
+  persist::BintrieCommitter c(files);
+  for (int b = 0; b < 3; ++b) {
+    state::StateDiff d;
+    std::vector<bintrie::Hash32> new_keys;
+    for (int t = 0; t < 4; ++t) {
+      state::AccountDiff ad;
+      for (auto& x : ad.address) x = uint8_t(rng());
+      ad.nonce = uint64_t(b + 1);
+      for (int k = 0; k < 1000; ++k) {
+        state::Hash32 slot{};
+        for (auto& x : slot) x = uint8_t(rng());
+        ad.storage_writes.push_back({slot, random_value(rng)});
+        new_keys.push_back(bintrie::storage_slot_key(m.ks, ad.address, slot));
+      }
+      d.accounts.push_back(std::move(ad));
+    }
+    for (size_t i = 0; i < 3; ++i) {  // shallow: built accounts' header stems
+      state::AccountDiff ad;
+      ad.address = a.accounts[(size_t(b) * 3 + i) % a.accounts.size()].first;
+      ad.nonce = uint64_t(1000 + b);
+      d.accounts.push_back(std::move(ad));
+    }
+    CHECK(longest_shared_stem_prefix(new_keys) >= 20);
+    m.apply(d);
+    persist::BintrieCommitStats st;
+    REQUIRE(c.commit(d, kTestSpec, &st).message() == "");
+    REQUIRE(st.root == m.root());
+  }
+  check_db(o, m);
+}
+
 }  // namespace
+
+TEST_CASE("bintrie commit: blocks of deep and shallow new stems at GD 1, 2, 5, 8 and RocksDB at GD 3") {
+  run_deep_blocks(1, 4096, 41, StoreKind::arena);
+  run_deep_blocks(2, 4096, 42, StoreKind::arena);
+  run_deep_blocks(5, 4096, 43, StoreKind::arena);
+  run_deep_blocks(8, 16384, 44, StoreKind::arena);
+  run_deep_blocks(3, 4096, 45, StoreKind::rocksdb);
+}
 
 TEST_CASE("bintrie commit, RocksDB: the arena store's roots block by block; verify, read back, no orphan keys") {
   run_diffs_both(5, 4096, 31, 30);
