@@ -2,8 +2,8 @@
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
 // `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
 // and then hashed in memory level by level (hash_plan: all new stems, then the new groups by
-// height, one batch kernel call per level as the pure hash's BintrieLevelPlanner lays them
-// out; a group's entries filled from its new children's digests), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
+// height, one batch kernel call per level, bintrie/level_hash.h; a group's entries filled
+// from its new children's digests), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
 // Both stores run the same prepare / resolve / plan; only the node source and sink differ
 // (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
 // blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
@@ -20,6 +20,7 @@
 #include "engine/bintrie/account_leaves.h"
 #include "engine/bintrie/keys.h"
 #include "engine/persist/bintrie/disk.h"
+#include "engine/persist/bintrie/level_hash.h"
 #include "engine/persist/bintrie/pure_hash.h"
 #include "kernels/keccak256.h"
 
@@ -59,22 +60,21 @@ struct Plan {
   Locator loc = kNoLocator;                 // placed
   int node = -1;                            // placed: the loaded node it keeps (-1: never read)
   Hash32 hash{};
-  uint32_t digest = BintriePurePlan::kZero;  // stem / group: its digest in the commit's hash plan
+  DigestRef ref;                            // stem / group: its digest in the level hash
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
   std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
+  std::vector<uint32_t> new_kids;           // group: the entries whose kid is not placed, ascending
 };
 
 }  // namespace
 
-// The hash phase's arrays (hash_plan), kept across commits: the level plan, the new nodes
-// per height, the blob and digest lists of the call being planned.
+// The hash phase's arrays (hash_plan), kept across commits: the levels' messages, the new
+// groups per height, one group's entry sources.
 struct BintrieHashScratch {
-  BintriePurePlan plan;
+  BintrieLevelHash levels;
   std::vector<std::vector<Plan*>> by_height;  // new groups by height above the stems (0: height 1)
-  std::vector<const bintrie::StemBlob*> stem_blobs;
-  std::vector<const bintrie::GroupBlob*> group_blobs;
-  std::vector<uint32_t> entry_digests, digests;
+  std::vector<DigestRef> entry_src;
 };
 
 namespace {
@@ -296,45 +296,39 @@ class Committer {
     return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
-  // The new stems and groups of the plan hashed level by level, as the pure hash lays them
-  // out: every new stem in one set of calls (values, 8 subtree levels, stem nodes), then the
-  // new groups by height (1 = only placed or stem children), each height's groups in g calls,
-  // a new child's digest copied into its parent's entry by the passes. Then every new node's
-  // hash and every group entry of a new child are set from the digests.
-  io::Status hash_plan(Plan& root, BintrieHashScratch& x) {
+  // The new stems and groups of the plan hashed level by level (BintrieLevelHash): every new
+  // stem, then the new groups by height (1: only placed or stem children), a new child's
+  // digest filling its parent's entry. Then every new node's hash and every group entry of a
+  // new child are set from the digests.
+  void hash_plan(Plan& root, BintrieHashScratch& x) {
     new_stems_.clear(), new_groups_.clear();
     for (std::vector<Plan*>& v : x.by_height) v.clear();
     collect_new(root, x);
-    BintrieLevelPlanner pl(x.plan);
-    x.stem_blobs.clear();
-    for (Plan* p : new_stems_) x.stem_blobs.push_back(&p->stem_blob);
-    if (io::Status s = pl.stems(x.stem_blobs, &x.digests); !s.ok()) return s;
-    for (size_t i = 0; i < new_stems_.size(); ++i) new_stems_[i]->digest = x.digests[i];
+    BintrieLevelHash& lh = x.levels;
+    lh.reset(g_);
+    for (Plan* p : new_stems_) p->ref = lh.add_stem(p->stem_blob);
     for (const std::vector<Plan*>& level : x.by_height) {
-      x.group_blobs.clear(), x.entry_digests.clear();
+      if (level.empty()) break;
+      lh.next_height();
       for (Plan* p : level) {
-        x.group_blobs.push_back(&p->group_blob);
-        for (const std::unique_ptr<Plan>& kid : p->kids)
-          x.entry_digests.push_back(kid->kind == Plan::placed ? BintriePurePlan::kZero : kid->digest);
+        x.entry_src.assign(p->kids.size(), DigestRef{});
+        for (uint32_t i : p->new_kids) x.entry_src[i] = p->kids[i]->ref;
+        p->ref = lh.add_group(p->group_blob, x.entry_src);
       }
-      if (io::Status s = pl.groups(x.group_blobs, x.entry_digests, &x.digests); !s.ok()) return s;
-      for (size_t i = 0; i < level.size(); ++i) level[i]->digest = x.digests[i];
     }
-    pl.finish();
-    run_bintrie_plan(h_, x.plan);
-    const uint8_t* dig = x.plan.out.data();
+    lh.run(h_);
     auto take = [&](Plan& p) {
-      if (p.digest == BintriePurePlan::kZero) p.hash = Hash32{};
-      else std::memcpy(p.hash.data(), dig + 32 * size_t(p.digest), 32);
+      const uint8_t* d = lh.digest(p.ref);
+      if (d) std::memcpy(p.hash.data(), d, 32);
+      else p.hash = Hash32{};
     };
     for (Plan* p : new_stems_) take(*p);
     for (const std::vector<Plan*>& level : x.by_height)  // children before parents
       for (Plan* p : level) {
         take(*p);
-        for (size_t i = 0; i < p->kids.size(); ++i) p->group_blob.entries[i].hash = p->kids[i]->hash;
+        for (uint32_t i : p->new_kids) p->group_blob.entries[i].hash = p->kids[i]->hash;
         new_groups_.push_back(p);
       }
-    return {};
   }
 
   // The new nodes under p: stems into new_stems_, groups into x.by_height; p's height.
@@ -345,7 +339,7 @@ class Committer {
       return 0;
     }
     size_t below = 0;
-    for (const std::unique_ptr<Plan>& kid : p.kids) below = std::max(below, collect_new(*kid, x));
+    for (uint32_t i : p.new_kids) below = std::max(below, collect_new(*p.kids[i], x));  // placed kids: not read
     if (x.by_height.size() <= below) x.by_height.resize(below + 1);
     x.by_height[below].push_back(&p);
     return below + 1;
@@ -605,6 +599,12 @@ class Committer {
     return {};
   }
 
+  static void add_kid(Plan* p, const bintrie::GroupEntry& ge, std::unique_ptr<Plan> kid) {
+    if (kid->kind != Plan::placed) p->new_kids.push_back(uint32_t(p->kids.size()));
+    p->group_blob.entries.push_back(ge);
+    p->kids.push_back(std::move(kid));
+  }
+
   io::Status walk(std::vector<Item>& items, size_t a, size_t b, unsigned d, unsigned r, uint32_t q, Plan* p) {
     if (b - a == 1) {
       Item& it = items[a];
@@ -631,8 +631,7 @@ class Committer {
         ge.depth = uint8_t(r);
       }
       ge.hash = kid->hash;
-      p->group_blob.entries.push_back(ge);
-      p->kids.push_back(std::move(kid));
+      add_kid(p, ge, std::move(kid));
       return {};
     }
     if (r == g_) {
@@ -648,8 +647,7 @@ class Committer {
       ge.pos = uint16_t(q);
       ge.depth = uint8_t(g_);
       ge.hash = kid->hash;
-      p->group_blob.entries.push_back(ge);
-      p->kids.push_back(std::move(kid));
+      add_kid(p, ge, std::move(kid));
       return {};
     }
     const unsigned shift = g_ - 1 - r;
@@ -725,8 +723,7 @@ io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8
   frame.resolved();
   if (io::Status s = c.plan(&p->plan); !s.ok()) return s;
   frame.applied();
-  if (p->plan)
-    if (io::Status s = c.hash_plan(*p->plan, *hash_scratch_); !s.ok()) return s;
+  if (p->plan) c.hash_plan(*p->plan, *hash_scratch_);
   frame.hashed();
   if (frame.pure_hash()) {
     PureHashCount pc;

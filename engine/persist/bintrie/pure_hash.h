@@ -24,7 +24,6 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "engine/bintrie/group_blob.h"
@@ -35,14 +34,6 @@
 namespace st::persist {
 
 struct BintriePurePlan {
-  // A node of a sparse Merkle reduction while it is planned (the stems' 256-leaf subtrees,
-  // the groups' internal levels): its tree, its index at its depth, where its hash comes from.
-  struct Node {
-    uint32_t tree;
-    uint32_t index;
-    const uint8_t* given;  // a non-zero hash known when planning (a group entry), or null
-    uint32_t digest;       // else the digest a call computes (its index), or kZero: the zero hash
-  };
   struct Call {
     bool hash32 = false;  // hash32_batch (the leaf values) or hash64_batch
     size_t in_off = 0;    // its first message in `in` (bytes)
@@ -58,43 +49,7 @@ struct BintriePurePlan {
   std::vector<uint32_t> result;    // per stem, then per group: its digest's index, or kZero
   std::vector<bintrie::Hash32> expect;  // the hashes the commit gave them, same order
   size_t stems = 0;
-  // Planning scratch (BintrieLevelPlanner), kept with the plan so a reused plan keeps it.
-  std::vector<std::vector<Node>> at;  // the nodes per depth of the reduction being planned
-  std::vector<Node> parents;
 };
-
-// The planner behind plan_bintrie_pure_hash, for callers that hash new nodes level by level
-// themselves (the binary trie commit): the stems (values, 8 subtree levels, stem nodes), then
-// groups a level at a time (g calls each), a group entry taken as the blob holds it or from a
-// digest planned before it (a new child's: the passes copy it into the entry's slot). Every
-// call of a level is one batch; the digests of a call come in the order the nodes were given.
-// The planner clears the plan's calls and arrays (their capacity stays) and sizes its outputs
-// in finish(); run_bintrie_plan then runs the calls once.
-class BintrieLevelPlanner {
- public:
-  explicit BintrieLevelPlanner(BintriePurePlan& plan);
-  // digests[i] := stems[i]'s digest index.
-  io::Status stems(std::span<const bintrie::StemBlob* const> stems, std::vector<uint32_t>* digests);
-  // entry_digests: empty (every entry as its blob holds it) or one per entry of the groups in
-  // order, kZero for an entry taken from the blob, else the digest index that fills it (a
-  // digest of an earlier call). digests[q] := groups[q]'s root digest index, or kZero (a
-  // group of zero entries hashes to zero). All groups of one g.
-  io::Status groups(std::span<const bintrie::GroupBlob* const> groups, std::span<const uint32_t> entry_digests,
-                    std::vector<uint32_t>* digests);
-  void finish();  // sizes plan.out
-
- private:
-  void begin(bool hash32);
-  uint32_t message(size_t bytes, size_t* off);
-  void end();
-  void place(const BintriePurePlan::Node& n, size_t off);
-  void reduce(unsigned d);
-  BintriePurePlan& p_;
-  uint32_t digests_ = 0;
-};
-
-// The plan's calls once, each digest copied into its parent's slot (untimed; allocates nothing).
-void run_bintrie_plan(const bintrie::Hasher& h, BintriePurePlan& plan);
 
 // stems[i] must hash to stem_hashes[i], groups[i] to group_hashes[i] (all groups of one g).
 io::Status plan_bintrie_pure_hash(std::span<const bintrie::StemBlob* const> stems,

@@ -1,0 +1,184 @@
+// bintrie/level_hash: BintrieLevelHash (see the header): per stem and per group a sparse
+// reduction in local lists, messages appended to their level's array; run() = the calls.
+#include "engine/persist/bintrie/level_hash.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <memory>
+
+namespace st::persist {
+namespace {
+
+constexpr uint32_t kStemLevels = 10;  // values, 8 subtree levels, stem nodes
+
+bool zero32(const uint8_t* p) {
+  uint64_t acc = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint64_t w;
+    std::memcpy(&w, p + 8 * i, 8);
+    acc |= w;
+  }
+  return acc == 0;
+}
+
+}  // namespace
+
+void BintrieLevelHash::reset(unsigned g) {
+  g_ = g;
+  used_ = 0;
+  group_base_ = kStemLevels;
+  heights_ = 0;
+}
+
+BintrieLevelHash::Level& BintrieLevelHash::level(uint32_t l) {
+  if (l >= levels_.size()) levels_.resize(l + 1);
+  for (; used_ <= l; ++used_) {
+    Level& L = levels_[used_];
+    L.hash32 = used_ == 0;
+    L.n = 0;
+    L.bytes = 0;
+  }
+  return levels_[l];
+}
+
+// Room for `count` more messages of `bytes` each at level L (grown, never shrunk: the arrays
+// keep their capacity and stale bytes; every message writes all its bytes).
+[[gnu::noinline]] void BintrieLevelHash::grow(Level& L, size_t count, size_t bytes) {
+  if (L.in.size() < L.bytes + count * bytes) L.in.resize(std::max(2 * L.in.size(), L.bytes + count * bytes));
+  if (L.slot.size() < L.n + count) L.slot.resize(std::max(2 * L.slot.size(), size_t(L.n) + count));
+}
+inline void BintrieLevelHash::reserve(Level& L, size_t count, size_t bytes) {
+  if (L.in.size() < L.bytes + count * bytes || L.slot.size() < L.n + count) [[unlikely]] grow(L, count, bytes);
+}
+
+// A message of `bytes` appended to level L (room reserved; the caller writes every byte);
+// *off: its offset in the level's array.
+DigestRef BintrieLevelHash::message(Level& L, uint32_t l, size_t bytes, size_t* off) {
+  *off = L.bytes;
+  L.bytes += bytes;
+  L.slot[L.n] = kNoSlot;
+  return {l, L.n++};
+}
+
+// n's hash into the 32 bytes at msg (at `off` of level l): copied now (given), by run() (a
+// digest), or zero (absent).
+void BintrieLevelHash::place(const Node* n, uint32_t l, uint8_t* msg, size_t off) {
+  if (!n) std::memset(msg, 0, 32);
+  else if (n->given) std::memcpy(msg, n->given, 32);
+  else levels_[n->ref.level].slot[n->ref.index] = uint64_t(l) << 32 | off;
+}
+
+// The tree in tree_ (its nodes at depths 1..top marked in occ, zero nodes absent) reduced to
+// its root: the parents of depth d's nodes (a node with its sibling, an absent sibling zero)
+// become messages of level base + (top - d), in index order; a parent of two absent nodes is
+// absent. The root, or null when the tree is zero.
+const BintrieLevelHash::Node* BintrieLevelHash::reduce_tree(unsigned top, uint32_t base) {
+  Tree& t = *tree_;
+  level(base + top - 1);
+  for (unsigned d = top; d >= 1; --d) {
+    const uint32_t l = base + top - d;
+    Level& L = levels_[l];
+    const unsigned words = d >= 6 ? 1u << (d - 6) : 1u;
+    size_t count = 0;
+    for (unsigned w = 0; w < words; ++w) count += size_t(__builtin_popcountll(t.occ[d][w]));
+    reserve(L, count, 64);
+    for (unsigned w = 0; w < words; ++w) {
+      const uint64_t word = t.occ[d][w];
+      uint64_t m = word;
+      while (m) {
+        const unsigned b = unsigned(__builtin_ctzll(m)) & ~1u;  // the left sibling's bit
+        m &= ~(uint64_t(3) << b);
+        const unsigned i = w * 64 + b;
+        size_t off = 0;
+        const DigestRef parent = message(L, l, 64, &off);
+        uint8_t* msg = L.in.data() + off;
+        place((word >> b) & 1 ? &t.at[d][i] : nullptr, l, msg, off);
+        place((word >> (b + 1)) & 1 ? &t.at[d][i + 1] : nullptr, l, msg + 32, off + 32);
+        const unsigned up = i >> 1;
+        t.occ[d - 1][up >> 6] |= uint64_t(1) << (up & 63);
+        t.at[d - 1][up] = {nullptr, parent};
+      }
+    }
+  }
+  return (t.occ[0][0] & 1) ? &t.at[0][0] : nullptr;
+}
+
+void BintrieLevelHash::clear_tree(unsigned top) {
+  if (!tree_) tree_ = std::make_unique<Tree>();
+  for (unsigned d = 0; d <= top; ++d)
+    for (uint64_t& w : tree_->occ[d]) w = 0;
+}
+
+DigestRef BintrieLevelHash::add_stem(const bintrie::StemBlob& b) {
+  clear_tree(8);
+  Tree& t = *tree_;
+  level(kStemLevels - 1);
+  Level& leaves = levels_[0];
+  reserve(leaves, b.values.size(), 32);
+  size_t j = 0;
+  for (uint32_t byte = 0; byte < 32; ++byte) {
+    if (!b.bitmap[byte]) continue;
+    for (uint32_t bit = 0; bit < 8; ++bit) {
+      if (!((b.bitmap[byte] >> (7 - bit)) & 1) || j >= b.values.size()) continue;
+      size_t off = 0;
+      const uint32_t i = byte * 8 + bit;
+      const DigestRef leaf = message(leaves, 0, 32, &off);
+      std::memcpy(leaves.in.data() + off, b.values[j++].data(), 32);
+      t.occ[8][i >> 6] |= uint64_t(1) << (i & 63);
+      t.at[8][i] = {nullptr, leaf};
+    }
+  }
+  const Node* root = reduce_tree(8, 1);
+  Level& nodes = levels_[kStemLevels - 1];
+  reserve(nodes, 1, 64);
+  size_t off = 0;
+  const DigestRef stem = message(nodes, kStemLevels - 1, 64, &off);
+  uint8_t* msg = nodes.in.data() + off;
+  std::memcpy(msg, b.stem.data(), 31);
+  msg[31] = 0;
+  place(root, kStemLevels - 1, msg + 32, off + 32);
+  return stem;
+}
+
+void BintrieLevelHash::next_height() { group_base_ = kStemLevels + g_ * heights_++; }
+
+DigestRef BintrieLevelHash::add_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) {
+  clear_tree(g_);
+  Tree& t = *tree_;
+  for (size_t k = 0; k < b.entries.size(); ++k) {
+    const bintrie::GroupEntry& e = b.entries[k];
+    const DigestRef src = k < entry_src.size() ? entry_src[k] : DigestRef{};
+    if (src.zero() && zero32(e.hash.data())) continue;  // a zero entry: absent
+    const unsigned d = e.depth;
+    const uint32_t i = uint32_t(e.pos) >> (g_ - d);
+    t.occ[d][i >> 6] |= uint64_t(1) << (i & 63);
+    t.at[d][i] = {src.zero() ? e.hash.data() : nullptr, src};
+  }
+  const Node* root = reduce_tree(g_, group_base_);
+  return root ? root->ref : DigestRef{};
+}
+
+void BintrieLevelHash::run(const bintrie::Hasher& h) {
+  for (uint32_t l = 0; l < used_; ++l) {
+    Level& L = levels_[l];
+    if (L.n == 0) continue;
+    if (L.out.size() < size_t(L.n) * 32) L.out.resize(size_t(L.n) * 32);
+    (L.hash32 ? h.hash32_batch : h.hash64_batch)(L.in.data(), L.out.data(), L.n);
+    for (uint32_t j = 0; j < L.n; ++j)
+      if (L.slot[j] != kNoSlot)
+        std::memcpy(levels_[L.slot[j] >> 32].in.data() + (L.slot[j] & 0xffffffffu), L.out.data() + 32 * size_t(j), 32);
+  }
+}
+
+const uint8_t* BintrieLevelHash::digest(DigestRef r) const {
+  return r.zero() ? nullptr : levels_[r.level].out.data() + 32 * size_t(r.index);
+}
+
+size_t BintrieLevelHash::messages() const {
+  size_t n = 0;
+  for (uint32_t l = 0; l < used_; ++l) n += levels_[l].n;
+  return n;
+}
+
+}  // namespace st::persist
