@@ -110,10 +110,35 @@ void BintrieLevelHash::clear_tree(unsigned top) {
     for (uint64_t& w : tree_->occ[d]) w = 0;
 }
 
+// A stem of one value at slot i: its subtree is a chain, one message per level (the value's
+// side holds the node below, the other side zero), no bitmaps.
+DigestRef BintrieLevelHash::one_value_root(uint32_t i, const uint8_t* value) {
+  Level& leaves = levels_[0];
+  reserve(leaves, 1, 32);
+  size_t off = 0;
+  Node below{nullptr, message(leaves, 0, 32, &off)};
+  std::memcpy(leaves.in.data() + off, value, 32);
+  for (uint32_t l = 1; l <= 8; ++l, i >>= 1) {
+    Level& L = levels_[l];
+    reserve(L, 1, 64);
+    const DigestRef up = message(L, l, 64, &off);
+    uint8_t* msg = L.in.data() + off;
+    place(&below, l, msg + 32 * (i & 1), off + 32 * (i & 1));
+    std::memset(msg + 32 * (~i & 1), 0, 32);
+    below.ref = up;
+  }
+  return below.ref;
+}
+
 DigestRef BintrieLevelHash::add_stem(const bintrie::StemBlob& b) {
+  level(kStemLevels - 1);
+  if (b.values.size() == 1) {
+    uint32_t i = 0;
+    while (i < 256 && !((b.bitmap[i / 8] >> (7 - i % 8)) & 1)) ++i;
+    if (i < 256) return stem_node(Node{nullptr, one_value_root(i, b.values[0].data())}, b);
+  }
   clear_tree(8);
   Tree& t = *tree_;
-  level(kStemLevels - 1);
   Level& leaves = levels_[0];
   reserve(leaves, b.values.size(), 32);
   size_t j = 0;
@@ -130,6 +155,11 @@ DigestRef BintrieLevelHash::add_stem(const bintrie::StemBlob& b) {
     }
   }
   const Node* root = reduce_tree(8, 1);
+  return stem_node(root ? *root : Node{nullptr, {}}, b);
+}
+
+// The stem node's message H(stem || 0x00 || subtree root); a root of neither source is zero.
+DigestRef BintrieLevelHash::stem_node(const Node& root, const bintrie::StemBlob& b) {
   Level& nodes = levels_[kStemLevels - 1];
   reserve(nodes, 1, 64);
   size_t off = 0;
@@ -137,7 +167,7 @@ DigestRef BintrieLevelHash::add_stem(const bintrie::StemBlob& b) {
   uint8_t* msg = nodes.in.data() + off;
   std::memcpy(msg, b.stem.data(), 31);
   msg[31] = 0;
-  place(root, kStemLevels - 1, msg + 32, off + 32);
+  place(root.given || !root.ref.zero() ? &root : nullptr, kStemLevels - 1, msg + 32, off + 32);
   return stem;
 }
 

@@ -81,6 +81,8 @@ class BintrieLevelHash {
   static DigestRef message(Level& L, uint32_t l, size_t bytes, size_t* off);
   void place(const Node* n, uint32_t l, uint8_t* msg, size_t off);
   void clear_tree(unsigned top);
+  DigestRef one_value_root(uint32_t i, const uint8_t* value);
+  DigestRef stem_node(const Node& root, const bintrie::StemBlob& b);
   const Node* reduce_tree(unsigned top, uint32_t base);
 
   unsigned g_ = 0;
