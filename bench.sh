@@ -144,7 +144,9 @@ studies: what each runs; time on 2 cores at small / medium / large
            per run at small / medium / large; tiny: 20 calls, 1 and 3
            transactions, 40 other slots, 1 block per run): cost per miss, per
            distinct slot and per device read vs the published 0.40 -> 2.99 ms
-           (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large: not measured)
+           (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large:
+           not timed as a study; its 10M runs with the other work alone
+           took 11 min by hand, so about 25 min with both halves)
   mpt-vs-bintrie  statetree build (MPT and binary trie, arena, one contract) of
            10k / 100k / 1M / 10M slots; then statetree run --cold of
            erc20_balanceof, erc20_approve and mixed_sload_sstore (one
