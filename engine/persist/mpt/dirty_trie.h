@@ -292,6 +292,7 @@ class DirtyTrie {
   io::Status encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed, BranchBody* branch);
   io::Status encode_branch_kids(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed, BranchBody* b);
   void prefetch_kids(const Node& node) const;
+  void prefetch_ahead(int32_t n) const;
   io::Status encode_storage(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
   io::Status place_kept(int32_t n, uint32_t depth);
   io::Status check_unmoved(int32_t n, uint32_t depth);
