@@ -17,6 +17,7 @@ namespace st::persist::mpt_commit_detail {
 
 namespace {
 
+constexpr size_t kPackAhead = 4096;  // encode_one's write prefetch distance in pack_bytes_
 
 inline uint8_t nib(const uint8_t* key, uint32_t i) { return i % 2 == 0 ? key[i / 2] >> 4 : key[i / 2] & 0x0f; }
 inline void set_nib(uint8_t* key, uint32_t i, uint8_t v) {
@@ -990,6 +991,13 @@ io::Status DirtyTrie::encode_one(int32_t n, BranchBody* branch) {
   const size_t len = size_t(end - begin);
   e.body_len = uint32_t(len);
   pack_bytes_.insert(pack_bytes_.end(), begin, end);
+  // The next records' destination (last written a block ago, out of cache by now) fetched
+  // for writing, as many bytes kPackAhead ahead as this one took: their copies then find
+  // their lines. Within the capacity kept across commits only.
+  if (pack_bytes_.size() + kPackAhead + len <= pack_bytes_.capacity()) {
+    const uint8_t* ahead = pack_bytes_.data() + pack_bytes_.size() + kPackAhead;
+    for (size_t off = 0; off < len; off += 64) __builtin_prefetch(ahead + off, 1);
+  }
   e.hashed = len >= 32 || e.top;
   if (!e.hashed) {  // embedded: it holds no hashed child (a0 || digest is 33 bytes), so it is final
     e.ref.len = uint8_t(len);
