@@ -227,7 +227,9 @@ class DirtyTrie {
 
   // The new tree's encoding (hash_all): each new node encoded once, in post-order while its
   // children are in cache, and appended to the packer's order in the same pass (no second
-  // walk over the new nodes and their kept children). The hashing runs inside that pass: a
+  // walk over the new nodes and their kept children); a new branch's slots are written as
+  // its children are visited (BranchBody), so each child is read once; the walk prefetches
+  // the new nodes a few indices ahead (prefetch_ahead) and the record bytes' destination. The hashing runs inside that pass: a
   // hashed record whose hashed children all have their digests is ready; every
   // kReadyBatch ready records are hashed in one keccak256_batch while their bytes are still
   // in cache, and each digest goes into its parent: into the parent's bytes (patch) when the
