@@ -229,11 +229,12 @@ class DirtyTrie {
   // children are in cache, and appended to the packer's order in the same pass (no second
   // walk over the new nodes and their kept children); a new branch's slots are written as
   // its children are visited (BranchBody), so each child is read once; the walk prefetches
-  // the new nodes a few indices ahead (prefetch_ahead) and the record bytes' destination. The hashing runs inside that pass: a
-  // hashed record whose hashed children all have their digests is ready; every
-  // kReadyBatch ready records are hashed in one keccak256_batch while their bytes are still
-  // in cache, and each digest goes into its parent: into the parent's bytes (patch) when the
-  // parent is encoded already, where the parent then reads it otherwise. A parent whose last
+  // the new nodes a few indices ahead (prefetch_ahead) and the record bytes' destination.
+  // The hashing runs inside that pass: a hashed record whose hashed children all have their
+  // digests is ready; every kReadyBatch ready records are hashed in one keccak256_batch
+  // while their bytes are still in cache, and each digest goes into its parent: into the
+  // parent's bytes (patch) when the parent is encoded already, where the parent then reads
+  // it otherwise. A parent whose last
   // missing digest arrives becomes ready; after the pass the rest is hashed the same way
   // up to the root. A node is kept (referenced by its hash and locator, not rewritten) when
   // it is a stub or was read from its own record.
