@@ -144,7 +144,9 @@ studies: what each runs; time on 2 cores at small / medium / large
            per run at small / medium / large; tiny: 20 calls, 1 and 3
            transactions, 40 other slots, 1 block per run): cost per miss, per
            distinct slot and per device read vs the published 0.40 -> 2.99 ms
-           (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large: not measured)
+           (disk 0.1 / 1.1 GB)   ~35 s / ~2.5 min at small / medium (large:
+           not timed as a study; its 10M runs with the other work alone
+           took 11 min by hand, so about 25 min with both halves)
   mpt-vs-bintrie  statetree build (MPT and binary trie, arena, one contract) of
            10k / 100k / 1M / 10M slots; then statetree run --cold of
            erc20_balanceof, erc20_approve and mixed_sload_sstore (one
@@ -163,7 +165,7 @@ studies: what each runs; time on 2 cores at small / medium / large
            --cold with readers bal and serial, each on a fresh copy, 3 / 5 / 10
            blocks (the repetitions): total ms per block against the 12-second
            slot and the share left (tiny: 4M-gas blocks)
-           (disk 0.13 / 1 GB)   ~10 s / ~2.5 min at small / medium (large: not measured)
+           (disk 0.13 / 1 / 12 GB)   ~10 s / ~2.5 min / ~10.5 min
   hash-vs-traversal  statetree build (MPT and binary trie, arena, one contract
            of 10k / 100k / 1M / 10M slots at tiny / small / medium / large); then statetree run --cold --reader
            bal --reps 2 / 3 / 5 / 5 --scratch DIR (each repetition on a fresh copy)
@@ -405,7 +407,7 @@ for s in "${studies[@]}"; do
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
     database:*) need_mb=$((need_mb + 100 + p_slots / 550)) ;;  # 303 MiB / 2.2 / 17 GiB at 100k / 1M / 10M
-    slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 900)) ;;  # 129 MiB / 1 GiB at 100k / 1M
+    slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 800)) ;;  # 129 MiB / 1 GiB / 12 GiB at 100k / 1M / 10M
     crash:*) need_mb=$((need_mb + 100)) ;;
   esac
 done

@@ -195,6 +195,22 @@ struct ForcedOverlap {
     };
   }
 };
+
+// Every configuration of a test must give the first one's per-block roots (and, where a
+// test asks, the values its traversal read: read_digest).
+struct SameAsFirstRun {
+  std::vector<std::array<uint8_t, 32>> roots;
+  std::vector<uint64_t> digests;
+  void check(size_t i, const BlockResult& b, bool digest = true) {
+    if (roots.size() <= i) {
+      roots.push_back(b.commit_stats.root);
+      digests.push_back(b.read_digest);
+      return;
+    }
+    CHECK(b.commit_stats.root == roots[i]);
+    if (digest) CHECK(b.read_digest == digests[i]);
+  }
+};
 }  // namespace
 
 TEST_CASE("block pipeline: the commit takes the block's read pages; the same roots with and without, any reader and K") {
@@ -206,7 +222,7 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
     CAPTURE(bintrie);
     const std::string db0 = built_db(bintrie ? "reuse_bt" : "reuse_mpt", src, bintrie);
     // The reference: no reuse, serial reads, one block at a time.
-    std::vector<std::array<uint8_t, 32>> roots;
+    SameAsFirstRun first;
     for (ReaderModel reader : {ReaderModel::serial, ReaderModel::bal, ReaderModel::geth})
       for (uint32_t k : {1u, 2u})
         for (bool reuse : {false, true}) {
@@ -232,8 +248,7 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           for (size_t i = 0; i < blocks.size(); ++i) {
             const BlockResult& b = res.blocks[i];
             CAPTURE(i);
-            if (roots.size() < blocks.size()) roots.push_back(b.commit_stats.root);
-            else CHECK(b.commit_stats.root == roots[i]);
+            first.check(i, b, false);
             if (!reuse) {
               CHECK(b.commit_stats.pages_reused == 0);
               CHECK(b.read_pages_offered == 0);
@@ -291,7 +306,7 @@ TEST_CASE("block pipeline: the tokens' scratch stops growing once each token car
   const state::SyntheticState src(reuse_spec());
   const std::vector<state::Block> blocks = same_shape_blocks(src, 6);
   const std::string db0 = built_db("scratch0", src, false);
-  std::vector<std::array<uint8_t, 32>> roots;
+  SameAsFirstRun first;
   for (ReaderModel reader : {ReaderModel::bal, ReaderModel::serial})
     for (uint32_t k : {1u, 2u, 3u}) {
       CAPTURE(reader_model_name(reader));
@@ -309,8 +324,7 @@ TEST_CASE("block pipeline: the tokens' scratch stops growing once each token car
       for (size_t i = 0; i < blocks.size(); ++i) {
         CAPTURE(i);
         if (i > k) CHECK(res.blocks[i].scratch_grown_bytes == 0);
-        if (roots.size() < blocks.size()) roots.push_back(res.blocks[i].commit_stats.root);
-        else CHECK(res.blocks[i].commit_stats.root == roots[i]);
+        first.check(i, res.blocks[i], false);
       }
       fs::remove_all(db);
     }
@@ -394,8 +408,7 @@ TEST_CASE("block pipeline: overlapping bal prefetches under one queue budget rea
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
     const std::string db0 = built_db("pfov0", src, bintrie);
-    std::vector<std::array<uint8_t, 32>> roots;
-    std::vector<uint64_t> digests;
+    SameAsFirstRun first;
     for (uint32_t k : {1u, 2u, 3u})
       for (bool overlap : {false, true}) {
         if (k == 1 && overlap) continue;
@@ -432,13 +445,7 @@ TEST_CASE("block pipeline: overlapping bal prefetches under one queue budget rea
           const BlockResult& b = res.blocks[i];
           CAPTURE(i);
           CHECK(b.prefetch_shared_queue == overlap);
-          if (roots.size() < blocks.size()) {
-            roots.push_back(b.commit_stats.root);
-            digests.push_back(b.read_digest);
-          } else {
-            CHECK(b.commit_stats.root == roots[i]);
-            CHECK(b.read_digest == digests[i]);
-          }
+          first.check(i, b);
           if (k <= 2) CHECK(b.commit_stats.pages_read == 0);  // K = 3: what block i - 2 rewrote is read
           CHECK(b.state_read_latency_us.count == b.prefetch_page_reads);
           if (i + 1 == blocks.size()) continue;
@@ -456,7 +463,7 @@ TEST_CASE("block pipeline: under a caller's one-thread limit the prefetches run 
   const state::SyntheticState src(reuse_spec());
   const std::vector<state::Block> blocks = reuse_blocks(src);
   const std::string db0 = built_db("pfov_limit0", src, false);
-  std::vector<std::array<uint8_t, 32>> roots;
+  SameAsFirstRun first;
   for (uint32_t k : {1u, 2u}) {
     CAPTURE(k);
     const std::string db = run_copy(db0, "pfov_limit");
@@ -475,8 +482,7 @@ TEST_CASE("block pipeline: under a caller's one-thread limit the prefetches run 
     for (size_t i = 0; i < blocks.size(); ++i) {
       CAPTURE(i);
       CHECK_FALSE(res.blocks[i].prefetch_shared_queue);
-      if (k == 1) roots.push_back(res.blocks[i].commit_stats.root);
-      else CHECK(res.blocks[i].commit_stats.root == roots[i]);
+      first.check(i, res.blocks[i]);
     }
     fs::remove_all(db);
   }
@@ -558,8 +564,8 @@ TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the
   for (bool bintrie : {false, true}) {
     CAPTURE(bintrie);
     const std::string db0 = built_db("split0", src, bintrie);
-    std::vector<std::array<uint8_t, 32>> roots;
-    std::vector<uint64_t> digests, single_reads;
+    SameAsFirstRun first;
+    std::vector<uint64_t> single_reads;
     for (uint32_t k : {1u, 2u})
       for (uint32_t threads : {1u, 2u, 3u}) {
         CAPTURE(k);
@@ -581,13 +587,7 @@ TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the
           CAPTURE(i);
           CHECK(b.prefetch_threads == threads);
           CHECK(b.prefetch_keys > 0);
-          if (roots.size() < blocks.size()) {
-            roots.push_back(b.commit_stats.root);
-            digests.push_back(b.read_digest);
-          } else {
-            CHECK(b.commit_stats.root == roots[i]);
-            CHECK(b.read_digest == digests[i]);
-          }
+          first.check(i, b);
           if (k == 1 && threads == 1) single_reads.push_back(b.prefetch_page_reads);
           // Each page is read by at most every share (the top pages), never less than once.
           if (k == 1) {

@@ -3,6 +3,7 @@
 #include "engine/persist/mpt/dirty_trie.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <map>
 
@@ -16,6 +17,7 @@ namespace st::persist::mpt_commit_detail {
 
 namespace {
 
+constexpr size_t kPackAhead = 4096;  // encode_one's write prefetch distance in pack_bytes_
 
 inline uint8_t nib(const uint8_t* key, uint32_t i) { return i % 2 == 0 ? key[i / 2] >> 4 : key[i / 2] & 0x0f; }
 inline void set_nib(uint8_t* key, uint32_t i, uint8_t v) {
@@ -739,19 +741,25 @@ io::Status DirtyTrie::encode_storage(int32_t n, uint32_t depth, uint32_t* below,
 }
 
 // A new node's children encoded in order, their path nibbles in cursor() from depth on
-// (*below: their highest level; *kids_pushed: the subtrees they pushed).
-io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed) {
+// (*below: their highest level; *kids_pushed: the subtrees they pushed); a branch's slots
+// are written into *branch as its children are visited.
+io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed,
+                                      BranchBody* branch) {
   const Node& node = nodes_[n];
   if (node.kind == Node::leaf) return encode_storage(n, depth, below, kids_pushed);
-  uint32_t l = 0, p = 0;
   if (node.kind == Node::ext) {
     if (depth + node.path_len > 64) return {io::Errc::corrupt_page, "mpt commit: internal: extension below depth 64"};
     std::memcpy(cursor() + depth, node.path.data(), node.path_len);
     return encode_tree(node.kids[0], false, depth + node.path_len, below, kids_pushed);
   }
+  if (node.kind != Node::branch) return {io::Errc::corrupt_page, "mpt commit: internal: a stub to encode"};
   if (depth >= 64) return {io::Errc::corrupt_page, "mpt commit: internal: branch below depth 64"};
-  // What the visits read of the children fetched together (a kept child's CommittedRef, a
-  // new child's first bytes): the misses overlap instead of one per visit.
+  return encode_branch_kids(n, depth, below, kids_pushed, branch);
+}
+
+// What the visits read of a branch's children fetched together (a kept child's
+// CommittedRef, a new child's first bytes): the misses overlap instead of one per visit.
+void DirtyTrie::prefetch_kids(const Node& node) const {
   for (const int32_t k : node.kids)
     if (k >= 0) {
       const char* p = size_t(k) < refs_.size() ? reinterpret_cast<const char*>(&refs_[size_t(k)])
@@ -759,19 +767,70 @@ io::Status DirtyTrie::encode_children(int32_t n, uint32_t depth, uint32_t* below
       __builtin_prefetch(p);
       __builtin_prefetch(p + sizeof(CommittedRef) - 1);
     }
+}
+
+// The apply pass created the new nodes in post-order, children before parents and slot
+// 0's subtree before slot 1's, so this walk meets them in nearly increasing index: from
+// new node n, node n + kAheadNode is fetched and the children of node n + kAheadKids
+// (fetched two visits ago) too, so that their misses overlap the visits in between. Only
+// hints: an order that differs costs the misses it saves, never a result.
+void DirtyTrie::prefetch_ahead(int32_t n) const {
+  constexpr size_t kAheadNode = 4, kAheadKids = 2;
+  const size_t node = size_t(n) + kAheadNode, kids = size_t(n) + kAheadKids;
+  if (node < nodes_.size()) {
+    const char* p = reinterpret_cast<const char*>(&nodes_[node]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + offsetof(Node, kids) + sizeof(Node::kids) - 1);
+  }
+  if (kids < nodes_.size()) prefetch_kids(nodes_[kids]);
+}
+
+// A new branch's children in slot order, each visited once: a kept child (most of them)
+// placed and its slot (a0 || its hash) written from the one CommittedRef read; a new child
+// encoded (recursively), then its slot: a0 || its digest, 32 zero bytes and a pending patch
+// while the digest is still to come, or its embedded encoding.
+io::Status DirtyTrie::encode_branch_kids(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed,
+                                         BranchBody* b) {
+  const Node& node = nodes_[n];
+  prefetch_kids(node);
+  uint8_t* const body = b->buf + 9;
+  uint8_t* p = body;
+  uint32_t l = 0, pushed = 0;
   for (int i = 0; i < 16; ++i) {
     const int32_t k = node.kids[i];
-    if (k < 0) continue;
+    if (k < 0) {
+      *p++ = 0x80;
+      continue;
+    }
     cursor()[depth] = uint8_t(i);
     if (kept(k)) {  // most children: placed here, without a visit
       if (io::Status s = place_kept(k, depth + 1); !s.ok()) return s;
       ++*kids_pushed;
+      *p = 0xa0;
+      std::memcpy(p + 1, refs_[size_t(k)].hash.data(), 32);
+      p += 33;
       continue;
     }
-    if (io::Status s = encode_tree(k, false, depth + 1, &l, &p); !s.ok()) return s;
+    if (io::Status s = encode_tree(k, false, depth + 1, &l, &pushed); !s.ok()) return s;
     *below = std::max(*below, l);
-    *kids_pushed += p;
+    *kids_pushed += pushed;
+    const Enc& ce = enc_of(k);
+    if (!ce.hashed) {
+      std::memcpy(p, ce.ref.bytes, ce.ref.len);
+      p += ce.ref.len;
+      continue;
+    }
+    *p = 0xa0;
+    if (ce.digested) {
+      std::memcpy(p + 1, ce.ref.bytes, 32);
+    } else {
+      b->patch_kid[b->patches] = k;
+      b->patch_at[b->patches++] = uint32_t(p + 1 - body);
+      std::memset(p + 1, 0, 32);
+    }
+    p += 33;
   }
+  b->end = p;
   return {};
 }
 
@@ -801,14 +860,16 @@ io::Status DirtyTrie::encode_tree(int32_t n, bool top, uint32_t depth, uint32_t*
     *pushed = 1;
     return place_kept(n, depth);
   }
+  if (size_t(n) >= refs_.size()) prefetch_ahead(n);
   uint32_t below = 0, kids_pushed = 0;
-  if (io::Status s = encode_children(n, depth, &below, &kids_pushed); !s.ok()) return s;
+  BranchBody branch;  // a branch's slots, written during its children's visits
+  if (io::Status s = encode_children(n, depth, &below, &kids_pushed, &branch); !s.ok()) return s;
   nodes_[n].enc = int32_t(enc_.size());
   Enc& e = enc_.emplace_back();
   e.level = below + 1;
   e.top = top;
   *level = e.level;
-  if (io::Status s = encode_one(n); !s.ok()) return s;
+  if (io::Status s = encode_one(n, &branch); !s.ok()) return s;
   if (!enc_of(n).hashed) {
     if (kids_pushed) return {io::Errc::corrupt_page, "mpt commit: internal: embedded node with hashed children"};
     return {};
@@ -885,53 +946,25 @@ io::Status DirtyTrie::encode_leaf(int32_t n, uint8_t* buf, uint8_t** end) {
   return {};
 }
 
-// A new branch's encoding in one pass over its children: the slots written at buf + 9 (room
-// for the largest list header), the header right in front (*begin: the first byte); a kept
-// child's slot is a0 || its hash, a new hashed child's a0 || its digest (or 32 zero bytes
-// until it is hashed: its patch), an embedded child its encoding. The bytes of mpt::put_branch over the children's references.
-uint8_t* DirtyTrie::encode_branch(int32_t n, uint8_t* buf, uint8_t** begin) {
-  const Node& node = nodes_[n];
-  uint8_t* const body = buf + 9;
-  uint8_t* p = body;
-  int32_t patch_kid[16];
-  uint32_t patch_at[16];  // from body
-  int patches = 0;
-  for (int i = 0; i < 16; ++i) {
-    const int32_t k = node.kids[i];
-    if (k < 0) {
-      *p++ = 0x80;
-      continue;
-    }
-    if (kept(k)) {
-      *p = 0xa0;
-      std::memcpy(p + 1, refs_[size_t(k)].hash.data(), 32);
-      p += 33;
-      continue;
-    }
-    const Enc& ce = enc_of(k);
-    if (ce.hashed) {
-      *p = 0xa0;
-      if (ce.digested) {
-        std::memcpy(p + 1, ce.ref.bytes, 32);
-      } else {
-        patch_kid[patches] = k;
-        patch_at[patches++] = uint32_t(p + 1 - body);
-        std::memset(p + 1, 0, 32);
-      }
-      p += 33;
-    } else {
-      std::memcpy(p, ce.ref.bytes, ce.ref.len);
-      p += ce.ref.len;
-    }
-  }
+// A new branch's record from the slots its children's visits wrote (BranchBody): the
+// value item and the list header right in front (*begin: the first byte); each pending
+// patch settled: the digest copied in when a later sibling's batch hashed the child
+// meanwhile, else the branch waits for it (awaits). The bytes of mpt::put_branch over the
+// children's references.
+uint8_t* DirtyTrie::encode_branch(int32_t n, BranchBody& b, uint8_t** begin) {
+  uint8_t* const body = b.buf + 9;
   uint8_t* end = nullptr;
-  *begin = mpt::finish_branch(body, p, nullptr, 0, &end);
+  *begin = mpt::finish_branch(body, b.end, nullptr, 0, &end);
   const uint32_t body_off = enc_of(n).body_off + uint32_t(body - *begin);
-  for (int j = 0; j < patches; ++j) awaits(n, patch_kid[j], body_off + patch_at[j]);
+  for (int j = 0; j < b.patches; ++j) {
+    const Enc& ce = enc_of(b.patch_kid[j]);
+    if (ce.digested) std::memcpy(body + b.patch_at[j], ce.ref.bytes, 32);
+    else awaits(n, b.patch_kid[j], body_off + b.patch_at[j]);
+  }
   return end;
 }
 
-io::Status DirtyTrie::encode_one(int32_t n) {
+io::Status DirtyTrie::encode_one(int32_t n, BranchBody* branch) {
   const Node& node = nodes_[n];
   Enc& e = enc_of(n);
   e.body_off = uint32_t(pack_bytes_.size());
@@ -950,7 +983,7 @@ io::Status DirtyTrie::encode_one(int32_t n) {
       break;
     }
     case Node::branch:
-      end = encode_branch(n, buf, &begin);
+      end = encode_branch(n, *branch, &begin);
       e.kind = uint8_t(MptRecordKind::branch);
       break;
     case Node::stub: return {io::Errc::corrupt_page, "mpt commit: internal: a stub to encode"};
@@ -958,6 +991,13 @@ io::Status DirtyTrie::encode_one(int32_t n) {
   const size_t len = size_t(end - begin);
   e.body_len = uint32_t(len);
   pack_bytes_.insert(pack_bytes_.end(), begin, end);
+  // The next records' destination (last written a block ago, out of cache by now) fetched
+  // for writing, as many bytes kPackAhead ahead as this one took: their copies then find
+  // their lines. Within the capacity kept across commits only.
+  if (pack_bytes_.size() + kPackAhead + len <= pack_bytes_.capacity()) {
+    const uint8_t* ahead = pack_bytes_.data() + pack_bytes_.size() + kPackAhead;
+    for (size_t off = 0; off < len; off += 64) __builtin_prefetch(ahead + off, 1);
+  }
   e.hashed = len >= 32 || e.top;
   if (!e.hashed) {  // embedded: it holds no hashed child (a0 || digest is 33 bytes), so it is final
     e.ref.len = uint8_t(len);

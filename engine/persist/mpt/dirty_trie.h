@@ -227,11 +227,14 @@ class DirtyTrie {
 
   // The new tree's encoding (hash_all): each new node encoded once, in post-order while its
   // children are in cache, and appended to the packer's order in the same pass (no second
-  // walk over the new nodes and their kept children). The hashing runs inside that pass: a
-  // hashed record whose hashed children all have their digests is ready; every
-  // kReadyBatch ready records are hashed in one keccak256_batch while their bytes are still
-  // in cache, and each digest goes into its parent: into the parent's bytes (patch) when the
-  // parent is encoded already, where the parent then reads it otherwise. A parent whose last
+  // walk over the new nodes and their kept children); a new branch's slots are written as
+  // its children are visited (BranchBody), so each child is read once; the walk prefetches
+  // the new nodes a few indices ahead (prefetch_ahead) and the record bytes' destination.
+  // The hashing runs inside that pass: a hashed record whose hashed children all have their
+  // digests is ready; every kReadyBatch ready records are hashed in one keccak256_batch
+  // while their bytes are still in cache, and each digest goes into its parent: into the
+  // parent's bytes (patch) when the parent is encoded already, where the parent then reads
+  // it otherwise. A parent whose last
   // missing digest arrives becomes ready; after the pass the rest is hashed the same way
   // up to the root. A node is kept (referenced by its hash and locator, not rewritten) when
   // it is a stub or was read from its own record.
@@ -268,9 +271,20 @@ class DirtyTrie {
   // The Enc of a node plan_levels() reached (not kept).
   Enc& enc_of(int32_t n) { return enc_[size_t(nodes_[n].enc)]; }
   const Enc& enc_of(int32_t n) const { return enc_[size_t(nodes_[n].enc)]; }
-  io::Status encode_one(int32_t n);
+  // A new branch's record as its children are visited (one pass over its 16 slots): each
+  // slot's bytes at body (after room for the largest list header) in the visit that places
+  // or encodes the child; a new hashed child whose digest is still to come gets 32 zero
+  // bytes and a pending patch (settled by encode_branch once the branch has its Enc).
+  struct BranchBody {
+    uint8_t buf[9 + 16 * 33 + 1];  // list header room, 16 slots, the empty value
+    uint8_t* end = nullptr;        // past the last slot written
+    int32_t patch_kid[16];
+    uint32_t patch_at[16];         // slot offset from buf + 9
+    int patches = 0;
+  };
+  io::Status encode_one(int32_t n, BranchBody* branch);
   io::Status encode_leaf(int32_t n, uint8_t* buf, uint8_t** end);
-  uint8_t* encode_branch(int32_t n, uint8_t* buf, uint8_t** begin);
+  uint8_t* encode_branch(int32_t n, BranchBody& b, uint8_t** begin);
   // The ready records hashed in batches of kReadyBatch (all: every one, to the root), each
   // digest passed to its parent.
   void hash_ready(bool all);
@@ -278,7 +292,10 @@ class DirtyTrie {
   // the storage trie of the account owner_ names), the rest of the array scratch.
   uint8_t* cursor() { return owner_ ? slot_nibs_.data() : acct_nibs_.data(); }
   std::array<uint8_t, 32> cursor_key(uint32_t depth, const uint8_t* nibs, uint32_t n);
-  io::Status encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
+  io::Status encode_children(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed, BranchBody* branch);
+  io::Status encode_branch_kids(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed, BranchBody* b);
+  void prefetch_kids(const Node& node) const;
+  void prefetch_ahead(int32_t n) const;
   io::Status encode_storage(int32_t n, uint32_t depth, uint32_t* below, uint32_t* kids_pushed);
   io::Status place_kept(int32_t n, uint32_t depth);
   io::Status check_unmoved(int32_t n, uint32_t depth);
