@@ -274,13 +274,15 @@ unsigned longest_shared_stem_prefix(std::vector<bintrie::Hash32> keys) {
 // stems of built accounts). The commit hashes its new groups level by level, children before
 // parents; a wrong level order (a parent's entry read before its new child is hashed) or a
 // digest copied into the wrong entry changes the root.
-void run_deep_blocks(unsigned gd, uint32_t page, uint64_t seed, StoreKind store) {
+void run_deep_blocks(unsigned gd, uint32_t page, uint64_t seed, StoreKind store,
+                     bintrie::HashKind hash = bintrie::HashKind::sha256) {
   TempDir dir("btcommit_deep" + std::to_string(gd));
-  const DbOptions o = bt_options(dir.path, gd, page, store);
+  DbOptions o = bt_options(dir.path, gd, page, store);
+  o.params.hash_kind = hash;
   const state::Allocation a = random_alloc(seed, 30, 3, 20);
   state::AllocationSource src(a, kTestSpec);
   REQUIRE(persist::build_db(o, src, nullptr).message() == "");
-  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
+  Model m = model_of(bintrie::make_hasher(hash), a);
   std::mt19937_64 rng(seed * 3 + 5);
   DbFiles files;
   REQUIRE(DbFiles::for_commit(o, &files).message() == "");
@@ -317,12 +319,13 @@ void run_deep_blocks(unsigned gd, uint32_t page, uint64_t seed, StoreKind store)
 
 }  // namespace
 
-TEST_CASE("bintrie commit: blocks of deep and shallow new stems at GD 1, 2, 5, 8 and RocksDB at GD 3") {
+TEST_CASE("bintrie commit: blocks of deep and shallow new stems at GD 1, 2, 5, 8, RocksDB at GD 3, BLAKE3 at GD 4") {
   run_deep_blocks(1, 4096, 41, StoreKind::arena);
   run_deep_blocks(2, 4096, 42, StoreKind::arena);
   run_deep_blocks(5, 4096, 43, StoreKind::arena);
   run_deep_blocks(8, 16384, 44, StoreKind::arena);
   run_deep_blocks(3, 4096, 45, StoreKind::rocksdb);
+  run_deep_blocks(4, 4096, 46, StoreKind::arena, bintrie::HashKind::blake3);
 }
 
 TEST_CASE("bintrie commit, RocksDB: the arena store's roots block by block; verify, read back, no orphan keys") {
