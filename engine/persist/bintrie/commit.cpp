@@ -296,6 +296,13 @@ class Committer {
     return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
+  // A group's entries on their way into the cache (the next group's, while one is laid out).
+  static void prefetch_entries(const bintrie::GroupBlob& b) {
+    const char* at = reinterpret_cast<const char*>(b.entries.data());
+    const size_t bytes = b.entries.size() * sizeof(bintrie::GroupEntry);
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + off);
+  }
+
   // The new stems and groups of the plan hashed level by level (BintrieLevelHash): every new
   // stem, then the new groups by height (1: only placed or stem children), a new child's
   // digest filling its parent's entry. Then every new node's hash and every group entry of a
@@ -306,11 +313,18 @@ class Committer {
     collect_new(root, x);
     BintrieLevelHash& lh = x.levels;
     lh.reset(g_);
-    for (Plan* p : new_stems_) p->ref = lh.add_stem(p->stem_blob);
+    for (size_t k = 0; k < new_stems_.size(); ++k) {
+      if (k + 2 < new_stems_.size()) __builtin_prefetch(&new_stems_[k + 2]->stem_blob);
+      if (k + 1 < new_stems_.size()) __builtin_prefetch(new_stems_[k + 1]->stem_blob.values.data());
+      new_stems_[k]->ref = lh.add_stem(new_stems_[k]->stem_blob);
+    }
     for (const std::vector<Plan*>& level : x.by_height) {
       if (level.empty()) break;
       lh.next_height();
-      for (Plan* p : level) {
+      for (size_t k = 0; k < level.size(); ++k) {
+        if (k + 2 < level.size()) __builtin_prefetch(&level[k + 2]->group_blob);
+        if (k + 1 < level.size()) prefetch_entries(level[k + 1]->group_blob);
+        Plan* p = level[k];
         x.entry_src.assign(p->kids.size(), DigestRef{});
         for (uint32_t i : p->new_kids) x.entry_src[i] = p->kids[i]->ref;
         p->ref = lh.add_group(p->group_blob, x.entry_src);
