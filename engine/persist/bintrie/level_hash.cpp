@@ -173,7 +173,54 @@ DigestRef BintrieLevelHash::stem_node(const Node& root, const bintrie::StemBlob&
 
 void BintrieLevelHash::next_height() { group_base_ = kStemLevels + g_ * heights_++; }
 
+// A full group: all 2^g entries at depth g, in position order, none a zero given hash.
+bool BintrieLevelHash::full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) const {
+  if (b.entries.size() != (size_t(1) << g_) || entry_src.size() < b.entries.size()) return false;
+  for (size_t k = 0; k < b.entries.size(); ++k) {
+    const bintrie::GroupEntry& e = b.entries[k];
+    if (e.depth != g_ || e.pos != k || (entry_src[k].zero() && zero32(e.hash.data()))) return false;
+  }
+  return true;
+}
+
+// A full group's tree without bitmaps: level base's messages are the entries in consecutive
+// pairs, each level above pairs the previous level's messages (every node present).
+DigestRef BintrieLevelHash::add_full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) {
+  const uint32_t base = group_base_;
+  level(base + g_ - 1);
+  Level& L0 = levels_[base];
+  const size_t pairs = b.entries.size() / 2;
+  reserve(L0, pairs, 64);
+  uint32_t first = L0.n;  // the previous level's first message of this group
+  for (size_t m = 0; m < pairs; ++m) {
+    size_t off = 0;
+    message(L0, base, 64, &off);
+    for (size_t side = 0; side < 2; ++side) {
+      const DigestRef src = entry_src[2 * m + side];
+      const Node n{src.zero() ? b.entries[2 * m + side].hash.data() : nullptr, src};
+      place(&n, base, L0.in.data() + off + 32 * side, off + 32 * side);
+    }
+  }
+  DigestRef top{base, first};
+  for (uint32_t l = base + 1; l < base + g_; ++l) {
+    Level& L = levels_[l];
+    const size_t count = size_t(1) << (base + g_ - 1 - l);
+    reserve(L, count, 64);
+    const uint32_t below = first;
+    first = L.n;
+    for (size_t m = 0; m < count; ++m) {
+      size_t off = 0;
+      message(L, l, 64, &off);
+      levels_[l - 1].slot[below + 2 * m] = uint64_t(l) << 32 | off;
+      levels_[l - 1].slot[below + 2 * m + 1] = uint64_t(l) << 32 | (off + 32);
+    }
+    top = {l, first};
+  }
+  return top;
+}
+
 DigestRef BintrieLevelHash::add_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) {
+  if (full_group(b, entry_src)) return add_full_group(b, entry_src);
   clear_tree(g_);
   Tree& t = *tree_;
   for (size_t k = 0; k < b.entries.size(); ++k) {

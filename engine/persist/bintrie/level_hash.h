@@ -6,7 +6,9 @@
 //
 // Each level's messages are appended to their own array, node by node: a stem's or group's
 // sparse subtree is reduced over per-depth bitmaps of its present nodes (no sort, no list),
-// its messages appended to the arrays of their levels. A node whose digest feeds a message of a later level (a subtree
+// its messages appended to the arrays of their levels. A full group (all 2^g entries at depth
+// g, none a zero hash) skips the bitmaps: its entries in consecutive pairs, then each level's
+// messages pair the level below's. A node whose digest feeds a message of a later level (a subtree
 // node, a stem, a new child group) names that message's slot; run() copies each digest there
 // after its level's call. A digest is named by a DigestRef (its level and index).
 //
@@ -84,6 +86,8 @@ class BintrieLevelHash {
   DigestRef one_value_root(uint32_t i, const uint8_t* value);
   DigestRef stem_node(const Node& root, const bintrie::StemBlob& b);
   const Node* reduce_tree(unsigned top, uint32_t base);
+  bool full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) const;
+  DigestRef add_full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src);
 
   unsigned g_ = 0;
   uint32_t used_ = 0;        // levels in use
