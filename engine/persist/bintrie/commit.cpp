@@ -61,6 +61,10 @@ struct Plan {
   int node = -1;                            // placed: the loaded node it keeps (-1: never read)
   Hash32 hash{};
   DigestRef ref;                            // stem / group: its digest in the level hash
+  uint32_t src_at = UINT32_MAX;             // new, under a new group: its slot in the entry sources
+  uint32_t src_seg = 0;                     // new group: its entries' first slot in the entry sources
+  Hash32* up = nullptr;                     // new, under a new group: the parent entry's hash
+  uint32_t height = 0;                      // new group: 1 + its highest new child's (stems: 0)
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
   std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
@@ -74,7 +78,7 @@ struct Plan {
 struct BintrieHashScratch {
   BintrieLevelHash levels;
   std::vector<std::vector<Plan*>> by_height;  // new groups by height above the stems (0: height 1)
-  std::vector<DigestRef> entry_src;
+  std::vector<DigestRef> entry_src;  // per new group, one per entry (a new child's digest, else zero)
 };
 
 namespace {
@@ -212,7 +216,11 @@ class Committer {
   }
 
   // The plan of the new tree; then the writes.
-  io::Status plan(std::unique_ptr<Plan>* out) {
+  io::Status plan(BintrieHashScratch& x, std::unique_ptr<Plan>* out) {
+    scratch_ = &x;
+    new_stems_.clear(), new_groups_.clear();
+    for (std::vector<Plan*>& v : x.by_height) v.clear();
+    x.entry_src.clear();
     std::vector<Item> items;
     if (root_ < 0) {
       for (uint32_t w = 0; w < writes_.size(); ++w) add_new_stem(w, &items);
@@ -307,16 +315,15 @@ class Committer {
   // stem, then the new groups by height (1: only placed or stem children), a new child's
   // digest filling its parent's entry. Then every new node's hash and every group entry of a
   // new child are set from the digests.
-  void hash_plan(Plan& root, BintrieHashScratch& x) {
-    new_stems_.clear(), new_groups_.clear();
-    for (std::vector<Plan*>& v : x.by_height) v.clear();
-    collect_new(root, x);
+  void hash_plan(BintrieHashScratch& x) {
     BintrieLevelHash& lh = x.levels;
     lh.reset(g_);
     for (size_t k = 0; k < new_stems_.size(); ++k) {
       if (k + 2 < new_stems_.size()) __builtin_prefetch(&new_stems_[k + 2]->stem_blob);
       if (k + 1 < new_stems_.size()) __builtin_prefetch(new_stems_[k + 1]->stem_blob.values.data());
-      new_stems_[k]->ref = lh.add_stem(new_stems_[k]->stem_blob);
+      Plan* p = new_stems_[k];
+      p->ref = lh.add_stem(p->stem_blob);
+      if (p->src_at != UINT32_MAX) x.entry_src[p->src_at] = p->ref;
     }
     for (const std::vector<Plan*>& level : x.by_height) {
       if (level.empty()) break;
@@ -325,9 +332,8 @@ class Committer {
         if (k + 2 < level.size()) __builtin_prefetch(&level[k + 2]->group_blob);
         if (k + 1 < level.size()) prefetch_entries(level[k + 1]->group_blob);
         Plan* p = level[k];
-        x.entry_src.assign(p->kids.size(), DigestRef{});
-        for (uint32_t i : p->new_kids) x.entry_src[i] = p->kids[i]->ref;
-        p->ref = lh.add_group(p->group_blob, x.entry_src);
+        p->ref = lh.add_group(p->group_blob, std::span(x.entry_src).subspan(p->src_seg, p->group_blob.entries.size()));
+        if (p->src_at != UINT32_MAX) x.entry_src[p->src_at] = p->ref;
       }
     }
     lh.run(h_);
@@ -335,28 +341,39 @@ class Committer {
       const uint8_t* d = lh.digest(p.ref);
       if (d) std::memcpy(p.hash.data(), d, 32);
       else p.hash = Hash32{};
+      if (p.up) *p.up = p.hash;  // the parent's entry
     };
     for (Plan* p : new_stems_) take(*p);
     for (const std::vector<Plan*>& level : x.by_height)  // children before parents
       for (Plan* p : level) {
         take(*p);
-        for (uint32_t i : p->new_kids) p->group_blob.entries[i].hash = p->kids[i]->hash;
         new_groups_.push_back(p);
       }
   }
 
-  // The new nodes under p: stems into new_stems_, groups into x.by_height; p's height.
-  size_t collect_new(Plan& p, BintrieHashScratch& x) {
-    if (p.kind == Plan::placed) return 0;
-    if (p.kind == Plan::stem) {
-      new_stems_.push_back(&p);
-      return 0;
+  // A new group planned: its entry sources get their slots (zero), each new child the slot
+  // its digest fills and the entry its hash goes to (while the children are still in cache,
+  // so hash_plan finds neither through the parent's kids); listed by height.
+  void note_group(Plan* p) {
+    BintrieHashScratch& x = *scratch_;
+    p->src_seg = uint32_t(x.entry_src.size());
+    x.entry_src.resize(x.entry_src.size() + p->group_blob.entries.size(), DigestRef{});
+    uint32_t below = 0;
+    for (uint32_t i : p->new_kids) {
+      Plan& kid = *p->kids[i];
+      kid.src_at = p->src_seg + i;
+      kid.up = &p->group_blob.entries[i].hash;
+      below = std::max(below, kid.height);
     }
-    size_t below = 0;
-    for (uint32_t i : p.new_kids) below = std::max(below, collect_new(*p.kids[i], x));  // placed kids: not read
+    p->height = below + 1;
     if (x.by_height.size() <= below) x.by_height.resize(below + 1);
-    x.by_height[below].push_back(&p);
-    return below + 1;
+    x.by_height[below].push_back(p);
+  }
+  // The group noted last is kept by locator after all: unlisted.
+  void unnote_group(const Plan& p) {
+    BintrieHashScratch& x = *scratch_;
+    x.by_height[p.height - 1].pop_back();
+    x.entry_src.resize(p.src_seg);
   }
 
   io::Status pure_hash(PureHashCount* c) const {
@@ -371,7 +388,8 @@ class Committer {
 
   std::vector<Node> nodes_;
   std::vector<StemWrites> writes_;
-  std::vector<Plan*> new_stems_, new_groups_;
+  std::vector<Plan*> new_stems_, new_groups_;  // stems as planned; groups children first (hash_plan)
+  BintrieHashScratch* scratch_ = nullptr;       // plan(): the new groups by height, their entry sources
   uint64_t accounts = 0, records_read = 0, records_written = 0, bytes_written = 0;
   int64_t new_leaves = 0;
   uint32_t packer_payload_ = 0;
@@ -559,6 +577,7 @@ class Committer {
              p->kids[e]->loc == n.children[e];
     }
     if (same) {
+      unnote_group(*p);
       n.reused = true;
       p = std::make_unique<Plan>();
       p->kind = Plan::placed;
@@ -590,6 +609,7 @@ class Committer {
     } else {
       p->kind = Plan::stem;
       p->stem_blob = std::move(it.blob);  // hashed by hash_plan
+      new_stems_.push_back(p.get());
     }
     *out = std::move(p);
     return {};
@@ -609,6 +629,7 @@ class Committer {
     p->kind = Plan::group;
     p->group_blob.g = uint8_t(g_);
     if (io::Status s = walk(items, 0, items.size(), d, 0, 0, p.get()); !s.ok()) return s;
+    note_group(p.get());
     *out = std::move(p);  // hashed by hash_plan
     return {};
   }
@@ -735,9 +756,9 @@ io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
-  if (io::Status s = c.plan(&p->plan); !s.ok()) return s;
+  if (io::Status s = c.plan(*hash_scratch_, &p->plan); !s.ok()) return s;
   frame.applied();
-  if (p->plan) c.hash_plan(*p->plan, *hash_scratch_);
+  if (p->plan) c.hash_plan(*hash_scratch_);
   frame.hashed();
   if (frame.pure_hash()) {
     PureHashCount pc;
