@@ -73,8 +73,8 @@ struct Plan {
 
 }  // namespace
 
-// The hash phase's arrays (hash_plan), kept across commits: the levels' messages, the new
-// groups per height, one group's entry sources.
+// The hash phase's arrays, kept across commits: the levels' messages (hash_plan); the new
+// groups per height and every new group's entry sources (filled by the plan, note_group).
 struct BintrieHashScratch {
   BintrieLevelHash levels;
   std::vector<std::vector<Plan*>> by_height;  // new groups by height above the stems (0: height 1)
