@@ -59,11 +59,9 @@ struct Plan {
   enum Kind { placed, stem, group } kind = placed;
   Locator loc = kNoLocator;                 // placed
   int node = -1;                            // placed: the loaded node it keeps (-1: never read)
-  Hash32 hash{};
-  DigestRef ref;                            // stem / group: its digest in the level hash
-  uint32_t src_at = UINT32_MAX;             // new, under a new group: its slot in the entry sources
+  Hash32 hash{};                            // placed; new: set by hash_plan for the root only
+  uint32_t listed = 0;                      // stem / group: its index in its list (BintrieHashScratch)
   uint32_t src_seg = 0;                     // new group: its entries' first slot in the entry sources
-  Hash32* up = nullptr;                     // new, under a new group: the parent entry's hash
   uint32_t height = 0;                      // new group: 1 + its highest new child's (stems: 0)
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
@@ -73,11 +71,22 @@ struct Plan {
 
 }  // namespace
 
+// A new stem or group as listed by the plan, with what the hash phase reads and writes of it
+// (dense, in listing order, so that the cold Plan objects are not touched for them).
+struct Listed {
+  Plan* plan = nullptr;
+  DigestRef ref;                 // its digest in the level hash (hash_plan)
+  uint32_t src_at = UINT32_MAX;  // under a new group: its slot in the entry sources
+  Hash32* up = nullptr;          // under a new group: the parent entry's hash; null: the root
+};
+
 // The hash phase's arrays, kept across commits: the levels' messages (hash_plan); the new
-// groups per height and every new group's entry sources (filled by the plan, note_group).
+// stems, the new groups per height and every new group's entry sources (filled by the plan,
+// note_group).
 struct BintrieHashScratch {
   BintrieLevelHash levels;
-  std::vector<std::vector<Plan*>> by_height;  // new groups by height above the stems (0: height 1)
+  std::vector<Listed> stems;                  // new stems as planned
+  std::vector<std::vector<Listed>> by_height;  // new groups by height above the stems (0: height 1)
   std::vector<DigestRef> entry_src;  // per new group, one per entry (a new child's digest, else zero)
 };
 
@@ -218,8 +227,8 @@ class Committer {
   // The plan of the new tree; then the writes.
   io::Status plan(BintrieHashScratch& x, std::unique_ptr<Plan>* out) {
     scratch_ = &x;
-    new_stems_.clear(), new_groups_.clear();
-    for (std::vector<Plan*>& v : x.by_height) v.clear();
+    x.stems.clear();
+    for (std::vector<Listed>& v : x.by_height) v.clear();
     x.entry_src.clear();
     std::vector<Item> items;
     if (root_ < 0) {
@@ -313,61 +322,68 @@ class Committer {
 
   // The new stems and groups of the plan hashed level by level (BintrieLevelHash): every new
   // stem, then the new groups by height (1: only placed or stem children), a new child's
-  // digest filling its parent's entry. Then every new node's hash and every group entry of a
-  // new child are set from the digests.
+  // digest filling its parent's entry. Then every group entry of a new child is set from the
+  // digests, and the root's hash (the other new Plans keep a zero hash: pure_hash and the
+  // writes read the listed digests and the entries).
   void hash_plan(BintrieHashScratch& x) {
     BintrieLevelHash& lh = x.levels;
     lh.reset(g_);
-    for (size_t k = 0; k < new_stems_.size(); ++k) {
-      if (k + 2 < new_stems_.size()) __builtin_prefetch(&new_stems_[k + 2]->stem_blob);
-      if (k + 1 < new_stems_.size()) __builtin_prefetch(new_stems_[k + 1]->stem_blob.values.data());
-      Plan* p = new_stems_[k];
-      p->ref = lh.add_stem(p->stem_blob);
-      if (p->src_at != UINT32_MAX) x.entry_src[p->src_at] = p->ref;
+    for (size_t k = 0; k < x.stems.size(); ++k) {
+      if (k + 2 < x.stems.size()) __builtin_prefetch(&x.stems[k + 2].plan->stem_blob);
+      if (k + 1 < x.stems.size()) __builtin_prefetch(x.stems[k + 1].plan->stem_blob.values.data());
+      Listed& l = x.stems[k];
+      l.ref = lh.add_stem(l.plan->stem_blob);
+      if (l.src_at != UINT32_MAX) x.entry_src[l.src_at] = l.ref;
     }
-    for (const std::vector<Plan*>& level : x.by_height) {
+    for (std::vector<Listed>& level : x.by_height) {
       if (level.empty()) break;
       lh.next_height();
       for (size_t k = 0; k < level.size(); ++k) {
-        if (k + 2 < level.size()) __builtin_prefetch(&level[k + 2]->group_blob);
-        if (k + 1 < level.size()) prefetch_entries(level[k + 1]->group_blob);
-        Plan* p = level[k];
-        p->ref = lh.add_group(p->group_blob, std::span(x.entry_src).subspan(p->src_seg, p->group_blob.entries.size()));
-        if (p->src_at != UINT32_MAX) x.entry_src[p->src_at] = p->ref;
+        if (k + 2 < level.size()) __builtin_prefetch(&level[k + 2].plan->group_blob);
+        if (k + 1 < level.size()) prefetch_entries(level[k + 1].plan->group_blob);
+        Listed& l = level[k];
+        const bintrie::GroupBlob& b = l.plan->group_blob;
+        l.ref = lh.add_group(b, std::span(x.entry_src).subspan(l.plan->src_seg, b.entries.size()));
+        if (l.src_at != UINT32_MAX) x.entry_src[l.src_at] = l.ref;
       }
     }
     lh.run(h_);
-    auto take = [&](Plan& p) {
-      const uint8_t* d = lh.digest(p.ref);
-      if (d) std::memcpy(p.hash.data(), d, 32);
-      else p.hash = Hash32{};
-      if (p.up) *p.up = p.hash;  // the parent's entry
+    auto take = [&](const Listed& l) {
+      Hash32* to = l.up ? l.up : &l.plan->hash;  // the parent's entry, or the root's hash
+      if (const uint8_t* d = lh.digest(l.ref)) std::memcpy(to->data(), d, 32);
+      else *to = Hash32{};
     };
-    for (Plan* p : new_stems_) take(*p);
-    for (const std::vector<Plan*>& level : x.by_height)  // children before parents
-      for (Plan* p : level) {
-        take(*p);
-        new_groups_.push_back(p);
-      }
+    for (const Listed& l : x.stems) take(l);
+    for (const std::vector<Listed>& level : x.by_height)  // children before parents
+      for (const Listed& l : level) take(l);
   }
 
-  // A new group planned: its entry sources get their slots (zero), each new child the slot
-  // its digest fills and the entry its hash goes to (while the children are still in cache,
-  // so hash_plan finds neither through the parent's kids); listed by height.
+  // A listed node's hash after hash_plan.
+  Hash32 listed_hash(const Listed& l) const {
+    Hash32 out{};
+    if (const uint8_t* d = scratch_->levels.digest(l.ref)) std::memcpy(out.data(), d, 32);
+    return out;
+  }
+
+  // A new group planned: its entry sources get their slots (zero), each new child's listing
+  // the slot its digest fills and the entry its hash goes to (while the children are still in
+  // cache, so hash_plan finds neither through the parent's kids); listed by height.
   void note_group(Plan* p) {
     BintrieHashScratch& x = *scratch_;
     p->src_seg = uint32_t(x.entry_src.size());
     x.entry_src.resize(x.entry_src.size() + p->group_blob.entries.size(), DigestRef{});
     uint32_t below = 0;
     for (uint32_t i : p->new_kids) {
-      Plan& kid = *p->kids[i];
-      kid.src_at = p->src_seg + i;
-      kid.up = &p->group_blob.entries[i].hash;
+      const Plan& kid = *p->kids[i];
+      Listed& l = kid.kind == Plan::stem ? x.stems[kid.listed] : x.by_height[kid.height - 1][kid.listed];
+      l.src_at = p->src_seg + i;
+      l.up = &p->group_blob.entries[i].hash;
       below = std::max(below, kid.height);
     }
     p->height = below + 1;
     if (x.by_height.size() <= below) x.by_height.resize(below + 1);
-    x.by_height[below].push_back(p);
+    p->listed = uint32_t(x.by_height[below].size());
+    x.by_height[below].push_back({p});
   }
   // The group noted last is kept by locator after all: unlisted.
   void unnote_group(const Plan& p) {
@@ -381,15 +397,15 @@ class Committer {
     std::vector<Hash32> stem_hashes;
     std::vector<const bintrie::GroupBlob*> groups;
     std::vector<Hash32> group_hashes;
-    for (const Plan* p : new_stems_) stems.push_back(&p->stem_blob), stem_hashes.push_back(p->hash);
-    for (const Plan* p : new_groups_) groups.push_back(&p->group_blob), group_hashes.push_back(p->hash);
+    for (const Listed& l : scratch_->stems) stems.push_back(&l.plan->stem_blob), stem_hashes.push_back(listed_hash(l));
+    for (const std::vector<Listed>& level : scratch_->by_height)  // children before parents
+      for (const Listed& l : level) groups.push_back(&l.plan->group_blob), group_hashes.push_back(listed_hash(l));
     return bintrie_pure_hash(h_, stems, stem_hashes, groups, group_hashes, c);
   }
 
   std::vector<Node> nodes_;
   std::vector<StemWrites> writes_;
-  std::vector<Plan*> new_stems_, new_groups_;  // stems as planned; groups children first (hash_plan)
-  BintrieHashScratch* scratch_ = nullptr;       // plan(): the new groups by height, their entry sources
+  BintrieHashScratch* scratch_ = nullptr;  // plan(): the new stems, groups by height, their entry sources
   uint64_t accounts = 0, records_read = 0, records_written = 0, bytes_written = 0;
   int64_t new_leaves = 0;
   uint32_t packer_payload_ = 0;
@@ -609,7 +625,8 @@ class Committer {
     } else {
       p->kind = Plan::stem;
       p->stem_blob = std::move(it.blob);  // hashed by hash_plan
-      new_stems_.push_back(p.get());
+      p->listed = uint32_t(scratch_->stems.size());
+      scratch_->stems.push_back({p.get()});
     }
     *out = std::move(p);
     return {};
