@@ -23,8 +23,6 @@
 #include <random>
 #include <set>
 
-#include "engine/bintrie/group_blob.h"
-#include "engine/persist/bintrie/pure_hash.h"
 #include "engine/persist/snapshot/verify.h"
 #include "engine/persist/tree_db.h"
 #include "engine/bintrie/keys.h"
@@ -660,62 +658,6 @@ TEST_CASE("block pipeline: without the reuse the commit reads the pages the bloc
     CHECK(reads[1] == 0);
     CHECK(reused[1] == reads[0]);  // every page the commit read is one the block's reader had read
     fs::remove_all(db0);
-  }
-}
-
-TEST_CASE("binary trie pure hash: the batch levels give stem_blob_hash and reconstruct_group; a wrong digest is an error") {
-  std::mt19937_64 rng(5);
-  for (st::bintrie::HashKind kind : {st::bintrie::HashKind::sha256, st::bintrie::HashKind::blake3}) {
-    const st::bintrie::Hasher h = st::bintrie::make_hasher(kind);
-    std::vector<st::bintrie::StemBlob> stems(40);
-    for (size_t s = 0; s < stems.size(); ++s) {
-      st::bintrie::StemBlob& b = stems[s];
-      for (auto& x : b.stem) x = uint8_t(rng());
-      const unsigned n = s == 0 ? 256 : 1 + unsigned(rng() % (s % 3 == 0 ? 40 : 3));
-      std::set<unsigned> subs;
-      while (subs.size() < n) subs.insert(unsigned(rng() % 256));
-      for (unsigned i : subs) {
-        b.bitmap[i / 8] |= uint8_t(0x80 >> (i % 8));
-        st::bintrie::Hash32 v{};
-        for (auto& x : v) x = uint8_t(rng());
-        if (i % 5 == 0) v = {};  // a present zero value is hashed like any other
-        b.values.push_back(v);
-      }
-    }
-    const unsigned g = 4;
-    std::vector<st::bintrie::GroupBlob> groups(30);
-    for (size_t q = 0; q < groups.size(); ++q) {
-      st::bintrie::GroupBlob& gb = groups[q];
-      gb.g = uint8_t(g);
-      // Entries at mixed depths: a region per top bit pattern, ending at depth 1..g.
-      for (uint32_t top = 0; top < 4; ++top) {
-        if (rng() % 3 == 0 && q % 2) continue;
-        const unsigned depth = 2 + unsigned(rng() % (g - 1));  // 2..g, inside region `top` at depth 2
-        const uint32_t below = uint32_t(rng() % (1u << (depth - 2)));
-        st::bintrie::GroupEntry e;
-        e.depth = uint8_t(depth);
-        e.pos = uint16_t(((top << (depth - 2)) | below) << (g - depth));
-        for (auto& x : e.hash) x = uint8_t(rng());
-        gb.entries.push_back(e);
-      }
-      if (gb.entries.empty()) gb.entries.push_back({0, uint8_t(g), st::bintrie::Hash32{1}});
-    }
-    std::vector<const st::bintrie::StemBlob*> sp;
-    std::vector<st::bintrie::Hash32> sh;
-    for (const auto& b : stems) sp.push_back(&b), sh.push_back(st::bintrie::stem_blob_hash(h, b));
-    std::vector<const st::bintrie::GroupBlob*> gp;
-    std::vector<st::bintrie::Hash32> gh;
-    for (const auto& b : groups) gp.push_back(&b), gh.push_back(st::bintrie::reconstruct_group(h, b)[0]);
-    persist::PureHashCount c;
-    const Status ok = persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c);
-    CHECK_MESSAGE(ok.ok(), ok.message());
-    CHECK(c.nodes == stems.size() + groups.size());
-    CHECK(c.calls == 1 + 8 + 1 + g);  // leaves, 8 stem levels, stem nodes, g group levels
-    sh[7][3] ^= 1;
-    CHECK(!persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c).ok());
-    sh[7][3] ^= 1;
-    gh[3][0] ^= 0x80;
-    CHECK(!persist::bintrie_pure_hash(h, sp, sh, gp, gh, &c).ok());
   }
 }
 

@@ -79,6 +79,7 @@ void random_blobs(std::mt19937_64& rng, unsigned g, std::vector<st::bintrie::Ste
       b.bitmap[i / 8] |= uint8_t(0x80 >> (i % 8));
       st::bintrie::Hash32 v{};
       for (auto& x : v) x = uint8_t(rng());
+      if (i % 5 == 0) v = {};  // a present zero value is hashed like any other
       b.values.push_back(v);
     }
   }
@@ -97,6 +98,20 @@ void random_blobs(std::mt19937_64& rng, unsigned g, std::vector<st::bintrie::Ste
     }
   }
 }
+
+// The blobs as the pure hash takes them, with their reference digests (stem_blob_hash,
+// reconstruct_group).
+struct BlobInputs {
+  std::vector<const st::bintrie::StemBlob*> stems;
+  std::vector<st::bintrie::Hash32> stem_hashes;
+  std::vector<const st::bintrie::GroupBlob*> groups;
+  std::vector<st::bintrie::Hash32> group_hashes;
+  BlobInputs(const st::bintrie::Hasher& h, const std::vector<st::bintrie::StemBlob>& s,
+             const std::vector<st::bintrie::GroupBlob>& g) {
+    for (const auto& b : s) stems.push_back(&b), stem_hashes.push_back(st::bintrie::stem_blob_hash(h, b));
+    for (const auto& b : g) groups.push_back(&b), group_hashes.push_back(st::bintrie::reconstruct_group(h, b)[0]);
+  }
+};
 }  // namespace
 
 TEST_CASE("binary trie pure hash: planned before the clock, the passes allocate nothing and give the reference digests") {
@@ -107,15 +122,10 @@ TEST_CASE("binary trie pure hash: planned before the clock, the passes allocate 
     std::vector<st::bintrie::StemBlob> stems;
     std::vector<st::bintrie::GroupBlob> groups;
     random_blobs(rng, g, &stems, &groups);
-    std::vector<const st::bintrie::StemBlob*> sp;
-    std::vector<st::bintrie::Hash32> sh;
-    for (const auto& b : stems) sp.push_back(&b), sh.push_back(st::bintrie::stem_blob_hash(h, b));
-    std::vector<const st::bintrie::GroupBlob*> gp;
-    std::vector<st::bintrie::Hash32> gh;
-    for (const auto& b : groups) gp.push_back(&b), gh.push_back(st::bintrie::reconstruct_group(h, b)[0]);
-    CHECK(gh[1] == st::bintrie::Hash32{});  // a group of zero entries hashes to zero
+    const BlobInputs in(h, stems, groups);
+    CHECK(in.group_hashes[1] == st::bintrie::Hash32{});  // a group of zero entries hashes to zero
     st::persist::BintriePurePlan plan;
-    REQUIRE(st::persist::plan_bintrie_pure_hash(sp, sh, gp, gh, &plan).ok());
+    REQUIRE(st::persist::plan_bintrie_pure_hash(in.stems, in.stem_hashes, in.groups, in.group_hashes, &plan).ok());
     PureHashCount c;
     for (int run = 0; run < 2; ++run) {  // the same plan run again: the same digests
       const st::test::HeapCount h0 = st::test::heap_count_this_thread();
@@ -134,5 +144,27 @@ TEST_CASE("binary trie pure hash: planned before the clock, the passes allocate 
     plan.expect[stems.size() + 2][31] ^= 1;
     bad = st::persist::run_bintrie_pure_hash(h, plan, &c);
     CHECK(bad.message().find("new group 2 of 20") != std::string::npos);
+  }
+}
+
+TEST_CASE("binary trie pure hash: bintrie_pure_hash (plan, then run) gives stem_blob_hash and reconstruct_group; a wrong digest is an error") {
+  std::mt19937_64 rng(5);
+  for (st::bintrie::HashKind kind : {st::bintrie::HashKind::sha256, st::bintrie::HashKind::blake3}) {
+    const st::bintrie::Hasher h = st::bintrie::make_hasher(kind);
+    const unsigned g = 4;
+    std::vector<st::bintrie::StemBlob> stems;
+    std::vector<st::bintrie::GroupBlob> groups;
+    random_blobs(rng, g, &stems, &groups);
+    BlobInputs in(h, stems, groups);
+    PureHashCount c;
+    const st::io::Status ok = st::persist::bintrie_pure_hash(h, in.stems, in.stem_hashes, in.groups, in.group_hashes, &c);
+    CHECK_MESSAGE(ok.ok(), ok.message());
+    CHECK(c.nodes == stems.size() + groups.size());
+    CHECK(c.calls == 1 + 8 + 1 + g);  // leaves, 8 stem levels, stem nodes, g group levels
+    in.stem_hashes[7][3] ^= 1;
+    CHECK(!st::persist::bintrie_pure_hash(h, in.stems, in.stem_hashes, in.groups, in.group_hashes, &c).ok());
+    in.stem_hashes[7][3] ^= 1;
+    in.group_hashes[3][0] ^= 0x80;
+    CHECK(!st::persist::bintrie_pure_hash(h, in.stems, in.stem_hashes, in.groups, in.group_hashes, &c).ok());
   }
 }
