@@ -36,11 +36,16 @@ struct Hasher {
 
 Hasher make_hasher(HashKind kind);
 
-inline bool is_zero64(const uint8_t* p) {
+// Whether n bytes at p are all zero, n a multiple of 8 (32: a digest, 64: a pair).
+template <int Bytes>
+inline bool is_zero_bytes(const uint8_t* p) {
+  static_assert(Bytes % 8 == 0);
   uint64_t acc = 0;
-  for (int i = 0; i < 8; ++i) { uint64_t w; std::memcpy(&w, p + 8 * i, 8); acc |= w; }
+  for (int i = 0; i < Bytes / 8; ++i) { uint64_t w; std::memcpy(&w, p + 8 * i, 8); acc |= w; }
   return acc == 0;
 }
+inline bool is_zero32(const uint8_t* p) { return is_zero_bytes<32>(p); }
+inline bool is_zero64(const uint8_t* p) { return is_zero_bytes<64>(p); }
 
 // hash(left || right) with the zero rule, one node.
 inline void hash_pair(const Hasher& h, const uint8_t* left32, const uint8_t* right32, uint8_t* out32) {

@@ -12,16 +12,6 @@ namespace {
 
 constexpr uint32_t kStemLevels = 10;  // values, 8 subtree levels, stem nodes
 
-bool zero32(const uint8_t* p) {
-  uint64_t acc = 0;
-  for (int i = 0; i < 4; ++i) {
-    uint64_t w;
-    std::memcpy(&w, p + 8 * i, 8);
-    acc |= w;
-  }
-  return acc == 0;
-}
-
 }  // namespace
 
 void BintrieLevelHash::reset(unsigned g) {
@@ -178,7 +168,7 @@ bool BintrieLevelHash::full_group(const bintrie::GroupBlob& b, std::span<const D
   if (b.entries.size() != (size_t(1) << g_) || entry_src.size() < b.entries.size()) return false;
   for (size_t k = 0; k < b.entries.size(); ++k) {
     const bintrie::GroupEntry& e = b.entries[k];
-    if (e.depth != g_ || e.pos != k || (entry_src[k].zero() && zero32(e.hash.data()))) return false;
+    if (e.depth != g_ || e.pos != k || (entry_src[k].zero() && bintrie::is_zero32(e.hash.data()))) return false;
   }
   return true;
 }
@@ -226,7 +216,7 @@ DigestRef BintrieLevelHash::add_group(const bintrie::GroupBlob& b, std::span<con
   for (size_t k = 0; k < b.entries.size(); ++k) {
     const bintrie::GroupEntry& e = b.entries[k];
     const DigestRef src = k < entry_src.size() ? entry_src[k] : DigestRef{};
-    if (src.zero() && zero32(e.hash.data())) continue;  // a zero entry: absent
+    if (src.zero() && bintrie::is_zero32(e.hash.data())) continue;  // a zero entry: absent
     const unsigned d = e.depth;
     const uint32_t i = uint32_t(e.pos) >> (g_ - d);
     t.occ[d][i >> 6] |= uint64_t(1) << (i & 63);

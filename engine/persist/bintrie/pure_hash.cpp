@@ -23,11 +23,6 @@ struct PNode {
 };
 bool before(const PNode& a, const PNode& b) { return a.tree != b.tree ? a.tree < b.tree : a.index < b.index; }
 bool is_zero(const PNode& n) { return !n.given && n.digest == Plan::kZero; }
-bool zero32(const uint8_t* p) {
-  for (int i = 0; i < 32; ++i)
-    if (p[i]) return false;
-  return true;
-}
 
 // Lays out the calls: each call's messages appended to plan.in, one digest each.
 class Planner {
@@ -132,7 +127,7 @@ io::Status plan_groups(std::span<const bintrie::GroupBlob* const> groups, Planne
   for (size_t q = 0; q < groups.size(); ++q)
     for (const bintrie::GroupEntry& e : groups[q]->entries) {
       if (e.depth < 1 || e.depth > g) return {io::Errc::corrupt_page, "binary trie pure hash: a group entry's depth is outside 1..g"};
-      const uint8_t* given = zero32(e.hash.data()) ? nullptr : e.hash.data();
+      const uint8_t* given = bintrie::is_zero32(e.hash.data()) ? nullptr : e.hash.data();
       at[e.depth].push_back({uint32_t(q), uint32_t(e.pos) >> (g - e.depth), given, Plan::kZero});
     }
   for (unsigned d = 1; d <= g; ++d) std::sort(at[d].begin(), at[d].end(), before);
