@@ -383,7 +383,7 @@ class Committer {
     p->height = below + 1;
     if (x.by_height.size() <= below) x.by_height.resize(below + 1);
     p->listed = uint32_t(x.by_height[below].size());
-    x.by_height[below].push_back({p});
+    x.by_height[below].emplace_back().plan = p;
   }
   // The group noted last is kept by locator after all: unlisted.
   void unnote_group(const Plan& p) {
@@ -626,7 +626,7 @@ class Committer {
       p->kind = Plan::stem;
       p->stem_blob = std::move(it.blob);  // hashed by hash_plan
       p->listed = uint32_t(scratch_->stems.size());
-      scratch_->stems.push_back({p.get()});
+      scratch_->stems.emplace_back().plan = p.get();
     }
     *out = std::move(p);
     return {};

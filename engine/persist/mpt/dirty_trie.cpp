@@ -154,8 +154,10 @@ void DirtyTrie::take_scratch(Buffers&& b) {
 }
 
 DirtyTrie::Buffers DirtyTrie::give_buffers() {
-  Buffers b{std::move(nodes_), std::move(refs_),     std::move(pool_), std::move(pack_bytes_),
-            std::move(enc_),   std::move(pack_ops_), std::move(pure_), std::move(pure_counts_)};
+  Buffers b;
+  b.nodes = std::move(nodes_), b.refs = std::move(refs_), b.pool = std::move(pool_);
+  b.pack_bytes = std::move(pack_bytes_), b.enc = std::move(enc_), b.pack_ops = std::move(pack_ops_);
+  b.pure = std::move(pure_), b.pure_counts = std::move(pure_counts_);
   b.ready = std::move(ready_), b.batch = std::move(batch_);
   b.msgs = std::move(msgs_), b.lens = std::move(lens_), b.digests = std::move(digests_);
   b.leaf_vals = std::move(leaf_vals_), b.snap_puts = std::move(snap_puts_);
