@@ -188,7 +188,7 @@ void MptTreeDb::hash_keys(std::span<const state::StateKey> keys, std::vector<Cur
     c.ans = &ans[i];
     c.expect = files_.manifest.root_hash;
     c.loc = files_.commit.root;
-    c.done = empty_state();
+    c.done = empty_tree();
   }
 }
 

@@ -2,7 +2,7 @@
 // either store (db.h has the on-disk form). The class and its open are in tree_db.cpp, the
 // batched lookups in lookup.cpp, verify() in verify.cpp, prove() in prove.cpp; the types
 // here are what those share: a key's cursor, a node's origin (for errors and record
-// checks), the lookup's batched hash checks, verify's pending node.
+// checks), verify's pending node (the lookup's batched hash checks are record_checks.h).
 //
 // Invariants: a fetched node is used only after keccak(body) == the hash its parent holds
 // (the root: the manifest's root hash) and its RLP decoded strictly; an arena record must
@@ -20,6 +20,7 @@
 #include "engine/persist/lookup_walk.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
+#include "engine/persist/mpt/record_checks.h"
 #include "engine/persist/stored_tree_db.h"
 #include "kernels/keccak256.h"
 
@@ -29,58 +30,6 @@ using Hash32 = mpt::Hash32;
 
 // "record I of page P", for errors.
 std::string loc_name(Locator l);
-
-// The hash checks of a lookup, run as keccak256 batches (lookup_walk.h schedules them;
-// arena: of >= 32 nodes before a wait for reads, and at the end; RocksDB: each round's
-// nodes, once per distinct path key, before any cursor steps through them). An arena walk
-// meanwhile trusts nothing but the strict decoder and the record checks, so a node that
-// fails its hash can at worst steer a key astray (to more reads, bounded by the key's 64
-// nibbles) until the next batch of checks, which then fails the lookup naming that node; no
-// answer of a failed lookup is returned.
-struct HashChecks {
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
-  std::vector<Hash32> expect;
-  std::vector<Locator> locs;        // arena
-  std::vector<uint32_t> key_index;  // RocksDB: index into the round's keys
-  std::vector<uint8_t> out;
-  // Arena records already checked (or queued) in this walk with the hash they must have:
-  // the paths of a batch share their upper nodes, each (record, hash) is hashed once.
-  std::unordered_map<Locator, Hash32> seen;
-  void add(std::span<const uint8_t> body, const Hash32& want, Locator loc, uint32_t key) {
-    if (loc != kNoLocator) {
-      auto [it, fresh] = seen.try_emplace(loc, want);
-      if (!fresh && it->second == want) return;
-      it->second = want;
-    }
-    msgs.push_back(body.data());
-    lens.push_back(body.size());
-    expect.push_back(want);
-    locs.push_back(loc);
-    key_index.push_back(key);
-  }
-  // Index of the first node whose hash differs, or -1.
-  long run() {
-    const size_t n = msgs.size();
-    out.resize(32 * n);
-    if (n) st::kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), n);
-    long bad = -1;
-    for (size_t i = 0; i < n && bad < 0; ++i)
-      if (std::memcmp(out.data() + 32 * i, expect[i].data(), 32) != 0) bad = long(i);
-    return bad;
-  }
-  void reset() {  // a new walk (the pages may be re-read)
-    clear();
-    seen.clear();
-  }
-  void clear() {
-    msgs.clear();
-    lens.clear();
-    expect.clear();
-    locs.clear();
-    key_index.clear();
-  }
-};
 
 // Where a node came from, for error messages and record checks.
 struct Origin {
@@ -138,7 +87,7 @@ class MptTreeDb final : public StoredTreeDb {
   io::Status verify(VerifyReport* report, const ProgressFn& progress) override;
 
  private:
-  bool empty_state() const {
+  bool empty_tree() const {
     return files_.store == StoreKind::arena ? files_.commit.root == kNoLocator
                                             : files_.manifest.root_hash == mpt::kEmptyRoot;
   }
@@ -173,7 +122,7 @@ class MptTreeDb final : public StoredTreeDb {
   io::Status check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r);
   io::Status verify_all(VerifyReport* r, const ProgressFn& progress);
 
-  HashChecks checks_;
+  RecordHashChecks checks_;
   // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
   std::unordered_map<Locator, uint32_t> memo_;
   std::vector<DiskNode> memo_nodes_;

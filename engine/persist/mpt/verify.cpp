@@ -231,7 +231,7 @@ io::Status MptTreeDb::check_verify_batch(VerifyBatch& b, bool arena, VerifyRepor
 
 io::Status MptTreeDb::verify_all(VerifyReport* r, const ProgressFn& progress) {
   r->root = files_.manifest.root_hash;
-  if (empty_state()) {
+  if (empty_tree()) {
     if (files_.manifest.root_hash != mpt::kEmptyRoot)
       return {io::Errc::corrupt_page, "mpt verify: no root node, but the manifest's root is not the empty root"};
     return {};
