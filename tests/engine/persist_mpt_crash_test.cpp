@@ -69,10 +69,7 @@ void xor_file_byte(const std::string& path, uint64_t offset, uint8_t mask) {
 TEST_CASE("persist mpt: a flipped byte in a page is reported as corruption of that page") {
   TempDir dir("flip");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
-  const state::Allocation a = random_alloc(31, 150, 8, 120);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, 31, 150, 8, 120);
   const std::vector<uint64_t> pages = tree_pages(o);
   REQUIRE(pages.size() >= 3);
   const std::vector<state::StateKey> keys = all_keys(a);
@@ -107,10 +104,7 @@ TEST_CASE("persist mpt: a flipped byte in a page is reported as corruption of th
 TEST_CASE("persist mpt: records rewritten with valid page checksums are caught, never a crash") {
   TempDir dir("tamper");
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
-  const state::Allocation a = random_alloc(32, 120, 6, 80);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, 32, 120, 6, 80);
   const std::vector<uint64_t> pages = tree_pages(o);
   const std::vector<state::StateKey> keys = all_keys(a);
   std::unique_ptr<persist::TreeDb> db;
@@ -191,10 +185,7 @@ TEST_CASE("persist mpt: a changed or missing RocksDB node is an error naming its
   REQUIRE_MESSAGE(io::rocksdb_available(), "RocksDB not compiled in (librocksdb-dev is a required package)");
   TempDir dir("rocks_tamper");
   const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
-  const state::Allocation a = random_alloc(33, 100, 5, 60);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, 33, 100, 5, 60);
   const std::vector<state::StateKey> keys = all_keys(a);
   // The top node of the account trie, under the key "A".
   const std::string root_key = "A";

@@ -99,6 +99,16 @@ inline io::Status build(const DbOptions& o, const state::StateSource& src, persi
   return persist::build_mpt(files, o, src, rep, progress);
 }
 
+// A random allocation (random_alloc's arguments) built into o's database, which must succeed.
+inline state::Allocation build_random(const DbOptions& o, uint64_t seed, size_t accounts, size_t contracts,
+                                      size_t max_slots) {
+  state::Allocation a = random_alloc(seed, accounts, contracts, max_slots);
+  state::AllocationSource src(a, kTestSpec);
+  persist::BuildReport rep;
+  REQUIRE(build(o, src, &rep).ok());
+  return a;
+}
+
 inline io::Status open(const DbOptions& o, std::unique_ptr<persist::TreeDb>* db) {
   DbFiles files;
   if (io::Status s = DbFiles::for_read(o, &files); !s.ok()) return s;

@@ -191,10 +191,7 @@ void check_rocks_like_fresh_build(const DbOptions& o, const Model& m) {
 
 // The database at o built from random_alloc(seed, 200, 6, 400); returns its state.
 Model build_random_state(const DbOptions& o, uint64_t seed) {
-  const state::Allocation a = random_alloc(seed, 200, 6, 400);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, seed, 200, 6, 400);
   return model_of(a);
 }
 
@@ -334,10 +331,7 @@ namespace {
 void crash_rounds(StoreKind store) {
   TempDir dir(std::string("commit_crash_") + persist::store_kind_name(store));
   const DbOptions o = mpt_options(dir.path, store);
-  const state::Allocation a = random_alloc(81, 200, 6, 300);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, 81, 200, 6, 300);
   // The chain of diffs and the roots after each prefix.
   std::mt19937_64 rng(17);
   Model m = model_of(a);
@@ -560,10 +554,7 @@ TEST_CASE("mpt commit, RocksDB: the arena store's roots block by block; verify, 
 TEST_CASE("mpt commit, RocksDB: tries that shrink to one leaf, empty out, grow back; destroyed accounts") {
   TempDir dir("commit_rocks_small");
   const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
-  const state::Allocation a = random_alloc(72, 40, 4, 120);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, 72, 40, 4, 120);
   Model m = model_of(a);
   // Each contract in turn loses all of its storage, gets one slot back, is destroyed with
   // and without a recreating write; an EOA gains storage.
@@ -599,10 +590,7 @@ TEST_CASE("mpt commit, RocksDB: tries that shrink to one leaf, empty out, grow b
 TEST_CASE("mpt commit, RocksDB: a crash after the batch, before the MANIFEST, reopens at the batch's commit") {
   TempDir dir("commit_rocks_manifest");
   const DbOptions o = mpt_options(dir.path, StoreKind::rocksdb);
-  const state::Allocation a = random_alloc(73, 60, 3, 100);
-  state::AllocationSource src(a, kTestSpec);
-  persist::BuildReport rep;
-  REQUIRE(build(o, src, &rep).ok());
+  const state::Allocation a = build_random(o, 73, 60, 3, 100);
   Model m = model_of(a);
   std::mt19937_64 rng(9);
   const std::string manifest = dir.path + "/MANIFEST";
