@@ -112,8 +112,9 @@ studies: what each runs; time on 2 cores at small / medium / large
   group-depth  statetree build --gd 1..8 (binary trie, arena) of 100k / 1M /
            10M slots (GD 7, 8: 16 KiB pages, their full groups exceed 4 KiB),
            each: bytes on disk, cold read-bench at QD 1 and 32, 10 / 20 / 20
-           block commits of 4,096 writes (disk 0.6 / 3.5 / 30 GiB: 8 databases,
-           the arena files preallocated in doublings)
+           block commits of 4,096 writes (one database on disk at a time, each
+           removed before the next is built: at most ~8 GiB at 10M; with --keep
+           all 8: 0.6 / 3.5 / 30 GiB, the arena files preallocated in doublings)
                                                   ~30 s / ~1.8 min / ~5.6 min
   page-size  statetree build with 4 KiB and 16 KiB pages (both trees, arena),
            cold read-bench at QD 1, 2, 4 ... 128 beside io-bench's raw io_uring
@@ -401,7 +402,7 @@ for s in "${studies[@]}"; do
     io:small) need_mb=$((need_mb + 150)) ;; io:medium) need_mb=$((need_mb + 550)) ;; io:large) need_mb=$((need_mb + 2200)) ;;
     persist:*) need_mb=$((need_mb + 400 + p_slots / 1200)) ;;  # 0.3 / 1.3 / 8.5 GB measured
     queue-depth:*) need_mb=$((need_mb + io_mib + 100 + p_slots / 2000)) ;;  # 0.5 / 6 GiB at 1M / 10M
-    group-depth:*) need_mb=$((need_mb + 200 + p_slots / 290)) ;;  # 576 MiB / 3.5 / 30 GiB at 100k / 1M / 10M
+    group-depth:*) need_mb=$((need_mb + 200 + p_slots / (keep ? 290 : 1200))) ;;  # 576 MiB / 3.5 / 30 GiB at 100k / 1M / 10M with --keep; one database at a time without
     page-size:*) need_mb=$((need_mb + 2 * io_mib + 50 + p_slots / 900)) ;;  # 0.3 / 2.1 / 12 GiB at 100k / 1M / 10M
     cold-tail:*) need_mb=$((need_mb + 20 + ct_slots / 1000)) ;;   # two bases and one copy
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
@@ -498,12 +499,17 @@ plan_group_depth() {
   # The binary trie at group depth 1..8, the same state: bytes on disk, cold lookups at QD
   # 1 and 32, then block commits (copy-on-write, one per block). A full group at GD 7 (4.2
   # kB) or 8 (8.3 kB) does not fit a 4 KiB page: those two use 16 KiB pages.
-  local gd db page
+  # Without --keep each GD's database is removed before the next one is built (one on disk
+  # at a time: ~8 GiB at large instead of 30).
+  local gd db page prev=
   for gd in 1 2 3 4 5 6 7 8; do
     page=4096; ((gd >= 7)) && page=16384
     db=$DATA/group-depth/db-bintrie-gd$gd
+    if [[ -n $prev ]] && ((!keep)); then PRE="rm -rf $(printf '%q' "$prev")"; fi
+    prev=$db
     plan group-depth "gd$gd" build --tree bintrie --gd "$gd" --page-size "$page" --accounts "$p_accounts" \
       --contracts "$p_contracts" --slots-per-contract "$p_spc" --db "$db"
+    PRE=
     plan group-depth "gd$gd" read-bench --db "$db" --keys "$rb_keys" --qd 1,32 $cold --reps "$rb_reps" --pin 1
     plan group-depth "gd$gd" commit --db "$db" --blocks "$gd_blocks" --writes "$gd_writes" --pin 1
   done
