@@ -64,7 +64,6 @@ class MemoryStore final : public NodeStore {
 
   // Test access to raw (sealed) page bytes: flip bits to simulate bit rot.
   unsigned char* raw_page(uint64_t page_id);
-  size_t dirty_pages() const { return dirty_.size(); }
   uint64_t crash_kept_whole() const { return crash_kept_whole_; }
   uint64_t crash_kept_torn() const { return crash_kept_torn_; }
 

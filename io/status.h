@@ -34,7 +34,6 @@ class Status {
   Status() = default;
   Status(Errc code, std::string message, int sys_errno = 0)
       : code_(code), sys_errno_(sys_errno), message_(std::move(message)) {}
-  static Status ok_status() { return {}; }
   // errno-based error: "<what>: <strerror(err)>".
   static Status from_errno(int err, const std::string& what);
 

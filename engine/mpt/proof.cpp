@@ -90,8 +90,9 @@ std::string walk_node(std::span<const uint8_t> node, const std::vector<uint8_t>&
   path->resize(2 * items[0].payload_len);
   size_t plen = 0;
   bool leaf = false;
-  if (hex_prefix_decode(items[0].payload, items[0].payload_len, path->data(), &plen, &leaf) != HexPrefixError::ok)
-    return "bad hex-prefix path";
+  if (const HexPrefixError e = hex_prefix_decode(items[0].payload, items[0].payload_len, path->data(), &plen, &leaf);
+      e != HexPrefixError::ok)
+    return hex_prefix_error_name(e);
   const bool match = nib.size() - *pos >= plen && (plen == 0 || std::memcmp(path->data(), nib.data() + *pos, plen) == 0);
   if (leaf) {
     if (items[1].is_list || items[1].payload_len == 0) return "bad leaf value";

@@ -403,6 +403,11 @@ TEST_CASE("persist mpt: the disk-node decoder refuses hostile bytes") {
       {0xc3, 0x30, 0x82, 0x01},    // truncated
   };
   for (const auto& b : bad) CHECK(persist::decode_disk_node(b, &n) != "");
+  // A path whose hex-prefix is malformed is named for what is wrong with it.
+  CHECK(persist::decode_disk_node(std::vector<uint8_t>{0xc4, 0x82, 0x40, 0x12, 0x01}, &n) ==
+        "mpt node: bad hex-prefix flag nibble");
+  CHECK(persist::decode_disk_node(std::vector<uint8_t>{0xc4, 0x82, 0x05, 0x12, 0x01}, &n) ==
+        "mpt node: nonzero padding nibble in an even hex-prefix path");
   // A branch with only one entry, a child ref of 5 bytes.
   std::vector<uint8_t> br{0xd1};
   for (int i = 0; i < 17; ++i) br.push_back(0x80);

@@ -74,8 +74,9 @@ std::string decode_disk_node(std::span<const uint8_t> rlp, DiskNode* out) {
   uint8_t nib[65];
   size_t plen = 0;
   bool leaf = false;
-  if (hex_prefix_decode(items[0].payload, items[0].payload_len, nib, &plen, &leaf) != HexPrefixError::ok)
-    return fail("bad hex-prefix path");
+  if (const HexPrefixError e = hex_prefix_decode(items[0].payload, items[0].payload_len, nib, &plen, &leaf);
+      e != HexPrefixError::ok)
+    return fail(hex_prefix_error_name(e));
   if (plen > 64) return fail("path longer than 64 nibbles");
   out->path_len = uint8_t(plen);
   std::memcpy(out->path.data(), nib, plen);
