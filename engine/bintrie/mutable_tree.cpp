@@ -265,145 +265,158 @@ void MutableTree::apply(std::span<const Entry> writes) {
 void MutableTree::hash_dirty_stems(CommitStats& cs) {
   if (dirty_stems_.empty()) return;
   cs.dirty_stems += dirty_stems_.size();
-  // 1. Dirty leaves: one hash32_batch. Dense stems remember which subs were written.
   std::vector<uint32_t> dense_stems, sparse_stems;
   for (uint32_t si : dirty_stems_) {
     const StemNode& s = stems_[si];
     (s.inner != UINT32_MAX || s.slot_count >= kDenseStemValues ? dense_stems : sparse_stems).push_back(si);
   }
-  std::vector<uint32_t> dense_cur;  // (cache index << 9) | heap index of dirty nodes, one level
-  {
-    // Several applies since the last commit may have written a leaf more than once.
-    if (dirty_leaves_may_repeat_) {
-      std::sort(dirty_leaves_.begin(), dirty_leaves_.end());
-      dirty_leaves_.erase(std::unique(dirty_leaves_.begin(), dirty_leaves_.end()), dirty_leaves_.end());
-      dirty_leaves_may_repeat_ = false;
-    }
-    // Each written slot is found once (slots do not move during commit).
-    const size_t nl = dirty_leaves_.size();
-    leaf_slots_.resize(nl);
-    scratch_a_.resize(nl);
-    // Prefetched in two stages, kCommitWindow leaves apart: the stem line, then (from the
-    // stem's slot_begin) the slot line.
-    constexpr size_t W = kCommitWindow;
-    for (size_t i = 0; i < std::min(nl, 2 * W); ++i) __builtin_prefetch(&stems_[dirty_leaves_[i].first]);
-    for (size_t i = 0; i < std::min(nl, W); ++i) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i].first].slot_begin]);
-    for (size_t i = 0; i < nl; ++i) {
-      if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
-      if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
-      const uint32_t k = find_slot(stems_[dirty_leaves_[i].first], dirty_leaves_[i].second);
-      leaf_slots_[i] = k;
-      copy32(scratch_a_[i], slots_[k].value);
-    }
-    if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
-    cs.leaf_hashes += nl;
-    for (size_t i = 0; i < nl; ++i) copy32(slots_[leaf_slots_[i]].leaf_hash, scratch_a_[i]);
-    // Dense stems: a new cache is filled from every present leaf, an existing one takes the
-    // written leaves.
-    for (uint32_t si : dense_stems) {
-      StemNode& s = stems_[si];
-      if (s.inner != UINT32_MAX) continue;
-      ST_CHECK(inner_.size() < (1u << 23), "binary trie: dense stem index overflows 23 bits");
-      s.inner = uint32_t(inner_.size());
-      inner_.emplace_back();
-      std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Hash32{});
-      const uint8_t* subs = subs_of(s);
-      for (uint32_t k = 0; k < s.slot_count; ++k) {
-        inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
-        dense_cur.push_back(s.inner << 9 | (255u + subs[k]));
-      }
-      s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
-    }
-    for (size_t i = 0; i < nl; ++i) {
-      const auto [si, sub] = dirty_leaves_[i];
-      StemNode& s = stems_[si];
-      if (s.inner == UINT32_MAX || s.dirty == 2) continue;
-      inner_[s.inner].node[255 + sub] = slots_[leaf_slots_[i]].leaf_hash;
-      dense_cur.push_back(s.inner << 9 | (255u + sub));
-    }
-    dirty_leaves_.clear();
-  }
+  hash_written_leaves(cs);
   cs.dense_dirty_stems += dense_stems.size();
-  // 2a. Dense stems: rehash the ancestors of the written leaves, level by level, all dense
-  // stems in one hash64_batch per level (both children zero: zero, no hash).
-  if (!dense_cur.empty()) {
-    std::vector<uint32_t> next, hashed;
-    for (int level = 0; level < 8; ++level) {
-      std::sort(dense_cur.begin(), dense_cur.end());
-      next.clear();
-      for (uint32_t c : dense_cur) {
-        const uint32_t p = (c & ~511u) | (((c & 511u) - 1) / 2);
-        if (next.empty() || next.back() != p) next.push_back(p);
-      }
-      scratch_a_.resize(2 * next.size());
-      hashed.clear();
-      for (uint32_t p : next) {
-        StemInnerCache& t = inner_[p >> 9];
-        const uint32_t i = p & 511u;
-        if (is_zero64(t.node[2 * i + 1].data())) {
-          // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
-          t.node[i] = Hash32{};
-          continue;
-        }
-        scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
-        scratch_a_[2 * hashed.size() + 1] = t.node[2 * i + 2];
-        hashed.push_back(p);
-      }
-      scratch_b_.resize(hashed.size());
-      if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
-      for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
-      cs.subtree_hashes += hashed.size();
-      dense_cur.swap(next);
-    }
+  hash_dense_subtrees(fill_dense_caches(dense_stems), cs);
+  hash_stem_nodes(sparse_stems, dense_stems, cs);
+  dirty_stems_.clear();
+}
+
+// 1. Dirty leaves: one hash32_batch; each written slot's leaf hash set.
+void MutableTree::hash_written_leaves(CommitStats& cs) {
+  // Several applies since the last commit may have written a leaf more than once.
+  if (dirty_leaves_may_repeat_) {
+    std::sort(dirty_leaves_.begin(), dirty_leaves_.end());
+    dirty_leaves_.erase(std::unique(dirty_leaves_.begin(), dirty_leaves_.end()), dirty_leaves_.end());
+    dirty_leaves_may_repeat_ = false;
   }
-  // 2b. Sparse stems: the subtree over the present leaves (batched per level).
-  if (!dirty_stems_.empty()) {
-    StemLevels& L = levels_;
-    L.pos.clear();
-    L.hash.clear();
-    L.off.clear();
-    for (uint32_t si : sparse_stems) {
-      const StemNode& s = stems_[si];
-      L.off.push_back(uint32_t(L.pos.size()));
-      const uint8_t* subs = subs_of(s);
-      for (uint32_t k = 0; k < s.slot_count; ++k) {
-        L.pos.push_back(subs[k]);
-        L.hash.push_back(slots_[s.slot_begin + k].leaf_hash);
-      }
+  // Each written slot is found once (slots do not move during commit).
+  const size_t nl = dirty_leaves_.size();
+  leaf_slots_.resize(nl);
+  scratch_a_.resize(nl);
+  // Prefetched in two stages, kCommitWindow leaves apart: the stem line, then (from the
+  // stem's slot_begin) the slot line.
+  constexpr size_t W = kCommitWindow;
+  for (size_t i = 0; i < std::min(nl, 2 * W); ++i) __builtin_prefetch(&stems_[dirty_leaves_[i].first]);
+  for (size_t i = 0; i < std::min(nl, W); ++i) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i].first].slot_begin]);
+  for (size_t i = 0; i < nl; ++i) {
+    if (i + 2 * W < nl) __builtin_prefetch(&stems_[dirty_leaves_[i + 2 * W].first]);
+    if (i + W < nl) __builtin_prefetch(&slots_[stems_[dirty_leaves_[i + W].first].slot_begin]);
+    const uint32_t k = find_slot(stems_[dirty_leaves_[i].first], dirty_leaves_[i].second);
+    leaf_slots_[i] = k;
+    copy32(scratch_a_[i], slots_[k].value);
+  }
+  if (nl) h_.hash32_batch(scratch_a_[0].data(), scratch_a_[0].data(), nl);
+  cs.leaf_hashes += nl;
+  for (size_t i = 0; i < nl; ++i) copy32(slots_[leaf_slots_[i]].leaf_hash, scratch_a_[i]);
+}
+
+// Dense stems' caches: a new cache is filled from every present leaf, an existing one takes
+// the written leaves. Returns the leaves set: (cache index << 9) | heap index. Ends the
+// dirty leaves' list.
+std::vector<uint32_t> MutableTree::fill_dense_caches(std::span<const uint32_t> dense_stems) {
+  std::vector<uint32_t> dense_cur;
+  for (uint32_t si : dense_stems) {
+    StemNode& s = stems_[si];
+    if (s.inner != UINT32_MAX) continue;
+    ST_CHECK(inner_.size() < (1u << 23), "binary trie: dense stem index overflows 23 bits");
+    s.inner = uint32_t(inner_.size());
+    inner_.emplace_back();
+    std::fill(std::begin(inner_.back().node), std::end(inner_.back().node), Hash32{});
+    const uint8_t* subs = subs_of(s);
+    for (uint32_t k = 0; k < s.slot_count; ++k) {
+      inner_[s.inner].node[255 + subs[k]] = slots_[s.slot_begin + k].leaf_hash;
+      dense_cur.push_back(s.inner << 9 | (255u + subs[k]));
     }
+    s.dirty = 2;  // filled in full: its written leaves are already in dense_cur
+  }
+  for (size_t i = 0; i < dirty_leaves_.size(); ++i) {
+    const auto [si, sub] = dirty_leaves_[i];
+    StemNode& s = stems_[si];
+    if (s.inner == UINT32_MAX || s.dirty == 2) continue;
+    inner_[s.inner].node[255 + sub] = slots_[leaf_slots_[i]].leaf_hash;
+    dense_cur.push_back(s.inner << 9 | (255u + sub));
+  }
+  dirty_leaves_.clear();
+  return dense_cur;
+}
+
+// 2a. Dense stems: the ancestors of the written leaves rehashed level by level, all dense
+// stems in one hash64_batch per level (both children zero: zero, no hash).
+void MutableTree::hash_dense_subtrees(std::vector<uint32_t> dense_cur, CommitStats& cs) {
+  if (dense_cur.empty()) return;
+  std::vector<uint32_t> next, hashed;
+  for (int level = 0; level < 8; ++level) {
+    std::sort(dense_cur.begin(), dense_cur.end());
+    next.clear();
+    for (uint32_t c : dense_cur) {
+      const uint32_t p = (c & ~511u) | (((c & 511u) - 1) / 2);
+      if (next.empty() || next.back() != p) next.push_back(p);
+    }
+    scratch_a_.resize(2 * next.size());
+    hashed.clear();
+    for (uint32_t p : next) {
+      StemInnerCache& t = inner_[p >> 9];
+      const uint32_t i = p & 511u;
+      if (is_zero64(t.node[2 * i + 1].data())) {
+        // Both children 32 zero bytes (node[2i+1] and node[2i+2] are adjacent).
+        t.node[i] = Hash32{};
+        continue;
+      }
+      scratch_a_[2 * hashed.size()] = t.node[2 * i + 1];
+      scratch_a_[2 * hashed.size() + 1] = t.node[2 * i + 2];
+      hashed.push_back(p);
+    }
+    scratch_b_.resize(hashed.size());
+    if (!hashed.empty()) h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), hashed.size());
+    for (size_t q = 0; q < hashed.size(); ++q) inner_[hashed[q] >> 9].node[hashed[q] & 511u] = scratch_b_[q];
+    cs.subtree_hashes += hashed.size();
+    dense_cur.swap(next);
+  }
+}
+
+// 2b. Sparse stems: the subtree over the present leaves (batched per level). 3. Stem nodes
+// H(stem || 0x00 || R), sparse then dense, in chunks of kCommitChunk: a chunk's stem lines
+// are prefetched, its messages built, its parents' lines prefetched, then it is hashed and
+// the hashes written (the chunk's lines and their address translations are still cached
+// when they are written).
+void MutableTree::hash_stem_nodes(std::span<const uint32_t> sparse_stems, std::span<const uint32_t> dense_stems,
+                                  CommitStats& cs) {
+  StemLevels& L = levels_;
+  L.pos.clear();
+  L.hash.clear();
+  L.off.clear();
+  for (uint32_t si : sparse_stems) {
+    const StemNode& s = stems_[si];
     L.off.push_back(uint32_t(L.pos.size()));
-    cs.subtree_hashes += stem_subtree_roots(h_, L);
-    // 3. Stem nodes H(stem || 0x00 || R), sparse then dense, in chunks of kCommitChunk:
-    // a chunk's stem lines are prefetched, its messages built, its parents' lines
-    // prefetched, then it is hashed and the hashes written (the chunk's lines and their
-    // address translations are still cached when they are written).
-    const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
-    auto stem_at = [&](size_t i) { return i < ns ? sparse_stems[i] : dense_stems[i - ns]; };
-    constexpr size_t C = kCommitChunk;
-    scratch_a_.resize(2 * std::min(n, C));
-    scratch_b_.resize(std::min(n, C));
-    for (size_t c0 = 0; c0 < n; c0 += C) {
-      const size_t m = std::min(C, n - c0);
-      for (size_t i = c0; i < c0 + m; ++i) __builtin_prefetch(&stems_[stem_at(i)]);
-      for (size_t i = c0; i < c0 + m; ++i) {
-        const StemNode& s = stems_[stem_at(i)];
-        uint8_t* msg = scratch_a_[2 * (i - c0)].data();
-        std::memcpy(msg, s.stem.data(), 31);
-        msg[31] = 0;
-        std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
-        if (s.parent_side != kNoParent) __builtin_prefetch(&pairs_[s.parent_side >> 1], 1);
-      }
-      h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
-      for (size_t i = c0; i < c0 + m; ++i) {
-        StemNode& s = stems_[stem_at(i)];
-        s.dirty = 0;
-        if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
-        else root_hash_ = scratch_b_[i - c0];  // the stem is the root
-      }
+    const uint8_t* subs = subs_of(s);
+    for (uint32_t k = 0; k < s.slot_count; ++k) {
+      L.pos.push_back(subs[k]);
+      L.hash.push_back(slots_[s.slot_begin + k].leaf_hash);
     }
-    cs.stem_hashes += n;
-    dirty_stems_.clear();
   }
+  L.off.push_back(uint32_t(L.pos.size()));
+  cs.subtree_hashes += stem_subtree_roots(h_, L);
+  const size_t ns = sparse_stems.size(), n = ns + dense_stems.size();
+  auto stem_at = [&](size_t i) { return i < ns ? sparse_stems[i] : dense_stems[i - ns]; };
+  constexpr size_t C = kCommitChunk;
+  scratch_a_.resize(2 * std::min(n, C));
+  scratch_b_.resize(std::min(n, C));
+  for (size_t c0 = 0; c0 < n; c0 += C) {
+    const size_t m = std::min(C, n - c0);
+    for (size_t i = c0; i < c0 + m; ++i) __builtin_prefetch(&stems_[stem_at(i)]);
+    for (size_t i = c0; i < c0 + m; ++i) {
+      const StemNode& s = stems_[stem_at(i)];
+      uint8_t* msg = scratch_a_[2 * (i - c0)].data();
+      std::memcpy(msg, s.stem.data(), 31);
+      msg[31] = 0;
+      std::memcpy(msg + 32, (i < ns ? L.hash[i] : inner_[s.inner].node[0]).data(), 32);
+      if (s.parent_side != kNoParent) __builtin_prefetch(&pairs_[s.parent_side >> 1], 1);
+    }
+    h_.hash64_batch(scratch_a_[0].data(), scratch_b_[0].data(), m);
+    for (size_t i = c0; i < c0 + m; ++i) {
+      StemNode& s = stems_[stem_at(i)];
+      s.dirty = 0;
+      if (s.parent_side != kNoParent) copy32(pairs_[s.parent_side >> 1].h[s.parent_side & 1], scratch_b_[i - c0]);
+      else root_hash_ = scratch_b_[i - c0];  // the stem is the root
+    }
+  }
+  cs.stem_hashes += n;
 }
 
 Hash32 MutableTree::commit(CommitStats* stats) {

@@ -234,6 +234,10 @@ class MutableTree {
   // commit() steps 1-3: leaves, stem subtrees and stem nodes of every dirty stem (each
   // stem's hash also goes into its parent's child-hash line).
   void hash_dirty_stems(CommitStats& cs);
+  void hash_written_leaves(CommitStats& cs);
+  std::vector<uint32_t> fill_dense_caches(std::span<const uint32_t> dense_stems);
+  void hash_dense_subtrees(std::vector<uint32_t> dense_cur, CommitStats& cs);
+  void hash_stem_nodes(std::span<const uint32_t> sparse_stems, std::span<const uint32_t> dense_stems, CommitStats& cs);
 
   Hasher h_;
   NodeRef root_ = kEmptyRef;
