@@ -139,7 +139,8 @@ io::Status CommitFrame::begin_writes() {
   if (!t_applied_) t_applied_ = t_writes_;
   if (!t_hashed_) t_hashed_ = t_writes_;
   if (keyed()) return {};
-  writer_.emplace(files_.arena->pages(), files_.arena->space());
+  const uint32_t window = 64, max_run_pages = reuse_ && !reuse_->write_runs ? 1 : 0;
+  writer_.emplace(files_.arena->pages(), files_.arena->space(), window, max_run_pages);
   if (reuse_ && reuse_->keep_written) writer_->keep_copies(true);
   packer_.emplace(*writer_);
   io::Status s = choose_compaction_targets();
@@ -359,6 +360,7 @@ void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uin
   out.pages_read = reader_->counters().page_reads;
   out.read_rounds = reader_->counters().rounds;
   out.pages_written = pages_written;
+  out.page_write_ops = writer_->write_ops();
   out.pages_released = pages_released;
   out.read_ns = reader_->counters().read_wall_ns;
   out.pages_reused = reader_->counters().pages_reused;

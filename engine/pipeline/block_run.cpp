@@ -102,6 +102,7 @@ class CommitStage {
     else committer_ = (mpt_committer_ = std::make_unique<persist::MptCommitter>(files)).get();
     committer_->reuse().pure_hash = options.pure_hash;
     committer_->reuse().keep_written = options.reuse_read_pages;
+    committer_->reuse().write_runs = options.write_runs;
     overlap_ = options.overlap_hash && options.reuse_read_pages && !files.rocks && options.inflight > 1;
     committer_->reuse().own_read_store = overlap_;
   }
