@@ -113,7 +113,7 @@ io::Status PageWriter::write(uint64_t page_id, const uint8_t* payload) {
   std::memcpy(bufs_[run_buf_].get() + size_t(run_pages_) * payload_size, payload, payload_size);
   ++run_pages_;
   written_ids_.push_back(page_id);
-  if (keep_copies_) copies_.emplace_back(payload, payload + payload_size);
+  if (copies_into_) (void)copies_into_->add(page_id, std::span<const uint8_t>(payload, payload_size));
   ++pages_written_;
   if (run_pages_ == run_cap_) submit_run();
   return {};

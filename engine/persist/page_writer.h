@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/persist/page_reader.h"
 #include "io/cow_space.h"
 #include "io/node_store.h"
 
@@ -45,9 +46,9 @@ class PageWriter {
   uint32_t max_run_pages() const { return run_cap_; }
   // The page ids write() was given, in order (a reader's cached copies of them are stale).
   const std::vector<uint64_t>& written_ids() const { return written_ids_; }
-  // Keep a copy of every payload written (written_copies(), in written_ids() order).
-  void keep_copies(bool on) { keep_copies_ = on; }
-  const std::vector<std::vector<uint8_t>>& written_copies() const { return copies_; }
+  // Every payload written from now on is also added to `into` (SharedPages::add: a decoded
+  // copy in a pooled buffer), until keep_copies(nullptr).
+  void keep_copies(SharedPages* into) { copies_into_ = into; }
 
  private:
   io::Status reap(size_t wait_for);
@@ -69,8 +70,7 @@ class PageWriter {
   uint64_t run_first_ = 0;
   uint32_t run_pages_ = 0, run_buf_ = 0;
   std::vector<uint64_t> written_ids_;
-  bool keep_copies_ = false;
-  std::vector<std::vector<uint8_t>> copies_;
+  SharedPages* copies_into_ = nullptr;
 };
 
 }  // namespace st::persist
