@@ -128,9 +128,9 @@ class CommitStage {
   }
 
   // The graph's commit body: commits the hashed block unless the run failed, then frees its
-  // token; `packed` and `done` are each signalled once. `done` admits the next block before
-  // the block's read pages are dropped: with K + 1 tokens the block admitted takes another
-  // token, and this one is reused only after the next commit, which waits for this body.
+  // token; `packed` and `done` are each signalled once. The token is free before `done`: the
+  // source makes its next block (one beyond the one admitted) as soon as one is admitted,
+  // and that block takes this token.
   template <typename Ports>
   void commit(BlockToken* t, Ports& ports) {
     bool packed_sent = false;
@@ -149,9 +149,9 @@ class CommitStage {
       }
     }
     packed();
-    std::get<1>(ports).try_put(tbb::flow::continue_msg());
     t->pages.clear();
     t->in_use.store(false);
+    std::get<1>(ports).try_put(tbb::flow::continue_msg());
   }
 
  private:
