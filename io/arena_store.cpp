@@ -32,7 +32,7 @@ enum class SlotState : uint8_t { free, in_flight, landed };
 struct Slot {
   SlotState state = SlotState::free;
   uint8_t resubmits = 0;
-  uint32_t bytes_done = 0;  // of the page already transferred (short transfers)
+  uint32_t bytes_done = 0;  // of the op's pages already transferred (short transfers)
   uint64_t start_ns = 0;
   uint64_t landed_ns = 0;  // when a read's last CQE was seen (0: not landed)
   PageOp op;
@@ -40,6 +40,8 @@ struct Slot {
 
 // Resubmissions allowed per op (EAGAIN, EINTR, short transfers) before it fails.
 constexpr uint8_t kMaxResubmits = 32;
+// The largest write run (ArenaFileStore::max_write_pages): 64 KiB of consecutive pages.
+constexpr uint32_t kMaxWriteRunBytes = 64 * 1024;
 
 
 int retry_eintr_ftruncate(int fd, off_t bytes) {
@@ -72,6 +74,9 @@ struct ArenaFileStore::Impl {
   io_uring ring{};
   bool ring_ok = false;
   unsigned char* arena = nullptr;  // 2 * queue_depth * page_size, aligned to 4096
+  // Write runs (PageOp::pages > 1): a buffer of max_run_pages() pages per slot, allocated at
+  // the first run (a reader's store never has one), not registered with the ring.
+  unsigned char* run_arena = nullptr;
   std::vector<Slot> slots;
   std::vector<uint32_t> free_slots;
   std::vector<uint32_t> landed;  // reads whose bytes arrived, verified after the top-up
@@ -93,26 +98,34 @@ struct ArenaFileStore::Impl {
       io_uring_queue_exit(&ring);
     }
     std::free(arena);
+    std::free(run_arena);
     if (fd >= 0) ::close(fd);
   }
 
   uint32_t ps() const { return opt.page_size; }
+  uint32_t max_run_pages() const { return std::max<uint32_t>(1, kMaxWriteRunBytes / ps()); }
   unsigned char* slot_buf(uint32_t i) const { return arena + size_t(i) * ps(); }
+  // Where slot i's op transfers from / to: its page buffer, or its run buffer for a run.
+  unsigned char* op_buf(uint32_t i) const {
+    return slots[i].op.pages > 1 ? run_arena + size_t(i) * max_run_pages() * ps() : slot_buf(i);
+  }
+  uint32_t op_bytes(const Slot& s) const { return s.op.pages * ps(); }
 
-  // Prepares the SQE that transfers the rest of slot i's page.
+  // Prepares the SQE that transfers the rest of slot i's op.
   void prep(uint32_t i) {
     Slot& s = slots[i];
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);
     ST_CHECK(sqe, "SQ ring holds at most queue_depth entries, one per slot");
-    unsigned char* buf = slot_buf(i) + s.bytes_done;
-    const unsigned len = ps() - s.bytes_done;
+    unsigned char* buf = op_buf(i) + s.bytes_done;
+    const unsigned len = op_bytes(s) - s.bytes_done;
     const uint64_t off = s.op.page_id * ps() + s.bytes_done;
     const int fd_arg = features.registered_file ? 0 : fd;
+    const bool fixed = features.registered_buffers && s.op.pages == 1;
     if (s.op.kind == PageOpKind::read) {
-      if (features.registered_buffers) io_uring_prep_read_fixed(sqe, fd_arg, buf, len, off, 0);
+      if (fixed) io_uring_prep_read_fixed(sqe, fd_arg, buf, len, off, 0);
       else io_uring_prep_read(sqe, fd_arg, buf, len, off);
     } else {
-      if (features.registered_buffers) io_uring_prep_write_fixed(sqe, fd_arg, buf, len, off, 0);
+      if (fixed) io_uring_prep_write_fixed(sqe, fd_arg, buf, len, off, 0);
       else io_uring_prep_write(sqe, fd_arg, buf, len, off);
     }
     if (features.registered_file) sqe->flags |= IOSQE_FIXED_FILE;
@@ -145,15 +158,30 @@ struct ArenaFileStore::Impl {
       s.bytes_done = 0;
       s.resubmits = 0;
       s.start_ns = monotonic_ns();
-      if (s.op.kind == PageOpKind::write) {
-        std::memcpy(slot_buf(i), s.op.buffer, page_payload_bytes(ps()));
-        seal_page(slot_buf(i), ps(), s.op.page_id);
-      }
+      if (s.op.kind == PageOpKind::write) seal_write(i);
       ++in_flight;
       assert(in_flight <= opt.queue_depth);
       prep(i);
     }
     if (flush) flush_sq();
+  }
+
+  void alloc_run_arena() {
+    const size_t bytes = slots.size() * size_t(max_run_pages()) * ps();
+    void* p = nullptr;
+    ST_CHECK(posix_memalign(&p, 4096, bytes) == 0, "cannot allocate the write-run buffers");
+    run_arena = static_cast<unsigned char*>(p);
+  }
+
+  // A write's pages copied into slot i's buffer, each sealed (trailer + crc) on its own.
+  void seal_write(uint32_t i) {
+    const Slot& s = slots[i];
+    const uint32_t payload = page_payload_bytes(ps());
+    for (uint32_t p = 0; p < s.op.pages; ++p) {
+      unsigned char* page = op_buf(i) + size_t(p) * ps();
+      std::memcpy(page, s.op.buffer + size_t(p) * payload, payload);
+      seal_page(page, ps(), s.op.page_id + p);
+    }
   }
 
   // An op left the kernel: its queue slot (and its unit of a shared budget) is free.
@@ -168,6 +196,7 @@ struct ArenaFileStore::Impl {
     PageCompletion c;
     c.tag = s.op.tag;
     c.page_id = s.op.page_id;
+    c.pages = s.op.pages;
     c.kind = s.op.kind;
     c.code = code;
     c.sys_errno = err;
@@ -177,7 +206,7 @@ struct ArenaFileStore::Impl {
     s.landed_ns = 0;
     if (code == Errc::ok) {
       if (s.op.kind == PageOpKind::read) { ++counters.reads; counters.bytes_read += ps(); }
-      else { ++counters.writes; counters.bytes_written += ps(); }
+      else { counters.writes += s.op.pages; ++counters.write_ops; counters.bytes_written += op_bytes(s); }
     } else {
       ++counters.errors;
       if (code == Errc::corrupt_page) ++counters.corrupt_pages;
@@ -193,7 +222,7 @@ struct ArenaFileStore::Impl {
     ST_CHECK(i < slots.size() && slots[i].state == SlotState::in_flight, "a completion for a slot not in flight");
     Slot& s = slots[i];
     if (opt.cqe_filter) res = opt.cqe_filter(s.op, s.bytes_done, res);
-    const uint32_t remaining = ps() - s.bytes_done;
+    const uint32_t remaining = op_bytes(s) - s.bytes_done;
     if (res == -EINTR || res == -EAGAIN) {
       (res == -EINTR ? counters.resubmits_eintr : counters.resubmits_eagain)++;
       if (++s.resubmits > kMaxResubmits) return finish(i, Errc::sys, -res, PageCheck::ok);
@@ -204,7 +233,7 @@ struct ArenaFileStore::Impl {
       return s.op.kind == PageOpKind::read ? finish(i, Errc::end_of_file, 0, PageCheck::ok)
                                            : finish(i, Errc::sys, EIO, PageCheck::ok);
     }
-    ST_CHECK(uint32_t(res) <= remaining, "a transfer longer than the rest of its page");
+    ST_CHECK(uint32_t(res) <= remaining, "a transfer longer than the rest of its op");
     if (uint32_t(res) < remaining) {
       s.bytes_done += uint32_t(res);
       ++counters.resubmits_short;
@@ -450,20 +479,25 @@ void ArenaFileStore::submit(std::span<const PageOp> ops) {
   for (const PageOp& op : ops) {
     assert(op.buffer != nullptr);
     const bool refused_write = op.kind == PageOpKind::write && m.opt.read_only;
-    if (op.page_id >= m.capacity || refused_write) {
+    const bool bad_run = op.pages == 0 || op.pages > (op.kind == PageOpKind::write ? m.max_run_pages() : 1u);
+    if (op.page_id >= m.capacity || op.pages > m.capacity - op.page_id || refused_write || bad_run) {
       PageCompletion c;
       c.tag = op.tag;
       c.page_id = op.page_id;
+      c.pages = op.pages;
       c.kind = op.kind;
-      c.code = refused_write ? Errc::bad_argument : Errc::out_of_range;
+      c.code = refused_write || bad_run ? Errc::bad_argument : Errc::out_of_range;
       ++m.counters.errors;
       m.done.push_back(c);
       continue;
     }
+    if (op.pages > 1 && !m.run_arena) m.alloc_run_arena();
     m.pending.push_back(op);
   }
   m.top_up();
 }
+
+uint32_t ArenaFileStore::max_write_pages() const { return impl_->opt.read_only ? 1 : impl_->max_run_pages(); }
 
 bool ArenaFileStore::share_queue(QueueBudget* budget, uint64_t claim) {
   ST_CHECK(impl_->in_flight == 0 && impl_->pending.empty(), "a store changes its queue budget only when idle");

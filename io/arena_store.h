@@ -8,6 +8,9 @@
 //
 //   buffer arena: one aligned allocation of 2 * QD * page_size bytes, slot i owns
 //   [i * page_size, (i+1) * page_size); registered with the ring when the kernel allows.
+//   A write run (PageOp::pages > 1, up to 64 KiB) goes through slot i's run buffer instead:
+//   a second arena of 64 KiB per slot, allocated at the store's first run, written with
+//   plain WRITE (not registered); one SQE, one completion, counted as its pages.
 //   Reads that land are verified only after the queue has been topped up again with the
 //   spare slots, so checksum + copy overlap the device instead of delaying it.
 //
@@ -80,6 +83,8 @@ class ArenaFileStore final : public NodeStore {
   // Errors: read-only (bad_argument); no space (full: "no space left on device: need N
   // bytes, have M (...)", the file keeps its old size); errno.
   Status grow(uint64_t capacity_pages) override;
+  // Writes of up to 64 KiB of consecutive pages (16 at 4 KiB) as one operation; 1 read-only.
+  uint32_t max_write_pages() const override;
   void submit(std::span<const PageOp> ops) override;
   size_t reap(std::span<PageCompletion> out, size_t wait_for) override;
   size_t outstanding() const override;

@@ -174,9 +174,7 @@ Status CowSpace::commit(Manifest next) {
   uint64_t first = 0, pages = 0;
   std::vector<uint8_t> bytes;
   for (int attempt = 0;; ++attempt) {
-    PageAllocator after = alloc_;
-    after.commit_durable();
-    const uint64_t estimate = 8 + after.serialize().size() + 64 + uint64_t(attempt) * payload;
+    const uint64_t estimate = 8 + alloc_.serialize_durable().size() + 64 + uint64_t(attempt) * payload;
     pages = (estimate + payload - 1) / payload;
     Status s = alloc_.allocate_run(pages, &first);
     if (s.code() == Errc::full && reclaim_deferred()) s = alloc_.allocate_run(pages, &first);
@@ -185,9 +183,7 @@ Status CowSpace::commit(Manifest next) {
       s = alloc_.allocate_run(pages, &first);
     }
     if (!s.ok()) { abort(); return s; }
-    after = alloc_;
-    after.commit_durable();
-    bytes = after.serialize();
+    bytes = alloc_.serialize_durable();
     if (8 + bytes.size() <= pages * payload) break;
     for (uint64_t i = 0; i < pages; ++i) alloc_.release(first + i);  // allocated this commit: freed now
     if (attempt > 8) { abort(); return Status(Errc::full, "free list does not fit its pages"); }
@@ -196,8 +192,13 @@ Status CowSpace::commit(Manifest next) {
   std::vector<unsigned char> blob(size_t(pages) * payload, 0);
   put_u64(blob.data(), bytes.size());
   std::memcpy(blob.data() + 8, bytes.data(), bytes.size());
+  // The free list's pages are one run: written as runs of the store's longest write.
   std::vector<PageOp> ops;
-  for (uint64_t i = 0; i < pages; ++i) ops.push_back({PageOpKind::write, first + i, blob.data() + i * payload, i});
+  const uint64_t run = std::max<uint32_t>(1, store_.max_write_pages());
+  for (uint64_t i = 0; i < pages; i += run) {
+    const uint32_t n = uint32_t(std::min(run, pages - i));
+    ops.push_back({PageOpKind::write, first + i, blob.data() + i * payload, i, n});
+  }
   if (Status w = run_batch(store_, ops); !w.ok()) { abort(); return w; }
   if (Status y = store_.sync(); !y.ok()) { abort(); return y; }
 

@@ -73,7 +73,7 @@ void MemoryStore::complete(const PageOp& op, Errc code, PageCheck check) {
   c.check = check;
   if (code == Errc::ok) {
     if (op.kind == PageOpKind::read) { ++counters_.reads; counters_.bytes_read += page_size_; }
-    else { ++counters_.writes; counters_.bytes_written += page_size_; }
+    else { ++counters_.writes; ++counters_.write_ops; counters_.bytes_written += page_size_; }
   } else {
     ++counters_.errors;
     if (code == Errc::corrupt_page) ++counters_.corrupt_pages;
@@ -86,6 +86,7 @@ void MemoryStore::submit(std::span<const PageOp> ops) {
   const uint32_t payload = page_payload_bytes(page_size_);
   for (const PageOp& op : ops) {
     assert(op.buffer != nullptr);
+    ST_CHECK(op.pages == 1, "memory store: one page per op (max_write_pages() is 1)");
     if (op.kind == PageOpKind::write && !crashed_) {
       ++writes_since_plan_;
       if (plan_.crash_at_write && writes_since_plan_ == *plan_.crash_at_write) crash();

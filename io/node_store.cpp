@@ -10,6 +10,7 @@ namespace st::io {
 std::string describe(const PageCompletion& c) {
   std::string s = c.kind == PageOpKind::read ? "read page " : "write page ";
   s += std::to_string(c.page_id);
+  if (c.pages > 1) s += ".." + std::to_string(c.page_id + c.pages - 1);
   if (c.ok()) return s + ": ok";
   s += ": ";
   s += errc_name(c.code);

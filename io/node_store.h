@@ -13,6 +13,9 @@
 //    completions, so reap(out, 0) is a non-blocking poll.
 //  - Every submitted op yields exactly one completion. A read completes ok only if the page
 //    verified; otherwise its code is corrupt_page and the caller's buffer is unspecified.
+//  - A write may cover a run of consecutive pages (PageOp::pages, at most max_write_pages()):
+//    one device operation, one completion; each page is sealed on its own, so a run torn
+//    by a crash leaves whole pages that verify and pages that do not, as separate writes would.
 //  - sync() makes every write whose completion was reaped before the call durable.
 //  - A store is used by one thread at a time (no internal locking); a pipeline gives each
 //    stage or worker its own store/ring over the same file.
@@ -35,13 +38,15 @@ enum class PageOpKind : uint8_t { read, write };
 struct PageOp {
   PageOpKind kind = PageOpKind::read;
   uint64_t page_id = 0;
-  unsigned char* buffer = nullptr;  // read: destination; write: source (payload_bytes() long)
+  unsigned char* buffer = nullptr;  // read: destination; write: source (pages x payload_bytes(), back to back)
   uint64_t tag = 0;                 // the caller's cookie, echoed in the completion
+  uint32_t pages = 1;               // write: pages page_id .. page_id + pages - 1 (reads: 1)
 };
 
 struct PageCompletion {
   uint64_t tag = 0;
-  uint64_t page_id = 0;
+  uint64_t page_id = 0;             // the op's (first) page
+  uint32_t pages = 1;               // the op's pages (a write run: more than 1)
   uint64_t latency_ns = 0;  // from the op entering the device queue to its CQE being seen
   int32_t sys_errno = 0;    // for Errc::sys
   PageOpKind kind = PageOpKind::read;
@@ -55,7 +60,8 @@ struct PageCompletion {
 std::string describe(const PageCompletion& c);
 
 struct StoreCounters {
-  uint64_t reads = 0, writes = 0;
+  uint64_t reads = 0, writes = 0;  // pages
+  uint64_t write_ops = 0;          // device write operations (a run of pages is one)
   uint64_t bytes_read = 0, bytes_written = 0;  // device bytes (whole pages)
   uint64_t resubmits_eagain = 0, resubmits_eintr = 0, resubmits_short = 0;
   uint64_t errors = 0, corrupt_pages = 0;
@@ -73,6 +79,8 @@ class NodeStore {
   // Grows the store to at least `capacity_pages` pages (never shrinks).
   virtual Status grow(uint64_t capacity_pages) = 0;
 
+  // The most pages one write op may cover (PageOp::pages); 1: single-page writes only.
+  virtual uint32_t max_write_pages() const { return 1; }
   virtual void submit(std::span<const PageOp> ops) = 0;
   virtual size_t reap(std::span<PageCompletion> out, size_t wait_for) = 0;
   // Ops submitted and not yet reaped (queued, in flight, or finished awaiting reap).

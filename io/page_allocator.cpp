@@ -2,6 +2,7 @@
 #include "io/page_allocator.h"
 #include "kernels/support/check.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 
@@ -150,18 +151,44 @@ void PageAllocator::set_capacity(uint64_t capacity_pages) {
 
 std::vector<uint8_t> PageAllocator::serialize() const {
   assert(pending_free_.empty() && allocated_in_commit_.empty());
+  return serialize_with({});
+}
+
+std::vector<uint8_t> PageAllocator::serialize_durable() const {
+  std::vector<uint64_t> released = pending_free_;
+  std::sort(released.begin(), released.end());
+  return serialize_with(released);
+}
+
+// Three sorted, pairwise disjoint sources (free extents, deferred extents, single released
+// pages) walked in order of start; touching runs are coalesced as they are emitted, so the
+// list is sorted, disjoint and not adjacent, as deserialize() demands.
+std::vector<uint8_t> PageAllocator::serialize_with(std::span<const uint64_t> released) const {
   std::vector<uint8_t> b;
+  b.reserve(16 + 16 * (free_.size() + deferred_.size() + released.size()));
   auto put = [&](uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(uint8_t(v >> (8 * i))); };
-  Extents merged;
-  const Extents* all = &free_;
-  if (!deferred_.empty()) {
-    merged = free_;
-    for (const auto& [start, len] : deferred_) insert_run(merged, start, len);
-    all = &merged;
-  }
   put(high_water_);
-  put(all->size());
-  for (const auto& [start, len] : *all) { put(start); put(len); }
+  put(0);  // the extent count, filled in below
+  uint64_t count = 0, run_start = 0, run_len = 0;
+  auto emit = [&](uint64_t start, uint64_t len) {
+    ST_CHECK(!run_len || start >= run_start + run_len, "page allocator: a run freed twice");
+    if (run_len && run_start + run_len == start) { run_len += len; return; }
+    if (run_len) { put(run_start); put(run_len); ++count; }
+    run_start = start, run_len = len;
+  };
+  auto f = free_.begin(), d = deferred_.begin();
+  size_t r = 0;
+  constexpr uint64_t kEnd = ~uint64_t(0);
+  while (true) {
+    const uint64_t fs = f != free_.end() ? f->first : kEnd, ds = d != deferred_.end() ? d->first : kEnd;
+    const uint64_t rs = r < released.size() ? released[r] : kEnd;
+    if (fs == kEnd && ds == kEnd && rs == kEnd) break;
+    if (fs <= ds && fs <= rs) emit(fs, (f++)->second);
+    else if (ds <= rs) emit(ds, (d++)->second);
+    else emit(rs, 1), ++r;
+  }
+  if (run_len) { put(run_start); put(run_len); ++count; }
+  for (int i = 0; i < 8; ++i) b[8 + size_t(i)] = uint8_t(count >> (8 * i));
   return b;
 }
 

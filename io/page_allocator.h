@@ -70,6 +70,10 @@ class PageAllocator {
   // high water + free extents (deferred ones merged in), little-endian u64s:
   // [high_water][n][start,len]*n.
   std::vector<uint8_t> serialize() const;
+  // What serialize() would return after commit_durable(), with the commit still in
+  // progress (its released pages listed free, its allocations live): one linear merge of
+  // the free and deferred extents and the released pages, nothing copied or changed.
+  std::vector<uint8_t> serialize_durable() const;
   // Strict: the extent count must match the bytes exactly, extents must be sorted, disjoint,
   // not adjacent and below high water <= capacity_pages; errors are corrupt_page, one line.
   static Status deserialize(std::span<const uint8_t> bytes, uint64_t capacity_pages, PageAllocator* out);
@@ -79,6 +83,8 @@ class PageAllocator {
   using Extents = std::map<uint64_t, uint64_t>;  // start -> length
   static void insert_run(Extents& set, uint64_t start, uint64_t len);
   static bool in_extents(const Extents& set, uint64_t page);
+  // serialize()'s bytes for free + deferred + `released` (sorted pages), merged in order.
+  std::vector<uint8_t> serialize_with(std::span<const uint64_t> released) const;
 
   uint64_t capacity_ = 0;
   uint64_t high_water_ = 0;

@@ -153,7 +153,7 @@ nlohmann::json block_json(const pipeline::BlockResult& b, uint64_t rep, const nl
                       {"pure_hash_ms", ms(c.pure_hash_ns)}, {"pure_hash_nodes", c.pure_hash_nodes},
                       {"pure_hash_calls", c.pure_hash_calls}, {"records_read", c.records_read},
                       {"records_written", c.records_written}, {"pages_written", c.pages_written},
-                      {"pages_released", c.pages_released}, {"disk_bytes", c.disk_bytes}}},
+                      {"page_write_ops", c.page_write_ops}, {"pages_released", c.pages_released}, {"disk_bytes", c.disk_bytes}}},
           {"geth", {{"workers", b.geth_workers}, {"warm_hits", b.warm_hits}, {"ahead_lookups", b.ahead_lookups},
                     {"ahead_device_reads", b.ahead_page_reads}, {"ahead_bytes", b.ahead_bytes},
                     {"reader_lock_wait_ms", ms(b.reader_lock_wait_ns)}, {"workers_busy_ms", ms(b.geth_workers_busy_ns)}}},
@@ -347,6 +347,7 @@ void declare_run_options(Args& args) {
   args.flag("no-hash-overlap", "with --inflight > 1: block k+1's hash waits for block k's publish instead of its packed pages");
   args.flag("no-prefetch-overlap", "with --inflight > 1 and --reader bal on the arena: one prefetch at a time instead of\n"
                                    "the next block's starting while the previous one reads, both under one --qd budget");
+  args.flag("no-write-runs", "the commit writes its pages one by one instead of consecutive pages as one write of up to 64 KiB");
   args.flag("snapshot", "the state reads go to the database's flat snapshot (built with `build --snapshot`): arena, at\n"
                         "most one device read per slot; RocksDB, one MultiGet on its column family per batch; the commit\n"
                         "still reads the tree paths it rewrites and updates the snapshot in the same commit");
@@ -396,6 +397,7 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
   ro.reuse_read_pages = !args.given("no-page-reuse");
   ro.overlap_hash = !args.given("no-hash-overlap");
   ro.overlap_prefetch = !args.given("no-prefetch-overlap");
+  ro.write_runs = !args.given("no-write-runs");
   ro.pure_hash = !args.given("no-pure-hash");
   ro.snapshot = args.given("snapshot");
   if (args.given("pin"))
@@ -695,7 +697,7 @@ int cmd_run(int argc, char** argv) {
   nlohmann::json regime = {{"reader", pipeline::reader_model_name(st.ro.reader)}, {"qd", st.ro.queue_depth},
                            {"inflight", st.ro.inflight}, {"pin", st.pins}, {"page_reuse", st.ro.reuse_read_pages},
                            {"pure_hash", st.ro.pure_hash}, {"snapshot", st.ro.snapshot},
-                           {"hash_overlap", st.ro.overlap_hash}};
+                           {"hash_overlap", st.ro.overlap_hash}, {"write_runs", st.ro.write_runs}};
   st.ro.on_open = [&regime, &st](const persist::DbFiles& files) {
     store_regime(files, regime);
     regime["prefetch_threads"] = pipeline::prefetch_threads_used(st.ro, files.store);

@@ -139,8 +139,15 @@ io::Status CommitFrame::begin_writes() {
   if (!t_applied_) t_applied_ = t_writes_;
   if (!t_hashed_) t_hashed_ = t_writes_;
   if (keyed()) return {};
-  writer_.emplace(files_.arena->pages(), files_.arena->space());
-  if (reuse_ && reuse_->keep_written) writer_->keep_copies(true);
+  const uint32_t window = 64, max_run_pages = reuse_ && !reuse_->write_runs ? 1 : 0;
+  writer_.emplace(files_.arena->pages(), files_.arena->space(), window, max_run_pages);
+  if (reuse_ && reuse_->keep_written) {
+    // The set not borrowed by this commit's reader (nor, the previous publish being over, by
+    // any other) takes a copy of each page as it is written; hand_over_written() names it.
+    SharedPages& set = reuse_->written_sets[reuse_->newest_written ^ 1];
+    set.clear();
+    writer_->keep_copies(&set);
+  }
   packer_.emplace(*writer_);
   io::Status s = choose_compaction_targets();
   if (s.ok() && !compact_.empty() && dead_.parents().built()) packer_->set_edge_sink(&dead_.parents());
@@ -267,14 +274,10 @@ void CommitFrame::encoded() { t_encoded_ = st::monotonic_ns(); }
 
 void CommitFrame::hand_over_written() {
   if (keyed() || !reuse_) return;
+  writer_->keep_copies(nullptr);  // the tree's pages only (not the snapshot's nor the commit record)
   reuse_->written = writer_->written_ids();
   if (!reuse_->keep_written) return;
-  const uint8_t slot = reuse_->newest_written ^ 1;  // not the set this commit's reader borrowed
-  SharedPages& set = reuse_->written_sets[slot];
-  set.clear();
-  const std::vector<std::vector<uint8_t>>& copies = writer_->written_copies();
-  for (size_t i = 0; i < copies.size(); ++i) (void)set.add(reuse_->written[i], copies[i]);
-  reuse_->newest_written = slot;
+  reuse_->newest_written ^= 1;  // the set begin_writes() filled
 }
 
 io::Status CommitFrame::fail(io::Status s) {
@@ -359,6 +362,7 @@ void CommitFrame::fill_arena_stats(const Outcome& o, uint64_t pages_written, uin
   out.pages_read = reader_->counters().page_reads;
   out.read_rounds = reader_->counters().rounds;
   out.pages_written = pages_written;
+  out.page_write_ops = writer_->write_ops();
   out.pages_released = pages_released;
   out.read_ns = reader_->counters().read_wall_ns;
   out.pages_reused = reader_->counters().pages_reused;

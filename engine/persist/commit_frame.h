@@ -62,6 +62,9 @@ struct CommitStats {
   uint64_t pages_read = 0, read_rounds = 0;
   uint64_t apply_passes = 0;       // MPT: apply passes (a collapse read redoes one); binary trie: 0
   uint64_t records_written = 0, pages_written = 0;  // tree pages (the commit record page not included)
+  // Device write operations of the commit's writer (tree, snapshot and commit record pages;
+  // a run of consecutive pages is one, PageWriter); the free list's pages not included.
+  uint64_t page_write_ops = 0;
   uint64_t records_superseded = 0;
   uint64_t pages_released = 0;     // tree pages proven dead + the previous commit record page
   int64_t keys_delta = 0;          // keys created minus deleted (binary trie: leaves created)
@@ -160,6 +163,9 @@ struct PageReuse {
   // read, and their ancestors' pages, as targets with the budget left. They read pages
   // beyond the block's; `statetree commit` turns them on, the block pipeline does not.
   bool compact_chains = false;
+  // Arena: pages with consecutive ids are written as one write run (PageWriter); off: one
+  // write per page.
+  bool write_runs = true;
   static constexpr uint32_t kDefaultCompactPages = 16384;
 };
 

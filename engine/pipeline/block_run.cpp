@@ -102,6 +102,7 @@ class CommitStage {
     else committer_ = (mpt_committer_ = std::make_unique<persist::MptCommitter>(files)).get();
     committer_->reuse().pure_hash = options.pure_hash;
     committer_->reuse().keep_written = options.reuse_read_pages;
+    committer_->reuse().write_runs = options.write_runs;
     overlap_ = options.overlap_hash && options.reuse_read_pages && !files.rocks && options.inflight > 1;
     committer_->reuse().own_read_store = overlap_;
   }
@@ -127,7 +128,9 @@ class CommitStage {
   }
 
   // The graph's commit body: commits the hashed block unless the run failed, then frees its
-  // token; `packed` and `done` are each signalled once.
+  // token; `packed` and `done` are each signalled once. The token is free before `done`: the
+  // source makes its next block (one beyond the one admitted) as soon as one is admitted,
+  // and that block takes this token.
   template <typename Ports>
   void commit(BlockToken* t, Ports& ports) {
     bool packed_sent = false;

@@ -119,6 +119,9 @@ struct RunOptions {
   // free (its drain, its walks' CPU time between reaps). Readers still open in block order.
   // Off: one prefetch at a time.
   bool overlap_prefetch = true;
+  // Arena: the commit writes pages with consecutive ids as one write of up to 64 KiB
+  // (persist::PageWriter's write runs). Off: one write per page. Same pages, same bytes.
+  bool write_runs = true;
   // The commit record's spec of each block: (the spec before it, the block) -> spec.
   std::function<std::string(const std::string& previous_spec, const state::Block& block)> commit_spec;
   // Called once with the writer's files before the first block (the store's regime).

@@ -1,11 +1,13 @@
 // Tests of the shared persistent-tree layer: record pages (round trip, strict decoding of
 // hostile bytes), the subtree packer + page writer + page reader over an in-memory store
-// (random trees read back record by record), and the database files (commit record,
+// (random trees read back record by record), the page writer's write runs on the arena
+// store (consecutive ids as one write, on and off), and the database files (commit record,
 // rebuild = copy-on-write replacement, parameter mismatch, no-commit directories).
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <random>
 
 #include "engine/persist/db_files.h"
@@ -13,6 +15,7 @@
 #include "engine/persist/page_writer.h"
 #include "engine/persist/record_page.h"
 #include "engine/persist/subtree_packer.h"
+#include "io/arena_store.h"
 #include "io/memory_store.h"
 #include "io/page_format.h"
 #include "tests/io/io_test_util.h"
@@ -277,6 +280,114 @@ TEST_CASE("subtree packer: push_placed children are referenced by their locators
   RecordView c;
   REQUIRE(r.record(v.child(1), &c).ok());
   CHECK(c.kind == 7);
+}
+
+namespace {
+
+struct ArenaDb {
+  io::test::TempDir dir;
+  std::unique_ptr<io::ArenaFileStore> store;
+  io::MemoryManifestSlot slot;
+  io::StoreParams params;
+  std::optional<io::CowSpace> space;
+  explicit ArenaDb(uint64_t pages) {
+    io::ArenaOptions o;
+    o.path = dir.file("arena");
+    o.capacity_pages = pages;
+    o.queue_depth = 8;
+    o.create = true;
+    store = io::test::open_arena_or_skip(o);
+    if (!store) return;
+    space.emplace(*store, slot, params);
+    REQUIRE(space->open().ok());
+  }
+};
+
+// The write operations `ids` (in write order) make with runs of at most `cap` pages.
+uint64_t expected_write_ops(const std::vector<uint64_t>& ids, uint32_t cap) {
+  uint64_t ops = 0, run = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i == 0 || ids[i] != ids[i - 1] + 1 || run == cap) ++ops, run = 0;
+    ++run;
+  }
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("page writer: consecutive page ids go out as write runs on the arena; every tree reads back, runs on and off") {
+  std::mt19937_64 rng(19);
+  for (uint32_t max_run : {0u, 1u, 5u}) {
+    CAPTURE(max_run);
+    ArenaDb db(2048);
+    if (!db.store) return;
+    std::vector<TestNode> nodes;
+    int root = 0;
+    do {
+      nodes.clear();
+      root = random_tree(rng, &nodes, 7, 600);
+    } while (nodes.size() < 500);  // many pages
+    std::vector<Locator> roots;
+    std::vector<uint64_t> ids;
+    {
+      PageWriter w(*db.store, *db.space, 8, max_run);
+      CHECK(w.max_run_pages() == (max_run ? max_run : 16));
+      SubtreePacker p(w);
+      push_tree(p, nodes, root);
+      REQUIRE(p.finish(&roots).ok());
+      REQUIRE(w.finish().ok());
+      ids = w.written_ids();
+      REQUIRE(ids.size() > 40);
+      CHECK(w.pages_written() == ids.size());
+      CHECK(w.write_ops() == expected_write_ops(ids, w.max_run_pages()));
+      if (max_run == 1) CHECK(w.write_ops() == ids.size());
+      else CHECK(w.write_ops() * 2 < ids.size());  // fresh space: ascending ids, long runs
+      CHECK(db.store->counters().writes == ids.size());
+      CHECK(db.store->counters().write_ops == w.write_ops());
+    }
+    PageReader r(*db.store);
+    uint64_t levels = 0;
+    check_tree(r, nodes, root, roots[0], &levels);
+    CHECK(r.counters().page_reads == ids.size());
+  }
+}
+
+TEST_CASE("page writer: ids written out of order break the runs where they stop being consecutive; every page as written") {
+  ArenaDb db(256);
+  if (!db.store) return;
+  const uint32_t payload = db.store->payload_bytes();
+  std::vector<uint64_t> ids;
+  {
+    PageWriter w(*db.store, *db.space, 4);
+    std::vector<uint64_t> got(100);
+    for (uint64_t& id : got) REQUIRE(w.new_page(&id).ok());
+    // Blocks of 1..9 consecutive ids, the blocks in reverse order.
+    std::vector<uint64_t> order;
+    for (size_t end = got.size(); end > 0;) {
+      const size_t len = std::min<size_t>(end, 1 + end % 9);
+      for (size_t i = end - len; i < end; ++i) order.push_back(got[i]);
+      end -= len;
+    }
+    std::vector<uint8_t> page(payload);
+    for (uint64_t id : order) {
+      io::test::fill_payload(page.data(), payload, id, 5);
+      REQUIRE(w.write(id, page.data()).ok());
+    }
+    REQUIRE(w.finish().ok());
+    ids = w.written_ids();
+    CHECK(ids == order);
+    CHECK(w.write_ops() == expected_write_ops(ids, 16));
+    CHECK(w.write_ops() < ids.size());
+  }
+  std::vector<std::vector<uint8_t>> back(ids.size(), std::vector<uint8_t>(payload));
+  std::vector<io::PageOp> reads;
+  for (size_t i = 0; i < ids.size(); ++i) reads.push_back(io::PageOp{io::PageOpKind::read, ids[i], back[i].data(), i});
+  REQUIRE(io::run_batch(*db.store, reads).ok());
+  std::vector<uint8_t> expect(payload);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    io::test::fill_payload(expect.data(), payload, ids[i], 5);
+    CHECK(back[i] == expect);
+  }
 }
 
 TEST_CASE("page reader: a corrupt page is named and nothing of its round is cached") {

@@ -1,6 +1,7 @@
 // page_allocator_test: copy-on-write free space: pages of the committed root are never
 // handed out again before the next commit is durable; aborts return a commit's pages;
-// a randomized run against a plain set-based model; serialize/deserialize round trip and
+// a randomized run against a plain set-based model (free and deferred frees); serialize /
+// deserialize round trip, serialize_durable() against a durable copy's serialize(), and
 // rejection of damaged free lists.
 #include <doctest/doctest.h>
 
@@ -57,6 +58,7 @@ TEST_CASE("allocator: randomized commits against a set model, with serialize rou
   std::set<uint64_t> live;  // committed + this commit's pages
   uint64_t rng = 99;
   for (int commit = 0; commit < 200; ++commit) {
+    if (commit % 4 == 1) a.defer_all_free();  // free space a reader may still hold: deferred extents
     std::set<uint64_t> committed = live, released, fresh;
     const size_t n_release = live.empty() ? 0 : st::io::test::splitmix64(rng) % std::min<size_t>(live.size(), 20);
     for (size_t i = 0; i < n_release; ++i) {
@@ -82,7 +84,17 @@ TEST_CASE("allocator: randomized commits against a set model, with serialize rou
       live = committed;
       continue;
     }
+    if (commit % 3 == 0) {  // some commits defer their frees (deferred extents beside free ones)
+      a.set_defer_frees(commit % 2 == 0);
+      if (commit % 9 == 0) a.reclaim_deferred();
+    }
+    // The bytes the commit will persist, computed before it is durable, are those after.
+    PageAllocator copy = a;
+    copy.commit_durable();
+    const std::vector<uint8_t> expect = copy.serialize();
+    CHECK(a.serialize_durable() == expect);
     a.commit_durable();
+    CHECK(a.serialize() == expect);
     for (uint64_t p = 0; p < cap; ++p) REQUIRE(a.is_free(p) == (live.count(p) == 0));
     PageAllocator b;
     REQUIRE(PageAllocator::deserialize(a.serialize(), cap, &b).ok());
