@@ -1,11 +1,10 @@
 // bintrie/commit: BintrieCommitter (see bintrie/commit.h for the phases). The dirty paths
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
-// `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record);
-// each new stem and group's messages are laid out into the level arrays as the plan makes it
-// (bintrie/level_hash.h: its values or entries read while in cache, a new child's entry named
-// by the child's digest), then hashed in memory level by level (hash_plan: one batch kernel
-// call per level, each new child's digest into its parent's entry), then written post-order.
-// Loaded nodes whose plan is not `placed` are superseded.
+// `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record;
+// a new group's unchanged entries are kept by locator in its child list, with no Plan each)
+// and then hashed in memory level by level (hash_plan: all new stems, then the new groups by
+// height, one batch kernel call per level, bintrie/level_hash.h; a group's entries filled
+// from its new children's digests), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
 // Both stores run the same prepare / resolve / plan; only the node source and sink differ
 // (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
 // blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
@@ -63,6 +62,7 @@ struct Plan {
   int node = -1;                            // placed: the loaded node it keeps (-1: never read)
   Hash32 hash{};                            // placed; new: set by hash_plan for the root only
   uint32_t listed = 0;                      // stem / group: its index in its list (BintrieHashScratch)
+  uint32_t src_seg = 0;                     // new group: its entries' first slot in the entry sources
   uint32_t height = 0;                      // new group: 1 + its highest new child's (stems: 0)
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
@@ -82,18 +82,19 @@ struct Plan {
 // (dense, in listing order, so that the cold Plan objects are not touched for them).
 struct Listed {
   Plan* plan = nullptr;
-  DigestRef ref;          // its digest in the level hash (laid out by the plan, run by hash_plan)
-  Hash32* up = nullptr;   // under a new group: the parent entry's hash; null: the root
+  DigestRef ref;                 // its digest in the level hash (hash_plan)
+  uint32_t src_at = UINT32_MAX;  // under a new group: its slot in the entry sources
+  Hash32* up = nullptr;          // under a new group: the parent entry's hash; null: the root
 };
 
-// The hash phase's arrays, kept across commits: the levels' messages (laid out by the plan:
-// stem_plan, note_group; hashed by hash_plan); the new stems and new groups in plan order
-// (children before parents); one group's entry sources while it is laid out.
+// The hash phase's arrays, kept across commits: the levels' messages (hash_plan); the new
+// stems, the new groups per height and every new group's entry sources (filled by the plan,
+// note_group).
 struct BintrieHashScratch {
   BintrieLevelHash levels;
-  std::vector<Listed> stems;      // new stems as planned
-  std::vector<Listed> groups;     // new groups as planned (post-order)
-  std::vector<DigestRef> entry_src;  // the group being noted: per entry a new child's digest, else zero
+  std::vector<Listed> stems;                  // new stems as planned
+  std::vector<std::vector<Listed>> by_height;  // new groups by height above the stems (0: height 1)
+  std::vector<DigestRef> entry_src;  // per new group, one per entry (a new child's digest, else zero)
 };
 
 namespace {
@@ -233,9 +234,9 @@ class Committer {
   // The plan of the new tree; then the writes.
   io::Status plan(BintrieHashScratch& x, std::unique_ptr<Plan>* out) {
     scratch_ = &x;
-    x.levels.reset(g_);
     x.stems.clear();
-    x.groups.clear();
+    for (std::vector<Listed>& v : x.by_height) v.clear();
+    x.entry_src.clear();
     std::vector<Item> items;
     if (root_ < 0) {
       for (uint32_t w = 0; w < writes_.size(); ++w) add_new_stem(w, &items);
@@ -329,12 +330,40 @@ class Committer {
     return frame_.packer().push(bd::kGroup, buf_, k);
   }
 
-  // The plan's new stems and groups (laid out level by level as they were planned) hashed:
-  // one batch call per level (BintrieLevelHash::run). Then every group entry of a new child
-  // is set from the digests, and the root's hash (the other new Plans keep a zero hash:
-  // pure_hash and the writes read the listed digests and the entries).
+  // A group's entries on their way into the cache (the next group's, while one is laid out).
+  static void prefetch_entries(const bintrie::GroupBlob& b) {
+    const char* at = reinterpret_cast<const char*>(b.entries.data());
+    const size_t bytes = b.entries.size() * sizeof(bintrie::GroupEntry);
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + off);
+  }
+
+  // The new stems and groups of the plan hashed level by level (BintrieLevelHash): every new
+  // stem, then the new groups by height (1: only placed or stem children), a new child's
+  // digest filling its parent's entry. Then every group entry of a new child is set from the
+  // digests, and the root's hash (the other new Plans keep a zero hash: pure_hash and the
+  // writes read the listed digests and the entries).
   void hash_plan(BintrieHashScratch& x) {
     BintrieLevelHash& lh = x.levels;
+    lh.reset(g_);
+    for (size_t k = 0; k < x.stems.size(); ++k) {
+      if (k + 2 < x.stems.size()) __builtin_prefetch(&x.stems[k + 2].plan->stem_blob);
+      if (k + 1 < x.stems.size()) __builtin_prefetch(x.stems[k + 1].plan->stem_blob.values.data());
+      Listed& l = x.stems[k];
+      l.ref = lh.add_stem(l.plan->stem_blob);
+      if (l.src_at != UINT32_MAX) x.entry_src[l.src_at] = l.ref;
+    }
+    for (std::vector<Listed>& level : x.by_height) {
+      if (level.empty()) break;
+      lh.next_height();
+      for (size_t k = 0; k < level.size(); ++k) {
+        if (k + 2 < level.size()) __builtin_prefetch(&level[k + 2].plan->group_blob);
+        if (k + 1 < level.size()) prefetch_entries(level[k + 1].plan->group_blob);
+        Listed& l = level[k];
+        const bintrie::GroupBlob& b = l.plan->group_blob;
+        l.ref = lh.add_group(b, std::span(x.entry_src).subspan(l.plan->src_seg, b.entries.size()));
+        if (l.src_at != UINT32_MAX) x.entry_src[l.src_at] = l.ref;
+      }
+    }
     lh.run(h_);
     auto take = [&](const Listed& l) {
       Hash32* to = l.up ? l.up : &l.plan->hash;  // the parent's entry, or the root's hash
@@ -342,7 +371,8 @@ class Committer {
       else *to = Hash32{};
     };
     for (const Listed& l : x.stems) take(l);
-    for (const Listed& l : x.groups) take(l);
+    for (const std::vector<Listed>& level : x.by_height)  // children before parents
+      for (const Listed& l : level) take(l);
   }
 
   // A listed node's hash after hash_plan.
@@ -352,26 +382,31 @@ class Committer {
     return out;
   }
 
-  // A new group planned (after its new children, so their digests are named): listed, its
-  // messages laid out into the level arrays while its entries and children are in cache (the
-  // kept children's hashes copied in, each new child's digest named as its entry's source),
-  // each new child's listing given the entry its hash goes to after hash_plan.
+  // A new group planned: its entry sources get their slots (zero), each new child's listing
+  // the slot its digest fills and the entry its hash goes to (while the children are still in
+  // cache, so hash_plan finds neither through the parent's kids); listed by height.
   void note_group(Plan* p) {
     BintrieHashScratch& x = *scratch_;
-    x.entry_src.assign(p->group_blob.entries.size(), DigestRef{});
+    p->src_seg = uint32_t(x.entry_src.size());
+    x.entry_src.resize(x.entry_src.size() + p->group_blob.entries.size(), DigestRef{});
     uint32_t below = 0;
     for (uint32_t i : p->new_kids) {
       const Plan& kid = *p->kids[i].plan;
-      Listed& l = kid.kind == Plan::stem ? x.stems[kid.listed] : x.groups[kid.listed];
-      x.entry_src[i] = l.ref;
+      Listed& l = kid.kind == Plan::stem ? x.stems[kid.listed] : x.by_height[kid.height - 1][kid.listed];
+      l.src_at = p->src_seg + i;
       l.up = &p->group_blob.entries[i].hash;
       below = std::max(below, kid.height);
     }
     p->height = below + 1;
-    p->listed = uint32_t(x.groups.size());
-    Listed& me = x.groups.emplace_back();
-    me.plan = p;
-    me.ref = x.levels.add_group(p->group_blob, p->height, x.entry_src);
+    if (x.by_height.size() <= below) x.by_height.resize(below + 1);
+    p->listed = uint32_t(x.by_height[below].size());
+    x.by_height[below].emplace_back().plan = p;
+  }
+  // The group noted last is kept by locator after all: unlisted.
+  void unnote_group(const Plan& p) {
+    BintrieHashScratch& x = *scratch_;
+    x.by_height[p.height - 1].pop_back();
+    x.entry_src.resize(p.src_seg);
   }
 
   io::Status pure_hash(PureHashCount* c) const {
@@ -380,7 +415,8 @@ class Committer {
     std::vector<const bintrie::GroupBlob*> groups;
     std::vector<Hash32> group_hashes;
     for (const Listed& l : scratch_->stems) stems.push_back(&l.plan->stem_blob), stem_hashes.push_back(listed_hash(l));
-    for (const Listed& l : scratch_->groups) groups.push_back(&l.plan->group_blob), group_hashes.push_back(listed_hash(l));
+    for (const std::vector<Listed>& level : scratch_->by_height)  // children before parents
+      for (const Listed& l : level) groups.push_back(&l.plan->group_blob), group_hashes.push_back(listed_hash(l));
     return bintrie_pure_hash(h_, stems, stem_hashes, groups, group_hashes, c);
   }
 
@@ -564,7 +600,7 @@ class Committer {
       }
     }
     std::unique_ptr<Plan> p;
-    if (io::Status s = place(items, d, &p, false); !s.ok()) return s;
+    if (io::Status s = place(items, d, &p); !s.ok()) return s;
     // Unchanged group: the same entries and every child kept.
     bool same = p->kind == Plan::group && p->group_blob.entries.size() == n.blob.entries.size();
     for (size_t e = 0; same && e < n.blob.entries.size(); ++e) {
@@ -572,8 +608,8 @@ class Committer {
       const bintrie::GroupEntry& b = n.blob.entries[e];
       same = a.pos == b.pos && a.depth == b.depth && a.hash == b.hash && kept_as(p->kids[e], n.children[e]);
     }
-    if (!same && p->kind == Plan::group) note_group(p.get());  // new: listed and laid out
     if (same) {
+      unnote_group(*p);
       n.reused = true;
       p = std::make_unique<Plan>();
       p->kind = Plan::placed;
@@ -604,20 +640,16 @@ class Committer {
       p->hash = nodes_[it.node].hash;
     } else {
       p->kind = Plan::stem;
-      p->stem_blob = std::move(it.blob);  // laid out now, hashed by hash_plan
+      p->stem_blob = std::move(it.blob);  // hashed by hash_plan
       p->listed = uint32_t(scratch_->stems.size());
-      Listed& l = scratch_->stems.emplace_back();
-      l.plan = p.get();
-      l.ref = scratch_->levels.add_stem(p->stem_blob);
+      scratch_->stems.emplace_back().plan = p.get();
     }
     *out = std::move(p);
     return {};
   }
 
-  // A group at depth d over `items` (or, for one stem item at the top, that stem); a new
-  // group is noted (listed, laid out) unless `note` is false (plan_group notes it once it
-  // knows the group changed).
-  io::Status place(std::vector<Item>& items, unsigned d, std::unique_ptr<Plan>* out, bool note = true) {
+  // A group at depth d over `items` (or, for one stem item at the top, that stem).
+  io::Status place(std::vector<Item>& items, unsigned d, std::unique_ptr<Plan>* out) {
     if (d > 248) return {io::Errc::corrupt_page, "binary trie commit: two stems share 248 bits"};
     if (d == 0 && items.size() == 1 && items[0].kind == Item::stem) return stem_plan(items[0], out);
     std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
@@ -630,7 +662,7 @@ class Committer {
     p->kind = Plan::group;
     p->group_blob.g = uint8_t(g_);
     if (io::Status s = walk(items, 0, items.size(), d, 0, 0, p.get()); !s.ok()) return s;
-    if (note) note_group(p.get());
+    note_group(p.get());
     *out = std::move(p);  // hashed by hash_plan
     return {};
   }

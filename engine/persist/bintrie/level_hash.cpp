@@ -17,6 +17,8 @@ constexpr uint32_t kStemLevels = 10;  // values, 8 subtree levels, stem nodes
 void BintrieLevelHash::reset(unsigned g) {
   g_ = g;
   used_ = 0;
+  group_base_ = kStemLevels;
+  heights_ = 0;
 }
 
 BintrieLevelHash::Level& BintrieLevelHash::level(uint32_t l) {
@@ -159,6 +161,8 @@ DigestRef BintrieLevelHash::stem_node(const Node& root, const bintrie::StemBlob&
   return stem;
 }
 
+void BintrieLevelHash::next_height() { group_base_ = kStemLevels + g_ * heights_++; }
+
 // A full group: all 2^g entries at depth g, in position order, none a zero given hash.
 bool BintrieLevelHash::full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) const {
   if (b.entries.size() != (size_t(1) << g_) || entry_src.size() < b.entries.size()) return false;
@@ -171,8 +175,8 @@ bool BintrieLevelHash::full_group(const bintrie::GroupBlob& b, std::span<const D
 
 // A full group's tree without bitmaps: level base's messages are the entries in consecutive
 // pairs, each level above pairs the previous level's messages (every node present).
-DigestRef BintrieLevelHash::add_full_group(const bintrie::GroupBlob& b, uint32_t base,
-                                           std::span<const DigestRef> entry_src) {
+DigestRef BintrieLevelHash::add_full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) {
+  const uint32_t base = group_base_;
   level(base + g_ - 1);
   Level& L0 = levels_[base];
   const size_t pairs = b.entries.size() / 2;
@@ -205,10 +209,8 @@ DigestRef BintrieLevelHash::add_full_group(const bintrie::GroupBlob& b, uint32_t
   return top;
 }
 
-DigestRef BintrieLevelHash::add_group(const bintrie::GroupBlob& b, uint32_t height,
-                                      std::span<const DigestRef> entry_src) {
-  const uint32_t base = kStemLevels + g_ * (height - 1);
-  if (full_group(b, entry_src)) return add_full_group(b, base, entry_src);
+DigestRef BintrieLevelHash::add_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) {
+  if (full_group(b, entry_src)) return add_full_group(b, entry_src);
   clear_tree(g_);
   Tree& t = *tree_;
   for (size_t k = 0; k < b.entries.size(); ++k) {
@@ -220,7 +222,7 @@ DigestRef BintrieLevelHash::add_group(const bintrie::GroupBlob& b, uint32_t heig
     t.occ[d][i >> 6] |= uint64_t(1) << (i & 63);
     t.at[d][i] = {src.zero() ? e.hash.data() : nullptr, src};
   }
-  const Node* root = reduce_tree(g_, base);
+  const Node* root = reduce_tree(g_, group_base_);
   return root ? root->ref : DigestRef{};
 }
 

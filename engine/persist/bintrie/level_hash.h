@@ -12,12 +12,9 @@
 // node, a stem, a new child group) names that message's slot; run() copies each digest there
 // after its level's call. A digest is named by a DigestRef (its level and index).
 //
-// Use: reset(g); add_stem() and add_group() in any order that adds a node after the new
-// children it names (the commit's plan order: post-order), a group with its height above the
-// stems (1 + its highest new child's; stems: 0), each entry either as its blob holds it or
-// filled from an earlier DigestRef (a new child's); run(); digest(ref). The levels are fixed
-// by kind and height (stems 0-9, a group of height h the g levels from 10 + g * (h - 1)), so
-// the messages of a level may be appended in any order.
+// Use: reset(g); add_stem() for every new stem; then per height next_height() and
+// add_group() for its groups, each entry either as its blob holds it or filled from an
+// earlier DigestRef (a new child's); run(); digest(ref).
 //
 // Invariants: the digests equal bintrie::stem_blob_hash and reconstruct_group(...)[0] of
 // the same blobs with each entry set to its source's digest, bit for bit (the trie's zero
@@ -47,10 +44,12 @@ struct DigestRef {
 class BintrieLevelHash {
  public:
   void reset(unsigned g);
+  // Every stem before the first next_height().
   DigestRef add_stem(const bintrie::StemBlob& b);
-  // height >= 1 (1: no new child group); entry_src: one per entry of b; a zero ref takes
-  // the entry's hash from the blob.
-  DigestRef add_group(const bintrie::GroupBlob& b, uint32_t height, std::span<const DigestRef> entry_src);
+  // The groups added next are one height above those added before (their new children).
+  void next_height();
+  // entry_src: one per entry of b; a zero ref takes the entry's hash from the blob.
+  DigestRef add_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src);
   // Every level's call, in order; each digest copied into its slot.
   void run(const bintrie::Hasher& h);
   // 32 bytes after run(); nullptr for a zero ref.
@@ -88,10 +87,12 @@ class BintrieLevelHash {
   DigestRef stem_node(const Node& root, const bintrie::StemBlob& b);
   const Node* reduce_tree(unsigned top, uint32_t base);
   bool full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src) const;
-  DigestRef add_full_group(const bintrie::GroupBlob& b, uint32_t base, std::span<const DigestRef> entry_src);
+  DigestRef add_full_group(const bintrie::GroupBlob& b, std::span<const DigestRef> entry_src);
 
   unsigned g_ = 0;
-  uint32_t used_ = 0;  // levels in use
+  uint32_t used_ = 0;        // levels in use
+  uint32_t group_base_ = 0;  // the first level of the current height's groups
+  uint32_t heights_ = 0;     // next_height() calls since reset()
   std::vector<Level> levels_;
   std::unique_ptr<Tree> tree_;
 };
