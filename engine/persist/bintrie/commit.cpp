@@ -1,6 +1,7 @@
 // bintrie/commit: BintrieCommitter (see bintrie/commit.h for the phases). The dirty paths
 // are held as `Node`s (records read from disk, decoded); the new tree is first planned as
-// `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record)
+// `Plan`s (placed = an unchanged subtree on disk, by locator; stem / group = a new record;
+// a new group's unchanged entries are kept by locator in its child list, with no Plan each)
 // and then hashed in memory level by level (hash_plan: all new stems, then the new groups by
 // height, one batch kernel call per level, bintrie/level_hash.h; a group's entries filled
 // from its new children's digests), then written post-order. Loaded nodes whose plan is not `placed` are superseded.
@@ -65,8 +66,14 @@ struct Plan {
   uint32_t height = 0;                      // new group: 1 + its highest new child's (stems: 0)
   bintrie::StemBlob stem_blob;              // stem
   bintrie::GroupBlob group_blob;            // group
-  std::vector<std::unique_ptr<Plan>> kids;  // group: one per entry
-  std::vector<uint32_t> new_kids;           // group: the entries whose kid is not placed, ascending
+  // A group's child: its plan, or (plan null) an unchanged entry's subtree kept by its locator
+  // with no Plan of its own (most entries of a touched group: no allocation per entry).
+  struct Kid {
+    std::unique_ptr<Plan> plan;
+    Locator loc = kNoLocator;  // plan null: the kept subtree
+  };
+  std::vector<Kid> kids;           // group: one per entry
+  std::vector<uint32_t> new_kids;  // group: the entries whose kid is not placed, ascending
 };
 
 }  // namespace
@@ -247,6 +254,40 @@ class Committer {
     return plan_group(root_, 0, all, out);
   }
 
+  // A new stem at `depth`: its leaves into the flat snapshot (if any); its blob as one record,
+  // or as pieces and a chunked record when it exceeds a page's payload (RocksDB: one blob).
+  io::Status emit_stem(const Plan& p, unsigned depth) {
+    const bool keyed = frame_.keyed();
+    if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf of the stem
+      uint8_t key[32];
+      std::memcpy(key, p.stem_blob.stem.data(), 31);
+      for (unsigned i = 0, j = 0; i < 256; ++i)
+        if ((p.stem_blob.bitmap[i / 8] >> (7 - i % 8)) & 1) {
+          key[31] = uint8_t(i);
+          snap->put({key, 32}, p.stem_blob.values[j++]);
+        }
+    }
+    buf_.clear();
+    bintrie::encode_stem_blob(p.stem_blob, &buf_);
+    bytes_written += buf_.size();
+    if (keyed) {
+      ++records_written;
+      frame_.rocks().put(blob_key_string(p.stem_blob.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
+      return {};
+    }
+    SubtreePacker& packer = frame_.packer();
+    const size_t piece_max = packer_payload_ - kPageHeaderBytes - record_footprint(0, 0);
+    ++records_written;
+    if (buf_.size() <= piece_max) return packer.push(bd::kStem, buf_, 0);
+    uint32_t pieces = 0;
+    for (size_t at = 0; at < buf_.size(); at += piece_max, ++pieces) {
+      const size_t len = std::min(piece_max, buf_.size() - at);
+      if (io::Status s = packer.push(bd::kPiece, std::span<const uint8_t>(buf_).subspan(at, len), 0); !s.ok()) return s;
+      ++records_written;
+    }
+    return packer.push(bd::kStemChunked, {}, pieces);
+  }
+
   // p at `depth` under `path` (its first `depth` bits). Arena: records into the packer in
   // post-order; RocksDB: blobs into the commit's batch under blob_key(path, depth).
   io::Status emit(const Plan& p, const Key32& path, unsigned depth) {
@@ -265,42 +306,18 @@ class Committer {
       frame_.rocks().put(blob_key_string(n.stem.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
       return {};
     }
-    if (p.kind == Plan::stem) {
-      if (SnapshotDelta* snap = frame_.snapshot()) {  // the flat snapshot: every leaf of the stem
-        uint8_t key[32];
-        std::memcpy(key, p.stem_blob.stem.data(), 31);
-        for (unsigned i = 0, j = 0; i < 256; ++i)
-          if ((p.stem_blob.bitmap[i / 8] >> (7 - i % 8)) & 1) {
-            key[31] = uint8_t(i);
-            snap->put({key, 32}, p.stem_blob.values[j++]);
-          }
-      }
-      buf_.clear();
-      bintrie::encode_stem_blob(p.stem_blob, &buf_);
-      bytes_written += buf_.size();
-      if (keyed) {
-        ++records_written;
-        frame_.rocks().put(blob_key_string(p.stem_blob.stem.data(), depth), std::string(buf_.begin(), buf_.end()));
-        return {};
-      }
-      SubtreePacker& packer = frame_.packer();
-      const size_t piece_max = packer_payload_ - kPageHeaderBytes - record_footprint(0, 0);
-      ++records_written;
-      if (buf_.size() <= piece_max) return packer.push(bd::kStem, buf_, 0);
-      uint32_t pieces = 0;
-      for (size_t at = 0; at < buf_.size(); at += piece_max, ++pieces) {
-        const size_t len = std::min(piece_max, buf_.size() - at);
-        if (io::Status s = packer.push(bd::kPiece, std::span<const uint8_t>(buf_).subspan(at, len), 0); !s.ok()) return s;
-        ++records_written;
-      }
-      return packer.push(bd::kStemChunked, {}, pieces);
-    }
+    if (p.kind == Plan::stem) return emit_stem(p, depth);
     const uint32_t k = uint32_t(p.kids.size());
     for (uint32_t i = 0; i < k; ++i) {
+      if (!p.kids[i].plan) {  // kept by locator (RocksDB: its key holds it)
+        if (!keyed)
+          if (io::Status s = frame_.place_kept(p.kids[i].loc); !s.ok()) return s;
+        continue;
+      }
       const bintrie::GroupEntry& ge = p.group_blob.entries[i];
       Key32 kid_path = path;
       set_bits(kid_path, depth, uint32_t(ge.pos) >> (g_ - ge.depth), ge.depth);
-      if (io::Status s = emit(*p.kids[i], kid_path, depth + ge.depth); !s.ok()) return s;
+      if (io::Status s = emit(*p.kids[i].plan, kid_path, depth + ge.depth); !s.ok()) return s;
     }
     buf_.clear();
     bintrie::encode_group_blob(p.group_blob, &buf_);
@@ -374,7 +391,7 @@ class Committer {
     x.entry_src.resize(x.entry_src.size() + p->group_blob.entries.size(), DigestRef{});
     uint32_t below = 0;
     for (uint32_t i : p->new_kids) {
-      const Plan& kid = *p->kids[i];
+      const Plan& kid = *p->kids[i].plan;
       Listed& l = kid.kind == Plan::stem ? x.stems[kid.listed] : x.by_height[kid.height - 1][kid.listed];
       l.src_at = p->src_seg + i;
       l.up = &p->group_blob.entries[i].hash;
@@ -589,8 +606,7 @@ class Committer {
     for (size_t e = 0; same && e < n.blob.entries.size(); ++e) {
       const bintrie::GroupEntry& a = p->group_blob.entries[e];
       const bintrie::GroupEntry& b = n.blob.entries[e];
-      same = a.pos == b.pos && a.depth == b.depth && a.hash == b.hash && p->kids[e]->kind == Plan::placed &&
-             p->kids[e]->loc == n.children[e];
+      same = a.pos == b.pos && a.depth == b.depth && a.hash == b.hash && kept_as(p->kids[e], n.children[e]);
     }
     if (same) {
       unnote_group(*p);
@@ -654,7 +670,11 @@ class Committer {
   static void add_kid(Plan* p, const bintrie::GroupEntry& ge, std::unique_ptr<Plan> kid) {
     if (kid->kind != Plan::placed) p->new_kids.push_back(uint32_t(p->kids.size()));
     p->group_blob.entries.push_back(ge);
-    p->kids.push_back(std::move(kid));
+    p->kids.push_back({std::move(kid), kNoLocator});
+  }
+  // Whether a group's child is the subtree at `loc`, unchanged.
+  static bool kept_as(const Plan::Kid& k, Locator loc) {
+    return k.plan ? k.plan->kind == Plan::placed && k.plan->loc == loc : k.loc == loc;
   }
 
   io::Status walk(std::vector<Item>& items, size_t a, size_t b, unsigned d, unsigned r, uint32_t q, Plan* p) {
@@ -666,12 +686,12 @@ class Committer {
         // A kept stem is alone from its own depth on; a kept group (depth g) descends to g.
         if (it.depth < r || uint32_t(it.pos >> (g_ - r)) != q)
           return {io::Errc::corrupt_page, "binary trie commit: an entry's depth does not fit its region"};
-        kid = std::make_unique<Plan>();
-        kid->kind = Plan::placed;
-        kid->loc = it.loc;
-        kid->hash = it.hash;
         ge.pos = it.pos;
         ge.depth = it.depth;
+        ge.hash = it.hash;
+        p->group_blob.entries.push_back(ge);
+        p->kids.push_back({nullptr, it.loc});  // no Plan: kept by locator
+        return {};
       } else if (it.kind == Item::sub) {
         if (uint32_t(it.pos >> (g_ - r)) != q) return {io::Errc::corrupt_page, "binary trie commit: a group entry outside its region"};
         if (io::Status s = plan_group(it.node, d + g_, it.dirty, &kid); !s.ok()) return s;
