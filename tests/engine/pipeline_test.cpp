@@ -194,6 +194,20 @@ struct ForcedOverlap {
   }
 };
 
+// The blocks run on database `db` with `o` (its dir set here); at K = 2 with ForcedOverlap,
+// so that block k + 1's reader pins the state before block k's commit. The run must
+// succeed and report every block.
+RunResult run_forced(const std::string& db, RunOptions o, const std::vector<state::Block>& blocks) {
+  o.dir = db;
+  ForcedOverlap overlap;
+  if (o.inflight == 2) overlap.install(o, blocks.size());
+  RunResult res;
+  const Status st = run_blocks(o, blocks, &res);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(res.blocks.size() == blocks.size());
+  return res;
+}
+
 // Every configuration of a test must give the first one's per-block roots (and, where a
 // test asks, the values its traversal read: read_digest).
 struct SameAsFirstRun {
@@ -229,7 +243,6 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           CAPTURE(reuse);
           const std::string db = run_copy(db0, "reuse_run");
           RunOptions o;
-          o.dir = db;
           o.reader = reader;
           o.inflight = k;
           o.geth_workers = 2;
@@ -237,12 +250,7 @@ TEST_CASE("block pipeline: the commit takes the block's read pages; the same roo
           o.pure_hash = true;
           // K = 2: block i commits only once block i + 1 is traversed, so block i + 1's
           // reader pins the state before block i and its commit walks pages block i wrote.
-          ForcedOverlap overlap;
-          if (k == 2) overlap.install(o, blocks.size());
-          RunResult res;
-          const Status st = run_blocks(o, blocks, &res);
-          REQUIRE_MESSAGE(st.ok(), st.message());
-          REQUIRE(res.blocks.size() == blocks.size());
+          const RunResult res = run_forced(db, o, blocks);
           for (size_t i = 0; i < blocks.size(); ++i) {
             const BlockResult& b = res.blocks[i];
             CAPTURE(i);
@@ -412,16 +420,10 @@ TEST_CASE("block pipeline: the commit's write runs give the roots and files of p
         CAPTURE(runs);
         const std::string db = run_copy(db0, "runs_run");
         RunOptions o;
-        o.dir = db;
         o.reader = ReaderModel::bal;
         o.inflight = k;
         o.write_runs = runs;
-        ForcedOverlap overlap;
-        if (k == 2) overlap.install(o, blocks.size());
-        RunResult res;
-        const Status st = run_blocks(o, blocks, &res);
-        REQUIRE_MESSAGE(st.ok(), st.message());
-        REQUIRE(res.blocks.size() == blocks.size());
+        const RunResult res = run_forced(db, o, blocks);
         uint64_t pages = 0, ops = 0;
         for (size_t i = 0; i < blocks.size(); ++i) {
           CAPTURE(i);
@@ -621,16 +623,10 @@ TEST_CASE("block pipeline: a bal prefetch split over 1, 2 or 3 threads reads the
         CAPTURE(threads);
         const std::string db = run_copy(db0, "split_run");
         RunOptions o;
-        o.dir = db;
         o.reader = ReaderModel::bal;
         o.inflight = k;
         o.prefetch_threads = threads;
-        ForcedOverlap overlap;
-        if (k == 2) overlap.install(o, blocks.size());
-        RunResult res;
-        const Status st = run_blocks(o, blocks, &res);
-        REQUIRE_MESSAGE(st.ok(), st.message());
-        REQUIRE(res.blocks.size() == blocks.size());
+        const RunResult res = run_forced(db, o, blocks);
         for (size_t i = 0; i < blocks.size(); ++i) {
           const BlockResult& b = res.blocks[i];
           CAPTURE(i);
