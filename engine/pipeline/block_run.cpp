@@ -23,7 +23,6 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <cassert>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -33,6 +32,7 @@
 #include "engine/persist/mpt/commit.h"
 #include "engine/pipeline/block_stages.h"
 #include "engine/pipeline/parallel.h"
+#include "kernels/support/check.h"
 
 namespace st::pipeline {
 
@@ -291,9 +291,9 @@ void build_and_run_graph(RunContext& ctx, std::span<const state::Block> blocks,
       return nullptr;
     }
     BlockToken* t = tokens[next % tokens.size()].get();
-    const bool was_busy = t->in_use.exchange(true);
-    assert(!was_busy && "a token is reused while its block is in flight");
-    (void)was_busy;
+    // On in Release: a token reused while its block is in flight would hand one block's
+    // scratch and read pages to another (the commit frees a token before admitting more).
+    ST_CHECK(!t->in_use.exchange(true), "block pipeline: a token is reused while its block is in flight");
     t->reset(next, &blocks[next]);
     ++next;
     return t;
