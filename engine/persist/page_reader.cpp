@@ -1,5 +1,6 @@
 // page_reader: level-by-level loads and streamed page reads over one cache (see header).
 #include "engine/persist/page_reader.h"
+#include "engine/persist/buffer_pool.h"
 #include "kernels/support/check.h"
 #include "kernels/support/clock.h"
 
@@ -7,7 +8,6 @@
 #include <cassert>
 #include <cstring>
 #include <ctime>
-#include <mutex>
 
 namespace st::persist {
 
@@ -17,49 +17,6 @@ constexpr uint64_t kWaitMax = 8;    // completions a blocking poll waits for, at
 constexpr size_t kPoolTake = 64;     // buffers taken from the pool at a time
 constexpr size_t kKeepSpare = 16384; // buffers a cleared reader keeps for its next batch
 
-// Process-wide free page buffers, by size, bounded (kPoolBytes): a reader returns its
-// buffers when it is destroyed or cleared, the next one takes them, so a batch reuses
-// memory already mapped instead of faulting fresh pages in (a TreeDb reopened per batch,
-// as read-bench does, would otherwise touch ~40 MB of new memory per batch of 4,096 keys;
-// a pipeline block's prefetch reads 80-160 MB, and a fresh buffer's first-touch fault
-// cost about as much CPU as its read's submission).
-class BufferPool {
- public:
-  static BufferPool& instance() {
-    static BufferPool p;
-    return p;
-  }
-  // Moves up to n buffers of `bytes` into out; allocates the rest.
-  void take(uint32_t bytes, size_t n, std::vector<std::unique_ptr<uint8_t[]>>* out) {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      auto& v = free_[bytes];
-      while (n > 0 && !v.empty()) {
-        out->push_back(std::move(v.back()));
-        v.pop_back();
-        held_ -= bytes;
-        --n;
-      }
-    }
-    for (; n > 0; --n) out->emplace_back(new uint8_t[bytes]);
-  }
-  void give(uint32_t bytes, std::vector<std::unique_ptr<uint8_t[]>>* bufs) {
-    std::lock_guard<std::mutex> g(m_);
-    auto& v = free_[bytes];
-    for (auto& b : *bufs) {
-      if (held_ + bytes > kPoolBytes) break;
-      v.push_back(std::move(b));
-      held_ += bytes;
-    }
-    bufs->clear();  // the rest are freed
-  }
-
- private:
-  static constexpr size_t kPoolBytes = size_t(256) << 20;
-  std::mutex m_;
-  std::unordered_map<uint32_t, std::vector<std::unique_ptr<uint8_t[]>>> free_;
-  size_t held_ = 0;
-};
 }  // namespace
 
 PageReader::PageReader(io::NodeStore& store) : store_(store) {}

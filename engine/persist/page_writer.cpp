@@ -1,47 +1,15 @@
 // page_writer: copy-on-write page ids and windowed asynchronous page writes, consecutive
 // pages in one write run (see header).
 #include "engine/persist/page_writer.h"
+#include "engine/persist/buffer_pool.h"
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 namespace st::persist {
 
 namespace {
 constexpr uint64_t kIdBatch = 64;  // page ids allocated from the CowSpace at a time
-
-// Run buffers kept between writers (one commit's writer after another), by size, bounded:
-// a commit reuses memory already mapped instead of faulting in a fresh 64 KiB per buffer.
-class RunBufferPool {
- public:
-  static RunBufferPool& instance() {
-    static RunBufferPool p;
-    return p;
-  }
-  std::unique_ptr<uint8_t[]> take(size_t bytes) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (bytes == bytes_ && !free_.empty()) {
-      std::unique_ptr<uint8_t[]> b = std::move(free_.back());
-      free_.pop_back();
-      return b;
-    }
-    return std::make_unique_for_overwrite<uint8_t[]>(bytes);
-  }
-  void give(size_t bytes, std::vector<std::unique_ptr<uint8_t[]>>* bufs) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (bytes != bytes_) free_.clear(), bytes_ = bytes;  // one size kept: the last writer's
-    for (std::unique_ptr<uint8_t[]>& b : *bufs)
-      if (b && free_.size() < kKeep) free_.push_back(std::move(b));
-    bufs->clear();
-  }
-
- private:
-  static constexpr size_t kKeep = 128;  // two writers' windows of 64
-  std::mutex mu_;
-  size_t bytes_ = 0;
-  std::vector<std::unique_ptr<uint8_t[]>> free_;
-};
 }  // namespace
 
 PageWriter::PageWriter(io::NodeStore& store, io::CowSpace& space, uint32_t window, uint32_t max_run_pages)
@@ -56,7 +24,7 @@ PageWriter::PageWriter(io::NodeStore& store, io::CowSpace& space, uint32_t windo
 PageWriter::~PageWriter() {
   // Never leave the store with writes into buffers that are about to be freed.
   while (store_.outstanding() > 0) store_.reap(done_, store_.outstanding());
-  RunBufferPool::instance().give(size_t(run_cap_) * payload_bytes(), &bufs_);
+  BufferPool::instance().give(run_cap_ * payload_bytes(), &bufs_);
 }
 
 io::Status PageWriter::new_page(uint64_t* page_id) {
@@ -89,7 +57,11 @@ io::Status PageWriter::take_buffer(uint32_t* b) {
     if (io::Status s = reap(1); !s.ok()) return s;
   *b = free_bufs_.back();
   free_bufs_.pop_back();
-  if (!bufs_[*b]) bufs_[*b] = RunBufferPool::instance().take(size_t(run_cap_) * payload_bytes());
+  if (!bufs_[*b]) {
+    std::vector<std::unique_ptr<uint8_t[]>> one;
+    BufferPool::instance().take(run_cap_ * payload_bytes(), 1, &one);
+    bufs_[*b] = std::move(one.back());
+  }
   return {};
 }
 
