@@ -74,7 +74,7 @@ void CowSpace::reset_empty() {
   needs_reopen_ = false;
   gate_asked_ = false;
   alloc_ = PageAllocator(store_.capacity_pages());
-  alloc_.set_defer_frees(bool(readers_absent_));
+  alloc_.set_defer_frees(bool(no_reader_before_));
   committed_ = Manifest{};
   committed_.params = params_;
 }
@@ -109,18 +109,23 @@ Status CowSpace::open(const Manifest& m) {
                                    (m.root_page >= m.free_list_page && m.root_page - m.free_list_page < m.free_list_pages)))
       return Status(Errc::corrupt_page, "manifest: root page " + std::to_string(m.root_page) +
                                             " is free or part of the free list");
-    alloc_.set_defer_frees(bool(readers_absent_));
+    alloc_.set_defer_frees(bool(no_reader_before_));
     // Readers of roots older than m may still exist: nothing listed is reusable yet.
-    if (readers_absent_) alloc_.defer_all_free();
+    if (no_reader_before_) alloc_.defer_all_free(m.commit_seq);
   }
   committed_ = m;
   return {};
 }
 
 bool CowSpace::reclaim_deferred() {
-  if (!readers_absent_ || alloc_.deferred_pages() == 0 || !readers_absent_()) return false;
-  alloc_.reclaim_deferred();
-  return true;
+  if (!no_reader_before_) return false;
+  bool any = false;
+  for (uint64_t tag : alloc_.deferred_tags()) {
+    if (!no_reader_before_(tag)) break;
+    alloc_.reclaim_deferred_through(tag);
+    any = true;
+  }
+  return any;
 }
 
 void CowSpace::ask_gate_once() {
@@ -215,7 +220,7 @@ Status CowSpace::commit(Manifest next) {
     abort();
     return p;
   }
-  alloc_.commit_durable();
+  alloc_.commit_durable(next.commit_seq);
   committed_ = next;
   gate_asked_ = false;
   return {};

@@ -18,22 +18,26 @@
 //
 // Readers of older roots (another process, or another handle, that loaded manifest j < k
 // and still walks root j): with a reader gate set (set_reader_gate, a file-backed database:
-// io/db_lock.h), the pages a durable commit frees are DEFERRED, not free (page_allocator.h).
-// Deferred pages become free only when the gate reports that no reader exists at that
-// instant: every reader pins before it loads a manifest, so any later reader loads the
-// current manifest or a newer one, and no root older than the current one is read any more.
-// The gate is asked at the first allocation of each commit (and again before the arena is
-// grown); while readers exist the commit takes fresh pages at the arena's end instead.
+// io/db_lock.h), the pages a durable commit k frees are DEFERRED, not free, tagged k
+// (page_allocator.h): they are reachable only from manifests older than k. A group tagged t
+// becomes free when the gate reports that no reader walks a root older than t and none is
+// loading a manifest at that instant: every reader announces "loading" before it loads a
+// manifest and holds its state's seq until it is done, so any later reader loads the current
+// manifest or a newer one. The gate is asked at the first allocation of each commit (and
+// again before the arena is grown), oldest group first; a group still held keeps every newer
+// one deferred too, and the commit takes fresh pages at the arena's end instead.
 //
 // Invariant (readers): a page reachable from any manifest a live reader loaded is never
 // free. Proof sketch: it is reachable from the current manifest (never free, above), or it
-// was released by a commit published after that reader pinned, so it is deferred until an
-// instant without readers, which cannot come while that reader holds its pin.
+// was released by a commit k published after that reader loaded manifest j < k, so it is
+// deferred with a tag >= k > j until an instant when no reader walks a root older than the
+// tag, which cannot come while that reader holds j.
 //
 // Crash: the persisted free list holds free and deferred pages alike (both are unreachable
-// from its own manifest). A writer that opens it does not know which readers still hold
-// older roots, so with a gate every listed page starts deferred, until the gate's first
-// "no readers". Nothing is leaked across a crash and nothing a reader may hold is reused.
+// from its own manifest m). A writer that opens it does not know which readers still hold
+// older roots, so with a gate every listed page starts deferred, tagged m, until the gate
+// reports no reader older than m. Nothing is leaked across a crash and nothing a reader may
+// hold is reused.
 #pragma once
 
 #include <cstdint>
@@ -60,9 +64,10 @@ class CowSpace {
   // store, so the store's size covers the manifest's high water).
   Status open(const Manifest& loaded);
 
-  // Set before open(): readers_absent() answers "does no reader exist now?" (ReaderGate).
-  // Without a gate, pages freed by a commit are reusable at once (no reader can exist).
-  void set_reader_gate(std::function<bool()> readers_absent) { readers_absent_ = std::move(readers_absent); }
+  // Set before open(): no_reader_before(seq) answers "does no reader walk a root older than
+  // manifest seq, and none load a manifest now?" (ReaderGate). Without a gate, pages freed
+  // by a commit are reusable at once (no reader can exist).
+  void set_reader_gate(std::function<bool(uint64_t)> no_reader_before) { no_reader_before_ = std::move(no_reader_before); }
   // Set before open(): allocate() and commit() refuse (a reader's handle).
   void set_read_only(bool on) { read_only_ = on; }
   const Manifest& committed() const { return committed_; }
@@ -91,7 +96,8 @@ class CowSpace {
   Status grow_for(uint64_t min_capacity);
   // The state of a space with nothing committed (before a manifest is loaded, or none exists).
   void reset_empty();
-  // Deferred pages become free if the gate reports no readers; true if any did.
+  // Deferred groups become free, oldest first, while the gate reports no reader older than
+  // their tag; true if any did.
   bool reclaim_deferred();
   void ask_gate_once();  // at the commit's first allocation
 
@@ -103,7 +109,7 @@ class CowSpace {
   bool needs_reopen_ = false;
   bool read_only_ = false;
   bool gate_asked_ = false;  // in the commit in progress
-  std::function<bool()> readers_absent_;
+  std::function<bool(uint64_t)> no_reader_before_;
 };
 
 }  // namespace st::io

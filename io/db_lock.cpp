@@ -7,11 +7,31 @@
 
 #include <cerrno>
 #include <fstream>
+#include <string>
 #include <iterator>
 
 namespace st::io {
 
 namespace {
+
+// Bytes of READERS (header): the loading byte, then one per manifest commit_seq. Seqs past
+// the largest offset share its byte (a later state's pin is only ever more conservative).
+constexpr uint64_t kLastSeqByte = uint64_t(1) << 62;
+off_t seq_byte(uint64_t commit_seq) { return off_t(commit_seq < kLastSeqByte - 1 ? commit_seq + 1 : kLastSeqByte); }
+
+// An OFD lock request over [start, start + len): F_RDLCK, F_WRLCK or F_UNLCK.
+int ofd_lock(int fd, int cmd, short type, off_t start, off_t len, struct flock* out = nullptr) {
+  struct flock l {};
+  l.l_type = type;
+  l.l_whence = SEEK_SET;
+  l.l_start = start;
+  l.l_len = len;
+  int r;
+  do r = ::fcntl(fd, cmd, &l);
+  while (r != 0 && errno == EINTR);
+  if (out) *out = l;
+  return r;
+}
 
 int flock_retry(int fd, int op) {
   int r;
@@ -91,12 +111,20 @@ Status ReaderPin::acquire(const std::string& dir, std::unique_ptr<ReaderPin>* ou
     if (errno == ENOENT) return Status(Errc::not_found, dir + ": no such database directory");
     return Status::from_errno(errno, "open " + path);
   }
-  if (flock_retry(fd, LOCK_SH) != 0) {
+  if (ofd_lock(fd, F_OFD_SETLK, F_RDLCK, 0, 1) != 0) {  // "loading"
     const int err = errno;
     ::close(fd);
-    return Status::from_errno(err, "flock " + path);
+    return Status::from_errno(err, "lock " + path);
   }
   out->reset(new ReaderPin(fd));
+  return {};
+}
+
+Status ReaderPin::pin_state(uint64_t commit_seq) {
+  if (ofd_lock(fd_, F_OFD_SETLK, F_RDLCK, seq_byte(commit_seq), 1) != 0)
+    return Status::from_errno(errno, "lock the readers' file at state " + std::to_string(commit_seq));
+  // Dropping the loading byte cannot fail in a way that matters: kept, it only delays reuse.
+  ofd_lock(fd_, F_OFD_SETLK, F_UNLCK, 0, 1);
   return {};
 }
 
@@ -112,10 +140,10 @@ Status ReaderGate::open(const std::string& dir, std::unique_ptr<ReaderGate>* out
 
 ReaderGate::~ReaderGate() { ::close(fd_); }
 
-bool ReaderGate::readers_absent() {
-  if (flock_retry(fd_, LOCK_EX | LOCK_NB) != 0) return false;
-  flock_retry(fd_, LOCK_UN);
-  return true;
+bool ReaderGate::no_reader_before(uint64_t commit_seq) {
+  struct flock l {};
+  if (ofd_lock(fd_, F_OFD_GETLK, F_WRLCK, 0, seq_byte(commit_seq), &l) != 0) return false;
+  return l.l_type == F_UNLCK;
 }
 
 }  // namespace st::io

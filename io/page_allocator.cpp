@@ -17,7 +17,33 @@ uint64_t extent_pages(const std::map<uint64_t, uint64_t>& set) {
 }  // namespace
 
 uint64_t PageAllocator::free_pages() const { return extent_pages(free_); }
-uint64_t PageAllocator::deferred_pages() const { return extent_pages(deferred_); }
+uint64_t PageAllocator::deferred_pages() const {
+  uint64_t n = 0;
+  for (const DeferredGroup& g : deferred_) n += extent_pages(g.runs);
+  return n;
+}
+
+bool PageAllocator::in_deferred(uint64_t page) const {
+  for (const DeferredGroup& g : deferred_)
+    if (in_extents(g.runs, page)) return true;
+  return false;
+}
+
+std::vector<uint64_t> PageAllocator::deferred_tags() const {
+  std::vector<uint64_t> tags;
+  for (const DeferredGroup& g : deferred_) tags.push_back(g.tag);
+  return tags;
+}
+
+PageAllocator::Extents& PageAllocator::deferred_group(uint64_t tag) {
+  if (!deferred_.empty() && deferred_.back().tag >= tag) return deferred_.back().runs;
+  if (deferred_.size() >= kMaxDeferredGroups) {  // the two oldest joined, held until the later tag
+    for (const auto& [start, len] : deferred_[0].runs) insert_run(deferred_[1].runs, start, len);
+    deferred_.erase(deferred_.begin());
+  }
+  deferred_.push_back({tag, {}});
+  return deferred_.back().runs;
+}
 
 bool PageAllocator::in_extents(const Extents& set, uint64_t page) {
   auto it = set.upper_bound(page);
@@ -28,7 +54,7 @@ bool PageAllocator::in_extents(const Extents& set, uint64_t page) {
 
 bool PageAllocator::is_free(uint64_t page) const {
   if (page >= high_water_) return true;
-  return in_extents(free_, page) || in_extents(deferred_, page);
+  return in_extents(free_, page) || in_deferred(page);
 }
 
 void PageAllocator::insert_run(Extents& set, uint64_t start, uint64_t len) {
@@ -52,18 +78,22 @@ void PageAllocator::insert_run(Extents& set, uint64_t start, uint64_t len) {
 
 void PageAllocator::free_run(uint64_t start, uint64_t len) {
   ST_CHECK(len > 0 && start + len <= high_water_, "page allocator: a freed run beyond the high water mark");
-  assert(!in_extents(deferred_, start));
+  assert(!in_deferred(start));
   insert_run(free_, start, len);
 }
 
-void PageAllocator::defer_all_free() {
-  for (const auto& [start, len] : free_) insert_run(deferred_, start, len);
+void PageAllocator::defer_all_free(uint64_t seq) {
+  if (free_.empty()) return;
+  Extents& group = deferred_group(seq);
+  for (const auto& [start, len] : free_) insert_run(group, start, len);
   free_.clear();
 }
 
-void PageAllocator::reclaim_deferred() {
-  for (const auto& [start, len] : deferred_) insert_run(free_, start, len);
-  deferred_.clear();
+void PageAllocator::reclaim_deferred_through(uint64_t seq) {
+  size_t n = 0;
+  for (; n < deferred_.size() && deferred_[n].tag <= seq; ++n)
+    for (const auto& [start, len] : deferred_[n].runs) insert_run(free_, start, len);
+  deferred_.erase(deferred_.begin(), deferred_.begin() + std::ptrdiff_t(n));
 }
 
 Status PageAllocator::allocate(uint64_t n, std::vector<uint64_t>* out) {
@@ -119,10 +149,12 @@ void PageAllocator::release(uint64_t page) {
   pending_free_.push_back(page);
 }
 
-void PageAllocator::commit_durable() {
-  for (uint64_t p : pending_free_) {
-    if (defer_frees_) insert_run(deferred_, p, 1);
-    else free_run(p, 1);
+void PageAllocator::commit_durable(uint64_t seq) {
+  if (defer_frees_ && !pending_free_.empty()) {
+    Extents& group = deferred_group(seq);
+    for (uint64_t p : pending_free_) insert_run(group, p, 1);
+  } else {
+    for (uint64_t p : pending_free_) free_run(p, 1);
   }
   pending_free_.clear();
   allocated_in_commit_.clear();
@@ -160,12 +192,15 @@ std::vector<uint8_t> PageAllocator::serialize_durable() const {
   return serialize_with(released);
 }
 
-// Three sorted, pairwise disjoint sources (free extents, deferred extents, single released
-// pages) walked in order of start; touching runs are coalesced as they are emitted, so the
+// Sorted, pairwise disjoint sources (the free extents, each deferred group's extents, the
+// single released pages) walked in order of start, the least start first (at most
+// kMaxDeferredGroups + 2 sources); touching runs are coalesced as they are emitted, so the
 // list is sorted, disjoint and not adjacent, as deserialize() demands.
 std::vector<uint8_t> PageAllocator::serialize_with(std::span<const uint64_t> released) const {
+  size_t extents = free_.size() + released.size();
+  for (const DeferredGroup& g : deferred_) extents += g.runs.size();
   std::vector<uint8_t> b;
-  b.reserve(16 + 16 * (free_.size() + deferred_.size() + released.size()));
+  b.reserve(16 + 16 * extents);
   auto put = [&](uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(uint8_t(v >> (8 * i))); };
   put(high_water_);
   put(0);  // the extent count, filled in below
@@ -176,16 +211,20 @@ std::vector<uint8_t> PageAllocator::serialize_with(std::span<const uint64_t> rel
     if (run_len) { put(run_start); put(run_len); ++count; }
     run_start = start, run_len = len;
   };
-  auto f = free_.begin(), d = deferred_.begin();
+  using It = Extents::const_iterator;
+  std::vector<std::pair<It, It>> sources{{free_.begin(), free_.end()}};
+  for (const DeferredGroup& g : deferred_) sources.push_back({g.runs.begin(), g.runs.end()});
   size_t r = 0;
   constexpr uint64_t kEnd = ~uint64_t(0);
   while (true) {
-    const uint64_t fs = f != free_.end() ? f->first : kEnd, ds = d != deferred_.end() ? d->first : kEnd;
-    const uint64_t rs = r < released.size() ? released[r] : kEnd;
-    if (fs == kEnd && ds == kEnd && rs == kEnd) break;
-    if (fs <= ds && fs <= rs) emit(fs, (f++)->second);
-    else if (ds <= rs) emit(ds, (d++)->second);
-    else emit(rs, 1), ++r;
+    size_t least = sources.size();
+    uint64_t least_start = r < released.size() ? released[r] : kEnd;
+    for (size_t i = 0; i < sources.size(); ++i)
+      if (sources[i].first != sources[i].second && sources[i].first->first < least_start)
+        least = i, least_start = sources[i].first->first;
+    if (least_start == kEnd) break;
+    if (least < sources.size()) emit(least_start, (sources[least].first++)->second);
+    else emit(least_start, 1), ++r;
   }
   if (run_len) { put(run_start); put(run_len); ++count; }
   for (int i = 0; i < 8; ++i) b[8 + size_t(i)] = uint8_t(count >> (8 * i));

@@ -41,7 +41,7 @@ Status StoreDir::create(const StoreDirOptions& o, std::unique_ptr<StoreDir>* out
   if (Status s = d->slot_.publish(empty); !s.ok()) return s;
   d->space_ = std::make_unique<CowSpace>(*d->pages_, d->slot_, o.params);
   ReaderGate* gate = d->gate_.get();
-  d->space_->set_reader_gate([gate] { return gate->readers_absent(); });
+  d->space_->set_reader_gate([gate](uint64_t seq) { return gate->no_reader_before(seq); });
   if (Status s = d->space_->open(empty); !s.ok()) return s;
   *out = std::move(d);
   return {};
@@ -63,6 +63,8 @@ Status StoreDir::open(const StoreDirOptions& o, std::unique_ptr<StoreDir>* out, 
   if (o.read_state) m = *o.read_state;
   else if (Status s = d->slot_.load(&m); !s.ok()) return s;
   if (Status s = check_params(m.params, o.params); !s.ok()) return s;
+  if (d->pin_)  // from now on the pin holds the state it walks, not "loading"
+    if (Status s = d->pin_->pin_state(m.commit_seq); !s.ok()) return s;
   ArenaOptions a;
   a.path = d->arena_path();
   a.page_size = o.params.page_size;
@@ -75,7 +77,7 @@ Status StoreDir::open(const StoreDirOptions& o, std::unique_ptr<StoreDir>* out, 
     d->space_->set_read_only(true);
   } else {
     ReaderGate* gate = d->gate_.get();
-    d->space_->set_reader_gate([gate] { return gate->readers_absent(); });
+    d->space_->set_reader_gate([gate](uint64_t seq) { return gate->no_reader_before(seq); });
   }
   // The manifest loaded above (the writer holds the lock, so it is still the current one;
   // a reader must walk the one it loaded after pinning, which the arena's size covers).

@@ -216,6 +216,8 @@ io::Status open_existing(const DbOptions& o, io::Access access, DbFiles* out) {
     }
     out->rocks_manifest = std::make_unique<io::FileManifestSlot>(o.dir);
     if (io::Status s = out->rocks_manifest->load(&out->manifest); !s.ok()) return s;
+    if (out->reader_pin)
+      if (io::Status s = out->reader_pin->pin_state(out->manifest.commit_seq); !s.ok()) return s;
     if (out->manifest.commit_seq == 0)
       return io::Status(io::Errc::not_found, o.dir + " holds no state: its build never committed");
     if (io::Status s = open_rocks(o, false, access, &out->rocks); !s.ok()) return s;

@@ -193,7 +193,7 @@ TEST_CASE("cow space: pages a commit frees wait while readers may hold an older 
   MemoryManifestSlot slot;
   bool readers = true;
   int asked = 0;
-  auto gate = [&] {
+  auto gate = [&](uint64_t) {
     ++asked;
     return !readers;
   };
