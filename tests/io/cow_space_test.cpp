@@ -12,16 +12,9 @@
 #include "tests/io/io_test_util.h"
 
 using namespace st::io;
+using st::io::test::params4k;
 
 namespace {
-
-StoreParams params4k() {
-  StoreParams p;
-  p.tree_kind = TreeKind::mpt;
-  p.hash_kind = HashKind::keccak256;
-  p.page_size = kPageSize4K;
-  return p;
-}
 
 Status write_pages(NodeStore& store, const std::vector<uint64_t>& pages) {
   std::vector<unsigned char> buf(store.payload_bytes(), 0x5a);

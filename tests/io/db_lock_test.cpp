@@ -27,6 +27,7 @@
 #include "tests/io/io_test_util.h"
 
 using namespace st::io;
+using st::io::test::params4k;
 using st::io::test::TempDir;
 
 namespace {
@@ -105,14 +106,6 @@ bool without_privileges(const std::function<bool()>& check) {
   REQUIRE(WIFEXITED(status));
   REQUIRE_MESSAGE(WEXITSTATUS(status) != 4, "could not drop privileges (setuid 65534)");
   return WEXITSTATUS(status) == 0;
-}
-
-StoreParams params4k() {
-  StoreParams p;
-  p.tree_kind = TreeKind::mpt;
-  p.hash_kind = HashKind::keccak256;
-  p.page_size = kPageSize4K;
-  return p;
 }
 
 }  // namespace
@@ -200,19 +193,7 @@ TEST_CASE("cow space: pages a commit frees wait while readers may hold an older 
   CowSpace space(store, slot, params4k());
   space.set_reader_gate(gate);
   REQUIRE(space.open().ok());
-  auto commit = [&](std::vector<uint64_t>* live, uint64_t n) {
-    for (uint64_t p : *live) space.release(p);
-    std::vector<uint64_t> pages;
-    REQUIRE(space.allocate(n, &pages).ok());
-    std::vector<unsigned char> buf(store.payload_bytes(), 0x5a);
-    std::vector<PageOp> ops;
-    for (uint64_t p : pages) ops.push_back({PageOpKind::write, p, buf.data(), p});
-    REQUIRE(run_batch(store, ops).ok());
-    Manifest m;
-    m.root_page = pages[0];
-    REQUIRE(space.commit(m).ok());
-    *live = pages;
-  };
+  auto commit = [&](std::vector<uint64_t>* live, uint64_t n) { st::io::test::commit_pages(space, store, live, n); };
   std::vector<uint64_t> live, a, b;
   commit(&live, 10);
   a = live;

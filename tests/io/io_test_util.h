@@ -1,5 +1,6 @@
 // io_test_util: shared helpers for the io tests: a self-deleting temp directory under /tmp,
-// deterministic page payloads, and an arena-open helper that skips (with a MESSAGE) where
+// deterministic page payloads, MPT store parameters with 4 KiB pages, one whole commit
+// through a CowSpace, and an arena-open helper that skips (with a MESSAGE) where
 // the kernel lacks io_uring instead of failing.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "io/arena_store.h"
+#include "io/cow_space.h"
 #include "kernels/support/splitmix64.h"
 
 namespace st::io::test {
@@ -46,6 +48,30 @@ inline void fill_payload(unsigned char* p, size_t n, uint64_t page, uint64_t ver
     const uint64_t v = splitmix64(x);
     std::memcpy(p + i, &v, std::min<size_t>(8, n - i));
   }
+}
+
+inline StoreParams params4k() {
+  StoreParams p;
+  p.tree_kind = TreeKind::mpt;
+  p.hash_kind = HashKind::keccak256;
+  p.page_size = kPageSize4K;
+  return p;
+}
+
+// One commit through `space`: releases `*live`, allocates n pages, writes them (0x5a),
+// publishes; *live becomes the new pages.
+inline void commit_pages(CowSpace& space, NodeStore& store, std::vector<uint64_t>* live, uint64_t n) {
+  for (uint64_t p : *live) space.release(p);
+  std::vector<uint64_t> pages;
+  REQUIRE(space.allocate(n, &pages).ok());
+  std::vector<unsigned char> buf(store.payload_bytes(), 0x5a);
+  std::vector<PageOp> ops;
+  for (uint64_t p : pages) ops.push_back({PageOpKind::write, p, buf.data(), p});
+  REQUIRE(run_batch(store, ops).ok());
+  Manifest m;
+  m.root_page = pages[0];
+  REQUIRE(space.commit(m).message() == "");
+  *live = pages;
 }
 
 // Opens an arena; returns nullptr after a MESSAGE when io_uring is unavailable here.

@@ -24,32 +24,8 @@
 using namespace st::io;
 using st::io::test::TempDir;
 
-namespace {
-
-StoreParams params4k() {
-  StoreParams p;
-  p.tree_kind = TreeKind::mpt;
-  p.hash_kind = HashKind::keccak256;
-  p.page_size = kPageSize4K;
-  return p;
-}
-
-// One commit: releases `*live`, allocates n pages, writes them, publishes.
-void commit_pages(CowSpace& space, NodeStore& store, std::vector<uint64_t>* live, uint64_t n) {
-  for (uint64_t p : *live) space.release(p);
-  std::vector<uint64_t> pages;
-  REQUIRE(space.allocate(n, &pages).ok());
-  std::vector<unsigned char> buf(store.payload_bytes(), 0x5a);
-  std::vector<PageOp> ops;
-  for (uint64_t p : pages) ops.push_back({PageOpKind::write, p, buf.data(), p});
-  REQUIRE(run_batch(store, ops).ok());
-  Manifest m;
-  m.root_page = pages[0];
-  REQUIRE(space.commit(m).message() == "");
-  *live = pages;
-}
-
-}  // namespace
+using st::io::test::commit_pages;
+using st::io::test::params4k;
 
 TEST_CASE("reader pins: the gate sees a loading reader and readers of states older than a seq") {
   TempDir tmp;
