@@ -9,35 +9,22 @@
 namespace st::experiments {
 namespace {
 
-// Either tree's committer behind one commit(): both report persist::CommitStats.
-class AnyCommitter {
- public:
-  AnyCommitter(persist::DbFiles& files, const CommitBlocksOptions& o) {
-    if (o.bintrie) bintrie_ = std::make_unique<persist::BintrieCommitter>(files);
-    else mpt_ = std::make_unique<persist::MptCommitter>(files);
-    persist::PageReuse& reuse = bintrie_ ? bintrie_->reuse() : mpt_->reuse();
-    reuse.compact_pages = o.compact_pages;
-    reuse.compact_chains = o.compact_chains;
-  }
-  io::Status commit(const state::StateDiff& diff, const std::string& spec_json, persist::CommitStats* stats) {
-    if (mpt_) return mpt_->commit(diff, spec_json, stats);
-    persist::BintrieCommitStats b;
-    io::Status s = bintrie_->commit(diff, spec_json, &b);
-    *stats = b;  // the shared fields
-    return s;
-  }
-
- private:
-  std::unique_ptr<persist::MptCommitter> mpt_;
-  std::unique_ptr<persist::BintrieCommitter> bintrie_;
-};
+// The database's tree's committer, with the compaction settings.
+std::unique_ptr<persist::CommitterBase> make_committer(persist::DbFiles& files, const CommitBlocksOptions& o) {
+  std::unique_ptr<persist::CommitterBase> c;
+  if (o.bintrie) c = std::make_unique<persist::BintrieCommitter>(files);
+  else c = std::make_unique<persist::MptCommitter>(files);
+  c->reuse().compact_pages = o.compact_pages;
+  c->reuse().compact_chains = o.compact_chains;
+  return c;
+}
 
 }  // namespace
 
 CommitBlocksResult commit_blocks(persist::DbFiles& files, const CommitBlocksOptions& options, const BlockSource& source,
                                  const OnCommittedBlock& on_block) {
   CommitBlocksResult r;
-  AnyCommitter committer(files, options);
+  const std::unique_ptr<persist::CommitterBase> committer = make_committer(files, options);
   r.disk_bytes_before = files.disk_bytes();
   r.in_use_bytes_before = files.in_use_bytes();
   state::StateDiff diff;
@@ -48,7 +35,7 @@ CommitBlocksResult commit_blocks(persist::DbFiles& files, const CommitBlocksOpti
       r.failed_block = b.block;
       break;
     }
-    r.status = committer.commit(diff, source.spec_json(), &b.stats);
+    r.status = committer->commit(diff, source.spec_json(), &b.stats);
     if (!r.status.ok()) {
       r.failed_block = b.block;
       break;

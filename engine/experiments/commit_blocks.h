@@ -42,8 +42,7 @@ struct BlockSource {
   std::function<std::string()> spec_json;
 };
 
-// One committed block: its number and the commit's figures (a binary-trie commit's shared
-// fields; stems_dirty is not kept).
+// One committed block: its number and the commit's figures.
 struct CommittedBlock {
   uint64_t block = 0;
   persist::CommitStats stats;

@@ -67,6 +67,16 @@ CommitBase base_of(const DbFiles& files) {
 }
 }  // namespace
 
+io::Status CommitterBase::write(const std::string& spec_json, CommitStats* stats) {
+  if (io::Status s = write_pages(); !s.ok()) return s;
+  return publish(spec_json, stats);
+}
+
+io::Status CommitterBase::commit(const state::StateDiff& diff, const std::string& spec_json, CommitStats* stats) {
+  if (io::Status s = hash(diff); !s.ok()) return s;
+  return write(spec_json, stats);
+}
+
 CommitBase CommitterBase::base_for_hash() {
   const std::lock_guard<std::mutex> lock(base_mu_);
   return next_base_ ? *next_base_ : base_of(files_);

@@ -50,6 +50,7 @@
 #include "engine/persist/page_writer.h"
 #include "engine/persist/snapshot/update.h"
 #include "engine/persist/subtree_packer.h"
+#include "engine/state/state_types.h"
 
 namespace st::persist {
 
@@ -184,8 +185,26 @@ struct CommitBase {
 class CommitterBase {
  public:
   explicit CommitterBase(DbFiles& files) : files_(files) {}
+  virtual ~CommitterBase() = default;
   CommitterBase(const CommitterBase&) = delete;
   CommitterBase& operator=(const CommitterBase&) = delete;
+
+  // One block's diff as one commit, in three calls (the block pipeline's hash and commit
+  // stages make them apart). hash(): read the dirty paths, apply, hash; nothing written;
+  // *root_hash (may be null) the new root; a hash() drops a commit hashed and not written.
+  // write_pages(): pack and write the new records (arena: their pages become written_pages()
+  // and the base of the next hash(), which may then run on another thread). publish():
+  // release, fsync, MANIFEST with `spec_json` in the commit record. Nothing else may change
+  // the database between them. On error nothing is published (the previous root stays
+  // current) and the error names what failed.
+  virtual io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr) = 0;
+  virtual io::Status write_pages() = 0;
+  virtual io::Status publish(const std::string& spec_json, CommitStats* stats) = 0;
+  // = write_pages() then publish().
+  io::Status write(const std::string& spec_json, CommitStats* stats);
+  // = hash() then write().
+  io::Status commit(const state::StateDiff& diff, const std::string& spec_json, CommitStats* stats);
+
   // The page reuse and pure-hash settings for the next commits (above).
   PageReuse& reuse() { return reuse_; }
   // Arena: every page the later commits read (resolve, release) adds its device latency

@@ -97,9 +97,8 @@ class CommitStage {
   CommitStage(const RunOptions& options, persist::DbFiles& files, RunContext& ctx, RunResult* result,
               const std::function<void(const BlockResult&)>& on_block)
       : options_(options), files_(files), ctx_(ctx), result_(result), on_block_(on_block) {
-    bintrie_ = files.manifest.params.tree_kind == io::TreeKind::bintrie;
-    if (bintrie_) committer_ = (bt_committer_ = std::make_unique<persist::BintrieCommitter>(files)).get();
-    else committer_ = (mpt_committer_ = std::make_unique<persist::MptCommitter>(files)).get();
+    if (files.manifest.params.tree_kind == io::TreeKind::bintrie) committer_ = std::make_unique<persist::BintrieCommitter>(files);
+    else committer_ = std::make_unique<persist::MptCommitter>(files);
     committer_->reuse().pure_hash = options.pure_hash;
     committer_->reuse().keep_written = options.reuse_read_pages;
     committer_->reuse().write_runs = options.write_runs;
@@ -168,7 +167,7 @@ class CommitStage {
     const uint64_t cpu0 = persist::thread_cpu_ns();
     committer_->record_read_latency(&t.commit_read_latency_ns);
     offer_read_pages(t);
-    const io::Status s = bintrie_ ? bt_committer_->hash(t.diff) : mpt_committer_->hash(t.diff);
+    const io::Status s = committer_->hash(t.diff);
     committer_->reuse().pages = nullptr;  // the frame keeps its pointer: t.pages lives until the publish
     r.hash.busy_ns = persist::thread_cpu_ns() - cpu0;
     r.hash.end_ns = monotonic_ns() - ctx_.t0_ns;
@@ -187,17 +186,11 @@ class CommitStage {
     if (options_.commit_spec) spec_ = options_.commit_spec(files_.commit.spec, b);
     else spec_.assign(files_.commit.spec);
     const std::string& spec = spec_;
-    io::Status s = bintrie_ ? bt_committer_->write_pages() : mpt_committer_->write_pages();
+    io::Status s = committer_->write_pages();
     if (s.ok() && !files_.rocks) keep_written(t.index);
     if (overlap_) packed();
     if (s.ok() && options_.before_publish) options_.before_publish(t.index);
-    if (s.ok() && bintrie_) {
-      persist::BintrieCommitStats bs;
-      s = bt_committer_->publish(spec, &bs);
-      r.commit_stats = bs;
-    } else if (s.ok()) {
-      s = mpt_committer_->publish(spec, &r.commit_stats);
-    }
+    if (s.ok()) s = committer_->publish(spec, &r.commit_stats);
     r.commit.busy_ns = persist::thread_cpu_ns() - cpu0;
     r.commit.end_ns = monotonic_ns() - ctx_.t0_ns;
     r.commit_read_latency_us = t.commit_read_latency_ns.latency(1000.0);
@@ -242,11 +235,8 @@ class CommitStage {
   RunContext& ctx_;
   RunResult* result_;
   const std::function<void(const BlockResult&)>& on_block_;
-  bool bintrie_ = false;
   bool overlap_ = false;
-  std::unique_ptr<persist::MptCommitter> mpt_committer_;
-  std::unique_ptr<persist::BintrieCommitter> bt_committer_;
-  persist::CommitterBase* committer_ = nullptr;
+  std::unique_ptr<persist::CommitterBase> committer_;
   std::vector<std::pair<size_t, std::vector<uint64_t>>> written_by_commit_;
   size_t written_next_ = 0;  // the ring's oldest entry, replaced next
   std::string spec_;

@@ -764,17 +764,6 @@ BintrieCommitter::BintrieCommitter(DbFiles& files)
     : CommitterBase(files), hash_scratch_(std::make_unique<BintrieHashScratch>()) {}
 BintrieCommitter::~BintrieCommitter() = default;
 
-io::Status BintrieCommitter::commit(const state::StateDiff& diff, const std::string& spec_json,
-                                    BintrieCommitStats* stats) {
-  if (io::Status s = hash(diff); !s.ok()) return s;
-  return write(spec_json, stats);
-}
-
-io::Status BintrieCommitter::write(const std::string& spec_json, BintrieCommitStats* stats) {
-  if (io::Status s = write_pages(); !s.ok()) return s;
-  return publish(spec_json, stats);
-}
-
 io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
   constexpr const char* kWho = Pending::kWho;
   pending_.reset();
@@ -859,7 +848,6 @@ io::Status BintrieCommitter::publish(const std::string& spec_json, BintrieCommit
   io::Status s = p->frame.publish(p->out, spec_json, stats);
   clear_next_base();
   if (!s.ok()) return s;
-  if (stats) stats->stems_dirty = p->c.writes_.size();
   return {};
 }
 

@@ -39,11 +39,8 @@
 
 namespace st::persist {
 
-// The commit's figures (commit_frame.h, as the MPT's; apply_passes stays 0: one plan pass)
-// plus the distinct stems written.
-struct BintrieCommitStats : CommitStats {
-  uint64_t stems_dirty = 0;
-};
+// The commit's figures (commit_frame.h, as the MPT's; apply_passes stays 0: one plan pass).
+using BintrieCommitStats = CommitStats;
 
 // The hash phase's scratch, kept across the commits of one committer (bintrie/commit.cpp).
 struct BintrieHashScratch;
@@ -53,20 +50,11 @@ class BintrieCommitter : public CommitterBase {
  public:
   explicit BintrieCommitter(DbFiles& files);
   ~BintrieCommitter();
-  // Applies `diff` as one commit whose commit record stores `spec_json`. On error nothing
-  // is published and the error names what failed. = hash() then write().
-  io::Status commit(const state::StateDiff& diff, const std::string& spec_json, BintrieCommitStats* stats);
-  // The commit in two calls (the block pipeline's hash and commit stages), as MptCommitter's:
-  // hash() = keys, resolve, plan and the hashes of the plan (and the pure hash), nothing
-  // written, *root_hash (may be null) the new root; write() = step 4. Nothing may change the
-  // database between the two; a hash() drops a commit hashed and not written.
-  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr);
-  io::Status write(const std::string& spec_json, BintrieCommitStats* stats);
-  // write() in two calls: write_pages() packs and writes the new records (arena: their pages
-  // become written_pages() and the base of the next hash(), which may then run on another
-  // thread while publish() releases, fsyncs and publishes the MANIFEST).
-  io::Status write_pages();
-  io::Status publish(const std::string& spec_json, BintrieCommitStats* stats);
+  // The calls of CommitterBase. hash(): keys, resolve, plan and the hashes of the plan
+  // (and the pure hash); write_pages() and publish(): step 4.
+  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr) override;
+  io::Status write_pages() override;
+  io::Status publish(const std::string& spec_json, BintrieCommitStats* stats) override;
 
  private:
   struct Pending;

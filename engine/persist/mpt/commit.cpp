@@ -76,16 +76,6 @@ struct MptCommitter::Spare {
 MptCommitter::MptCommitter(DbFiles& files) : CommitterBase(files), spare_(std::make_unique<Spare>()) {}
 MptCommitter::~MptCommitter() = default;
 
-io::Status MptCommitter::commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats) {
-  if (io::Status s = hash(diff); !s.ok()) return s;
-  return write(spec_json, stats);
-}
-
-io::Status MptCommitter::write(const std::string& spec_json, MptCommitStats* stats) {
-  if (io::Status s = write_pages(); !s.ok()) return s;
-  return publish(spec_json, stats);
-}
-
 io::Status MptCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
   pending_.reset();
   const CommitBase base = base_for_hash();

@@ -54,22 +54,11 @@ class MptCommitter : public CommitterBase {
  public:
   explicit MptCommitter(DbFiles& files);
   ~MptCommitter();
-  // Applies `diff` as one commit whose commit record stores `spec_json`. On error nothing
-  // is published (the previous root stays current) and the error names what failed.
-  // = hash() then write().
-  io::Status commit(const state::StateDiff& diff, const std::string& spec_json, MptCommitStats* stats);
-  // The commit in two calls (the block pipeline's hash and commit stages). hash(): phases 1-3
-  // up to the new root (resolve, apply, encode + hash in memory, the pure hash), nothing
-  // written; *root_hash (may be null) = the new root. write(): the rest (pack, page writes,
-  // release, publish); it needs a hash() that succeeded, and nothing may change the database
-  // between the two. A hash() drops a commit hashed and not written.
-  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr);
-  io::Status write(const std::string& spec_json, MptCommitStats* stats);
-  // write() in two calls: write_pages() packs and writes the new records (arena: their pages
-  // become written_pages() and the base of the next hash(), which may then run on another
-  // thread while publish() releases, fsyncs and publishes the MANIFEST).
-  io::Status write_pages();
-  io::Status publish(const std::string& spec_json, MptCommitStats* stats);
+  // The calls of CommitterBase. hash(): phases 1-3 up to the new root (resolve, apply,
+  // encode + hash in memory, the pure hash); write_pages() and publish(): phase 4.
+  io::Status hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash = nullptr) override;
+  io::Status write_pages() override;
+  io::Status publish(const std::string& spec_json, MptCommitStats* stats) override;
 
  private:
   struct Pending;
