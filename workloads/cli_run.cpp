@@ -4,7 +4,7 @@
 //
 //   statetree run --db DIR (--blocks FILE | --workload K [generator options])
 //                 [--reader serial|bal|geth [--workers W]] [--qd Q] [--inflight K] [--cold]
-//                 [--pin STAGE=CPU,...] [--reps R [--scratch DIR]] [--snapshot]
+//                 [--pin STAGE=CPU,...] [--reps R [--scratch DIR]] [--snapshot] [--raw-loop]
 //                 [--json | --csv]
 //
 // --workload generates the blocks with `statetree workload`'s generators on the database's
@@ -27,6 +27,11 @@
 // --snapshot: the blocks' state reads go to the database's flat snapshot (RunOptions::snapshot;
 // databases built with --snapshot, arena or RocksDB); the regime's "snapshot" says which ran, and
 // device_reads_per_slot counts the snapshot's reads (the commit's tree reads stay apart).
+// --raw-loop (arena): after each repetition's blocks, the device's amortized cost of a page
+// read at --qd, measured by read-bench's raw loop on that database (persist::device_reference:
+// cold with --cold, woken, then as many random page reads as the repetition's blocks made
+// on average, at least 1,024); the summary's raw_loop divides the per-slot costs by
+// device reads per slot x that.
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <algorithm>
 #include <array>
@@ -357,6 +362,9 @@ void declare_run_options(Args& args) {
                   "its repetition); the summary gives the median and spread over the repetitions; --cold evicts before each", 1);
   args.option("scratch", "DIR",
               "--reps: an empty or absent directory for the copies (needed for R > 1; with R = 1 the run is on a copy too)");
+  args.flag("raw-loop", "arena: after each repetition's blocks, time read-bench's store-less io_uring loop on the database at\n"
+                        "--qd (cold with --cold; as many random page reads as a block of the repetition made, at least 1,024);\n"
+                        "the summary gives its us per read and the per-slot costs over device reads per slot x that");
   add_json(args, "one JSON object per block and a summary object, one per line, on stdout");
   args.flag("csv", "a header line and one row per block (the block object's fields, nested ones as stage.field), then\n"
                    "the summary object as one line \"# {...}\"");
@@ -367,7 +375,7 @@ struct Setup {
   pipeline::RunOptions ro;
   nlohmann::json pins = nlohmann::json::object();
   uint64_t reps = 1;
-  bool scratch = false, json = false, csv = false, cold = false;
+  bool scratch = false, json = false, csv = false, cold = false, raw_loop = false;
   std::string dir, scratch_dir;
 };
 
@@ -404,6 +412,12 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
     if (auto e = parse_stage_pins(args.str("pin"), &ro.stage_cpus, &st->pins)) return e;
   ro.commit_spec = [](const std::string& prev, const state::Block& b) { return bal_blocks_spec(prev, 1, state::bal_hash(b.bal)); };
   st->json = args.given("json"), st->csv = args.given("csv"), st->cold = args.given("cold");
+  st->raw_loop = args.given("raw-loop");
+  if (st->raw_loop) {
+    persist::DbOptions probed;
+    if (database::Status s = persist::DbFiles::probe(st->dir, &probed); s.ok() && probed.store != persist::StoreKind::arena)
+      return "--raw-loop needs an arena database (RocksDB has no page file to read raw)";
+  }
   return std::nullopt;
 }
 
@@ -440,8 +454,21 @@ struct Runs {
   std::vector<RepFigures> figures;
   std::vector<std::array<uint8_t, 32>> roots;
   std::vector<std::string> digests;
+  std::vector<persist::DeviceReference> raw;  // --raw-loop: one per repetition
   pipeline::RunResult last;
 };
+
+// --raw-loop: the device reference on the repetition's database, once its blocks ran.
+database::Status raw_loop(const Setup& st, const pipeline::RunResult& res, uint64_t rep, Runs* runs) {
+  uint64_t reads = 0;
+  for (const pipeline::BlockResult& b : res.blocks) reads += derive(b).device_reads;
+  reads = std::max<uint64_t>(1024, res.blocks.empty() ? 0 : reads / res.blocks.size());
+  persist::DeviceReference ref;
+  if (database::Status s = persist::device_reference(st.ro.dir, reads, st.ro.queue_depth, st.cold, 32, rep + 1, &ref); !s.ok())
+    return s;
+  runs->raw.push_back(ref);
+  return {};
+}
 
 void print_block(const Setup& st, const pipeline::BlockResult& b, uint64_t rep, const nlohmann::json& regime) {
   if (st.json) {
@@ -494,6 +521,11 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
       return fail(s.message() + (st.scratch ? " (repetition " + std::to_string(rep + 1) + ", on the copy " + ro.dir + ")" : ""),
                   exit_code_for(s));
     }
+    if (st.raw_loop)
+      if (database::Status r = raw_loop(st, res, rep, runs); !r.ok()) {
+        progress.finish();
+        return fail("--raw-loop: " + r.message(), exit_code_for(r));
+      }
     std::string digests;
     runs->figures.push_back(rep_figures_of(res, &digests));
     runs->roots.push_back(res.root);
@@ -537,6 +569,23 @@ Totals totals_of(const std::vector<pipeline::BlockResult>& all) {
   return t;
 }
 
+// --raw-loop's figures over the repetitions (null without it): the raw loop's us per read
+// (median and spread), and each per-slot cost over device reads per slot x that median.
+nlohmann::json raw_loop_json(const Setup& st, const Runs& runs, const Totals& t, double wall_ms) {
+  if (runs.raw.empty()) return nullptr;
+  std::vector<double> us, p50;
+  for (const persist::DeviceReference& r : runs.raw) us.push_back(r.us_per_read), p50.push_back(r.p50_us);
+  const stats::Summary u = stats::summarize(us);
+  const double per_slot_ms = ratio(double(t.reads), double(t.slots_read)) * u.median * 1e-3;
+  return {{"qd", st.ro.queue_depth},
+          {"reads", runs.raw.front().reads},
+          {"us_per_read", {{"median", u.median}, {"min", u.min}, {"max", u.max}, {"samples", u.samples}}},
+          {"latency_us_p50", stats::summarize(p50).median},
+          {"device_ms_per_slot", per_slot_ms},
+          {"state_read_over_raw", ratio(ratio(t.read_ms, double(t.slots_read)), per_slot_ms)},
+          {"total_over_raw", ratio(ratio(wall_ms, double(t.slots_read)), per_slot_ms)}};
+}
+
 nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs, const nlohmann::json& regime) {
   const Totals t = totals_of(runs.all);
   const double wall_ms = ms(runs.wall_ns);
@@ -572,6 +621,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
           {"busy_ms", {{"prefetch", ms(t.busy_prefetch)}, {"traverse", ms(t.busy_traverse)},
                        {"hash", ms(t.busy_hash)}, {"commit", ms(t.busy_commit)}, {"geth_workers", ms(t.busy_workers)}}},
           {"overlap", pipeline::run_overlap(runs.all, runs.wall_ns)},
+          {"raw_loop", raw_loop_json(st, runs, t, wall_ms)},
           {"regime", regime}};
 }
 
@@ -642,6 +692,12 @@ void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json&
               "overlap %.2f (stage walls / run wall)\n",
               busy["prefetch"].get<double>(), busy["traverse"].get<double>(), busy["hash"].get<double>(), busy["commit"].get<double>(),
               busy["geth_workers"].get<double>(), sum["overlap"].get<double>());
+  if (const nlohmann::json& raw = sum["raw_loop"]; !raw.is_null())
+    std::printf("raw loop (store-less io_uring, qd %u, %llu random page reads%s): %.2f us per read; state read per slot / "
+                "(device reads per slot x that) %.2fx, total per slot %.2fx\n",
+                raw["qd"].get<uint32_t>(), (unsigned long long)raw["reads"].get<uint64_t>(), st.cold ? ", cold" : "",
+                raw["us_per_read"]["median"].get<double>(), raw["state_read_over_raw"].get<double>(),
+                raw["total_over_raw"].get<double>());
   if (st.reps > 1) {
     const nlohmann::json& r = sum["reps"];
     std::printf("over %llu repetitions (roots %s, reads %s):\n", (unsigned long long)st.reps,

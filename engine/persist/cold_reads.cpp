@@ -77,4 +77,22 @@ io::Status raw_page_reads(const TreeDb& db, uint64_t reads, uint32_t queue_depth
   return {};
 }
 
+io::Status device_reference(const std::string& dir, uint64_t reads, uint32_t queue_depth, bool cold,
+                            uint32_t warm_up_reads, uint64_t seed, DeviceReference* out) {
+  *out = {};
+  std::unique_ptr<TreeDb> db;
+  if (io::Status s = open_any_db(dir, queue_depth, &db); !s.ok()) return s;
+  if (cold)
+    if (io::Status s = make_db_cold(*db, true, &out->cold); !s.ok()) return s;
+  WarmUpInfo warm;
+  if (io::Status s = warm_up_db(*db, warm_up_reads, seed, &warm); !s.ok()) return s;
+  RawReadFigures raw;
+  if (io::Status s = raw_page_reads(*db, reads, queue_depth, seed * 53 + 7, &raw); !s.ok()) return s;
+  out->reads = raw.reads;
+  out->us_per_read = raw.us_per_read();
+  out->p50_us = raw.latency_us_percentile(0.5);
+  out->p99_us = raw.latency_us_percentile(0.99);
+  return {};
+}
+
 }  // namespace st::persist

@@ -9,6 +9,9 @@
 //                  allocated pages [0, page_high_water) at a queue depth, through the
 //                  store-less io_uring loop (io/raw_reads.h): what a page read costs the
 //                  device, side by side with what a lookup's page read costs the engine
+//   device_reference  the three in a row on a database directory, as `run --raw-loop` and
+//                  read-bench take the reference: opened for reading, evicted (cold),
+//                  woken, then the raw reads at the queue depth
 // Invariants: nothing here reads through the TreeDb's own reader, so no engine cache is
 // warmed; every function is an error value (never a crash) for a missing file.
 #pragma once
@@ -45,6 +48,16 @@ struct RawReadFigures {
 // Arena databases only (bad_argument for RocksDB: it has no page file to read).
 io::Status raw_page_reads(const TreeDb& db, uint64_t reads, uint32_t queue_depth, uint64_t seed,
                           RawReadFigures* out);
+
+// The device's amortized cost of a page read at a queue depth, on database `dir` (arena).
+struct DeviceReference {
+  uint64_t reads = 0;
+  double us_per_read = 0;  // wall time / reads
+  double p50_us = 0, p99_us = 0;
+  ColdInfo cold;  // protocol "" when not evicted
+};
+io::Status device_reference(const std::string& dir, uint64_t reads, uint32_t queue_depth, bool cold,
+                            uint32_t warm_up_reads, uint64_t seed, DeviceReference* out);
 
 // The nearest-rank percentile (0 < q <= 1) of an unsorted sample; 0 for an empty one.
 uint64_t percentile_ns(std::vector<uint64_t> sample, double q);

@@ -324,3 +324,39 @@ TEST_CASE("copy_database: every file but the lock files; refused while another w
   CHECK(!std::filesystem::exists(db + "/scratch"));
   for (const std::string& d : {db, to, to2}) std::filesystem::remove_all(d);
 }
+
+TEST_CASE("statetree run --raw-loop: the raw loop's cost per read beside the blocks', the ratios from the summary's own figures; RocksDB refused") {
+  const std::string db0 = tmp_path("raw0");
+  REQUIRE(run_statetree(std::string("build --tree mpt") + kStateOpts + " --db " + db0).exit_code == 0);
+  const std::string db = tmp_path("raw");
+  std::filesystem::copy(db0, db, std::filesystem::copy_options::recursive);
+  auto r = run_statetree("run --db " + db + " --workload erc20_balanceof --block-count 2 --calls 40 --txs 1 --seed 5 --qd 8 --raw-loop --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const RunOut ro = parse_run(r.out);
+  const json& raw = ro.summary["raw_loop"];
+  REQUIRE(raw.is_object());
+  CHECK(raw["qd"] == 8);
+  CHECK(raw["reads"].get<uint64_t>() >= 1024);  // at least 1,024, else a block's mean device reads
+  const double us = raw["us_per_read"]["median"].get<double>();
+  CHECK(us > 0);
+  CHECK(raw["us_per_read"]["samples"].size() == 1);
+  const double per_slot = ro.summary["device_reads_per_slot"].get<double>() * us * 1e-3;
+  CHECK(raw["device_ms_per_slot"].get<double>() == doctest::Approx(per_slot));
+  CHECK(raw["state_read_over_raw"].get<double>() == doctest::Approx(ro.summary["ms_per_slot_read"].get<double>() / per_slot));
+  CHECK(raw["total_over_raw"].get<double>() == doctest::Approx(ro.summary["ms_per_slot_total"].get<double>() / per_slot));
+  // Without the flag the summary's raw_loop is null.
+  const std::string db2 = tmp_path("raw2");
+  std::filesystem::copy(db0, db2, std::filesystem::copy_options::recursive);
+  auto plain = run_statetree("run --db " + db2 + " --workload erc20_balanceof --block-count 1 --calls 40 --txs 1 --seed 5 --json");
+  REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
+  CHECK(parse_run(plain.out).summary["raw_loop"].is_null());
+
+  const std::string rocks = tmp_path("raw_rocks");
+  REQUIRE(run_statetree(std::string("build --tree mpt") + kStateOpts + " --store rocksdb --db " + rocks).exit_code == 0);
+  auto rr = run_statetree("run --db " + rocks + " --workload erc20_balanceof --block-count 2 --calls 40 --txs 1 --seed 5 --raw-loop");
+  CHECK(rr.exit_code == 2);
+  CHECK(rr.out.empty());  // refused before any block ran
+  CHECK(rr.err.find("--raw-loop needs an arena database") != std::string::npos);
+  CHECK(std::count(rr.err.begin(), rr.err.end(), '\n') == 1);
+  for (const std::string& d : {db0, db, db2, rocks}) std::filesystem::remove_all(d);
+}
