@@ -7,8 +7,8 @@
 
 #include <cerrno>
 #include <fstream>
-#include <string>
 #include <iterator>
+#include <string>
 
 namespace st::io {
 
