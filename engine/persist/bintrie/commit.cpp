@@ -10,6 +10,9 @@
 // blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
 // In RocksDB a node's key is its position, so a kept stem that a split moves deeper is
 // rewritten under its new key and its old key deleted (the arena keeps it by locator).
+// The resolve reads its nodes through the verified fetch (bintrie/verified_fetch.h: the
+// record or blob decoded strictly and checked against its record, then its hash against its
+// parent's entry before the node is linked into the dirty paths or planned from).
 #include "engine/persist/bintrie/commit.h"
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "engine/bintrie/keys.h"
 #include "engine/persist/bintrie/disk.h"
 #include "engine/persist/bintrie/level_hash.h"
+#include "engine/persist/bintrie/verified_fetch.h"
 #include "engine/persist/bintrie/pure_hash.h"
 #include "kernels/keccak256.h"
 
@@ -203,11 +207,9 @@ class Committer {
         n.path = path_of(it);
         n.depth = it.depth;
         records_read += n.records.size();
-        if (n.hash != it.hash) {
-          if (keyed)
-            return {io::Errc::corrupt_page, "binary trie commit: " + key_name(keys[li]) + ": hash does not match its parent's entry"};
-          return err(it.loc, "hash does not match its parent's entry");
-        }
+        const std::string where = keyed ? bintrie_read::key_name(bintrie_read::kCommit, keys[li])
+                                        : bintrie_read::record_name(bintrie_read::kCommit, it.loc);
+        if (io::Status s = bintrie_read::check_hash(n.hash, it.hash, where, it.depth == 0, n.group); !s.ok()) return s;
         if (it.parent >= 0) nodes_[it.parent].child_node[it.entry] = id;
         else root_ = id;
         if (!n.group) {
@@ -441,70 +443,44 @@ class Committer {
     bool changed = false;         // stem
   };
 
+  // A node read through the verified fetch into n: its blob, children, records, bytes and
+  // hash (checked against its parent's entry by resolve()).
+  void take_fetched(bintrie_read::Node&& f, Locator loc, Node* n) {
+    n->loc = loc;
+    n->records.push_back(loc);
+    n->records.insert(n->records.end(), f.pieces.begin(), f.pieces.end());
+    n->body_bytes = f.body_bytes;
+    n->hash = bintrie_read::node_hash(h_, f);
+    n->group = f.is_group;
+    if (f.is_group) {
+      n->blob = std::move(f.group);
+      n->children = std::move(f.children);
+    } else {
+      n->stem = std::move(f.stem);
+    }
+  }
+
   // RocksDB: the blob at `key` (group or stem by its version byte).
   io::Status decode_value(const std::string& value, const std::string& key, Node* n) {
     const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(value.data()), value.size()};
-    auto bad = [&](const std::string& m) {
-      return io::Status{io::Errc::corrupt_page, "binary trie commit: " + key_name(key) + ": " + m};
-    };
-    n->loc = kKeyed;
-    n->records.push_back(kKeyed);
-    n->body_bytes = blob.size();
-    if (blob.empty()) return bad("empty blob");
-    if (blob[0] == bintrie::kGroupBlobVersion) {
-      auto d = bintrie::decode_group_blob(blob, g_);
-      if (auto* e = std::get_if<std::string>(&d)) return bad(*e);
-      n->group = true;
-      n->blob = std::move(std::get<bintrie::GroupBlob>(d));
-      n->children.assign(n->blob.entries.size(), kKeyed);
-      n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
-      return {};
-    }
-    if (blob[0] != bintrie::kStemBlobVersion) return bad("unknown blob version byte " + std::to_string(blob[0]));
-    auto d = bintrie::decode_stem_blob(blob);
-    if (auto* e = std::get_if<std::string>(&d)) return bad(*e);
-    n->stem = std::move(std::get<bintrie::StemBlob>(d));
-    n->hash = bintrie::stem_blob_hash(h_, n->stem);
+    bintrie_read::Node f;
+    if (io::Status s = bintrie_read::decode_keyed(blob, g_, bintrie_read::key_name(bintrie_read::kCommit, key), &f); !s.ok())
+      return s;
+    if (f.is_group) f.children.assign(f.group.entries.size(), kKeyed);
+    take_fetched(std::move(f), kKeyed, n);
     return {};
   }
 
+  // Arena: the record at loc (its page and a chunked stem's pieces loaded by resolve()).
   io::Status decode(Locator loc, Node* n) {
-    RecordView rv;
-    if (io::Status s = frame_.reader().record(loc, &rv); !s.ok()) return s;
-    n->loc = loc;
-    n->records.push_back(loc);
-    if (rv.kind == bd::kGroup) {
-      auto d = bintrie::decode_group_blob(rv.body, g_);
-      if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
-      n->group = true;
-      n->blob = std::move(std::get<bintrie::GroupBlob>(d));
-      n->body_bytes = rv.body.size();
-      const size_t k = n->blob.entries.size();
-      if (rv.child_count != k) return err(loc, "child count does not match the group blob");
-      for (uint32_t c = 0; c < k; ++c) n->children.push_back(rv.child(c));
-      n->hash = bintrie::reconstruct_group(h_, n->blob)[0];
-      return {};
-    }
-    std::vector<uint8_t> joined;
-    std::span<const uint8_t> body = rv.body;
-    if (rv.kind == bd::kStemChunked) {
-      if (rv.child_count == 0 || !rv.body.empty()) return err(loc, "chunked stem without pieces");
-      for (uint32_t c = 0; c < rv.child_count; ++c) {
-        RecordView pv;
-        if (io::Status s = frame_.reader().record(rv.child(c), &pv); !s.ok()) return s;
-        if (pv.kind != bd::kPiece || pv.child_count != 0) return err(rv.child(c), "not a stem piece");
-        joined.insert(joined.end(), pv.body.begin(), pv.body.end());
-        n->records.push_back(rv.child(c));
-      }
-      body = joined;
-    } else if (rv.kind != bd::kStem || rv.child_count != 0) {
-      return err(loc, "record kind " + std::to_string(rv.kind) + " where a group or stem belongs");
-    }
-    auto d = bintrie::decode_stem_blob(body);
-    if (auto* e = std::get_if<std::string>(&d)) return err(loc, *e);
-    n->stem = std::move(std::get<bintrie::StemBlob>(d));
-    n->body_bytes = body.size();
-    n->hash = bintrie::stem_blob_hash(h_, n->stem);
+    bintrie_read::Node f;
+    bool complete = false;
+    std::vector<Locator> need;
+    if (io::Status s = bintrie_read::fetch_record(frame_.reader(), g_, bintrie_read::kCommit, loc, &f, &complete, &need);
+        !s.ok())
+      return s;
+    if (!complete) return err(loc, "stem pieces not loaded");
+    take_fetched(std::move(f), loc, n);
     return {};
   }
 

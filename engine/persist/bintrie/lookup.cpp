@@ -16,7 +16,9 @@
 // must continue its path. A slot key's answer also carries its account (the MPT's does): each
 // distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
 // same walk unless the batch already asks for that account (DbOptions::slot_key_accounts:
-// off, a slot key reads its slot alone).
+// off, a slot key reads its slot alone). Records and blobs are taken through the verified
+// fetch (bintrie/verified_fetch.h: the record checks, decode_keyed, the mismatch's words);
+// the arena's in place, as strictly checked views (group_blob.h), nothing copied.
 #include <cstring>
 #include <map>
 
@@ -40,9 +42,7 @@ void fill_account(const std::optional<Hash32>& basic, const std::optional<Hash32
 }
 
 // The name of the node at RocksDB blob key `key`, for errors.
-std::string rocks_key_name(const std::string& key) {
-  return "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(key.data()), key.size()});
-}
+std::string rocks_key_name(const std::string& key) { return key_name(kReader, key); }
 
 }  // namespace
 
@@ -53,9 +53,7 @@ io::Status BintrieTreeDb::run_checks(const Name& name) {
   const size_t i = size_t(bad);
   bool root = false;
   const std::string where = name(checks_.tag(i), &root);
-  return {io::Errc::corrupt_page, where + (root ? ": root hash does not match the manifest"
-                                              : checks_.is_group(i) ? ": group hash does not match its parent's entry"
-                                                                    : ": stem hash does not match its parent's entry")};
+  return {io::Errc::corrupt_page, where + ": " + hash_mismatch_what(root, checks_.is_group(i))};
 }
 
 void BintrieTreeDb::finish_stem(Cursor& c, const bintrie::StemBlob* stem, LookupAnswer* ans) {
@@ -145,14 +143,12 @@ io::Status BintrieTreeDb::read_lite(Locator l, uint32_t i, LookupState& ls, Lite
   *complete = false;
   RecordView rec;
   if (io::Status st = reader_->record(l, &rec); !st) return st;
-  auto bad = [&](const std::string& what) {
-    return io::Status(io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": " + what);
-  };
+  auto bad = [&](const std::string& what) { return record_error(kReader, l, what); };
   out->kind = rec.kind;
   switch (rec.kind) {
     case bd::kStem: {
       if (std::string e = bintrie::check_stem_blob(rec.body, &out->stem); !e.empty()) return bad(e);
-      if (rec.child_count != 0) return bad("stem record with " + std::to_string(rec.child_count) + " children");
+      if (std::string e = stem_record_error(rec); !e.empty()) return bad(e);
       out->is_group = false;
       *complete = true;
       return {};
@@ -161,14 +157,12 @@ io::Status BintrieTreeDb::read_lite(Locator l, uint32_t i, LookupState& ls, Lite
       if (std::string e = bintrie::check_group_blob(rec.body, g_, &out->group); !e.empty()) return bad(e);
       out->is_group = true;
       out->rec = rec;
-      const size_t k = out->group.k;
-      if (rec.child_count != k)
-        return bad("group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
+      if (std::string e = group_record_error(rec, out->group.k); !e.empty()) return bad(e);
       *complete = true;
       return {};
     }
     case bd::kStemChunked: {
-      if (rec.child_count == 0 || !rec.body.empty()) return bad("chunked stem without pieces");
+      if (std::string e = chunked_record_error(rec); !e.empty()) return bad(e);
       Cursor& c = (*ls.cur)[i];
       for (uint32_t p = 0; p < rec.child_count; ++p) {
         const uint64_t page = locator_page(rec.child(p));
@@ -179,8 +173,7 @@ io::Status BintrieTreeDb::read_lite(Locator l, uint32_t i, LookupState& ls, Lite
       for (uint32_t p = 0; p < rec.child_count; ++p) {
         RecordView piece;
         if (io::Status st = reader_->record(rec.child(p), &piece); !st) return st;
-        if (piece.kind != bd::kPiece || piece.child_count != 0)
-          return bad("piece " + std::to_string(p) + " (" + bd::locator_name(rec.child(p)) + ") is not a stem piece");
+        if (std::string e = piece_record_error(piece, p, rec.child(p)); !e.empty()) return bad(e);
         blob.insert(blob.end(), piece.body.begin(), piece.body.end());
       }
       if (std::string e = bintrie::check_stem_blob(blob, &out->stem); !e.empty()) return bad(e);
@@ -259,17 +252,17 @@ io::Status BintrieTreeDb::step_arena(uint32_t i, LookupState& ls, WalkStep* out)
   }
   const LiteNode& n = ls.nodes[ni];
   if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
-    return record_error(at, std::string(n.is_group ? "group" : "stem") +
+    return record_error(kReader, at, std::string(n.is_group ? "group" : "stem") +
                                 " hash does not match its parent's entry (two entries name it by different hashes)");
   ++ls.visits;
   if (!n.is_group) {
     if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
-      return record_error(at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
+      return record_error(kReader, at, "stem " + bd::hex({n.stem.stem, 31}) + " does not continue its path");
     finish_stem_view(c, &n.stem, &(*ls.ans)[i]);
     return {};
   }
-  if (c.stem_only) return record_error(at, "a group where its parent's entry ends in a stem");
-  if (c.depth >= kMaxDepth) return record_error(at, "a group at depth 248 or deeper");
+  if (c.stem_only) return record_error(kReader, at, "a group where its parent's entry ends in a stem");
+  if (c.depth >= kMaxDepth) return record_error(kReader, at, "a group at depth 248 or deeper");
   const uint32_t pos = bd::key_bits(c.key.data(), c.depth, g_);
   uint32_t e;
   unsigned r;
@@ -304,7 +297,7 @@ struct BintrieTreeDb::ArenaWalk {
   io::Status run_checks() {
     return db.run_checks([&](uint64_t tag, bool* root) {
       *root = tag == db.root_loc();
-      return "binary trie " + bd::locator_name(Locator(tag));
+      return record_name(kReader, Locator(tag));
     });
   }
   void drop_checks() { db.checks_.clear(); }
@@ -369,10 +362,8 @@ io::Status BintrieTreeDb::RocksWalk::take(const RocksRound& r, uint32_t j) {
   if (!r.found[j]) return {io::Errc::corrupt_page, where() + ": missing"};
   if (decoded.size() < r.keys.size()) decoded.resize(r.keys.size());
   const std::span<const uint8_t> blob = r.value(j);
-  if (!blob.empty() && blob[0] != bintrie::kGroupBlobVersion && blob[0] != bintrie::kStemBlobVersion)
-    return {io::Errc::corrupt_page, where() + ": unknown blob version byte " + std::to_string(blob[0])};
-  if (io::Status s = decode_blob(blob, db.g_, where, &decoded[j]); !s) return s;
-  // The views for the hash check (the strict checks decode_blob ran, without copies).
+  if (io::Status s = decode_keyed(blob, db.g_, where(), &decoded[j]); !s) return s;
+  // The views for the hash check (the strict checks decode_keyed ran, without copies).
   if (decoded[j].is_group) {
     bintrie::GroupBlobView v;
     if (std::string e = bintrie::check_group_blob(blob, db.g_, &v); !e.empty())

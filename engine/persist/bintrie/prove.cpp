@@ -1,7 +1,9 @@
 // bintrie/prove.cpp: BintrieTreeDb::prove, key proofs rebuilt from the group blobs on disk:
 // each node on the key's path read (arena: its record; RocksDB: its blob by path key) and
 // checked against the hash its parent's entry records (the root: the manifest's), the
-// siblings collected inside each group and the key's stem.
+// siblings collected inside each group and the key's stem. Nodes are read through the
+// verified fetch (bintrie/verified_fetch.h) and each checked (check_hash, on the hashes the
+// proof computes anyway) before its siblings are taken.
 #include <cstring>
 
 #include "engine/bintrie/proof.h"
@@ -27,11 +29,11 @@ Hash32 group_node_hash(const bintrie::GroupBlob& b, const std::vector<Hash32>& i
 io::Status BintrieTreeDb::read_prove_node(const Hash32& key, const ProvePos& at, Node* node, std::string* where,
                                           uint64_t* records) {
   if (files_.store == StoreKind::arena) {
-    *where = "binary trie " + bd::locator_name(at.loc);
-    return read_node_sync(at.loc, node, records);
+    *where = record_name(kReader, at.loc);
+    return fetch_record_sync(*reader_, g_, kReader, at.loc, node, records);
   }
   const std::vector<uint8_t> k = bintrie::blob_key(key.data(), at.depth);
-  *where = "binary trie node at path key " + bd::hex(k);
+  *where = key_name(kReader, {reinterpret_cast<const char*>(k.data()), k.size()});
   bool found = false;
   if (io::Status st = rocks_get(key.data(), at.depth, node, &found); !st) return st;
   if (!found) return {io::Errc::corrupt_page, *where + ": missing"};
@@ -53,9 +55,7 @@ io::Status BintrieTreeDb::prove_at_stem(const bintrie::StemBlob& stem, const Has
   bintrie::dense_stem_tree(h_, leaves, &dt);
   Hash32 stem_hash;
   bintrie::hash_stem_node(h_, stem.stem.data(), dt.root().data(), stem_hash.data());
-  if (stem_hash != at.expect)
-    return {io::Errc::corrupt_page, where + (at.depth == 0 ? ": root hash does not match the manifest"
-                                                          : ": stem hash does not match its parent's entry")};
+  if (io::Status st = check_hash(stem_hash, at.expect, where, at.depth == 0, false); !st) return st;
   if (!bd::same_prefix(stem.stem.data(), key.data(), at.depth))
     return {io::Errc::corrupt_page, where + ": stem does not continue its path"};
   p->stem = stem.stem;
@@ -79,9 +79,7 @@ io::Status BintrieTreeDb::prove_in_group(const bintrie::GroupBlob& group, const 
   if (at.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
   if (at.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(at.depth)};
   const std::vector<Hash32> inner = bintrie::reconstruct_group(h_, group);
-  if (inner[0] != at.expect)
-    return {io::Errc::corrupt_page, where + (at.depth == 0 ? ": root hash does not match the manifest"
-                                                          : ": group hash does not match its parent's entry")};
+  if (io::Status st = check_hash(inner[0], at.expect, where, at.depth == 0, true); !st) return st;
   const uint32_t pos = bd::key_bits(key.data(), at.depth, g_);
   const auto e = bd::find_entry(group, pos);
   unsigned r_end;

@@ -1,6 +1,6 @@
-// bintrie/tree_db.cpp: BintrieTreeDb's node reads (an arena record, decoded strictly and
-// checked against its kind and child count, a chunked stem reassembled from its pieces; a
-// RocksDB blob by path key) and open_bintrie.
+// bintrie/tree_db.cpp: BintrieTreeDb's RocksDB node read by path key (decoded through the
+// verified fetch, bintrie/verified_fetch.h, which also reads the arena's records) and
+// open_bintrie.
 #include "engine/persist/bintrie/tree_db.h"
 
 #include <string>
@@ -8,86 +8,6 @@
 #include "engine/persist/bintrie/db.h"
 
 namespace st::persist::bintrie_read {
-
-// What is wrong with the record at l, as an error naming it.
-io::Status record_error(Locator l, const std::string& what) {
-  return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": " + what};
-}
-
-// A group record's children into out->children: one per blob entry.
-io::Status BintrieTreeDb::read_group_children(Locator l, const RecordView& rec, Node* out) {
-  const size_t k = out->group.entries.size();
-  out->children.clear();
-  if (rec.child_count != k)
-    return record_error(l, "group of " + std::to_string(k) + " entries has " + std::to_string(rec.child_count) + " children");
-  for (uint32_t i = 0; i < k; ++i) out->children.push_back(rec.child(i));
-  return {};
-}
-
-// A chunked stem: once every piece's page is cached (else they go to *need), the pieces
-// reassembled and decoded as one stem blob.
-io::Status BintrieTreeDb::read_chunked_stem(Locator l, const RecordView& rec, Node* out, bool* complete,
-                                            std::vector<Locator>* need, uint64_t* records) {
-  if (rec.child_count == 0 || !rec.body.empty()) return record_error(l, "chunked stem without pieces");
-  bool all = true;
-  for (uint32_t i = 0; i < rec.child_count; ++i)
-    if (!reader_->loaded(locator_page(rec.child(i)))) { need->push_back(rec.child(i)); all = false; }
-  if (!all) return {};
-  std::vector<uint8_t> blob;
-  for (uint32_t i = 0; i < rec.child_count; ++i) {
-    RecordView piece;
-    if (io::Status st = reader_->record(rec.child(i), &piece); !st) return st;
-    ++*records;
-    if (piece.kind != bd::kPiece || piece.child_count != 0)
-      return record_error(l, "piece " + std::to_string(i) + " (" + bd::locator_name(rec.child(i)) + ") is not a stem piece");
-    blob.insert(blob.end(), piece.body.begin(), piece.body.end());
-  }
-  if (io::Status st = decode_blob(blob, g_, [&] { return "binary trie " + bd::locator_name(l); }, out, 1); !st) return st;
-  if (out->is_group) return record_error(l, "chunked stem holds a group blob");
-  *complete = true;
-  return {};
-}
-
-io::Status BintrieTreeDb::read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records) {
-  *complete = false;
-  RecordView rec;
-  if (io::Status st = reader_->record(l, &rec); !st) return st;
-  ++*records;
-  auto where = [&] { return "binary trie " + bd::locator_name(l); };
-  switch (rec.kind) {
-    case bd::kStem:
-    case bd::kGroup: {
-      if (io::Status st = decode_blob(rec.body, g_, where, out, rec.kind == bd::kStem ? 1 : 2); !st) return st;
-      if (rec.kind == bd::kStem) {
-        if (out->is_group) return record_error(l, "stem record holds a group blob");
-        if (rec.child_count != 0) return record_error(l, "stem record with " + std::to_string(rec.child_count) + " children");
-        *complete = true;
-        return {};
-      }
-      if (!out->is_group) return record_error(l, "group record holds a stem blob");
-      if (io::Status st = read_group_children(l, rec, out); !st) return st;
-      *complete = true;
-      return {};
-    }
-    case bd::kStemChunked:
-      return read_chunked_stem(l, rec, out, complete, need, records);
-    default:
-      return record_error(l, "unexpected record kind " + std::to_string(rec.kind));
-  }
-}
-
-io::Status BintrieTreeDb::read_node_sync(Locator l, Node* out, uint64_t* records) {
-  std::vector<Locator> need{l};
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (io::Status st = reader_->load(need); !st) return st;
-    need.clear();
-    bool complete = false;
-    uint64_t n = 0;
-    if (io::Status st = read_node(l, out, &complete, &need, &n); !st) return st;
-    if (complete) { *records += n; return {}; }
-  }
-  return {io::Errc::corrupt_page, "binary trie " + bd::locator_name(l) + ": record parts did not load"};
-}
 
 io::Status BintrieTreeDb::rocks_get(const uint8_t* path, unsigned depth, Node* out, bool* found) {
   const std::vector<uint8_t> k = bintrie::blob_key(path, depth);
@@ -97,8 +17,8 @@ io::Status BintrieTreeDb::rocks_get(const uint8_t* path, unsigned depth, Node* o
   if (io::Status st = files_.rocks->multi_get({&key, 1}, &values, &f); !st) return st;
   *found = f[0] != 0;
   if (!*found) return {};
-  return decode_blob({reinterpret_cast<const uint8_t*>(values[0].data()), values[0].size()}, g_,
-                     [&] { return "binary trie node at path key " + bd::hex(k); }, out);
+  return decode_keyed({reinterpret_cast<const uint8_t*>(values[0].data()), values[0].size()}, g_,
+                      key_name(kReader, key), out);
 }
 
 }  // namespace st::persist::bintrie_read

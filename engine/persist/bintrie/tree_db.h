@@ -1,7 +1,8 @@
 // bintrie/tree_db.h: BintrieTreeDb, the binary trie database opened for reading (db.h:
 // open_bintrie), over the arena (record pages) or RocksDB (blobs keyed by path); layout:
-// disk.h. The class and its node reads are in tree_db.cpp, the batched lookups in
-// lookup.cpp, verify() in verify.cpp, prove() in prove.cpp.
+// disk.h. The class and its open are in tree_db.cpp, the batched lookups in lookup.cpp,
+// verify() in verify.cpp, prove() in prove.cpp; every one takes its nodes through the
+// verified fetch (bintrie/verified_fetch.h: read, hash check, strict decode).
 //
 // Invariants: every decode is strict (group_blob.h); a record's kind and child count must
 // match its blob; a lookup answers only from blobs whose hashes matched their parents'
@@ -20,43 +21,11 @@
 #include "engine/bintrie/stem_bits.h"
 #include "engine/persist/bintrie/blob_checks.h"
 #include "engine/persist/bintrie/disk.h"
+#include "engine/persist/bintrie/verified_fetch.h"
 #include "engine/persist/lookup_walk.h"
 #include "engine/persist/stored_tree_db.h"
 
 namespace st::persist::bintrie_read {
-
-using bintrie::Hash32;
-namespace bd = bintrie_disk;
-
-// A decoded node: a group (with its children's locators in the arena) or a stem.
-struct Node {
-  bool is_group = false;
-  bintrie::GroupBlob group;
-  bintrie::StemBlob stem;
-  std::vector<Locator> children;
-};
-
-// want: 0 = either (by the version byte: RocksDB), 1 = a stem blob, 2 = a group blob.
-// Errors name the node through where() (built only on failure).
-template <class Where>
-io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const Where& where, Node* out, int want = 0) {
-  if (blob.empty()) return {io::Errc::corrupt_page, where() + ": empty blob"};
-  if (want == 2 || (want == 0 && blob[0] == bintrie::kGroupBlobVersion)) {
-    auto r = bintrie::decode_group_blob(blob, g);
-    if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where() + ": " + *e};
-    out->is_group = true;
-    out->group = std::move(std::get<bintrie::GroupBlob>(r));
-    return {};
-  }
-  auto r = bintrie::decode_stem_blob(blob);
-  if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where() + ": " + *e};
-  out->is_group = false;
-  out->stem = std::move(std::get<bintrie::StemBlob>(r));
-  return {};
-}
-
-// What is wrong with the record at l, as an error naming it.
-io::Status record_error(Locator l, const std::string& what);
 
 class BintrieTreeDb final : public StoredTreeDb {
  public:
@@ -115,15 +84,8 @@ class BintrieTreeDb final : public StoredTreeDb {
   bool empty_tree() const { return files_.manifest.root_hash == Hash32{}; }
   Locator root_loc() const { return files_.commit.root; }
 
-  // Arena: the node at l (its page loaded). *complete = false: load `need` first (and
-  // call again). *records counts the records read.
-  io::Status read_node(Locator l, Node* out, bool* complete, std::vector<Locator>* need, uint64_t* records);
-  io::Status read_group_children(Locator l, const RecordView& rec, Node* out);
-  io::Status read_chunked_stem(Locator l, const RecordView& rec, Node* out, bool* complete, std::vector<Locator>* need,
-                               uint64_t* records);
-  // Arena: read_node, loading whatever it needs (verify, prove).
-  io::Status read_node_sync(Locator l, Node* out, uint64_t* records);
-  // RocksDB: the node at (path, depth); found = false when absent.
+  // RocksDB: the node at (path, depth) through the verified fetch's decode_keyed; found =
+  // false when absent.
   io::Status rocks_get(const uint8_t* path, unsigned depth, Node* out, bool* found);
 
   // A cursor at a decoded node: moves on (group) or finishes (stem) and fills the answer.

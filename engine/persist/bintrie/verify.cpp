@@ -7,6 +7,8 @@
 // DbOptions::verify_cache_pages). Each node carries the hash its parent committed to: a
 // stem's hash is recomputed from its values, a group's from its entries
 // (reconstruct_group), and compared; a stem's bits must continue the path of its position.
+// Nodes are read, decoded and hash-checked through the verified fetch
+// (bintrie/verified_fetch.h: fetch_record_sync / decode_keyed, check_node_hash).
 #include <algorithm>
 #include <cstring>
 
@@ -24,8 +26,7 @@ constexpr size_t kVerifyChunk = 4096;
 io::Status BintrieTreeDb::verify_stem(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
   if (!bd::same_prefix(w.node.stem.stem.data(), it.path.data(), it.depth))
     return {io::Errc::corrupt_page, where + ": stem " + bd::hex(w.node.stem.stem) + " does not continue its path"};
-  if (bintrie::stem_blob_hash(h_, w.node.stem) != it.expect)
-    return {io::Errc::corrupt_page, where + ": stem hash does not match its parent's entry"};
+  if (io::Status st = check_node_hash(h_, w.node, it.expect, where, it.depth == 0); !st) return st;
   w.rep.leaves += bd::stem_value_count(w.node.stem);
   if (leaf_sink_) {
     uint8_t key[32];
@@ -48,10 +49,7 @@ io::Status BintrieTreeDb::verify_stem(VerifyWalk& w, const VerifyItem& it, const
 io::Status BintrieTreeDb::verify_group(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
   if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
   if (it.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)};
-  const std::vector<Hash32> inner = bintrie::reconstruct_group(h_, w.node.group);
-  if (inner[0] != it.expect)
-    return {io::Errc::corrupt_page, where + (it.depth == 0 ? ": root hash does not match the manifest"
-                                                          : ": group hash does not match its parent's entry")};
+  if (io::Status st = check_node_hash(h_, w.node, it.expect, where, it.depth == 0); !st) return st;
   // Pushed in reverse, so the stacks pop the entries in order.
   for (size_t e = w.node.group.entries.size(); e-- > 0;) {
     const auto& ent = w.node.group.entries[e];
@@ -93,8 +91,8 @@ io::Status BintrieTreeDb::verify_chunk_arena(VerifyWalk& w) {
     while (!w.cached.empty()) {
       const VerifyItem it = w.cached.back();
       w.cached.pop_back();
-      if (io::Status st = read_node_sync(it.loc, &w.node, &w.records); !st) return st;
-      if (io::Status st = verify_node(w, it, "binary trie " + bd::locator_name(it.loc)); !st) return st;
+      if (io::Status st = fetch_record_sync(*reader_, g_, kReader, it.loc, &w.node, &w.records); !st) return st;
+      if (io::Status st = verify_node(w, it, record_name(kReader, it.loc)); !st) return st;
     }
   }
   return {};
@@ -110,16 +108,15 @@ io::Status BintrieTreeDb::verify_chunk_rocks(VerifyWalk& w) {
   w.views.assign(w.keys.begin(), w.keys.end());
   if (io::Status st = files_.rocks->multi_get(w.views, &w.values, &w.found); !st) return st;
   for (size_t i = 0; i < w.chunk.size(); ++i) {
-    const std::string where = "binary trie node at path key " +
-                              bd::hex({reinterpret_cast<const uint8_t*>(w.keys[i].data()), w.keys[i].size()});
+    const std::string where = key_name(kReader, w.keys[i]);
     if (!w.found[i]) {
       if (w.chunk[i].depth == 0 && empty_tree()) continue;
       return {io::Errc::corrupt_page, where + ": missing"};
     }
     w.rocks_bytes += w.values[i].size();
     ++w.records;
-    if (io::Status st = decode_blob({reinterpret_cast<const uint8_t*>(w.values[i].data()), w.values[i].size()}, g_,
-                                    [&] { return where; }, &w.node);
+    if (io::Status st = decode_keyed({reinterpret_cast<const uint8_t*>(w.values[i].data()), w.values[i].size()}, g_,
+                                     where, &w.node);
         !st)
       return st;
     if (io::Status st = verify_node(w, w.chunk[i], where); !st) return st;

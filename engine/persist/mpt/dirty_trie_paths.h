@@ -27,8 +27,5 @@ inline std::array<uint8_t, 32> extend(const std::array<uint8_t, 32>& at, uint32_
   return out;
 }
 inline std::string key_name(std::string_view key) { return "node at path key " + path_key_hex(key); }
-inline std::string loc_name(Locator l) {
-  return "record " + std::to_string(locator_page(l)) + ":" + std::to_string(locator_index(l));
-}
 
 }  // namespace st::persist::mpt_commit_detail

@@ -1,6 +1,8 @@
 // mpt/dirty_trie_resolve: the resolve pass of a block commit (dirty_trie.h): the records on
-// the block's dirty paths read level by level (one round of reads per depth), each checked
-// against its parent's hash and decoded into nodes (hashed children as stubs).
+// the block's dirty paths read level by level (one round of reads per depth) through the
+// verified fetch (mpt/verified_fetch.h): a round's records all checked against their
+// parents' hashes (one keccak256 batch) before any is decoded into nodes (hashed children
+// as stubs); an error names the record or path key.
 #include "engine/persist/mpt/dirty_trie.h"
 
 #include <algorithm>
@@ -13,9 +15,13 @@
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/dirty_trie_paths.h"
 #include "engine/persist/mpt/node.h"
-#include "kernels/keccak256.h"
+#include "engine/persist/mpt/verified_fetch.h"
 
 namespace st::persist::mpt_commit_detail {
+
+namespace {
+constexpr std::string_view kWho = "mpt commit";  // the prefix of the commit's errors
+}  // namespace
 
 // Decodes `rlp` (a record body, or an embedded node when rv is null) into nodes_[idx];
 // hashed children become stubs, embedded ones nodes of their own.
@@ -134,8 +140,8 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
   return {};
 }
 
-// Reads the records of `stubs` in one round, checks them against their parents' hashes (one
-// keccak batch) and decodes them in place.
+// Reads the records of `stubs` in one round, checks them all against their parents' hashes
+// (one keccak256 batch, check_round) and only then decodes them in place.
 io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   std::sort(stubs.begin(), stubs.end());
   stubs.erase(std::unique(stubs.begin(), stubs.end()), stubs.end());
@@ -152,26 +158,24 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
       rvs[i].body = {reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()};
   } else {
     for (int32_t s : stubs) locs.push_back(nodes_[s].loc);
-    if (io::Status s = frame_.reader().load(locs); !s.ok()) return s;
-    for (size_t i = 0; i < stubs.size(); ++i)
-      if (io::Status s = frame_.reader().record(locs[i], &rvs[i]); !s.ok()) return s;
+    if (io::Status s = mpt_read::fetch_records(frame_.reader(), locs, &rvs); !s.ok()) return s;
   }
-  auto name = [&](size_t i) { return keyed ? key_name(keys[i]) : loc_name(locs[i]); };
-  msgs_.resize(stubs.size());
-  lens_.resize(stubs.size());
+  auto origin = [&](size_t i) {
+    mpt_read::Origin o;
+    if (keyed) o.path_key = &keys[i];
+    else o.loc = locs[i];
+    return o;
+  };
+  std::vector<std::span<const uint8_t>> bodies(stubs.size());
+  for (size_t i = 0; i < stubs.size(); ++i) bodies[i] = rvs[i].body;
+  mpt_read::NodeHashChecks checks;
+  const long bad =
+      mpt_read::check_round(checks, bodies, [&](size_t i) -> const Hash32& { return refs_[size_t(stubs[i])].hash; });
+  if (bad >= 0) return mpt_read::hash_mismatch(kWho, origin(size_t(bad)));
   for (size_t i = 0; i < stubs.size(); ++i) {
-    msgs_[i] = rvs[i].body.data();
-    lens_[i] = rvs[i].body.size();
-  }
-  std::vector<uint8_t>& h = digests_;
-  h.resize(32 * stubs.size());
-  if (!stubs.empty()) kernels::keccak256_batch(msgs_.data(), lens_.data(), h.data(), stubs.size());
-  for (size_t i = 0; i < stubs.size(); ++i) {
-    if (std::memcmp(h.data() + 32 * i, refs_[size_t(stubs[i])].hash.data(), 32) != 0)
-      return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": hash differs from its parent's reference"};
     const bool storage_trie = nodes_[stubs[i]].storage_trie;
     if (std::string err = fill(stubs[i], rvs[i].body, keyed ? nullptr : &rvs[i], true, storage_trie); !err.empty())
-      return {io::Errc::corrupt_page, "mpt commit: " + name(i) + ": " + err};
+      return mpt_read::node_error(kWho, origin(i), err);
     nodes_[stubs[i]].loc = keyed ? kKeyedNode : locs[i];
     nodes_[stubs[i]].body_len = uint32_t(rvs[i].body.size());
     refs_[size_t(stubs[i])].stub = false;

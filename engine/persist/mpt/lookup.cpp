@@ -11,11 +11,12 @@
 //   RocksDB: level by level (RocksWalk), one multi_get over the distinct path keys of the
 //            unfinished cursors per round, each distinct node decoded and hash-checked
 //            once before the cursors at it step
-// A fetched node is used only after keccak(body) == the hash its parent holds (the root:
-// the manifest's root hash) and its RLP decoded strictly; embedded children are decoded
-// inline from the parent's bytes. An arena record must also agree with its node: kind,
-// and child count = the node's hashed references (account leaf: 1 iff its storage root is
-// not the empty root).
+// Every node is taken through the verified fetch (mpt/verified_fetch.h): used only after
+// keccak(body) == the hash its parent holds (the root: the manifest's root hash; arena:
+// queued and run in batches before any answer; RocksDB: each round's before any cursor
+// steps) and its RLP decoded strictly; embedded children are decoded inline from the
+// parent's bytes. An arena record must also agree with its node: kind, and child count =
+// the node's hashed references (account leaf: 1 iff its storage root is not the empty root).
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,8 @@ namespace st::persist::mpt_read {
 namespace {
 
 using st::kernels::key_nibble;
+
+constexpr std::string_view kWho = "mpt";  // the prefix of a lookup's (and a proof's) errors
 
 // Whether the key (from nibble pos) continues through node n's path.
 inline bool path_matches(const DiskNode& n, const uint8_t* key, uint32_t pos) {
@@ -42,12 +45,10 @@ inline bool path_matches(const DiskNode& n, const uint8_t* key, uint32_t pos) {
 inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
   mpt::AccountFields f;
   if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) {
-    if (rv || match) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    if (rv || match) return node_error(kWho, origin, err);
   }
-  if (rv) {
-    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, f.storage_root != mpt::kEmptyRoot); !err.empty())
-      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-  }
+  if (rv)
+    if (io::Status s = check_record(kWho, origin, *rv, n, false, f.storage_root != mpt::kEmptyRoot); !s.ok()) return s;
   if (!match) { c.done = true; return {}; }
   AccountInfo& a = c.ans->account;
   a.exists = true;
@@ -57,7 +58,7 @@ inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, co
   a.storage_root = f.storage_root;
   if (!c.want_slot || f.storage_root == mpt::kEmptyRoot) { c.done = true; return {}; }
   if (origin.rec && !rv)
-    return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded account leaf with storage"};
+    return node_error(kWho, origin, "embedded account leaf with storage");
   c.storage = true;
   c.pos = 0;
   c.expect = f.storage_root;
@@ -68,14 +69,11 @@ inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, co
 // A storage leaf on cursor c's path: its record checked, and its value answered when it
 // is the key's (match). The cursor is done.
 inline io::Status step_storage_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
-  if (rv) {
-    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty())
-      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-  }
+  if (rv)
+    if (io::Status s = check_record(kWho, origin, *rv, n, true, false); !s.ok()) return s;
   if (match) {
     state::Hash32 v;
-    if (std::string err = decode_storage_value(n.value, &v); !err.empty())
-      return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+    if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return node_error(kWho, origin, err);
     c.ans->slot_value = v;
   }
   c.done = true;
@@ -93,7 +91,7 @@ inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& or
     c.pos += n.path_len;
     *ref = n.refs[0];
   } else {
-    if (c.pos >= 64) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": branch below a full key"};
+    if (c.pos >= 64) return node_error(kWho, origin, "branch below a full key");
     const uint32_t nib = key_nibble(key, c.pos);
     ++c.pos;
     *ref = n.refs[nib];
@@ -117,8 +115,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
   for (;;) {
     ++*nodes_visited;
     if (!np) {
-      if (std::string err = decode_disk_node(cur, &local); !err.empty())
-        return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
+      if (io::Status s = decode_fetched(kWho, origin, cur, &local); !s.ok()) return s;
       np = &local;
     }
     const DiskNode& n = *np;
@@ -127,10 +124,8 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
       const bool match = path_matches(n, c.key(), c.pos) && c.pos + n.path_len == 64;
       return c.storage ? step_storage_leaf(c, n, match, rv, origin) : step_account_leaf(c, n, match, rv, origin);
     }
-    if (rv) {
-      if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, c.storage, false); !err.empty())
-        return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": " + err};
-    }
+    if (rv)
+      if (io::Status s = check_record(kWho, origin, *rv, n, c.storage, false); !s.ok()) return s;
     MptChildRef ref;
     uint32_t child_index = 0;
     if (io::Status st = inner_child_ref(c, n, origin, &ref, &child_index); !st || c.done) return st;
@@ -139,7 +134,7 @@ io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, 
       rv = nullptr;  // an embedded node has no record; it cannot hold a hashed reference
       continue;
     }
-    if (origin.rec && !rv) return {io::Errc::corrupt_page, "mpt: " + origin.name() + ": embedded node with a hashed child"};
+    if (origin.rec && !rv) return node_error(kWho, origin, "embedded node with a hashed child");
     std::memcpy(c.expect.data(), ref.bytes, 32);
     c.loc = rv ? rv->child(child_index) : kNoLocator;
     return {};
@@ -198,8 +193,8 @@ io::Status MptTreeDb::run_checks(const std::vector<std::string>* keys) {
   if (bad >= 0) {
     Origin o;
     o.loc = checks_.locs[size_t(bad)];
-    if (keys) o.path_key = &(*keys)[checks_.key_index[size_t(bad)]];
-    s = {io::Errc::corrupt_page, "mpt: " + o.name() + ": hash does not match its parent's reference"};
+    if (keys) o.path_key = &(*keys)[checks_.tags[size_t(bad)]];
+    s = hash_mismatch(kWho, o);
   }
   checks_.clear();
   return s;
@@ -229,10 +224,10 @@ io::Status MptTreeDb::step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkSte
     auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
     if (fresh) {
       memo_nodes_.emplace_back();
-      if (std::string err = decode_disk_node(rv.body, &memo_nodes_.back()); !err.empty()) {
+      if (io::Status s = decode_fetched(kWho, o, rv.body, &memo_nodes_.back()); !s.ok()) {
         memo_nodes_.pop_back();
         memo_.erase(it);
-        return {io::Errc::corrupt_page, "mpt: " + o.name() + ": " + err};
+        return s;
       }
     }
     decoded = &memo_nodes_[it->second];
@@ -256,7 +251,7 @@ struct MptTreeDb::ArenaWalk {
   bool done(uint32_t i) const { return cs[i].done; }
   bool wake(uint32_t) { return true; }  // a cursor waits on one page at a time
   io::Status step(uint32_t i, WalkStep* out) { return db.step_arena(cs[i], i, st, out); }
-  size_t checks_pending() const { return db.checks_.msgs.size(); }
+  size_t checks_pending() const { return db.checks_.pending(); }
   io::Status run_checks() { return db.run_checks(nullptr); }
   void drop_checks() { db.checks_.clear(); }
 };
@@ -278,15 +273,13 @@ struct MptTreeDb::RocksWalk {
     return o;
   }
   io::Status hash_conflict(const RocksRound& r, uint32_t j) const {
-    return {io::Errc::corrupt_page, "mpt: " + origin(r, j).name() + ": hash does not match its parent's reference"};
+    return hash_mismatch(kWho, origin(r, j));
   }
   io::Status take(const RocksRound& r, uint32_t j) {
     if (nodes.size() < r.keys.size()) nodes.resize(r.keys.size());
     if (!r.found[j]) return {io::Errc::not_found, "mpt: " + origin(r, j).name() + " is missing (its parent references it)"};
     db.checks_.add(r.value(j), r.expect[j], kNoLocator, j);
-    if (std::string err = decode_disk_node(r.value(j), &nodes[j]); !err.empty())
-      return {io::Errc::corrupt_page, "mpt: " + origin(r, j).name() + ": " + err};
-    return {};
+    return decode_fetched(kWho, origin(r, j), r.value(j), &nodes[j]);
   }
   io::Status run_checks(const RocksRound& r) { return db.run_checks(&r.keys); }
   void drop_checks() { db.checks_.clear(); }

@@ -2,14 +2,6 @@
 // proofs: lookup.cpp, verify.cpp, prove.cpp).
 #include "engine/persist/mpt/tree_db.h"
 
-namespace st::persist::mpt_read {
-
-std::string loc_name(Locator l) {
-  return "record " + std::to_string(locator_index(l)) + " of page " + std::to_string(locator_page(l));
-}
-
-}  // namespace st::persist::mpt_read
-
 namespace st::persist {
 
 io::Status open_mpt(DbFiles&& files, const DbOptions& o, std::unique_ptr<TreeDb>* out) {

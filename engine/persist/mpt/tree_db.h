@@ -1,8 +1,9 @@
 // mpt/tree_db.h: MptTreeDb, the persistent MPT opened for reading (db.h: open_mpt), over
 // either store (db.h has the on-disk form). The class and its open are in tree_db.cpp, the
 // batched lookups in lookup.cpp, verify() in verify.cpp, prove() in prove.cpp; the types
-// here are what those share: a key's cursor, a node's origin (for errors and record
-// checks), verify's pending node (the lookup's batched hash checks are record_checks.h).
+// here are what those share: a key's cursor and verify's pending node. Every reader takes
+// its nodes through the verified fetch (mpt/verified_fetch.h: read, hash check, strict
+// decode, record checks; a node's Origin names it in errors).
 //
 // Invariants: a fetched node is used only after keccak(body) == the hash its parent holds
 // (the root: the manifest's root hash) and its RLP decoded strictly; an arena record must
@@ -20,28 +21,13 @@
 #include "engine/persist/lookup_walk.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
-#include "engine/persist/mpt/record_checks.h"
+#include "engine/persist/mpt/verified_fetch.h"
 #include "engine/persist/stored_tree_db.h"
 #include "kernels/keccak256.h"
 
 namespace st::persist::mpt_read {
 
 using Hash32 = mpt::Hash32;
-
-// "record I of page P", for errors.
-std::string loc_name(Locator l);
-
-// Where a node came from, for error messages and record checks.
-struct Origin {
-  const RecordView* rec = nullptr;  // arena record (nullptr: RocksDB value or embedded node)
-  Locator loc = kNoLocator;
-  const std::string* path_key = nullptr;  // RocksDB
-  std::string name() const {
-    if (loc != kNoLocator) return loc_name(loc);
-    if (path_key) return "node at path key " + path_key_hex(*path_key);
-    return "node";
-  }
-};
 
 // One key's walk.
 
@@ -122,7 +108,7 @@ class MptTreeDb final : public StoredTreeDb {
   io::Status check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r);
   io::Status verify_all(VerifyReport* r, const ProgressFn& progress);
 
-  RecordHashChecks checks_;
+  NodeHashChecks checks_;  // lookups: the nodes reached, hashed in batches before any answer
   // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
   std::unordered_map<Locator, uint32_t> memo_;
   std::vector<DiskNode> memo_nodes_;

@@ -2,7 +2,9 @@
 //
 // Verify walks every node depth-first in batches (a stack of pending nodes; each batch =
 // one load / multi_get; the page cache is dropped when it grows past kVerifyCachePages):
-// memory is bounded by depth x fan-out x batch, not by the state.
+// memory is bounded by depth x fan-out x batch, not by the state. Each batch is taken
+// through the verified fetch (mpt/verified_fetch.h): fetched, all of it hashed against the
+// parents' references in one keccak256 batch, and only then decoded strictly and checked.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -14,6 +16,7 @@ namespace {
 
 constexpr size_t kVerifyBatch = 2048;
 constexpr size_t kVerifyCachePages = 16384;  // 64 MiB of 4 KiB pages
+constexpr std::string_view kWho = "mpt verify";  // the prefix of verify's errors
 
 }  // namespace
 
@@ -50,11 +53,10 @@ void MptTreeDb::leaf_key(const VerifyItem& it, const DiskNode& n, uint8_t* out32
 // the leaf sink with its 64-byte key (owner, slot hash).
 io::Status MptTreeDb::visit_storage_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
                                          VerifyReport* r) {
-  auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
   if (rv)
-    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, true, false); !err.empty()) return fail(err);
+    if (io::Status s = check_record(kWho, o, *rv, n, true, false); !s.ok()) return s;
   state::Hash32 v;
-  if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return fail(err);
+  if (std::string err = decode_storage_value(n.value, &v); !err.empty()) return node_error(kWho, o, err);
   ++r->slots;
   if (leaf_sink_) {
     uint8_t key[64];
@@ -69,14 +71,13 @@ io::Status MptTreeDb::visit_storage_leaf(const DiskNode& n, const RecordView* rv
 // the leaf sink; an account with storage queues its storage trie's root.
 io::Status MptTreeDb::visit_account_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
                                          VerifyReport* r, std::vector<VerifyItem>* stack) {
-  auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
   mpt::AccountFields f;
-  if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return fail(err);
+  if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return node_error(kWho, o, err);
   const bool has_storage = f.storage_root != mpt::kEmptyRoot;
   if (rv) {
-    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, false, has_storage); !err.empty()) return fail(err);
+    if (io::Status s = check_record(kWho, o, *rv, n, false, has_storage); !s.ok()) return s;
   } else if (has_storage && files_.store == StoreKind::arena) {
-    return fail("embedded account leaf with storage");
+    return node_error(kWho, o, "embedded account leaf with storage");
   }
   ++r->accounts;
   if (leaf_sink_) {
@@ -112,7 +113,7 @@ io::Status MptTreeDb::visit_child(const MptChildRef& ref, uint32_t consumed, uin
     return visit({ref.bytes, ref.len}, nullptr, c, eo, r, stack);
   }
   if (!rv && files_.store == StoreKind::arena)
-    return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": embedded node with a hashed child"};
+    return node_error(kWho, o, "embedded node with a hashed child");
   std::memcpy(c.expect.data(), ref.bytes, 32);
   c.loc = rv ? rv->child(hashed_index) : kNoLocator;
   stack->push_back(c);
@@ -124,15 +125,14 @@ io::Status MptTreeDb::visit_child(const MptChildRef& ref, uint32_t consumed, uin
 io::Status MptTreeDb::visit(std::span<const uint8_t> body, const RecordView* rv, const VerifyItem& it, const Origin& o,
                             VerifyReport* r, std::vector<VerifyItem>* stack) {
   DiskNode n;
-  if (std::string err = decode_disk_node(body, &n); !err.empty())
-    return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + err};
-  auto fail = [&](const std::string& why) { return io::Status{io::Errc::corrupt_page, "mpt verify: " + o.name() + ": " + why}; };
+  if (io::Status s = decode_fetched(kWho, o, body, &n); !s.ok()) return s;
+  auto fail = [&](const std::string& why) { return node_error(kWho, o, why); };
   if (n.kind == DiskNode::leaf) {
     if (it.pos + n.path_len != 64) return fail("leaf at nibble " + std::to_string(it.pos + n.path_len) + ", not 64");
     return it.storage ? visit_storage_leaf(n, rv, it, o, r) : visit_account_leaf(n, rv, it, o, r, stack);
   }
   if (rv)
-    if (std::string err = check_mpt_record(rv->kind, rv->child_count, n, it.storage, false); !err.empty()) return fail(err);
+    if (io::Status s = check_record(kWho, o, *rv, n, it.storage, false); !s.ok()) return s;
   if (n.kind == DiskNode::extension) {
     if (it.pos + n.path_len >= 64) return fail("extension reaches the end of the key");
     return visit_child(n.refs[0], n.path_len, 0, n.path.data(), rv, it, o, r, stack);
@@ -160,14 +160,13 @@ struct MptTreeDb::VerifyBatch {
   std::vector<std::string> values;
   std::vector<uint8_t> found;
   std::vector<RecordView> rvs;
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
-  std::vector<uint8_t> hashes;
+  std::vector<std::span<const uint8_t>> bodies;
+  NodeHashChecks checks;
   std::vector<uint8_t> page_seen;  // arena: pages counted in the report
 };
 
-// Arena: the batch's records loaded in one submission (the page cache dropped past
-// kVerifyCachePages), their bodies in b.msgs; each page counted once.
+// Arena: the batch's records fetched in one submission (the page cache dropped past
+// kVerifyCachePages), their bodies in b.bodies; each page counted once.
 io::Status MptTreeDb::load_verify_batch_arena(VerifyBatch& b, VerifyReport* r) {
   const size_t m = b.items.size();
   if (reader_->cached_pages() > kVerifyCachePages) reader_->clear();
@@ -176,12 +175,9 @@ io::Status MptTreeDb::load_verify_batch_arena(VerifyBatch& b, VerifyReport* r) {
     if (it.loc == kNoLocator) return {io::Errc::corrupt_page, "mpt verify: a hashed reference without a record child"};
     b.locs.push_back(it.loc);
   }
-  if (io::Status s = reader_->load(b.locs); !s.ok()) return s;
-  b.rvs.resize(m);
+  if (io::Status s = fetch_records(*reader_, b.locs, &b.rvs); !s.ok()) return s;
   for (size_t i = 0; i < m; ++i) {
-    if (io::Status s = reader_->record(b.items[i].loc, &b.rvs[i]); !s.ok()) return s;
-    b.msgs[i] = b.rvs[i].body.data();
-    b.lens[i] = b.rvs[i].body.size();
+    b.bodies[i] = b.rvs[i].body;
     const uint64_t pg = locator_page(b.items[i].loc);
     if (pg >= b.page_seen.size()) b.page_seen.resize(std::max<size_t>(pg + 1, b.page_seen.size() * 2), 0);
     if (!b.page_seen[pg]) { b.page_seen[pg] = 1; ++r->pages; }
@@ -202,29 +198,31 @@ io::Status MptTreeDb::load_verify_batch_rocks(VerifyBatch& b, VerifyReport* r) {
   for (size_t i = 0; i < b.items.size(); ++i) {
     if (!b.found[i])
       return {io::Errc::not_found, "mpt verify: node at path key " + path_key_hex(b.keys[i]) + " is missing"};
-    b.msgs[i] = reinterpret_cast<const uint8_t*>(b.values[i].data());
-    b.lens[i] = b.values[i].size();
+    b.bodies[i] = {reinterpret_cast<const uint8_t*>(b.values[i].data()), b.values[i].size()};
     r->bytes += b.values[i].size();
   }
   return {};
 }
 
-// The batch's bodies hashed in one keccak256 batch, each checked against its parent's
-// reference and visited; the children go to b.pushed (item 0's first, in nibble order).
+// The batch's bodies hashed in one keccak256 batch against their parents' references
+// (check_round), then each visited; the children go to b.pushed (item 0's first, in nibble
+// order).
 io::Status MptTreeDb::check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r) {
   const size_t m = b.items.size();
-  b.hashes.resize(32 * m);
-  st::kernels::keccak256_batch(b.msgs.data(), b.lens.data(), b.hashes.data(), m);
-  b.pushed.clear();
-  for (size_t i = 0; i < m; ++i) {
+  auto origin = [&](size_t i) {
     Origin o;
     o.loc = arena ? b.items[i].loc : kNoLocator;
     o.path_key = arena ? nullptr : &b.keys[i];
     o.rec = arena ? &b.rvs[i] : nullptr;
-    if (std::memcmp(b.hashes.data() + 32 * i, b.items[i].expect.data(), 32) != 0)
-      return {io::Errc::corrupt_page, "mpt verify: " + o.name() + ": hash does not match its parent's reference"};
+    return o;
+  };
+  const long bad = check_round(b.checks, b.bodies, [&](size_t i) -> const Hash32& { return b.items[i].expect; });
+  if (bad >= 0) return hash_mismatch(kWho, origin(size_t(bad)));
+  b.pushed.clear();
+  for (size_t i = 0; i < m; ++i) {
+    const Origin o = origin(i);
     ++r->nodes;
-    if (io::Status s = visit({b.msgs[i], b.lens[i]}, o.rec, b.items[i], o, r, &b.pushed); !s.ok()) return s;
+    if (io::Status s = visit(b.bodies[i], o.rec, b.items[i], o, r, &b.pushed); !s.ok()) return s;
   }
   return {};
 }
@@ -251,8 +249,7 @@ io::Status MptTreeDb::verify_all(VerifyReport* r, const ProgressFn& progress) {
     b.items.assign(stack.end() - long(m), stack.end());
     stack.resize(stack.size() - m);
     std::reverse(b.items.begin(), b.items.end());  // top of the stack first
-    b.msgs.assign(m, nullptr);
-    b.lens.assign(m, 0);
+    b.bodies.assign(m, {});
     if (io::Status s = arena ? load_verify_batch_arena(b, r) : load_verify_batch_rocks(b, r); !s.ok()) return s;
     if (io::Status s = check_verify_batch(b, arena, r); !s.ok()) return s;
     // Reversed onto the stack: item 0's first child ends on top.

@@ -8,7 +8,11 @@
 // each make the engine's lookup (the one key alone, and a streamed batch of every account)
 // an error naming the record (arena: "binary trie page P record R"; RocksDB: the node's
 // path key), never an answer; `statetree get` and `read-bench` fail with one line on stderr
-// and exit 2. Keys whose walks do not touch the changed blob still answer.
+// and exit 2. Keys whose walks do not touch the changed blob still answer. Every reader of a
+// stored blob goes through the one verified fetch (bintrie/verified_fetch.h): the changed
+// stem or group also makes verify ("binary trie ...") and a block commit that changes the
+// account ("binary trie commit: ...", the database left at its commit) refuse with one line
+// naming the node.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -19,6 +23,7 @@
 
 #include "engine/bintrie/group_blob.h"
 #include "engine/bintrie/keys.h"
+#include "engine/persist/bintrie/commit.h"
 #include "engine/persist/bintrie/disk.h"
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
@@ -363,6 +368,81 @@ TEST_CASE("persist bintrie lookup, RocksDB: changed stem leaf, group entry and r
     const std::string root_key = key_name(std::string(1, '\0'));
     check_engine_refuses(o, src, root_key, "root hash does not match the manifest", std::nullopt);
     check_cli_refuses(o, src, root_key);
+  }
+}
+
+// Verify and a block commit that changes the target account (its balance) refuse with one
+// line naming the node (name: "page P record R" or "node at path key K") and `what`; the
+// commit publishes nothing.
+void check_verify_and_commit_refuse(const DbOptions& o, const state::SyntheticState& src, const std::string& name,
+                                    const std::string& what) {
+  {
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(o, &db).message() == "");
+    persist::VerifyReport vr;
+    const io::Status vs = db->verify(&vr);
+    CHECK(vs.code() == io::Errc::corrupt_page);
+    CHECK_MESSAGE(vs.message() == "binary trie " + name + ": " + what, vs.message());
+  }
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_commit(o, &files).message() == "");
+  const uint64_t seq = files.manifest.commit_seq;
+  state::StateDiff d;
+  state::AccountDiff a;
+  a.address = src.address(target_account(src));
+  a.balance = state::U256{};
+  (*a.balance)[31] = 7;
+  d.accounts.push_back(a);
+  persist::BintrieCommitter committer(files);
+  persist::BintrieCommitStats st;
+  const io::Status cs = committer.commit(d, "{}", &st);
+  CHECK(cs.code() == io::Errc::corrupt_page);
+  CHECK_MESSAGE(cs.message() == "binary trie commit: " + name + ": " + what, cs.message());
+  CHECK(cs.message().find('\n') == std::string::npos);
+  persist::DbFiles after;
+  REQUIRE(persist::DbFiles::for_read(o, &after).message() == "");
+  CHECK(after.manifest.commit_seq == seq);
+}
+
+TEST_CASE("persist bintrie verified fetch: lookup, prove, verify and a block commit all refuse a changed node") {
+  const state::SyntheticState src(small_spec());
+  const Hash32 key = header_stem_key(src.address(target_account(src)));
+  const std::string stem_what = "stem hash does not match its parent's entry";
+  const std::string group_what = "group hash does not match its parent's entry";
+  SUBCASE("arena: stem leaf") {
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+    build(o, src);
+    const StemAndParent at = find_stem(o, key.data());
+    change_stem_leaf(o, at.stem);
+    const std::string name = bd::locator_name(at.stem);
+    check_engine_refuses(o, src, "binary trie " + name, stem_what, target_account(src) + 1);
+    check_verify_and_commit_refuse(o, src, name, stem_what);
+  }
+  SUBCASE("arena: group entry") {
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+    build(o, src);
+    const StemAndParent at = find_stem(o, key.data());
+    REQUIRE(at.parent != at.root);
+    change_group_entry(o, at.parent);
+    const std::string name = bd::locator_name(at.parent);
+    check_engine_refuses(o, src, "binary trie " + name, group_what, std::nullopt);
+    check_verify_and_commit_refuse(o, src, name, group_what);
+  }
+  SUBCASE("RocksDB: stem leaf") {
+    if (!io::rocksdb_available()) return;
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
+    build(o, src);
+    PathBlob stem = rocks_path(o, key).back();
+    REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
+    stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
+    rocks_put(o, stem);
+    const std::string name =
+        "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(stem.key.data()), stem.key.size()});
+    check_engine_refuses(o, src, "binary trie " + name, stem_what, target_account(src) + 1);
+    check_verify_and_commit_refuse(o, src, name, stem_what);
   }
 }
 

@@ -8,7 +8,10 @@
 // each make the lookup of that account (alone, cold and warm; a slot key of it; a batch of
 // every account: streamed in the arena, by rounds in RocksDB) and its proof an error naming
 // the node ("mpt: record R of page P", "mpt: node at path key ..."), with no answers; a key
-// whose walk avoids the changed leaf still answers.
+// whose walk avoids the changed leaf still answers. Every reader of a stored node goes
+// through the one verified fetch (mpt/verified_fetch.h): the changed leaf also makes verify
+// ("mpt verify: ...") and a block commit that changes that account ("mpt commit: ...", the
+// database left at its commit) refuse with one line naming the node.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "engine/persist/db_files.h"
+#include "engine/persist/mpt/commit.h"
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/record_page.h"
@@ -207,6 +211,62 @@ TEST_CASE("persist mpt lookup, RocksDB: a changed account leaf and a forged root
     const uint8_t zero[32] = {};
     check_refuses(o, src, "mpt: node at path key " + persist::path_key_hex(persist::account_node_key(zero, 0)),
                   std::nullopt);
+  }
+}
+
+// Verify and a block commit that changes the target account (its balance) refuse with one
+// line: "<who>: <where>: hash does not match its parent's reference"; the commit publishes
+// nothing.
+void check_verify_and_commit_refuse(const DbOptions& o, const state::SyntheticState& src, const std::string& where) {
+  const std::string what = ": " + where + ": hash does not match its parent's reference";
+  {
+    std::unique_ptr<persist::TreeDb> db;
+    REQUIRE(persist::open_db(o, &db).message() == "");
+    persist::VerifyReport vr;
+    const io::Status vs = db->verify(&vr);
+    CHECK(vs.code() == io::Errc::corrupt_page);
+    CHECK_MESSAGE(vs.message() == "mpt verify" + what, vs.message());
+    CHECK_FALSE(vr.ok);
+  }
+  persist::DbFiles files;
+  REQUIRE(persist::DbFiles::for_commit(o, &files).message() == "");
+  const uint64_t seq = files.manifest.commit_seq;
+  state::StateDiff d;
+  state::AccountDiff a;
+  a.address = src.address(target_account(src));
+  a.balance = state::U256{};
+  (*a.balance)[31] = 7;
+  d.accounts.push_back(a);
+  persist::MptCommitter committer(files);
+  persist::MptCommitStats st;
+  const io::Status cs = committer.commit(d, pmpt_test::kTestSpec, &st);
+  CHECK(cs.code() == io::Errc::corrupt_page);
+  CHECK_MESSAGE(cs.message() == "mpt commit" + what, cs.message());
+  CHECK(cs.message().find('\n') == std::string::npos);
+  persist::DbFiles after;
+  REQUIRE(persist::DbFiles::for_read(o, &after).message() == "");
+  CHECK(after.manifest.commit_seq == seq);
+}
+
+TEST_CASE("persist mpt verified fetch: lookup, prove, verify and a block commit all refuse a changed node") {
+  const state::SyntheticState src(small_spec());
+  SUBCASE("arena") {
+    pmpt_test::TempDir dir("fetch_arena");
+    const DbOptions o = pmpt_test::mpt_options(dir.path, StoreKind::arena);
+    build(o, src);
+    const Locator at = change_arena_record(o, account_leaf(o, src));
+    check_refuses(o, src, "mpt: " + loc_name(at), target_account(src) + 1);
+    check_verify_and_commit_refuse(o, src, loc_name(at));
+  }
+  SUBCASE("RocksDB") {
+    if (!io::rocksdb_available()) return;
+    pmpt_test::TempDir dir("fetch_rocks");
+    const DbOptions o = pmpt_test::mpt_options(dir.path, StoreKind::rocksdb);
+    build(o, src);
+    const std::string key = change_rocks_value(o, account_leaf(o, src));
+    const std::string where = "node at path key " + persist::path_key_hex(key);
+    check_refuses(o, src, "mpt: " + where, target_account(src) + 1);
+    check_verify_and_commit_refuse(o, src, where);
   }
 }
 

@@ -1,0 +1,49 @@
+// mpt/verified_fetch: the MPT's verified node fetch (see mpt/verified_fetch.h).
+#include "engine/persist/mpt/verified_fetch.h"
+
+#include "kernels/keccak256.h"
+
+namespace st::persist::mpt_read {
+
+std::string loc_name(Locator l) {
+  return "record " + std::to_string(locator_index(l)) + " of page " + std::to_string(locator_page(l));
+}
+
+io::Status node_error(std::string_view who, const Origin& o, const std::string& what) {
+  return {io::Errc::corrupt_page, std::string(who) + ": " + o.name() + ": " + what};
+}
+
+io::Status hash_mismatch(std::string_view who, const Origin& o) {
+  return node_error(who, o, "hash does not match its parent's reference");
+}
+
+io::Status decode_fetched(std::string_view who, const Origin& o, std::span<const uint8_t> body, DiskNode* out) {
+  if (std::string err = decode_disk_node(body, out); !err.empty()) return node_error(who, o, err);
+  return {};
+}
+
+io::Status check_record(std::string_view who, const Origin& o, const RecordView& rv, const DiskNode& n,
+                        bool storage_trie, bool account_has_storage) {
+  if (std::string err = check_mpt_record(rv.kind, rv.child_count, n, storage_trie, account_has_storage); !err.empty())
+    return node_error(who, o, err);
+  return {};
+}
+
+io::Status fetch_records(PageReader& reader, std::span<const Locator> locs, std::vector<RecordView>* out) {
+  if (io::Status s = reader.load(locs); !s.ok()) return s;
+  out->resize(locs.size());
+  for (size_t i = 0; i < locs.size(); ++i)
+    if (io::Status s = reader.record(locs[i], &(*out)[i]); !s.ok()) return s;
+  return {};
+}
+
+long NodeHashChecks::run() {
+  const size_t n = msgs.size();
+  out.resize(32 * n);
+  if (n) st::kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), n);
+  for (size_t i = 0; i < n; ++i)
+    if (std::memcmp(out.data() + 32 * i, expect[i].data(), 32) != 0) return long(i);
+  return -1;
+}
+
+}  // namespace st::persist::mpt_read
