@@ -252,8 +252,9 @@ io::Status BintrieTreeDb::step_arena(uint32_t i, LookupState& ls, WalkStep* out)
   }
   const LiteNode& n = ls.nodes[ni];
   if (n.expect != c.expect)  // one record, two parents' entries: at most one matches it
-    return record_error(kReader, at, std::string(n.is_group ? "group" : "stem") +
-                                " hash does not match its parent's entry (two entries name it by different hashes)");
+    return record_error(kReader, at,
+                        std::string(n.is_group ? "group" : "stem") +
+                            " hash does not match its parent's entry (two entries name it by different hashes)");
   ++ls.visits;
   if (!n.is_group) {
     if (!bd::same_prefix(n.stem.stem, c.key.data(), c.depth))
