@@ -166,11 +166,9 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
     else o.loc = locs[i];
     return o;
   };
-  std::vector<std::span<const uint8_t>> bodies(stubs.size());
-  for (size_t i = 0; i < stubs.size(); ++i) bodies[i] = rvs[i].body;
-  mpt_read::NodeHashChecks checks;
-  const long bad =
-      mpt_read::check_round(checks, bodies, [&](size_t i) -> const Hash32& { return refs_[size_t(stubs[i])].hash; });
+  const long bad = mpt_read::check_round(
+      stubs.size(), [&](size_t i) { return rvs[i].body; },
+      [&](size_t i) -> const Hash32& { return refs_[size_t(stubs[i])].hash; }, msgs_, lens_, digests_);
   if (bad >= 0) return mpt_read::hash_mismatch(kWho, origin(size_t(bad)));
   for (size_t i = 0; i < stubs.size(); ++i) {
     const bool storage_trie = nodes_[stubs[i]].storage_trie;

@@ -1,8 +1,6 @@
 // mpt/verified_fetch: the MPT's verified node fetch (see mpt/verified_fetch.h).
 #include "engine/persist/mpt/verified_fetch.h"
 
-#include "kernels/keccak256.h"
-
 namespace st::persist::mpt_read {
 
 std::string loc_name(Locator l) {
@@ -35,15 +33,6 @@ io::Status fetch_records(PageReader& reader, std::span<const Locator> locs, std:
   for (size_t i = 0; i < locs.size(); ++i)
     if (io::Status s = reader.record(locs[i], &(*out)[i]); !s.ok()) return s;
   return {};
-}
-
-long NodeHashChecks::run() {
-  const size_t n = msgs.size();
-  out.resize(32 * n);
-  if (n) st::kernels::keccak256_batch(msgs.data(), lens.data(), out.data(), n);
-  for (size_t i = 0; i < n; ++i)
-    if (std::memcmp(out.data() + 32 * i, expect[i].data(), 32) != 0) return long(i);
-  return -1;
 }
 
 }  // namespace st::persist::mpt_read

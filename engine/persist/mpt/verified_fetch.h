@@ -7,7 +7,8 @@
 //           lookup_walk.h schedules them. RocksDB: a round's path keys in one MultiGet (the
 //           reader's store call: the lookup's rounds, verify's chunk, the commit's batch)
 //   check   keccak256(body) == the hash the parent holds (the root: the manifest's), run as
-//           keccak256_batch calls over every queued node (NodeHashChecks)
+//           keccak256_batch calls (first_mismatch) over every node queued (NodeHashChecks:
+//           a lookup's) or of a round (check_round: verify's, the commit's resolve's)
 //   decode  strictly (node.h: hardened RLP, canonical hex-prefix, paths <= 64 nibbles;
 //           decode_fetched), and an arena record must agree with its node: kind, one child
 //           per hashed reference, an account leaf's storage child (check_record)
@@ -38,6 +39,7 @@
 #include "engine/persist/page_reader.h"
 #include "engine/persist/record_page.h"
 #include "io/status.h"
+#include "kernels/keccak256.h"
 #include "kernels/support/hash32.h"
 
 namespace st::persist::mpt_read {
@@ -73,7 +75,37 @@ io::Status check_record(std::string_view who, const Origin& o, const RecordView&
 // *out (valid while the reader keeps its cache).
 io::Status fetch_records(PageReader& reader, std::span<const Locator> locs, std::vector<RecordView>* out);
 
-// The queued hash checks of fetched nodes, run as keccak256 batches.
+// The hash check every reader runs: keccak256_batch over the n messages (msgs, lens) into
+// digests (32 x n), then the position of the first whose digest differs from expect(i), or -1.
+template <class Expect>
+long first_mismatch(const std::vector<const uint8_t*>& msgs, const std::vector<size_t>& lens,
+                    std::vector<uint8_t>& digests, const Expect& expect) {
+  const size_t n = msgs.size();
+  digests.resize(32 * n);
+  if (n) st::kernels::keccak256_batch(msgs.data(), lens.data(), digests.data(), n);
+  for (size_t i = 0; i < n; ++i)
+    if (std::memcmp(digests.data() + 32 * i, expect(i).data(), 32) != 0) return long(i);
+  return -1;
+}
+
+// A level-by-level round: the n bodies body(i) must hash to expect(i); all are hashed (one
+// keccak256 batch) before the caller decodes any. msgs, lens, digests: the caller's scratch,
+// kept across rounds (a round allocates nothing once they are large enough). -1 when all
+// match, else the first i that does not.
+template <class Body, class Expect>
+long check_round(size_t n, const Body& body, const Expect& expect, std::vector<const uint8_t*>& msgs,
+                 std::vector<size_t>& lens, std::vector<uint8_t>& digests) {
+  msgs.resize(n);
+  lens.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::span<const uint8_t> b = body(i);
+    msgs[i] = b.data();
+    lens[i] = b.size();
+  }
+  return first_mismatch(msgs, lens, digests, expect);
+}
+
+// A lookup's queued hash checks of fetched nodes, run as keccak256 batches.
 struct NodeHashChecks {
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
@@ -99,7 +131,9 @@ struct NodeHashChecks {
   size_t pending() const { return msgs.size(); }
   // Hashes every queued node: the position of the first whose hash differs (add order
   // since the last clear), or -1. The queue stays until clear() (the caller names the node).
-  long run();
+  long run() {
+    return first_mismatch(msgs, lens, out, [&](size_t i) -> const Hash32& { return expect[i]; });
+  }
   void reset() {  // a new walk (the pages may be re-read)
     clear();
     seen.clear();
@@ -112,16 +146,5 @@ struct NodeHashChecks {
     tags.clear();
   }
 };
-
-// A level-by-level round: bodies[i] must hash to expect(i). All are hashed (one keccak256
-// batch) before the caller decodes any; -1 when all match, else the first i that does not.
-template <class Expect>
-long check_round(NodeHashChecks& c, std::span<const std::span<const uint8_t>> bodies, const Expect& expect) {
-  c.clear();
-  for (size_t i = 0; i < bodies.size(); ++i) c.add(bodies[i], expect(i), kNoLocator, uint32_t(i));
-  const long bad = c.run();
-  c.clear();
-  return bad;
-}
 
 }  // namespace st::persist::mpt_read

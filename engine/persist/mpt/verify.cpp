@@ -161,7 +161,9 @@ struct MptTreeDb::VerifyBatch {
   std::vector<uint8_t> found;
   std::vector<RecordView> rvs;
   std::vector<std::span<const uint8_t>> bodies;
-  NodeHashChecks checks;
+  std::vector<const uint8_t*> msgs;  // check_round's scratch
+  std::vector<size_t> lens;
+  std::vector<uint8_t> hashes;
   std::vector<uint8_t> page_seen;  // arena: pages counted in the report
 };
 
@@ -216,7 +218,9 @@ io::Status MptTreeDb::check_verify_batch(VerifyBatch& b, bool arena, VerifyRepor
     o.rec = arena ? &b.rvs[i] : nullptr;
     return o;
   };
-  const long bad = check_round(b.checks, b.bodies, [&](size_t i) -> const Hash32& { return b.items[i].expect; });
+  const long bad = check_round(
+      m, [&](size_t i) { return b.bodies[i]; }, [&](size_t i) -> const Hash32& { return b.items[i].expect; }, b.msgs,
+      b.lens, b.hashes);
   if (bad >= 0) return hash_mismatch(kWho, origin(size_t(bad)));
   b.pushed.clear();
   for (size_t i = 0; i < m; ++i) {
