@@ -28,6 +28,7 @@
 #include "engine/persist/db_files.h"
 #include "engine/persist/record_page.h"
 #include "engine/persist/tree_db.h"
+#include "tests/engine/persist/refusal_checks.h"
 #include "io/manifest.h"
 #include "io/node_store.h"
 #include "io/rocksdb_store.h"
@@ -376,32 +377,9 @@ TEST_CASE("persist bintrie lookup, RocksDB: changed stem leaf, group entry and r
 // commit publishes nothing.
 void check_verify_and_commit_refuse(const DbOptions& o, const state::SyntheticState& src, const std::string& name,
                                     const std::string& what) {
-  {
-    std::unique_ptr<persist::TreeDb> db;
-    REQUIRE(persist::open_db(o, &db).message() == "");
-    persist::VerifyReport vr;
-    const io::Status vs = db->verify(&vr);
-    CHECK(vs.code() == io::Errc::corrupt_page);
-    CHECK_MESSAGE(vs.message() == "binary trie " + name + ": " + what, vs.message());
-  }
-  persist::DbFiles files;
-  REQUIRE(persist::DbFiles::for_commit(o, &files).message() == "");
-  const uint64_t seq = files.manifest.commit_seq;
-  state::StateDiff d;
-  state::AccountDiff a;
-  a.address = src.address(target_account(src));
-  a.balance = state::U256{};
-  (*a.balance)[31] = 7;
-  d.accounts.push_back(a);
-  persist::BintrieCommitter committer(files);
-  persist::BintrieCommitStats st;
-  const io::Status cs = committer.commit(d, "{}", &st);
-  CHECK(cs.code() == io::Errc::corrupt_page);
-  CHECK_MESSAGE(cs.message() == "binary trie commit: " + name + ": " + what, cs.message());
-  CHECK(cs.message().find('\n') == std::string::npos);
-  persist::DbFiles after;
-  REQUIRE(persist::DbFiles::for_read(o, &after).message() == "");
-  CHECK(after.manifest.commit_seq == seq);
+  persist::test::check_verify_and_commit_refuse(o, src.address(target_account(src)), "{}",
+                                                "binary trie " + name + ": " + what,
+                                                "binary trie commit: " + name + ": " + what);
 }
 
 TEST_CASE("persist bintrie verified fetch: lookup, prove, verify and a block commit all refuse a changed node") {

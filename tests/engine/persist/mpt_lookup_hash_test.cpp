@@ -29,6 +29,7 @@
 #include "io/manifest.h"
 #include "io/node_store.h"
 #include "io/rocksdb_store.h"
+#include "tests/engine/persist/refusal_checks.h"
 #include "tests/engine/persist_mpt_test_util.h"
 #include "workloads/synthetic_state.h"
 
@@ -219,33 +220,8 @@ TEST_CASE("persist mpt lookup, RocksDB: a changed account leaf and a forged root
 // nothing.
 void check_verify_and_commit_refuse(const DbOptions& o, const state::SyntheticState& src, const std::string& where) {
   const std::string what = ": " + where + ": hash does not match its parent's reference";
-  {
-    std::unique_ptr<persist::TreeDb> db;
-    REQUIRE(persist::open_db(o, &db).message() == "");
-    persist::VerifyReport vr;
-    const io::Status vs = db->verify(&vr);
-    CHECK(vs.code() == io::Errc::corrupt_page);
-    CHECK_MESSAGE(vs.message() == "mpt verify" + what, vs.message());
-    CHECK_FALSE(vr.ok);
-  }
-  persist::DbFiles files;
-  REQUIRE(persist::DbFiles::for_commit(o, &files).message() == "");
-  const uint64_t seq = files.manifest.commit_seq;
-  state::StateDiff d;
-  state::AccountDiff a;
-  a.address = src.address(target_account(src));
-  a.balance = state::U256{};
-  (*a.balance)[31] = 7;
-  d.accounts.push_back(a);
-  persist::MptCommitter committer(files);
-  persist::MptCommitStats st;
-  const io::Status cs = committer.commit(d, pmpt_test::kTestSpec, &st);
-  CHECK(cs.code() == io::Errc::corrupt_page);
-  CHECK_MESSAGE(cs.message() == "mpt commit" + what, cs.message());
-  CHECK(cs.message().find('\n') == std::string::npos);
-  persist::DbFiles after;
-  REQUIRE(persist::DbFiles::for_read(o, &after).message() == "");
-  CHECK(after.manifest.commit_seq == seq);
+  persist::test::check_verify_and_commit_refuse(o, src.address(target_account(src)), pmpt_test::kTestSpec,
+                                                "mpt verify" + what, "mpt commit" + what);
 }
 
 TEST_CASE("persist mpt verified fetch: lookup, prove, verify and a block commit all refuse a changed node") {
