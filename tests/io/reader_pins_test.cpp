@@ -2,13 +2,17 @@
 // copy-on-write space reuses a freed page as soon as no reader can reach it:
 // - ReaderPin / ReaderGate on a real READERS file: a reader still loading a manifest holds
 //   back every deferred page; a reader of state s holds back what later commits freed
-//   (tags > s) and nothing older; pins go with their handles;
+//   (tags > s) and nothing older; pins go with their handles, and with a reader process
+//   killed by SIGKILL;
 // - CowSpace against a model: random commits, readers opened at the current state and
 //   closed at random, reopens as after a crash; no page reachable from a state a live reader
 //   holds is ever handed out, and with no reader older than a tag its pages come back;
 // - StoreDir as the block pipeline uses it (a new reader on each published state, the
 //   previous one closed after the next commit): the arena stops growing.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -55,6 +59,35 @@ TEST_CASE("reader pins: the gate sees a loading reader and readers of states old
   CHECK(!gate->no_reader_before(6));
   a.reset();
   CHECK(gate->no_reader_before(1u << 20));
+}
+
+TEST_CASE("reader pins: another process's pin holds its state until that process is killed") {
+  TempDir tmp;
+  const std::string dir = tmp.path();
+  std::unique_ptr<ReaderGate> gate;
+  REQUIRE(ReaderGate::open(dir, &gate).message() == "");
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::unique_ptr<ReaderPin> pin;
+    const char ok = ReaderPin::acquire(dir, &pin).ok() && pin && pin->pin_state(9).ok() ? 'y' : 'n';
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(3);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  REQUIRE(::read(ready[0], &ok, 1) == 1);
+  ::close(ready[0]);
+  REQUIRE(ok == 'y');
+  CHECK(gate->no_reader_before(9));
+  CHECK(!gate->no_reader_before(10));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(gate->no_reader_before(10));
+  CHECK(gate->no_reader_before(uint64_t(1) << 40));
 }
 
 TEST_CASE("reader pins: random commits and readers against a model; nothing a reader holds is reused") {
