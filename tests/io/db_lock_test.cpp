@@ -148,29 +148,18 @@ TEST_CASE("db lock: a second writer is refused at once, naming the holder; reade
 TEST_CASE("db lock: a lock left by a SIGKILLed holder is taken over; its stale text misleads nothing") {
   TempDir tmp;
   const std::string dir = tmp.path();
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
+  const pid_t child = st::io::test::fork_holder([&] {
     std::unique_ptr<WriterLock> lock;
-    const char ok = WriterLock::acquire(dir, &lock).ok() ? 'y' : 'n';
-    if (::write(ready[1], &ok, 1) != 1) ::_exit(3);
-    for (;;) ::pause();
-  }
-  ::close(ready[1]);
-  char ok = 0;
-  REQUIRE(::read(ready[0], &ok, 1) == 1);
-  ::close(ready[0]);
-  REQUIRE(ok == 'y');
+    const bool ok = WriterLock::acquire(dir, &lock).ok();
+    lock.release();  // held until the child is killed
+    return ok;
+  });
   std::unique_ptr<WriterLock> lock;
   const Status held = WriterLock::acquire(dir, &lock);
   CHECK(held.code() == Errc::locked);
   CHECK(held.message().find("locked by pid " + std::to_string(child) + " (") != std::string::npos);
 
-  ::kill(child, SIGKILL);
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
+  st::io::test::kill_holder(child);
   CHECK(read_file(dir + "/LOCK").rfind(std::to_string(child) + " ", 0) == 0);  // the dead holder's text
   REQUIRE(WriterLock::acquire(dir, &lock).message() == "");
   const std::string text = read_file(dir + "/LOCK");

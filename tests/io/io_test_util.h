@@ -1,15 +1,20 @@
 // io_test_util: shared helpers for the io tests: a self-deleting temp directory under /tmp,
 // deterministic page payloads, MPT store parameters with 4 KiB pages, one whole commit
-// through a CowSpace, and an arena-open helper that skips (with a MESSAGE) where
+// through a CowSpace, a child process that holds a lock until it is SIGKILLed, and an
+// arena-open helper that skips (with a MESSAGE) where
 // the kernel lacks io_uring instead of failing.
 #pragma once
 
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +77,34 @@ inline void commit_pages(CowSpace& space, NodeStore& store, std::vector<uint64_t
   m.root_page = pages[0];
   REQUIRE(space.commit(m).message() == "");
   *live = pages;
+}
+
+// A forked child that runs `take` (which takes a lock and keeps it: whatever holds it must
+// outlive the call, the child never returns) and then waits to be killed. Returns the
+// child's pid once it reported that `take` succeeded.
+inline pid_t fork_holder(const std::function<bool()>& take) {
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const char ok = take() ? 'y' : 'n';
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(3);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  REQUIRE(::read(ready[0], &ok, 1) == 1);
+  ::close(ready[0]);
+  REQUIRE(ok == 'y');
+  return child;
+}
+
+// SIGKILLs a fork_holder() child and reaps it.
+inline void kill_holder(pid_t child) {
+  ::kill(child, SIGKILL);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
 }
 
 // Opens an arena; returns nullptr after a MESSAGE when io_uring is unavailable here.

@@ -10,9 +10,6 @@
 // - StoreDir as the block pipeline uses it (a new reader on each published state, the
 //   previous one closed after the next commit): the arena stops growing.
 #include <doctest/doctest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -66,26 +63,15 @@ TEST_CASE("reader pins: another process's pin holds its state until that process
   const std::string dir = tmp.path();
   std::unique_ptr<ReaderGate> gate;
   REQUIRE(ReaderGate::open(dir, &gate).message() == "");
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
+  const pid_t child = st::io::test::fork_holder([&] {
     std::unique_ptr<ReaderPin> pin;
-    const char ok = ReaderPin::acquire(dir, &pin).ok() && pin && pin->pin_state(9).ok() ? 'y' : 'n';
-    if (::write(ready[1], &ok, 1) != 1) ::_exit(3);
-    for (;;) ::pause();
-  }
-  ::close(ready[1]);
-  char ok = 0;
-  REQUIRE(::read(ready[0], &ok, 1) == 1);
-  ::close(ready[0]);
-  REQUIRE(ok == 'y');
+    const bool ok = ReaderPin::acquire(dir, &pin).ok() && pin && pin->pin_state(9).ok();
+    pin.release();  // held until the child is killed
+    return ok;
+  });
   CHECK(gate->no_reader_before(9));
   CHECK(!gate->no_reader_before(10));
-  ::kill(child, SIGKILL);
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
+  st::io::test::kill_holder(child);
   CHECK(gate->no_reader_before(10));
   CHECK(gate->no_reader_before(uint64_t(1) << 40));
 }
