@@ -53,8 +53,7 @@ io::Status raw_page_reads(const TreeDb& db, uint64_t reads, uint32_t queue_depth
 struct DeviceReference {
   uint64_t reads = 0;
   double us_per_read = 0;  // wall time / reads
-  double p50_us = 0, p99_us = 0;
-  ColdInfo cold;  // protocol "" when not evicted
+  double p50_us = 0;       // the reads' median latency
 };
 io::Status device_reference(const std::string& dir, uint64_t reads, uint32_t queue_depth, bool cold,
                             uint32_t warm_up_reads, uint64_t seed, DeviceReference* out);
