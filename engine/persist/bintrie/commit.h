@@ -42,7 +42,7 @@ namespace st::persist {
 // The commit's figures (commit_frame.h, as the MPT's; apply_passes stays 0: one plan pass).
 using BintrieCommitStats = CommitStats;
 
-// The hash phase's scratch, kept across the commits of one committer (bintrie/commit.cpp).
+// The hash phase's scratch, kept across the commits of one committer (bintrie/commit_tree.h).
 struct BintrieHashScratch;
 
 // files: a binary-trie database, arena or RocksDB (CommitterBase).
