@@ -145,6 +145,10 @@ std::string check_group_blob(std::span<const uint8_t> in, unsigned expected_g, G
 std::variant<GroupBlob, std::string> decode_group_blob(std::span<const uint8_t> in, unsigned expected_g) {
   GroupBlobView v;
   if (std::string err = check_group_blob(in, expected_g, &v); !err.empty()) return err;
+  return group_blob_from_view(v);
+}
+
+GroupBlob group_blob_from_view(const GroupBlobView& v) {
   GroupBlob b;
   b.g = v.g;
   b.entries.resize(v.k);

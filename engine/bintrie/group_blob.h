@@ -109,6 +109,8 @@ size_t group_blob_size(unsigned g, size_t entries);
 
 void encode_group_blob(const GroupBlob& blob, std::vector<uint8_t>* out);
 std::variant<GroupBlob, std::string> decode_group_blob(std::span<const uint8_t> bytes, unsigned expected_g);
+// The blob a checked view reads (decode_group_blob is check_group_blob, then this).
+GroupBlob group_blob_from_view(const GroupBlobView& v);
 
 void encode_stem_blob(const StemBlob& blob, std::vector<uint8_t>* out);
 std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> bytes);

@@ -4,7 +4,8 @@
 // RocksDB: one MultiGet of the level's path keys), each decoded strictly through the
 // verified fetch (bintrie/verified_fetch.h: the record or blob checked against its record),
 // then the level's hashes checked against their parents' entries (the root: the manifest) in
-// one batch (BlobHashChecks, the hasher's batch kernels).
+// one batch (BlobHashChecks, the hasher's batch kernels). A group blob is parsed once: its
+// check is queued from the view the fetch's strict decode made (Node::group_view).
 // Invariant: no node of a level is linked into the dirty paths (child_node, root_) or
 // descended into before the whole level's check passed; a failure names the node.
 #include <map>
@@ -44,7 +45,7 @@ io::Status Committer::resolve() {
 // One level's reads: RocksDB, one read of its path keys; arena, one load of its records'
 // pages, then one of the stem pieces they name.
 io::Status Committer::read_level(const std::vector<ResolveItem>& level, std::vector<std::string>* keys,
-                      std::vector<std::string>* values) {
+                                 std::vector<std::string>* values) {
   if (frame_.keyed()) {
     keys->clear();
     for (const ResolveItem& it : level) keys->push_back(blob_key_string(path_of(it).data(), it.depth));
@@ -68,7 +69,7 @@ io::Status Committer::read_level(const std::vector<ResolveItem>& level, std::vec
 // hashes checked against their parents' entries, all in one batch (BlobHashChecks: the
 // hasher's batch kernels), before any of them is linked or descended into.
 io::Status Committer::take_level(const std::vector<ResolveItem>& level, const std::vector<std::string>& keys,
-                      const std::vector<std::string>& values) {
+                                 const std::vector<std::string>& values) {
   const bool keyed = frame_.keyed();
   const size_t first = nodes_.size();
   nodes_.reserve(first + level.size());  // the stem views queued below stay valid
@@ -76,12 +77,13 @@ io::Status Committer::take_level(const std::vector<ResolveItem>& level, const st
   for (size_t li = 0; li < level.size(); ++li) {
     const ResolveItem& it = level[li];
     Node& n = nodes_.emplace_back();
-    io::Status ds = keyed ? decode_value(values[li], keys[li], &n) : decode(it.loc, &n);
+    bintrie::GroupBlobView group_view;  // into the page or value read for this level
+    io::Status ds = keyed ? decode_value(values[li], keys[li], &n, &group_view) : decode(it.loc, &n, &group_view);
     if (!ds.ok()) return ds;
     n.path = path_of(it);
     n.depth = it.depth;
     records_read += n.records.size();
-    if (io::Status s = queue_check(n, it, keyed ? &values[li] : nullptr); !s.ok()) return s;
+    queue_check(n, it, group_view);
   }
   const long bad = checks_.run();
   if (bad >= 0) {
@@ -94,9 +96,10 @@ io::Status Committer::take_level(const std::vector<ResolveItem>& level, const st
   return {};
 }
 
-// Queues node n's hash check (it must hash to it.hash): a group from its stored bytes (the
-// RocksDB value, or the record's body in the page cache), a stem from its decoded blob.
-io::Status Committer::queue_check(const Node& n, const ResolveItem& it, const std::string* value) {
+// Queues node n's hash check (it must hash to it.hash): a group from the view of its stored
+// bytes that the verified fetch's strict check made (the RocksDB value, or the record's body
+// in the page cache: not parsed again), a stem from its decoded blob.
+void Committer::queue_check(const Node& n, const ResolveItem& it, const bintrie::GroupBlobView& group_view) {
   if (!n.group) {
     bintrie::StemBlobView v;
     v.stem = n.stem.stem.data();
@@ -104,20 +107,9 @@ io::Status Committer::queue_check(const Node& n, const ResolveItem& it, const st
     v.values = n.stem.values.empty() ? nullptr : n.stem.values[0].data();
     v.count = uint32_t(n.stem.values.size());
     checks_.add_stem(v, it.hash.data(), 0);
-    return {};
+    return;
   }
-  std::span<const uint8_t> bytes;
-  RecordView rv;
-  if (value) {
-    bytes = {reinterpret_cast<const uint8_t*>(value->data()), value->size()};
-  } else {
-    if (io::Status s = frame_.reader().record(it.loc, &rv); !s.ok()) return s;
-    bytes = rv.body;
-  }
-  bintrie::GroupBlobView v;
-  if (std::string e = bintrie::check_group_blob(bytes, g_, &v); !e.empty()) return err(it.loc, e);
-  checks_.add_group(v, it.hash.data(), 0);
-  return {};
+  checks_.add_group(group_view, it.hash.data(), 0);
 }
 
 // A node of the level (checked) linked under its parent; a group's entries on the item's
@@ -146,7 +138,7 @@ io::Status Committer::descend(const ResolveItem& it, int id, std::vector<Resolve
 
 // A node read through the verified fetch into n: its blob, children, records and bytes
 // (its hash is set once take_level checked it against its parent's entry).
-void Committer::take_fetched(bintrie_read::Node&& f, Locator loc, Node* n) {
+void Committer::take_fetched(bintrie_read::Node&& f, Locator loc, Node* n, bintrie::GroupBlobView* group_view) {
   n->loc = loc;
   n->records.push_back(loc);
   n->records.insert(n->records.end(), f.pieces.begin(), f.pieces.end());
@@ -155,24 +147,26 @@ void Committer::take_fetched(bintrie_read::Node&& f, Locator loc, Node* n) {
   if (f.is_group) {
     n->blob = std::move(f.group);
     n->children = std::move(f.children);
+    *group_view = f.group_view;
   } else {
     n->stem = std::move(f.stem);
   }
 }
 
 // RocksDB: the blob at `key` (group or stem by its version byte).
-io::Status Committer::decode_value(const std::string& value, const std::string& key, Node* n) {
+io::Status Committer::decode_value(const std::string& value, const std::string& key, Node* n,
+                                   bintrie::GroupBlobView* group_view) {
   const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(value.data()), value.size()};
   bintrie_read::Node f;
   if (io::Status s = bintrie_read::decode_keyed(blob, g_, bintrie_read::key_name(bintrie_read::kCommit, key), &f); !s.ok())
     return s;
   if (f.is_group) f.children.assign(f.group.entries.size(), kKeyed);
-  take_fetched(std::move(f), kKeyed, n);
+  take_fetched(std::move(f), kKeyed, n, group_view);
   return {};
 }
 
 // Arena: the record at loc (its page and a chunked stem's pieces loaded by resolve()).
-io::Status Committer::decode(Locator loc, Node* n) {
+io::Status Committer::decode(Locator loc, Node* n, bintrie::GroupBlobView* group_view) {
   bintrie_read::Node f;
   bool complete = false;
   std::vector<Locator> need;
@@ -180,7 +174,7 @@ io::Status Committer::decode(Locator loc, Node* n) {
       !s.ok())
     return s;
   if (!complete) return err(loc, "stem pieces not loaded");
-  take_fetched(std::move(f), loc, n);
+  take_fetched(std::move(f), loc, n, group_view);
   return {};
 }
 

@@ -179,7 +179,7 @@ class Committer {
                         std::vector<std::string>* values);
   io::Status take_level(const std::vector<ResolveItem>& level, const std::vector<std::string>& keys,
                         const std::vector<std::string>& values);
-  io::Status queue_check(const Node& n, const ResolveItem& it, const std::string* value);
+  void queue_check(const Node& n, const ResolveItem& it, const bintrie::GroupBlobView& group_view);
   io::Status descend(const ResolveItem& it, int id, std::vector<ResolveItem>* next);
 
   // One thing a group's entries are derived from.
@@ -195,10 +195,12 @@ class Committer {
     bool changed = false;         // stem
   };
 
-  // commit_resolve.cpp: a node through the verified fetch.
-  void take_fetched(bintrie_read::Node&& f, Locator loc, Node* n);
-  io::Status decode_value(const std::string& value, const std::string& key, Node* n);
-  io::Status decode(Locator loc, Node* n);
+  // commit_resolve.cpp: a node through the verified fetch (a group with the view its strict
+  // check made, valid while the level's pages or values are).
+  void take_fetched(bintrie_read::Node&& f, Locator loc, Node* n, bintrie::GroupBlobView* group_view);
+  io::Status decode_value(const std::string& value, const std::string& key, Node* n,
+                          bintrie::GroupBlobView* group_view);
+  io::Status decode(Locator loc, Node* n, bintrie::GroupBlobView* group_view);
 
   // commit_writes.cpp
   bool apply(uint32_t w, bintrie::StemBlob* blob);

@@ -1,17 +1,19 @@
 // bintrie/verified_fetch: the one verified node fetch of the binary trie on disk, for every
 // reader of a stored blob: the batched lookup (lookup.cpp), verify (verify.cpp), proofs
-// (prove.cpp) and the block commit's resolve of its dirty paths (commit.cpp).
+// (prove.cpp) and the block commit's resolve of its dirty paths (commit_resolve.cpp).
 //
 //   fetch   arena: a record by locator from a loaded page, a chunked stem reassembled from
 //           its pieces (fetch_record; fetch_record_sync loads what it needs); a streamed
 //           lookup's pages come through the page reader as lookup_walk.h schedules them.
 //           RocksDB: a blob by path key (the reader's MultiGet), decode_keyed
 //   check   the blob hashes to what its parent's entry records (the root: the manifest's
-//           root hash): one node at a time (check_node_hash, check_hash: verify, proofs,
-//           the commit's resolve) or queued and hashed in batches through the hasher's batch
-//           kernels (blob_checks.h: lookups); the mismatch named alike (hash_mismatch_what)
-//   decode  strictly (group_blob.h's decoders, or their in-place views for lookups); a
-//           record's kind and child count must match its blob (the *_record_error checks)
+//           root hash): one node at a time (check_node_hash, check_hash: verify, proofs)
+//           or queued and hashed in batches through the hasher's batch kernels
+//           (blob_checks.h: lookups, and the commit's resolve, a level at a time); the
+//           mismatch named alike (hash_mismatch_what)
+//   decode  strictly (group_blob.h's decoders, or their in-place views for lookups; a
+//           decoded group keeps the view its check made, Node::group_view); a record's kind
+//           and child count must match its blob (the *_record_error checks)
 //
 // Every failure is one line naming the node: "<who>page P record R: what" in the arena,
 // "<who>node at path key K: what" in RocksDB, who = kReader ("binary trie ": lookups,
@@ -55,6 +57,10 @@ io::Status record_error(std::string_view who, Locator l, const std::string& what
 struct Node {
   bool is_group = false;
   bintrie::GroupBlob group;
+  // group: the strict check's view of the blob's bytes, valid only while those bytes are (the
+  // reader's loaded page, the caller's RocksDB value): the commit's resolve queues its hash
+  // check from it (BlobHashChecks::add_group) instead of parsing the blob again.
+  bintrie::GroupBlobView group_view;
   bintrie::StemBlob stem;
   std::vector<Locator> children;  // arena group: one per entry
   std::vector<Locator> pieces;    // arena chunked stem: its pieces' records
@@ -68,10 +74,11 @@ io::Status decode_blob(std::span<const uint8_t> blob, unsigned g, const Where& w
   out->body_bytes = blob.size();
   if (blob.empty()) return {io::Errc::corrupt_page, where() + ": empty blob"};
   if (want == 2 || (want == 0 && blob[0] == bintrie::kGroupBlobVersion)) {
-    auto r = bintrie::decode_group_blob(blob, g);
-    if (auto* e = std::get_if<std::string>(&r)) return {io::Errc::corrupt_page, where() + ": " + *e};
+    // decode_group_blob's two steps, the view kept (one parse of the bytes)
+    if (std::string e = bintrie::check_group_blob(blob, g, &out->group_view); !e.empty())
+      return {io::Errc::corrupt_page, where() + ": " + e};
     out->is_group = true;
-    out->group = std::move(std::get<bintrie::GroupBlob>(r));
+    out->group = bintrie::group_blob_from_view(out->group_view);
     return {};
   }
   auto r = bintrie::decode_stem_blob(blob);

@@ -12,7 +12,8 @@
 // stored blob goes through the one verified fetch (bintrie/verified_fetch.h): the changed
 // stem or group also makes verify ("binary trie ...") and a block commit that changes the
 // account ("binary trie commit: ...", the database left at its commit) refuse with one line
-// naming the node.
+// naming the node, and so do they for a group whose entry changed in RocksDB and for an arena
+// group record whose blob the strict decoder refuses (a bitmap bit set: the decoder's words).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -148,6 +149,25 @@ void change_group_entry(const DbOptions& o, Locator group) {
     REQUIRE(rec.kind == bd::kGroup);
     buf[size_t(rec.body.data() - buf.data()) + rec.body.size() - 1] ^= 0x01;
   });
+}
+
+// Sets the first clear bit of the group record's bitmap: one entry more than the blob holds,
+// a shape the strict decoder refuses. Returns the decoder's words for the changed blob.
+std::string break_group_bitmap(const DbOptions& o, Locator group) {
+  std::string why;
+  edit_page(o, persist::locator_page(group), [&](std::vector<uint8_t>& buf, const persist::RecordPage& rp) {
+    const persist::RecordView& rec = rp.records[persist::locator_index(group)];
+    REQUIRE(rec.kind == bd::kGroup);
+    const size_t at = size_t(rec.body.data() - buf.data());
+    unsigned pos = 0;
+    while (pos < (1u << kGd) && (buf[at + 2 + pos / 8] & (0x80 >> (pos % 8)))) ++pos;
+    REQUIRE(pos < (1u << kGd));  // a group with a free position
+    buf[at + 2 + pos / 8] |= uint8_t(0x80 >> (pos % 8));
+    bintrie::GroupBlobView v;
+    why = bintrie::check_group_blob({buf.data() + at, rec.body.size()}, kGd, &v);
+  });
+  REQUIRE(!why.empty());
+  return why;
 }
 
 // ---- RocksDB: the blobs on the key's path, rewritten in place ----
@@ -406,6 +426,30 @@ TEST_CASE("persist bintrie verified fetch: lookup, prove, verify and a block com
     change_group_entry(o, at.parent);
     const std::string name = bd::locator_name(at.parent);
     check_engine_refuses(o, src, "binary trie " + name, group_what, std::nullopt);
+    check_verify_and_commit_refuse(o, src, name, group_what);
+  }
+  SUBCASE("arena: a group blob the strict decoder refuses") {
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+    build(o, src);
+    const StemAndParent at = find_stem(o, key.data());
+    REQUIRE(at.parent != at.root);
+    const std::string why = break_group_bitmap(o, at.parent);
+    check_verify_and_commit_refuse(o, src, bd::locator_name(at.parent), why);
+  }
+  SUBCASE("RocksDB: group entry") {
+    if (!io::rocksdb_available()) return;
+    TempDir dir;
+    const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
+    build(o, src);
+    std::vector<PathBlob> path = rocks_path(o, key);
+    REQUIRE(path.size() >= 3);  // root, a group below it, the stem
+    PathBlob group = path[path.size() - 2];
+    REQUIRE(uint8_t(group.value[0]) == bintrie::kGroupBlobVersion);
+    group.value.back() = char(group.value.back() ^ 0x01);
+    rocks_put(o, group);
+    const std::string name =
+        "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(group.key.data()), group.key.size()});
     check_verify_and_commit_refuse(o, src, name, group_what);
   }
   SUBCASE("RocksDB: stem leaf") {
