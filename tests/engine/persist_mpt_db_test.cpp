@@ -321,16 +321,16 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
   REQUIRE(sink.nodes.size() == 1);  // the top extension only
   CHECK(sink.nodes[0].first == mpt::NodeKind::extension);
   CHECK(sink.children[0] == 0);     // its branch is embedded
-  persist::DiskNode n;
-  REQUIRE(persist::decode_disk_node(sink.nodes[0].second, &n) == "");
-  CHECK(n.kind == persist::DiskNode::extension);
+  mpt::DecodedNode n;
+  REQUIRE(mpt::decode_node(sink.nodes[0].second, &n) == "");
+  CHECK(n.kind == mpt::DecodedNode::extension);
   CHECK(n.path_len == 63);
-  CHECK(n.refs[0].kind == persist::MptChildRef::embedded);
-  persist::DiskNode br;
-  REQUIRE(persist::decode_disk_node({n.refs[0].bytes, n.refs[0].len}, &br) == "");
-  CHECK(br.kind == persist::DiskNode::branch);
+  CHECK(n.refs[0].kind == mpt::ChildRef::embedded);
+  mpt::DecodedNode br;
+  REQUIRE(mpt::decode_node({n.refs[0].bytes, n.refs[0].len}, &br) == "");
+  CHECK(br.kind == mpt::DecodedNode::branch);
   CHECK(br.hashed_refs() == 0);
-  CHECK(br.refs[0].kind == persist::MptChildRef::embedded);
+  CHECK(br.refs[0].kind == mpt::ChildRef::embedded);
 
   // Random keys: the sunk nodes are exactly the hashed ones plus the top, in post-order.
   std::mt19937_64 rng(9);
@@ -391,7 +391,7 @@ TEST_CASE("persist mpt: trie writer with embedded nodes equals the batch builder
 }
 
 TEST_CASE("persist mpt: the disk-node decoder refuses hostile bytes") {
-  persist::DiskNode n;
+  mpt::DecodedNode n;
   const std::vector<std::vector<uint8_t>> bad = {
       {},                          // nothing
       {0x80},                      // a string, not a list
@@ -402,17 +402,17 @@ TEST_CASE("persist mpt: the disk-node decoder refuses hostile bytes") {
       {0xc2, 0x20, 0x80},          // leaf with empty value
       {0xc3, 0x30, 0x82, 0x01},    // truncated
   };
-  for (const auto& b : bad) CHECK(persist::decode_disk_node(b, &n) != "");
+  for (const auto& b : bad) CHECK(mpt::decode_node(b, &n) != "");
   // A path whose hex-prefix is malformed is named for what is wrong with it.
-  CHECK(persist::decode_disk_node(std::vector<uint8_t>{0xc4, 0x82, 0x40, 0x12, 0x01}, &n) ==
+  CHECK(mpt::decode_node(std::vector<uint8_t>{0xc4, 0x82, 0x40, 0x12, 0x01}, &n) ==
         "mpt node: bad hex-prefix flag nibble");
-  CHECK(persist::decode_disk_node(std::vector<uint8_t>{0xc4, 0x82, 0x05, 0x12, 0x01}, &n) ==
+  CHECK(mpt::decode_node(std::vector<uint8_t>{0xc4, 0x82, 0x05, 0x12, 0x01}, &n) ==
         "mpt node: nonzero padding nibble in an even hex-prefix path");
   // A branch with only one entry, a child ref of 5 bytes.
   std::vector<uint8_t> br{0xd1};
   for (int i = 0; i < 17; ++i) br.push_back(0x80);
   br[1] = 0x01;
-  CHECK(persist::decode_disk_node(br, &n) != "");
+  CHECK(mpt::decode_node(br, &n) != "");
   std::array<uint8_t, 32> v;
   CHECK(persist::decode_storage_value(std::vector<uint8_t>{0x82, 0x00, 0x01}, &v) != "");
   CHECK(persist::decode_storage_value(std::vector<uint8_t>{0x05}, &v) == "");

@@ -1,12 +1,13 @@
 // record_page_fuzz: the record page parser and the MPT disk-node decoder on arbitrary
 // bytes. record_page.h promises a parsed page never yields a span outside the payload;
-// every record body of an accepted page is also fed to decode_disk_node (which must only
+// every record body of an accepted page is also fed to mpt::decode_node (which must only
 // answer, never crash).
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 
+#include "engine/mpt/node_decode.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/record_page.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -21,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const RecordView& r : page.records) {
     FUZZ_CHECK(r.body.data() >= data && r.body.data() + r.body.size() <= data + size);
     FUZZ_CHECK(r.child_count == 0 || (r.child_bytes >= data && r.child_bytes + 8 * size_t(r.child_count) <= data + size));
-    DiskNode node;
-    (void)decode_disk_node(r.body, &node);
+    st::mpt::DecodedNode node;
+    (void)st::mpt::decode_node(r.body, &node);
   }
   return 0;
 }

@@ -47,9 +47,9 @@
 #include "engine/persist/subtree_packer.h"
 #include "engine/state/state_types.h"
 
-namespace st::persist {
-struct DiskNode;  // mpt/node.h
-}  // namespace st::persist
+namespace st::mpt {
+struct DecodedNode;  // mpt/node_decode.h
+}  // namespace st::mpt
 
 namespace st::persist::mpt_commit_detail {
 
@@ -209,10 +209,10 @@ class DirtyTrie {
   // stored: a node of its own (an arena record, rv set; or a RocksDB value, rv null); not
   // stored: an embedded node.
   std::string fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool stored, bool storage_trie);
-  std::string fill_leaf(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie,
+  std::string fill_leaf(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie,
                         bool* account_has_storage);
-  std::string fill_extension(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie);
-  std::string fill_branch(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie);
+  std::string fill_extension(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie);
+  std::string fill_branch(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie);
   int32_t child_stub(const Node& n, const RecordView* rv, uint32_t h, const uint8_t* nibs, uint32_t len,
                      const uint8_t* hash, bool storage_trie);
   int32_t embedded_child(const Node& n, const uint8_t* nibs, uint32_t len);

@@ -56,7 +56,7 @@ int32_t DirtyTrie::embedded_child(const Node& n, const uint8_t* nibs, uint32_t l
 
 // A leaf: its value into the pool; an account leaf with storage (stored, its record
 // holding the storage root's child) gets a stub for its storage trie's root.
-std::string DirtyTrie::fill_leaf(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie,
+std::string DirtyTrie::fill_leaf(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie,
                                  bool* account_has_storage) {
   n.kind = Node::leaf;
   n.val_off = uint32_t(pool_.size());
@@ -80,9 +80,9 @@ std::string DirtyTrie::fill_leaf(Node& n, const DiskNode& dn, const RecordView* 
 }
 
 // An extension: its child a stub (hashed) or decoded from its bytes (embedded).
-std::string DirtyTrie::fill_extension(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
+std::string DirtyTrie::fill_extension(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
   n.kind = Node::ext;
-  if (dn.refs[0].kind == MptChildRef::hash) {
+  if (dn.refs[0].kind == mpt::ChildRef::hash) {
     if (!stored) return "embedded node with a hashed child";
     n.kids[0] = child_stub(n, rv, 0, dn.path.data(), dn.path_len, dn.refs[0].bytes, storage_trie);
     return {};
@@ -96,18 +96,18 @@ std::string DirtyTrie::fill_extension(Node& n, const DiskNode& dn, const RecordV
 
 // A branch: each hashed child a stub (record child h for the h-th hashed one), each
 // embedded one decoded from its bytes.
-std::string DirtyTrie::fill_branch(Node& n, const DiskNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
+std::string DirtyTrie::fill_branch(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
   n.kind = Node::branch;
   if (!dn.value.empty()) return "branch with a value in a secure trie";
   if (dn.hashed_refs() && !stored) return "embedded node with a hashed child";
   uint32_t h = 0;
   for (int i = 0; i < 16; ++i) {
-    const MptChildRef& r = dn.refs[i];
+    const mpt::ChildRef& r = dn.refs[i];
     const uint8_t x = uint8_t(i);
-    if (r.kind == MptChildRef::hash) {
+    if (r.kind == mpt::ChildRef::hash) {
       n.kids[i] = child_stub(n, rv, h, &x, 1, r.bytes, storage_trie);
       ++h;
-    } else if (r.kind == MptChildRef::embedded) {
+    } else if (r.kind == mpt::ChildRef::embedded) {
       const int32_t c = embedded_child(n, &x, 1);
       if (std::string err = fill(c, {r.bytes, r.len}, nullptr, false, storage_trie); !err.empty()) return err;
       n.kids[i] = c;
@@ -117,8 +117,8 @@ std::string DirtyTrie::fill_branch(Node& n, const DiskNode& dn, const RecordView
 }
 
 std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const RecordView* rv, bool stored, bool storage_trie) {
-  DiskNode dn;
-  if (std::string err = decode_disk_node(rlp, &dn); !err.empty()) return err;
+  mpt::DecodedNode dn;
+  if (std::string err = mpt::decode_node(rlp, &dn); !err.empty()) return err;
   Node n = nodes_[idx];
   n.storage_trie = storage_trie;
   n.path_len = dn.path_len;
@@ -126,9 +126,9 @@ std::string DirtyTrie::fill(int32_t idx, std::span<const uint8_t> rlp, const Rec
   bool account_has_storage = false;
   std::string err;
   switch (dn.kind) {
-    case DiskNode::leaf: err = fill_leaf(n, dn, rv, stored, storage_trie, &account_has_storage); break;
-    case DiskNode::extension: err = fill_extension(n, dn, rv, stored, storage_trie); break;
-    case DiskNode::branch: err = fill_branch(n, dn, rv, stored, storage_trie); break;
+    case mpt::DecodedNode::leaf: err = fill_leaf(n, dn, rv, stored, storage_trie, &account_has_storage); break;
+    case mpt::DecodedNode::extension: err = fill_extension(n, dn, rv, stored, storage_trie); break;
+    case mpt::DecodedNode::branch: err = fill_branch(n, dn, rv, stored, storage_trie); break;
   }
   if (!err.empty()) return err;
   if (rv) {

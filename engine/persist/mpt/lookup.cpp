@@ -33,7 +33,7 @@ using st::kernels::key_nibble;
 constexpr std::string_view kWho = "mpt";  // the prefix of a lookup's (and a proof's) errors
 
 // Whether the key (from nibble pos) continues through node n's path.
-inline bool path_matches(const DiskNode& n, const uint8_t* key, uint32_t pos) {
+inline bool path_matches(const mpt::DecodedNode& n, const uint8_t* key, uint32_t pos) {
   if (n.path_len > 64 - pos) return false;
   for (uint32_t i = 0; i < n.path_len; ++i)
     if (n.path[i] != key_nibble(key, pos + i)) return false;
@@ -42,7 +42,7 @@ inline bool path_matches(const DiskNode& n, const uint8_t* key, uint32_t pos) {
 
 // An account leaf on cursor c's path (match: it is the key's): its record checked, the
 // account answered, and a slot key moved to the root of the account's storage trie.
-inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
+inline io::Status step_account_leaf(Cursor& c, const mpt::DecodedNode& n, bool match, const RecordView* rv, const Origin& origin) {
   mpt::AccountFields f;
   if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) {
     if (rv || match) return node_error(kWho, origin, err);
@@ -68,7 +68,7 @@ inline io::Status step_account_leaf(Cursor& c, const DiskNode& n, bool match, co
 
 // A storage leaf on cursor c's path: its record checked, and its value answered when it
 // is the key's (match). The cursor is done.
-inline io::Status step_storage_leaf(Cursor& c, const DiskNode& n, bool match, const RecordView* rv, const Origin& origin) {
+inline io::Status step_storage_leaf(Cursor& c, const mpt::DecodedNode& n, bool match, const RecordView* rv, const Origin& origin) {
   if (rv)
     if (io::Status s = check_record(kWho, origin, *rv, n, true, false); !s.ok()) return s;
   if (match) {
@@ -83,10 +83,10 @@ inline io::Status step_storage_leaf(Cursor& c, const DiskNode& n, bool match, co
 // A branch or extension on cursor c's path: the child reference the key takes (*ref, its
 // index among the node's hashed references), the cursor's position moved past the node.
 // The cursor is done when the key's path leaves the trie here.
-inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& origin, MptChildRef* ref,
+inline io::Status inner_child_ref(Cursor& c, const mpt::DecodedNode& n, const Origin& origin, mpt::ChildRef* ref,
                                   uint32_t* child_index) {
   const uint8_t* key = c.key();
-  if (n.kind == DiskNode::extension) {
+  if (n.kind == mpt::DecodedNode::extension) {
     if (!path_matches(n, key, c.pos)) { c.done = true; return {}; }
     c.pos += n.path_len;
     *ref = n.refs[0];
@@ -95,9 +95,9 @@ inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& or
     const uint32_t nib = key_nibble(key, c.pos);
     ++c.pos;
     *ref = n.refs[nib];
-    if (ref->kind == MptChildRef::hash) *child_index = n.hashed_index(nib);
+    if (ref->kind == mpt::ChildRef::hash) *child_index = n.hashed_index(nib);
   }
-  if (ref->kind == MptChildRef::none) c.done = true;
+  if (ref->kind == mpt::ChildRef::none) c.done = true;
   return {};
 }
 
@@ -106,30 +106,30 @@ inline io::Status inner_child_ref(Cursor& c, const DiskNode& n, const Origin& or
 // body's hash check (arena) or run it (RocksDB).
 // `decoded`: the fetched node already decoded (strictly) from `body`, or nullptr.
 io::Status step(Cursor& c, std::span<const uint8_t> body, const Origin& origin, uint64_t* nodes_visited,
-                const DiskNode* decoded = nullptr) {
+                const mpt::DecodedNode* decoded = nullptr) {
   if (c.storage ? c.storage_proof : c.account_proof) (c.storage ? c.storage_proof : c.account_proof)->emplace_back(body.begin(), body.end());
   const RecordView* rv = origin.rec;
   std::span<const uint8_t> cur = body;
-  DiskNode local;
-  const DiskNode* np = decoded;
+  mpt::DecodedNode local;
+  const mpt::DecodedNode* np = decoded;
   for (;;) {
     ++*nodes_visited;
     if (!np) {
       if (io::Status s = decode_fetched(kWho, origin, cur, &local); !s.ok()) return s;
       np = &local;
     }
-    const DiskNode& n = *np;
+    const mpt::DecodedNode& n = *np;
     np = nullptr;  // an embedded child is decoded from its parent's bytes
-    if (n.kind == DiskNode::leaf) {
+    if (n.kind == mpt::DecodedNode::leaf) {
       const bool match = path_matches(n, c.key(), c.pos) && c.pos + n.path_len == 64;
       return c.storage ? step_storage_leaf(c, n, match, rv, origin) : step_account_leaf(c, n, match, rv, origin);
     }
     if (rv)
       if (io::Status s = check_record(kWho, origin, *rv, n, c.storage, false); !s.ok()) return s;
-    MptChildRef ref;
+    mpt::ChildRef ref;
     uint32_t child_index = 0;
     if (io::Status st = inner_child_ref(c, n, origin, &ref, &child_index); !st || c.done) return st;
-    if (ref.kind == MptChildRef::embedded) {
+    if (ref.kind == mpt::ChildRef::embedded) {
       cur = {ref.bytes, ref.len};
       rv = nullptr;  // an embedded node has no record; it cannot hold a hashed reference
       continue;
@@ -219,7 +219,7 @@ io::Status MptTreeDb::step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkSte
   o.loc = c.loc;
   // The top levels of the account trie are on many keys' paths (a batch of K random
   // keys shares its first log16(K) levels): their nodes are decoded once per batch.
-  const DiskNode* decoded = nullptr;
+  const mpt::DecodedNode* decoded = nullptr;
   if (!c.storage && c.pos < memo_levels_) {
     auto [it, fresh] = memo_.try_emplace(c.loc, uint32_t(memo_nodes_.size()));
     if (fresh) {
@@ -263,7 +263,7 @@ struct MptTreeDb::RocksWalk {
   MptTreeDb& db;
   std::vector<Cursor>& cs;
   LookupStats* st;
-  std::vector<DiskNode> nodes;  // the round's nodes, by key index
+  std::vector<mpt::DecodedNode> nodes;  // the round's nodes, by key index
   bool done(uint32_t i) const { return cs[i].done; }
   void path_key(uint32_t i, std::string* out) const { *out = cs[i].path_key(); }
   const Hash32& expect(uint32_t i) const { return cs[i].expect; }

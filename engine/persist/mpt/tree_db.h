@@ -93,12 +93,12 @@ class MptTreeDb final : public StoredTreeDb {
   // verify.cpp: every node depth-first in batches, each batch one load / MultiGet and one
   // keccak256 batch.
   struct VerifyBatch;
-  static void leaf_key(const VerifyItem& it, const DiskNode& n, uint8_t* out32);
-  io::Status visit_storage_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
+  static void leaf_key(const VerifyItem& it, const mpt::DecodedNode& n, uint8_t* out32);
+  io::Status visit_storage_leaf(const mpt::DecodedNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
                                 VerifyReport* r);
-  io::Status visit_account_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
+  io::Status visit_account_leaf(const mpt::DecodedNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
                                 VerifyReport* r, std::vector<VerifyItem>* stack);
-  io::Status visit_child(const MptChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs,
+  io::Status visit_child(const mpt::ChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs,
                          const RecordView* rv, const VerifyItem& it, const Origin& o, VerifyReport* r,
                          std::vector<VerifyItem>* stack);
   io::Status visit(std::span<const uint8_t> body, const RecordView* rv, const VerifyItem& it, const Origin& o,
@@ -111,7 +111,7 @@ class MptTreeDb final : public StoredTreeDb {
   NodeHashChecks checks_;  // lookups: the nodes reached, hashed in batches before any answer
   // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
   std::unordered_map<Locator, uint32_t> memo_;
-  std::vector<DiskNode> memo_nodes_;
+  std::vector<mpt::DecodedNode> memo_nodes_;
   uint32_t memo_levels_ = 0;
 };
 

@@ -15,12 +15,12 @@ io::Status hash_mismatch(std::string_view who, const Origin& o) {
   return node_error(who, o, "hash does not match its parent's reference");
 }
 
-io::Status decode_fetched(std::string_view who, const Origin& o, std::span<const uint8_t> body, DiskNode* out) {
-  if (std::string err = decode_disk_node(body, out); !err.empty()) return node_error(who, o, err);
+io::Status decode_fetched(std::string_view who, const Origin& o, std::span<const uint8_t> body, mpt::DecodedNode* out) {
+  if (std::string err = mpt::decode_node(body, out); !err.empty()) return node_error(who, o, err);
   return {};
 }
 
-io::Status check_record(std::string_view who, const Origin& o, const RecordView& rv, const DiskNode& n,
+io::Status check_record(std::string_view who, const Origin& o, const RecordView& rv, const mpt::DecodedNode& n,
                         bool storage_trie, bool account_has_storage) {
   if (std::string err = check_mpt_record(rv.kind, rv.child_count, n, storage_trie, account_has_storage); !err.empty())
     return node_error(who, o, err);

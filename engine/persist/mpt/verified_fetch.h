@@ -66,9 +66,9 @@ io::Status hash_mismatch(std::string_view who, const Origin& o);
 
 // Strict decode of a fetched node's bytes (a record body, a RocksDB value, or an embedded
 // node inside one); an error names the node.
-io::Status decode_fetched(std::string_view who, const Origin& o, std::span<const uint8_t> body, DiskNode* out);
+io::Status decode_fetched(std::string_view who, const Origin& o, std::span<const uint8_t> body, mpt::DecodedNode* out);
 // The arena record agrees with its decoded node (node.h: check_mpt_record).
-io::Status check_record(std::string_view who, const Origin& o, const RecordView& rv, const DiskNode& n,
+io::Status check_record(std::string_view who, const Origin& o, const RecordView& rv, const mpt::DecodedNode& n,
                         bool storage_trie, bool account_has_storage);
 
 // Arena: the records at `locs` (one submission for the pages not cached), their views in

@@ -40,7 +40,7 @@ io::Status MptTreeDb::verify(VerifyReport* report, const ProgressFn& progress) {
 }
 
 // The 32-byte key of a leaf: the item's nibbles, then the leaf's own path.
-void MptTreeDb::leaf_key(const VerifyItem& it, const DiskNode& n, uint8_t* out32) {
+void MptTreeDb::leaf_key(const VerifyItem& it, const mpt::DecodedNode& n, uint8_t* out32) {
   std::memset(out32, 0, 32);
   for (uint32_t i = 0; i < it.pos; ++i) out32[i / 2] |= uint8_t(it.path[i] << (i & 1 ? 0 : 4));
   for (uint32_t i = 0; i < n.path_len && it.pos + i < 64; ++i) {
@@ -51,7 +51,7 @@ void MptTreeDb::leaf_key(const VerifyItem& it, const DiskNode& n, uint8_t* out32
 
 // A storage leaf (its hash checked): its record and value checked, counted, handed to
 // the leaf sink with its 64-byte key (owner, slot hash).
-io::Status MptTreeDb::visit_storage_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
+io::Status MptTreeDb::visit_storage_leaf(const mpt::DecodedNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
                                          VerifyReport* r) {
   if (rv)
     if (io::Status s = check_record(kWho, o, *rv, n, true, false); !s.ok()) return s;
@@ -69,7 +69,7 @@ io::Status MptTreeDb::visit_storage_leaf(const DiskNode& n, const RecordView* rv
 
 // An account leaf (its hash checked): its record and fields checked, counted, handed to
 // the leaf sink; an account with storage queues its storage trie's root.
-io::Status MptTreeDb::visit_account_leaf(const DiskNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
+io::Status MptTreeDb::visit_account_leaf(const mpt::DecodedNode& n, const RecordView* rv, const VerifyItem& it, const Origin& o,
                                          VerifyReport* r, std::vector<VerifyItem>* stack) {
   mpt::AccountFields f;
   if (std::string err = mpt::decode_account_rlp(n.value, &f); !err.empty()) return node_error(kWho, o, err);
@@ -101,13 +101,13 @@ io::Status MptTreeDb::visit_account_leaf(const DiskNode& n, const RecordView* rv
 
 // A child of branch / extension `it` (its key `consumed` nibbles `nibs` further): an
 // embedded one is visited at once from the parent's bytes, a hashed one queued.
-io::Status MptTreeDb::visit_child(const MptChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs,
+io::Status MptTreeDb::visit_child(const mpt::ChildRef& ref, uint32_t consumed, uint32_t hashed_index, const uint8_t* nibs,
                                   const RecordView* rv, const VerifyItem& it, const Origin& o, VerifyReport* r,
                                   std::vector<VerifyItem>* stack) {
   VerifyItem c = it;
   for (uint32_t i = 0; i < consumed; ++i) c.path[it.pos + i] = nibs[i];
   c.pos = uint8_t(it.pos + consumed);
-  if (ref.kind == MptChildRef::embedded) {
+  if (ref.kind == mpt::ChildRef::embedded) {
     Origin eo = o;
     eo.rec = nullptr;
     return visit({ref.bytes, ref.len}, nullptr, c, eo, r, stack);
@@ -124,16 +124,16 @@ io::Status MptTreeDb::visit_child(const MptChildRef& ref, uint32_t consumed, uin
 // children; embedded children are visited recursively from the parent's bytes.
 io::Status MptTreeDb::visit(std::span<const uint8_t> body, const RecordView* rv, const VerifyItem& it, const Origin& o,
                             VerifyReport* r, std::vector<VerifyItem>* stack) {
-  DiskNode n;
+  mpt::DecodedNode n;
   if (io::Status s = decode_fetched(kWho, o, body, &n); !s.ok()) return s;
   auto fail = [&](const std::string& why) { return node_error(kWho, o, why); };
-  if (n.kind == DiskNode::leaf) {
+  if (n.kind == mpt::DecodedNode::leaf) {
     if (it.pos + n.path_len != 64) return fail("leaf at nibble " + std::to_string(it.pos + n.path_len) + ", not 64");
     return it.storage ? visit_storage_leaf(n, rv, it, o, r) : visit_account_leaf(n, rv, it, o, r, stack);
   }
   if (rv)
     if (io::Status s = check_record(kWho, o, *rv, n, it.storage, false); !s.ok()) return s;
-  if (n.kind == DiskNode::extension) {
+  if (n.kind == mpt::DecodedNode::extension) {
     if (it.pos + n.path_len >= 64) return fail("extension reaches the end of the key");
     return visit_child(n.refs[0], n.path_len, 0, n.path.data(), rv, it, o, r, stack);
   }
@@ -142,8 +142,8 @@ io::Status MptTreeDb::visit(std::span<const uint8_t> body, const RecordView* rv,
   // Children queued in nibble order (verify_all turns the queue over onto its stack, so
   // they are read in the order they were packed in, which keeps the page cache warm).
   for (uint32_t nib = 0; nib < 16; ++nib) {
-    const MptChildRef& ref = n.refs[nib];
-    if (ref.kind == MptChildRef::none) continue;
+    const mpt::ChildRef& ref = n.refs[nib];
+    if (ref.kind == mpt::ChildRef::none) continue;
     const uint8_t nb = uint8_t(nib);
     if (io::Status s = visit_child(ref, 1, n.hashed_index(nib), &nb, rv, it, o, r, stack); !s.ok()) return s;
   }
