@@ -19,7 +19,9 @@ namespace st::mpt {
 using NodeId = uint32_t;
 inline constexpr NodeId kNoNode = 0xffffffffu;
 
-enum class NodeKind : uint8_t { leaf, extension, branch };
+// stub: a committed node not read yet (the Trie's unread children, trie.h); view() never
+// returns one.
+enum class NodeKind : uint8_t { leaf, extension, branch, stub };
 
 struct NodeView {
   NodeKind kind = NodeKind::leaf;

@@ -36,6 +36,8 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
           return !x.has_value ? std::nullopt : std::optional(std::vector<uint8_t>(x.bytes.value().begin(), x.bytes.value().end()));
         n = kids(n).id[nib[pos++]];
         break;
+      case NodeKind::stub:
+        ST_CHECK(false, "mpt trie: get reached an unread node (stub)");
     }
   }
   return std::nullopt;
@@ -43,6 +45,7 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
 
 NodeView Trie::view(NodeId id) const {
   const Node& x = nodes_[id];
+  ST_CHECK(x.kind != NodeKind::stub, "mpt trie: view of an unread node (stub)");
   NodeView v;
   v.kind = x.kind;
   if (x.kind != NodeKind::branch) v.path = x.bytes.path();
@@ -61,6 +64,12 @@ void Trie::encode(NodeId id, std::vector<uint8_t>* out) const {
 
 NodeRef Trie::ref(NodeId id) const {
   if (id == root_) return root_ref_;
+  if (nodes_[id].kind == NodeKind::stub) {
+    NodeRef r;
+    r.len = 32;
+    std::memcpy(r.bytes, stub(id).hash.data(), 32);
+    return r;
+  }
   std::vector<uint8_t> enc;
   encode(id, &enc);
   return make_ref(enc.data(), enc.size());

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/mpt/builder.h"
+#include "engine/mpt/node_decode.h"
 #include "engine/mpt/node_source.h"
 #include "engine/mpt/node_bytes.h"
 #include "engine/mpt/popcount16.h"
@@ -65,7 +66,32 @@ class Trie final : public NodeSource {
   // ending at a branch) the keys below are applied one by one there, and the parents are
   // then fixed up deepest first (dirty marks, child refs, collapses after deletes).
   void apply_sorted(std::span<const Write> writes);
-  std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;
+  std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;  // (stops on a stub)
+
+  // Unread children (trie_stubs.cpp). A trie may hold committed subtrees it has not read:
+  // a stub stands for one by its hash and a locator (its reader's name for it; the trie
+  // never interprets it). A stub is clean and its ref lives where its parent reads it, as
+  // any clean node's, so a commit never descends into one. No edit may reach a stub: before
+  // apply_sorted(writes), stubs_to_resolve(writes) lists every stub the batch would read (on
+  // its keys' paths, and the one child left to a branch its deletes may collapse); the
+  // reader reads them, checks each against its hash and resolves it (resolve_stub), until
+  // none is listed. An edit that reaches a stub stops the process (ST_CHECK). A trie that
+  // holds stubs has keys of 32 bytes at most (paths decoded strictly, node_decode.h).
+  struct Stub {
+    Hash32 hash;
+    uint64_t locator;
+  };
+  // An empty trie becomes the committed trie with this root (a stub).
+  void reset_to_stub(const Hash32& root, uint64_t locator);
+  // Appends to *out the stubs apply_sorted(writes) would read (strictly ascending keys).
+  void stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out) const;
+  bool is_stub(NodeId id) const { return nodes_[id].kind == NodeKind::stub; }
+  Stub stub(NodeId id) const;
+  // Replaces stub id by the node rlp encodes (its hash checked by the caller): clean, its
+  // hashed children new stubs with child_locators (one per hashed reference, in nibble
+  // order), its embedded children decoded. An error string when rlp is not a canonical node
+  // or the locators do not match (the trie unchanged then).
+  std::string resolve_stub(NodeId id, std::span<const uint8_t> rlp, std::span<const uint64_t> child_locators);
 
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
@@ -192,6 +218,16 @@ class Trie final : public NodeSource {
   // Sets branch b's kid_mask to m, moving the slots of the children kept clean (in both
   // masks, not in b.dirty_mask) to their new ranks; the other slots are left undefined.
   inline void remask(Node& b, uint16_t m);
+
+  // Unread children (trie_stubs.cpp).
+  inline uint32_t alloc_kids();
+  NodeId new_stub(const uint8_t* hash32, uint64_t locator);
+  NodeId resolved_child(const ChildRef& r, std::span<const uint64_t> locs, size_t* next_loc);
+  void fill_decoded(NodeId id, const DecodedNode& dn, std::span<const uint64_t> locs, size_t* next_loc);
+  void stubs_below(NodeId n, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos, bool batch,
+                   std::vector<NodeId>* out) const;
+  void stubs_for_branch(const Node& x, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos,
+                        bool batch, std::vector<NodeId>* out) const;
 
   // Edits (trie_edits.cpp).
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);

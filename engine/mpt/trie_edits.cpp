@@ -12,6 +12,11 @@ using trie_detail::common_prefix;
 using trie_detail::same;
 using trie_detail::to_nibbles;
 
+namespace {
+constexpr const char* kEditReachedStub = "mpt trie: an edit reached an unread node (stub) that stubs_to_resolve did not list";
+[[noreturn]] void edit_reached_stub() { ::st::check_failed(__FILE__, __LINE__, "kind != stub", kEditReachedStub); }
+}  // namespace
+
 Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value) {
   const uint8_t* rest = key + pos;
   const size_t rl = klen - pos;
@@ -46,9 +51,8 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       if (c == x.bytes.path_size()) {
         const Result r = insert(x.child, key, klen, pos + c, value);
         if (!r.changed) return {n, false};
-        Node& e = nodes_[n];
-        e.child = r.id;
-        mark_dirty(e);
+        nodes_[n].child = r.id;
+        mark_dirty(nodes_[n]);
         return {n, true};
       }
       const NodeId b = alloc(NodeKind::branch);
@@ -80,6 +84,7 @@ Trie::Result Trie::insert(NodeId n, const uint8_t* key, size_t klen, size_t pos,
       mark_dirty(nodes_[n]);
       return {n, true};
     }
+    case NodeKind::stub: edit_reached_stub();
   }
   return {n, false};
 }
@@ -115,6 +120,7 @@ Trie::Result Trie::remove(NodeId n, const uint8_t* key, size_t klen, size_t pos)
       mark_dirty(nodes_[n]);
       return collapse_branch(n);
     }
+    case NodeKind::stub: edit_reached_stub();
   }
   return {n, false};
 }
@@ -139,6 +145,7 @@ Trie::Result Trie::collapse_branch(NodeId n) {
   const NodeRef c_ref = kid_ref(nodes_[n], unsigned(last));  // (meaningful only when c is clean)
   release(n);
   Node& cn = nodes_[c];
+  ST_CHECK(cn.kind != NodeKind::stub, kEditReachedStub);
   const uint8_t nib = uint8_t(last);
   if (cn.kind == NodeKind::branch) {
     const NodeId e = new_ext(&nib, 1, c);
@@ -157,6 +164,7 @@ Trie::Result Trie::relink_extension(NodeId e, NodeId child) {
   }
   Node& x = nodes_[e];
   Node& c = nodes_[child];
+  ST_CHECK(c.kind != NodeKind::stub, kEditReachedStub);
   if (c.kind == NodeKind::branch) {
     x.child = child;
     mark_dirty(x);

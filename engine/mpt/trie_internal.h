@@ -14,6 +14,7 @@
 
 #include "engine/mpt/node_codec.h"
 #include "kernels/hex_prefix.h"
+#include "kernels/support/check.h"
 
 namespace st::mpt {
 
@@ -67,16 +68,21 @@ inline NodeId Trie::alloc(NodeKind kind) {
   x.epoch = epoch_;
   x.dirty_mask = 0;
   if (kind == NodeKind::branch) {
-    uint32_t k;
-    if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
-    else { k = uint32_t(kids_.size()); kids_.emplace_back(); kids_embedded_.push_back(0); }
-    kids_[k].id.fill(kNoNode);
-    if (any_embedded_) kids_embedded_[k] = 0;
     x.dirty_mask = 0;
     x.kid_mask = 0;
-    x.child = k;
+    x.child = alloc_kids();
   }
   return id;
+}
+
+// A children block, every id empty (kNoNode), no embedded slot.
+inline uint32_t Trie::alloc_kids() {
+  uint32_t k;
+  if (!free_kids_.empty()) { k = free_kids_.back(); free_kids_.pop_back(); }
+  else { k = uint32_t(kids_.size()); kids_.emplace_back(); kids_embedded_.push_back(0); }
+  kids_[k].id.fill(kNoNode);
+  if (any_embedded_) kids_embedded_[k] = 0;
+  return k;
 }
 
 inline void Trie::set_kid(NodeId branch, unsigned nib, NodeId child, const NodeRef& clean_ref) {
@@ -175,7 +181,9 @@ inline size_t Trie::encoded_size(const Node& x) const {
       for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
       return branch_size(refs, x.bytes.value_data(), x.bytes.value_size());
     }
+    case NodeKind::stub: break;
   }
+  ST_CHECK(false, "mpt trie: an unread node (stub) was encoded");
   return 0;
 }
 
@@ -189,7 +197,9 @@ inline uint8_t* Trie::put_encoding(const Node& x, uint8_t* out) const {
       for (unsigned i = 0; i < 16; ++i) refs[i] = kid_ref(x, i);
       return put_branch(out, refs, x.bytes.value_data(), x.bytes.value_size());
     }
+    case NodeKind::stub: break;
   }
+  ST_CHECK(false, "mpt trie: an unread node (stub) was encoded");
   return out;
 }
 

@@ -1,0 +1,196 @@
+// mpt_trie_stubs_test: a trie that starts as one unread root (a stub) and reads only what
+// its batches need. Its nodes come from a content-addressed store of a full trie's
+// encodings (each read checked against the hash its parent holds); after every batch its
+// root must equal the full trie's and the from-scratch root of the model, whatever the
+// batch deletes (collapses onto unread siblings), on hashed 32-byte keys and on short
+// plain keys (embedded nodes, branch values, keys ending at branches: one-by-one edits).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "engine/mpt/trie.h"
+#include "kernels/keccak256.h"
+#include "tests/engine/mpt_test_util.h"
+
+using namespace st;
+using mpt_test::Bytes;
+
+namespace {
+
+// Every hashed node a full trie ever committed, by locator (append-only, so a locator
+// stays valid after the full trie moves on), with its hashed children's locators.
+struct NodeStore {
+  struct Entry {
+    Bytes rlp;
+    std::vector<uint64_t> child_locators;  // hashed children, nibble order
+  };
+  std::vector<Entry> entries;
+  std::map<mpt::Hash32, uint64_t> by_hash;
+
+  // Adds node id of t (committed) and everything below it; returns its locator if hashed.
+  std::optional<uint64_t> add(const mpt::Trie& t, mpt::NodeId id) {
+    const mpt::NodeView v = t.view(id);
+    std::vector<uint64_t> kids;
+    if (v.kind == mpt::NodeKind::extension) {
+      if (auto l = add(t, v.child)) kids.push_back(*l);
+    } else if (v.kind == mpt::NodeKind::branch) {
+      for (mpt::NodeId c : v.children)
+        if (c != mpt::kNoNode)
+          if (auto l = add(t, c)) kids.push_back(*l);
+    }
+    Bytes rlp;
+    t.encode(id, &rlp);
+    if (rlp.size() < 32 && id != t.root_id()) return std::nullopt;  // embedded in its parent
+    mpt::Hash32 h;
+    kernels::keccak256(rlp.data(), rlp.size(), h.data());
+    if (auto it = by_hash.find(h); it != by_hash.end()) return it->second;
+    entries.push_back({rlp, kids});
+    by_hash[h] = entries.size() - 1;
+    return entries.size() - 1;
+  }
+};
+
+// Resolves every stub the writes need, round by round, each read checked against its hash.
+// Returns the number of nodes read.
+size_t resolve_for(mpt::Trie& p, const NodeStore& store, std::span<const mpt::Trie::Write> ws) {
+  size_t reads = 0;
+  for (int round = 0;; ++round) {
+    REQUIRE(round < 200);
+    std::vector<mpt::NodeId> need;
+    p.stubs_to_resolve(ws, &need);
+    if (need.empty()) return reads;
+    for (mpt::NodeId id : need) {
+      const mpt::Trie::Stub s = p.stub(id);
+      REQUIRE(s.locator < store.entries.size());
+      const NodeStore::Entry& e = store.entries[s.locator];
+      mpt::Hash32 h;
+      kernels::keccak256(e.rlp.data(), e.rlp.size(), h.data());
+      REQUIRE(h == s.hash);
+      REQUIRE(p.resolve_stub(id, e.rlp, e.child_locators) == "");
+      ++reads;
+    }
+  }
+}
+
+// A batch over the model m: deletes of present keys (often all below a prefix: collapses),
+// updates, new keys and deletes of absent ones; strictly ascending, one write per key.
+std::vector<std::pair<Bytes, Bytes>> random_batch(std::mt19937_64& rng, const std::map<Bytes, Bytes>& m, bool hashed,
+                                                  size_t n) {
+  std::map<Bytes, Bytes> b;
+  std::vector<Bytes> keys;
+  for (const auto& kv : m) keys.push_back(kv.first);
+  auto value = [&] {
+    Bytes v(1 + rng() % (hashed ? 33 : 4));
+    for (auto& x : v) x = uint8_t(rng());
+    return v;
+  };
+  auto new_key = [&] {
+    Bytes k(hashed ? 32 : rng() % 5);
+    for (auto& x : k) x = hashed ? uint8_t(rng()) : uint8_t(rng() % 3 * 0x11 + rng() % 2);
+    return k;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned r = unsigned(rng() % 10);
+    if (r < 5 && !keys.empty()) {
+      const size_t at = rng() % keys.size();
+      const size_t run = 1 + rng() % 4;  // neighbours too: whole subtrees go
+      for (size_t j = at; j < std::min(keys.size(), at + run); ++j) b[keys[j]] = {};
+    } else if (r < 7 && !keys.empty()) {
+      b[keys[rng() % keys.size()]] = value();
+    } else if (r < 9) {
+      b[new_key()] = value();
+    } else {
+      b[new_key()] = {};
+    }
+  }
+  return {b.begin(), b.end()};
+}
+
+void run_blocks(uint64_t seed, bool hashed, size_t initial, size_t blocks, size_t batch) {
+  std::mt19937_64 rng(seed);
+  std::map<Bytes, Bytes> m;
+  if (hashed) {
+    for (size_t i = 0; i < initial; ++i) {
+      Bytes k(32), v(1 + rng() % 33);
+      for (auto& x : k) x = uint8_t(rng());
+      for (auto& x : v) x = uint8_t(rng());
+      m[k] = v;
+    }
+  } else {
+    m = mpt_test::random_plain_set(rng, int(seed));
+  }
+  mpt::Trie full;
+  for (const auto& [k, v] : m) full.put(k, v);
+  NodeStore store;
+  const mpt::Hash32 root0 = full.root_hash();
+  mpt::Trie part;
+  if (!m.empty()) part.reset_to_stub(root0, *store.add(full, full.root_id()));
+  size_t reads = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    CAPTURE(b);
+    const auto batch_writes = random_batch(rng, m, hashed, batch);
+    std::vector<mpt::Trie::Write> ws;
+    for (const auto& [k, v] : batch_writes) ws.push_back({k, v});
+    reads += resolve_for(part, store, ws);
+    part.apply_sorted(ws);
+    mpt_test::apply_writes(full, m, batch_writes, true);
+    const mpt::Hash32 want = full.root_hash();
+    REQUIRE(part.root_hash() == want);
+    REQUIRE(want == mpt_test::scratch_root(m));
+    if (full.root_id() != mpt::kNoNode) store.add(full, full.root_id());
+  }
+  if (initial >= 1000) CHECK(reads < store.entries.size() / 2);  // only the batches' paths were read
+}
+
+}  // namespace
+
+TEST_CASE("mpt trie stubs: hashed keys, blocks of puts and deletes read only their paths, roots as the full trie's") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    run_blocks(seed, true, 3000, 6, 40 + seed * 10);
+  }
+}
+
+TEST_CASE("mpt trie stubs: a few hashed keys, batches deleting most of them (collapses onto unread siblings)") {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    run_blocks(seed, true, 2 + seed % 7, 5, 1 + seed % 5);
+  }
+}
+
+TEST_CASE("mpt trie stubs: plain short keys (embedded nodes, branch values, one-by-one edits)") {
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    CAPTURE(seed);
+    run_blocks(seed, false, 0, 6, 1 + seed % 12);
+  }
+}
+
+TEST_CASE("mpt trie stubs: a bad node or wrong locators are refused and leave the stub unread") {
+  mpt::Trie full;
+  for (int i = 0; i < 64; ++i) {
+    Bytes k(32, uint8_t(i * 7)), v(20, uint8_t(i));
+    k[31] = uint8_t(i);
+    full.put(k, v);
+  }
+  NodeStore store;
+  const mpt::Hash32 root = full.root_hash();
+  const uint64_t loc = *store.add(full, full.root_id());
+  mpt::Trie part;
+  part.reset_to_stub(root, loc);
+  const NodeStore::Entry& e = store.entries[loc];
+  REQUIRE(part.is_stub(part.root_id()));
+  CHECK(part.stub(part.root_id()).locator == loc);
+  Bytes bad = e.rlp;
+  bad.pop_back();
+  CHECK(part.resolve_stub(part.root_id(), bad, e.child_locators) != "");
+  std::vector<uint64_t> fewer = e.child_locators;
+  fewer.pop_back();
+  CHECK(part.resolve_stub(part.root_id(), e.rlp, fewer) != "");
+  CHECK(part.is_stub(part.root_id()));
+  CHECK(part.root_hash() == root);  // a trie of one unread root commits to it
+  REQUIRE(part.resolve_stub(part.root_id(), e.rlp, e.child_locators) == "");
+  CHECK(!part.is_stub(part.root_id()));
+  CHECK(part.root_hash() == root);
+}
