@@ -82,6 +82,8 @@ std::string DirtyTrie::fill_leaf(Node& n, const mpt::DecodedNode& dn, const Reco
 // An extension: its child a stub (hashed) or decoded from its bytes (embedded).
 std::string DirtyTrie::fill_extension(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
   n.kind = Node::ext;
+  // Its child, a branch, must sit above the key's last nibble (and its path fit `at`).
+  if (n.depth + dn.path_len >= 64) return "extension reaches the end of the key";
   if (dn.refs[0].kind == mpt::ChildRef::hash) {
     if (!stored) return "embedded node with a hashed child";
     n.kids[0] = child_stub(n, rv, 0, dn.path.data(), dn.path_len, dn.refs[0].bytes, storage_trie);
@@ -98,6 +100,7 @@ std::string DirtyTrie::fill_extension(Node& n, const mpt::DecodedNode& dn, const
 // embedded one decoded from its bytes.
 std::string DirtyTrie::fill_branch(Node& n, const mpt::DecodedNode& dn, const RecordView* rv, bool stored, bool storage_trie) {
   n.kind = Node::branch;
+  if (n.depth >= 64) return "branch below a full key";  // its children's paths would not fit `at`
   if (!dn.value.empty()) return "branch with a value in a secure trie";
   if (dn.hashed_refs() && !stored) return "embedded node with a hashed child";
   uint32_t h = 0;
@@ -182,17 +185,33 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   return {};
 }
 
+io::Status DirtyTrie::stored_node_error(int32_t idx, const std::string& what) const {
+  mpt_read::Origin o;
+  std::string key;
+  if (frame_.keyed()) {
+    key = key_of(nodes_[size_t(idx)]);
+    o.path_key = &key;
+  } else {
+    o.loc = nodes_[size_t(idx)].loc;
+  }
+  return mpt_read::node_error(kWho, o, what);
+}
+
 // One key's walk down through what is in memory: it stops at a stub (queued in `stubs`,
 // the walk goes on in `next` once the stub is read), at the end of its path, or at the
 // key's leaf. An existing account leaf with storage starts one walk per slot of the
-// account's ops (appended to `walks`, this round).
+// account's ops (appended to `walks`, this round). A walk starts at a node read from a
+// record (the root, a stub read since); `held` is the last such node it passed, the one
+// an error names (an embedded node is named by the record that holds it).
 io::Status DirtyTrie::resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walks, std::vector<ResolveWalk>& next,
                                    std::vector<int32_t>& stubs) {
   AccountOp& a = accts_[k.acct];
   const uint8_t* key = k.slot < 0 ? a.key.data() : a.slots[k.slot].key.data();
+  int32_t held = k.node;
   for (;;) {
     if (k.node < 0) return {};
     const Node& n = nodes_[k.node];
+    if (n.loc != kNoLocator) held = k.node;
     if (n.kind == Node::stub) {
       stubs.push_back(k.node);
       next.push_back(k);
@@ -219,7 +238,8 @@ io::Status DirtyTrie::resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walk
       k.node = n.kids[0];
       continue;
     }
-    if (k.pos >= 64) return {io::Errc::corrupt_page, "mpt commit: branch below a full key"};
+    // fill_branch refuses a branch read at depth 64, so a walk at a branch is above it.
+    if (k.pos >= 64) return stored_node_error(held, "branch below a full key");
     k.node = n.kids[nib(key, k.pos)];
     ++k.pos;
   }
