@@ -1,7 +1,7 @@
-// bintrie/blob_checks: the hash checks of binary-trie lookups. Every group blob and stem
-// blob a lookup uses must hash to what its parent records for it (the root: the manifest's
-// root hash), as verify() checks it; a page whose contents changed under a re-sealed
-// checksum then fails the lookup instead of answering from it.
+// bintrie/blob_checks: the batched hash checks of binary-trie lookups, verify() and the
+// block commit. Every group blob and stem blob they use must hash to what its parent
+// records for it (the root: the manifest's root hash); a page whose contents changed under
+// a re-sealed checksum then fails the read instead of answering from it.
 //
 // Checks are queued (views into bytes that stay valid until run() or clear()) and hashed
 // in batches through the hasher's batch kernels, all queued blobs together:

@@ -125,25 +125,37 @@ class BintrieTreeDb final : public StoredTreeDb {
   };
   // verify()'s walk: todo, the nodes still to check, a stack (depth-first, so it stays
   // small); each round takes up to kVerifyChunk from its top (chunk) and loads their pages
-  // in one submission. cached: arena children whose page is already cached, checked at once
-  // (their page may hold a whole subtree), so a page is read about once even though the
-  // cache is dropped. The rest: buffers reused across chunks, and the counts so far.
+  // in one submission. cached: arena children whose page is already cached, checked in the
+  // same round (their page may hold a whole subtree), so a page is read about once even
+  // though the cache is dropped. Nodes are checked in batches (batch, nodes: up to
+  // kVerifyBatch decoded nodes; checks: their hashes through the batch kernels) before any
+  // of them queues its children. The rest: buffers reused across chunks, and the counts.
   struct VerifyWalk {
+    VerifyWalk(const bintrie::Hasher& h, unsigned g) : checks(h, g) {}
     VerifyReport rep;
     bool arena = false;
-    std::vector<VerifyItem> todo, chunk, cached;
+    std::vector<VerifyItem> todo, chunk, cached, batch;
+    std::vector<Node> nodes;                       // batch[i] decoded
+    std::vector<std::vector<uint8_t>> group_blobs;  // nodes[i]'s group re-encoded: its view's bytes
+    std::vector<uint32_t> batch_key;                // RocksDB: batch[i]'s index in keys
+    BlobHashChecks checks;
     uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
     uint64_t account_leaves = 0;  // leaves the accounts found hold: not storage slots
-    Node node;
     std::vector<Locator> locs;
     std::vector<std::string> keys;
     std::vector<std::string_view> views;
     std::vector<std::string> values;
     std::vector<uint8_t> found;
   };
-  io::Status verify_stem(VerifyWalk& w, const VerifyItem& it, const std::string& where);
-  io::Status verify_group(VerifyWalk& w, const VerifyItem& it, const std::string& where);
-  io::Status verify_node(VerifyWalk& w, const VerifyItem& it, const std::string& where);
+  // A batch's failure: the first in batch order (a node's own checks in verify's order:
+  // its place, its hash, its entries), or the decode error of the node after the batch.
+  io::Status verify_batch(VerifyWalk& w, size_t n, io::Status after);
+  io::Status verify_place(const VerifyWalk& w, size_t i) const;
+  io::Status queue_hash_check(VerifyWalk& w, size_t i);
+  std::string verify_name(const VerifyWalk& w, size_t i) const;
+  void verify_stem(VerifyWalk& w, size_t i);
+  io::Status verify_group(VerifyWalk& w, size_t i);
+  io::Status verify_cached_arena(VerifyWalk& w);
   io::Status verify_chunk_arena(VerifyWalk& w);
   io::Status verify_chunk_rocks(VerifyWalk& w);
   io::Status finish_verify(VerifyWalk& w, const ReadCounters& before);

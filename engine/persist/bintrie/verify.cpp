@@ -2,13 +2,19 @@
 //
 // Verify: depth-first over the nodes, in chunks of up to kVerifyChunk taken from a stack
 // (one load / MultiGet per chunk); in the arena a node's children whose pages are already
-// cached are checked at once, before the next chunk (a page holds a group and part of its
-// subtree: it is read once, although the cache is dropped whenever it holds more than
+// cached are checked in the same chunk (a page holds a group and part of its subtree: it is
+// read once, although the cache is dropped whenever it holds more than
 // DbOptions::verify_cache_pages). Each node carries the hash its parent committed to: a
-// stem's hash is recomputed from its values, a group's from its entries
-// (reconstruct_group), and compared; a stem's bits must continue the path of its position.
-// Nodes are read, decoded and hash-checked through the verified fetch
-// (bintrie/verified_fetch.h: fetch_record_sync / decode_keyed, check_node_hash).
+// stem's hash is recomputed from its values, a group's from its entries, and compared; a
+// stem's bits must continue the path of its position. Nodes are read and decoded through
+// the verified fetch (bintrie/verified_fetch.h: fetch_record_sync / decode_keyed) and
+// hash-checked in batches of up to kVerifyBatch (BlobHashChecks, bintrie/blob_checks.h:
+// the hasher's multi-lane kernels over every node of the batch at once).
+//
+// Invariants: no node queues its children or hands out its leaves before its hash matched;
+// a failure is one line naming the node (the verified fetch's words), the first in the
+// order the batch's nodes were taken, each node's own checks in the order place, hash,
+// entries; the counts do not depend on the batching.
 #include <algorithm>
 #include <cstring>
 
@@ -18,45 +24,89 @@ namespace st::persist::bintrie_read {
 namespace {
 
 constexpr size_t kVerifyChunk = 4096;
+constexpr size_t kVerifyBatch = 1024;  // nodes hashed together: enough for every lane, little memory
+static_assert(sizeof(Hash32) == 32, "a stem's values are contiguous 32-byte hashes");
 
 }  // namespace
 
-// Checks one stem against its item: its path, its hash; counts its leaves and (an account's
-// header stem) its account fields; hands its leaves to the leaf sink.
-io::Status BintrieTreeDb::verify_stem(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
-  if (!bd::same_prefix(w.node.stem.stem.data(), it.path.data(), it.depth))
-    return {io::Errc::corrupt_page, where + ": stem " + bd::hex(w.node.stem.stem) + " does not continue its path"};
-  if (io::Status st = check_node_hash(h_, w.node, it.expect, where, it.depth == 0); !st) return st;
-  w.rep.leaves += bd::stem_value_count(w.node.stem);
-  if (leaf_sink_) {
-    uint8_t key[32];
-    std::memcpy(key, w.node.stem.stem.data(), 31);
-    for (unsigned i = 0, j = 0; i < 256; ++i) {
-      if (!((w.node.stem.bitmap[i / 8] >> (7 - i % 8)) & 1)) continue;
-      key[31] = uint8_t(i);
-      leaf_sink_({key, 32}, w.node.stem.values[j++]);
-    }
+// "<who>page P record R" (arena) or "<who>node at path key K" (RocksDB) for batch[i].
+std::string BintrieTreeDb::verify_name(const VerifyWalk& w, size_t i) const {
+  return w.arena ? record_name(kReader, w.batch[i].loc) : key_name(kReader, w.keys[w.batch_key[i]]);
+}
+
+// The checks of batch[i] that need no hash: a stem continues its path; a group is not
+// where its parent's entry ends in a stem, nor at depth 248 or below.
+io::Status BintrieTreeDb::verify_place(const VerifyWalk& w, size_t i) const {
+  const VerifyItem& it = w.batch[i];
+  const Node& n = w.nodes[i];
+  if (!n.is_group) {
+    if (bd::same_prefix(n.stem.stem.data(), it.path.data(), it.depth)) return {};
+    return {io::Errc::corrupt_page, verify_name(w, i) + ": stem " + bd::hex(n.stem.stem) + " does not continue its path"};
   }
-  if (const auto chunks = bd::account_code_chunks(w.node.stem)) {
-    ++w.rep.accounts;
-    w.account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk
-  }
+  if (it.stem_only)
+    return {io::Errc::corrupt_page, verify_name(w, i) + ": a group where its parent's entry ends in a stem"};
+  if (it.depth >= kMaxDepth)
+    return {io::Errc::corrupt_page, verify_name(w, i) + ": group at depth " + std::to_string(it.depth)};
   return {};
 }
 
-// Checks one group against its item (its hash from its entries) and queues its children:
-// in the arena those whose page is cached go to w.cached, the others to w.todo.
-io::Status BintrieTreeDb::verify_group(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
-  if (it.stem_only) return {io::Errc::corrupt_page, where + ": a group where its parent's entry ends in a stem"};
-  if (it.depth >= kMaxDepth) return {io::Errc::corrupt_page, where + ": group at depth " + std::to_string(it.depth)};
-  if (io::Status st = check_node_hash(h_, w.node, it.expect, where, it.depth == 0); !st) return st;
+// Queues batch[i]'s hash check (tag i): a stem through a view of its decoded values, a
+// group through a view of its blob re-encoded (group_blobs[i]: the views' bytes stay put
+// until the checks run).
+io::Status BintrieTreeDb::queue_hash_check(VerifyWalk& w, size_t i) {
+  const Node& n = w.nodes[i];
+  const uint8_t* expect = w.batch[i].expect.data();
+  if (!n.is_group) {
+    bintrie::StemBlobView v;
+    v.stem = n.stem.stem.data();
+    v.bitmap = n.stem.bitmap.data();
+    v.values = n.stem.values.empty() ? nullptr : n.stem.values[0].data();
+    v.count = uint32_t(n.stem.values.size());
+    w.checks.add_stem(v, expect, i);
+    return {};
+  }
+  std::vector<uint8_t>& bytes = w.group_blobs[i];
+  bytes.clear();
+  bintrie::encode_group_blob(n.group, &bytes);
+  bintrie::GroupBlobView v;
+  if (std::string e = bintrie::check_group_blob(bytes, g_, &v); !e.empty())
+    return {io::Errc::corrupt_page, verify_name(w, i) + ": " + e};
+  w.checks.add_group(v, expect, i);
+  return {};
+}
+
+// A checked stem (batch[i]): counts its leaves and (an account's header stem) its account
+// fields; hands its leaves to the leaf sink.
+void BintrieTreeDb::verify_stem(VerifyWalk& w, size_t i) {
+  const bintrie::StemBlob& stem = w.nodes[i].stem;
+  w.rep.leaves += bd::stem_value_count(stem);
+  if (leaf_sink_) {
+    uint8_t key[32];
+    std::memcpy(key, stem.stem.data(), 31);
+    for (unsigned s = 0, j = 0; s < 256; ++s) {
+      if (!((stem.bitmap[s / 8] >> (7 - s % 8)) & 1)) continue;
+      key[31] = uint8_t(s);
+      leaf_sink_({key, 32}, stem.values[j++]);
+    }
+  }
+  if (const auto chunks = bd::account_code_chunks(stem)) {
+    ++w.rep.accounts;
+    w.account_leaves += 2 + *chunks;  // basic data, code hash, every code chunk
+  }
+}
+
+// A checked group (batch[i]): queues its children, in the arena those whose page is cached
+// to w.cached, the others to w.todo.
+io::Status BintrieTreeDb::verify_group(VerifyWalk& w, size_t i) {
+  const VerifyItem& it = w.batch[i];
+  const Node& n = w.nodes[i];
   // Pushed in reverse, so the stacks pop the entries in order.
-  for (size_t e = w.node.group.entries.size(); e-- > 0;) {
-    const auto& ent = w.node.group.entries[e];
+  for (size_t e = n.group.entries.size(); e-- > 0;) {
+    const auto& ent = n.group.entries[e];
     if (it.depth + ent.depth > kMaxDepth)
-      return {io::Errc::corrupt_page, where + ": entry below depth " + std::to_string(kMaxDepth)};
+      return {io::Errc::corrupt_page, verify_name(w, i) + ": entry below depth " + std::to_string(kMaxDepth)};
     VerifyItem ch;
-    ch.loc = w.arena ? w.node.children[e] : kNoLocator;
+    ch.loc = w.arena ? n.children[e] : kNoLocator;
     ch.expect = ent.hash;
     ch.path = it.path;
     ch.depth = uint8_t(it.depth + ent.depth);
@@ -72,33 +122,68 @@ io::Status BintrieTreeDb::verify_group(VerifyWalk& w, const VerifyItem& it, cons
   return {};
 }
 
-// Checks one node (decoded into w.node) against its item; queues its children.
-io::Status BintrieTreeDb::verify_node(VerifyWalk& w, const VerifyItem& it, const std::string& where) {
-  ++w.done_nodes;
-  return w.node.is_group ? verify_group(w, it, where) : verify_stem(w, it, where);
+// Checks batch[0..n) (decoded into nodes[0..n)): their places, then every hash in one run
+// of the batch kernels, then, node by node in batch order, the hash's verdict and the
+// node's use (leaves counted, children queued). after: the failure of the node that would
+// have come next (its read or decode), returned once the batch before it passed.
+io::Status BintrieTreeDb::verify_batch(VerifyWalk& w, size_t n, io::Status after) {
+  if (w.group_blobs.size() < n) w.group_blobs.resize(n);
+  size_t queued = 0;
+  for (; queued < n; ++queued) {
+    io::Status st = verify_place(w, queued);
+    if (st) st = queue_hash_check(w, queued);
+    if (!st) {
+      after = st;
+      break;
+    }
+  }
+  const long bad = w.checks.run();
+  const size_t bad_node = bad < 0 ? n : size_t(w.checks.tag(size_t(bad)));
+  w.done_nodes += queued;
+  for (size_t i = 0; i < queued; ++i) {
+    if (i == bad_node)
+      return {io::Errc::corrupt_page,
+              verify_name(w, i) + ": " + hash_mismatch_what(w.batch[i].depth == 0, w.nodes[i].is_group)};
+    if (!w.nodes[i].is_group) verify_stem(w, i);
+    else if (io::Status st = verify_group(w, i); !st) return st;
+  }
+  return after;
 }
 
-// Arena: loads the chunk's pages in one submission, then checks each item and, at once,
-// its descendants whose pages are cached by then. The cache is dropped whenever it holds
-// more than verify_cache_pages.
+// Arena: the cached nodes, kVerifyBatch at a time from the top of the stack, read and
+// decoded from their cached pages, then checked together; their children whose pages are
+// cached join the stack.
+io::Status BintrieTreeDb::verify_cached_arena(VerifyWalk& w) {
+  while (!w.cached.empty()) {
+    const size_t n = std::min(w.cached.size(), kVerifyBatch);
+    w.batch.assign(w.cached.rbegin(), w.cached.rbegin() + ptrdiff_t(n));  // the top first
+    w.cached.resize(w.cached.size() - n);
+    if (w.nodes.size() < n) w.nodes.resize(n);
+    io::Status after;
+    size_t read = 0;
+    for (; read < n; ++read) {
+      after = fetch_record_sync(*reader_, g_, kReader, w.batch[read].loc, &w.nodes[read], &w.records);
+      if (!after) break;
+    }
+    if (io::Status st = verify_batch(w, read, after); !st) return st;
+  }
+  return {};
+}
+
+// Arena: loads the chunk's pages in one submission, then checks its nodes and, in the same
+// chunk, their descendants whose pages are cached by then. The cache is dropped whenever it
+// holds more than verify_cache_pages.
 io::Status BintrieTreeDb::verify_chunk_arena(VerifyWalk& w) {
   if (reader_->cached_pages() > verify_cache_pages_) reader_->clear();
   w.locs.clear();
   for (const VerifyItem& it : w.chunk) w.locs.push_back(it.loc);
   if (io::Status st = reader_->load(w.locs); !st) return st;
-  for (const VerifyItem& first : w.chunk) {
-    w.cached.push_back(first);
-    while (!w.cached.empty()) {
-      const VerifyItem it = w.cached.back();
-      w.cached.pop_back();
-      if (io::Status st = fetch_record_sync(*reader_, g_, kReader, it.loc, &w.node, &w.records); !st) return st;
-      if (io::Status st = verify_node(w, it, record_name(kReader, it.loc)); !st) return st;
-    }
-  }
-  return {};
+  w.cached.assign(w.chunk.rbegin(), w.chunk.rend());  // chunk[0] on top
+  return verify_cached_arena(w);
 }
 
-// RocksDB: one MultiGet of the chunk's blob keys, then each blob decoded and checked.
+// RocksDB: one MultiGet of the chunk's blob keys, then its blobs decoded and checked
+// kVerifyBatch at a time.
 io::Status BintrieTreeDb::verify_chunk_rocks(VerifyWalk& w) {
   w.keys.clear();
   for (const VerifyItem& it : w.chunk) {
@@ -107,19 +192,27 @@ io::Status BintrieTreeDb::verify_chunk_rocks(VerifyWalk& w) {
   }
   w.views.assign(w.keys.begin(), w.keys.end());
   if (io::Status st = files_.rocks->multi_get(w.views, &w.values, &w.found); !st) return st;
-  for (size_t i = 0; i < w.chunk.size(); ++i) {
-    const std::string where = key_name(kReader, w.keys[i]);
-    if (!w.found[i]) {
-      if (w.chunk[i].depth == 0 && empty_tree()) continue;
-      return {io::Errc::corrupt_page, where + ": missing"};
+  for (size_t at = 0; at < w.chunk.size();) {
+    w.batch.clear();
+    w.batch_key.clear();
+    io::Status after;
+    for (; at < w.chunk.size() && w.batch.size() < kVerifyBatch; ++at) {
+      const std::string where = key_name(kReader, w.keys[at]);
+      if (!w.found[at]) {
+        if (w.chunk[at].depth == 0 && empty_tree()) continue;
+        after = {io::Errc::corrupt_page, where + ": missing"};
+        break;
+      }
+      w.rocks_bytes += w.values[at].size();
+      ++w.records;
+      if (w.nodes.size() <= w.batch.size()) w.nodes.resize(w.batch.size() + 1);
+      const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(w.values[at].data()), w.values[at].size()};
+      after = decode_keyed(blob, g_, where, &w.nodes[w.batch.size()]);
+      if (!after) break;
+      w.batch.push_back(w.chunk[at]);
+      w.batch_key.push_back(uint32_t(at));
     }
-    w.rocks_bytes += w.values[i].size();
-    ++w.records;
-    if (io::Status st = decode_keyed({reinterpret_cast<const uint8_t*>(w.values[i].data()), w.values[i].size()}, g_,
-                                     where, &w.node);
-        !st)
-      return st;
-    if (io::Status st = verify_node(w, w.chunk[i], where); !st) return st;
+    if (io::Status st = verify_batch(w, w.batch.size(), after); !st) return st;
   }
   return {};
 }
@@ -148,7 +241,7 @@ io::Status BintrieTreeDb::finish_verify(VerifyWalk& w, const ReadCounters& befor
 }
 
 io::Status BintrieTreeDb::verify(VerifyReport* report, const ProgressFn& progress) {
-  VerifyWalk w;
+  VerifyWalk w(h_, g_);
   auto fail = [&](const io::Status& st) {
     w.rep.ok = false;
     w.rep.error = st.message();

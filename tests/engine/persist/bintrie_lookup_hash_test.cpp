@@ -468,4 +468,61 @@ TEST_CASE("persist bintrie verified fetch: lookup, prove, verify and a block com
   }
 }
 
+// verify() hashes its nodes in batches (blob_checks.h) of up to 1,024 records: in a
+// database of many batches a changed stem leaf (accounts early, midway and last in the
+// source) or a changed group entry is still named alone, exactly, with the page cache
+// whole or dropped every few pages (arena), and in RocksDB.
+std::string verify_message(const DbOptions& o) {
+  std::unique_ptr<persist::TreeDb> db;
+  REQUIRE(persist::open_db(o, &db).message() == "");
+  persist::VerifyReport vr;
+  const io::Status st = db->verify(&vr);
+  CHECK(st.code() == io::Errc::corrupt_page);
+  CHECK_FALSE(vr.ok);
+  CHECK(vr.error == st.message());
+  return st.message();
+}
+
+TEST_CASE("persist bintrie verify: a changed node among many hash batches is named exactly") {
+  state::SyntheticSpec spec;
+  spec.accounts = 3000;
+  spec.contracts = 20;
+  spec.slots_per_contract = 400;
+  spec.seed = 5;
+  const state::SyntheticState src(spec);
+  const std::string stem_what = "stem hash does not match its parent's entry";
+  for (const uint64_t account : {uint64_t(spec.contracts + 3), spec.accounts / 2, spec.accounts - 1}) {
+    CAPTURE(account);
+    const Hash32 key = header_stem_key(src.address(account));
+    TempDir dir;
+    DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd);
+    persist::BuildReport built;
+    REQUIRE(persist::build_db(o, src, &built).message() == "");
+    REQUIRE(built.nodes > 8 * 1024);
+    const StemAndParent at = find_stem(o, key.data());
+    if (account == spec.accounts - 1) {
+      change_group_entry(o, at.parent);
+      CHECK(verify_message(o) ==
+            "binary trie " + bd::locator_name(at.parent) + ": group hash does not match its parent's entry");
+      continue;
+    }
+    change_stem_leaf(o, at.stem);
+    const std::string want = "binary trie " + bd::locator_name(at.stem) + ": " + stem_what;
+    CHECK(verify_message(o) == want);
+    o.verify_cache_pages = 16;
+    CHECK(verify_message(o) == want);
+  }
+  if (!io::rocksdb_available()) return;
+  TempDir dir;
+  const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  PathBlob stem = rocks_path(o, header_stem_key(src.address(spec.accounts / 2))).back();
+  REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
+  stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
+  rocks_put(o, stem);
+  CHECK(verify_message(o) == "binary trie node at path key " +
+                                 bd::hex({reinterpret_cast<const uint8_t*>(stem.key.data()), stem.key.size()}) + ": " +
+                                 stem_what);
+}
+
 }  // namespace
