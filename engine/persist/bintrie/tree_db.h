@@ -135,9 +135,8 @@ class BintrieTreeDb final : public StoredTreeDb {
     VerifyReport rep;
     bool arena = false;
     std::vector<VerifyItem> todo, chunk, cached, batch;
-    std::vector<Node> nodes;                       // batch[i] decoded
-    std::vector<std::vector<uint8_t>> group_blobs;  // nodes[i]'s group re-encoded: its view's bytes
-    std::vector<uint32_t> batch_key;                // RocksDB: batch[i]'s index in keys
+    std::vector<Node> nodes;          // batch[i] decoded
+    std::vector<uint32_t> batch_key;  // RocksDB: batch[i]'s index in keys
     BlobHashChecks checks;
     uint64_t records = 0, done_nodes = 0, rocks_bytes = 0;
     uint64_t account_leaves = 0;  // leaves the accounts found hold: not storage slots
@@ -151,7 +150,7 @@ class BintrieTreeDb final : public StoredTreeDb {
   // its place, its hash, its entries), or the decode error of the node after the batch.
   io::Status verify_batch(VerifyWalk& w, size_t n, io::Status after);
   io::Status verify_place(const VerifyWalk& w, size_t i) const;
-  io::Status queue_hash_check(VerifyWalk& w, size_t i);
+  void queue_hash_check(VerifyWalk& w, size_t i);
   std::string verify_name(const VerifyWalk& w, size_t i) const;
   void verify_stem(VerifyWalk& w, size_t i);
   io::Status verify_group(VerifyWalk& w, size_t i);

@@ -9,7 +9,8 @@
 // stem's bits must continue the path of its position. Nodes are read and decoded through
 // the verified fetch (bintrie/verified_fetch.h: fetch_record_sync / decode_keyed) and
 // hash-checked in batches of up to kVerifyBatch (BlobHashChecks, bintrie/blob_checks.h:
-// the hasher's multi-lane kernels over every node of the batch at once).
+// the hasher's multi-lane kernels over every node of the batch at once; a group's check
+// reads the blob through the view its strict decode made).
 //
 // Invariants: no node queues its children or hands out its leaves before its hash matched;
 // a failure is one line naming the node (the verified fetch's words), the first in the
@@ -51,28 +52,21 @@ io::Status BintrieTreeDb::verify_place(const VerifyWalk& w, size_t i) const {
 }
 
 // Queues batch[i]'s hash check (tag i): a stem through a view of its decoded values, a
-// group through a view of its blob re-encoded (group_blobs[i]: the views' bytes stay put
-// until the checks run).
-io::Status BintrieTreeDb::queue_hash_check(VerifyWalk& w, size_t i) {
+// group through the view its strict decode made (Node::group_view: into the loaded page or
+// the chunk's RocksDB value, both kept until the checks run).
+void BintrieTreeDb::queue_hash_check(VerifyWalk& w, size_t i) {
   const Node& n = w.nodes[i];
   const uint8_t* expect = w.batch[i].expect.data();
-  if (!n.is_group) {
-    bintrie::StemBlobView v;
-    v.stem = n.stem.stem.data();
-    v.bitmap = n.stem.bitmap.data();
-    v.values = n.stem.values.empty() ? nullptr : n.stem.values[0].data();
-    v.count = uint32_t(n.stem.values.size());
-    w.checks.add_stem(v, expect, i);
-    return {};
+  if (n.is_group) {
+    w.checks.add_group(n.group_view, expect, i);
+    return;
   }
-  std::vector<uint8_t>& bytes = w.group_blobs[i];
-  bytes.clear();
-  bintrie::encode_group_blob(n.group, &bytes);
-  bintrie::GroupBlobView v;
-  if (std::string e = bintrie::check_group_blob(bytes, g_, &v); !e.empty())
-    return {io::Errc::corrupt_page, verify_name(w, i) + ": " + e};
-  w.checks.add_group(v, expect, i);
-  return {};
+  bintrie::StemBlobView v;
+  v.stem = n.stem.stem.data();
+  v.bitmap = n.stem.bitmap.data();
+  v.values = n.stem.values.empty() ? nullptr : n.stem.values[0].data();
+  v.count = uint32_t(n.stem.values.size());
+  w.checks.add_stem(v, expect, i);
 }
 
 // A checked stem (batch[i]): counts its leaves and (an account's header stem) its account
@@ -127,15 +121,13 @@ io::Status BintrieTreeDb::verify_group(VerifyWalk& w, size_t i) {
 // node's use (leaves counted, children queued). after: the failure of the node that would
 // have come next (its read or decode), returned once the batch before it passed.
 io::Status BintrieTreeDb::verify_batch(VerifyWalk& w, size_t n, io::Status after) {
-  if (w.group_blobs.size() < n) w.group_blobs.resize(n);
   size_t queued = 0;
   for (; queued < n; ++queued) {
-    io::Status st = verify_place(w, queued);
-    if (st) st = queue_hash_check(w, queued);
-    if (!st) {
+    if (io::Status st = verify_place(w, queued); !st) {
       after = st;
       break;
     }
+    queue_hash_check(w, queued);
   }
   const long bad = w.checks.run();
   const size_t bad_node = bad < 0 ? n : size_t(w.checks.tag(size_t(bad)));
