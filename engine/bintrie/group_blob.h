@@ -103,6 +103,16 @@ struct StemBlobView {
   const uint8_t* value(uint8_t sub) const;  // nullptr when slot `sub` is absent
 };
 std::string check_stem_blob(std::span<const uint8_t> bytes, StemBlobView* out);
+// A decoded stem blob read as a view (valid while the blob is, unmoved), as check_stem_blob
+// reads its encoding.
+inline StemBlobView stem_blob_view(const StemBlob& b) {
+  StemBlobView v;
+  v.stem = b.stem.data();
+  v.bitmap = b.bitmap.data();
+  v.values = b.values.empty() ? nullptr : b.values[0].data();
+  v.count = uint32_t(b.values.size());
+  return v;
+}
 
 size_t group_blob_bitmap_bytes(unsigned g);
 size_t group_blob_size(unsigned g, size_t entries);

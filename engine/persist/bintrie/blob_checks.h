@@ -15,7 +15,8 @@
 // Invariants: a group's result equals reconstruct_group(...)[0] and a stem's equals
 // stem_blob_hash of the same blob, bit for bit; run() reports the first mismatch in the
 // order the checks were added; views must be of blobs the strict checks accepted
-// (check_group_blob / check_stem_blob at the checker's group depth).
+// (check_group_blob / check_stem_blob at the checker's group depth, or stem_blob_view of a
+// stem blob its strict decoder made).
 #pragma once
 
 #include <cstddef>

@@ -31,7 +31,7 @@ struct BintrieCommitter::Pending {
       : h(hasher),
         read_store(std::move(store)),
         frame(files, dead, kWho, base, read_store.get(), reuse, latency),
-        c(files, frame, h, base.params.group_depth) {}
+        c(frame, h, base.params.group_depth) {}
   static constexpr const char* kWho = "binary trie commit";
   bintrie::Hasher h;
   std::unique_ptr<io::ArenaFileStore> read_store;

@@ -101,12 +101,7 @@ io::Status Committer::take_level(const std::vector<ResolveItem>& level, const st
 // in the page cache: not parsed again), a stem from its decoded blob.
 void Committer::queue_check(const Node& n, const ResolveItem& it, const bintrie::GroupBlobView& group_view) {
   if (!n.group) {
-    bintrie::StemBlobView v;
-    v.stem = n.stem.stem.data();
-    v.bitmap = n.stem.bitmap.data();
-    v.values = n.stem.values.empty() ? nullptr : n.stem.values[0].data();
-    v.count = uint32_t(n.stem.values.size());
-    checks_.add_stem(v, it.hash.data(), 0);
+    checks_.add_stem(bintrie::stem_blob_view(n.stem), it.hash.data(), 0);
     return;
   }
   checks_.add_group(group_view, it.hash.data(), 0);

@@ -132,8 +132,7 @@ namespace bintrie_commit {
 // in order (prepare, resolve, plan, hash_plan, pure_hash, then emit) and reads the figures.
 class Committer {
  public:
-  Committer(DbFiles& f, CommitFrame& frame, const bintrie::Hasher& h, unsigned g)
-      : files_(f), frame_(frame), h_(h), g_(g) {}
+  Committer(CommitFrame& frame, const bintrie::Hasher& h, unsigned g) : frame_(frame), h_(h), g_(g) {}
 
   // commit_writes.cpp: the diff as writes per stem (writes_).
   io::Status prepare(const state::StateDiff& diff);
@@ -229,7 +228,6 @@ class Committer {
   // commit_emit.cpp
   io::Status emit_moved_stem(const Node& n, unsigned depth);
 
-  DbFiles& files_;
   CommitFrame& frame_;
   const bintrie::Hasher& h_;
   unsigned g_;

@@ -17,8 +17,11 @@
 // distinct address of the batch's slot keys adds one account cursor (basic-data key) to the
 // same walk unless the batch already asks for that account (DbOptions::slot_key_accounts:
 // off, a slot key reads its slot alone). Records and blobs are taken through the verified
-// fetch (bintrie/verified_fetch.h: the record checks, decode_keyed, the mismatch's words);
-// the arena's in place, as strictly checked views (group_blob.h), nothing copied.
+// fetch (bintrie/verified_fetch.h: the record checks, decode_keyed, the mismatch's words).
+// Each blob is parsed once: the arena's walk works on in-place views only (read_lite: the
+// strict check's view, group_blob.h, steers the cursors and feeds the queued hash check; no
+// GroupBlob is built, nothing copied); a RocksDB blob is decoded once by decode_keyed, its
+// check queued from that node (a group's Node::group_view, a stem's decoded blob).
 #include <cstring>
 #include <map>
 
@@ -357,24 +360,19 @@ struct BintrieTreeDb::RocksWalk {
   }
 };
 
-// Decodes the round's blob j strictly and queues its hash check (tag j).
+// Decodes the round's blob j strictly (once) and queues its hash check (tag j).
 io::Status BintrieTreeDb::RocksWalk::take(const RocksRound& r, uint32_t j) {
   auto where = [&] { return rocks_key_name(r.keys[j]); };
   if (!r.found[j]) return {io::Errc::corrupt_page, where() + ": missing"};
+  // Sized at the round's first take: the nodes (and the stem views into them) stay put
+  // until the round's checks ran.
   if (decoded.size() < r.keys.size()) decoded.resize(r.keys.size());
-  const std::span<const uint8_t> blob = r.value(j);
-  if (io::Status s = decode_keyed(blob, db.g_, where(), &decoded[j]); !s) return s;
-  // The views for the hash check (the strict checks decode_keyed ran, without copies).
-  if (decoded[j].is_group) {
-    bintrie::GroupBlobView v;
-    if (std::string e = bintrie::check_group_blob(blob, db.g_, &v); !e.empty())
-      return {io::Errc::corrupt_page, where() + ": " + e};
-    db.checks_.add_group(v, r.expect[j].data(), j);
-  } else {
-    bintrie::StemBlobView v;
-    if (std::string e = bintrie::check_stem_blob(blob, &v); !e.empty()) return {io::Errc::corrupt_page, where() + ": " + e};
-    db.checks_.add_stem(v, r.expect[j].data(), j);
-  }
+  Node& n = decoded[j];
+  if (io::Status s = decode_keyed(r.value(j), db.g_, where(), &n); !s) return s;
+  // The check reads what decode_keyed made, the bytes not parsed again: a group through the
+  // view its strict check kept (into the round's value), a stem through its decoded blob.
+  if (n.is_group) db.checks_.add_group(n.group_view, r.expect[j].data(), j);
+  else db.checks_.add_stem(bintrie::stem_blob_view(n.stem), r.expect[j].data(), j);
   return {};
 }
 
