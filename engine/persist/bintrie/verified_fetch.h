@@ -58,9 +58,9 @@ struct Node {
   bool is_group = false;
   bintrie::GroupBlob group;
   // group: the strict check's view of the blob's bytes, valid only while those bytes are (the
-  // reader's loaded page, the caller's RocksDB value): the commit's resolve and the RocksDB
-  // lookups queue their hash check from it (BlobHashChecks::add_group) instead of parsing the
-  // blob again.
+  // reader's loaded page, the caller's RocksDB value): verify, the commit's resolve and the
+  // RocksDB lookups queue their hash check from it (BlobHashChecks::add_group) instead of
+  // parsing the blob again.
   bintrie::GroupBlobView group_view;
   bintrie::StemBlob stem;
   std::vector<Locator> children;  // arena group: one per entry
