@@ -119,10 +119,6 @@ io::Status fetch_record_sync(PageReader& reader, unsigned g, std::string_view wh
   return record_error(who, l, "record parts did not load");
 }
 
-Hash32 node_hash(const bintrie::Hasher& h, const Node& n) {
-  return n.is_group ? bintrie::reconstruct_group(h, n.group)[0] : bintrie::stem_blob_hash(h, n.stem);
-}
-
 std::string hash_mismatch_what(bool root, bool group) {
   if (root) return "root hash does not match the manifest";
   return group ? "group hash does not match its parent's entry" : "stem hash does not match its parent's entry";
@@ -131,11 +127,6 @@ std::string hash_mismatch_what(bool root, bool group) {
 io::Status check_hash(const Hash32& got, const Hash32& expect, const std::string& where, bool root, bool group) {
   if (got == expect) return {};
   return {io::Errc::corrupt_page, where + ": " + hash_mismatch_what(root, group)};
-}
-
-io::Status check_node_hash(const bintrie::Hasher& h, const Node& n, const Hash32& expect, const std::string& where,
-                           bool root) {
-  return check_hash(node_hash(h, n), expect, where, root, n.is_group);
 }
 
 }  // namespace st::persist::bintrie_read

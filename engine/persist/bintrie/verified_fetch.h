@@ -7,9 +7,9 @@
 //           lookup's pages come through the page reader as lookup_walk.h schedules them.
 //           RocksDB: a blob by path key (the reader's MultiGet), decode_keyed
 //   check   the blob hashes to what its parent's entry records (the root: the manifest's
-//           root hash): one node at a time (check_node_hash, check_hash: verify, proofs)
-//           or queued and hashed in batches through the hasher's batch kernels
-//           (blob_checks.h: lookups, and the commit's resolve, a level at a time); the
+//           root hash): queued and hashed in batches through the hasher's batch kernels
+//           (blob_checks.h: lookups, verify, and the commit's resolve, a level at a time), or
+//           one path node at a time on hashes the caller computed (check_hash: proofs); the
 //           mismatch named alike (hash_mismatch_what)
 //   decode  strictly (group_blob.h's decoders, or their in-place views for lookups; a
 //           decoded group keeps the view its check made, Node::group_view); a record's kind
@@ -110,15 +110,10 @@ io::Status fetch_record(const PageReader& reader, unsigned g, std::string_view w
 io::Status fetch_record_sync(PageReader& reader, unsigned g, std::string_view who, Locator l, Node* out,
                              uint64_t* records);
 
-// The node's hash: a group's root over its entries (reconstruct_group), a stem's node hash
-// over its values (stem_blob_hash).
-Hash32 node_hash(const bintrie::Hasher& h, const Node& n);
 // The hash check's words: "root hash does not match the manifest" (root), "group hash ..."
 // / "stem hash does not match its parent's entry".
 std::string hash_mismatch_what(bool root, bool group);
 // got == expect, else "<where>: <hash_mismatch_what>" (Errc::corrupt_page).
 io::Status check_hash(const Hash32& got, const Hash32& expect, const std::string& where, bool root, bool group);
-io::Status check_node_hash(const bintrie::Hasher& h, const Node& n, const Hash32& expect, const std::string& where,
-                           bool root);
 
 }  // namespace st::persist::bintrie_read

@@ -61,12 +61,7 @@ void BintrieTreeDb::queue_hash_check(VerifyWalk& w, size_t i) {
     w.checks.add_group(n.group_view, expect, i);
     return;
   }
-  bintrie::StemBlobView v;
-  v.stem = n.stem.stem.data();
-  v.bitmap = n.stem.bitmap.data();
-  v.values = n.stem.values.empty() ? nullptr : n.stem.values[0].data();
-  v.count = uint32_t(n.stem.values.size());
-  w.checks.add_stem(v, expect, i);
+  w.checks.add_stem(bintrie::stem_blob_view(n.stem), expect, i);
 }
 
 // A checked stem (batch[i]): counts its leaves and (an account's header stem) its account
