@@ -50,14 +50,7 @@ namespace bd = persist::bintrie_disk;
 
 constexpr unsigned kGd = 4;
 
-state::SyntheticSpec small_spec() {
-  state::SyntheticSpec s;
-  s.accounts = 400;
-  s.contracts = 8;
-  s.slots_per_contract = 60;
-  s.seed = 5;
-  return s;
-}
+state::SyntheticSpec small_spec() { return persist::test::small_refusal_spec(); }
 
 // The account whose header stem the tests change: an EOA.
 uint64_t target_account(const state::SyntheticState& src) { return src.spec().contracts + 3; }

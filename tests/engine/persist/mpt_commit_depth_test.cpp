@@ -35,14 +35,7 @@ using persist::DbOptions;
 using persist::StoreKind;
 using Bytes = std::vector<uint8_t>;
 
-state::SyntheticSpec small_spec() {
-  state::SyntheticSpec s;
-  s.accounts = 400;
-  s.contracts = 8;
-  s.slots_per_contract = 60;
-  s.seed = 5;
-  return s;
-}
+state::SyntheticSpec small_spec() { return persist::test::small_refusal_spec(); }
 
 state::Address target(const state::SyntheticState& src) { return src.address(src.spec().contracts + 3); }  // an EOA
 

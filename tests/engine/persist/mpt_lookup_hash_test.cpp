@@ -40,14 +40,7 @@ using persist::DbOptions;
 using persist::Locator;
 using persist::StoreKind;
 
-state::SyntheticSpec small_spec() {
-  state::SyntheticSpec s;
-  s.accounts = 400;
-  s.contracts = 8;
-  s.slots_per_contract = 60;
-  s.seed = 5;
-  return s;
-}
+state::SyntheticSpec small_spec() { return persist::test::small_refusal_spec(); }
 
 uint64_t target_account(const state::SyntheticState& src) { return src.spec().contracts + 3; }  // an EOA
 

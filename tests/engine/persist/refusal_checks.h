@@ -1,7 +1,7 @@
 // refusal_checks: what the verified-fetch tests ask of a database with one changed node,
 // for either tree: verify and a block commit (one that changes a given account's balance)
 // refuse with exactly the expected one-line message and Errc::corrupt_page, and the commit
-// publishes nothing.
+// publishes nothing; and the small synthetic state those tests build and change.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -14,8 +14,20 @@
 #include "engine/persist/mpt/commit.h"
 #include "engine/persist/tree_db.h"
 #include "engine/state/state_types.h"
+#include "workloads/synthetic_state.h"
 
 namespace st::persist::test {
+
+// 400 accounts, 8 contracts of 60 slots, seed 5: small enough to build per test case, deep
+// enough for every node kind the refusal tests change.
+inline state::SyntheticSpec small_refusal_spec() {
+  state::SyntheticSpec s;
+  s.accounts = 400;
+  s.contracts = 8;
+  s.slots_per_contract = 60;
+  s.seed = 5;
+  return s;
+}
 
 inline void check_verify_and_commit_refuse(const DbOptions& o, const state::Address& account, const std::string& spec,
                                            const std::string& verify_message, const std::string& commit_message) {
