@@ -81,7 +81,8 @@ class Trie final : public NodeSource {
     Hash32 hash;
     uint64_t locator;
   };
-  // An empty trie becomes the committed trie with this root (a stub).
+  // An empty trie becomes the committed trie with this root (a stub; kEmptyRoot: empty),
+  // its locators tracked from here on (root_hash_to).
   void reset_to_stub(const Hash32& root, uint64_t locator);
   // Appends to *out the stubs apply_sorted(writes) would read (strictly ascending keys).
   void stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out) const;
@@ -92,6 +93,28 @@ class Trie final : public NodeSource {
   // order), its embedded children decoded. An error string when rlp is not a canonical node
   // or the locators do not match (the trie unchanged then).
   std::string resolve_stub(NodeId id, std::span<const uint8_t> rlp, std::span<const uint64_t> child_locators);
+
+  // A commit's new nodes handed to a store (trie_sink.cpp), for a trie started from a stub:
+  // every node it read keeps the locator it was read under, every node it hands over the
+  // one the store gives back, so the next commit places what stayed unchanged.
+  class CommitSink {
+   public:
+    virtual ~CommitSink() = default;
+    // An unchanged subtree the new tree keeps, by its locator.
+    virtual void kept(uint64_t locator) = 0;
+    // A new hashed node (the root always): its RLP and how many of the subtrees handed over
+    // since (kept or new, not yet taken by a parent) are its children, the most recent ones,
+    // in nibble order. Returns its locator.
+    virtual uint64_t node(NodeKind kind, std::span<const uint8_t> rlp, uint32_t children) = 0;
+    // A stored node the new tree no longer holds (rewritten or removed).
+    virtual void dead(uint64_t locator) = 0;
+  };
+  // root_hash(), the new nodes handed to sink in post-order (a kept child before its parent
+  // as well), then the stored nodes it replaced reported dead.
+  Hash32 root_hash_to(CommitSink& sink, CommitStats* stats = nullptr);
+  // The root's locator (after root_hash_to, or as read); kNoLocator when empty or unknown.
+  static constexpr uint64_t kNoLocator = UINT64_MAX;
+  uint64_t root_locator() const;
 
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
@@ -219,7 +242,19 @@ class Trie final : public NodeSource {
   // masks, not in b.dirty_mask) to their new ranks; the other slots are left undefined.
   inline void remask(Node& b, uint16_t m);
 
-  // Unread children (trie_stubs.cpp).
+  // Unread children (trie_stubs.cpp) and their locators (trie_sink.cpp). locs_[id]: where
+  // node id is stored (read from, or handed to a sink under), kNoLocator for a new node or
+  // one embedded in its parent; kept only once a stub was made (tracks_locs_). Released
+  // stored nodes wait in released_locs_ for the next root_hash_to to report them dead.
+  std::vector<uint64_t> locs_;
+  std::vector<uint64_t> released_locs_;
+  bool tracks_locs_ = false;
+  inline void track_alloc(NodeId id) {
+    if (locs_.size() <= id) locs_.resize(size_t(id) + 1, kNoLocator);
+    else locs_[id] = kNoLocator;
+  }
+  uint32_t sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf);
+  static void hash_dirty_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture);
   inline uint32_t alloc_kids();
   NodeId new_stub(const uint8_t* hash32, uint64_t locator);
   NodeId resolved_child(const ChildRef& r, std::span<const uint64_t> locs, size_t* next_loc);

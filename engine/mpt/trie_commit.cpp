@@ -331,6 +331,16 @@ void Trie::commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, 
 }
 
 void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
+  hash_dirty_many(tries, stats, capture);
+  // 3. Every node of the committed tries is clean now: one epoch bump each (a trie listed
+  //    twice is bumped once: after its bump it is no longer dirty).
+  for (Trie* t : tries)
+    if (t->dirty()) t->bump_epoch();
+}
+
+// commit_many's first two steps: every dirty node hashed and its ref stored where its parent
+// reads it; the nodes still marked dirty.
+void Trie::hash_dirty_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
   thread_local CommitScratch sc;
   // 1. Collect the dirty nodes of every trie, by depth: from the batch logs when every
   //    dirty trie has one, else by a walk from the roots.
@@ -341,10 +351,6 @@ void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCap
   if (!logged) depths = commit_lists_by_walk(tries, sc);
   CommitStats st;
   commit_hash_lists(sc, depths, st, capture);
-  // 3. Every node of the committed tries is clean now: one epoch bump each (a trie listed
-  //    twice is bumped once: after its bump it is no longer dirty).
-  for (Trie* t : tries)
-    if (t->dirty()) t->bump_epoch();
   if (stats) {
     stats->nodes_rehashed += st.nodes_rehashed;
     stats->keccak_calls += st.keccak_calls;

@@ -63,6 +63,7 @@ inline NodeId Trie::alloc(NodeKind kind) {
     id = NodeId(nodes_.size());
     nodes_.emplace_back();
   }
+  if (tracks_locs_) track_alloc(id);
   Node& x = nodes_[id];
   x.kind = kind;
   x.epoch = epoch_;
@@ -145,6 +146,7 @@ inline NodeRef Trie::kid_ref(const Node& branch, unsigned nib) const {
 }
 
 inline void Trie::release(NodeId id) {
+  if (tracks_locs_ && locs_[id] != kNoLocator) released_locs_.push_back(locs_[id]);
   Node& x = nodes_[id];
   if (x.kind == NodeKind::branch) free_kids_.push_back(x.child);
   x.bytes.reset();

@@ -19,6 +19,9 @@
 //   at most one may be left, those are listed. Counting a group with only deletes as gone
 //   and the others as there is a lower bound of what the branch holds at each moment, so
 //   every collapse it can make is covered.
+// A stub and a node read from a record keep its locator in locs_ (trie_sink.cpp), the
+// node's embedded children none.
+//
 // Invariant: the stubs listed are a superset of those apply_sorted reads for these writes
 // on this trie (a missed one stops the process in the edit that reaches it).
 #include "engine/mpt/trie_internal.h"
@@ -46,6 +49,7 @@ NodeId Trie::new_stub(const uint8_t* hash32, uint64_t locator) {
   std::memcpy(v, hash32, 32);
   for (int i = 0; i < 8; ++i) v[32 + i] = uint8_t(locator >> (8 * i));
   x.bytes.set_value(v, 40);
+  locs_[id] = locator;  // (alloc sized locs_: a trie with stubs tracks locators)
   return id;
 }
 
@@ -62,6 +66,8 @@ Trie::Stub Trie::stub(NodeId id) const {
 
 void Trie::reset_to_stub(const Hash32& root, uint64_t locator) {
   ST_CHECK(root_ == kNoNode && live_nodes() == 0, "mpt trie: reset_to_stub of a trie that holds nodes");
+  tracks_locs_ = true;
+  if (root == kEmptyRoot) return;  // the empty trie: nothing to read
   root_ = new_stub(root.data(), locator);
   root_ref_.len = 32;
   std::memcpy(root_ref_.bytes, root.data(), 32);

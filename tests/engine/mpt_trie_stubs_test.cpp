@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 #include "engine/mpt/trie.h"
 #include "kernels/keccak256.h"
@@ -193,4 +194,132 @@ TEST_CASE("mpt trie stubs: a bad node or wrong locators are refused and leave th
   REQUIRE(part.resolve_stub(part.root_id(), e.rlp, e.child_locators) == "");
   CHECK(!part.is_stub(part.root_id()));
   CHECK(part.root_hash() == root);
+}
+
+namespace {
+
+// A store that only ever appends records (one per node handed over, no sharing), with the
+// dead ones set aside: the sink side of a trie that reads and writes through it.
+struct AppendStore final : mpt::Trie::CommitSink {
+  std::vector<NodeStore::Entry> entries;
+  std::set<uint64_t> dead_set;
+  std::vector<uint64_t> pending;  // subtrees handed over, not yet taken by a parent
+
+  // Node id of t and everything below it, one record per hashed node (the build).
+  std::optional<uint64_t> add_all(const mpt::Trie& t, mpt::NodeId id) {
+    const mpt::NodeView v = t.view(id);
+    std::vector<uint64_t> kids;
+    if (v.kind == mpt::NodeKind::extension) {
+      if (auto l = add_all(t, v.child)) kids.push_back(*l);
+    } else if (v.kind == mpt::NodeKind::branch) {
+      for (mpt::NodeId c : v.children)
+        if (c != mpt::kNoNode)
+          if (auto l = add_all(t, c)) kids.push_back(*l);
+    }
+    Bytes rlp;
+    t.encode(id, &rlp);
+    if (rlp.size() < 32 && id != t.root_id()) return std::nullopt;
+    entries.push_back({rlp, kids});
+    return entries.size() - 1;
+  }
+  void kept(uint64_t locator) override {
+    REQUIRE(locator < entries.size());
+    REQUIRE(!dead_set.count(locator));
+    pending.push_back(locator);
+  }
+  uint64_t node(mpt::NodeKind, std::span<const uint8_t> rlp, uint32_t children) override {
+    REQUIRE(children <= pending.size());
+    std::vector<uint64_t> kids(pending.end() - children, pending.end());
+    pending.resize(pending.size() - children);
+    entries.push_back({Bytes(rlp.begin(), rlp.end()), kids});
+    pending.push_back(entries.size() - 1);
+    return entries.size() - 1;
+  }
+  void dead(uint64_t locator) override {
+    REQUIRE(locator < entries.size());
+    REQUIRE(dead_set.insert(locator).second);  // never twice
+  }
+  void reachable(uint64_t l, std::set<uint64_t>* out) const {
+    if (!out->insert(l).second) return;
+    for (uint64_t c : entries[l].child_locators) reachable(c, out);
+  }
+};
+
+// NodeStore's reader over an AppendStore (the same entries).
+size_t resolve_from(mpt::Trie& p, const AppendStore& a, std::span<const mpt::Trie::Write> ws) {
+  NodeStore view;
+  view.entries = a.entries;
+  return resolve_for(p, view, ws);
+}
+
+// The trie reads its nodes from the store and hands its new ones back, block after block:
+// the roots stay the full trie's, a fresh trie over the store at the new root holds the
+// model, and the live records are exactly the ones not reported dead.
+void run_round_trip(uint64_t seed, bool hashed, size_t initial, size_t blocks, size_t batch) {
+  std::mt19937_64 rng(seed);
+  std::map<Bytes, Bytes> m;
+  if (hashed) {
+    for (size_t i = 0; i < initial; ++i) {
+      Bytes k(32), v(1 + rng() % 33);
+      for (auto& x : k) x = uint8_t(rng());
+      for (auto& x : v) x = uint8_t(rng());
+      m[k] = v;
+    }
+  } else {
+    m = mpt_test::random_plain_set(rng, int(seed));
+  }
+  mpt::Trie full;
+  for (const auto& [k, v] : m) full.put(k, v);
+  AppendStore store;
+  mpt::Trie part;
+  const mpt::Hash32 root0 = full.root_hash();  // (committed before its nodes are stored)
+  if (!m.empty()) part.reset_to_stub(root0, *store.add_all(full, full.root_id()));
+  else part.reset_to_stub(mpt::kEmptyRoot, mpt::Trie::kNoLocator);
+  for (size_t b = 0; b < blocks; ++b) {
+    CAPTURE(b);
+    const auto batch_writes = random_batch(rng, m, hashed, batch);
+    std::vector<mpt::Trie::Write> ws;
+    for (const auto& [k, v] : batch_writes) ws.push_back({k, v});
+    resolve_from(part, store, ws);
+    part.apply_sorted(ws);
+    mpt_test::apply_writes(full, m, batch_writes, true);
+    const mpt::Hash32 root = part.root_hash_to(store);
+    REQUIRE(root == full.root_hash());
+    REQUIRE(root == mpt_test::scratch_root(m));
+    if (m.empty()) {
+      REQUIRE(part.root_locator() == mpt::Trie::kNoLocator);
+      continue;
+    }
+    if (!store.pending.empty()) {  // the root changed: it is the one subtree left
+      REQUIRE(store.pending.size() == 1);
+      REQUIRE(store.pending[0] == part.root_locator());
+      store.pending.clear();
+    }
+    std::set<uint64_t> live;
+    store.reachable(part.root_locator(), &live);
+    for (uint64_t l = 0; l < store.entries.size(); ++l) REQUIRE(live.count(l) != store.dead_set.count(l));
+    mpt::Trie fresh;  // everything read back from the store alone
+    fresh.reset_to_stub(root, part.root_locator());
+    std::vector<mpt::Trie::Write> all;
+    for (const auto& [k, v] : m) all.push_back({k, v});
+    resolve_from(fresh, store, all);
+    for (const auto& [k, v] : m) REQUIRE(fresh.get(k) == v);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mpt trie stubs: a trie over a store, its new nodes handed back, block after block") {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    run_round_trip(seed, true, 2000, 5, 30 + seed * 10);
+  }
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    run_round_trip(seed, true, 2 + seed % 7, 5, 1 + seed % 5);
+  }
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    CAPTURE(seed);
+    run_round_trip(seed, false, 0, 6, 1 + seed % 12);
+  }
 }
