@@ -109,19 +109,22 @@ std::vector<std::pair<Bytes, Bytes>> random_batch(std::mt19937_64& rng, const st
   return {b.begin(), b.end()};
 }
 
+// The state before block 0: `initial` random 32-byte keys, or a plain set of short keys.
+std::map<Bytes, Bytes> initial_set(std::mt19937_64& rng, uint64_t seed, bool hashed, size_t initial) {
+  if (!hashed) return mpt_test::random_plain_set(rng, int(seed));
+  std::map<Bytes, Bytes> m;
+  for (size_t i = 0; i < initial; ++i) {
+    Bytes k(32), v(1 + rng() % 33);
+    for (auto& x : k) x = uint8_t(rng());
+    for (auto& x : v) x = uint8_t(rng());
+    m[k] = v;
+  }
+  return m;
+}
+
 void run_blocks(uint64_t seed, bool hashed, size_t initial, size_t blocks, size_t batch) {
   std::mt19937_64 rng(seed);
-  std::map<Bytes, Bytes> m;
-  if (hashed) {
-    for (size_t i = 0; i < initial; ++i) {
-      Bytes k(32), v(1 + rng() % 33);
-      for (auto& x : k) x = uint8_t(rng());
-      for (auto& x : v) x = uint8_t(rng());
-      m[k] = v;
-    }
-  } else {
-    m = mpt_test::random_plain_set(rng, int(seed));
-  }
+  std::map<Bytes, Bytes> m = initial_set(rng, seed, hashed, initial);
   mpt::Trie full;
   for (const auto& [k, v] : m) full.put(k, v);
   NodeStore store;
@@ -257,17 +260,7 @@ size_t resolve_from(mpt::Trie& p, const AppendStore& a, std::span<const mpt::Tri
 // model, and the live records are exactly the ones not reported dead.
 void run_round_trip(uint64_t seed, bool hashed, size_t initial, size_t blocks, size_t batch) {
   std::mt19937_64 rng(seed);
-  std::map<Bytes, Bytes> m;
-  if (hashed) {
-    for (size_t i = 0; i < initial; ++i) {
-      Bytes k(32), v(1 + rng() % 33);
-      for (auto& x : k) x = uint8_t(rng());
-      for (auto& x : v) x = uint8_t(rng());
-      m[k] = v;
-    }
-  } else {
-    m = mpt_test::random_plain_set(rng, int(seed));
-  }
+  std::map<Bytes, Bytes> m = initial_set(rng, seed, hashed, initial);
   mpt::Trie full;
   for (const auto& [k, v] : m) full.put(k, v);
   AppendStore store;
