@@ -20,8 +20,9 @@ using mpt_test::Bytes;
 
 namespace {
 
-// Every hashed node a full trie ever committed, by locator (append-only, so a locator
-// stays valid after the full trie moves on), with its hashed children's locators.
+// Stored nodes by locator (append-only, so a locator stays valid after the trie that wrote
+// it moves on), each with its hashed children's locators: every hashed node a full trie
+// ever committed, shared by hash, or (AppendStore) one record per node handed over.
 struct NodeStore {
   struct Entry {
     Bytes rlp;
@@ -31,24 +32,26 @@ struct NodeStore {
   std::map<mpt::Hash32, uint64_t> by_hash;
 
   // Adds node id of t (committed) and everything below it; returns its locator if hashed.
-  std::optional<uint64_t> add(const mpt::Trie& t, mpt::NodeId id) {
+  // shared: a node already stored under its hash is not stored again (else one record per
+  // node, as a store that only appends keeps them).
+  std::optional<uint64_t> add(const mpt::Trie& t, mpt::NodeId id, bool shared = true) {
     const mpt::NodeView v = t.view(id);
     std::vector<uint64_t> kids;
     if (v.kind == mpt::NodeKind::extension) {
-      if (auto l = add(t, v.child)) kids.push_back(*l);
+      if (auto l = add(t, v.child, shared)) kids.push_back(*l);
     } else if (v.kind == mpt::NodeKind::branch) {
       for (mpt::NodeId c : v.children)
         if (c != mpt::kNoNode)
-          if (auto l = add(t, c)) kids.push_back(*l);
+          if (auto l = add(t, c, shared)) kids.push_back(*l);
     }
     Bytes rlp;
     t.encode(id, &rlp);
     if (rlp.size() < 32 && id != t.root_id()) return std::nullopt;  // embedded in its parent
     mpt::Hash32 h;
     kernels::keccak256(rlp.data(), rlp.size(), h.data());
-    if (auto it = by_hash.find(h); it != by_hash.end()) return it->second;
+    if (auto it = by_hash.find(h); shared && it != by_hash.end()) return it->second;
     entries.push_back({rlp, kids});
-    by_hash[h] = entries.size() - 1;
+    if (shared) by_hash[h] = entries.size() - 1;
     return entries.size() - 1;
   }
 };
@@ -204,29 +207,12 @@ namespace {
 // A store that only ever appends records (one per node handed over, no sharing), with the
 // dead ones set aside: the sink side of a trie that reads and writes through it.
 struct AppendStore final : mpt::Trie::CommitSink {
-  std::vector<NodeStore::Entry> entries;
+  NodeStore records;  // one per node handed over, never shared
   std::set<uint64_t> dead_set;
   std::vector<uint64_t> pending;  // subtrees handed over, not yet taken by a parent
 
-  // Node id of t and everything below it, one record per hashed node (the build).
-  std::optional<uint64_t> add_all(const mpt::Trie& t, mpt::NodeId id) {
-    const mpt::NodeView v = t.view(id);
-    std::vector<uint64_t> kids;
-    if (v.kind == mpt::NodeKind::extension) {
-      if (auto l = add_all(t, v.child)) kids.push_back(*l);
-    } else if (v.kind == mpt::NodeKind::branch) {
-      for (mpt::NodeId c : v.children)
-        if (c != mpt::kNoNode)
-          if (auto l = add_all(t, c)) kids.push_back(*l);
-    }
-    Bytes rlp;
-    t.encode(id, &rlp);
-    if (rlp.size() < 32 && id != t.root_id()) return std::nullopt;
-    entries.push_back({rlp, kids});
-    return entries.size() - 1;
-  }
   void kept(uint64_t locator) override {
-    REQUIRE(locator < entries.size());
+    REQUIRE(locator < records.entries.size());
     REQUIRE(!dead_set.count(locator));
     pending.push_back(locator);
   }
@@ -234,26 +220,19 @@ struct AppendStore final : mpt::Trie::CommitSink {
     REQUIRE(children <= pending.size());
     std::vector<uint64_t> kids(pending.end() - children, pending.end());
     pending.resize(pending.size() - children);
-    entries.push_back({Bytes(rlp.begin(), rlp.end()), kids});
-    pending.push_back(entries.size() - 1);
-    return entries.size() - 1;
+    records.entries.push_back({Bytes(rlp.begin(), rlp.end()), kids});
+    pending.push_back(records.entries.size() - 1);
+    return records.entries.size() - 1;
   }
   void dead(uint64_t locator) override {
-    REQUIRE(locator < entries.size());
+    REQUIRE(locator < records.entries.size());
     REQUIRE(dead_set.insert(locator).second);  // never twice
   }
   void reachable(uint64_t l, std::set<uint64_t>* out) const {
     if (!out->insert(l).second) return;
-    for (uint64_t c : entries[l].child_locators) reachable(c, out);
+    for (uint64_t c : records.entries[l].child_locators) reachable(c, out);
   }
 };
-
-// NodeStore's reader over an AppendStore (the same entries).
-size_t resolve_from(mpt::Trie& p, const AppendStore& a, std::span<const mpt::Trie::Write> ws) {
-  NodeStore view;
-  view.entries = a.entries;
-  return resolve_for(p, view, ws);
-}
 
 // The trie reads its nodes from the store and hands its new ones back, block after block:
 // the roots stay the full trie's, a fresh trie over the store at the new root holds the
@@ -266,14 +245,14 @@ void run_round_trip(uint64_t seed, bool hashed, size_t initial, size_t blocks, s
   AppendStore store;
   mpt::Trie part;
   const mpt::Hash32 root0 = full.root_hash();  // (committed before its nodes are stored)
-  if (!m.empty()) part.reset_to_stub(root0, *store.add_all(full, full.root_id()));
+  if (!m.empty()) part.reset_to_stub(root0, *store.records.add(full, full.root_id(), false));
   else part.reset_to_stub(mpt::kEmptyRoot, mpt::Trie::kNoLocator);
   for (size_t b = 0; b < blocks; ++b) {
     CAPTURE(b);
     const auto batch_writes = random_batch(rng, m, hashed, batch);
     std::vector<mpt::Trie::Write> ws;
     for (const auto& [k, v] : batch_writes) ws.push_back({k, v});
-    resolve_from(part, store, ws);
+    resolve_for(part, store.records, ws);
     part.apply_sorted(ws);
     mpt_test::apply_writes(full, m, batch_writes, true);
     const mpt::Hash32 root = part.root_hash_to(store);
@@ -290,12 +269,12 @@ void run_round_trip(uint64_t seed, bool hashed, size_t initial, size_t blocks, s
     }
     std::set<uint64_t> live;
     store.reachable(part.root_locator(), &live);
-    for (uint64_t l = 0; l < store.entries.size(); ++l) REQUIRE(live.count(l) != store.dead_set.count(l));
+    for (uint64_t l = 0; l < store.records.entries.size(); ++l) REQUIRE(live.count(l) != store.dead_set.count(l));
     mpt::Trie fresh;  // everything read back from the store alone
     fresh.reset_to_stub(root, part.root_locator());
     std::vector<mpt::Trie::Write> all;
     for (const auto& [k, v] : m) all.push_back({k, v});
-    resolve_from(fresh, store, all);
+    resolve_for(fresh, store.records, all);
     for (const auto& [k, v] : m) REQUIRE(fresh.get(k) == v);
   }
 }
