@@ -197,6 +197,31 @@ void rocks_put(const DbOptions& o, const PathBlob& b) {
   REQUIRE(kv->write_batch({&w, 1}).ok());
   REQUIRE(kv->flush().ok());
 }
+// "node at path key K": how errors name a RocksDB node.
+std::string rocks_node_name(const std::string& key) {
+  return "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(key.data()), key.size()});
+}
+// The RocksDB twins of change_stem_leaf / change_group_entry: the nonce bit of the stem on
+// key's path, or the last byte of the group just above it (its last entry's hash), flipped
+// in place. Return the blob changed.
+PathBlob change_rocks_stem_leaf(const DbOptions& o, const Hash32& key) {
+  const std::vector<PathBlob> path = rocks_path(o, key);
+  REQUIRE(path.size() >= 2);  // a stem below the root
+  PathBlob stem = path.back();
+  REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
+  stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
+  rocks_put(o, stem);
+  return stem;
+}
+PathBlob change_rocks_group_entry(const DbOptions& o, const Hash32& key) {
+  const std::vector<PathBlob> path = rocks_path(o, key);
+  REQUIRE(path.size() >= 3);  // root, a group below it, the stem
+  PathBlob group = path[path.size() - 2];
+  REQUIRE(uint8_t(group.value[0]) == bintrie::kGroupBlobVersion);
+  group.value.back() = char(group.value.back() ^ 0x01);
+  rocks_put(o, group);
+  return group;
+}
 
 // ---- the manifest, re-published (sealed) with another root ----
 
@@ -344,19 +369,12 @@ TEST_CASE("persist bintrie lookup, RocksDB: changed stem leaf, group entry and r
   if (!io::rocksdb_available()) return;  // a build without RocksDB has no such store to check
   const state::SyntheticState src(small_spec());
   const Hash32 key = header_stem_key(src.address(target_account(src)));
-  auto key_name = [](const std::string& k) {
-    return "binary trie node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(k.data()), k.size()});
-  };
+  auto key_name = [](const std::string& k) { return "binary trie " + rocks_node_name(k); };
   SUBCASE("stem leaf") {
     TempDir dir;
     const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
     build(o, src);
-    std::vector<PathBlob> path = rocks_path(o, key);
-    REQUIRE(path.size() >= 2);
-    PathBlob stem = path.back();
-    REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
-    stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
-    rocks_put(o, stem);
+    const PathBlob stem = change_rocks_stem_leaf(o, key);
     check_engine_refuses(o, src, key_name(stem.key), "stem hash does not match its parent's entry",
                          target_account(src) + 1);
     check_cli_refuses(o, src, key_name(stem.key));
@@ -365,12 +383,7 @@ TEST_CASE("persist bintrie lookup, RocksDB: changed stem leaf, group entry and r
     TempDir dir;
     const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
     build(o, src);
-    std::vector<PathBlob> path = rocks_path(o, key);
-    REQUIRE(path.size() >= 3);  // root, a group below it, the stem
-    PathBlob group = path[path.size() - 2];
-    REQUIRE(uint8_t(group.value[0]) == bintrie::kGroupBlobVersion);
-    group.value.back() = char(group.value.back() ^ 0x01);
-    rocks_put(o, group);
+    const PathBlob group = change_rocks_group_entry(o, key);
     check_engine_refuses(o, src, key_name(group.key), "group hash does not match its parent's entry", std::nullopt);
     check_cli_refuses(o, src, key_name(group.key));
   }
@@ -435,27 +448,16 @@ TEST_CASE("persist bintrie verified fetch: lookup, prove, verify and a block com
     TempDir dir;
     const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
     build(o, src);
-    std::vector<PathBlob> path = rocks_path(o, key);
-    REQUIRE(path.size() >= 3);  // root, a group below it, the stem
-    PathBlob group = path[path.size() - 2];
-    REQUIRE(uint8_t(group.value[0]) == bintrie::kGroupBlobVersion);
-    group.value.back() = char(group.value.back() ^ 0x01);
-    rocks_put(o, group);
-    const std::string name =
-        "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(group.key.data()), group.key.size()});
-    check_verify_and_commit_refuse(o, src, name, group_what);
+    const PathBlob group = change_rocks_group_entry(o, key);
+    check_verify_and_commit_refuse(o, src, rocks_node_name(group.key), group_what);
   }
   SUBCASE("RocksDB: stem leaf") {
     if (!io::rocksdb_available()) return;
     TempDir dir;
     const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
     build(o, src);
-    PathBlob stem = rocks_path(o, key).back();
-    REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
-    stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
-    rocks_put(o, stem);
-    const std::string name =
-        "node at path key " + bd::hex({reinterpret_cast<const uint8_t*>(stem.key.data()), stem.key.size()});
+    const PathBlob stem = change_rocks_stem_leaf(o, key);
+    const std::string name = rocks_node_name(stem.key);
     check_engine_refuses(o, src, "binary trie " + name, stem_what, target_account(src) + 1);
     check_verify_and_commit_refuse(o, src, name, stem_what);
   }
@@ -477,11 +479,7 @@ std::string verify_message(const DbOptions& o) {
 }
 
 TEST_CASE("persist bintrie verify: a changed node among many hash batches is named exactly") {
-  state::SyntheticSpec spec;
-  spec.accounts = 3000;
-  spec.contracts = 20;
-  spec.slots_per_contract = 400;
-  spec.seed = 5;
+  const state::SyntheticSpec spec = persist::test::many_pages_spec();
   const state::SyntheticState src(spec);
   const std::string stem_what = "stem hash does not match its parent's entry";
   for (const uint64_t account : {uint64_t(spec.contracts + 3), spec.accounts / 2, spec.accounts - 1}) {
@@ -509,13 +507,8 @@ TEST_CASE("persist bintrie verify: a changed node among many hash batches is nam
   TempDir dir;
   const DbOptions o = persist::test::bintrie_options(dir.file("db"), kGd, 4096, StoreKind::rocksdb);
   REQUIRE(persist::build_db(o, src, nullptr).message() == "");
-  PathBlob stem = rocks_path(o, header_stem_key(src.address(spec.accounts / 2))).back();
-  REQUIRE(uint8_t(stem.value[0]) == bintrie::kStemBlobVersion);
-  stem.value[64 + kNonceByte] = char(stem.value[64 + kNonceByte] ^ kNonceBit);
-  rocks_put(o, stem);
-  CHECK(verify_message(o) == "binary trie node at path key " +
-                                 bd::hex({reinterpret_cast<const uint8_t*>(stem.key.data()), stem.key.size()}) + ": " +
-                                 stem_what);
+  const PathBlob stem = change_rocks_stem_leaf(o, header_stem_key(src.address(spec.accounts / 2)));
+  CHECK(verify_message(o) == "binary trie " + rocks_node_name(stem.key) + ": " + stem_what);
 }
 
 }  // namespace

@@ -35,11 +35,7 @@ persist::VerifyReport verify_with_cache(DbOptions o, size_t cache_pages) {
 }  // namespace
 
 TEST_CASE("persist bintrie: verify reads each page about once although its cache is dropped") {
-  state::SyntheticSpec spec;
-  spec.accounts = 3000;
-  spec.contracts = 20;
-  spec.slots_per_contract = 400;
-  spec.seed = 5;
+  const state::SyntheticSpec spec = persist::test::many_pages_spec();
   const state::SyntheticState src(spec);
   for (unsigned gd : {3u, 5u}) {
     CAPTURE(gd);

@@ -137,6 +137,24 @@ void check_refused(const DbOptions& o, const state::Address& a, const std::strin
   persist::test::check_verify_and_commit_refuse(o, a, pmpt_test::kTestSpec, "mpt verify" + tail, "mpt commit" + tail);
 }
 
+// A RocksDB database of src in dir, the proof path of account a (root first, the leaf
+// last) and the nibble depth of a's leaf.
+struct Built {
+  DbOptions o;
+  std::vector<Bytes> path;
+  size_t leaf_depth = 0;
+};
+Built build_with_path(const std::string& dir, const state::SyntheticState& src, const state::Address& a) {
+  Built b;
+  b.o = pmpt_test::mpt_options(dir, StoreKind::rocksdb);
+  REQUIRE(persist::build_db(b.o, src, nullptr).message() == "");
+  b.path = account_path(b.o, a);
+  mpt::DecodedNode leaf;
+  REQUIRE(mpt::decode_node(b.path.back(), &leaf) == "");
+  b.leaf_depth = 64 - leaf.path_len;
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("mpt commit, RocksDB: a trie past the end of the key is refused naming the node") {
@@ -147,12 +165,7 @@ TEST_CASE("mpt commit, RocksDB: a trie past the end of the key is refused naming
   kernels::keccak256(a.data(), a.size(), key.data());
   SUBCASE("a branch at nibble 64") {
     pmpt_test::TempDir dir("deep_branch");
-    const DbOptions o = pmpt_test::mpt_options(dir.path, StoreKind::rocksdb);
-    REQUIRE(persist::build_db(o, src, nullptr).message() == "");
-    const std::vector<Bytes> path = account_path(o, a);
-    mpt::DecodedNode leaf;
-    REQUIRE(mpt::decode_node(path.back(), &leaf) == "");
-    const size_t depth = 64 - leaf.path_len;
+    const auto [o, path, depth] = build_with_path(dir.path, src, a);
     REQUIRE(depth <= 62);  // room for an extension of at least one nibble above nibble 63
     // Nibble 63: the deep branch on the key's path (its children never read), beside it a
     // leaf that verify accepts, so that whichever verify reads first, it fails at the branch.
@@ -173,12 +186,7 @@ TEST_CASE("mpt commit, RocksDB: a trie past the end of the key is refused naming
   }
   SUBCASE("an extension to nibble 64") {
     pmpt_test::TempDir dir("long_ext");
-    const DbOptions o = pmpt_test::mpt_options(dir.path, StoreKind::rocksdb);
-    REQUIRE(persist::build_db(o, src, nullptr).message() == "");
-    const std::vector<Bytes> path = account_path(o, a);
-    mpt::DecodedNode leaf;
-    REQUIRE(mpt::decode_node(path.back(), &leaf) == "");
-    const size_t depth = 64 - leaf.path_len;
+    const auto [o, path, depth] = build_with_path(dir.path, src, a);
     const Bytes at64 = branch(0, hash_ref(Bytes(33, 1)), 1, hash_ref(Bytes(33, 2)));
     const Bytes ext = extension(key, depth, 64, hash_ref(at64));
     rewrite(o, path, {{persist::account_node_key(key.data(), 64), at64}}, ext);
