@@ -204,9 +204,6 @@ class DirtyTrie {
   };
   io::Status resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walks, std::vector<ResolveWalk>& next,
                           std::vector<int32_t>& stubs);
-  // "mpt commit: <node>: what" naming nodes_[idx], a node read from a record (arena: its
-  // locator; RocksDB: its path key), as the verified fetch names it.
-  io::Status stored_node_error(int32_t idx, const std::string& what) const;
   io::Status read_destroyed_storage();
   void count_destroyed_slots();
   // stored: a node of its own (an arena record, rv set; or a RocksDB value, rv null); not

@@ -16,6 +16,7 @@
 #include "engine/persist/mpt/dirty_trie_paths.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/mpt/verified_fetch.h"
+#include "kernels/support/check.h"
 
 namespace st::persist::mpt_commit_detail {
 
@@ -185,33 +186,17 @@ io::Status DirtyTrie::expand(std::vector<int32_t>& stubs) {
   return {};
 }
 
-io::Status DirtyTrie::stored_node_error(int32_t idx, const std::string& what) const {
-  mpt_read::Origin o;
-  std::string key;
-  if (frame_.keyed()) {
-    key = key_of(nodes_[size_t(idx)]);
-    o.path_key = &key;
-  } else {
-    o.loc = nodes_[size_t(idx)].loc;
-  }
-  return mpt_read::node_error(kWho, o, what);
-}
-
 // One key's walk down through what is in memory: it stops at a stub (queued in `stubs`,
 // the walk goes on in `next` once the stub is read), at the end of its path, or at the
 // key's leaf. An existing account leaf with storage starts one walk per slot of the
-// account's ops (appended to `walks`, this round). A walk starts at a node read from a
-// record (the root, a stub read since); `held` is the last such node it passed, the one
-// an error names (an embedded node is named by the record that holds it).
+// account's ops (appended to `walks`, this round).
 io::Status DirtyTrie::resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walks, std::vector<ResolveWalk>& next,
                                    std::vector<int32_t>& stubs) {
   AccountOp& a = accts_[k.acct];
   const uint8_t* key = k.slot < 0 ? a.key.data() : a.slots[k.slot].key.data();
-  int32_t held = k.node;
   for (;;) {
     if (k.node < 0) return {};
     const Node& n = nodes_[k.node];
-    if (n.loc != kNoLocator) held = k.node;
     if (n.kind == Node::stub) {
       stubs.push_back(k.node);
       next.push_back(k);
@@ -238,8 +223,9 @@ io::Status DirtyTrie::resolve_walk(ResolveWalk k, std::vector<ResolveWalk>& walk
       k.node = n.kids[0];
       continue;
     }
-    // fill_branch refuses a branch read at depth 64, so a walk at a branch is above it.
-    if (k.pos >= 64) return stored_node_error(held, "branch below a full key");
+    // fill_branch refused any branch read at depth 64 (naming its record), and a walk is
+    // at its node's depth: a branch here is above the key's last nibble.
+    ST_CHECK(k.pos < 64, "mpt commit: a walk reached a branch below a full key");
     k.node = n.kids[nib(key, k.pos)];
     ++k.pos;
   }
