@@ -9,7 +9,7 @@ using trie_detail::common_prefix;
 using trie_detail::same;
 using trie_detail::to_nibbles;
 
-std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) const {
+Trie::Found Trie::find(std::span<const uint8_t> key) const {
   std::vector<uint8_t> nib;
   to_nibbles(key, &nib);
   size_t pos = 0;
@@ -20,27 +20,33 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
     switch (x.kind) {
       case NodeKind::leaf: {
         const auto p = x.bytes.path();
-        if (p.size() == rl && std::equal(p.begin(), p.end(), nib.begin() + long(pos)))
-          return std::vector<uint8_t>(x.bytes.value().begin(), x.bytes.value().end());
-        return std::nullopt;
+        if (p.size() == rl && std::equal(p.begin(), p.end(), nib.begin() + long(pos))) return {Found::value, n};
+        return {};
       }
       case NodeKind::extension: {
         const auto p = x.bytes.path();
-        if (rl < p.size() || !std::equal(p.begin(), p.end(), nib.begin() + long(pos))) return std::nullopt;
+        if (rl < p.size() || !std::equal(p.begin(), p.end(), nib.begin() + long(pos))) return {};
         pos += p.size();
         n = x.child;
         break;
       }
       case NodeKind::branch:
-        if (rl == 0)
-          return !x.has_value ? std::nullopt : std::optional(std::vector<uint8_t>(x.bytes.value().begin(), x.bytes.value().end()));
+        if (rl == 0) return x.has_value ? Found{Found::value, n} : Found{};
         n = kids(n).id[nib[pos++]];
         break;
       case NodeKind::stub:
-        ST_CHECK(false, "mpt trie: get reached an unread node (stub)");
+        return {Found::stub, n};
     }
   }
-  return std::nullopt;
+  return {};
+}
+
+std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) const {
+  const Found f = find(key);
+  ST_CHECK(f.what != Found::stub, "mpt trie: get reached an unread node (stub)");
+  if (f.what == Found::absent) return std::nullopt;
+  const auto v = nodes_[f.node].bytes.value();
+  return std::vector<uint8_t>(v.begin(), v.end());
 }
 
 NodeView Trie::view(NodeId id) const {

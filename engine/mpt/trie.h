@@ -67,6 +67,13 @@ class Trie final : public NodeSource {
   // then fixed up deepest first (dirty marks, child refs, collapses after deletes).
   void apply_sorted(std::span<const Write> writes);
   std::optional<std::vector<uint8_t>> get(std::span<const uint8_t> key) const;  // (stops on a stub)
+  // Where key's walk ends: the node holding its value (a leaf, or a branch where the key
+  // ends), absent, or the first stub on its path (the walk stops there, nothing read).
+  struct Found {
+    enum What : uint8_t { absent, value, stub } what = absent;
+    NodeId node = kNoNode;
+  };
+  Found find(std::span<const uint8_t> key) const;
 
   // Unread children (trie_stubs.cpp). A trie may hold committed subtrees it has not read:
   // a stub stands for one by its hash and a locator (its reader's name for it; the trie
@@ -96,25 +103,49 @@ class Trie final : public NodeSource {
 
   // A commit's new nodes handed to a store (trie_sink.cpp), for a trie started from a stub:
   // every node it read keeps the locator it was read under, every node it hands over the
-  // one the store gives back, so the next commit places what stayed unchanged.
+  // one the store gives back, so the next commit places what stayed unchanged. `path`: the
+  // node's place, the nibbles from the root to it (not its own path).
   class CommitSink {
    public:
     virtual ~CommitSink() = default;
     // An unchanged subtree the new tree keeps, by its locator.
-    virtual void kept(uint64_t locator) = 0;
+    virtual void kept(uint64_t locator, std::span<const uint8_t> path) = 0;
+    // A new leaf (hashed or embedded), before it is handed over: its whole key in nibbles
+    // and its value. Returns how many subtrees the sink handed over just now (kept or new)
+    // that the leaf's record takes as its children (an account leaf's storage trie: 0 or
+    // 1); an embedded leaf takes none.
+    virtual uint32_t leaf(std::span<const uint8_t> key_nibbles, std::span<const uint8_t> value) {
+      (void)key_nibbles, (void)value;
+      return 0;
+    }
     // A new hashed node (the root always): its RLP and how many of the subtrees handed over
     // since (kept or new, not yet taken by a parent) are its children, the most recent ones,
     // in nibble order. Returns its locator.
-    virtual uint64_t node(NodeKind kind, std::span<const uint8_t> rlp, uint32_t children) = 0;
+    virtual uint64_t node(NodeKind kind, std::span<const uint8_t> rlp, uint32_t children,
+                          std::span<const uint8_t> path) = 0;
     // A stored node the new tree no longer holds (rewritten or removed).
     virtual void dead(uint64_t locator) = 0;
   };
   // root_hash(), the new nodes handed to sink in post-order (a kept child before its parent
-  // as well), then the stored nodes it replaced reported dead.
+  // as well), then the stored nodes it replaced reported dead: hash_pending() then
+  // hand_to(sink).
   Hash32 root_hash_to(CommitSink& sink, CommitStats* stats = nullptr);
+  // The two halves of root_hash_to, so that several tries hash in shared batches and hand
+  // their nodes over later: hash_pending hashes the dirty nodes of every trie (each one's
+  // root: pending_root()) and leaves them dirty; hand_to(sink) hands a hashed trie's tree
+  // to sink (the root kept when it is clean) and marks it clean; it returns 1 when it
+  // handed a subtree over, 0 for the empty trie. An edit in between is refused (ST_CHECK).
+  static void hash_pending(std::span<Trie* const> tries, CommitStats* stats = nullptr);
+  Hash32 pending_root() const;
+  uint32_t hand_to(CommitSink& sink);
   // The root's locator (after root_hash_to, or as read); kNoLocator when empty or unknown.
   static constexpr uint64_t kNoLocator = UINT64_MAX;
   uint64_t root_locator() const;
+  // Where node id is stored (the locator it was read or handed over under); kNoLocator for
+  // a new node, one embedded in its parent, or a trie that does not track locators.
+  uint64_t locator(NodeId id) const { return tracks_locs_ && id < locs_.size() ? locs_[id] : kNoLocator; }
+  // Appends every stub of the trie to *out (a reader that loads a whole trie).
+  void all_stubs(std::vector<NodeId>* out) const;
 
   // Re-hashes the dirty paths and returns the root (kEmptyRoot when empty).
   Hash32 root_hash(CommitStats* stats = nullptr, NodeCapture* capture = nullptr);
@@ -253,7 +284,9 @@ class Trie final : public NodeSource {
     if (locs_.size() <= id) locs_.resize(size_t(id) + 1, kNoLocator);
     else locs_[id] = kNoLocator;
   }
-  uint32_t sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf);
+  // hash_pending() ran and no edit since: hand_to() may read the refs it stored.
+  bool hashed_pending_ = false;
+  uint32_t sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf, std::vector<uint8_t>& path);
   static void hash_dirty_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture);
   inline uint32_t alloc_kids();
   NodeId new_stub(const uint8_t* hash32, uint64_t locator);

@@ -180,6 +180,7 @@ void Trie::put(std::span<const uint8_t> key, std::span<const uint8_t> value) {
   assert(key.size() <= kMaxKeyBytes);
   if (value.empty()) return erase(key);
   dirty_log_valid_ = false;
+  hashed_pending_ = false;
   to_nibbles(key, &nib_scratch_);
   root_ = insert(root_, nib_scratch_.data(), nib_scratch_.size(), 0, value).id;
 }
@@ -187,6 +188,7 @@ void Trie::put(std::span<const uint8_t> key, std::span<const uint8_t> value) {
 void Trie::erase(std::span<const uint8_t> key) {
   assert(key.size() <= kMaxKeyBytes);
   dirty_log_valid_ = false;
+  hashed_pending_ = false;
   to_nibbles(key, &nib_scratch_);
   root_ = remove(root_, nib_scratch_.data(), nib_scratch_.size(), 0).id;
 }

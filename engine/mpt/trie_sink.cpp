@@ -21,21 +21,35 @@ uint64_t Trie::root_locator() const {
   return locs_[root_];
 }
 
-// Hands over node n's subtree; returns 1 if a subtree was handed over (kept or new), 0 if n
-// is embedded in its parent.
-uint32_t Trie::sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf) {
+// Hands over node n's subtree (path: the nibbles from the root to n); returns 1 if a subtree
+// was handed over (kept or new), 0 if n is embedded in its parent.
+uint32_t Trie::sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf,
+                            std::vector<uint8_t>& path) {
   const Node& x = nodes_[n];
   if (!is_dirty(x)) {
     if (locs_[n] == kNoLocator) return 0;  // embedded in its parent
-    sink.kept(locs_[n]);
+    sink.kept(locs_[n], path);
     return 1;
   }
   uint32_t children = 0;
+  const size_t at = path.size();
   if (x.kind == NodeKind::extension) {
-    children += sink_subtree(x.child, false, sink, buf);
+    const auto p = x.bytes.path();
+    path.insert(path.end(), p.begin(), p.end());
+    children += sink_subtree(x.child, false, sink, buf, path);
   } else if (x.kind == NodeKind::branch) {
-    for (uint32_t m = x.kid_mask; m; m &= m - 1) children += sink_subtree(kids(n).id[std::countr_zero(m)], false, sink, buf);
+    for (uint32_t m = x.kid_mask; m; m &= m - 1) {
+      const unsigned i = unsigned(std::countr_zero(m));
+      path.push_back(uint8_t(i));
+      children += sink_subtree(kids(n).id[i], false, sink, buf, path);
+      path.resize(at);
+    }
+  } else {
+    const auto p = x.bytes.path();
+    path.insert(path.end(), p.begin(), p.end());
+    children += sink.leaf(path, x.bytes.value());
   }
+  path.resize(at);
   buf.resize(encoded_size(x));
   put_encoding(x, buf.data());
   if (locs_[n] != kNoLocator) sink.dead(locs_[n]);
@@ -44,23 +58,55 @@ uint32_t Trie::sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<ui
     locs_[n] = kNoLocator;
     return 0;
   }
-  locs_[n] = sink.node(x.kind, buf, children);
+  locs_[n] = sink.node(x.kind, buf, children, path);
   return 1;
 }
 
-Hash32 Trie::root_hash_to(CommitSink& sink, CommitStats* stats) {
-  ST_CHECK(tracks_locs_, "mpt trie: root_hash_to on a trie that did not start from a stub");
-  Trie* self = this;
-  hash_dirty_many(std::span<Trie* const>(&self, 1), stats, nullptr);
-  if (dirty()) {
-    std::vector<uint8_t> buf;
-    sink_subtree(root_, true, sink, buf);
-    bump_epoch();
+void Trie::hash_pending(std::span<Trie* const> tries, CommitStats* stats) {
+  for (Trie* t : tries) ST_CHECK(t->tracks_locs_, "mpt trie: hash_pending on a trie that did not start from a stub");
+  hash_dirty_many(tries, stats, nullptr);
+  for (Trie* t : tries) t->hashed_pending_ = true;
+}
+
+Hash32 Trie::pending_root() const {
+  ST_CHECK(hashed_pending_ || !dirty(), "mpt trie: pending_root before hash_pending");
+  if (root_ == kNoNode) return kEmptyRoot;
+  return root_hash_of(root_ref_);
+}
+
+uint32_t Trie::hand_to(CommitSink& sink) {
+  ST_CHECK(hashed_pending_ || !dirty(), "mpt trie: hand_to before hash_pending (or after an edit)");
+  uint32_t handed = 0;
+  if (root_ != kNoNode) {
+    std::vector<uint8_t> buf, path;
+    handed = sink_subtree(root_, true, sink, buf, path);
+    if (dirty()) bump_epoch();
   }
   for (uint64_t l : released_locs_) sink.dead(l);
   released_locs_.clear();
-  if (root_ == kNoNode) return kEmptyRoot;
-  return root_hash_of(root_ref_);
+  hashed_pending_ = false;
+  return handed;
+}
+
+Hash32 Trie::root_hash_to(CommitSink& sink, CommitStats* stats) {
+  Trie* self = this;
+  hash_pending(std::span<Trie* const>(&self, 1), stats);
+  hand_to(sink);
+  return root_ == kNoNode ? kEmptyRoot : root_hash_of(root_ref_);
+}
+
+void Trie::all_stubs(std::vector<NodeId>* out) const {
+  if (root_ == kNoNode) return;
+  std::vector<NodeId> todo{root_};
+  while (!todo.empty()) {
+    const NodeId n = todo.back();
+    todo.pop_back();
+    const Node& x = nodes_[n];
+    if (x.kind == NodeKind::stub) out->push_back(n);
+    else if (x.kind == NodeKind::extension) todo.push_back(x.child);
+    else if (x.kind == NodeKind::branch)
+      for (uint32_t m = x.kid_mask; m; m &= m - 1) todo.push_back(kids(n).id[std::countr_zero(m)]);
+  }
 }
 
 }  // namespace st::mpt

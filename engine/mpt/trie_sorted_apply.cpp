@@ -252,6 +252,7 @@ inline void Trie::batch_finish_cursor(BatchScratch& sc, size_t d, BatchCursor& c
 
 void Trie::apply_sorted(std::span<const Write> writes) {
   if (writes.empty()) return;
+  hashed_pending_ = false;
   thread_local BatchScratch sc;
   // Log the dirty nodes only when the batch starts from a clean trie (then the dirty
   // nodes afterwards are exactly the ones this batch changed).

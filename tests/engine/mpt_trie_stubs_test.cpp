@@ -210,18 +210,27 @@ struct AppendStore final : mpt::Trie::CommitSink {
   NodeStore records;  // one per node handed over, never shared
   std::set<uint64_t> dead_set;
   std::vector<uint64_t> pending;  // subtrees handed over, not yet taken by a parent
+  std::map<uint64_t, Bytes> path_of;  // the place each record was handed over at
+  std::vector<std::pair<Bytes, Bytes>> leaves;  // the new leaves reported: key nibbles, value
 
-  void kept(uint64_t locator) override {
+  void kept(uint64_t locator, std::span<const uint8_t> path) override {
     REQUIRE(locator < records.entries.size());
     REQUIRE(!dead_set.count(locator));
+    if (auto it = path_of.find(locator); it != path_of.end())  // a kept node never moves
+      REQUIRE(it->second == Bytes(path.begin(), path.end()));
     pending.push_back(locator);
   }
-  uint64_t node(mpt::NodeKind, std::span<const uint8_t> rlp, uint32_t children) override {
+  uint32_t leaf(std::span<const uint8_t> key_nibbles, std::span<const uint8_t> value) override {
+    leaves.push_back({Bytes(key_nibbles.begin(), key_nibbles.end()), Bytes(value.begin(), value.end())});
+    return 0;
+  }
+  uint64_t node(mpt::NodeKind, std::span<const uint8_t> rlp, uint32_t children, std::span<const uint8_t> path) override {
     REQUIRE(children <= pending.size());
     std::vector<uint64_t> kids(pending.end() - children, pending.end());
     pending.resize(pending.size() - children);
     records.entries.push_back({Bytes(rlp.begin(), rlp.end()), kids});
     pending.push_back(records.entries.size() - 1);
+    path_of[records.entries.size() - 1] = Bytes(path.begin(), path.end());
     return records.entries.size() - 1;
   }
   void dead(uint64_t locator) override {
@@ -255,14 +264,22 @@ void run_round_trip(uint64_t seed, bool hashed, size_t initial, size_t blocks, s
     resolve_for(part, store.records, ws);
     part.apply_sorted(ws);
     mpt_test::apply_writes(full, m, batch_writes, true);
+    store.leaves.clear();
     const mpt::Hash32 root = part.root_hash_to(store);
     REQUIRE(root == full.root_hash());
+    for (const auto& [nibs, value] : store.leaves) {  // each new leaf: a key the batch holds, its value
+      REQUIRE(nibs.size() % 2 == 0);
+      Bytes key(nibs.size() / 2);
+      for (size_t i = 0; i < key.size(); ++i) key[i] = uint8_t(nibs[2 * i] << 4 | nibs[2 * i + 1]);
+      REQUIRE(m.count(key) == 1);
+      REQUIRE(m.at(key) == value);
+    }
     REQUIRE(root == mpt_test::scratch_root(m));
     if (m.empty()) {
       REQUIRE(part.root_locator() == mpt::Trie::kNoLocator);
       continue;
     }
-    if (!store.pending.empty()) {  // the root changed: it is the one subtree left
+    if (!store.pending.empty()) {  // the root (kept or new) is the one subtree left
       REQUIRE(store.pending.size() == 1);
       REQUIRE(store.pending[0] == part.root_locator());
       store.pending.clear();
