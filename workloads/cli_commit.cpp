@@ -17,8 +17,8 @@
 // phases (resolve, of it inside read rounds, apply, encode + writes, publish). The database's
 // first commit of blocks fixes --writes and --seed: later runs continue the same sequence
 // (a different value given explicitly is an error). RocksDB databases: one synced
-// WriteBatch per block; the JSON records the store's options. Binary trie: apply_passes is 0 (one plan
-// pass) and a deleted slot stays a present zero leaf (go-ethereum's rule).
+// WriteBatch per block; the JSON records the store's options. Binary trie: sibling_reads is 0 (nothing is
+// removed) and a deleted slot stays a present zero leaf (go-ethereum's rule).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -106,7 +106,7 @@ nlohmann::json block_row(uint64_t b, const persist::CommitStats& st) {
           {"records_read", st.records_read},
           {"pages_read", st.pages_read},
           {"read_rounds", st.read_rounds},
-          {"apply_passes", st.apply_passes},
+          {"sibling_reads", st.sibling_reads},
           {"records_written", st.records_written},
           {"pages_written", st.pages_written},
           {"records_superseded", st.records_superseded},

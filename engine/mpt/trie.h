@@ -91,8 +91,10 @@ class Trie final : public NodeSource {
   // An empty trie becomes the committed trie with this root (a stub; kEmptyRoot: empty),
   // its locators tracked from here on (root_hash_to).
   void reset_to_stub(const Hash32& root, uint64_t locator);
-  // Appends to *out the stubs apply_sorted(writes) would read (strictly ascending keys).
-  void stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out) const;
+  // Appends to *out the stubs apply_sorted(writes) would read (strictly ascending keys);
+  // *siblings (when given) += how many of them are listed only as the child a branch's
+  // deletes may leave it with (not on any key's path).
+  void stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings = nullptr) const;
   bool is_stub(NodeId id) const { return nodes_[id].kind == NodeKind::stub; }
   Stub stub(NodeId id) const;
   // Replaces stub id by the node rlp encodes (its hash checked by the caller): clean, its
@@ -120,9 +122,9 @@ class Trie final : public NodeSource {
     }
     // A new hashed node (the root always): its RLP and how many of the subtrees handed over
     // since (kept or new, not yet taken by a parent) are its children, the most recent ones,
-    // in nibble order. Returns its locator.
+    // in nibble order; hash = keccak256(rlp). Returns its locator.
     virtual uint64_t node(NodeKind kind, std::span<const uint8_t> rlp, uint32_t children,
-                          std::span<const uint8_t> path) = 0;
+                          std::span<const uint8_t> path, const Hash32& hash) = 0;
     // A stored node the new tree no longer holds (rewritten or removed).
     virtual void dead(uint64_t locator) = 0;
   };
@@ -286,16 +288,21 @@ class Trie final : public NodeSource {
   }
   // hash_pending() ran and no edit since: hand_to() may read the refs it stored.
   bool hashed_pending_ = false;
-  uint32_t sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf, std::vector<uint8_t>& path);
+  uint32_t sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& buf,
+                        std::vector<uint8_t>& path);
   static void hash_dirty_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture);
   inline uint32_t alloc_kids();
   NodeId new_stub(const uint8_t* hash32, uint64_t locator);
   NodeId resolved_child(const ChildRef& r, std::span<const uint64_t> locs, size_t* next_loc);
   void fill_decoded(NodeId id, const DecodedNode& dn, std::span<const uint64_t> locs, size_t* next_loc);
+  struct StubListing {
+    std::vector<NodeId>* paths;  // stubs on the keys' paths
+    std::vector<NodeId>* left;   // stubs a collapse may leave alone in their branch
+  };
   void stubs_below(NodeId n, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos, bool batch,
-                   std::vector<NodeId>* out) const;
+                   StubListing& out) const;
   void stubs_for_branch(const Node& x, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos,
-                        bool batch, std::vector<NodeId>* out) const;
+                        bool batch, StubListing& out) const;
 
   // Edits (trie_edits.cpp).
   Result insert(NodeId n, const uint8_t* key, size_t klen, size_t pos, std::span<const uint8_t> value);

@@ -23,7 +23,7 @@ uint64_t Trie::root_locator() const {
 
 // Hands over node n's subtree (path: the nibbles from the root to n); returns 1 if a subtree
 // was handed over (kept or new), 0 if n is embedded in its parent.
-uint32_t Trie::sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<uint8_t>& buf,
+uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& buf,
                             std::vector<uint8_t>& path) {
   const Node& x = nodes_[n];
   if (!is_dirty(x)) {
@@ -36,12 +36,12 @@ uint32_t Trie::sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<ui
   if (x.kind == NodeKind::extension) {
     const auto p = x.bytes.path();
     path.insert(path.end(), p.begin(), p.end());
-    children += sink_subtree(x.child, false, sink, buf, path);
+    children += sink_subtree(x.child, ext_child_ref(x), false, sink, buf, path);
   } else if (x.kind == NodeKind::branch) {
     for (uint32_t m = x.kid_mask; m; m &= m - 1) {
       const unsigned i = unsigned(std::countr_zero(m));
       path.push_back(uint8_t(i));
-      children += sink_subtree(kids(n).id[i], false, sink, buf, path);
+      children += sink_subtree(kids(n).id[i], kid_ref(x, i), false, sink, buf, path);
       path.resize(at);
     }
   } else {
@@ -58,7 +58,7 @@ uint32_t Trie::sink_subtree(NodeId n, bool top, CommitSink& sink, std::vector<ui
     locs_[n] = kNoLocator;
     return 0;
   }
-  locs_[n] = sink.node(x.kind, buf, children, path);
+  locs_[n] = sink.node(x.kind, buf, children, path, root_hash_of(ref));
   return 1;
 }
 
@@ -79,7 +79,7 @@ uint32_t Trie::hand_to(CommitSink& sink) {
   uint32_t handed = 0;
   if (root_ != kNoNode) {
     std::vector<uint8_t> buf, path;
-    handed = sink_subtree(root_, true, sink, buf, path);
+    handed = sink_subtree(root_, root_ref_, true, sink, buf, path);
     if (dirty()) bump_epoch();
   }
   for (uint64_t l : released_locs_) sink.dead(l);

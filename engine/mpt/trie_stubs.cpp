@@ -157,22 +157,32 @@ std::string Trie::resolve_stub(NodeId id, std::span<const uint8_t> rlp, std::spa
   return {};
 }
 
-void Trie::stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out) const {
+void Trie::stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings) const {
   if (writes.empty()) return;
   const size_t first = out->size();
-  stubs_below(root_, writes, 0, uint32_t(writes.size()), 0, true, out);
+  std::vector<NodeId> left;  // listed as what a collapse may leave
+  StubListing l{out, &left};
+  stubs_below(root_, writes, 0, uint32_t(writes.size()), 0, true, l);
   std::sort(out->begin() + long(first), out->end());
   out->erase(std::unique(out->begin() + long(first), out->end()), out->end());
+  std::sort(left.begin(), left.end());
+  left.erase(std::unique(left.begin(), left.end()), left.end());
+  size_t only_left = 0;
+  for (NodeId c : left) only_left += !std::binary_search(out->begin() + long(first), out->end(), c);
+  out->insert(out->end(), left.begin(), left.end());
+  std::inplace_merge(out->begin() + long(first), out->end() - long(left.size()), out->end());
+  out->erase(std::unique(out->begin() + long(first), out->end()), out->end());
+  if (siblings) *siblings += only_left;
 }
 
 // The stubs writes [lo, hi) read at node n (pos nibbles of their keys above it); batch:
 // whether apply_sorted's descent reaches n (else the writes are applied one by one there).
 void Trie::stubs_below(NodeId n, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos, bool batch,
-                       std::vector<NodeId>* out) const {
+                       StubListing& out) const {
   if (n == kNoNode || lo == hi) return;
   const Node& x = nodes_[n];
   switch (x.kind) {
-    case NodeKind::stub: out->push_back(n); return;
+    case NodeKind::stub: out.paths->push_back(n); return;
     case NodeKind::leaf: return;  // split or replaced: no node below is read
     case NodeKind::extension: {
       // The writes that follow its path (a contiguous range of the sorted keys) go below;
@@ -197,7 +207,7 @@ void Trie::stubs_below(NodeId n, std::span<const Write> writes, uint32_t lo, uin
 }
 
 void Trie::stubs_for_branch(const Node& x, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos,
-                            bool batch, std::vector<NodeId>* out) const {
+                            bool batch, StubListing& out) const {
   const Kids& k = kids_[x.child];
   const bool ends_here = key_nibbles(writes, lo) == pos;  // (a key ending here sorts first)
   const bool one_by_one = !batch || ends_here;
@@ -225,7 +235,7 @@ void Trie::stubs_for_branch(const Node& x, std::span<const Write> writes, uint32
     if (popcount16(uint16_t(may_stay)) + (value ? 1 : 0) > 1) return;
     for (uint32_t m = may_stay; m; m &= m - 1) {
       const NodeId c = k.id[std::countr_zero(m)];
-      if (c != kNoNode && nodes_[c].kind == NodeKind::stub) out->push_back(c);
+      if (c != kNoNode && nodes_[c].kind == NodeKind::stub) out.left->push_back(c);
     }
   };
   const uint32_t untouched = x.kid_mask & ~uint32_t(touched);

@@ -349,7 +349,7 @@ void CommitFrame::fill_common_stats(const Outcome& o, uint64_t publish_ns, Commi
   out.accounts_written = o.accounts_written;
   out.slot_writes = o.slot_writes;
   out.records_read = o.records_read;
-  out.apply_passes = o.apply_passes;
+  out.sibling_reads = o.sibling_reads;
   out.records_written = o.records_written;
   out.records_superseded = superseded_;
   out.keys_delta = o.keys_delta;

@@ -61,7 +61,8 @@ struct CommitStats {
   uint64_t slot_writes = 0;        // MPT: storage writes; binary trie: leaf writes (all stems)
   uint64_t records_read = 0;       // records decoded from pages on the dirty paths
   uint64_t pages_read = 0, read_rounds = 0;
-  uint64_t apply_passes = 0;       // MPT: apply passes (a collapse read redoes one); binary trie: 0
+  uint64_t sibling_reads = 0;      // MPT: records read only as the child a branch's deletes may leave
+                                   // alone (a collapse reads its kind); binary trie: 0
   uint64_t records_written = 0, pages_written = 0;  // tree pages (the commit record page not included)
   // Device write operations of the commit's writer (tree, snapshot and commit record pages;
   // a run of consecutive pages is one, PageWriter); the free list's pages not included.
@@ -306,7 +307,7 @@ class CommitFrame {
     std::array<uint8_t, 32> root_hash{};
     uint64_t records_written = 0, bytes_written = 0;
     int64_t keys_delta = 0;
-    uint64_t accounts_written = 0, slot_writes = 0, records_read = 0, apply_passes = 0;
+    uint64_t accounts_written = 0, slot_writes = 0, records_read = 0, sibling_reads = 0;
   };
   // Releases the pages proven dead, publishes the commit (spec_json in its commit record)
   // and, when stats is set, fills it (all of it: reset first). On error nothing is published.

@@ -224,8 +224,12 @@ struct AppendStore final : mpt::Trie::CommitSink {
     leaves.push_back({Bytes(key_nibbles.begin(), key_nibbles.end()), Bytes(value.begin(), value.end())});
     return 0;
   }
-  uint64_t node(mpt::NodeKind, std::span<const uint8_t> rlp, uint32_t children, std::span<const uint8_t> path) override {
+  uint64_t node(mpt::NodeKind, std::span<const uint8_t> rlp, uint32_t children, std::span<const uint8_t> path,
+                const mpt::Hash32& hash) override {
     REQUIRE(children <= pending.size());
+    mpt::Hash32 h;
+    kernels::keccak256(rlp.data(), rlp.size(), h.data());
+    REQUIRE(h == hash);
     std::vector<uint64_t> kids(pending.end() - children, pending.end());
     pending.resize(pending.size() - children);
     records.entries.push_back({Bytes(rlp.begin(), rlp.end()), kids});

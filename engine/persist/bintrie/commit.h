@@ -45,7 +45,7 @@
 
 namespace st::persist {
 
-// The commit's figures (commit_frame.h, as the MPT's; apply_passes stays 0: one plan pass).
+// The commit's figures (commit_frame.h, as the MPT's; sibling_reads stays 0: nothing is ever removed).
 using BintrieCommitStats = CommitStats;
 
 // The hash phase's scratch, kept across the commits of one committer (bintrie/commit_tree.h).

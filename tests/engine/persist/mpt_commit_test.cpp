@@ -202,7 +202,7 @@ TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database 
   const DbOptions o = mpt_options(dir.path, StoreKind::arena);
   Model m = build_random_state(o, 71);
   std::mt19937_64 rng(5);
-  uint64_t released = 0, passes_over_1 = 0, written = 0;
+  uint64_t released = 0, commits_with_sibling_reads = 0, written = 0;
   const int blocks = 40;
   {
     CommitDb c(o);
@@ -215,7 +215,7 @@ TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database 
       REQUIRE(st.root == want);
       CHECK(c.files.manifest.root_hash == want);
       released += st.pages_released;
-      passes_over_1 += st.apply_passes > 1;
+      commits_with_sibling_reads += st.sibling_reads > 0;
       written += st.pages_written;
       if (b % 8 == 7) check_db(o, m, want);
     }
@@ -234,9 +234,9 @@ TEST_CASE("mpt commit: random block diffs match engine/mpt's root; the database 
   }
   check_db(o, m, mpt::allocation_root(alloc_of(m)));
   MESSAGE("commits: " << blocks << ", pages written " << written << ", released " << released
-                      << ", commits that read collapse siblings " << passes_over_1);
+                      << ", commits that read collapse siblings " << commits_with_sibling_reads);
   CHECK(released > 0);
-  CHECK(passes_over_1 > 0);  // the random deletes did make collapses read siblings
+  CHECK(commits_with_sibling_reads > 0);  // the random deletes did make collapses read siblings
 }
 
 // The commit hashes its new records in batches of ready ones inside the encoding pass; a
@@ -510,7 +510,7 @@ TEST_CASE("mpt commit, RocksDB: the arena store's roots block by block; verify, 
   REQUIRE(build(orr, src, &rep).ok());
   Model m = model_of(a);
   std::mt19937_64 rng(5);
-  uint64_t deleted = 0, passes_over_1 = 0;
+  uint64_t deleted = 0, commits_with_sibling_reads = 0;
   {
     CommitDb ca(oa), cr(orr);
     for (int b = 0; b < 40; ++b) {
@@ -528,7 +528,7 @@ TEST_CASE("mpt commit, RocksDB: the arena store's roots block by block; verify, 
       CHECK(sr.records_read == sa.records_read);  // the same dirty paths, read by key
       CHECK(sr.pages_written == 0);
       deleted += sr.keys_deleted;
-      passes_over_1 += sr.apply_passes > 1;
+      commits_with_sibling_reads += sr.sibling_reads > 0;
       if (b % 8 == 7) check_db(orr, m, want);
     }
   }
@@ -548,7 +548,7 @@ TEST_CASE("mpt commit, RocksDB: the arena store's roots block by block; verify, 
   check_db(orr, m, mpt::allocation_root(alloc_of(m)));
   check_rocks_like_fresh_build(orr, m);
   CHECK(deleted > 0);         // replaced nodes whose keys no new node took were deleted
-  CHECK(passes_over_1 > 0);   // collapses read siblings by key
+  CHECK(commits_with_sibling_reads > 0);   // collapses read siblings by key
 }
 
 TEST_CASE("mpt commit, RocksDB: tries that shrink to one leaf, empty out, grow back; destroyed accounts") {
