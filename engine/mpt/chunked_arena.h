@@ -11,6 +11,7 @@
 // and a page walk each).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,9 +43,13 @@ class ChunkedArena {
       std::uninitialized_default_construct_n(base(c), chunk_size(c));
     }
     T& t = at(size_);
+    if (size_ < used_) t = T{};  // (a slot used before clear())
     ++size_;
+    used_ = std::max(used_, size_);
     return t;
   }
+  // Empties the array, its chunks kept for reuse.
+  void clear() { size_ = 0; }
 
  private:
   static constexpr size_t kSteady = size_t(1) << 17;  // first index in fixed-size chunks
@@ -63,6 +68,7 @@ class ChunkedArena {
 
   std::vector<st::memory::LargeBuffer> chunks_;
   size_t size_ = 0;
+  size_t used_ = 0;  // slots used since the chunks were made (above size_ after a clear())
 };
 
 }  // namespace st::mpt

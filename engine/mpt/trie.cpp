@@ -49,6 +49,26 @@ std::optional<std::vector<uint8_t>> Trie::get(std::span<const uint8_t> key) cons
   return std::vector<uint8_t>(v.begin(), v.end());
 }
 
+void Trie::clear() {
+  nodes_.clear();
+  kids_.clear();
+  kids_embedded_.clear();
+  any_embedded_ = false;
+  free_nodes_.clear();
+  free_kids_.clear();
+  root_ = kNoNode;
+  root_ref_ = NodeRef{};
+  dirty_log_.clear();
+  dirty_log_valid_ = false;
+  locs_.clear();
+  released_locs_.clear();
+  tracks_locs_ = false;
+  hashed_pending_ = false;
+  enc_bytes_.clear();
+  enc_at_.clear();
+  bump_epoch();  // (nodes are made afresh: no old epoch is read)
+}
+
 NodeView Trie::view(NodeId id) const {
   const Node& x = nodes_[id];
   ST_CHECK(x.kind != NodeKind::stub, "mpt trie: view of an unread node (stub)");

@@ -52,6 +52,8 @@ class Trie final : public NodeSource {
   Trie() = default;
   Trie(const Trie&) = delete;
   Trie& operator=(const Trie&) = delete;
+  // Empties the trie (as a new one) and keeps its memory for the next use.
+  void clear();
 
   void put(std::span<const uint8_t> key, std::span<const uint8_t> value);  // empty value = delete
   void erase(std::span<const uint8_t> key);
@@ -286,10 +288,20 @@ class Trie final : public NodeSource {
     if (locs_.size() <= id) locs_.resize(size_t(id) + 1, kNoLocator);
     else locs_[id] = kNoLocator;
   }
-  // hash_pending() ran and no edit since: hand_to() may read the refs it stored.
+  // hash_pending() ran and no edit since: hand_to() may read the refs it stored, and the
+  // encodings it kept: each node it hashed, its bytes at enc_at_[id] in enc_bytes_.
   bool hashed_pending_ = false;
-  uint32_t sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& buf,
-                        std::vector<uint8_t>& path);
+  struct EncAt {
+    uint32_t off = 0, len = 0;
+  };
+  std::vector<uint8_t> enc_bytes_;
+  std::vector<EncAt> enc_at_;
+  void keep_encoding(NodeId id, const uint8_t* p, size_t len) {
+    if (enc_at_.size() <= id) enc_at_.resize(size_t(id) + 1);
+    enc_at_[id] = {uint32_t(enc_bytes_.size()), uint32_t(len)};
+    enc_bytes_.insert(enc_bytes_.end(), p, p + len);
+  }
+  uint32_t sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& path);
   static void hash_dirty_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture);
   inline uint32_t alloc_kids();
   NodeId new_stub(const uint8_t* hash32, uint64_t locator);

@@ -197,6 +197,7 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
     // The ref goes where the parent reads it (its children slot, the parent extension's
     // value, or the trie's root ref): an embedded ref now, a 32-byte ref after the pull call
     // (the digest array, then store_ref).
+    if (t->tracks_locs_) t->keep_encoding(it.id, out, len);  // (for hand_to: trie_sink.cpp)
     if (len < 32) {
       NodeRef r;
       r.len = uint8_t(len);

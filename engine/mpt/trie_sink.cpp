@@ -1,13 +1,15 @@
 // trie_sink: a commit's new nodes handed to a store (root_hash_to; see trie.h, CommitSink),
 // for a trie that started from a stub and so knows where each node it read is stored.
 //
-// After the dirty nodes are hashed (hash_dirty_many) and before they are marked clean, one
-// post-order walk from the root over the dirty nodes: a clean child is kept (its locator:
-// a stub's, or the record it was read from or last handed over under), unless it is
-// embedded in its parent (no locator: it is in the parent's bytes); a dirty node is encoded
-// again and handed over when it is hashed (the root, or 32 bytes and more), its old record
-// reported dead; a dirty node that became embedded hands nothing over (its old record, if
-// any, is dead). Then the records of the nodes released since the last commit are dead.
+// After the dirty nodes are hashed (hash_pending, which keeps each one's encoding as it
+// hashes it) and before they are marked clean, one post-order walk from the root over the
+// dirty nodes: a clean child is kept (its locator: a stub's, or the record it was read from
+// or last handed over under; the branch's dirty mask tells it apart without reading the
+// child), unless it is embedded in its parent (no locator: it is in the parent's bytes); a
+// dirty node is handed over with its kept encoding when it is hashed (the root, or 32
+// bytes and more), its old record reported dead; a dirty node that became embedded hands
+// nothing over (its old record, if any, is dead). Then the records of the nodes released
+// since the last commit are dead.
 //
 // Invariants (a trie with tracks_locs_): every clean node has a locator unless its parent
 // holds it embedded; a hashed node's children handed over are exactly its children held by
@@ -23,8 +25,7 @@ uint64_t Trie::root_locator() const {
 
 // Hands over node n's subtree (path: the nibbles from the root to n); returns 1 if a subtree
 // was handed over (kept or new), 0 if n is embedded in its parent.
-uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& buf,
-                            std::vector<uint8_t>& path) {
+uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& path) {
   const Node& x = nodes_[n];
   if (!is_dirty(x)) {
     if (locs_[n] == kNoLocator) return 0;  // embedded in its parent
@@ -36,12 +37,23 @@ uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& 
   if (x.kind == NodeKind::extension) {
     const auto p = x.bytes.path();
     path.insert(path.end(), p.begin(), p.end());
-    children += sink_subtree(x.child, ext_child_ref(x), false, sink, buf, path);
+    children += sink_subtree(x.child, ext_child_ref(x), false, sink, path);
   } else if (x.kind == NodeKind::branch) {
+    // A clean child is kept by its locator without reading its node (the branch's dirty
+    // mask says which are dirty); their locators are fetched first, all at once.
+    const Kids& k = kids(n);
+    const uint32_t dirty_kids_mask = dirty_kids(x);
+    for (uint32_t m = x.kid_mask & ~dirty_kids_mask; m; m &= m - 1)
+      __builtin_prefetch(&locs_[k.id[std::countr_zero(m)]]);
     for (uint32_t m = x.kid_mask; m; m &= m - 1) {
       const unsigned i = unsigned(std::countr_zero(m));
       path.push_back(uint8_t(i));
-      children += sink_subtree(kids(n).id[i], kid_ref(x, i), false, sink, buf, path);
+      if (dirty_kids_mask >> i & 1) {
+        children += sink_subtree(k.id[i], kid_ref(x, i), false, sink, path);
+      } else if (const uint64_t l = locs_[k.id[i]]; l != kNoLocator) {  // (none: embedded)
+        sink.kept(l, path);
+        ++children;
+      }
       path.resize(at);
     }
   } else {
@@ -50,20 +62,24 @@ uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& 
     children += sink.leaf(path, x.bytes.value());
   }
   path.resize(at);
-  buf.resize(encoded_size(x));
-  put_encoding(x, buf.data());
+  ST_CHECK(n < enc_at_.size(), "mpt trie: a dirty node that hash_pending did not hash");
+  const EncAt e = enc_at_[n];  // (its encoding as hash_pending hashed it)
+  const std::span<const uint8_t> rlp(enc_bytes_.data() + e.off, e.len);
   if (locs_[n] != kNoLocator) sink.dead(locs_[n]);
-  if (buf.size() < 32 && !top) {
+  if (rlp.size() < 32 && !top) {
     ST_CHECK(children == 0, "mpt trie: an embedded node took hashed children");
     locs_[n] = kNoLocator;
     return 0;
   }
-  locs_[n] = sink.node(x.kind, buf, children, path, root_hash_of(ref));
+  locs_[n] = sink.node(x.kind, rlp, children, path, root_hash_of(ref));
   return 1;
 }
 
 void Trie::hash_pending(std::span<Trie* const> tries, CommitStats* stats) {
-  for (Trie* t : tries) ST_CHECK(t->tracks_locs_, "mpt trie: hash_pending on a trie that did not start from a stub");
+  for (Trie* t : tries) {
+    ST_CHECK(t->tracks_locs_, "mpt trie: hash_pending on a trie that did not start from a stub");
+    t->enc_bytes_.clear();
+  }
   hash_dirty_many(tries, stats, nullptr);
   for (Trie* t : tries) t->hashed_pending_ = true;
 }
@@ -78,8 +94,8 @@ uint32_t Trie::hand_to(CommitSink& sink) {
   ST_CHECK(hashed_pending_ || !dirty(), "mpt trie: hand_to before hash_pending (or after an edit)");
   uint32_t handed = 0;
   if (root_ != kNoNode) {
-    std::vector<uint8_t> buf, path;
-    handed = sink_subtree(root_, root_ref_, true, sink, buf, path);
+    std::vector<uint8_t> path;
+    handed = sink_subtree(root_, root_ref_, true, sink, path);
     if (dirty()) bump_epoch();
   }
   for (uint64_t l : released_locs_) sink.dead(l);

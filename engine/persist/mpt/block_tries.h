@@ -68,8 +68,8 @@ struct AccountOp {
   mpt::AccountFields old;  // its fields before (existed)
   Hash32 old_storage_root = mpt::kEmptyRoot;
   uint32_t old_storage = UINT32_MAX;  // its stored root (Stored index), if any
-  std::unique_ptr<mpt::Trie> storage;      // the new storage trie, when the block writes slots
-  std::unique_ptr<mpt::Trie> old_storage_trie;  // destroyed: the old one, read in full
+  mpt::Trie* storage = nullptr;           // the new storage trie, when the block writes slots
+  mpt::Trie* old_storage_trie = nullptr;  // destroyed: the old one, read in full
   std::vector<mpt::Trie::Write> slot_writes;  // over slots
   std::array<uint8_t, 160> value{};            // the new account RLP
   uint32_t value_len = 0;
@@ -88,15 +88,44 @@ struct Stored {
 
 class BlockTries final : mpt::Trie::CommitSink {
  public:
-  BlockTries(CommitFrame& frame) : frame_(frame) {}
+  struct PackOp {
+    Locator placed = kNoLocator;  // a kept subtree, else the next new record:
+    uint8_t kind = 0;
+    uint32_t kids = 0, level = 0;
+    uint32_t body_off = 0, body_len = 0;  // in pack_bytes
+  };
+  // The commit's tries and large arrays, handed from a published commit to the next one
+  // (emptied, their memory kept): a block's commit then neither grows them from nothing
+  // nor touches fresh pages.
+  struct Buffers {
+    std::unique_ptr<mpt::Trie> acct = std::make_unique<mpt::Trie>();
+    std::vector<std::unique_ptr<mpt::Trie>> tries;  // storage tries
+    std::vector<Stored> stored;
+    std::vector<PackOp> pack_ops;
+    std::vector<uint8_t> pack_bytes;
+    std::vector<Hash32> pack_hashes;     // the new records' hashes, in order
+    std::vector<std::string> pack_keys;  // RocksDB: the new records' path keys, in order
+    std::vector<uint32_t> levels;        // the pending subtrees' levels (kept: 0)
+    std::vector<uint32_t> dead;          // Stored indices
+    KeccakLevels pure;
+    std::vector<uint32_t> pure_counts;
+    std::vector<const uint8_t*> msgs;
+    std::vector<size_t> lens;
+    std::vector<uint8_t> digests;
+  };
+  explicit BlockTries(CommitFrame& frame) : frame_(frame), acct_(b_.acct.get()) {}
+  // Call before prepare(): a published commit's buffers.
+  void take_buffers(Buffers&& b);
+  Buffers give_buffers();
 
   io::Status prepare(const state::StateDiff& diff);
   // The stored nodes every trie's writes need, round by round (one read per round).
   io::Status resolve();
-  // The slot writes, the storage tries hashed, the accounts' new values, the account trie.
+  // The slot writes applied to the storage tries.
   io::Status apply();
-  // The new tree handed to the pack list (kept subtrees, new records in post-order);
-  // *root_hash = the new root. Snapshot puts (every new leaf) go to the frame here.
+  // The storage tries hashed, the accounts' new values applied to the account trie and
+  // hashed; *root_hash = the new root; the new tree handed to the pack list (kept
+  // subtrees, new records in post-order). Snapshot puts (every new leaf) go to the frame.
   io::Status hash(Hash32* root_hash);
   // The new records hashed again alone, level by level (pure_hash_protocol.h).
   io::Status pure_hash(PureHashCount* out);
@@ -115,6 +144,7 @@ class BlockTries final : mpt::Trie::CommitSink {
     mpt::NodeId id;
   };
   void start_account(AccountOp& a, const mpt::Trie::Found& f);
+  io::Status account_values();
   void list_stubs(std::vector<Pending>* out);
   io::Status read_round(std::span<const Pending> work);
   io::Status resolve_one(const Pending& p, std::span<const uint8_t> body, const RecordView* rv, uint32_t at);
@@ -130,33 +160,18 @@ class BlockTries final : mpt::Trie::CommitSink {
   void dead(uint64_t locator) override;
   uint32_t storage_subtree(const Hash32& account);
 
-  struct PackOp {
-    Locator placed = kNoLocator;  // a kept subtree, else a new record:
-    uint8_t kind = 0;
-    uint32_t kids = 0, level = 0;
-    uint32_t body_off = 0, body_len = 0;  // in pack_bytes_
-    Hash32 hash{};
-    std::string key;  // RocksDB: its path key
-  };
-  std::vector<PackOp> pack_ops_;
-  std::vector<uint8_t> pack_bytes_;
-  std::vector<uint32_t> levels_;  // the pending subtrees' levels (kept: 0)
-  std::vector<uint32_t> dead_;    // Stored indices
   const Hash32* owner_ = nullptr;  // the storage trie being handed over: its account's key
   std::string sink_error_;
 
   CommitFrame& frame_;
-  mpt::Trie acct_;
+  Buffers b_;
+  mpt::Trie* acct_;  // b_.acct
+  size_t tries_used_ = 0;  // of b_.tries
+  mpt::Trie* new_trie();
   std::vector<mpt::Trie::Write> acct_writes_;
-  std::vector<Stored> stored_;
   std::vector<Hash32> owners_;                // storage tries of the committed state: their accounts
   std::map<Hash32, uint32_t> storage_of_;      // account key -> its stored storage root
   std::vector<bool> started_;
-  KeccakLevels pure_;
-  std::vector<uint32_t> pure_counts_;
-  std::vector<const uint8_t*> msgs_;
-  std::vector<size_t> lens_;
-  std::vector<uint8_t> digests_;
 };
 
 }  // namespace st::persist::mpt_commit_detail

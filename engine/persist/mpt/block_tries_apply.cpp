@@ -1,9 +1,10 @@
 // mpt/block_tries_apply: a block commit's writes and new tree (block_tries.h): the slot
-// writes applied to the storage tries and hashed together (shared keccak batches), the
-// accounts' new values (their fields over the old ones, their new storage roots) applied
-// to the account trie and hashed (apply); then the account trie handed to this sink, each
-// new account leaf taking its storage trie as its child (the storage trie handed over just
-// before it), every new leaf put into the flat snapshot (hash).
+// writes applied to the storage tries (apply); the storage tries hashed together (shared
+// keccak batches), the accounts' new values (their fields over the old ones, their new
+// storage roots) applied to the account trie and hashed, then the account trie handed to
+// this sink, each new account leaf taking its storage trie as its child (the storage trie
+// handed over just before it), every new leaf put into the flat snapshot (hash). The
+// account trie's apply is in the hash phase: its values need the storage tries' roots.
 #include <algorithm>
 #include <cstring>
 
@@ -45,16 +46,18 @@ uint64_t count_values(const mpt::Trie& t) {
 }  // namespace
 
 io::Status BlockTries::apply() {
-  std::vector<mpt::Trie*> storages;
   for (AccountOp& a : accts_) {
     if (a.old_storage_trie) a.old_slots = count_values(*a.old_storage_trie);
     if (!a.storage) continue;
     if (!a.destroyed)
       for (Op& o : a.slots) o.existed = a.storage->find(o.key).what == mpt::Trie::Found::value;
     a.storage->apply_sorted(a.slot_writes);
-    storages.push_back(a.storage.get());
   }
-  mpt::Trie::hash_pending(storages);
+  return {};
+}
+
+// The accounts' new values over their old fields, with their storage tries' new roots.
+io::Status BlockTries::account_values() {
   for (size_t i = 0; i < accts_.size(); ++i) {
     AccountOp& a = accts_[i];
     if (a.removed) continue;  // (its write deletes the leaf)
@@ -69,20 +72,29 @@ io::Status BlockTries::apply() {
     a.value_len = uint32_t(mpt::put_account_rlp(a.value.data(), f) - a.value.data());
     acct_writes_[i].value = {a.value.data(), a.value_len};
   }
-  acct_.apply_sorted(acct_writes_);
-  mpt::Trie* t = &acct_;
-  mpt::Trie::hash_pending({&t, 1});
   return {};
 }
 
+// The storage tries hashed together, then the accounts' values (their new storage roots)
+// applied to the account trie and hashed; then the new tree handed to this sink.
 io::Status BlockTries::hash(Hash32* root_hash) {
-  *root_hash = acct_.pending_root();
-  pack_ops_.clear();
-  pack_bytes_.clear();
-  levels_.clear();
-  dead_.clear();
+  std::vector<mpt::Trie*> storages;
+  for (AccountOp& a : accts_)
+    if (a.storage) storages.push_back(a.storage);
+  mpt::Trie::hash_pending(storages);
+  if (io::Status s = account_values(); !s.ok()) return s;
+  acct_->apply_sorted(acct_writes_);
+  mpt::Trie* t = acct_;
+  mpt::Trie::hash_pending({&t, 1});
+  *root_hash = acct_->pending_root();
+  b_.pack_ops.clear();
+  b_.pack_bytes.clear();
+  b_.pack_hashes.clear();
+  b_.pack_keys.clear();
+  b_.levels.clear();
+  b_.dead.clear();
   owner_ = nullptr;
-  acct_.hand_to(*this);
+  acct_->hand_to(*this);
   if (!sink_error_.empty()) return {io::Errc::corrupt_page, sink_error_};
   if (SnapshotDelta* snap = frame_.snapshot())  // a recreated account whose leaf did not change
     for (const AccountOp& a : accts_)
@@ -135,11 +147,11 @@ uint32_t BlockTries::leaf(std::span<const uint8_t> key_nibbles, std::span<const 
 }
 
 void BlockTries::kept(uint64_t locator, std::span<const uint8_t> path) {
-  const Stored& s = stored_[locator];
+  const Stored& s = b_.stored[locator];
   PackOp op;
   op.placed = frame_.keyed() ? Locator(0) : s.loc;
-  pack_ops_.push_back(op);
-  levels_.push_back(0);
+  b_.pack_ops.push_back(op);
+  b_.levels.push_back(0);
   if (!frame_.keyed()) return;
   // RocksDB: its key still holds it (the node is in the same trie at the same path).
   bool same = (s.owner < 0) == (owner_ == nullptr) && s.depth == path.size();
@@ -161,24 +173,25 @@ uint64_t BlockTries::node(mpt::NodeKind kind, std::span<const uint8_t> rlp, uint
   }
   op.kids = children;
   uint32_t below = 0;
-  for (uint32_t i = 0; i < children; ++i) below = std::max(below, levels_[levels_.size() - 1 - i]);
-  levels_.resize(levels_.size() - children);
+  for (uint32_t i = 0; i < children; ++i) below = std::max(below, b_.levels[b_.levels.size() - 1 - i]);
+  b_.levels.resize(b_.levels.size() - children);
   op.level = below + 1;
-  levels_.push_back(op.level);
-  op.body_off = uint32_t(pack_bytes_.size());
+  b_.levels.push_back(op.level);
+  op.body_off = uint32_t(b_.pack_bytes.size());
   op.body_len = uint32_t(rlp.size());
-  op.hash = hash;
-  pack_bytes_.insert(pack_bytes_.end(), rlp.begin(), rlp.end());
+  b_.pack_hashes.push_back(hash);
+  b_.pack_bytes.insert(b_.pack_bytes.end(), rlp.begin(), rlp.end());
   if (frame_.keyed()) {
     const std::array<uint8_t, 32> at = packed(path);
-    op.key = owner_ ? storage_node_key(owner_->data(), at.data(), path.size()) : account_node_key(at.data(), path.size());
+    b_.pack_keys.push_back(owner_ ? storage_node_key(owner_->data(), at.data(), path.size())
+                                : account_node_key(at.data(), path.size()));
   }
-  pack_ops_.push_back(std::move(op));
+  b_.pack_ops.push_back(op);
   ++records_written;
   bytes_written += rlp.size();
   return mpt::Trie::kNoLocator;  // (a block's tries are not kept past the commit)
 }
 
-void BlockTries::dead(uint64_t locator) { dead_.push_back(uint32_t(locator)); }
+void BlockTries::dead(uint64_t locator) { b_.dead.push_back(uint32_t(locator)); }
 
 }  // namespace st::persist::mpt_commit_detail

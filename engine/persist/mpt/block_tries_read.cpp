@@ -114,9 +114,31 @@ io::Status BlockTries::prepare(const state::StateDiff& diff) {
     return {io::Errc::corrupt_page, "mpt commit: the manifest names a root but the commit record no root record"};
   Stored root;
   root.loc = base.root;
-  stored_.push_back(root);
-  acct_.reset_to_stub(base.root_hash, 0);
+  b_.stored.push_back(root);
+  acct_->reset_to_stub(base.root_hash, 0);
   return {};
+}
+
+void BlockTries::take_buffers(Buffers&& b) {
+  b_ = std::move(b);
+  acct_ = b_.acct.get();
+  acct_->clear();
+  b_.stored.clear();
+}
+
+BlockTries::Buffers BlockTries::give_buffers() {
+  for (size_t i = 0; i < tries_used_; ++i) b_.tries[i]->clear();
+  tries_used_ = 0;
+  acct_->clear();
+  b_.stored.clear();
+  b_.dead.clear();
+  return std::move(b_);
+}
+
+// A storage trie for this commit, empty (one used by an earlier commit, cleared, if any).
+mpt::Trie* BlockTries::new_trie() {
+  if (tries_used_ == b_.tries.size()) b_.tries.push_back(std::make_unique<mpt::Trie>());
+  return b_.tries[tries_used_++].get();
 }
 
 std::string BlockTries::key_of(const Stored& s) const {
@@ -133,8 +155,8 @@ uint32_t BlockTries::add_stored(const Stored& parent, const uint8_t* nibs, uint3
   s.depth = uint8_t(parent.depth + n);
   for (uint32_t i = 0; i < parent.depth; ++i) set_nib(s.at.data(), i, nib(parent.at.data(), i));
   for (uint32_t i = 0; i < n; ++i) set_nib(s.at.data(), parent.depth + i, nibs[i]);
-  stored_.push_back(s);
-  return uint32_t(stored_.size() - 1);
+  b_.stored.push_back(s);
+  return uint32_t(b_.stored.size() - 1);
 }
 
 // Account a's leaf is read (or known absent): its old fields' storage root, and the tries
@@ -143,19 +165,19 @@ uint32_t BlockTries::add_stored(const Stored& parent, const uint8_t* nibs, uint3
 void BlockTries::start_account(AccountOp& a, const mpt::Trie::Found& f) {
   if (f.what == mpt::Trie::Found::value) {
     a.existed = true;
-    ST_CHECK(mpt::decode_account_rlp(acct_.view(f.node).value, &a.old).empty(), "mpt commit: a read account leaf");
+    ST_CHECK(mpt::decode_account_rlp(acct_->view(f.node).value, &a.old).empty(), "mpt commit: a read account leaf");
     a.old_storage_root = a.old.storage_root;
     if (auto it = storage_of_.find(a.key); it != storage_of_.end()) a.old_storage = it->second;
   }
   const bool has_old = a.old_storage_root != mpt::kEmptyRoot;
   ST_CHECK(!has_old || a.old_storage != UINT32_MAX, "mpt commit: an account leaf with storage read without its root");
   if (a.destroyed && has_old) {
-    stored_[a.old_storage].doomed = true;
-    a.old_storage_trie = std::make_unique<mpt::Trie>();
+    b_.stored[a.old_storage].doomed = true;
+    a.old_storage_trie = new_trie();
     a.old_storage_trie->reset_to_stub(a.old_storage_root, a.old_storage);
   }
   if (a.slots.empty()) return;
-  a.storage = std::make_unique<mpt::Trie>();
+  a.storage = new_trie();
   if (a.destroyed || !has_old) a.storage->reset_to_stub(mpt::kEmptyRoot, mpt::Trie::kNoLocator);
   else a.storage->reset_to_stub(a.old_storage_root, a.old_storage);
 }
@@ -164,27 +186,27 @@ void BlockTries::start_account(AccountOp& a, const mpt::Trie::Found& f) {
 // trie's, all of each old storage trie's; accounts whose leaf is reached start.
 void BlockTries::list_stubs(std::vector<Pending>* out) {
   std::vector<mpt::NodeId> ids;
-  acct_.stubs_to_resolve(acct_writes_, &ids, &sibling_reads);
-  for (mpt::NodeId id : ids) out->push_back({&acct_, id});
+  acct_->stubs_to_resolve(acct_writes_, &ids, &sibling_reads);
+  for (mpt::NodeId id : ids) out->push_back({acct_, id});
   for (size_t i = 0; i < accts_.size(); ++i) {
     AccountOp& a = accts_[i];
     if (!started_[i]) {
-      const mpt::Trie::Found f = acct_.find(a.key);
+      const mpt::Trie::Found f = acct_->find(a.key);
       if (f.what == mpt::Trie::Found::stub) continue;
       start_account(a, f);
       started_[i] = true;
     }
     ids.clear();
     if (a.storage) a.storage->stubs_to_resolve(a.slot_writes, &ids, &sibling_reads);
-    for (mpt::NodeId id : ids) out->push_back({a.storage.get(), id});
+    for (mpt::NodeId id : ids) out->push_back({a.storage, id});
     ids.clear();
     if (a.old_storage_trie) a.old_storage_trie->all_stubs(&ids);
-    for (mpt::NodeId id : ids) out->push_back({a.old_storage_trie.get(), id});
+    for (mpt::NodeId id : ids) out->push_back({a.old_storage_trie, id});
   }
 }
 
 std::string BlockTries::name_of(uint32_t idx) const {
-  const Stored& s = stored_[idx];
+  const Stored& s = b_.stored[idx];
   if (frame_.keyed()) return "node at path key " + path_key_hex(key_of(s));
   return mpt_read::loc_name(s.loc);
 }
@@ -196,18 +218,18 @@ io::Status BlockTries::resolve_one(const Pending& p, std::span<const uint8_t> bo
   const bool keyed = frame_.keyed();
   mpt_read::Origin o;
   std::string key;
-  if (keyed) key = key_of(stored_[at]), o.path_key = &key;
-  else o.loc = stored_[at].loc;
+  if (keyed) key = key_of(b_.stored[at]), o.path_key = &key;
+  else o.loc = b_.stored[at].loc;
   mpt::DecodedNode dn;
   if (io::Status s = mpt_read::decode_fetched(kWho, o, body, &dn); !s.ok()) return s;
-  const bool storage_trie = p.trie != &acct_;
-  const uint32_t depth = stored_[at].depth;
+  const bool storage_trie = p.trie != acct_;
+  const uint32_t depth = b_.stored[at].depth;
   std::vector<uint64_t> kids;
   uint32_t h = 0;
   auto child = [&](const uint8_t* nibs, uint32_t n) -> uint64_t {
     const Locator l = keyed ? Locator(0) : (rv && h < rv->child_count ? rv->child(h) : kNoLocator);
     ++h;
-    return add_stored(stored_[at], nibs, n, l);
+    return add_stored(b_.stored[at], nibs, n, l);
   };
   bool account_has_storage = false;
   if (dn.kind == mpt::DecodedNode::extension) {
@@ -225,21 +247,21 @@ io::Status BlockTries::resolve_one(const Pending& p, std::span<const uint8_t> bo
       account_has_storage = true;
       if (depth + dn.path_len != 64) return mpt_read::node_error(kWho, o, "account leaf not at the end of its key");
       Hash32 acct{};  // the account's key: the leaf's place and its path
-      for (uint32_t i = 0; i < depth; ++i) set_nib(acct.data(), i, nib(stored_[at].at.data(), i));
+      for (uint32_t i = 0; i < depth; ++i) set_nib(acct.data(), i, nib(b_.stored[at].at.data(), i));
       for (uint32_t i = 0; i < dn.path_len; ++i) set_nib(acct.data(), depth + i, dn.path[i]);
       Stored root;
       root.loc = keyed ? Locator(0) : (rv && rv->child_count == 1 ? rv->child(0) : kNoLocator);
       root.owner = int32_t(owners_.size());
       owners_.push_back(acct);
-      stored_.push_back(root);
-      storage_of_[acct] = uint32_t(stored_.size() - 1);
+      b_.stored.push_back(root);
+      storage_of_[acct] = uint32_t(b_.stored.size() - 1);
     }
   }
   if (rv)
     if (io::Status s = mpt_read::check_record(kWho, o, *rv, dn, storage_trie, account_has_storage); !s.ok()) return s;
   if (std::string err = p.trie->resolve_stub(p.id, body, kids); !err.empty()) return mpt_read::node_error(kWho, o, err);
-  stored_[at].read = true;
-  stored_[at].body_len = uint32_t(body.size());
+  b_.stored[at].read = true;
+  b_.stored[at].body_len = uint32_t(body.size());
   ++records_read;
   return {};
 }
@@ -258,7 +280,7 @@ io::Status BlockTries::read_round(std::span<const Pending> work) {
   std::vector<std::string> keys, values;
   std::vector<RecordView> rvs(work.size());
   if (keyed) {
-    for (uint32_t a : at) keys.push_back(key_of(stored_[a]));
+    for (uint32_t a : at) keys.push_back(key_of(b_.stored[a]));
     if (io::Status s = frame_.rocks().read(keys, &values, "mpt commit",
                                            [](std::string_view k) { return "node at path key " + path_key_hex(k); });
         !s.ok())
@@ -267,20 +289,20 @@ io::Status BlockTries::read_round(std::span<const Pending> work) {
       rvs[i].body = {reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()};
   } else {
     std::vector<Locator> locs;
-    for (uint32_t a : at) locs.push_back(stored_[a].loc);
+    for (uint32_t a : at) locs.push_back(b_.stored[a].loc);
     for (size_t i = 0; i < locs.size(); ++i)
       if (locs[i] == kNoLocator)
         return {io::Errc::corrupt_page, "mpt commit: a record names fewer children than its node references"};
     if (io::Status s = mpt_read::fetch_records(frame_.reader(), locs, &rvs); !s.ok()) return s;
   }
   const long bad = mpt_read::check_round(
-      work.size(), [&](size_t i) { return rvs[i].body; }, [&](size_t i) -> const Hash32& { return want[i]; }, msgs_,
-      lens_, digests_);
+      work.size(), [&](size_t i) { return rvs[i].body; }, [&](size_t i) -> const Hash32& { return want[i]; }, b_.msgs,
+      b_.lens, b_.digests);
   if (bad >= 0) {
     mpt_read::Origin o;
     std::string key;
     if (keyed) key = keys[size_t(bad)], o.path_key = &key;
-    else o.loc = stored_[at[size_t(bad)]].loc;
+    else o.loc = b_.stored[at[size_t(bad)]].loc;
     return mpt_read::hash_mismatch(kWho, o);
   }
   for (size_t i = 0; i < work.size(); ++i)

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "engine/persist/commit_frame.h"
 #include "engine/persist/mpt/block_tries.h"
@@ -52,7 +54,24 @@ struct MptCommitter::Pending {
   CommitFrame::Outcome out;
 };
 
-MptCommitter::MptCommitter(DbFiles& files) : CommitterBase(files) {}
+// A published commit's tries and arrays (BlockTries::Buffers) for the next hash(), which may
+// run on another thread while publish() hands them over.
+struct MptCommitter::Spare {
+  std::mutex mu;
+  std::optional<BlockTries::Buffers> buffers;
+  void put(BlockTries::Buffers b) {
+    std::lock_guard<std::mutex> lock(mu);
+    buffers = std::move(b);
+  }
+  std::optional<BlockTries::Buffers> take() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::optional<BlockTries::Buffers> b = std::move(buffers);
+    buffers.reset();
+    return b;
+  }
+};
+
+MptCommitter::MptCommitter(DbFiles& files) : CommitterBase(files), spare_(std::make_unique<Spare>()) {}
 MptCommitter::~MptCommitter() = default;
 
 io::Status MptCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
@@ -65,6 +84,7 @@ io::Status MptCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 
   auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_);
   CommitFrame& frame = p->frame;
   BlockTries& c = p->tries;
+  if (std::optional<BlockTries::Buffers> b = spare_->take()) c.take_buffers(std::move(*b));
   if (io::Status s = c.prepare(diff); !s.ok()) return s;
   if (io::Status s = c.resolve(); !s.ok()) return s;
   frame.resolved();
@@ -120,6 +140,7 @@ io::Status MptCommitter::publish(const std::string& spec_json, MptCommitStats* s
   if (!packed_) return {io::Errc::bad_argument, "mpt commit: publish() without written pages"};
   const std::unique_ptr<Pending> p = std::move(packed_);
   io::Status s = p->frame.publish(p->out, spec_json, stats);
+  spare_->put(p->tries.give_buffers());
   clear_next_base();
   return s;
 }

@@ -64,6 +64,8 @@ class MptCommitter : public CommitterBase {
   struct Pending;
   std::unique_ptr<Pending> pending_;  // hashed (hash() to write_pages())
   std::unique_ptr<Pending> packed_;   // written (write_pages() to publish()): the next hash() may run meanwhile
+  struct Spare;
+  std::unique_ptr<Spare> spare_;  // a published commit's tries and arrays, for the next hash() (locked)
 };
 
 }  // namespace st::persist
