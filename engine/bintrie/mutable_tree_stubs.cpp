@@ -55,37 +55,32 @@ struct MutableTree::GroupShape {
   std::vector<Hash32> node;
   std::vector<int32_t> entry;  // entry index at the position, or -1
   std::vector<uint8_t> used;
+
+  // "" and the heap filled from a checked view, or why the blob cannot be a group of a tree.
+  std::string fill(const Hasher& h, const GroupBlobView& v) {
+    g = v.g;
+    const size_t total = (size_t(2) << g) - 1;
+    node.assign(total, Hash32{});
+    entry.assign(total, -1);
+    used.assign(total, 0);
+    const GroupBlob b = group_blob_from_view(v);
+    for (size_t i = 0; i < b.entries.size(); ++i) {
+      const GroupEntry& e = b.entries[i];
+      if (e.hash == Hash32{}) return "binary trie: group blob entry " + std::to_string(i) + " has a zero hash";
+      const size_t at = ((size_t(1) << e.depth) - 1) + (e.pos >> (g - e.depth));
+      node[at] = e.hash;
+      entry[at] = int32_t(i);
+      used[at] = 1;
+      deepest_entry = std::max<unsigned>(deepest_entry, e.depth);
+    }
+    for (size_t i = (size_t(1) << g) - 1; i-- > 0;) {
+      if (entry[i] >= 0) continue;  // (an entry's positions below are empty: checked)
+      used[i] = used[2 * i + 1] | used[2 * i + 2];
+      hash_pair(h, node[2 * i + 1].data(), node[2 * i + 2].data(), node[i].data());
+    }
+    return {};
+  }
 };
-
-namespace {
-
-// "" and *sh filled from a checked view, or why the blob cannot be a group of the tree.
-std::string shape_group(const Hasher& h, const GroupBlobView& v, unsigned g, std::vector<Hash32>* node,
-                        std::vector<int32_t>* entry, std::vector<uint8_t>* used, unsigned* deepest) {
-  const size_t total = (size_t(2) << g) - 1;
-  node->assign(total, Hash32{});
-  entry->assign(total, -1);
-  used->assign(total, 0);
-  const GroupBlob b = group_blob_from_view(v);
-  *deepest = 0;
-  for (size_t i = 0; i < b.entries.size(); ++i) {
-    const GroupEntry& e = b.entries[i];
-    if (e.hash == Hash32{}) return "binary trie: group blob entry " + std::to_string(i) + " has a zero hash";
-    const size_t at = ((size_t(1) << e.depth) - 1) + (e.pos >> (g - e.depth));
-    (*node)[at] = e.hash;
-    (*entry)[at] = int32_t(i);
-    (*used)[at] = 1;
-    *deepest = std::max<unsigned>(*deepest, e.depth);
-  }
-  for (size_t i = (size_t(1) << g) - 1; i-- > 0;) {
-    if ((*entry)[i] >= 0) continue;  // (an entry's positions below are empty: checked)
-    (*used)[i] = (*used)[2 * i + 1] | (*used)[2 * i + 2];
-    hash_pair(h, (*node)[2 * i + 1].data(), (*node)[2 * i + 2].data(), (*node)[i].data());
-  }
-  return {};
-}
-
-}  // namespace
 
 const MutableTree::StubEntry& MutableTree::live_stub(StubId id) const {
   ST_CHECK(id < stubs_.size() && stubs_[id].live, "binary trie: not the id of an unresolved stub");
@@ -192,8 +187,7 @@ std::string MutableTree::resolve_group_stub(StubId id, unsigned g, std::span<con
     return "binary trie: " + std::to_string(entry_locators.size()) + " entry locators for a group of " +
            std::to_string(v.k) + " entries";
   GroupShape sh;
-  sh.g = g;
-  if (std::string err = shape_group(h_, v, g, &sh.node, &sh.entry, &sh.used, &sh.deepest_entry); !err.empty()) return err;
+  if (std::string err = sh.fill(h_, v); !err.empty()) return err;
   if (sh.node[0] != e.hash) return hash_mismatch("group blob", sh.node[0], e.hash);
   uint8_t path[32];
   const unsigned depth = slot_path(e.parent_side, path);

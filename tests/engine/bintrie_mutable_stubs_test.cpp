@@ -6,9 +6,12 @@
 // sparse stems, new stems splitting read and unread stems, several applies before one
 // commit) the root must equal the full tree's and the from-scratch root of the model; after
 // resolving what stubs_to_resolve lists no write's path ends at a stub, and the first
-// block reads exactly the blobs on its paths. Tampered blobs are refused and change nothing.
+// block reads exactly the blobs on its paths; the blocks are checked to have split read and
+// unread stems and written to unread dense stems. Tampered blobs are refused and change
+// nothing.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
@@ -165,7 +168,22 @@ struct RunShape {
   size_t sparse, near_dense, dense, blocks, batch;
 };
 
-void run_blocks(uint64_t seed, unsigned g, const RunShape& shape) {
+// What the blocks did (writes of the first apply of each block): a new stem splitting a stem
+// the tree had read before the block or one still unread; writes to dense stems unread.
+struct Coverage {
+  size_t split_read = 0, split_unread = 0, dense_unread = 0;
+  void count(const MutableTree& t, std::span<const Entry> ws, const std::vector<bool>& was_unread) {
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const NodeRef r = path_end(t, ws[i].key.data());
+      if (!ref_is_stem(r)) continue;
+      const uint32_t si = ref_index(r);
+      if (std::memcmp(t.stem(si).stem.data(), ws[i].key.data(), 31) != 0) ++(was_unread[i] ? split_unread : split_read);
+      else if (was_unread[i] && t.slots(si).size() >= kDenseStemValues) ++dense_unread;
+    }
+  }
+};
+
+void run_blocks(uint64_t seed, unsigned g, const RunShape& shape, Coverage* cov = nullptr) {
   std::mt19937_64 rng(seed * 1000 + g);
   const Hasher h = make_hasher(st::HashKind::sha256);
   std::vector<Entry> history = initial_state(rng, shape.sparse, shape.near_dense, shape.dense);
@@ -185,7 +203,10 @@ void run_blocks(uint64_t seed, unsigned g, const RunShape& shape) {
     const size_t half = batch.size() / 2;
     const std::span<const Entry> first(batch.data(), half), second(batch.data() + half, batch.size() - half);
     const size_t on_paths = blobs_on_paths(full, g, first);
+    std::vector<bool> was_unread;
+    for (const Entry& e : first) was_unread.push_back(ref_is_stub(path_end(part, e.key.data())));
     const size_t reads = resolve_for(part, store, first);
+    if (cov) cov->count(part, first, was_unread);
     if (b == 0) CHECK(reads == on_paths);  // exactly the blobs on the paths
     else CHECK(reads <= on_paths);
     for (const Entry& e : first) {
@@ -212,11 +233,16 @@ void run_blocks(uint64_t seed, unsigned g, const RunShape& shape) {
 
 TEST_CASE("bintrie stubs: blocks over a stub-started tree, group depths 1..8, roots as the full tree's") {
   for (unsigned g = 1; g <= 8; ++g) {
+    Coverage cov;
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       CAPTURE(g);
       CAPTURE(seed);
-      run_blocks(seed, g, {600 + 200 * seed, 20, 12, 8, 20 + 15 * seed});
+      run_blocks(seed, g, {600 + 200 * seed, 20, 12, 8, 20 + 15 * seed}, &cov);
     }
+    CAPTURE(g);
+    CHECK(cov.split_read > 0);
+    CHECK(cov.split_unread > 0);
+    CHECK(cov.dense_unread > 0);
   }
 }
 
