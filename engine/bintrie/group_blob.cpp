@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/bintrie/stem_bits.h"
+#include "kernels/support/check.h"
 
 namespace st::bintrie {
 
@@ -286,6 +287,7 @@ struct Walker {
   // recurses into the groups and stems below.
   void collect(NodeRef ref, unsigned depth, unsigned r, unsigned p, GroupBlob& blob, std::vector<std::pair<NodeRef, unsigned>>& next) {
     if (ref == kEmptyRef) return;
+    ST_CHECK(!ref_is_stub(ref) || r == g, "binary trie: a blob walk reached an unread subtree");
     if (r == g || ref_is_stem(ref)) {
       blob.entries.push_back({uint16_t(p << (g - r)), uint8_t(r), t.ref_hash(ref)});
       next.push_back({ref, depth});
@@ -300,6 +302,7 @@ struct Walker {
 
   void node(NodeRef ref, unsigned depth) {
     if (ref == kEmptyRef) return;
+    ST_CHECK(!ref_is_stub(ref), "binary trie: a blob walk reached an unread subtree");
     if (ref_is_stem(ref)) { emit_stem(ref_index(ref), depth); return; }
     GroupBlob blob;
     blob.g = uint8_t(g);

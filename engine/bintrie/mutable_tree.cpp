@@ -41,6 +41,8 @@ const Hash32& MutableTree::ref_hash(NodeRef r) const {
     parent_side = p == kNoParent ? kNoParent : p << 1 | (internal_[p].child[1] == r ? 1u : 0u);
   } else if (ref_is_stem(r)) {
     parent_side = stems_[ref_index(r)].parent_side;
+  } else if (ref_is_stub(r)) {
+    return live_stub(ref_index(r)).hash;
   } else {
     return kZero;
   }
@@ -232,7 +234,7 @@ void MutableTree::apply(std::span<const Entry> writes) {
         ++depth;
         continue;
       }
-      const uint32_t existing = ref_index(ref);
+      const uint32_t existing = stem_index_of(ref);
       const unsigned lcp = stem_lcp(stems_[existing].stem.data(), stem);
       if (lcp == kStemBits) {
         write_stem_values(existing, group);
@@ -476,6 +478,7 @@ std::optional<uint32_t> MutableTree::find_stem(const uint8_t* stem31) const {
     ref = internal_[ref_index(ref)].child[stem_bit(stem31, depth)];
     ++depth;
   }
+  ST_CHECK(!ref_is_stub(ref), "binary trie: a lookup reached an unread subtree (resolve what stubs_to_resolve lists first)");
   if (ref_is_stem(ref) && std::memcmp(stems_[ref_index(ref)].stem.data(), stem31, 31) == 0) return ref_index(ref);
   return std::nullopt;
 }
@@ -499,7 +502,8 @@ size_t MutableTree::memory_bytes() const {
          pairs_.capacity() * sizeof(ChildHashes) +
          dirty_bits_.capacity() * sizeof(uint64_t) +
          stems_.capacity() * sizeof(StemNode) +
-         slots_.capacity() * sizeof(SlotData) + slot_sub_.capacity() + inner_.capacity() * sizeof(StemInnerCache);
+         slots_.capacity() * sizeof(SlotData) + slot_sub_.capacity() + inner_.capacity() * sizeof(StemInnerCache) +
+         stubs_.capacity() * sizeof(StubEntry) + free_stubs_.capacity() * sizeof(StubId);
 }
 
 }  // namespace st::bintrie

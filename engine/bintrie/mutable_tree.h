@@ -10,7 +10,8 @@
 //                   pool of 64-byte lines {value, leaf hash H(value)}, ascending by sub
 //                   index; dense stems (>= kDenseStemValues values) also keep their
 //                   511-node subtree in a side pool
-//   ref             uint32: 0 = empty, 01b<<30 | i = internal i, 10b<<30 | i = stem i
+//   ref             uint32: 0 = empty, 01b<<30 | i = internal i, 10b<<30 | i = stem i,
+//                   11b<<30 | i = stub i (an unread committed subtree, mutable_tree_stubs.cpp)
 //
 // What is kept per stem (decided and measured, see docs/bintrie.md): the present values and
 // their leaf hashes; for dense stems also the whole subtree. A write to a sparse stem
@@ -28,6 +29,10 @@
 // internal nodes in chunks of 32 messages, each chunk's parent lines written while still
 // cached (see docs/bintrie.md).
 //
+// Unread subtrees: a tree may start as one stub (reset_to_stub) and read group and stem blobs
+// only where its batches go (stubs_to_resolve, resolve_group_stub, resolve_stem_stub); see
+// "Unread subtrees" below and docs/bintrie.md.
+//
 // Invariants: after commit() every node's hash is its canonical hash, and
 // child_hashes(i).h[s] is the hash of internal(i).child[s] (zero for an empty child), and
 // stem(i).parent_side names the line holding stem i's hash; the shape is the canonical
@@ -39,19 +44,25 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/bintrie/batch_root.h"
-#include "kernels/support/large_alloc.h"
 #include "engine/bintrie/stem_subtree.h"
+#include "kernels/support/check.h"
+#include "kernels/support/large_alloc.h"
 
 namespace st::bintrie {
 
+struct StemBlobView;  // group_blob.h
+
 using NodeRef = uint32_t;
 inline constexpr NodeRef kEmptyRef = 0;
-inline constexpr uint32_t kRefTagInternal = 1u << 30, kRefTagStem = 2u << 30, kRefIndexMask = (1u << 30) - 1;
+inline constexpr uint32_t kRefTagInternal = 1u << 30, kRefTagStem = 2u << 30, kRefTagStub = 3u << 30,
+                          kRefIndexMask = (1u << 30) - 1;
 inline bool ref_is_internal(NodeRef r) { return (r >> 30) == 1; }
 inline bool ref_is_stem(NodeRef r) { return (r >> 30) == 2; }
+inline bool ref_is_stub(NodeRef r) { return (r >> 30) == 3; }
 inline uint32_t ref_index(NodeRef r) { return r & kRefIndexMask; }
 
 // Internal node topology, 8 bytes (eight per cache line): the path walks of apply() read
@@ -155,9 +166,48 @@ class MutableTree {
   // The root as of the last commit (apply() without commit() leaves it stale).
   Hash32 root() const { return root_hash_; }
 
-  std::optional<Hash32> get(const Hash32& key) const;
-  // Stem index of a stem, if present.
+  std::optional<Hash32> get(const Hash32& key) const;  // (stops on a stub)
+  // Stem index of a stem, if present (stops on a stub).
   std::optional<uint32_t> find_stem(const uint8_t* stem31) const;
+
+  // Unread subtrees (mutable_tree_stubs.cpp). A tree may hold committed subtrees it has not
+  // read: a stub stands for one (an internal node's subtree or a stem) by its hash and a
+  // locator (its reader's name for it; the tree never interprets it). A stub is clean: its
+  // hash sits where its parent's ChildHashes line (or the root hash) reads it, so commit()
+  // never descends into it. No apply may reach a stub: before apply(writes),
+  // stubs_to_resolve(writes) lists every stub the batch would read (the slots the writes'
+  // stems reach: a stem written to, a stem split by a new one, or a subtree above either);
+  // the reader reads each and resolves it with the blob it read, until none is listed. An
+  // apply, get, find_stem, proof or blob walk that reaches a stub stops the process
+  // (ST_CHECK). A stub id is valid until its stub is resolved (ids are reused).
+  using StubId = uint32_t;
+  struct Stub {
+    Hash32 hash{};
+    uint64_t locator = 0;
+  };
+  // An empty tree becomes the committed tree with this root (one stub; zero: the empty tree).
+  void reset_to_stub(const Hash32& root, uint64_t locator);
+  // Appends to *out (each once) the stubs apply(writes) would read; writes in any order.
+  // They also cover get() of the writes' keys.
+  void stubs_to_resolve(std::span<const Entry> writes, std::vector<StubId>* out) const;
+  Stub stub(StubId id) const;
+  // The stub's bit path from the root, MSB first, into path[32] (zero past it); returns
+  // its depth in bits (the blob key of a path-keyed store: blob_key(path, depth)).
+  unsigned stub_path(StubId id, uint8_t path[32]) const;
+  // Replaces stub id by the g levels of internal nodes a group blob of depth g describes,
+  // its inner hashes recomputed from the entries, each entry a new stub with the locator
+  // entry_locators gives it (one per entry, bitmap order). Or replaces it by the stem a stem
+  // blob holds, with all its values and leaf hashes (and the subtree of a dense stem). Each
+  // checks the blob strictly and that its recomputed hash is the stub's; on any error it
+  // returns the message and leaves the tree unchanged. A group blob for a stub known to be
+  // a stem (an entry ending above its group's bottom) is refused; the hash cannot tell a
+  // stem from an internal node whose children hash as stem || 0x00 and the stem's subtree
+  // root (both are 64-byte messages), so the reader must read the blob the disk layout
+  // holds at the stub's position (see docs/bintrie.md).
+  std::string resolve_group_stub(StubId id, unsigned g, std::span<const uint8_t> blob,
+                                 std::span<const uint64_t> entry_locators);
+  std::string resolve_stem_stub(StubId id, std::span<const uint8_t> blob);
+  size_t stub_count() const { return stubs_.size() - free_stubs_.size(); }  // unresolved stubs
 
   // Read access for blobs, proofs and statistics.
   const Hasher& hasher() const { return h_; }
@@ -211,6 +261,29 @@ class MutableTree {
     uint32_t node;
     uint32_t parent_side;
   };
+  // A stub's entry: its hash, its locator, where it hangs (as StemNode::parent_side) and
+  // whether it is known to be a stem; `live` is false once resolved (its id is then free).
+  struct StubEntry {
+    Hash32 hash{};
+    uint64_t locator = 0;
+    uint32_t parent_side = kNoParent;
+    uint8_t live = 0;
+    uint8_t known_stem = 0;
+  };
+  const StubEntry& live_stub(StubId id) const;
+  NodeRef new_stub(const Hash32& hash, uint64_t locator, uint32_t parent_side, bool known_stem);
+  // The stub's slot takes ref (its parent's child, or the root); the stub's id is freed.
+  void replace_stub(StubId id, NodeRef ref);
+  void stubs_on_paths(NodeRef ref, unsigned depth, std::span<const Stem> stems, std::vector<StubId>* out) const;
+  unsigned slot_path(uint32_t parent_side, uint8_t path[32]) const;
+  struct GroupShape;  // a checked group blob's heap (mutable_tree_stubs.cpp)
+  NodeRef build_group(const GroupShape& shape, size_t at, uint32_t parent_side, std::span<const uint64_t> entry_locators);
+  uint32_t place_stem(uint32_t parent_side, const StemBlobView& v, const Hash32* leaf_hashes, const DenseStemTree& tree);
+  // A stem ref's index; apply stops here on anything else (a stub it was not given).
+  static uint32_t stem_index_of(NodeRef ref) {
+    ST_CHECK(ref_is_stem(ref), "binary trie: a write reached an unread subtree (resolve what stubs_to_resolve lists first)");
+    return ref_index(ref);
+  }
   uint32_t new_internal(uint32_t parent);
   uint32_t new_stem(const uint8_t* stem31, uint32_t parent, unsigned side);
   void mark_internal_dirty_ps(uint32_t idx, unsigned depth, uint32_t parent_side) {
@@ -253,6 +326,8 @@ class MutableTree {
   TreeArray<SlotData> slots_;
   TreeArray<uint8_t> slot_sub_;  // sub indices of stems with slot_cap > kInlineSubs (parallel to slots_)
   TreeArray<StemInnerCache> inner_;
+  std::vector<StubEntry> stubs_;
+  std::vector<StubId> free_stubs_;  // resolved stubs' ids, reused
   size_t values_ = 0;
   std::vector<std::vector<DirtyNode>> dirty_by_depth_;
   std::vector<uint32_t> dirty_stems_;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/bintrie/stem_bits.h"
+#include "kernels/support/check.h"
 
 namespace st::bintrie {
 namespace {
@@ -34,6 +35,7 @@ KeyProof prove_key(const MutableTree& tree, const Hash32& key) {
     ++depth;
   }
   if (ref == kEmptyRef) { p.end = ProofEnd::empty; return p; }
+  ST_CHECK(ref_is_stem(ref), "binary trie: a proof reached an unread subtree");
   const uint32_t si = ref_index(ref);
   p.stem = tree.stem(si).stem;
   Hash32 leaves[256];
