@@ -104,6 +104,8 @@ class Trie final : public NodeSource {
   // order), its embedded children decoded. An error string when rlp is not a canonical node
   // or the locators do not match (the trie unchanged then).
   std::string resolve_stub(NodeId id, std::span<const uint8_t> rlp, std::span<const uint64_t> child_locators);
+  // The same for a node its reader decoded already (decode_node of the checked bytes).
+  std::string resolve_decoded(NodeId id, const DecodedNode& dn, std::span<const uint64_t> child_locators);
 
   // A commit's new nodes handed to a store (trie_sink.cpp), for a trie started from a stub:
   // every node it read keeps the locator it was read under, every node it hands over the

@@ -40,11 +40,17 @@ uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& 
     children += sink_subtree(x.child, ext_child_ref(x), false, sink, path);
   } else if (x.kind == NodeKind::branch) {
     // A clean child is kept by its locator without reading its node (the branch's dirty
-    // mask says which are dirty); their locators are fetched first, all at once.
+    // mask says which are dirty); their locators, and the dirty ones' nodes and
+    // encodings' places, are fetched first, all at once.
     const Kids& k = kids(n);
     const uint32_t dirty_kids_mask = dirty_kids(x);
     for (uint32_t m = x.kid_mask & ~dirty_kids_mask; m; m &= m - 1)
       __builtin_prefetch(&locs_[k.id[std::countr_zero(m)]]);
+    for (uint32_t m = dirty_kids_mask; m; m &= m - 1) {
+      const NodeId c = k.id[std::countr_zero(m)];
+      __builtin_prefetch(&nodes_[c]);
+      if (c < enc_at_.size()) __builtin_prefetch(&enc_at_[c]);
+    }
     for (uint32_t m = x.kid_mask; m; m &= m - 1) {
       const unsigned i = unsigned(std::countr_zero(m));
       path.push_back(uint8_t(i));

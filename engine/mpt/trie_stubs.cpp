@@ -131,9 +131,13 @@ void Trie::fill_decoded(NodeId id, const DecodedNode& dn, std::span<const uint64
 }
 
 std::string Trie::resolve_stub(NodeId id, std::span<const uint8_t> rlp, std::span<const uint64_t> child_locators) {
-  ST_CHECK(nodes_[id].kind == NodeKind::stub, "mpt trie: resolve_stub of a node that is read");
   DecodedNode dn;
   if (std::string err = decode_node(rlp, &dn); !err.empty()) return err;
+  return resolve_decoded(id, dn, child_locators);
+}
+
+std::string Trie::resolve_decoded(NodeId id, const DecodedNode& dn, std::span<const uint64_t> child_locators) {
+  ST_CHECK(nodes_[id].kind == NodeKind::stub, "mpt trie: resolve_stub of a node that is read");
   // Every embedded child must decode too (checked before the trie changes).
   std::vector<std::span<const uint8_t>> todo;
   for (const ChildRef& r : dn.refs)

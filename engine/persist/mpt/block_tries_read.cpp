@@ -153,7 +153,7 @@ uint32_t BlockTries::add_stored(const Stored& parent, const uint8_t* nibs, uint3
   s.owner = parent.owner;
   s.doomed = parent.doomed;
   s.depth = uint8_t(parent.depth + n);
-  for (uint32_t i = 0; i < parent.depth; ++i) set_nib(s.at.data(), i, nib(parent.at.data(), i));
+  s.at = parent.at;  // (its nibbles past parent.depth are zero)
   for (uint32_t i = 0; i < n; ++i) set_nib(s.at.data(), parent.depth + i, nibs[i]);
   b_.stored.push_back(s);
   return uint32_t(b_.stored.size() - 1);
@@ -224,22 +224,22 @@ io::Status BlockTries::resolve_one(const Pending& p, std::span<const uint8_t> bo
   if (io::Status s = mpt_read::decode_fetched(kWho, o, body, &dn); !s.ok()) return s;
   const bool storage_trie = p.trie != acct_;
   const uint32_t depth = b_.stored[at].depth;
-  std::vector<uint64_t> kids;
+  std::array<uint64_t, 16> kids;  // the hashed children's locators (a node has <= 16)
   uint32_t h = 0;
-  auto child = [&](const uint8_t* nibs, uint32_t n) -> uint64_t {
+  auto child = [&](const uint8_t* nibs, uint32_t n) {
     const Locator l = keyed ? Locator(0) : (rv && h < rv->child_count ? rv->child(h) : kNoLocator);
+    kids[h] = add_stored(b_.stored[at], nibs, n, l);
     ++h;
-    return add_stored(b_.stored[at], nibs, n, l);
   };
   bool account_has_storage = false;
   if (dn.kind == mpt::DecodedNode::extension) {
     if (depth + dn.path_len >= 64) return mpt_read::node_error(kWho, o, "extension reaches the end of the key");
-    if (dn.refs[0].kind == mpt::ChildRef::hash) kids.push_back(child(dn.path.data(), dn.path_len));
+    if (dn.refs[0].kind == mpt::ChildRef::hash) child(dn.path.data(), dn.path_len);
   } else if (dn.kind == mpt::DecodedNode::branch) {
     if (depth >= 64) return mpt_read::node_error(kWho, o, "branch below a full key");
     if (!dn.value.empty()) return mpt_read::node_error(kWho, o, "branch with a value in a secure trie");
     for (uint8_t i = 0; i < 16; ++i)
-      if (dn.refs[i].kind == mpt::ChildRef::hash) kids.push_back(child(&i, 1));
+      if (dn.refs[i].kind == mpt::ChildRef::hash) child(&i, 1);
   } else if (!storage_trie) {
     mpt::AccountFields f;
     if (std::string err = mpt::decode_account_rlp(dn.value, &f); !err.empty()) return mpt_read::node_error(kWho, o, err);
@@ -259,7 +259,7 @@ io::Status BlockTries::resolve_one(const Pending& p, std::span<const uint8_t> bo
   }
   if (rv)
     if (io::Status s = mpt_read::check_record(kWho, o, *rv, dn, storage_trie, account_has_storage); !s.ok()) return s;
-  if (std::string err = p.trie->resolve_stub(p.id, body, kids); !err.empty()) return mpt_read::node_error(kWho, o, err);
+  if (std::string err = p.trie->resolve_decoded(p.id, dn, {kids.data(), h}); !err.empty()) return mpt_read::node_error(kWho, o, err);
   b_.stored[at].read = true;
   b_.stored[at].body_len = uint32_t(body.size());
   ++records_read;
