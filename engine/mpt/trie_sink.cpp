@@ -16,6 +16,8 @@
 // hash (an embedded node holds no hash: it is shorter than 32 bytes).
 #include "engine/mpt/trie_internal.h"
 
+#include <deque>
+
 namespace st::mpt {
 
 uint64_t Trie::root_locator() const {
@@ -100,8 +102,15 @@ uint32_t Trie::hand_to(CommitSink& sink) {
   ST_CHECK(hashed_pending_ || !dirty(), "mpt trie: hand_to before hash_pending (or after an edit)");
   uint32_t handed = 0;
   if (root_ != kNoNode) {
-    std::vector<uint8_t> path;
+    // The walk's path, reused; one per nesting level (a sink may hand over another trie
+    // from within this walk; a deque never moves the outer levels' paths).
+    thread_local std::deque<std::vector<uint8_t>> paths;
+    thread_local size_t nesting = 0;
+    if (paths.size() <= nesting) paths.emplace_back();
+    std::vector<uint8_t>& path = paths[nesting++];
+    path.clear();
     handed = sink_subtree(root_, root_ref_, true, sink, path);
+    --nesting;
     if (dirty()) bump_epoch();
   }
   for (uint64_t l : released_locs_) sink.dead(l);

@@ -164,7 +164,8 @@ std::string Trie::resolve_decoded(NodeId id, const DecodedNode& dn, std::span<co
 void Trie::stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings) const {
   if (writes.empty()) return;
   const size_t first = out->size();
-  std::vector<NodeId> left;  // listed as what a collapse may leave
+  thread_local std::vector<NodeId> left;  // listed as what a collapse may leave (reused)
+  left.clear();
   StubListing l{out, &left};
   stubs_below(root_, writes, 0, uint32_t(writes.size()), 0, true, l);
   std::sort(out->begin() + long(first), out->end());

@@ -918,11 +918,11 @@ TEST_CASE("block pipeline: with bal the traverse stage allocates nothing per blo
         if (reader == ReaderModel::bal) CHECK(c[StageAllocs::traverse].calls == 0);
         if (reader == ReaderModel::bal) CHECK(c[StageAllocs::traverse].bytes == 0);
         CHECK(c[StageAllocs::prefetch].calls > 0);  // the reader's opening: counted, not zero
-        // The MPT commit's hash(): its phases' scratch (resolve's walks, expand's records and
-        // keccak batch, the encoding pass's batches, the pure hash's levels) comes with the
-        // arrays a published commit hands over, so what it still allocates per block is its
-        // frame, the account ops and the apply pass (~68 calls here; ~172 with the scratch
-        // made per block). At K = 2 a hash may start before the previous publish handed its
+        // The MPT commit's hash(): its tries and its phases' scratch (the resolve rounds'
+        // lists and records, the slot keys' keccak batch, the pack list, the pure hash's
+        // levels) come with what a published commit hands over, so what it still allocates
+        // per block is its frame, the account ops and the tries' growth (under 100 calls
+        // here; ~190 with the round scratch made per round). At K = 2 a hash may start before the previous publish handed its
         // arrays over, and then makes them afresh.
         if (k == 1) CHECK(c[StageAllocs::hash].calls < 100);
       }

@@ -94,6 +94,11 @@ class BlockTries final : mpt::Trie::CommitSink {
     uint32_t kids = 0, level = 0;
     uint32_t body_off = 0, body_len = 0;  // in pack_bytes
   };
+  // A stub to read this round, in its trie.
+  struct Pending {
+    mpt::Trie* trie;
+    mpt::NodeId id;
+  };
   // The commit's tries and large arrays, handed from a published commit to the next one
   // (emptied, their memory kept): a block's commit then neither grows them from nothing
   // nor touches fresh pages.
@@ -112,6 +117,15 @@ class BlockTries final : mpt::Trie::CommitSink {
     std::vector<const uint8_t*> msgs;
     std::vector<size_t> lens;
     std::vector<uint8_t> digests;
+    // A round's scratch: the stubs listed, their Stored indices, hashes, locators and
+    // records; the storage tries hashed together.
+    std::vector<Pending> work;
+    std::vector<mpt::NodeId> ids;
+    std::vector<uint32_t> at;
+    std::vector<Hash32> want;
+    std::vector<Locator> locs;
+    std::vector<RecordView> rvs;
+    std::vector<mpt::Trie*> storages;
   };
   explicit BlockTries(CommitFrame& frame) : frame_(frame), acct_(b_.acct.get()) {}
   // Call before prepare(): a published commit's buffers.
@@ -139,10 +153,6 @@ class BlockTries final : mpt::Trie::CommitSink {
 
  private:
   // resolve()'s steps.
-  struct Pending {
-    mpt::Trie* trie;
-    mpt::NodeId id;
-  };
   void start_account(AccountOp& a, const mpt::Trie::Found& f);
   io::Status account_values();
   void list_stubs(std::vector<Pending>* out);

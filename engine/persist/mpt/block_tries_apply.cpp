@@ -78,7 +78,8 @@ io::Status BlockTries::account_values() {
 // The storage tries hashed together, then the accounts' values (their new storage roots)
 // applied to the account trie and hashed; then the new tree handed to this sink.
 io::Status BlockTries::hash(Hash32* root_hash) {
-  std::vector<mpt::Trie*> storages;
+  std::vector<mpt::Trie*>& storages = b_.storages;
+  storages.clear();
   for (AccountOp& a : accts_)
     if (a.storage) storages.push_back(a.storage);
   mpt::Trie::hash_pending(storages);

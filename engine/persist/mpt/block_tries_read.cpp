@@ -69,12 +69,13 @@ void collect_account_ops(const state::StateDiff& diff, std::vector<AccountOp>& a
 
 // Each account's slot ops: the slot keys hashed (all in one keccak batch), the values
 // RLP-encoded (empty: a delete), sorted by key with the last write of a key winning.
-void hash_slot_ops(std::vector<AccountOp>& accts, const std::vector<SlotWrites>& writes) {
-  std::vector<const uint8_t*> msgs;
-  std::vector<size_t> lens;
+void hash_slot_ops(std::vector<AccountOp>& accts, const std::vector<SlotWrites>& writes,
+                   std::vector<const uint8_t*>& msgs, std::vector<size_t>& lens, std::vector<uint8_t>& h) {
+  msgs.clear();
+  lens.clear();
   for (auto& w : writes)
     for (auto& [slot, v] : w) msgs.push_back(slot.data()), lens.push_back(32);
-  std::vector<uint8_t> h(32 * msgs.size());
+  h.resize(32 * msgs.size());
   if (!msgs.empty()) kernels::keccak256_batch(msgs.data(), lens.data(), h.data(), msgs.size());
   size_t k = 0;
   for (size_t a = 0; a < accts.size(); ++a) {
@@ -101,7 +102,7 @@ void hash_slot_ops(std::vector<AccountOp>& accts, const std::vector<SlotWrites>&
 io::Status BlockTries::prepare(const state::StateDiff& diff) {
   std::vector<SlotWrites> writes;
   collect_account_ops(diff, accts_, writes);
-  hash_slot_ops(accts_, writes);
+  hash_slot_ops(accts_, writes, b_.msgs, b_.lens, b_.digests);
   std::sort(accts_.begin(), accts_.end(), [](const AccountOp& x, const AccountOp& y) { return x.key < y.key; });
   for (AccountOp& a : accts_) {
     a.removed = a.destroyed && !a.nonce && !a.balance && !a.code_hash && a.slots.empty();
@@ -185,7 +186,8 @@ void BlockTries::start_account(AccountOp& a, const mpt::Trie::Found& f) {
 // The stubs this round reads: those on the account trie's write paths, each started storage
 // trie's, all of each old storage trie's; accounts whose leaf is reached start.
 void BlockTries::list_stubs(std::vector<Pending>* out) {
-  std::vector<mpt::NodeId> ids;
+  std::vector<mpt::NodeId>& ids = b_.ids;
+  ids.clear();
   acct_->stubs_to_resolve(acct_writes_, &ids, &sibling_reads);
   for (mpt::NodeId id : ids) out->push_back({acct_, id});
   for (size_t i = 0; i < accts_.size(); ++i) {
@@ -270,15 +272,18 @@ io::Status BlockTries::resolve_one(const Pending& p, std::span<const uint8_t> bo
 // before any is decoded.
 io::Status BlockTries::read_round(std::span<const Pending> work) {
   const bool keyed = frame_.keyed();
-  std::vector<uint32_t> at(work.size());
-  std::vector<Hash32> want(work.size());
+  std::vector<uint32_t>& at = b_.at;
+  std::vector<Hash32>& want = b_.want;
+  at.resize(work.size());
+  want.resize(work.size());
   for (size_t i = 0; i < work.size(); ++i) {
     const mpt::Trie::Stub s = work[i].trie->stub(work[i].id);
     at[i] = uint32_t(s.locator);
     want[i] = s.hash;
   }
   std::vector<std::string> keys, values;
-  std::vector<RecordView> rvs(work.size());
+  std::vector<RecordView>& rvs = b_.rvs;
+  rvs.assign(work.size(), RecordView{});
   if (keyed) {
     for (uint32_t a : at) keys.push_back(key_of(b_.stored[a]));
     if (io::Status s = frame_.rocks().read(keys, &values, "mpt commit",
@@ -288,7 +293,8 @@ io::Status BlockTries::read_round(std::span<const Pending> work) {
     for (size_t i = 0; i < work.size(); ++i)
       rvs[i].body = {reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()};
   } else {
-    std::vector<Locator> locs;
+    std::vector<Locator>& locs = b_.locs;
+    locs.clear();
     for (uint32_t a : at) locs.push_back(b_.stored[a].loc);
     for (size_t i = 0; i < locs.size(); ++i)
       if (locs[i] == kNoLocator)
@@ -312,7 +318,7 @@ io::Status BlockTries::read_round(std::span<const Pending> work) {
 }
 
 io::Status BlockTries::resolve() {
-  std::vector<Pending> work;
+  std::vector<Pending>& work = b_.work;
   for (;;) {
     work.clear();
     list_stubs(&work);
