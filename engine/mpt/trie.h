@@ -95,8 +95,18 @@ class Trie final : public NodeSource {
   void reset_to_stub(const Hash32& root, uint64_t locator);
   // Appends to *out the stubs apply_sorted(writes) would read (strictly ascending keys);
   // *siblings (when given) += how many of them are listed only as the child a branch's
-  // deletes may leave it with (not on any key's path).
-  void stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings = nullptr) const;
+  // deletes may leave it with (not on any key's path). *stopped (when given) gets where
+  // the walk stopped at each stub on a path: once those are resolved, the next round
+  // resumes there (stubs_to_resolve_from, the same writes) instead of from the root.
+  struct StubWalk {
+    NodeId node;
+    uint32_t lo, hi, pos;
+    bool batch;
+  };
+  void stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings = nullptr,
+                        std::vector<StubWalk>* stopped = nullptr) const;
+  void stubs_to_resolve_from(std::span<const Write> writes, std::span<const StubWalk> from, std::vector<NodeId>* out,
+                             size_t* siblings, std::vector<StubWalk>* stopped) const;
   bool is_stub(NodeId id) const { return nodes_[id].kind == NodeKind::stub; }
   Stub stub(NodeId id) const;
   // Replaces stub id by the node rlp encodes (its hash checked by the caller): clean, its
@@ -310,9 +320,12 @@ class Trie final : public NodeSource {
   NodeId resolved_child(const ChildRef& r, std::span<const uint64_t> locs, size_t* next_loc);
   void fill_decoded(NodeId id, const DecodedNode& dn, std::span<const uint64_t> locs, size_t* next_loc);
   struct StubListing {
-    std::vector<NodeId>* paths;  // stubs on the keys' paths
-    std::vector<NodeId>* left;   // stubs a collapse may leave alone in their branch
+    std::vector<NodeId>* paths;     // stubs on the keys' paths
+    std::vector<NodeId>* left;      // stubs a collapse may leave alone in their branch
+    std::vector<StubWalk>* stopped;  // where the walks stopped at those on paths (or null)
   };
+  void list_stubs(std::span<const Write> writes, std::span<const StubWalk> from, std::vector<NodeId>* out,
+                  size_t* siblings, std::vector<StubWalk>* stopped) const;
   void stubs_below(NodeId n, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos, bool batch,
                    StubListing& out) const;
   void stubs_for_branch(const Node& x, std::span<const Write> writes, uint32_t lo, uint32_t hi, uint32_t pos,

@@ -161,13 +161,28 @@ std::string Trie::resolve_decoded(NodeId id, const DecodedNode& dn, std::span<co
   return {};
 }
 
-void Trie::stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings) const {
+void Trie::stubs_to_resolve(std::span<const Write> writes, std::vector<NodeId>* out, size_t* siblings,
+                            std::vector<StubWalk>* stopped) const {
   if (writes.empty()) return;
+  const StubWalk root{root_, 0, uint32_t(writes.size()), 0, true};
+  list_stubs(writes, {&root, 1}, out, siblings, stopped);
+}
+
+void Trie::stubs_to_resolve_from(std::span<const Write> writes, std::span<const StubWalk> from,
+                                 std::vector<NodeId>* out, size_t* siblings, std::vector<StubWalk>* stopped) const {
+  for (const StubWalk& w : from) ST_CHECK(nodes_[w.node].kind != NodeKind::stub, "mpt trie: a walk resumed at a stub");
+  list_stubs(writes, from, out, siblings, stopped);
+}
+
+// The walks `from` (each at a node with the writes [lo, hi) below it), their path stubs and
+// those a collapse may leave merged into *out, sorted and unique.
+void Trie::list_stubs(std::span<const Write> writes, std::span<const StubWalk> from, std::vector<NodeId>* out,
+                      size_t* siblings, std::vector<StubWalk>* stopped) const {
   const size_t first = out->size();
   thread_local std::vector<NodeId> left;  // listed as what a collapse may leave (reused)
   left.clear();
-  StubListing l{out, &left};
-  stubs_below(root_, writes, 0, uint32_t(writes.size()), 0, true, l);
+  StubListing l{out, &left, stopped};
+  for (const StubWalk& w : from) stubs_below(w.node, writes, w.lo, w.hi, w.pos, w.batch, l);
   std::sort(out->begin() + long(first), out->end());
   out->erase(std::unique(out->begin() + long(first), out->end()), out->end());
   std::sort(left.begin(), left.end());
@@ -187,7 +202,10 @@ void Trie::stubs_below(NodeId n, std::span<const Write> writes, uint32_t lo, uin
   if (n == kNoNode || lo == hi) return;
   const Node& x = nodes_[n];
   switch (x.kind) {
-    case NodeKind::stub: out.paths->push_back(n); return;
+    case NodeKind::stub:
+      out.paths->push_back(n);
+      if (out.stopped) out.stopped->push_back({n, lo, hi, pos, batch});
+      return;
     case NodeKind::leaf: return;  // split or replaced: no node below is read
     case NodeKind::extension: {
       // The writes that follow its path (a contiguous range of the sorted keys) go below;

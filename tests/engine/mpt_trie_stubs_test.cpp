@@ -60,10 +60,17 @@ struct NodeStore {
 // Returns the number of nodes read.
 size_t resolve_for(mpt::Trie& p, const NodeStore& store, std::span<const mpt::Trie::Write> ws) {
   size_t reads = 0;
+  std::vector<mpt::Trie::StubWalk> walks, next;  // the resumed listing, beside the one from the root
   for (int round = 0;; ++round) {
     REQUIRE(round < 200);
-    std::vector<mpt::NodeId> need;
-    p.stubs_to_resolve(ws, &need);
+    std::vector<mpt::NodeId> need, resumed;
+    size_t siblings = 0, resumed_siblings = 0;
+    p.stubs_to_resolve(ws, &need, &siblings, round == 0 ? &next : nullptr);
+    if (round > 0) p.stubs_to_resolve_from(ws, walks, &resumed, &resumed_siblings, &next);
+    if (round > 0) REQUIRE(resumed == need);  // resuming where the last round stopped lists the same
+    if (round > 0) REQUIRE(resumed_siblings == siblings);
+    walks.swap(next);
+    next.clear();
     if (need.empty()) return reads;
     for (mpt::NodeId id : need) {
       const mpt::Trie::Stub s = p.stub(id);

@@ -71,6 +71,8 @@ struct AccountOp {
   mpt::Trie* storage = nullptr;           // the new storage trie, when the block writes slots
   mpt::Trie* old_storage_trie = nullptr;  // destroyed: the old one, read in full
   std::vector<mpt::Trie::Write> slot_writes;  // over slots
+  bool listed = false;                    // its storage trie listed once (walks from then on)
+  uint32_t walks_at = 0, walks_end = 0;   // where its last listing stopped: Buffers::walks
   std::array<uint8_t, 160> value{};            // the new account RLP
   uint32_t value_len = 0;
 };
@@ -121,6 +123,7 @@ class BlockTries final : mpt::Trie::CommitSink {
     // records; the storage tries hashed together.
     std::vector<Pending> work;
     std::vector<mpt::NodeId> ids;
+    std::vector<mpt::Trie::StubWalk> walks, next_walks;  // every trie's, last round and this one
     std::vector<uint32_t> at;
     std::vector<Hash32> want;
     std::vector<Locator> locs;
@@ -179,6 +182,10 @@ class BlockTries final : mpt::Trie::CommitSink {
   size_t tries_used_ = 0;  // of b_.tries
   mpt::Trie* new_trie();
   std::vector<mpt::Trie::Write> acct_writes_;
+  bool acct_listed_ = false;
+  uint32_t acct_walks_at_ = 0, acct_walks_end_ = 0;
+  void list_trie(mpt::Trie* t, std::span<const mpt::Trie::Write> writes, bool* listed, uint32_t* walks_at,
+                 uint32_t* walks_end, std::vector<Pending>* out);
   std::vector<Hash32> owners_;                // storage tries of the committed state: their accounts
   std::map<Hash32, uint32_t> storage_of_;      // account key -> its stored storage root
   std::vector<bool> started_;

@@ -183,13 +183,29 @@ void BlockTries::start_account(AccountOp& a, const mpt::Trie::Found& f) {
   else a.storage->reset_to_stub(a.old_storage_root, a.old_storage);
 }
 
+// One trie's stubs this round: from its root the first time, then from where its last
+// listing stopped (the stubs it stopped at are resolved by then). Every trie's walks of a
+// round share one array (next_walks; walks: the last round's).
+void BlockTries::list_trie(mpt::Trie* t, std::span<const mpt::Trie::Write> writes, bool* listed, uint32_t* walks_at,
+                           uint32_t* walks_end, std::vector<Pending>* out) {
+  std::vector<mpt::NodeId>& ids = b_.ids;
+  std::vector<mpt::Trie::StubWalk>& next = b_.next_walks;
+  ids.clear();
+  const size_t at = next.size();
+  if (!*listed) t->stubs_to_resolve(writes, &ids, &sibling_reads, &next);
+  else t->stubs_to_resolve_from(writes, {b_.walks.data() + *walks_at, *walks_end - *walks_at}, &ids, &sibling_reads, &next);
+  *listed = true;
+  *walks_at = uint32_t(at);
+  *walks_end = uint32_t(next.size());
+  for (mpt::NodeId id : ids) out->push_back({t, id});
+}
+
 // The stubs this round reads: those on the account trie's write paths, each started storage
 // trie's, all of each old storage trie's; accounts whose leaf is reached start.
 void BlockTries::list_stubs(std::vector<Pending>* out) {
+  b_.next_walks.clear();
+  list_trie(acct_, acct_writes_, &acct_listed_, &acct_walks_at_, &acct_walks_end_, out);
   std::vector<mpt::NodeId>& ids = b_.ids;
-  ids.clear();
-  acct_->stubs_to_resolve(acct_writes_, &ids, &sibling_reads);
-  for (mpt::NodeId id : ids) out->push_back({acct_, id});
   for (size_t i = 0; i < accts_.size(); ++i) {
     AccountOp& a = accts_[i];
     if (!started_[i]) {
@@ -198,13 +214,12 @@ void BlockTries::list_stubs(std::vector<Pending>* out) {
       start_account(a, f);
       started_[i] = true;
     }
-    ids.clear();
-    if (a.storage) a.storage->stubs_to_resolve(a.slot_writes, &ids, &sibling_reads);
-    for (mpt::NodeId id : ids) out->push_back({a.storage, id});
+    if (a.storage) list_trie(a.storage, a.slot_writes, &a.listed, &a.walks_at, &a.walks_end, out);
     ids.clear();
     if (a.old_storage_trie) a.old_storage_trie->all_stubs(&ids);
     for (mpt::NodeId id : ids) out->push_back({a.old_storage_trie, id});
   }
+  b_.walks.swap(b_.next_walks);
 }
 
 std::string BlockTries::name_of(uint32_t idx) const {
