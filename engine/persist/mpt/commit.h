@@ -1,20 +1,22 @@
 // mpt/commit: one block's state diff applied to an MPT database in the arena store as ONE
 // copy-on-write commit (docs/persist-commit.md):
 //
-//   1. resolve  the dirty paths of the account trie and of every touched storage trie are
-//               read level by level (pages the caller already read, PageReuse::pages, are
-//               taken from there): each round loads the distinct pages of all unresolved
-//               records in one PageReader submission; every record is checked against the
-//               hash its parent (or the manifest) holds (one keccak256 batch per round),
-//               decoded strictly and checked against its record (kind, child count)
-//   2. apply    the writes are applied to that partial in-memory trie in canonical form
-//               (deletes collapse one-slot branches and merge short nodes); a collapse
-//               whose remaining sibling was never read loads it (one more round for all
-//               such siblings) and the apply pass is redone
-//   3. hash     the new nodes are encoded and hashed bottom-up in memory, in the packer's
-//               post-order (storage trie, then its account leaf, then the account trie's
-//               upper nodes); optionally (PageReuse::pure_hash) their encodings are hashed
-//               again alone, one keccak256_batch per level, and must give the same digests
+//   1. resolve  the account trie and every touched storage trie (engine/mpt's Trie, each
+//               starting as one unread root) read what the block's writes need, round by
+//               round (pages the caller already read, PageReuse::pages, are taken from
+//               there): each round loads the distinct pages of all listed records in one
+//               PageReader submission; every record is checked against the hash its parent
+//               (or the manifest) holds (one keccak256 batch per round), decoded strictly
+//               and checked against its record (kind, child count)
+//   2. apply    the writes are applied by the trie's own code in canonical form (deletes
+//               collapse one-slot branches and merge short nodes; the child a collapse
+//               may need was read with the paths)
+//   3. hash     the new nodes are hashed in memory (the storage tries together, then the
+//               account trie with the accounts' new values) and handed over in the
+//               packer's post-order (storage trie, then its account leaf, then the
+//               account trie's upper nodes); optionally (PageReuse::pure_hash) their
+//               encodings are hashed again alone, one keccak256_batch per level, and must
+//               give the same digests
 //      write    then pushed into the SubtreePacker in that order; an unchanged child is
 //               referenced by its existing locator (SubtreePacker::push_placed), so only
 //               the dirty paths are written
