@@ -1,6 +1,6 @@
 // mpt/verified_fetch: the one verified node fetch of the MPT on disk, for every reader of a
 // stored node: the batched lookup and its proofs (lookup.cpp, prove.cpp), verify
-// (verify.cpp) and the block commit's resolve of its dirty paths (dirty_trie_resolve.cpp).
+// (verify.cpp) and the block commit's resolve rounds (block_tries_read.cpp).
 //
 //   fetch   arena: a level-by-level reader's round of records in one submission
 //           (fetch_records); a streamed lookup's pages come through the page reader as
