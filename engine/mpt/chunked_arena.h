@@ -45,11 +45,13 @@ class ChunkedArena {
     T& t = at(size_);
     if (size_ < used_) t = T{};  // (a slot used before clear())
     ++size_;
-    used_ = std::max(used_, size_);
     return t;
   }
   // Empties the array, its chunks kept for reuse.
-  void clear() { size_ = 0; }
+  void clear() {
+    used_ = std::max(used_, size_);
+    size_ = 0;
+  }
 
  private:
   static constexpr size_t kSteady = size_t(1) << 17;  // first index in fixed-size chunks
@@ -68,7 +70,7 @@ class ChunkedArena {
 
   std::vector<st::memory::LargeBuffer> chunks_;
   size_t size_ = 0;
-  size_t used_ = 0;  // slots used since the chunks were made (above size_ after a clear())
+  size_t used_ = 0;  // slots used before the last clear() (emplace_back resets them)
 };
 
 }  // namespace st::mpt

@@ -3,36 +3,39 @@
 // trie_internal.h; edits, the sorted apply and the commit have their own files.
 #include "engine/mpt/trie_internal.h"
 
+#include "kernels/hex_prefix.h"
+
 namespace st::mpt {
 
-using trie_detail::common_prefix;
-using trie_detail::same;
-using trie_detail::to_nibbles;
-
+// The walk reads the key's nibbles in place (no copy: apply's slot lookups run it per write).
 Trie::Found Trie::find(std::span<const uint8_t> key) const {
-  std::vector<uint8_t> nib;
-  to_nibbles(key, &nib);
+  const size_t key_nibbles = 2 * key.size();
+  auto matches = [&](std::span<const uint8_t> path, size_t pos) {
+    for (size_t j = 0; j < path.size(); ++j)
+      if (path[j] != st::kernels::key_nibble(key.data(), pos + j)) return false;
+    return true;
+  };
   size_t pos = 0;
   NodeId n = root_;
   while (n != kNoNode) {
     const Node& x = nodes_[n];
-    const size_t rl = nib.size() - pos;
+    const size_t rl = key_nibbles - pos;
     switch (x.kind) {
       case NodeKind::leaf: {
         const auto p = x.bytes.path();
-        if (p.size() == rl && std::equal(p.begin(), p.end(), nib.begin() + long(pos))) return {Found::value, n};
+        if (p.size() == rl && matches(p, pos)) return {Found::value, n};
         return {};
       }
       case NodeKind::extension: {
         const auto p = x.bytes.path();
-        if (rl < p.size() || !std::equal(p.begin(), p.end(), nib.begin() + long(pos))) return {};
+        if (rl < p.size() || !matches(p, pos)) return {};
         pos += p.size();
         n = x.child;
         break;
       }
       case NodeKind::branch:
         if (rl == 0) return x.has_value ? Found{Found::value, n} : Found{};
-        n = kids(n).id[nib[pos++]];
+        n = kids(n).id[st::kernels::key_nibble(key.data(), pos++)];
         break;
       case NodeKind::stub:
         return {Found::stub, n};

@@ -13,6 +13,7 @@
 #include "engine/persist/mpt/db.h"
 #include "engine/persist/mpt/node.h"
 #include "engine/persist/snapshot/update.h"
+#include "kernels/hex_prefix.h"
 #include "kernels/support/check.h"
 
 namespace st::persist::mpt_commit_detail {
@@ -158,7 +159,7 @@ void BlockTries::kept(uint64_t locator, std::span<const uint8_t> path) {
   bool same = (s.owner < 0) == (owner_ == nullptr) && s.depth == path.size();
   if (same && owner_) same = owners_[size_t(s.owner)] == *owner_;
   for (size_t i = 0; same && i < path.size(); ++i)
-    same = ((i % 2 == 0) ? s.at[i / 2] >> 4 : s.at[i / 2] & 0x0f) == path[i];
+    same = kernels::key_nibble(s.at.data(), i) == path[i];
   if (!same && sink_error_.empty()) sink_error_ = "mpt commit: internal: a kept " + name_of(uint32_t(locator)) + " moved";
 }
 

@@ -26,7 +26,6 @@ namespace {
 constexpr std::string_view kWho = "mpt commit";  // the prefix of the commit's errors
 constexpr uint8_t kPlaceholder[1] = {1};          // an account put's value while resolving
 
-inline uint8_t nib(const uint8_t* key, uint32_t i) { return i % 2 == 0 ? key[i / 2] >> 4 : key[i / 2] & 0x0f; }
 inline void set_nib(uint8_t* key, uint32_t i, uint8_t v) {
   key[i / 2] = i % 2 == 0 ? uint8_t((key[i / 2] & 0x0f) | (v << 4)) : uint8_t((key[i / 2] & 0xf0) | v);
 }
@@ -263,8 +262,8 @@ io::Status BlockTries::resolve_one(const Pending& p, std::span<const uint8_t> bo
     if (f.storage_root != mpt::kEmptyRoot) {
       account_has_storage = true;
       if (depth + dn.path_len != 64) return mpt_read::node_error(kWho, o, "account leaf not at the end of its key");
-      Hash32 acct{};  // the account's key: the leaf's place and its path
-      for (uint32_t i = 0; i < depth; ++i) set_nib(acct.data(), i, nib(b_.stored[at].at.data(), i));
+      Hash32 acct;  // the account's key: the leaf's place (its nibbles past depth are zero), then its path
+      std::memcpy(acct.data(), b_.stored[at].at.data(), 32);
       for (uint32_t i = 0; i < dn.path_len; ++i) set_nib(acct.data(), depth + i, dn.path[i]);
       Stored root;
       root.loc = keyed ? Locator(0) : (rv && rv->child_count == 1 ? rv->child(0) : kNoLocator);
