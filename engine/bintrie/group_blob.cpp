@@ -211,24 +211,32 @@ std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> in
   return b;
 }
 
-std::vector<Hash32> reconstruct_group(const Hasher& h, const GroupBlob& b, size_t* hashes_computed) {
+size_t group_heap(const Hasher& h, const GroupBlob& b, std::vector<Hash32>* node, std::vector<int32_t>* entry_at) {
   const unsigned g = b.g;
   const size_t total = (size_t(2) << g) - 1;  // heap over relative depths 0..g
-  std::vector<Hash32> node(total, Hash32{});
-  std::vector<uint8_t> fixed(total, 0);
-  for (const auto& e : b.entries) {
+  node->assign(total, Hash32{});
+  entry_at->assign(total, -1);
+  for (size_t k = 0; k < b.entries.size(); ++k) {
+    const GroupEntry& e = b.entries[k];
     const size_t idx = ((size_t(1) << e.depth) - 1) + (e.pos >> (g - e.depth));
-    node[idx] = e.hash;
-    fixed[idx] = 1;
+    (*node)[idx] = e.hash;
+    (*entry_at)[idx] = int32_t(k);
   }
   size_t computed = 0;
   for (size_t i = (size_t(1) << g) - 1; i-- > 0;) {
-    if (fixed[i]) continue;
-    hash_pair(h, node[2 * i + 1].data(), node[2 * i + 2].data(), node[i].data());
-    if (node[i] != Hash32{}) ++computed;
+    if ((*entry_at)[i] >= 0) continue;
+    hash_pair(h, (*node)[2 * i + 1].data(), (*node)[2 * i + 2].data(), (*node)[i].data());
+    if ((*node)[i] != Hash32{}) ++computed;
   }
+  return computed;
+}
+
+std::vector<Hash32> reconstruct_group(const Hasher& h, const GroupBlob& b, size_t* hashes_computed) {
+  std::vector<Hash32> node;
+  std::vector<int32_t> entry_at;
+  const size_t computed = group_heap(h, b, &node, &entry_at);
   if (hashes_computed) *hashes_computed = computed;
-  node.resize((size_t(1) << g) - 1);
+  node.resize((size_t(1) << b.g) - 1);
   return node;
 }
 

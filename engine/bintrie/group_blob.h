@@ -125,8 +125,12 @@ GroupBlob group_blob_from_view(const GroupBlobView& v);
 void encode_stem_blob(const StemBlob& blob, std::vector<uint8_t>* out);
 std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> bytes);
 
-// Inner hashes of a loaded group, heap order (index 0 = the group root, children of i at
-// 2i+1, 2i+2), 2^g - 1 of them; empty positions are 32 zero bytes.
+// A loaded group as a heap over relative depths 0..g (2^(g+1) - 1 positions; index 0 = the
+// group root, children of i at 2i+1, 2i+2): each entry's hash at its position and its index
+// in blob.entries in *entry_at (-1: none), the positions above hashed up from them (empty
+// ones are 32 zero bytes). Returns how many of those inner hashes are not zero.
+size_t group_heap(const Hasher& h, const GroupBlob& blob, std::vector<Hash32>* node, std::vector<int32_t>* entry_at);
+// Inner hashes of a loaded group, heap order (group_heap's first 2^g - 1 positions).
 std::vector<Hash32> reconstruct_group(const Hasher& h, const GroupBlob& blob, size_t* hashes_computed = nullptr);
 // The stem node hash of a loaded stem blob.
 Hash32 stem_blob_hash(const Hasher& h, const StemBlob& blob);

@@ -59,25 +59,16 @@ struct MutableTree::GroupShape {
   // "" and the heap filled from a checked view, or why the blob cannot be a group of a tree.
   std::string fill(const Hasher& h, const GroupBlobView& v) {
     g = v.g;
-    const size_t total = (size_t(2) << g) - 1;
-    node.assign(total, Hash32{});
-    entry.assign(total, -1);
-    used.assign(total, 0);
     const GroupBlob b = group_blob_from_view(v);
     for (size_t i = 0; i < b.entries.size(); ++i) {
       const GroupEntry& e = b.entries[i];
       if (e.hash == Hash32{}) return "binary trie: group blob entry " + std::to_string(i) + " has a zero hash";
-      const size_t at = ((size_t(1) << e.depth) - 1) + (e.pos >> (g - e.depth));
-      node[at] = e.hash;
-      entry[at] = int32_t(i);
-      used[at] = 1;
       deepest_entry = std::max<unsigned>(deepest_entry, e.depth);
     }
-    for (size_t i = (size_t(1) << g) - 1; i-- > 0;) {
-      if (entry[i] >= 0) continue;  // (an entry's positions below are empty: checked)
-      used[i] = used[2 * i + 1] | used[2 * i + 2];
-      hash_pair(h, node[2 * i + 1].data(), node[2 * i + 2].data(), node[i].data());
-    }
+    group_heap(h, b, &node, &entry);
+    used.assign(node.size(), 0);
+    for (size_t i = node.size(); i-- > 0;)  // (an entry's positions below are empty: checked)
+      used[i] = entry[i] >= 0 || (i < (size_t(1) << g) - 1 && (used[2 * i + 1] | used[2 * i + 2]));
     return {};
   }
 };
