@@ -27,6 +27,7 @@ namespace st::mpt {
 class NodeBytes {
  public:
   static constexpr size_t kInline = 110;
+  static constexpr size_t kHeapHeader = 12;  // on the heap: store_ holds the pointer and capacity
 
   NodeBytes() = default;
   NodeBytes(const NodeBytes&) = delete;
@@ -108,8 +109,10 @@ class NodeBytes {
     path_len_ = uint16_t(an + bn);
     value_len_ = uint32_t(vn);
   }
+  // Only the bytes in use are copied (an empty node's move writes no store_ line: a slot
+  // reused for a stub then touches only its first line).
   void take(NodeBytes& o) {
-    std::memcpy(store_, o.store_, sizeof store_);
+    std::memcpy(store_, o.store_, o.on_heap() ? kHeapHeader : size_t(o.path_len_) + o.value_len_);
     path_len_ = o.path_len_;
     value_len_ = o.value_len_;
     o.path_len_ = 0;

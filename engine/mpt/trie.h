@@ -19,6 +19,7 @@
 #pragma once
 
 #include "engine/mpt/chunked_arena.h"
+#include "engine/mpt/encoding_chunks.h"
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -136,7 +137,8 @@ class Trie final : public NodeSource {
     }
     // A new hashed node (the root always): its RLP and how many of the subtrees handed over
     // since (kept or new, not yet taken by a parent) are its children, the most recent ones,
-    // in nibble order; hash = keccak256(rlp). Returns its locator.
+    // in nibble order; hash = keccak256(rlp). Returns its locator. rlp stays valid (the
+    // sink may keep the span) until the trie's next hash_pending() or clear().
     virtual uint64_t node(NodeKind kind, std::span<const uint8_t> rlp, uint32_t children,
                           std::span<const uint8_t> path, const Hash32& hash) = 0;
     // A stored node the new tree no longer holds (rewritten or removed).
@@ -153,6 +155,17 @@ class Trie final : public NodeSource {
   // handed a subtree over, 0 for the empty trie. An edit in between is refused (ST_CHECK).
   static void hash_pending(std::span<Trie* const> tries, CommitStats* stats = nullptr);
   Hash32 pending_root() const;
+  // After hash_pending, before hand_to: each node it hashed (32 bytes and more, or the
+  // root) appended to *out with its digest and level (1: no hashed child below it, else one
+  // more than its highest such child's), children before parents; the trie is unchanged.
+  // bytes stay valid as hand_to's rlp do.
+  struct PendingEncoding {
+    const uint8_t* bytes;
+    uint32_t len;
+    uint32_t level;
+    Hash32 hash;
+  };
+  void pending_encodings(std::vector<PendingEncoding>* out) const;
   uint32_t hand_to(CommitSink& sink);
   // The root's locator (after root_hash_to, or as read); kNoLocator when empty or unknown.
   static constexpr uint64_t kNoLocator = UINT64_MAX;
@@ -301,19 +314,17 @@ class Trie final : public NodeSource {
     else locs_[id] = kNoLocator;
   }
   // hash_pending() ran and no edit since: hand_to() may read the refs it stored, and the
-  // encodings it kept: each node it hashed, its bytes at enc_at_[id] in enc_bytes_.
+  // encodings it kept: each node it hashed was encoded in place in enc_bytes_ (which
+  // never moves them), its bytes at enc_at_[id].
   bool hashed_pending_ = false;
   struct EncAt {
-    uint32_t off = 0, len = 0;
+    const uint8_t* bytes = nullptr;
+    uint32_t len = 0;
   };
-  std::vector<uint8_t> enc_bytes_;
+  EncodingChunks enc_bytes_;
   std::vector<EncAt> enc_at_;
-  void keep_encoding(NodeId id, const uint8_t* p, size_t len) {
-    if (enc_at_.size() <= id) enc_at_.resize(size_t(id) + 1);
-    enc_at_[id] = {uint32_t(enc_bytes_.size()), uint32_t(len)};
-    enc_bytes_.insert(enc_bytes_.end(), p, p + len);
-  }
   uint32_t sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& sink, std::vector<uint8_t>& path);
+  uint32_t pending_below(NodeId n, const NodeRef& ref, bool top, std::vector<PendingEncoding>* out) const;
   static void hash_dirty_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture);
   inline uint32_t alloc_kids();
   NodeId new_stub(const uint8_t* hash32, uint64_t locator);
@@ -368,7 +379,9 @@ class Trie final : public NodeSource {
   static size_t commit_lists_by_walk(std::span<Trie* const> tries, CommitScratch& sc);
   static void commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, NodeCapture* capture);
   static inline void commit_prefetch(const std::vector<CommitItem>& level, size_t i);
-  inline uint8_t* encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const;
+  // Item it's encoding: returns its first byte, *end one past its last; into lane_buf, or,
+  // in a trie that tracks locators, into enc_bytes_ where hand_to finds it (enc_at_).
+  inline uint8_t* encode_commit_item(const CommitItem& it, std::vector<uint8_t>& lane_buf, uint8_t** end);
   // commit_many's producer for keccak256_batch_pull (ctx: a CommitFeed, trie_commit.cpp).
   static bool commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m);
 

@@ -152,17 +152,28 @@ inline void Trie::commit_prefetch(const std::vector<CommitItem>& level, size_t i
   }
 }
 
-// Item it's encoding into buf (grown as needed): returns its first byte, *end one past its
-// last. A branch is encoded from its children block's slot lines: a logged branch without a
-// value from its record alone (its node line is not read), any other from its node. No
-// node line is written (the epoch bump cleans every node).
-inline uint8_t* Trie::encode_commit_item(const CommitItem& it, std::vector<uint8_t>& buf, uint8_t** end) const {
+// (trie.h) The buffer grown as needed, or space in enc_bytes_ taken once written. A branch
+// is encoded from its children block's slot lines: a logged branch without a value from its
+// record alone (its node line is not read), any other from its node. No node line is
+// written (the epoch bump cleans every node).
+inline uint8_t* Trie::encode_commit_item(const CommitItem& it, std::vector<uint8_t>& lane_buf, uint8_t** end) {
+  const auto space = [&](size_t need) {
+    if (tracks_locs_) return enc_bytes_.space(need);
+    if (lane_buf.size() < need) lane_buf.resize(need);
+    return lane_buf.data();
+  };
+  const auto keep = [&](uint8_t* at, uint8_t* first) {
+    if (!tracks_locs_) return first;
+    enc_bytes_.take(size_t(*end - at));
+    if (enc_at_.size() <= it.id) enc_at_.resize(size_t(it.id) + 1);
+    enc_at_[it.id] = {first, uint32_t(*end - first)};
+    return first;
+  };
   const Node* x = it.kids == kNoNode ? &nodes_[it.id] : nullptr;
   if (x && x->kind != NodeKind::branch) {
-    const size_t need = encoded_bound(*x);
-    if (buf.size() < need) buf.resize(need);
-    *end = put_encoding(*x, buf.data());
-    return buf.data();
+    uint8_t* at = space(encoded_bound(*x));
+    *end = put_encoding(*x, at);
+    return keep(at, at);
   }
   const uint32_t k = x ? x->child : it.kids;
   const uint16_t kid_mask = x ? x->kid_mask : it.kid_mask;
@@ -173,12 +184,11 @@ inline uint8_t* Trie::encode_commit_item(const CommitItem& it, std::vector<uint8
   }
   for (unsigned b = 0; b < 16; ++b) assert(((kid_mask >> b) & 1) == (kids_[k].id[b] != kNoNode));
 #endif
-  const size_t need = x ? encoded_bound(*x) : kBranchMaxFixed;
-  if (buf.size() < need) buf.resize(need);
+  uint8_t* at = space(x ? encoded_bound(*x) : kBranchMaxFixed);
   const uint32_t embedded = any_embedded_ ? kids_embedded_[k] & ((1u << popcount16(kid_mask)) - 1) : 0;
   const bool value = x && x->has_value;
-  return put_branch_slots(buf.data(), kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
-                          value ? x->bytes.value_size() : 0, end);
+  return keep(at, put_branch_slots(at, kids_[k].slot, kid_mask, embedded, value ? x->bytes.value_data() : nullptr,
+                                   value ? x->bytes.value_size() : 0, end));
 }
 
 bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Message* m) {
@@ -197,7 +207,6 @@ bool Trie::commit_feed_next(void* ctx, unsigned lane, st::kernels::Keccak256Mess
     // The ref goes where the parent reads it (its children slot, the parent extension's
     // value, or the trie's root ref): an embedded ref now, a 32-byte ref after the pull call
     // (the digest array, then store_ref).
-    if (t->tracks_locs_) t->keep_encoding(it.id, out, len);  // (for hand_to: trie_sink.cpp)
     if (len < 32) {
       NodeRef r;
       r.len = uint8_t(len);

@@ -16,6 +16,7 @@
 // hash (an embedded node holds no hash: it is shorter than 32 bytes).
 #include "engine/mpt/trie_internal.h"
 
+#include <algorithm>
 #include <deque>
 
 namespace st::mpt {
@@ -72,7 +73,7 @@ uint32_t Trie::sink_subtree(NodeId n, const NodeRef& ref, bool top, CommitSink& 
   path.resize(at);
   ST_CHECK(n < enc_at_.size(), "mpt trie: a dirty node that hash_pending did not hash");
   const EncAt e = enc_at_[n];  // (its encoding as hash_pending hashed it)
-  const std::span<const uint8_t> rlp(enc_bytes_.data() + e.off, e.len);
+  const std::span<const uint8_t> rlp(e.bytes, e.len);
   if (locs_[n] != kNoLocator) sink.dead(locs_[n]);
   if (rlp.size() < 32 && !top) {
     ST_CHECK(children == 0, "mpt trie: an embedded node took hashed children");
@@ -96,6 +97,32 @@ Hash32 Trie::pending_root() const {
   ST_CHECK(hashed_pending_ || !dirty(), "mpt trie: pending_root before hash_pending");
   if (root_ == kNoNode) return kEmptyRoot;
   return root_hash_of(root_ref_);
+}
+
+// Appends node n's hashed dirty subtree to *out; returns n's level (0: clean or embedded).
+uint32_t Trie::pending_below(NodeId n, const NodeRef& ref, bool top, std::vector<PendingEncoding>* out) const {
+  const Node& x = nodes_[n];
+  if (!is_dirty(x)) return 0;
+  uint32_t below = 0;
+  if (x.kind == NodeKind::extension) {
+    below = pending_below(x.child, ext_child_ref(x), false, out);
+  } else if (x.kind == NodeKind::branch) {
+    const Kids& k = kids(n);
+    for (uint32_t m = dirty_kids(x); m; m &= m - 1) {
+      const unsigned i = unsigned(std::countr_zero(m));
+      below = std::max(below, pending_below(k.id[i], kid_ref(x, i), false, out));
+    }
+  }
+  ST_CHECK(n < enc_at_.size(), "mpt trie: a dirty node that hash_pending did not hash");
+  const EncAt e = enc_at_[n];
+  if (e.len < 32 && !top) return 0;  // embedded (so are its dirty children)
+  out->push_back({e.bytes, e.len, below + 1, root_hash_of(ref)});
+  return below + 1;
+}
+
+void Trie::pending_encodings(std::vector<PendingEncoding>* out) const {
+  ST_CHECK(hashed_pending_ || !dirty(), "mpt trie: pending_encodings before hash_pending (or after an edit)");
+  if (root_ != kNoNode) pending_below(root_, root_ref_, true, out);
 }
 
 uint32_t Trie::hand_to(CommitSink& sink) {

@@ -14,8 +14,9 @@
 //               key), its body length once read. A trie's locator for a node is its index
 //               here (the trie never interprets it).
 //   AccountOp   one account's changes (fields, slot ops, destroyed), in key order
-//   PackOp      the new tree in the packer's post-order: a kept subtree (placed) or a new
-//               record (its bytes in pack_bytes_, its children count, its level and hash)
+//   PackOp      the new tree in the packer's post-order: a kept subtree (its Stored index)
+//               or a new record (its bytes where its trie encoded them, its children
+//               count; its hash in pack_hashes)
 //
 // Invariants: no node is resolved into a trie before its bytes hashed to the hash its
 // parent holds (one keccak256 batch per round) and decoded strictly (an arena record also
@@ -23,8 +24,9 @@
 // reported dead exactly once (the tries' own reports, and every record read of a destroyed
 // account's old storage trie); a node kept by the new tree is at the place it was read from
 // (RocksDB: its key still holds it; checked as it is kept). The new nodes are all encoded
-// and hashed in memory (hash()) before any is packed or written (write()), so the hash time
-// and the page writes are timed apart.
+// and hashed in memory (hash()) before any is handed over, packed or written (write()), so
+// the hash time and the page writes are timed apart; a new record's bytes stay where its
+// trie encoded them until write() is done.
 #pragma once
 
 #include <array>
@@ -64,7 +66,7 @@ struct AccountOp {
   bool removed = false;    // destroyed and nothing else: the account leaf is deleted
   bool existed = false;    // the account was present before
   uint64_t old_slots = 0;  // destroyed: slots of the old storage (all of it is read)
-  bool snapshot_put = false;  // its leaf went to the flat snapshot (hash())
+  bool snapshot_put = false;  // its leaf went to the flat snapshot (write())
   mpt::AccountFields old;  // its fields before (existed)
   Hash32 old_storage_root = mpt::kEmptyRoot;
   uint32_t old_storage = UINT32_MAX;  // its stored root (Stored index), if any
@@ -91,10 +93,10 @@ struct Stored {
 class BlockTries final : mpt::Trie::CommitSink {
  public:
   struct PackOp {
-    Locator placed = kNoLocator;  // a kept subtree, else the next new record:
-    uint8_t kind = 0;
-    uint32_t kids = 0, level = 0;
-    uint32_t body_off = 0, body_len = 0;  // in pack_bytes
+    const uint8_t* body = nullptr;  // a new record's bytes (its trie's encoding), or null: a kept subtree
+    uint32_t len_or_kept = 0;       // the body's length, or the kept subtree's Stored index
+    uint8_t kind = 0;               // a new record's MptRecordKind
+    uint8_t kids = 0;               // its children: how many subtrees before it it takes
   };
   // A stub to read this round, in its trie.
   struct Pending {
@@ -109,10 +111,9 @@ class BlockTries final : mpt::Trie::CommitSink {
     std::vector<std::unique_ptr<mpt::Trie>> tries;  // storage tries
     std::vector<Stored> stored;
     std::vector<PackOp> pack_ops;
-    std::vector<uint8_t> pack_bytes;
     std::vector<Hash32> pack_hashes;     // the new records' hashes, in order
     std::vector<std::string> pack_keys;  // RocksDB: the new records' path keys, in order
-    std::vector<uint32_t> levels;        // the pending subtrees' levels (kept: 0)
+    std::vector<mpt::Trie::PendingEncoding> encodings;  // pure_hash: the nodes the commit hashed
     std::vector<uint32_t> dead;          // Stored indices
     KeccakLevels pure;
     std::vector<uint32_t> pure_counts;
@@ -141,13 +142,14 @@ class BlockTries final : mpt::Trie::CommitSink {
   // The slot writes applied to the storage tries.
   io::Status apply();
   // The storage tries hashed, the accounts' new values applied to the account trie and
-  // hashed; *root_hash = the new root; the new tree handed to the pack list (kept
-  // subtrees, new records in post-order). Snapshot puts (every new leaf) go to the frame.
+  // hashed; *root_hash = the new root.
   io::Status hash(Hash32* root_hash);
-  // The new records hashed again alone, level by level (pure_hash_protocol.h).
+  // The nodes hash() hashed, hashed again alone, level by level (pure_hash_protocol.h).
   io::Status pure_hash(PureHashCount* out);
-  // After frame.begin_writes(): the pack list into the packer (arena; *root_loc = the root
-  // record) or the WriteBatch (RocksDB), then the dead records superseded.
+  // After frame.begin_writes(): the new tree handed to the pack list (kept subtrees, new
+  // records in post-order; snapshot puts, every new leaf, to the frame), the pack list
+  // into the packer (arena; *root_loc = the root record) or the WriteBatch (RocksDB), then
+  // the dead records superseded.
   io::Status write(Locator* root_loc);
 
   std::vector<AccountOp> accts_;  // by key
@@ -165,7 +167,8 @@ class BlockTries final : mpt::Trie::CommitSink {
   std::string key_of(const Stored& s) const;
   std::string name_of(uint32_t idx) const;
 
-  // The sink (Trie::CommitSink) the tries hand their new trees to, in hash().
+  // The sink (Trie::CommitSink) the tries hand their new trees to, in write().
+  io::Status hand_over();
   void kept(uint64_t locator, std::span<const uint8_t> path) override;
   uint32_t leaf(std::span<const uint8_t> key_nibbles, std::span<const uint8_t> value) override;
   uint64_t node(mpt::NodeKind kind, std::span<const uint8_t> rlp, uint32_t children, std::span<const uint8_t> path,

@@ -117,7 +117,7 @@ io::Status MptCommitter::write_pages() {
   }
   frame.encoded();
   count_keys(c, &o);
-  // The flat snapshot: what the diff deletes (the leaves it writes came from encode_all).
+  // The flat snapshot: what the diff deletes (write() put the leaves it writes).
   if (SnapshotDelta* snap = frame.snapshot())
     for (const AccountOp& a : c.accts_) {
       if (a.destroyed) snap->erase_prefix(a.key);  // the account and its old storage
