@@ -13,8 +13,8 @@
 
 namespace st::memory {
 
-LargeBuffer::LargeBuffer(size_t bytes) : size_(bytes) {
-  data_ = static_cast<uint8_t*>(large_alloc_nothrow(bytes));
+LargeBuffer::LargeBuffer(size_t bytes, bool huge_pages) : size_(bytes) {
+  data_ = static_cast<uint8_t*>(large_alloc_nothrow(bytes, huge_pages));
   if (!data_) {  // callers size-check with check_fits_in_memory first; this is the backstop
     std::fprintf(stderr, "statetree: out of memory allocating %zu bytes\n", bytes);
     std::exit(70);

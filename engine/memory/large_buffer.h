@@ -14,7 +14,7 @@ namespace st::memory {
 class LargeBuffer {
  public:
   LargeBuffer() = default;
-  explicit LargeBuffer(size_t bytes);
+  explicit LargeBuffer(size_t bytes, bool huge_pages = true);  // (large_alloc_nothrow's advice)
   ~LargeBuffer();
   LargeBuffer(LargeBuffer&& other) noexcept;
   LargeBuffer& operator=(LargeBuffer&& other) noexcept;

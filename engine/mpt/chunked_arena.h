@@ -8,7 +8,7 @@
 // capacity is at most one chunk. Chunk storage is a
 // memory::LargeBuffer: chunks of 4 MiB and more are 2 MiB aligned and advised to use
 // transparent huge pages (random node accesses in a 1M-slot trie otherwise pay a TLB miss
-// and a page walk each).
+// and a page walk each), unless set_huge_pages(false).
 #pragma once
 
 #include <algorithm>
@@ -39,7 +39,7 @@ class ChunkedArena {
   T& emplace_back() {
     const size_t c = chunk_of(size_);
     if (c == chunks_.size()) {
-      chunks_.emplace_back(sizeof(T) * chunk_size(c));
+      chunks_.emplace_back(sizeof(T) * chunk_size(c), huge_pages_);
       std::uninitialized_default_construct_n(base(c), chunk_size(c));
     }
     T& t = at(size_);
@@ -47,6 +47,8 @@ class ChunkedArena {
     ++size_;
     return t;
   }
+  // Whether chunks allocated from now on are advised to use huge pages (the default).
+  void set_huge_pages(bool on) { huge_pages_ = on; }
   // Empties the array, its chunks kept for reuse.
   void clear() {
     used_ = std::max(used_, size_);
@@ -69,6 +71,7 @@ class ChunkedArena {
   }
 
   std::vector<st::memory::LargeBuffer> chunks_;
+  bool huge_pages_ = true;
   size_t size_ = 0;
   size_t used_ = 0;  // slots used before the last clear() (emplace_back resets them)
 };

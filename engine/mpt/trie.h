@@ -55,6 +55,13 @@ class Trie final : public NodeSource {
   Trie& operator=(const Trie&) = delete;
   // Empties the trie (as a new one) and keeps its memory for the next use.
   void clear();
+  // Whether the node arrays grown from now on ask for huge pages (the default): a trie that
+  // holds only a block's paths and lives block after block (the commit on disk) does not
+  // (there the advice measured slower: docs/experiments/2026-12-03-mpt-commit-over-trie.md).
+  void set_huge_pages(bool on) {
+    nodes_.set_huge_pages(on);
+    kids_.set_huge_pages(on);
+  }
 
   void put(std::span<const uint8_t> key, std::span<const uint8_t> value);  // empty value = delete
   void erase(std::span<const uint8_t> key);

@@ -341,6 +341,7 @@ void Trie::commit_hash_lists(CommitScratch& sc, size_t depths, CommitStats& st, 
 }
 
 void Trie::commit_many(std::span<Trie* const> tries, CommitStats* stats, NodeCapture* capture) {
+  for (Trie* t : tries) t->enc_bytes_.clear();  // (a trie with locators keeps them only for hand_to)
   hash_dirty_many(tries, stats, capture);
   // 3. Every node of the committed tries is clean now: one epoch bump each (a trie listed
   //    twice is bumped once: after its bump it is no longer dirty).

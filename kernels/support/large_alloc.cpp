@@ -27,10 +27,10 @@ void* large_alloc(size_t bytes) {
   return p;
 }
 
-void* large_alloc_nothrow(size_t bytes) {
+void* large_alloc_nothrow(size_t bytes, bool huge_pages) {
   const size_t align = large_alloc_alignment(bytes), rounded = rounded_bytes(bytes, align);
   void* p = ::operator new(rounded, std::align_val_t(align), std::nothrow);
-  advise_block(p, rounded, align);
+  if (huge_pages) advise_block(p, rounded, align);
   return p;
 }
 

@@ -254,6 +254,41 @@ struct AppendStore final : mpt::Trie::CommitSink {
   }
 };
 
+// What pending_encodings listed is what hand_to handed over as new records (entries from
+// `first` on): each encoding hashes to its digest, one per new record, and each level is
+// one more than its highest new child's (1 without one), a child listed before its parent.
+void check_pending_encodings(const std::vector<mpt::Trie::PendingEncoding>& encs, const NodeStore& records,
+                             size_t first) {
+  REQUIRE(encs.size() == records.entries.size() - first);
+  std::map<mpt::Hash32, uint32_t> level_of;
+  std::map<mpt::Hash32, size_t> listed_at;  // (first listing)
+  auto hash_of = [](const Bytes& b) {
+    mpt::Hash32 h;
+    kernels::keccak256(b.data(), b.size(), h.data());
+    return h;
+  };
+  for (const auto& e : encs) {
+    mpt::Hash32 h;
+    kernels::keccak256(e.bytes, e.len, h.data());
+    REQUIRE(h == e.hash);
+    listed_at.emplace(e.hash, listed_at.size());
+    const auto [it, added] = level_of.emplace(e.hash, e.level);
+    REQUIRE(it->second == e.level);  // (an equal node elsewhere: the same level)
+  }
+  for (size_t r = first; r < records.entries.size(); ++r) {
+    const auto it = level_of.find(hash_of(records.entries[r].rlp));
+    REQUIRE(it != level_of.end());
+    uint32_t below = 0;
+    for (uint64_t c : records.entries[r].child_locators) {
+      if (c < first) continue;  // (kept)
+      const mpt::Hash32 ch = hash_of(records.entries[c].rlp);
+      below = std::max(below, level_of.at(ch));
+      REQUIRE(listed_at.at(ch) < listed_at.at(it->first));
+    }
+    REQUIRE(it->second == below + 1);
+  }
+}
+
 // The trie reads its nodes from the store and hands its new ones back, block after block:
 // the roots stay the full trie's, a fresh trie over the store at the new root holds the
 // model, and the live records are exactly the ones not reported dead.
@@ -276,7 +311,19 @@ void run_round_trip(uint64_t seed, bool hashed, size_t initial, size_t blocks, s
     part.apply_sorted(ws);
     mpt_test::apply_writes(full, m, batch_writes, true);
     store.leaves.clear();
-    const mpt::Hash32 root = part.root_hash_to(store);
+    const size_t records_before = store.records.entries.size();
+    mpt::Hash32 root;
+    if (b % 2 == 0) {
+      root = part.root_hash_to(store);
+    } else {  // the two halves, with what hash_pending hashed listed in between
+      mpt::Trie* self = &part;
+      mpt::Trie::hash_pending({&self, 1});
+      root = part.pending_root();
+      std::vector<mpt::Trie::PendingEncoding> encs;
+      part.pending_encodings(&encs);
+      part.hand_to(store);
+      check_pending_encodings(encs, store.records, records_before);
+    }
     REQUIRE(root == full.root_hash());
     for (const auto& [nibs, value] : store.leaves) {  // each new leaf: a key the batch holds, its value
       REQUIRE(nibs.size() % 2 == 0);

@@ -131,7 +131,7 @@ class BlockTries final : mpt::Trie::CommitSink {
     std::vector<RecordView> rvs;
     std::vector<mpt::Trie*> storages;
   };
-  explicit BlockTries(CommitFrame& frame) : frame_(frame), acct_(b_.acct.get()) {}
+  explicit BlockTries(CommitFrame& frame) : frame_(frame), acct_(b_.acct.get()) { acct_->set_huge_pages(false); }
   // Call before prepare(): a published commit's buffers.
   void take_buffers(Buffers&& b);
   Buffers give_buffers();
