@@ -16,7 +16,7 @@
 //   AccountOp   one account's changes (fields, slot ops, destroyed), in key order
 //   PackOp      the new tree in the packer's post-order: a kept subtree (its Stored index)
 //               or a new record (its bytes where its trie encoded them, its children
-//               count; its hash in pack_hashes)
+//               count)
 //
 // Invariants: no node is resolved into a trie before its bytes hashed to the hash its
 // parent holds (one keccak256 batch per round) and decoded strictly (an arena record also
@@ -111,7 +111,6 @@ class BlockTries final : mpt::Trie::CommitSink {
     std::vector<std::unique_ptr<mpt::Trie>> tries;  // storage tries
     std::vector<Stored> stored;
     std::vector<PackOp> pack_ops;
-    std::vector<Hash32> pack_hashes;     // the new records' hashes, in order
     std::vector<std::string> pack_keys;  // RocksDB: the new records' path keys, in order
     std::vector<mpt::Trie::PendingEncoding> encodings;  // pure_hash: the nodes the commit hashed
     std::vector<uint32_t> dead;          // Stored indices

@@ -62,7 +62,6 @@ io::Status BlockTries::pure_hash(PureHashCount* out) {
 // the tries' dead reports, the flat snapshot's puts.
 io::Status BlockTries::hand_over() {
   b_.pack_ops.clear();
-  b_.pack_hashes.clear();
   b_.pack_keys.clear();
   b_.dead.clear();
   owner_ = nullptr;
@@ -168,7 +167,7 @@ void BlockTries::kept(uint64_t locator, std::span<const uint8_t> path) {
 }
 
 uint64_t BlockTries::node(mpt::NodeKind kind, std::span<const uint8_t> rlp, uint32_t children,
-                          std::span<const uint8_t> path, const Hash32& hash) {
+                          std::span<const uint8_t> path, const Hash32&) {
   PackOp op;
   switch (kind) {
     case mpt::NodeKind::leaf:
@@ -180,7 +179,6 @@ uint64_t BlockTries::node(mpt::NodeKind kind, std::span<const uint8_t> rlp, uint
   op.kids = uint8_t(children);  // (at most 16, or 1 below an extension or account leaf)
   op.body = rlp.data();  // (valid until the trie's next hash: after write())
   op.len_or_kept = uint32_t(rlp.size());
-  b_.pack_hashes.push_back(hash);
   if (frame_.keyed()) {
     const std::array<uint8_t, 32> at = packed(path);
     b_.pack_keys.push_back(owner_ ? storage_node_key(owner_->data(), at.data(), path.size())
