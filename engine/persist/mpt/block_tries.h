@@ -106,8 +106,14 @@ class BlockTries final : mpt::Trie::CommitSink {
   // The commit's tries and large arrays, handed from a published commit to the next one
   // (emptied, their memory kept): a block's commit then neither grows them from nothing
   // nor touches fresh pages.
+  // A trie for a commit: no huge pages for its node arrays (mpt/trie.h, set_huge_pages).
+  static std::unique_ptr<mpt::Trie> commit_trie() {
+    auto t = std::make_unique<mpt::Trie>();
+    t->set_huge_pages(false);
+    return t;
+  }
   struct Buffers {
-    std::unique_ptr<mpt::Trie> acct = std::make_unique<mpt::Trie>();
+    std::unique_ptr<mpt::Trie> acct = commit_trie();
     std::vector<std::unique_ptr<mpt::Trie>> tries;  // storage tries
     std::vector<Stored> stored;
     std::vector<PackOp> pack_ops;
@@ -130,7 +136,7 @@ class BlockTries final : mpt::Trie::CommitSink {
     std::vector<RecordView> rvs;
     std::vector<mpt::Trie*> storages;
   };
-  explicit BlockTries(CommitFrame& frame) : frame_(frame), acct_(b_.acct.get()) { acct_->set_huge_pages(false); }
+  explicit BlockTries(CommitFrame& frame) : frame_(frame), acct_(b_.acct.get()) {}
   // Call before prepare(): a published commit's buffers.
   void take_buffers(Buffers&& b);
   Buffers give_buffers();

@@ -137,10 +137,7 @@ BlockTries::Buffers BlockTries::give_buffers() {
 
 // A storage trie for this commit, empty (one used by an earlier commit, cleared, if any).
 mpt::Trie* BlockTries::new_trie() {
-  if (tries_used_ == b_.tries.size()) {
-    b_.tries.push_back(std::make_unique<mpt::Trie>());
-    b_.tries.back()->set_huge_pages(false);  // (mpt/trie.h)
-  }
+  if (tries_used_ == b_.tries.size()) b_.tries.push_back(commit_trie());
   return b_.tries[tries_used_++].get();
 }
 
