@@ -54,7 +54,8 @@
 
 namespace st::bintrie {
 
-struct StemBlobView;  // group_blob.h
+struct StemBlobView;   // group_blob.h
+struct GroupBlobView;  // group_blob.h
 
 using NodeRef = uint32_t;
 inline constexpr NodeRef kEmptyRef = 0;
@@ -187,6 +188,9 @@ class MutableTree {
   };
   // An empty tree becomes the committed tree with this root (one stub; zero: the empty tree).
   void reset_to_stub(const Hash32& root, uint64_t locator);
+  // Forgets every node and stub (the empty tree, nothing dirty); the arrays keep their memory
+  // for the next tree (a block commit's tree, reset_to_stub each block).
+  void clear();
   // Appends to *out (each once) the stubs apply(writes) would read; writes in any order.
   // They also cover get() of the writes' keys.
   void stubs_to_resolve(std::span<const Entry> writes, std::vector<StubId>* out) const;
@@ -207,6 +211,15 @@ class MutableTree {
   std::string resolve_group_stub(StubId id, unsigned g, std::span<const uint8_t> blob,
                                  std::span<const uint64_t> entry_locators);
   std::string resolve_stem_stub(StubId id, std::span<const uint8_t> blob);
+  // The same from a blob a reader already checked strictly (check_group_blob's view, a
+  // decoded stem blob's view: the hash and position checks above still run); *placed, when
+  // given, receives the ref that took the stub's place (its group's top internal node, or
+  // the stem); *hash_mismatch, when given, says whether the error was the hash's (the blob
+  // well formed, its hash not the stub's).
+  std::string resolve_group_stub(StubId id, const GroupBlobView& checked, std::span<const uint64_t> entry_locators,
+                                 NodeRef* placed, bool* hash_mismatch = nullptr);
+  std::string resolve_stem_stub(StubId id, const StemBlobView& checked, NodeRef* placed,
+                                bool* hash_mismatch = nullptr);
   size_t stub_count() const { return stubs_.size() - free_stubs_.size(); }  // unresolved stubs
 
   // Read access for blobs, proofs and statistics.

@@ -36,7 +36,7 @@ std::string hex_prefix8(const Hash32& h) {
   return s + "..";
 }
 
-std::string hash_mismatch(const char* what, const Hash32& got, const Hash32& want) {
+std::string hash_mismatch_text(const char* what, const Hash32& got, const Hash32& want) {
   return std::string("binary trie: the ") + what + " hashes to " + hex_prefix8(got) + ", its stub holds " +
          hex_prefix8(want);
 }
@@ -168,23 +168,57 @@ NodeRef MutableTree::build_group(const GroupShape& sh, size_t at, uint32_t paren
   return kRefTagInternal | ni;
 }
 
+void MutableTree::clear() {
+  internal_.clear();
+  parent_.clear();
+  pairs_.clear();
+  dirty_bits_.clear();
+  dirty_bits_set_ = false;
+  stems_.clear();
+  slots_.clear();
+  slot_sub_.clear();
+  inner_.clear();
+  stubs_.clear();
+  free_stubs_.clear();
+  values_ = 0;
+  for (std::vector<DirtyNode>& list : dirty_by_depth_) list.clear();
+  dirty_stems_.clear();
+  dirty_leaves_.clear();
+  dirty_leaves_may_repeat_ = false;
+  applied_since_commit_ = false;
+  root_ = kEmptyRef;
+  root_hash_ = Hash32{};
+}
+
 std::string MutableTree::resolve_group_stub(StubId id, unsigned g, std::span<const uint8_t> blob,
                                             std::span<const uint64_t> entry_locators) {
-  const StubEntry e = live_stub(id);  // (a copy: new stubs may move the table)
+  live_stub(id);
   GroupBlobView v;
   if (std::string err = check_group_blob(blob, g, &v); !err.empty()) return err;
+  return resolve_group_stub(id, v, entry_locators, nullptr);
+}
+
+std::string MutableTree::resolve_group_stub(StubId id, const GroupBlobView& v, std::span<const uint64_t> entry_locators,
+                                            NodeRef* placed, bool* hash_mismatch) {
+  if (hash_mismatch) *hash_mismatch = false;
+  const StubEntry e = live_stub(id);  // (a copy: new stubs may move the table)
   if (e.known_stem) return "binary trie: a group blob for a stub that is a stem (an entry ending above its group's bottom)";
   if (entry_locators.size() != v.k)
     return "binary trie: " + std::to_string(entry_locators.size()) + " entry locators for a group of " +
            std::to_string(v.k) + " entries";
   GroupShape sh;
   if (std::string err = sh.fill(h_, v); !err.empty()) return err;
-  if (sh.node[0] != e.hash) return hash_mismatch("group blob", sh.node[0], e.hash);
+  if (sh.node[0] != e.hash) {
+    if (hash_mismatch) *hash_mismatch = true;
+    return hash_mismatch_text("group blob", sh.node[0], e.hash);
+  }
   uint8_t path[32];
   const unsigned depth = slot_path(e.parent_side, path);
   if (depth + sh.deepest_entry > kStemBits)
     return "binary trie: a group at depth " + std::to_string(depth) + " with entries below the stems' 248 bits";
-  replace_stub(id, build_group(sh, 0, e.parent_side, entry_locators));
+  const NodeRef top = build_group(sh, 0, e.parent_side, entry_locators);
+  replace_stub(id, top);
+  if (placed) *placed = top;
   return {};
 }
 
@@ -222,9 +256,16 @@ uint32_t MutableTree::place_stem(uint32_t parent_side, const StemBlobView& v, co
 }
 
 std::string MutableTree::resolve_stem_stub(StubId id, std::span<const uint8_t> blob) {
-  const StubEntry e = live_stub(id);
+  live_stub(id);
   StemBlobView v;
   if (std::string err = check_stem_blob(blob, &v); !err.empty()) return err;
+  return resolve_stem_stub(id, v, nullptr);
+}
+
+std::string MutableTree::resolve_stem_stub(StubId id, const StemBlobView& v, NodeRef* placed, bool* hash_mismatch) {
+  if (hash_mismatch) *hash_mismatch = false;
+  const StubEntry e = live_stub(id);
+  if (v.count == 0) return "binary trie: a stem blob without values";
   std::vector<Hash32> values(v.count);
   for (uint32_t i = 0; i < v.count; ++i) std::memcpy(values[i].data(), v.values + 32 * size_t(i), 32);
   h_.hash32_batch(values[0].data(), values[0].data(), v.count);  // (count >= 1: checked)
@@ -235,12 +276,17 @@ std::string MutableTree::resolve_stem_stub(StubId id, std::span<const uint8_t> b
   dense_stem_tree(h_, leaves, tree.get());
   Hash32 got;
   hash_stem_node(h_, v.stem, tree->root().data(), got.data());
-  if (got != e.hash) return hash_mismatch("stem blob", got, e.hash);
+  if (got != e.hash) {
+    if (hash_mismatch) *hash_mismatch = true;
+    return hash_mismatch_text("stem blob", got, e.hash);
+  }
   uint8_t path[32];
   const unsigned depth = slot_path(e.parent_side, path);
   if (stem_lcp(path, v.stem) < depth)
     return "binary trie: the stem blob's stem does not lie under its position (depth " + std::to_string(depth) + ")";
-  replace_stub(id, kRefTagStem | place_stem(e.parent_side, v, leaves, *tree));
+  const NodeRef stem = kRefTagStem | place_stem(e.parent_side, v, leaves, *tree);
+  replace_stub(id, stem);
+  if (placed) *placed = stem;
   return {};
 }
 

@@ -1,49 +1,68 @@
 // bintrie/commit: BintrieCommitter (phases in bintrie/commit.h), its calls over one commit's
-// Committer (bintrie/commit_tree.h; its phases in bintrie/commit_{writes,resolve,plan,hash,
-// emit}.cpp): hash() runs prepare, resolve, plan, hash_plan and the pure hash; write_pages()
-// the writes and the supersession of every loaded node the plan does not keep; publish() the
-// frame's publish. Both stores run the same phases; only the node source and sink differ
-// (CommitFrame::keyed()): arena records by locator (PageReader; SubtreePacker), or RocksDB
-// blobs by path key blob_key(path, depth) (one MultiGet per level; the commit's WriteBatch).
+// BlockTree (bintrie/block_tree.h: engine/bintrie's MutableTree over the database; its
+// phases in bintrie/block_tree_{read,apply,write}.cpp): hash() runs prepare, resolve, apply,
+// hash and the pure hash; write_pages() the writes and the supersession of every record read
+// and not kept; publish() the frame's publish. Both stores run the same phases; only the node
+// source and sink differ (CommitFrame::keyed()): arena records by locator (PageReader;
+// SubtreePacker), or RocksDB blobs by path key blob_key(path, depth) (one MultiGet per round;
+// the commit's WriteBatch). The tree's memory is kept for the next commit.
 // Invariant: a commit is hashed before it is written and written before it is published; a
 // failure at any step publishes nothing.
 #include "engine/persist/bintrie/commit.h"
 
 #include <memory>
+#include <mutex>
 
-#include "engine/persist/bintrie/commit_tree.h"
+#include "engine/persist/bintrie/block_tree.h"
 
 namespace st::persist {
 
-using bintrie_commit::Committer;
-using bintrie_commit::Key32;
-using bintrie_commit::Node;
-using bintrie_commit::Plan;
+using bintrie_commit::BlockTree;
 using bintrie_commit::StemWrites;
-using bintrie_commit::blob_key_string;
 namespace bd = bintrie_disk;
 
-// The commit between its two calls: the hasher, the read store, the frame (phase clock,
-// reader, later the writer), the resolved nodes and the hashed plan; the outcome.
+// The commit between its calls: the read store, the frame (phase clock, reader, later the
+// writer), the tree (until its writes are done) and the outcome.
 struct BintrieCommitter::Pending {
   Pending(DbFiles& files, DeadPageLedger& dead, const CommitBase& base, std::unique_ptr<io::ArenaFileStore> store,
-          PageReuse* reuse, stats::LogHistogram* latency, const bintrie::Hasher& hasher)
-      : h(hasher),
-        read_store(std::move(store)),
+          PageReuse* reuse, stats::LogHistogram* latency, std::unique_ptr<bintrie::MutableTree> t)
+      : read_store(std::move(store)),
         frame(files, dead, kWho, base, read_store.get(), reuse, latency),
-        c(frame, h, base.params.group_depth) {}
+        tree(std::move(t)),
+        c(frame, *tree, base.params.group_depth) {}
   static constexpr const char* kWho = "binary trie commit";
-  bintrie::Hasher h;
   std::unique_ptr<io::ArenaFileStore> read_store;
   CommitFrame frame;
-  Committer c;
-  std::unique_ptr<Plan> plan;
+  std::unique_ptr<bintrie::MutableTree> tree;
+  BlockTree c;
   CommitFrame::Outcome out;
 };
 
-BintrieCommitter::BintrieCommitter(DbFiles& files)
-    : CommitterBase(files), hash_scratch_(std::make_unique<BintrieHashScratch>()) {}
+// A tree the last commit's writes are done with (its memory kept), for the next hash().
+struct BintrieCommitter::SpareTree {
+  std::mutex mu;
+  std::unique_ptr<bintrie::MutableTree> tree;
+};
+
+BintrieCommitter::BintrieCommitter(DbFiles& files) : CommitterBase(files), spare_(std::make_unique<SpareTree>()) {}
 BintrieCommitter::~BintrieCommitter() = default;
+
+std::unique_ptr<bintrie::MutableTree> BintrieCommitter::take_tree(const bintrie::Hasher& h) {
+  std::unique_ptr<bintrie::MutableTree> t;
+  {
+    std::lock_guard<std::mutex> g(spare_->mu);
+    t = std::move(spare_->tree);
+  }
+  if (!t || t->hasher().kind != h.kind) return std::make_unique<bintrie::MutableTree>(h);
+  return t;
+}
+
+void BintrieCommitter::give_back_tree(std::unique_ptr<bintrie::MutableTree> t) {
+  if (!t) return;
+  t->clear();
+  std::lock_guard<std::mutex> g(spare_->mu);
+  if (!spare_->tree) spare_->tree = std::move(t);
+}
 
 io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8_t, 32>* root_hash) {
   constexpr const char* kWho = Pending::kWho;
@@ -57,23 +76,30 @@ io::Status BintrieCommitter::hash(const state::StateDiff& diff, std::array<uint8
     return {io::Errc::bad_argument, "binary trie commit: bad group depth"};
   std::unique_ptr<io::ArenaFileStore> store;
   if (io::Status s = open_read_store(&store); !s.ok()) return s;
-  auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_, h);
+  auto p = std::make_unique<Pending>(files_, dead_, base, std::move(store), &reuse_, read_latency_, take_tree(h));
   CommitFrame& frame = p->frame;
-  Committer& c = p->c;
-  if (io::Status s = c.prepare(diff); !s.ok()) return s;
-  if (io::Status s = c.resolve(); !s.ok()) return s;
+  BlockTree& c = p->c;
+  io::Status s = c.prepare(diff);
+  if (s.ok()) s = c.resolve();
+  if (!s.ok()) {
+    give_back_tree(std::move(p->tree));
+    return s;
+  }
   frame.resolved();
-  if (io::Status s = c.plan(*hash_scratch_, &p->plan); !s.ok()) return s;
+  c.apply();
   frame.applied();
-  if (p->plan) c.hash_plan(*hash_scratch_);
+  p->out.root_hash = c.hash();
   frame.hashed();
   if (frame.pure_hash()) {
     PureHashCount pc;
-    if (io::Status s = c.pure_hash(&pc); !s.ok()) return s;
+    if (io::Status ps = c.pure_hash(&pc); !ps.ok()) {
+      give_back_tree(std::move(p->tree));
+      return ps;
+    }
     frame.pure_hashed(pc.ns, pc.nodes, pc.calls);
   }
   frame.hash_stage_done();
-  if (root_hash) *root_hash = p->plan ? p->plan->hash : base.root_hash;
+  if (root_hash) *root_hash = p->out.root_hash;
   pending_ = std::move(p);
   return {};
 }
@@ -83,38 +109,21 @@ io::Status BintrieCommitter::write_pages() {
   packed_ = std::move(pending_);  // the next hash() may start once this returns
   Pending& p = *packed_;
   CommitFrame& frame = p.frame;
-  Committer& c = p.c;
+  BlockTree& c = p.c;
   CommitFrame::Outcome& o = p.out;
-  if (io::Status s = frame.begin_writes(); !s.ok()) {
+  io::Status st = frame.begin_writes();
+  if (st.ok()) st = c.write(&o.root);
+  give_back_tree(std::move(p.tree));
+  if (!st.ok()) {
     const std::unique_ptr<Pending> dropped = std::move(packed_);
-    return frame.fail(s);
-  }
-  if (!frame.keyed()) c.packer_payload_ = frame.writer().payload_bytes();
-  if (p.plan) {
-    o.root_hash = p.plan->hash;
-    io::Status st = c.emit(*p.plan, Key32{}, 0);
-    if (!frame.keyed()) {
-      std::vector<Locator> roots;
-      if (st.ok()) st = frame.packer().finish(&roots);
-      if (st.ok() && roots.size() != 1) st = {io::Errc::bad_argument, "binary trie commit: not one root record"};
-      if (st.ok()) o.root = roots[0];
-    }
-    if (!st.ok()) {
-      const std::unique_ptr<Pending> dropped = std::move(packed_);
-      return frame.fail(st);
-    }
+    return frame.fail(st);
   }
   frame.encoded();
-  for (const Node& n : c.nodes_) {
-    if (n.reused) continue;
-    if (frame.keyed()) frame.supersede_key(blob_key_string(n.path.data(), n.depth), n.body_bytes);
-    else frame.supersede(n.records, n.body_bytes);
-  }
   o.records_written = c.records_written;
   o.bytes_written = c.bytes_written;
   o.keys_delta = c.new_leaves;
   o.accounts_written = c.accounts;
-  for (const StemWrites& sw : c.writes_) o.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
+  for (const StemWrites& sw : c.writes()) o.slot_writes += sw.values.size() + (sw.patch ? 1 : 0);
   o.records_read = c.records_read;
   if (!frame.keyed()) {
     frame.hand_over_written();

@@ -1,30 +1,24 @@
-// bintrie/commit: one block's state diff applied to a binary-trie database in the arena
-// store (bintrie/db.h, layout bintrie/disk.h) as ONE copy-on-write commit
-// (docs/persist-commit.md, "Binary trie"). The steps are the phases of one commit's
-// Committer (bintrie/commit_tree.h, internal to the committer), one file each:
+// bintrie/commit: one block's state diff applied to a binary-trie database (arena or
+// RocksDB; bintrie/db.h, layout bintrie/disk.h) as ONE copy-on-write commit
+// (docs/persist-commit.md, "Binary trie"): engine/bintrie's MutableTree over the database
+// (bintrie/block_tree.h), the in-memory tree's apply and hash:
 //
-//   1. keys     (commit_writes.cpp) the diff becomes writes per stem by account_leaves.h's
+//   1. keys     (block_tree_read.cpp) the diff becomes writes per stem by account_leaves.h's
 //               rule, the in-memory state's (account_diff_writes: code chunks and storage
 //               slots as leaves, a zero storage value as a present zero value; the header
-//               patch resolved against the old stem in step 3: fields over the old basic
-//               data, a destroyed account's basic data and code hash zeroed; nothing is
-//               ever removed)
-//   2. resolve  (commit_resolve.cpp) the records on the dirty paths are read level by level
-//               (one PageReader::load per level, plus one for the stem pieces met on it),
-//               decoded strictly (group / stem blob codecs), their child counts checked
-//               against the blob and their hashes against the parent's entry (root: the
-//               manifest)
-//   3. plan     (commit_plan.cpp) per touched group the entries are re-derived from the
-//               unchanged entries (kept as they are), the touched children and the new
-//               stems (a new stem in an existing stem's region splits it, as the builder
-//               would place both); a subtree whose blobs do not change is kept whole (its
-//               locator)
-//   4. hash     (commit_hash.cpp) the plan's new stems and groups, level by level, one batch
-//               kernel call per level (bintrie/level_hash.h); the pure hash beside it
-//   5. write    (commit_emit.cpp) post-order through the SubtreePacker: unchanged children
-//               by locator (push_placed), new / changed stems and groups as new records;
-//               commit via DbFiles::commit_arena. A page is released only when all its
-//               records are superseded (counted across the commits of one
+//               patch resolved against the old stem in step 3; nothing is ever removed)
+//   2. resolve  (block_tree_read.cpp) the tree starts as the committed root's stub; the
+//               records the writes' paths reach are read round by round (one
+//               PageReader::load per round, plus one for the stem pieces met; RocksDB one
+//               MultiGet), decoded strictly through the verified fetch and resolved into the
+//               tree, which checks each against its parent's entry (root: the manifest)
+//   3. apply    (block_tree_apply.cpp) header patches against the old leaves, the writes
+//   4. hash     (block_tree_apply.cpp) the tree's commit: the dirty nodes level by level
+//               through the batch kernels; the pure hash beside it (block_tree_write.cpp)
+//   5. write    (block_tree_write.cpp) post-order through the SubtreePacker: unread and
+//               unchanged subtrees by locator (place_kept), new / changed stems and groups as
+//               new records; commit via DbFiles::commit_arena. A page is released only when
+//               all its records are superseded (counted across the commits of one
 //               BintrieCommitter), and the previous commit record page always. The release
 //               and commit are CommitFrame's (commit_frame.h), shared with the MPT.
 //
@@ -43,13 +37,15 @@
 #include "engine/persist/commit_frame.h"
 #include "engine/state/state_types.h"
 
+namespace st::bintrie {
+class MutableTree;
+struct Hasher;
+}  // namespace st::bintrie
+
 namespace st::persist {
 
 // The commit's figures (commit_frame.h, as the MPT's; sibling_reads stays 0: nothing is ever removed).
 using BintrieCommitStats = CommitStats;
-
-// The hash phase's scratch, kept across the commits of one committer (bintrie/commit_tree.h).
-struct BintrieHashScratch;
 
 // files: a binary-trie database, arena or RocksDB (CommitterBase).
 class BintrieCommitter : public CommitterBase {
@@ -64,9 +60,12 @@ class BintrieCommitter : public CommitterBase {
 
  private:
   struct Pending;
+  struct SpareTree;
+  std::unique_ptr<bintrie::MutableTree> take_tree(const bintrie::Hasher& h);
+  void give_back_tree(std::unique_ptr<bintrie::MutableTree> t);
   std::unique_ptr<Pending> pending_;  // hashed (hash() to write_pages())
   std::unique_ptr<Pending> packed_;   // written (write_pages() to publish()): the next hash() may run meanwhile
-  std::unique_ptr<BintrieHashScratch> hash_scratch_;  // used by hash() only
+  std::unique_ptr<SpareTree> spare_;  // the tree of the last commit written, emptied, memory kept
 };
 
 }  // namespace st::persist

@@ -1,5 +1,5 @@
 // bintrie/pure_hash: the hashing inputs of a binary-trie commit's new nodes (new stem blobs
-// and new group blobs, bintrie/commit_plan.cpp) hashed again alone, level by level, each level
+// and new group blobs, bintrie/block_tree_write.cpp) hashed again alone, level by level, each level
 // ONE call of the hasher's batch kernels (Hasher::hash32_batch for the leaf values,
 // hash64_batch for every internal level, the stem nodes and each group level), with the
 // trie's zero rule (a 64-byte input of zeros is the zero hash, not hashed). It is the

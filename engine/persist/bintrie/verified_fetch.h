@@ -1,6 +1,6 @@
 // bintrie/verified_fetch: the one verified node fetch of the binary trie on disk, for every
 // reader of a stored blob: the batched lookup (lookup.cpp), verify (verify.cpp), proofs
-// (prove.cpp) and the block commit's resolve of its dirty paths (commit_resolve.cpp).
+// (prove.cpp) and the block commit's resolve of its dirty paths (block_tree_read.cpp).
 //
 //   fetch   arena: a record by locator from a loaded page, a chunked stem reassembled from
 //           its pieces (fetch_record; fetch_record_sync loads what it needs); a streamed
@@ -8,7 +8,8 @@
 //           RocksDB: a blob by path key (the reader's MultiGet), decode_keyed
 //   check   the blob hashes to what its parent's entry records (the root: the manifest's
 //           root hash): queued and hashed in batches through the hasher's batch kernels
-//           (blob_checks.h: lookups, verify, and the commit's resolve, a level at a time), or
+//           (blob_checks.h: lookups and verify, a level at a time; the commit's resolve hashes
+//           in the tree it resolves into, MutableTree's resolve), or
 //           one path node at a time on hashes the caller computed (check_hash: proofs); the
 //           mismatch named alike (hash_mismatch_what)
 //   decode  strictly (group_blob.h's decoders, or their in-place views for lookups; a
@@ -58,9 +59,9 @@ struct Node {
   bool is_group = false;
   bintrie::GroupBlob group;
   // group: the strict check's view of the blob's bytes, valid only while those bytes are (the
-  // reader's loaded page, the caller's RocksDB value): verify, the commit's resolve and the
-  // RocksDB lookups queue their hash check from it (BlobHashChecks::add_group) instead of
-  // parsing the blob again.
+  // reader's loaded page, the caller's RocksDB value): verify and the RocksDB lookups queue
+  // their hash check from it (BlobHashChecks::add_group), and the commit's resolve hands it
+  // to MutableTree's resolve, instead of parsing the blob again.
   bintrie::GroupBlobView group_view;
   bintrie::StemBlob stem;
   std::vector<Locator> children;  // arena group: one per entry
