@@ -360,6 +360,53 @@ TEST_CASE("bintrie commit, RocksDB: an empty database takes blocks; the root ste
   }
 }
 
+// A block that writes the values the state holds (its slots and its nonce again) changes no
+// hash: every record read is kept, nothing is written or superseded; then one real change
+// writes and supersedes what it replaces, and the database still verifies.
+void run_unchanged_block(StoreKind store) {
+  TempDir dir("btcommit_same");
+  const DbOptions o = bt_options(dir.path, 5, 4096, store);
+  const state::Allocation a = random_alloc(77, 60, 5, 200);
+  state::AllocationSource src(a, kTestSpec);
+  REQUIRE(persist::build_db(o, src, nullptr).message() == "");
+  Model m = model_of(bintrie::make_hasher(bintrie::HashKind::sha256), a);
+  state::StateDiff same;
+  for (const auto& [addr, acc] : m.accounts) {
+    if (acc.storage.empty()) continue;
+    state::AccountDiff d;
+    d.address = addr;
+    d.nonce = acc.nonce;
+    for (const auto& [slot, v] : acc.storage) d.storage_writes.push_back({slot, v});
+    same.accounts.push_back(std::move(d));
+    if (same.accounts.size() == 3) break;
+  }
+  REQUIRE(same.accounts.size() == 3);
+  DbFiles files;
+  REQUIRE(DbFiles::for_commit(o, &files).message() == "");
+  persist::BintrieCommitter c(files);
+  persist::BintrieCommitStats st;
+  REQUIRE(c.commit(same, kTestSpec, &st).message() == "");
+  CHECK(st.root == m.root());
+  CHECK(st.records_read > 0);
+  CHECK(st.records_written == 0);
+  CHECK(st.records_superseded == 0);
+  CHECK(st.keys_deleted == 0);
+  state::StateDiff changed = same;
+  changed.accounts[0].storage_writes[0].second[0] ^= 0x5a;
+  m.apply(changed);
+  REQUIRE(c.commit(changed, kTestSpec, &st).message() == "");
+  CHECK(st.root == m.root());
+  CHECK(st.records_written > 0);
+  CHECK(st.records_superseded > 0);
+  CHECK(st.records_superseded <= st.records_read);
+  check_db(o, m);
+}
+
+TEST_CASE("bintrie commit: a block that writes the values the state holds keeps every record (arena, RocksDB)") {
+  run_unchanged_block(StoreKind::arena);
+  run_unchanged_block(StoreKind::rocksdb);
+}
+
 TEST_CASE("bintrie commit: random block diffs match the in-memory root; reopen, verify, read back (GD 5)") {
   run_diffs(5, 4096, 11, 30);
 }
