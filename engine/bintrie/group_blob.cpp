@@ -222,11 +222,25 @@ size_t group_heap(const Hasher& h, const GroupBlob& b, std::vector<Hash32>* node
     (*node)[idx] = e.hash;
     (*entry_at)[idx] = int32_t(k);
   }
+  // Level by level from the bottom, each level's messages in one batch call: a node that is
+  // not an entry and whose children are not both zero (the zero rule: else it stays zero).
+  // A level above the bottom holds at most 2^(g-1) <= 128 nodes.
   size_t computed = 0;
-  for (size_t i = (size_t(1) << g) - 1; i-- > 0;) {
-    if ((*entry_at)[i] >= 0) continue;
-    hash_pair(h, (*node)[2 * i + 1].data(), (*node)[2 * i + 2].data(), (*node)[i].data());
-    if ((*node)[i] != Hash32{}) ++computed;
+  Hash32 msg[2 * 128], out[128];
+  uint32_t at[128];
+  for (unsigned d = g; d-- > 0;) {
+    const size_t first = (size_t(1) << d) - 1, last = (size_t(2) << d) - 1;
+    size_t n = 0;
+    for (size_t i = first; i < last; ++i) {
+      if ((*entry_at)[i] >= 0) continue;
+      const Hash32 &l = (*node)[2 * i + 1], &r = (*node)[2 * i + 2];
+      if (is_zero32(l.data()) && is_zero32(r.data())) continue;
+      msg[2 * n] = l, msg[2 * n + 1] = r, at[n++] = uint32_t(i);
+    }
+    if (n == 0) continue;
+    h.hash64_batch(msg[0].data(), out[0].data(), n);
+    for (size_t k = 0; k < n; ++k) (*node)[at[k]] = out[k];
+    computed += n;
   }
   return computed;
 }

@@ -128,7 +128,8 @@ std::variant<StemBlob, std::string> decode_stem_blob(std::span<const uint8_t> by
 // A loaded group as a heap over relative depths 0..g (2^(g+1) - 1 positions; index 0 = the
 // group root, children of i at 2i+1, 2i+2): each entry's hash at its position and its index
 // in blob.entries in *entry_at (-1: none), the positions above hashed up from them (empty
-// ones are 32 zero bytes). Returns how many of those inner hashes are not zero.
+// ones are 32 zero bytes), one hash64_batch call per level. Returns how many of those inner
+// hashes are not zero.
 size_t group_heap(const Hasher& h, const GroupBlob& blob, std::vector<Hash32>* node, std::vector<int32_t>* entry_at);
 // Inner hashes of a loaded group, heap order (group_heap's first 2^g - 1 positions).
 std::vector<Hash32> reconstruct_group(const Hasher& h, const GroupBlob& blob, size_t* hashes_computed = nullptr);

@@ -13,7 +13,16 @@
 
 namespace st::bintrie {
 
-MutableTree::MutableTree(Hasher h) : h_(h), dirty_by_depth_(kStemBits + 1) {}
+MutableTree::MutableTree(Hasher h, bool huge_pages)
+    : h_(h),
+      internal_(TreeArrayAllocator<InternalNode>(huge_pages)),
+      parent_(TreeArrayAllocator<uint32_t>(huge_pages)),
+      pairs_(TreeArrayAllocator<ChildHashes>(huge_pages)),
+      stems_(TreeArrayAllocator<StemNode>(huge_pages)),
+      slots_(TreeArrayAllocator<SlotData>(huge_pages)),
+      slot_sub_(TreeArrayAllocator<uint8_t>(huge_pages)),
+      inner_(TreeArrayAllocator<StemInnerCache>(huge_pages)),
+      dirty_by_depth_(kStemBits + 1) {}
 
 uint32_t MutableTree::new_internal(uint32_t parent) {
   internal_.emplace_back();

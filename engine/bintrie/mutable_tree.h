@@ -131,17 +131,21 @@ struct StemInnerCache {
 inline constexpr uint16_t kDenseStemValues = 32;
 
 // The tree's big flat arrays live in large_alloc blocks (huge pages from 4 MiB on: the random
-// path walks of a 1M-key tree otherwise pay a TLB miss and a page walk per node).
+// path walks of a 1M-key tree otherwise pay a TLB miss and a page walk per node), or the
+// same blocks without the huge-page advice (huge_pages false: the block commit on disk,
+// where the advice measured slower on one host, docs/persist-commit.md).
 template <class T>
 struct TreeArrayAllocator {
   using value_type = T;
+  bool huge_pages = true;
   TreeArrayAllocator() = default;
+  explicit TreeArrayAllocator(bool huge) : huge_pages(huge) {}
   template <class U>
-  TreeArrayAllocator(const TreeArrayAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(large_alloc(n * sizeof(T))); }
+  TreeArrayAllocator(const TreeArrayAllocator<U>& o) : huge_pages(o.huge_pages) {}
+  T* allocate(size_t n) { return static_cast<T*>(large_alloc(n * sizeof(T), huge_pages)); }
   void deallocate(T* p, size_t n) { large_free(p, n * sizeof(T)); }
   template <class U>
-  bool operator==(const TreeArrayAllocator<U>&) const { return true; }
+  bool operator==(const TreeArrayAllocator<U>& o) const { return huge_pages == o.huge_pages; }
 };
 template <class T>
 using TreeArray = std::vector<T, TreeArrayAllocator<T>>;
@@ -158,7 +162,8 @@ struct CommitStats {
 
 class MutableTree {
  public:
-  explicit MutableTree(Hasher h);
+  // huge_pages: whether the node arrays take the huge-page advice (TreeArrayAllocator).
+  explicit MutableTree(Hasher h, bool huge_pages = true);
 
   // Records a batch of writes (later writes to a key win) and marks dirty paths.
   void apply(std::span<const Entry> writes);

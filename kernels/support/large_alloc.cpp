@@ -20,10 +20,10 @@ void advise_block(void* p, size_t rounded, size_t align) {
 
 }  // namespace
 
-void* large_alloc(size_t bytes) {
+void* large_alloc(size_t bytes, bool huge_pages) {
   const size_t align = large_alloc_alignment(bytes), rounded = rounded_bytes(bytes, align);
   void* p = ::operator new(rounded, std::align_val_t(align));
-  advise_block(p, rounded, align);
+  if (huge_pages) advise_block(p, rounded, align);
   return p;
 }
 

@@ -23,9 +23,10 @@ inline constexpr size_t large_alloc_alignment(size_t bytes) {
 }
 
 // A block of at least max(bytes, 1) bytes; throws std::bad_alloc when out of memory.
-void* large_alloc(size_t bytes);
-// The same, or nullptr when out of memory; huge_pages = false: the same alignment, no
-// huge-page advice (memory where the advice measured slower).
+// huge_pages = false: the same alignment, no huge-page advice (memory where the advice
+// measured slower).
+void* large_alloc(size_t bytes, bool huge_pages = true);
+// The same, or nullptr when out of memory.
 void* large_alloc_nothrow(size_t bytes, bool huge_pages = true);
 void large_free(void* p, size_t bytes);
 

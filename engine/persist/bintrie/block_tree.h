@@ -61,7 +61,7 @@ struct ReadRecord {
   std::vector<Locator> records;  // arena: the record and a chunked stem's pieces
   uint64_t body_bytes = 0;
   Hash32 hash{};                 // its committed hash (checked)
-  Key32 path{};                  // RocksDB: its key is blob_key(path, depth)
+  Key32 path{};                  // RocksDB: its key is blob_key(path, depth) (arena: not set)
   unsigned depth = 0;
   bool group = false;
 };

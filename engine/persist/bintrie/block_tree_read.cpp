@@ -121,7 +121,8 @@ io::Status BlockTree::take(bintrie::MutableTree::StubId id, size_t i, const std:
   const bintrie::MutableTree::Stub stub = tree_.stub(id);
   ReadRecord rr;
   rr.hash = stub.hash;
-  rr.depth = tree_.stub_path(id, rr.path.data());
+  const bool root = tree_.root_ref() == (bintrie::kRefTagStub | id);
+  if (keyed) rr.depth = tree_.stub_path(id, rr.path.data());  // (the arena names records by locator)
   bintrie_read::Node f;
   if (keyed) {
     const std::span<const uint8_t> blob{reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size()};
@@ -151,7 +152,7 @@ io::Status BlockTree::take(bintrie::MutableTree::StubId id, size_t i, const std:
   if (!e.empty()) {
     const std::string where = keyed ? bintrie_read::key_name(bintrie_read::kCommit, keys[i])
                                     : bintrie_read::record_name(bintrie_read::kCommit, stub.locator);
-    const std::string what = hash_mismatch ? bintrie_read::hash_mismatch_what(rr.depth == 0, f.is_group) : tree_message(e);
+    const std::string what = hash_mismatch ? bintrie_read::hash_mismatch_what(root, f.is_group) : tree_message(e);
     return {io::Errc::corrupt_page, where + ": " + what};
   }
   records_read += rr.records.size();

@@ -53,7 +53,9 @@ std::unique_ptr<bintrie::MutableTree> BintrieCommitter::take_tree(const bintrie:
     std::lock_guard<std::mutex> g(spare_->mu);
     t = std::move(spare_->tree);
   }
-  if (!t || t->hasher().kind != h.kind) return std::make_unique<bintrie::MutableTree>(h);
+  // No huge-page advice: with it the MPT's commit over its tries ran 1.5-2x slower on an
+  // AMD EPYC host, page writes included (docs/persist-commit.md), and so did this one.
+  if (!t || t->hasher().kind != h.kind) return std::make_unique<bintrie::MutableTree>(h, false);
   return t;
 }
 
