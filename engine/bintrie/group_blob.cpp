@@ -225,6 +225,7 @@ size_t group_heap(const Hasher& h, const GroupBlob& b, std::vector<Hash32>* node
   // Level by level from the bottom, each level's messages in one batch call: a node that is
   // not an entry and whose children are not both zero (the zero rule: else it stays zero).
   // A level above the bottom holds at most 2^(g-1) <= 128 nodes.
+  ST_CHECK(g >= 1 && g <= 8, "binary trie: a group depth outside 1..8");
   size_t computed = 0;
   Hash32 msg[2 * 128], out[128];
   uint32_t at[128];
