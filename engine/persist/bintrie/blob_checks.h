@@ -12,6 +12,10 @@
 //          sparse 8-level stem subtrees (stem_subtree_roots), the stem nodes
 //          H(stem || 0x00 || R) (one hash64_batch)
 //
+// The reductions' arrays are the calling thread's, kept across runs and across checkers (a
+// block's reader is a new checker, and its batches reach tens of MB at 10M slots: arrays
+// grown afresh for every block were copied as they grew and faulted in each time).
+//
 // Invariants: a group's result equals reconstruct_group(...)[0] and a stem's equals
 // stem_blob_hash of the same blob, bit for bit; run() reports the first mismatch in the
 // order the checks were added; views must be of blobs the strict checks accepted
@@ -66,23 +70,6 @@ class BlobHashChecks {
   std::vector<uint64_t> last_tags_;
   std::vector<uint8_t> last_is_group_;
   uint64_t hashes_ = 0;
-  // Scratch, kept between runs.
-  struct Item {
-    uint16_t pos;
-    bintrie::Hash32 hash;
-  };
-  struct Ent {
-    uint16_t pos;  // bitmap position (relative depth g)
-    uint8_t r;     // relative depth 1..g
-    const uint8_t* hash;
-  };
-  std::vector<Ent> ents_;
-  std::vector<uint32_t> ent_off_;
-  std::vector<Item> cur_, next_, level_;
-  std::vector<uint32_t> cur_off_, next_off_;
-  std::vector<int32_t> next_msg_;  // per next item: its message, or -1 (zero rule)
-  std::vector<bintrie::Hash32> msgs_, out_;
-  bintrie::StemLevels levels_;
 };
 
 }  // namespace st::persist
