@@ -77,8 +77,7 @@ io::Status PageReader::load_pages(std::span<const uint64_t> page_ids) {
     return s;
   }
   for (size_t i = 0; i < want_.size(); ++i) {
-    std::string err = decode_record_page(want_[i], std::span<const uint8_t>(fresh[i].bytes.get(), payload),
-                                         &fresh[i].parsed);
+    std::string err = check_page(want_[i], &fresh[i]);
     if (!err.empty()) {
       recycle();
       return io::Status(io::Errc::corrupt_page, err);
@@ -106,11 +105,16 @@ bool PageReader::request(uint64_t page_id, uint32_t waiter) {
   return false;
 }
 
+std::string PageReader::check_page(uint64_t page_id, Page* pg) const {
+  std::string err = check_record_page(page_id, std::span<const uint8_t>(pg->bytes.get(), store_.payload_bytes()));
+  pg->record_count = err.empty() ? checked_record_count(pg->bytes.get()) : 0;
+  return err;
+}
+
 io::Status PageReader::finish_page(uint64_t page_id, Pending&& p, std::vector<uint32_t>* woken) {
   Page pg;
   pg.bytes = std::move(p.bytes);
-  std::string err = decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), store_.payload_bytes()),
-                                       &pg.parsed);
+  std::string err = check_page(page_id, &pg);
   if (!err.empty()) {
     spare_.push_back(std::move(pg.bytes));
     return io::Status(io::Errc::corrupt_page, err);
@@ -217,13 +221,14 @@ void SharedPages::clear() {
 
 bool SharedPages::add(uint64_t page_id, std::span<const uint8_t> payload) {
   ST_CHECK(payload_bytes_ == 0 || payload.size() == payload_bytes_, "a shared page set holds pages of one size");
+  if (!check_record_page(page_id, payload).empty()) return false;
   std::vector<std::unique_ptr<uint8_t[]>> buf;
   BufferPool::instance().take(uint32_t(payload.size()), 1, &buf);
   CachedPage pg;
   pg.bytes = std::move(buf.back());
   buf.pop_back();
   std::memcpy(pg.bytes.get(), payload.data(), payload.size());
-  if (!decode_record_page(page_id, std::span<const uint8_t>(pg.bytes.get(), payload.size()), &pg.parsed).empty()) return false;
+  pg.record_count = checked_record_count(pg.bytes.get());
   payload_bytes_ = uint32_t(payload.size());
   auto [it, fresh] = pages_.try_emplace(page_id);
   if (!fresh) buf.push_back(std::move(it->second.bytes));  // the page's older copy
@@ -271,7 +276,7 @@ bool PageReader::use_borrowed(uint64_t page_id) {
 
 uint32_t PageReader::records_in(uint64_t page_id) const {
   const Page* pg = find_page(page_id);
-  return pg ? uint32_t(pg->parsed.records.size()) : 0;
+  return pg ? pg->record_count : 0;
 }
 
 void PageReader::used_pages(std::vector<uint64_t>* out) const {
@@ -285,11 +290,11 @@ io::Status PageReader::record(Locator l, RecordView* out) const {
     return io::Status(io::Errc::bad_argument, "record " + std::to_string(locator_page(l)) + ":" +
                                                   std::to_string(locator_index(l)) + ": page not loaded");
   const uint32_t i = locator_index(l);
-  if (i >= pg->parsed.records.size())
+  if (i >= pg->record_count)
     return io::Status(io::Errc::corrupt_page, "page " + std::to_string(locator_page(l)) + ": no record " +
                                                   std::to_string(i) + " (the page holds " +
-                                                  std::to_string(pg->parsed.records.size()) + ")");
-  *out = pg->parsed.records[i];
+                                                  std::to_string(pg->record_count) + ")");
+  *out = checked_record(pg->bytes.get(), i);
   return {};
 }
 

@@ -92,10 +92,12 @@ struct ReadCounters {
   uint64_t pages_reused = 0;      // distinct pages served from a borrowed SharedPages set
 };
 
-// Verified, parsed pages moved out of a PageReader (take_pages), by page id.
+// Verified pages moved out of a PageReader (take_pages), by page id. Every page held has
+// passed check_record_page: its records are read in place (checked_record), nothing parsed
+// is kept beside the bytes.
 struct CachedPage {
   std::unique_ptr<uint8_t[]> bytes;
-  RecordPage parsed;
+  uint32_t record_count = 0;
 };
 class SharedPages {
  public:
@@ -112,7 +114,7 @@ class SharedPages {
   // Forgets these pages (rewritten since they were read); returns how many it held.
   size_t erase(std::span<const uint64_t> page_ids);
   // Adds a copy of a page payload (a page just written); false (nothing added) when it does
-  // not decode as a record page.
+  // not pass check_record_page.
   bool add(uint64_t page_id, std::span<const uint8_t> payload);
   // Forgets every page; their buffers go back to the readers' process-wide pool.
   void clear();
@@ -203,6 +205,8 @@ class PageReader {
   };
   void forget_last() const { last_id_ = ~uint64_t(0), last_page_ = nullptr; }
   io::Status finish_page(uint64_t page_id, Pending&& p, std::vector<uint32_t>* woken);
+  // check_record_page on a page just read, and its record count kept.
+  std::string check_page(uint64_t page_id, Page* pg) const;
 
   io::NodeStore& store_;
   std::unordered_map<uint64_t, Page> pages_;

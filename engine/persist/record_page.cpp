@@ -61,10 +61,8 @@ void RecordPageBuilder::finish(uint8_t* out) const {
   if (!data_.empty()) std::memcpy(out + table, data_.data(), data_.size());
 }
 
-std::string decode_record_page(uint64_t page_id, std::span<const uint8_t> payload, RecordPage* out) {
-  out->records.clear();
+std::string check_record_page(uint64_t page_id, std::span<const uint8_t> payload) {
   auto bad = [&](const std::string& what) {
-    out->records.clear();
     return "page " + std::to_string(page_id) + ": bad record page (" + what + ")";
   };
   const size_t size = payload.size();
@@ -79,22 +77,38 @@ std::string decode_record_page(uint64_t page_id, std::span<const uint8_t> payloa
     while (p[i] == 0) ++i;
     return bad("non-zero padding at byte " + std::to_string(i));
   }
-  out->records.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t begin = get_u16(p + kPageHeaderBytes + i * kRecordOffsetBytes);
     const uint32_t stop = i + 1 < n ? get_u16(p + kPageHeaderBytes + (i + 1) * kRecordOffsetBytes) : end;
     if (begin < table || stop < begin || stop > end) return bad("record " + std::to_string(i) + " offsets");
     if (i == 0 && begin != table) return bad("record 0 does not start after the table");
     if (stop - begin < kRecordHeaderBytes) return bad("record " + std::to_string(i) + " too short");
-    RecordView r;
-    r.kind = p[begin];
-    r.child_count = uint16_t(get_u16(p + begin + 1));
-    const size_t children_end = size_t(begin) + kRecordHeaderBytes + size_t(r.child_count) * kLocatorBytes;
+    const size_t children_end = size_t(begin) + kRecordHeaderBytes + size_t(get_u16(p + begin + 1)) * kLocatorBytes;
     if (children_end > stop) return bad("record " + std::to_string(i) + " child table past its end");
-    r.child_bytes = p + begin + kRecordHeaderBytes;
-    r.body = std::span<const uint8_t>(p + children_end, stop - children_end);
-    out->records.push_back(r);
   }
+  return {};
+}
+
+RecordView checked_record(const uint8_t* p, uint32_t i) {
+  const uint32_t n = get_u16(p);
+  const uint32_t begin = get_u16(p + kPageHeaderBytes + i * kRecordOffsetBytes);
+  const uint32_t stop = i + 1 < n ? get_u16(p + kPageHeaderBytes + (i + 1) * kRecordOffsetBytes) : get_u16(p + 2);
+  RecordView r;
+  r.kind = p[begin];
+  r.child_count = uint16_t(get_u16(p + begin + 1));
+  const size_t children_end = size_t(begin) + kRecordHeaderBytes + size_t(r.child_count) * kLocatorBytes;
+  r.child_bytes = p + begin + kRecordHeaderBytes;
+  r.body = std::span<const uint8_t>(p + children_end, stop - children_end);
+  return r;
+}
+
+std::string decode_record_page(uint64_t page_id, std::span<const uint8_t> payload, RecordPage* out) {
+  out->records.clear();
+  std::string err = check_record_page(page_id, payload);
+  if (!err.empty()) return err;
+  const uint32_t n = checked_record_count(payload.data());
+  out->records.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) out->records.push_back(checked_record(payload.data(), i));
   return {};
 }
 

@@ -94,8 +94,16 @@ class RecordPageBuilder {
   std::vector<uint8_t> data_;     // records back to back
 };
 
-// A parsed page: checks the whole layout up front. `error` is empty on success, else one
-// line naming `page_id` and what is wrong.
+// Checks a page's whole layout (see the top of this file): empty on success, else one line
+// naming `page_id` and what is wrong. A page that passed is read with the checked_* calls
+// below, which check nothing again and allocate nothing.
+std::string check_record_page(uint64_t page_id, std::span<const uint8_t> payload);
+// Records in a page that passed check_record_page.
+inline uint32_t checked_record_count(const uint8_t* payload) { return uint32_t(payload[0]) | uint32_t(payload[1]) << 8; }
+// Record i (< checked_record_count) of a page that passed check_record_page.
+RecordView checked_record(const uint8_t* payload, uint32_t i);
+
+// A parsed page: every record's view, after the same checks (`error` as above).
 struct RecordPage {
   std::vector<RecordView> records;
 };

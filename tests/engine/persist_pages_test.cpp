@@ -102,6 +102,15 @@ TEST_CASE("record page: build, decode, and every record as written") {
   CHECK(locator_page(parsed.records[1].child(1)) == (1ull << 40));
   CHECK(locator_index(parsed.records[1].child(1)) == 65535);
   CHECK(std::vector<uint8_t>(parsed.records[1].body.begin(), parsed.records[1].body.end()) == body2);
+  // Read in place (as the page reader does): the same views, nothing parsed kept.
+  REQUIRE(check_record_page(7, page).empty());
+  REQUIRE(checked_record_count(page.data()) == 2);
+  const RecordView last = checked_record(page.data(), 1);
+  CHECK(last.kind == 3);
+  CHECK(last.child(1) == kids[1]);
+  CHECK(last.body.data() == parsed.records[1].body.data());
+  CHECK(std::vector<uint8_t>(last.body.begin(), last.body.end()) == body2);
+  CHECK(checked_record(page.data(), 0).body.size() == 3);
 }
 
 TEST_CASE("record page: 16-bit child counts (a full GD-8 group's 256 children, and a page full of them)") {
