@@ -151,7 +151,7 @@ io::Status MptTreeDb::lookup(std::span<const state::StateKey> keys, std::vector<
   hash_keys(keys, cs, *out);
   LookupStats st;
   st.keys = keys.size();
-  io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, &st) : walk_rocks(cs, &st);
+  io::Status s = walk(cs, cold_pages, &st);
   if (stats) *stats = st;
   if (!s.ok()) out->clear();  // nothing of a failed lookup is an answer
   return s;
@@ -188,15 +188,15 @@ void MptTreeDb::hash_keys(std::span<const state::StateKey> keys, std::vector<Cur
 }
 
 io::Status MptTreeDb::run_checks(const std::vector<std::string>* keys) {
-  const long bad = checks_.run();
+  const long bad = checks_->run();
   io::Status s;
   if (bad >= 0) {
     Origin o;
-    o.loc = checks_.locs[size_t(bad)];
-    if (keys) o.path_key = &(*keys)[checks_.tags[size_t(bad)]];
+    o.loc = checks_->locs[size_t(bad)];
+    if (keys) o.path_key = &(*keys)[checks_->tags[size_t(bad)]];
     s = hash_mismatch(kWho, o);
   }
-  checks_.clear();
+  checks_->clear();
   return s;
 }
 
@@ -232,7 +232,7 @@ io::Status MptTreeDb::step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkSte
     }
     decoded = &memo_nodes_[it->second];
   }
-  checks_.add(rv.body, c.expect, c.loc, 0);
+  checks_->add(rv.body, c.expect, c.loc, 0);
   if (io::Status s = step(c, rv.body, o, &st->nodes_visited, decoded); !s.ok()) return s;
   *out = c.done ? WalkStep::done : WalkStep::moved;
   return {};
@@ -251,9 +251,9 @@ struct MptTreeDb::ArenaWalk {
   bool done(uint32_t i) const { return cs[i].done; }
   bool wake(uint32_t) { return true; }  // a cursor waits on one page at a time
   io::Status step(uint32_t i, WalkStep* out) { return db.step_arena(cs[i], i, st, out); }
-  size_t checks_pending() const { return db.checks_.pending(); }
+  size_t checks_pending() const { return db.checks_->pending(); }
   io::Status run_checks() { return db.run_checks(nullptr); }
-  void drop_checks() { db.checks_.clear(); }
+  void drop_checks() { db.checks_->clear(); }
 };
 
 // The MPT's side of the RocksDB rounds (lookup_walk.h): each distinct node of a round is
@@ -278,11 +278,11 @@ struct MptTreeDb::RocksWalk {
   io::Status take(const RocksRound& r, uint32_t j) {
     if (nodes.size() < r.keys.size()) nodes.resize(r.keys.size());
     if (!r.found[j]) return {io::Errc::not_found, "mpt: " + origin(r, j).name() + " is missing (its parent references it)"};
-    db.checks_.add(r.value(j), r.expect[j], kNoLocator, j);
+    db.checks_->add(r.value(j), r.expect[j], kNoLocator, j);
     return decode_fetched(kWho, origin(r, j), r.value(j), &nodes[j]);
   }
   io::Status run_checks(const RocksRound& r) { return db.run_checks(&r.keys); }
-  void drop_checks() { db.checks_.clear(); }
+  void drop_checks() { db.checks_->clear(); }
   io::Status step(uint32_t i, const RocksRound& r, uint32_t j) {
     return mpt_read::step(cs[i], r.value(j), origin(r, j), &st->nodes_visited, &nodes[j]);
   }
@@ -290,9 +290,17 @@ struct MptTreeDb::RocksWalk {
 
 // Streamed walk (lookup_walk.h): the account trie's top levels are decoded once per batch
 // (memo_); every (record, hash) is checked once per batch.
+io::Status MptTreeDb::walk(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
+  checks_ = &NodeHashChecks::of_this_thread();
+  checks_->reset();
+  io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, st) : walk_rocks(cs, st);
+  checks_->reset();  // a failed walk leaves its queue: the thread's next walk starts empty
+  checks_ = nullptr;
+  return s;
+}
+
 io::Status MptTreeDb::walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
-  checks_.reset();
-  checks_.seen.reserve(4 * cs.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
+  checks_->seen.reserve(4 * cs.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
   memo_.clear();
   memo_nodes_.clear();
   memo_levels_ = 0;

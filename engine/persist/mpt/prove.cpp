@@ -15,7 +15,7 @@ io::Status MptTreeDb::prove(const state::StateKey& key, StateProof* out) {
   cs[0].account_proof = &p.account_proof;
   cs[0].storage_proof = &sp.proof;
   LookupStats st;
-  io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, false, &st) : walk_rocks(cs, &st);
+  io::Status s = walk(cs, false, &st);
   if (!s.ok()) return s;
   const AccountInfo& a = ans[0].account;
   p.exists = a.exists;

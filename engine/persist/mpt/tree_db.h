@@ -87,6 +87,8 @@ class MptTreeDb final : public StoredTreeDb {
   void hash_keys(std::span<const state::StateKey> keys, std::vector<Cursor>& cs, std::vector<LookupAnswer>& ans);
   io::Status run_checks(const std::vector<std::string>* keys);
   io::Status step_arena(Cursor& c, uint32_t i, LookupStats* st, WalkStep* out);
+  // The cursors walked to their answers on the store's walk, with this thread's check queue.
+  io::Status walk(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st);
   io::Status walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st);
   io::Status walk_rocks(std::vector<Cursor>& cs, LookupStats* st);
 
@@ -108,7 +110,9 @@ class MptTreeDb final : public StoredTreeDb {
   io::Status check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r);
   io::Status verify_all(VerifyReport* r, const ProgressFn& progress);
 
-  NodeHashChecks checks_;  // lookups: the nodes reached, hashed in batches before any answer
+  // walk(): the nodes reached, hashed in batches before any answer; the calling thread's
+  // queue while a walk runs (NodeHashChecks::of_this_thread), else nullptr.
+  NodeHashChecks* checks_ = nullptr;
   // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
   std::unordered_map<Locator, uint32_t> memo_;
   std::vector<mpt::DecodedNode> memo_nodes_;

@@ -105,8 +105,12 @@ long check_round(size_t n, const Body& body, const Expect& expect, std::vector<c
   return first_mismatch(msgs, lens, digests, expect);
 }
 
-// A lookup's queued hash checks of fetched nodes, run as keccak256 batches.
+// A lookup's queued hash checks of fetched nodes, run as keccak256 batches. A lookup uses
+// its thread's queue (of_this_thread) from start to end and leaves it empty: a block's
+// reader is new each block, and a queue of its own (arrays and the seen-map's nodes, ~10 MB
+// at 24k keys) was allocated and faulted in afresh every block.
 struct NodeHashChecks {
+  static NodeHashChecks& of_this_thread();
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
   std::vector<Hash32> expect;
