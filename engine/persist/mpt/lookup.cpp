@@ -288,17 +288,17 @@ struct MptTreeDb::RocksWalk {
   }
 };
 
-// Streamed walk (lookup_walk.h): the account trie's top levels are decoded once per batch
-// (memo_); every (record, hash) is checked once per batch.
 io::Status MptTreeDb::walk(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
   checks_ = &NodeHashChecks::of_this_thread();
   checks_->reset();
   io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, st) : walk_rocks(cs, st);
-  checks_->reset();  // a failed walk leaves its queue: the thread's next walk starts empty
+  checks_->clear();  // a failed walk leaves its queue (the seen-map waits for the next reset)
   checks_ = nullptr;
   return s;
 }
 
+// Streamed walk (lookup_walk.h): the account trie's top levels are decoded once per batch
+// (memo_); every (record, hash) is checked once per batch.
 io::Status MptTreeDb::walk_arena(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
   checks_->seen.reserve(4 * cs.size());  // ~ the nodes on the batch's paths: no rehash mid-walk
   memo_.clear();

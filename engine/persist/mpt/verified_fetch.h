@@ -106,7 +106,7 @@ long check_round(size_t n, const Body& body, const Expect& expect, std::vector<c
 }
 
 // A lookup's queued hash checks of fetched nodes, run as keccak256 batches. A lookup uses
-// its thread's queue (of_this_thread) from start to end and leaves it empty: a block's
+// its thread's queue (of_this_thread), reset at its start and cleared at its end: a block's
 // reader is new each block, and a queue of its own (arrays and the seen-map's nodes, ~10 MB
 // at 24k keys) was allocated and faulted in afresh every block.
 struct NodeHashChecks {
