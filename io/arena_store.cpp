@@ -269,6 +269,7 @@ struct ArenaFileStore::Impl {
   unsigned process_cqes() {
     io_uring_cqe* cqe;
     unsigned head, count = 0;
+    if (IO_URING_READ_ONCE(*ring.sq.kflags) & IORING_SQ_TASKRUN) io_uring_get_events(&ring);  // post what landed
     io_uring_for_each_cqe(&ring, head, cqe) {
       handle(uint32_t(reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe))), cqe->res);
       ++count;
@@ -365,7 +366,13 @@ Status size_arena_file(ArenaFileStore::Impl& m) {
 
 // io_uring and the opcodes it must have; *fixed_ops: READ_FIXED / WRITE_FIXED exist.
 Status init_arena_ring(ArenaFileStore::Impl& m, bool* fixed_ops) {
-  const int qr = io_uring_queue_init(m.opt.queue_depth, &m.ring, 0);
+  // Completions do not interrupt the thread while it runs in user space (COOP_TASKRUN): they
+  // are posted at its next io_uring_enter, or when process_cqes sees the TASKRUN flag. Older
+  // kernels refuse the flags: plain ring then.
+  io_uring_params params{};
+  params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  int qr = io_uring_queue_init_params(m.opt.queue_depth, &m.ring, &params);
+  if (qr == -EINVAL) qr = io_uring_queue_init(m.opt.queue_depth, &m.ring, 0);
   if (qr < 0)
     return Status(Errc::unsupported,
                   std::string("io_uring unavailable (io_uring_queue_init: ") + std::strerror(-qr) +
