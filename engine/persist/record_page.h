@@ -22,7 +22,7 @@
 //
 // What kind and the child order mean is the tree's business (mpt_disk, bintrie_disk); this
 // file only guarantees that a parsed page never yields a span outside the payload:
-// decode_record_page() checks n, the offsets (ascending, inside [header, end]), end <=
+// check_record_page() checks n, the offsets (ascending, inside [header, end]), end <=
 // payload size, zero padding after end, and that each record holds its kind, nchild and
 // nchild locators. Anything else is an error message naming the page, never a crash.
 #pragma once
