@@ -13,6 +13,15 @@ void put_u16(uint8_t* p, uint32_t v) {
   p[1] = uint8_t(v >> 8);
 }
 uint32_t get_u16(const uint8_t* p) { return uint32_t(p[0]) | (uint32_t(p[1]) << 8); }
+// Where record i of a page of n records and `end` bytes used starts and stops, as the offset
+// table says (unchecked: check_record_page checks them, checked_record trusts them).
+struct RecordBounds {
+  uint32_t begin, stop;
+};
+RecordBounds record_bounds(const uint8_t* p, uint32_t n, uint32_t end, uint32_t i) {
+  const uint32_t begin = get_u16(p + kPageHeaderBytes + i * kRecordOffsetBytes);
+  return {begin, i + 1 < n ? get_u16(p + kPageHeaderBytes + (i + 1) * kRecordOffsetBytes) : end};
+}
 // Word at a time (the padding of every page read is checked).
 bool all_zero(const uint8_t* p, size_t n) {
   uint64_t acc = 0;
@@ -78,8 +87,7 @@ std::string check_record_page(uint64_t page_id, std::span<const uint8_t> payload
     return bad("non-zero padding at byte " + std::to_string(i));
   }
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t begin = get_u16(p + kPageHeaderBytes + i * kRecordOffsetBytes);
-    const uint32_t stop = i + 1 < n ? get_u16(p + kPageHeaderBytes + (i + 1) * kRecordOffsetBytes) : end;
+    const auto [begin, stop] = record_bounds(p, n, end, i);
     if (begin < table || stop < begin || stop > end) return bad("record " + std::to_string(i) + " offsets");
     if (i == 0 && begin != table) return bad("record 0 does not start after the table");
     if (stop - begin < kRecordHeaderBytes) return bad("record " + std::to_string(i) + " too short");
@@ -89,10 +97,10 @@ std::string check_record_page(uint64_t page_id, std::span<const uint8_t> payload
   return {};
 }
 
+uint32_t checked_record_count(const uint8_t* payload) { return get_u16(payload); }
+
 RecordView checked_record(const uint8_t* p, uint32_t i) {
-  const uint32_t n = get_u16(p);
-  const uint32_t begin = get_u16(p + kPageHeaderBytes + i * kRecordOffsetBytes);
-  const uint32_t stop = i + 1 < n ? get_u16(p + kPageHeaderBytes + (i + 1) * kRecordOffsetBytes) : get_u16(p + 2);
+  const auto [begin, stop] = record_bounds(p, get_u16(p), get_u16(p + 2), i);
   RecordView r;
   r.kind = p[begin];
   r.child_count = uint16_t(get_u16(p + begin + 1));

@@ -99,7 +99,7 @@ class RecordPageBuilder {
 // below, which check nothing again and allocate nothing.
 std::string check_record_page(uint64_t page_id, std::span<const uint8_t> payload);
 // Records in a page that passed check_record_page.
-inline uint32_t checked_record_count(const uint8_t* payload) { return uint32_t(payload[0]) | uint32_t(payload[1]) << 8; }
+uint32_t checked_record_count(const uint8_t* payload);
 // Record i (< checked_record_count) of a page that passed check_record_page.
 RecordView checked_record(const uint8_t* payload, uint32_t i);
 
