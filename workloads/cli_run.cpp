@@ -422,10 +422,11 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
 }
 
 // One repetition's headline figures: its blocks' mean total / state read / hash / commit
-// time, its read time per slot and per miss, its blocks per second.
+// time, its read time per slot and per miss, its blocks per second over its wall and in
+// the steady state (run_metrics.h; 0 with one block).
 struct RepFigures {
   double total_ms = 0, state_read_ms = 0, state_hash_ms = 0, commit_ms = 0;
-  double ms_per_slot_read = 0, ms_per_miss = 0, blocks_per_sec = 0;
+  double ms_per_slot_read = 0, ms_per_miss = 0, blocks_per_sec = 0, steady_blocks_per_sec = 0;
 };
 
 RepFigures rep_figures_of(const pipeline::RunResult& res, std::string* digests) {
@@ -443,6 +444,7 @@ RepFigures rep_figures_of(const pipeline::RunResult& res, std::string* digests) 
   f.ms_per_slot_read = ratio(read_ms, double(slots));
   f.ms_per_miss = ratio(read_ms, double(misses));
   f.blocks_per_sec = ratio(n, ms(res.wall_ns) * 1e-3);
+  f.steady_blocks_per_sec = pipeline::steady_rate(res.blocks).blocks_per_sec();
   return f;
 }
 
@@ -451,6 +453,7 @@ struct Runs {
   std::vector<pipeline::BlockResult> all;  // every repetition's blocks, in order
   stats::LogHistogram read_latency, commit_latency;
   uint64_t wall_ns = 0;
+  pipeline::SteadyRate steady;  // summed over the repetitions
   std::vector<RepFigures> figures;
   std::vector<std::array<uint8_t, 32>> roots;
   std::vector<std::string> digests;
@@ -534,6 +537,8 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
     runs->read_latency.merge(res.state_read_latency_ns);
     runs->commit_latency.merge(res.commit_read_latency_ns);
     runs->wall_ns += res.wall_ns;
+    const pipeline::SteadyRate steady = pipeline::steady_rate(res.blocks);
+    runs->steady.blocks += steady.blocks, runs->steady.span_ns += steady.span_ns;
     if (st.scratch) {
       std::error_code ec;
       std::filesystem::remove_all(ro.dir, ec);  // the next repetition starts from a fresh copy
@@ -598,6 +603,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
           {"blocks", runs.all.size()},
           {"wall_ms", wall_ms},
           {"blocks_per_sec", ratio(double(runs.all.size()), wall_ms * 1e-3)},
+          {"steady_blocks_per_sec", null_or(runs.steady.span_ns > 0, runs.steady.blocks_per_sec())},
           {"gas_used", t.gas_known ? nlohmann::json(t.gas) : nlohmann::json()},
           {"mgas_per_sec", null_or(t.gas_known, ratio(double(t.gas) * 1e-6, wall_ms * 1e-3))},
           {"slots_read", t.slots_read},
@@ -641,6 +647,7 @@ nlohmann::json reps_json(const Setup& st, const Runs& runs) {
   add("ms_per_slot_read", &RepFigures::ms_per_slot_read);
   add("ms_per_miss", &RepFigures::ms_per_miss);
   add("blocks_per_sec", &RepFigures::blocks_per_sec);
+  add("steady_blocks_per_sec", &RepFigures::steady_blocks_per_sec);
   bool same_roots = true, same_reads = true;
   for (size_t i = 1; i < runs.roots.size(); ++i)
     same_roots = same_roots && runs.roots[i] == runs.roots[0], same_reads = same_reads && runs.digests[i] == runs.digests[0];
@@ -669,6 +676,8 @@ nlohmann::json cold_tail_json(const std::vector<pipeline::ColdTailRow>& by_count
 void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json& sum) {
   std::printf("%zu blocks in %.1f ms (%.2f blocks/s", runs.all.size(), sum["wall_ms"].get<double>(),
               sum["blocks_per_sec"].get<double>());
+  if (!sum["steady_blocks_per_sec"].is_null())
+    std::printf(", %.2f after the first block", sum["steady_blocks_per_sec"].get<double>());
   if (!sum["mgas_per_sec"].is_null()) std::printf(", %.1f Mgas/s", sum["mgas_per_sec"].get<double>());
   std::printf("); %.3f ms per slot read, %.2f device reads per slot; reader %s, qd %u, inflight %u, reads from the %s\n"
               "root %s\n",

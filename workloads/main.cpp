@@ -3,9 +3,15 @@
 // kernels chosen on this CPU. After a command that succeeded, one warning line on stderr
 // when any of its timing summaries was noisy (report.h, the rule in engine/stats/summary.h).
 // The threading library's worker threads are joined before the process exits.
+// Linked with mimalloc, freed memory stays mapped (keep_freed_memory_mapped).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+
+#if STATETREE_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include "engine/pipeline/parallel.h"
 #include "workloads/build_info.h"
@@ -44,9 +50,23 @@ void print_usage(FILE* out) {
   std::fprintf(out, "  %-14s %s\n", "version", "version, git commit and the kernels chosen on this CPU (also --version)");
 }
 
+// mimalloc returns a freed segment's memory to the system half a second after the segment
+// empties (its allow_decommit option). A pipeline block takes 0.3-1 s and frees its read
+// pages, scratch and trees when it ends, so the next block faulted all of it in again: at
+// 10M slots, about half of a run's page faults, and on a virtual machine where a fault costs
+// ~12 us, up to 40 % of the binary trie's CPU (docs/benchmarks.md, "Freed memory kept
+// mapped"). A batch process reuses what it freed within the second; it keeps it mapped.
+// MIMALLOC_ALLOW_DECOMMIT in the environment still decides, when it is set.
+void keep_freed_memory_mapped() {
+#if STATETREE_MIMALLOC
+  if (std::getenv("MIMALLOC_ALLOW_DECOMMIT") == nullptr) mi_option_disable(mi_option_allow_decommit);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory_mapped();
   // Declared first, so destroyed last: the worker threads are joined after the command.
   st::pipeline::WorkerThreadsJoin join_workers_at_exit;
   if (argc < 2) { print_usage(stderr); return 2; }

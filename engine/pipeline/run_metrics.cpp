@@ -19,4 +19,9 @@ double run_overlap(std::span<const BlockResult> blocks, uint64_t wall_ns) {
   return wall_ns ? double(sum) / double(wall_ns) : 0;
 }
 
+SteadyRate steady_rate(std::span<const BlockResult> blocks) {
+  if (blocks.size() < 2) return {};
+  return {blocks.size() - 1, blocks.back().commit.end_ns - blocks.front().commit.end_ns};
+}
+
 }  // namespace st::pipeline

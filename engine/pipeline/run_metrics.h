@@ -7,6 +7,11 @@
 //   run_overlap(blocks, w)  the sum of every block's four stage walls / the run's wall w:
 //                           <= 1 when the stages of different blocks never run at the same
 //                           time (--inflight 1), > 1 when they do (--inflight 2 and more)
+//   steady_rate(blocks)     one run's blocks after its first, over the time from the first
+//                           block's commit end to the last one's: the throughput once the
+//                           pipeline is full. The first block has nothing to overlap and
+//                           fills the caches and the allocator, so over a short run the
+//                           whole-run rate understates what --inflight K > 1 sustains.
 //
 // Pure functions; 0 when the denominator is 0. geth's workers are not a stage: their time is
 // in traverse's wall.
@@ -21,5 +26,13 @@ namespace st::pipeline {
 
 double block_overlap(const BlockResult& b);
 double run_overlap(std::span<const BlockResult> blocks, uint64_t wall_ns);
+
+// Blocks after the first and the time they took (0 and 0 with fewer than two blocks).
+struct SteadyRate {
+  uint64_t blocks = 0;
+  uint64_t span_ns = 0;
+  double blocks_per_sec() const { return span_ns ? double(blocks) * 1e9 / double(span_ns) : 0; }
+};
+SteadyRate steady_rate(std::span<const BlockResult> blocks);
 
 }  // namespace st::pipeline

@@ -215,8 +215,24 @@ TEST_CASE("statetree run --reps: each repetition on a fresh copy, the same roots
     // Blocks per second over both repetitions: all 6 blocks over the summed wall time.
     CHECK(s["blocks_per_sec"].get<double>() ==
           doctest::Approx(6.0 / (s["wall_ms"].get<double>() * 1e-3)).epsilon(1e-9));
+    // In the steady state: per repetition, the blocks after the first over the time from the
+    // first block's commit end to the last one's (each repetition's stamps from its own start).
+    double steady_blocks = 0, steady_ms = 0;
+    for (size_t rep = 0; rep < 2; ++rep) {
+      auto commit_end = [&](size_t i) {
+        const json& c = ro.blocks[rep * 3 + i]["commit"];
+        return c["start_ms"].get<double>() + c["wall_ms"].get<double>();
+      };
+      REQUIRE(commit_end(2) > commit_end(0));
+      steady_blocks += 2, steady_ms += commit_end(2) - commit_end(0);
+      const double rate = 2.0 / ((commit_end(2) - commit_end(0)) * 1e-3);
+      const json& x = s["reps"]["figures"]["steady_blocks_per_sec"];
+      CHECK((rate == doctest::Approx(x["min"].get<double>()).epsilon(1e-6) ||
+             rate == doctest::Approx(x["max"].get<double>()).epsilon(1e-6)));
+    }
+    CHECK(s["steady_blocks_per_sec"].get<double>() == doctest::Approx(steady_blocks / (steady_ms * 1e-3)).epsilon(1e-6));
     for (const char* f : {"total_ms", "state_read_ms", "state_hash_ms", "commit_ms", "ms_per_slot_read", "ms_per_miss",
-                          "blocks_per_sec"}) {
+                          "blocks_per_sec", "steady_blocks_per_sec"}) {
       CAPTURE(f);
       const json& x = s["reps"]["figures"][f];
       REQUIRE(x["samples"].size() == 2);
