@@ -5,14 +5,14 @@
 #include <cstring>
 #include <span>
 
+#include "engine/memory/scratch_pool.h"
+
 namespace st::persist {
 
 using bintrie::Hash32;
 
-namespace {
-
-// run()'s arrays, one set per thread (see the header), and the group reduction's steps.
-struct Scratch {
+// run()'s arrays, leased from one pool (see the header), and the group reduction's steps.
+struct BlobCheckScratch {
   struct Item {
     uint16_t pos;
     Hash32 hash;
@@ -105,12 +105,6 @@ struct Scratch {
   }
 };
 
-Scratch& scratch() {
-  static thread_local Scratch s;
-  return s;
-}
-
-}  // namespace
 
 void BlobHashChecks::add_group(const bintrie::GroupBlobView& v, const uint8_t* expect32, uint64_t tag) {
   Check c{true, uint32_t(groups_.size()), {}, tag};
@@ -136,8 +130,7 @@ void BlobHashChecks::clear() {
 // relative depth g, the bottom) at position pos >> (g - r); each level pairs the live
 // items of every group (siblings 2k, 2k+1; a lone item with a zero sibling) into one
 // hash64_batch, except pairs of two zeros, which give zero unhashed.
-void BlobHashChecks::hash_groups(std::vector<Hash32>* roots) {
-  Scratch& x = scratch();
+void BlobHashChecks::hash_groups(BlobCheckScratch& x, std::vector<Hash32>* roots) {
   const size_t n = groups_.size();
   x.gather(groups_);
   for (unsigned level = 0; level < g_; ++level) {
@@ -165,8 +158,7 @@ void BlobHashChecks::hash_groups(std::vector<Hash32>* roots) {
 
 // Every queued stem's node hash: the leaves of all stems in one hash32_batch, their
 // sparse subtrees together (stem_subtree_roots), the stem nodes in one hash64_batch.
-void BlobHashChecks::hash_stems(std::vector<Hash32>* out) {
-  Scratch& x = scratch();
+void BlobHashChecks::hash_stems(BlobCheckScratch& x, std::vector<Hash32>* out) {
   const size_t n = stems_.size();
   bintrie::StemLevels& L = x.levels;
   size_t total = 0;
@@ -203,8 +195,11 @@ void BlobHashChecks::hash_stems(std::vector<Hash32>* out) {
 
 long BlobHashChecks::run() {
   std::vector<Hash32> group_roots, stem_hashes;
-  if (!groups_.empty()) hash_groups(&group_roots);
-  if (!stems_.empty()) hash_stems(&stem_hashes);
+  {
+    const auto x = memory::ScratchPool<BlobCheckScratch>::take();
+    if (!groups_.empty()) hash_groups(*x, &group_roots);
+    if (!stems_.empty()) hash_stems(*x, &stem_hashes);
+  }
   long bad = -1;
   last_tags_.resize(checks_.size());
   last_is_group_.resize(checks_.size());

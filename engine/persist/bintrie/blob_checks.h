@@ -12,9 +12,10 @@
 //          sparse 8-level stem subtrees (stem_subtree_roots), the stem nodes
 //          H(stem || 0x00 || R) (one hash64_batch)
 //
-// The reductions' arrays are the calling thread's, kept across runs and across checkers (a
-// block's reader is a new checker, and its batches reach tens of MB at 10M slots: arrays
-// grown afresh for every block were copied as they grew and faulted in each time).
+// The reductions' arrays are leased for each run from one pool (memory/scratch_pool.h),
+// kept across runs, checkers and threads (a block's reader is a new checker, its batches
+// reach tens of MB at 10M slots, and arrays grown afresh for every block, or for every
+// thread that ran one, were copied as they grew and faulted in each time).
 //
 // Invariants: a group's result equals reconstruct_group(...)[0] and a stem's equals
 // stem_blob_hash of the same blob, bit for bit; run() reports the first mismatch in the
@@ -31,6 +32,8 @@
 #include "engine/bintrie/stem_subtree.h"
 
 namespace st::persist {
+
+struct BlobCheckScratch;  // run()'s arrays (blob_checks.cpp)
 
 class BlobHashChecks {
  public:
@@ -59,8 +62,8 @@ class BlobHashChecks {
     bintrie::Hash32 expect;
     uint64_t tag;
   };
-  void hash_groups(std::vector<bintrie::Hash32>* roots);
-  void hash_stems(std::vector<bintrie::Hash32>* out);
+  void hash_groups(BlobCheckScratch& x, std::vector<bintrie::Hash32>* roots);
+  void hash_stems(BlobCheckScratch& x, std::vector<bintrie::Hash32>* out);
 
   bintrie::Hasher h_;
   unsigned g_;

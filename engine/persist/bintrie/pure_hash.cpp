@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "engine/memory/scratch_pool.h"
+
 namespace st::persist {
 namespace {
 
@@ -194,9 +196,11 @@ io::Status bintrie_pure_hash(const bintrie::Hasher& h, std::span<const bintrie::
                              std::span<const Hash32> stem_hashes, std::span<const bintrie::GroupBlob* const> groups,
                              std::span<const Hash32> group_hashes, PureHashCount* out) {
   *out = {};
-  BintriePurePlan plan;
-  if (io::Status s = plan_bintrie_pure_hash(stems, stem_hashes, groups, group_hashes, &plan); !s.ok()) return s;
-  return run_bintrie_pure_hash(h, plan, out);
+  // A plan leased, not made: its arrays stay mapped from block to block, whichever thread
+  // runs the hash stage (memory/scratch_pool.h).
+  const auto plan = memory::ScratchPool<BintriePurePlan>::take();
+  if (io::Status s = plan_bintrie_pure_hash(stems, stem_hashes, groups, group_hashes, plan.get()); !s.ok()) return s;
+  return run_bintrie_pure_hash(h, *plan, out);
 }
 
 }  // namespace st::persist

@@ -21,6 +21,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/memory/scratch_pool.h"
 #include "engine/persist/lookup_walk.h"
 #include "engine/persist/mpt/tree_db.h"
 #include "kernels/hex_prefix.h"
@@ -289,7 +290,8 @@ struct MptTreeDb::RocksWalk {
 };
 
 io::Status MptTreeDb::walk(std::vector<Cursor>& cs, bool cold_pages, LookupStats* st) {
-  checks_ = &NodeHashChecks::of_this_thread();
+  const auto checks = memory::ScratchPool<NodeHashChecks>::take();
+  checks_ = checks.get();
   checks_->reset();
   io::Status s = files_.store == StoreKind::arena ? walk_arena(cs, cold_pages, st) : walk_rocks(cs, st);
   checks_->clear();  // a failed walk leaves its queue (the seen-map waits for the next reset)

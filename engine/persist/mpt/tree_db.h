@@ -110,8 +110,8 @@ class MptTreeDb final : public StoredTreeDb {
   io::Status check_verify_batch(VerifyBatch& b, bool arena, VerifyReport* r);
   io::Status verify_all(VerifyReport* r, const ProgressFn& progress);
 
-  // walk(): the nodes reached, hashed in batches before any answer; the calling thread's
-  // queue while a walk runs (NodeHashChecks::of_this_thread), else nullptr.
+  // walk(): the nodes reached, hashed in batches before any answer; the queue the walk
+  // leased (ScratchPool<NodeHashChecks>) while it runs, else nullptr.
   NodeHashChecks* checks_ = nullptr;
   // walk_arena: nodes of the account trie's top memo_levels_ levels, decoded once per batch.
   std::unordered_map<Locator, uint32_t> memo_;

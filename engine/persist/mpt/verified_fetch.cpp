@@ -35,9 +35,4 @@ io::Status fetch_records(PageReader& reader, std::span<const Locator> locs, std:
   return {};
 }
 
-NodeHashChecks& NodeHashChecks::of_this_thread() {
-  thread_local NodeHashChecks checks;
-  return checks;
-}
-
 }  // namespace st::persist::mpt_read

@@ -105,12 +105,12 @@ long check_round(size_t n, const Body& body, const Expect& expect, std::vector<c
   return first_mismatch(msgs, lens, digests, expect);
 }
 
-// A lookup's queued hash checks of fetched nodes, run as keccak256 batches. A lookup uses
-// its thread's queue (of_this_thread), reset at its start and cleared at its end: a block's
-// reader is new each block, and a queue of its own (arrays and the seen-map's nodes, ~10 MB
-// at 24k keys) was allocated and faulted in afresh every block.
+// A lookup's queued hash checks of fetched nodes, run as keccak256 batches. A lookup leases
+// a queue from one pool (memory/scratch_pool.h), reset at its start and cleared at its end:
+// a block's reader is new each block, and a queue of its own (arrays and the seen-map's
+// nodes, ~10 MB at 24k keys) was allocated and faulted in afresh every block, and a queue
+// per thread once for every thread that ran a block's prefetch.
 struct NodeHashChecks {
-  static NodeHashChecks& of_this_thread();
   std::vector<const uint8_t*> msgs;
   std::vector<size_t> lens;
   std::vector<Hash32> expect;
