@@ -423,10 +423,11 @@ std::optional<std::string> parse_setup(const Args& args, Setup* st) {
 
 // One repetition's headline figures: its blocks' mean total / state read / hash / commit
 // time, its read time per slot and per miss, its blocks per second over its wall and in
-// the steady state (run_metrics.h; 0 with one block).
+// the steady state (run_metrics.h; 0 with one block), and the steady state's blocks and span.
 struct RepFigures {
   double total_ms = 0, state_read_ms = 0, state_hash_ms = 0, commit_ms = 0;
   double ms_per_slot_read = 0, ms_per_miss = 0, blocks_per_sec = 0, steady_blocks_per_sec = 0;
+  pipeline::SteadyRate steady;
 };
 
 RepFigures rep_figures_of(const pipeline::RunResult& res, std::string* digests) {
@@ -444,7 +445,8 @@ RepFigures rep_figures_of(const pipeline::RunResult& res, std::string* digests) 
   f.ms_per_slot_read = ratio(read_ms, double(slots));
   f.ms_per_miss = ratio(read_ms, double(misses));
   f.blocks_per_sec = ratio(n, ms(res.wall_ns) * 1e-3);
-  f.steady_blocks_per_sec = pipeline::steady_rate(res.blocks).blocks_per_sec();
+  f.steady = pipeline::steady_rate(res.blocks);
+  f.steady_blocks_per_sec = f.steady.blocks_per_sec();
   return f;
 }
 
@@ -453,7 +455,6 @@ struct Runs {
   std::vector<pipeline::BlockResult> all;  // every repetition's blocks, in order
   stats::LogHistogram read_latency, commit_latency;
   uint64_t wall_ns = 0;
-  pipeline::SteadyRate steady;  // summed over the repetitions
   std::vector<RepFigures> figures;
   std::vector<std::array<uint8_t, 32>> roots;
   std::vector<std::string> digests;
@@ -537,8 +538,6 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
     runs->read_latency.merge(res.state_read_latency_ns);
     runs->commit_latency.merge(res.commit_read_latency_ns);
     runs->wall_ns += res.wall_ns;
-    const pipeline::SteadyRate steady = pipeline::steady_rate(res.blocks);
-    runs->steady.blocks += steady.blocks, runs->steady.span_ns += steady.span_ns;
     if (st.scratch) {
       std::error_code ec;
       std::filesystem::remove_all(ro.dir, ec);  // the next repetition starts from a fresh copy
@@ -595,6 +594,8 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
   const Totals t = totals_of(runs.all);
   const double wall_ms = ms(runs.wall_ns);
   const auto null_or = [](bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(); };
+  pipeline::SteadyRate steady;  // summed over the repetitions
+  for (const RepFigures& f : runs.figures) steady.blocks += f.steady.blocks, steady.span_ns += f.steady.span_ns;
   return {{"type", "summary"},
           {"command", "run"},
           {"db", st.dir},
@@ -603,7 +604,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
           {"blocks", runs.all.size()},
           {"wall_ms", wall_ms},
           {"blocks_per_sec", ratio(double(runs.all.size()), wall_ms * 1e-3)},
-          {"steady_blocks_per_sec", null_or(runs.steady.span_ns > 0, runs.steady.blocks_per_sec())},
+          {"steady_blocks_per_sec", null_or(steady.span_ns > 0, steady.blocks_per_sec())},
           {"gas_used", t.gas_known ? nlohmann::json(t.gas) : nlohmann::json()},
           {"mgas_per_sec", null_or(t.gas_known, ratio(double(t.gas) * 1e-6, wall_ms * 1e-3))},
           {"slots_read", t.slots_read},

@@ -51,11 +51,11 @@ void print_usage(FILE* out) {
 }
 
 // mimalloc returns a freed segment's memory to the system half a second after the segment
-// empties (its allow_decommit option). A pipeline block takes 0.3-1 s and frees its read
+// empties (its allow_decommit option). A pipeline block takes 0.4-1 s and frees its read
 // pages, scratch and trees when it ends, so the next block faulted all of it in again: at
-// 10M slots, about half of a run's page faults, and on a virtual machine where a fault costs
-// ~12 us, up to 40 % of the binary trie's CPU (docs/benchmarks.md, "Freed memory kept
-// mapped"). A batch process reuses what it freed within the second; it keeps it mapped.
+// 10M slots, half of a binary-trie run's page faults (a fifth of an MPT run's), and on a
+// virtual machine where a fault costs ~12 us, a quarter of the binary trie's CPU
+// (docs/benchmarks.md, "Freed memory kept mapped"). A batch process reuses what it freed within the second; it keeps it mapped.
 // MIMALLOC_ALLOW_DECOMMIT in the environment still decides, when it is set.
 void keep_freed_memory_mapped() {
 #if STATETREE_MIMALLOC
