@@ -7,6 +7,7 @@
 namespace st::build_info {
 
 namespace {
+Allocator g_allocator;  // set once by main() before any command runs
 constexpr kernels::Sha256Tier kTiers[] = {kernels::Sha256Tier::portable, kernels::Sha256Tier::shani,
                                           kernels::Sha256Tier::avx2, kernels::Sha256Tier::avx512};
 }
@@ -32,6 +33,23 @@ std::string kernels_line() {
     }
   return std::string("kernels: sha256 ") + kernels::sha256_active().name + " (available: " + avail + "), keccak256 " +
          kernels::keccak256_kernel_name();
+}
+
+void set_allocator(const Allocator& a) { g_allocator = a; }
+
+nlohmann::json allocator_json() {
+  return {{"name", g_allocator.name},
+          {"version", g_allocator.version},
+          {"keeps_freed_memory", g_allocator.keeps_freed_memory},
+          {"large_os_pages", g_allocator.large_os_pages}};
+}
+
+std::string allocator_line() {
+  std::string s = "allocator: " + g_allocator.name;
+  if (!g_allocator.version.empty()) s += " " + g_allocator.version;
+  if (g_allocator.keeps_freed_memory) s += ", freed memory kept mapped";
+  if (g_allocator.large_os_pages) s += ", 2 MiB pages";
+  return s;
 }
 
 }  // namespace st::build_info

@@ -76,9 +76,12 @@ nlohmann::json latency_json(const stats::Latency& l) {
 void stamp(nlohmann::json& j) {
   j["statetree"] = build_info::json();
   j["kernels"] = build_info::kernels_json();
+  j["allocator"] = build_info::allocator_json();
 }
 
-std::string stamp_line() { return build_info::version_line() + "; " + build_info::kernels_line(); }
+std::string stamp_line() {
+  return build_info::version_line() + "; " + build_info::kernels_line() + "; " + build_info::allocator_line();
+}
 
 uint64_t peak_rss_bytes() {
   rusage ru{};

@@ -65,6 +65,9 @@ void check_provenance(const std::string& what, const json& j) {
   REQUIRE(j.contains("kernels"));
   CHECK(j["kernels"]["sha256"].is_string());
   CHECK(j["kernels"]["keccak256"].is_string());
+  REQUIRE(j.contains("allocator"));
+  CHECK(j["allocator"]["name"].is_string());
+  CHECK(j["allocator"]["large_os_pages"].is_boolean());
 }
 
 }  // namespace
@@ -182,8 +185,48 @@ TEST_CASE("statetree --version and statetree version") {
     CHECK(r.out.find("(git ") != std::string::npos);
     CHECK(r.out.find("kernels: sha256 ") != std::string::npos);
     CHECK(r.out.find("keccak256 ") != std::string::npos);
+    CHECK(r.out.find("\nallocator: ") != std::string::npos);
   }
   CHECK(run_statetree("version --bogus").exit_code == 2);
+}
+
+// The release binary runs on mimalloc: freed memory kept mapped and 2 MiB pages unless the
+// environment says otherwise; a sanitizer build runs on the system allocator and says so.
+TEST_CASE("statetree version: the allocator policy, and the environment overrides it") {
+  unsetenv("MIMALLOC_ALLOW_DECOMMIT");
+  unsetenv("MIMALLOC_LARGE_OS_PAGES");
+  auto r = run_statetree("version");
+  REQUIRE(r.exit_code == 0);
+  const size_t at = r.out.find("allocator: ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  CAPTURE(line);
+  auto json_of_build = [] {
+    auto b = run_statetree("build --tree mpt --accounts 5 --json --db " + tmp_path("allocator"));
+    REQUIRE(b.exit_code == 0);
+    return json::parse(b.out)["allocator"];
+  };
+  if (line.find("mimalloc") == std::string::npos) {
+    CHECK(line == "allocator: system");
+    CHECK(json_of_build()["name"] == "system");
+    return;
+  }
+  CHECK(line.find(", freed memory kept mapped") != std::string::npos);
+  CHECK(line.find(", 2 MiB pages") != std::string::npos);
+  json a = json_of_build();
+  CHECK(a["name"] == "mimalloc");
+  CHECK(a["keeps_freed_memory"] == true);
+  CHECK(a["large_os_pages"] == true);
+
+  setenv("MIMALLOC_ALLOW_DECOMMIT", "1", 1);
+  setenv("MIMALLOC_LARGE_OS_PAGES", "0", 1);
+  r = run_statetree("version");
+  unsetenv("MIMALLOC_ALLOW_DECOMMIT");
+  unsetenv("MIMALLOC_LARGE_OS_PAGES");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("allocator: mimalloc") != std::string::npos);
+  CHECK(r.out.find("freed memory kept mapped") == std::string::npos);
+  CHECK(r.out.find("2 MiB pages") == std::string::npos);
 }
 
 namespace {
