@@ -59,9 +59,11 @@ void print_usage(FILE* out) {
 //    and on a virtual machine where a fault costs ~12 us, a quarter of the binary trie's
 //    CPU. Freed memory stays mapped.
 //  - Its segments on 2 MiB pages (large_os_pages; transparent huge pages where the kernel
-//    offers them on madvise): one fault per 2 MiB instead of one per 4 KiB. A block's first
-//    touch of its read pages and trees (80k faults of an MPT block pipeline's 10 blocks,
-//    145k with two blocks in flight) becomes ~1k, and a run's CPU falls 10-20 %.
+//    offers them on madvise): one fault per 2 MiB instead of one per 4 KiB. The page faults
+//    of a 10-block MPT pipeline run, nearly all first touches of read pages and trees, fall
+//    from 81k to ~9k (from 145k to ~30k with two blocks in flight). The
+//    commits' trees, which measured slower on huge pages, stay off them (large_alloc's
+//    huge_pages = false advises MADV_NOHUGEPAGE).
 // docs/benchmarks.md ("Freed memory kept mapped", "Allocator segments on 2 MiB pages").
 // MIMALLOC_ALLOW_DECOMMIT and MIMALLOC_LARGE_OS_PAGES in the environment still decide, when
 // set. What was asked is recorded in every result (build_info::allocator_json).

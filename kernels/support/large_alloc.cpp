@@ -12,9 +12,11 @@ namespace {
 
 size_t rounded_bytes(size_t bytes, size_t align) { return (std::max<size_t>(bytes, 1) + align - 1) / align * align; }
 
-void advise_block(void* p, size_t rounded, size_t align) {
+// huge_pages = false advises against them: the process allocator may itself ask for huge
+// pages for its segments (statetree's mimalloc policy), and this memory measured slower on them.
+void advise_block(void* p, size_t rounded, size_t align, bool huge_pages) {
 #if defined(MADV_HUGEPAGE)
-  if (p && align == kHugePageBytes) ::madvise(p, rounded, MADV_HUGEPAGE);
+  if (p && align == kHugePageBytes) ::madvise(p, rounded, huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 #endif
 }
 
@@ -23,14 +25,14 @@ void advise_block(void* p, size_t rounded, size_t align) {
 void* large_alloc(size_t bytes, bool huge_pages) {
   const size_t align = large_alloc_alignment(bytes), rounded = rounded_bytes(bytes, align);
   void* p = ::operator new(rounded, std::align_val_t(align));
-  if (huge_pages) advise_block(p, rounded, align);
+  advise_block(p, rounded, align, huge_pages);
   return p;
 }
 
 void* large_alloc_nothrow(size_t bytes, bool huge_pages) {
   const size_t align = large_alloc_alignment(bytes), rounded = rounded_bytes(bytes, align);
   void* p = ::operator new(rounded, std::align_val_t(align), std::nothrow);
-  if (huge_pages) advise_block(p, rounded, align);
+  advise_block(p, rounded, align, huge_pages);
   return p;
 }
 

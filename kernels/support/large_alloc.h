@@ -23,8 +23,9 @@ inline constexpr size_t large_alloc_alignment(size_t bytes) {
 }
 
 // A block of at least max(bytes, 1) bytes; throws std::bad_alloc when out of memory.
-// huge_pages = false: the same alignment, no huge-page advice (memory where the advice
-// measured slower).
+// huge_pages = false: the same alignment, advised against huge pages (MADV_NOHUGEPAGE from
+// 4 MiB on: memory that measured slower on them, which the process allocator's own huge-page
+// policy must not put there either).
 void* large_alloc(size_t bytes, bool huge_pages = true);
 // The same, or nullptr when out of memory.
 void* large_alloc_nothrow(size_t bytes, bool huge_pages = true);
