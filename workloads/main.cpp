@@ -61,9 +61,9 @@ void print_usage(FILE* out) {
 //  - Its segments on 2 MiB pages (large_os_pages; transparent huge pages where the kernel
 //    offers them on madvise): one fault per 2 MiB instead of one per 4 KiB. The page faults
 //    of a 10-block MPT pipeline run, nearly all first touches of read pages and trees, fall
-//    from 81k to ~9k (from 145k to ~30k with two blocks in flight). The
-//    commits' trees, which measured slower on huge pages, stay off them (large_alloc's
-//    huge_pages = false advises MADV_NOHUGEPAGE).
+//    from 81k to ~9k (from 145k to ~30k with two blocks in flight). The commits' trees,
+//    which measured slower on huge pages, stay off them (large_alloc's huge_pages = false
+//    advises MADV_NOHUGEPAGE).
 // docs/benchmarks.md ("Freed memory kept mapped", "Allocator segments on 2 MiB pages").
 // MIMALLOC_ALLOW_DECOMMIT and MIMALLOC_LARGE_OS_PAGES in the environment still decide, when
 // set. What was asked is recorded in every result (build_info::allocator_json).

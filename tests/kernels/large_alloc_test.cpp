@@ -6,9 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "kernels/support/large_alloc.h"
