@@ -3,8 +3,7 @@
 // kernels chosen on this CPU. After a command that succeeded, one warning line on stderr
 // when any of its timing summaries was noisy (report.h, the rule in engine/stats/summary.h).
 // The threading library's worker threads are joined before the process exits.
-// Linked with mimalloc, freed memory stays mapped and segments ask for 2 MiB pages
-// (set_allocator_policy).
+// Linked with mimalloc, freed memory stays mapped (set_allocator_policy).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,19 +57,17 @@ void print_usage(FILE* out) {
 //    again: at 10M slots, half of a binary-trie run's page faults (a fifth of an MPT run's),
 //    and on a virtual machine where a fault costs ~12 us, a quarter of the binary trie's
 //    CPU. Freed memory stays mapped.
-//  - Its segments on 2 MiB pages (large_os_pages; transparent huge pages where the kernel
-//    offers them on madvise): one fault per 2 MiB instead of one per 4 KiB. The page faults
-//    of a 10-block MPT pipeline run, nearly all first touches of read pages and trees, fall
-//    from 81k to ~9k (from 145k to ~30k with two blocks in flight). The commits' trees,
-//    which measured slower on huge pages, stay off them (large_alloc's huge_pages = false
-//    advises MADV_NOHUGEPAGE).
-// docs/benchmarks.md ("Freed memory kept mapped", "Allocator segments on 2 MiB pages").
-// MIMALLOC_ALLOW_DECOMMIT and MIMALLOC_LARGE_OS_PAGES in the environment still decide, when
-// set. What was asked is recorded in every result (build_info::allocator_json).
+//  - Its segments on 2 MiB pages (large_os_pages) stay off unless MIMALLOC_LARGE_OS_PAGES=1
+//    asks for them: they cut a 10-block MPT pipeline run's page faults from 81k to ~9k and
+//    raise whole-run blocks/s, but the MPT's steady-state blocks ran 5-10 % slower on them
+//    (docs/benchmarks.md, "Allocator segments on 2 MiB pages"), which would tilt the
+//    per-block figures the study compares. The commits' trees stay off huge pages either
+//    way (large_alloc's huge_pages = false advises MADV_NOHUGEPAGE).
+// MIMALLOC_ALLOW_DECOMMIT and MIMALLOC_LARGE_OS_PAGES in the environment decide when set.
+// What the run had is recorded in every result (build_info::allocator_json).
 void set_allocator_policy() {
 #if STATETREE_MIMALLOC
   if (std::getenv("MIMALLOC_ALLOW_DECOMMIT") == nullptr) mi_option_disable(mi_option_allow_decommit);
-  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") == nullptr) mi_option_enable(mi_option_large_os_pages);
   st::build_info::Allocator a;
   a.name = "mimalloc";
   const int v = mi_version();  // e.g. 209
