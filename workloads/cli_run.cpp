@@ -32,6 +32,8 @@
 // cold with --cold, woken, then as many random page reads as the repetition's blocks made
 // on average, at least 1,024); the summary's raw_loop divides the per-slot costs by
 // device reads per slot x that.
+// The summary's ceiling: the most blocks per second any --inflight could reach on these
+// blocks, from the device (with --raw-loop) and the process's CPU (pipeline::inflight_ceiling).
 // The database's commit record spec becomes bal_blocks (as `apply` writes it).
 #include <algorithm>
 #include <array>
@@ -454,7 +456,8 @@ RepFigures rep_figures_of(const pipeline::RunResult& res, std::string* digests) 
 struct Runs {
   std::vector<pipeline::BlockResult> all;  // every repetition's blocks, in order
   stats::LogHistogram read_latency, commit_latency;
-  uint64_t wall_ns = 0;
+  uint64_t wall_ns = 0, cpu_ns = 0;  // sums over the repetitions
+  uint32_t cpus = 0;
   std::vector<RepFigures> figures;
   std::vector<std::array<uint8_t, 32>> roots;
   std::vector<std::string> digests;
@@ -537,7 +540,7 @@ int run_reps(Setup& st, const std::vector<state::Block>& blocks, nlohmann::json&
     runs->all.insert(runs->all.end(), res.blocks.begin(), res.blocks.end());
     runs->read_latency.merge(res.state_read_latency_ns);
     runs->commit_latency.merge(res.commit_read_latency_ns);
-    runs->wall_ns += res.wall_ns;
+    runs->wall_ns += res.wall_ns, runs->cpu_ns += res.cpu_ns, runs->cpus = res.cpus;
     if (st.scratch) {
       std::error_code ec;
       std::filesystem::remove_all(ro.dir, ec);  // the next repetition starts from a fresh copy
@@ -590,6 +593,24 @@ nlohmann::json raw_loop_json(const Setup& st, const Runs& runs, const Totals& t,
           {"total_over_raw", ratio(ratio(wall_ms, double(t.slots_read)), per_slot_ms)}};
 }
 
+// The ceiling on what any --inflight could reach on these blocks (pipeline::inflight_ceiling):
+// the device's bound from the raw loop's median us per read (null without --raw-loop), the
+// CPU's from the process's CPU time over the repetitions.
+nlohmann::json ceiling_json(const Runs& runs, const Totals& t, double blocks_per_sec) {
+  std::vector<double> us;
+  for (const persist::DeviceReference& r : runs.raw) us.push_back(r.us_per_read);
+  const double raw_us = us.empty() ? 0 : stats::summarize(us).median;
+  const pipeline::InflightCeiling c = pipeline::inflight_ceiling(runs.all.size(), runs.cpu_ns, runs.cpus, t.reads, raw_us);
+  const double bps = c.blocks_per_sec();
+  return {{"cpus", runs.cpus},
+          {"cpu_ms_per_block", c.cpu_ms_per_block},
+          {"cpu_bound_ms", c.cpu_bound_ms},
+          {"device_ms_per_block", us.empty() ? nlohmann::json() : nlohmann::json(c.device_ms_per_block)},
+          {"blocks_per_sec", bps},
+          {"bound_by", c.device_bound() ? "device" : "cpu"},
+          {"reached", ratio(blocks_per_sec, bps)}};
+}
+
 nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs, const nlohmann::json& regime) {
   const Totals t = totals_of(runs.all);
   const double wall_ms = ms(runs.wall_ns);
@@ -629,6 +650,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
                        {"hash", ms(t.busy_hash)}, {"commit", ms(t.busy_commit)}, {"geth_workers", ms(t.busy_workers)}}},
           {"overlap", pipeline::run_overlap(runs.all, runs.wall_ns)},
           {"raw_loop", raw_loop_json(st, runs, t, wall_ms)},
+          {"ceiling", ceiling_json(runs, t, ratio(double(runs.all.size()), wall_ms * 1e-3))},
           {"regime", regime}};
 }
 
@@ -673,6 +695,19 @@ nlohmann::json cold_tail_json(const std::vector<pipeline::ColdTailRow>& by_count
   return {{"by_tx_count", c}, {"by_tx_index", x}};
 }
 
+// The ceiling's line: the bound any --inflight could reach, what bounds it, and this run's share.
+void print_ceiling(const nlohmann::json& c) {
+  const double cpu = c["cpu_ms_per_block"].get<double>(), cpu_bound = c["cpu_bound_ms"].get<double>();
+  char device[96] = "device: not measured (--raw-loop)";
+  if (!c["device_ms_per_block"].is_null())
+    std::snprintf(device, sizeof device, "device: %.1f ms a block, its reads at the raw loop's cost",
+                  c["device_ms_per_block"].get<double>());
+  std::printf("ceiling for any --inflight: %.2f blocks/s, bound by the %s (%s; CPU: %.1f ms a block over %u CPUs, %.1f ms); "
+              "this run reached %.0f %% of it\n",
+              c["blocks_per_sec"].get<double>(), c["bound_by"].get<std::string>().c_str(), device, cpu,
+              c["cpus"].get<uint32_t>(), cpu_bound, 100 * c["reached"].get<double>());
+}
+
 // The human summary: headline line, page cache, latencies, busy time, repetitions.
 void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json& sum) {
   std::printf("%zu blocks in %.1f ms (%.2f blocks/s", runs.all.size(), sum["wall_ms"].get<double>(),
@@ -708,6 +743,7 @@ void print_summary_head(const Setup& st, const Runs& runs, const nlohmann::json&
                 raw["qd"].get<uint32_t>(), (unsigned long long)raw["reads"].get<uint64_t>(), st.cold ? ", cold" : "",
                 raw["us_per_read"]["median"].get<double>(), raw["state_read_over_raw"].get<double>(),
                 raw["total_over_raw"].get<double>());
+  print_ceiling(sum["ceiling"]);
   if (st.reps > 1) {
     const nlohmann::json& r = sum["reps"];
     std::printf("over %llu repetitions (roots %s, reads %s):\n", (unsigned long long)st.reps,

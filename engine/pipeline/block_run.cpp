@@ -33,6 +33,7 @@
 #include "engine/pipeline/block_stages.h"
 #include "engine/pipeline/parallel.h"
 #include "kernels/support/check.h"
+#include "kernels/support/clock.h"
 
 namespace st::pipeline {
 
@@ -355,6 +356,8 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   ctx.writer = &files;
   ctx.base_manifest = files.manifest;
   if (prefetch_overlap_used(options, files.store)) ctx.read_budget = std::make_unique<io::QueueBudget>(options.queue_depth, options.queue_depth / 4);
+  result->cpus = uint32_t(current_thread_cpus().size());
+  const uint64_t cpu0_ns = process_cpu_ns();
   ctx.t0_ns = monotonic_ns();
   std::vector<std::unique_ptr<BlockToken>> tokens;
   for (uint32_t i = 0; i <= options.inflight; ++i) tokens.push_back(std::make_unique<BlockToken>());
@@ -362,6 +365,7 @@ io::Status run_blocks(const RunOptions& options, std::span<const state::Block> b
   CommitStage commit(options, files, ctx, result, on_block);
   run_graph(ctx, blocks, tokens, commit);
   result->wall_ns = monotonic_ns() - ctx.t0_ns;
+  result->cpu_ns = process_cpu_ns() - cpu0_ns;
   result->diff_layer_entries_max = commit.layer_max();
   if (result->blocks.empty()) result->root = files.manifest.root_hash;
   return commit.first_error();

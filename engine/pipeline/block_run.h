@@ -212,6 +212,11 @@ struct RunResult {
   std::vector<BlockResult> blocks;  // those committed
   std::array<uint8_t, 32> root{};   // the database's root after the last committed block
   uint64_t wall_ns = 0;
+  // The process's CPU time over the same span (every thread: stages, TBB workers, the reads'
+  // submission and completion), and the CPUs it could run on when the run began: with
+  // wall_ns, the CPU bound on what any --inflight can reach (the summary's ceiling).
+  uint64_t cpu_ns = 0;
+  uint32_t cpus = 0;
   uint64_t diff_layer_entries_max = 0;
   // Every committed block's device read latencies (ns), merged.
   stats::LogHistogram state_read_latency_ns, commit_read_latency_ns;

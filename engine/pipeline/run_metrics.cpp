@@ -24,4 +24,14 @@ SteadyRate steady_rate(std::span<const BlockResult> blocks) {
   return {blocks.size() - 1, blocks.back().commit.end_ns - blocks.front().commit.end_ns};
 }
 
+InflightCeiling inflight_ceiling(uint64_t blocks, uint64_t cpu_ns, uint32_t cpus, uint64_t device_reads,
+                                 double raw_us_per_read) {
+  if (blocks == 0) return {};
+  InflightCeiling c;
+  c.cpu_ms_per_block = double(cpu_ns) * 1e-6 / double(blocks);
+  c.cpu_bound_ms = cpus ? c.cpu_ms_per_block / double(cpus) : c.cpu_ms_per_block;
+  c.device_ms_per_block = double(device_reads) / double(blocks) * raw_us_per_read * 1e-3;
+  return c;
+}
+
 }  // namespace st::pipeline

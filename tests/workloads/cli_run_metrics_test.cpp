@@ -4,7 +4,8 @@
 // and the overlap (<= 1 with one block in flight; > 1 when a test forces block k+1's prefetch
 // to span block k's traverse and commit); --reps (every repetition on a fresh copy: the same
 // roots and read digests, the source database unchanged, the scratch directory left empty;
-// bad values are one line on stderr, exit 2); the copy refuses a database another writer holds.
+// bad values are one line on stderr, exit 2); the copy refuses a database another writer holds;
+// --raw-loop's ratios and the ceiling on any --inflight, each from the summary's own figures.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -341,6 +342,38 @@ TEST_CASE("copy_database: every file but the lock files; refused while another w
   for (const std::string& d : {db, to, to2}) std::filesystem::remove_all(d);
 }
 
+// The summary's ceiling from its own figures: the device's bound from the raw loop's us per
+// read (raw_us 0: not measured, null), the CPU's from the process's CPU time over its CPUs,
+// which is at least the stages' own thread CPU time.
+namespace {
+void check_ceiling(const RunOut& ro, double raw_us) {
+  const json& s = ro.summary;
+  const json& c = s["ceiling"];
+  REQUIRE(c.is_object());
+  const double blocks = double(s["blocks"].get<uint64_t>());
+  const uint32_t cpus = c["cpus"].get<uint32_t>();
+  CHECK(cpus >= 1);
+  const double cpu = c["cpu_ms_per_block"].get<double>();
+  double stages_ms = 0;
+  for (auto it = s["busy_ms"].begin(); it != s["busy_ms"].end(); ++it) stages_ms += it->get<double>();
+  CHECK(stages_ms > 0);
+  CHECK(cpu * blocks >= stages_ms * 0.999);
+  CHECK(c["cpu_bound_ms"].get<double>() == doctest::Approx(cpu / cpus));
+  double period = cpu / cpus;
+  if (raw_us > 0) {
+    const double device = double(s["device_reads"].get<uint64_t>()) / blocks * raw_us * 1e-3;
+    CHECK(c["device_ms_per_block"].get<double>() == doctest::Approx(device));
+    period = std::max(period, device);
+    CHECK(c["bound_by"] == (device >= cpu / cpus ? "device" : "cpu"));
+  } else {
+    CHECK(c["device_ms_per_block"].is_null());
+    CHECK(c["bound_by"] == "cpu");
+  }
+  CHECK(c["blocks_per_sec"].get<double>() == doctest::Approx(1e3 / period));
+  CHECK(c["reached"].get<double>() == doctest::Approx(s["blocks_per_sec"].get<double>() / (1e3 / period)));
+}
+}  // namespace
+
 TEST_CASE("statetree run --raw-loop: the raw loop's cost per read beside the blocks', the ratios from the summary's own figures; RocksDB refused") {
   const std::string db0 = tmp_path("raw0");
   REQUIRE(run_statetree(std::string("build --tree mpt") + kStateOpts + " --db " + db0).exit_code == 0);
@@ -360,12 +393,22 @@ TEST_CASE("statetree run --raw-loop: the raw loop's cost per read beside the blo
   CHECK(raw["device_ms_per_slot"].get<double>() == doctest::Approx(per_slot));
   CHECK(raw["state_read_over_raw"].get<double>() == doctest::Approx(ro.summary["ms_per_slot_read"].get<double>() / per_slot));
   CHECK(raw["total_over_raw"].get<double>() == doctest::Approx(ro.summary["ms_per_slot_total"].get<double>() / per_slot));
-  // Without the flag the summary's raw_loop is null.
+  check_ceiling(ro, us);
+  // Without the flag the summary's raw_loop is null, and the ceiling is the CPU's alone.
   const std::string db2 = tmp_path("raw2");
   std::filesystem::copy(db0, db2, std::filesystem::copy_options::recursive);
   auto plain = run_statetree("run --db " + db2 + " --workload erc20_balanceof --block-count 1 --calls 40 --txs 1 --seed 5 --json");
   REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
-  CHECK(parse_run(plain.out).summary["raw_loop"].is_null());
+  const RunOut po = parse_run(plain.out);
+  CHECK(po.summary["raw_loop"].is_null());
+  check_ceiling(po, 0);
+  const std::string db3 = tmp_path("raw3");
+  std::filesystem::copy(db0, db3, std::filesystem::copy_options::recursive);
+  auto human = run_statetree("run --db " + db3 + " --workload erc20_balanceof --block-count 2 --calls 40 --txs 1 --seed 5 --raw-loop");
+  REQUIRE_MESSAGE(human.exit_code == 0, human.err);
+  CHECK(human.out.find("ceiling for any --inflight: ") != std::string::npos);
+  CHECK(human.out.find("its reads at the raw loop's cost") != std::string::npos);
+  std::filesystem::remove_all(db3);
 
   const std::string rocks = tmp_path("raw_rocks");
   REQUIRE(run_statetree(std::string("build --tree mpt") + kStateOpts + " --store rocksdb --db " + rocks).exit_code == 0);
