@@ -21,11 +21,11 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the checkout
 ARGV="$*"
 
 ALL_STUDIES=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-             mpt-vs-bintrie slot-budget hash-vs-traversal crash fuzz)
+             mpt-vs-bintrie slot-budget hash-vs-traversal inflight crash fuzz)
 DEFAULT_STUDIES=(kernels merkle mpt bintrie io)
 # `all`: every study but fuzz (which builds its own clang tree: name it to run it).
 ALL_BUT_FUZZ=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-              mpt-vs-bintrie slot-budget hash-vs-traversal crash)
+              mpt-vs-bintrie slot-budget hash-vs-traversal inflight crash)
 
 usage() {
   cat <<'EOF'
@@ -52,7 +52,7 @@ points at the newest run there):
 
 STUDY: merkle kernels mpt bintrie io persist queue-depth group-depth page-size
        snapshot database cold-tail mpt-vs-bintrie slot-budget
-       hash-vs-traversal crash fuzz, or all
+       hash-vs-traversal inflight crash fuzz, or all
        (every study but fuzz; default: kernels merkle mpt bintrie io)
 
 options:
@@ -177,6 +177,15 @@ studies: what each runs; time on 2 cores at small / medium / large
            hash / pure and state hash / pure beside the published 60x (MPT) and
            19x (binary trie) (disk 0.1 / 1.1 / 6 GB, 10 GB while a copy exists)
                                  ~8 s / ~1 min / ~7.5 min at small / medium / large
+  inflight  statetree build (MPT and binary trie, arena, one contract of 10k /
+           100k / 1M / 10M slots); then statetree run --reader bal --qd 32
+           --raw-loop --cold of mixed_sload_sstore (one transaction, mpt-vs-
+           bintrie's loads and stores) with --inflight 1 and 2, A B B A per
+           tree over 1 / 2 / 4 / 4 rounds (--reps), each on a fresh copy, 2 / 5
+           / 10 / 10 blocks per run: K2 / K1 blocks per second (bootstrap CI)
+           beside the run's own ceiling (the device's raw rate at QD 32 or the
+           CPU over its cores) and the 1.3x target (disk 0.1 / 1.1 / 10 GB)
+                                 ~30 s / ~2 min / ~10 min at small / medium / large
   crash    scripts/bench/crash_run.py per tree (MPT and binary trie) and store
            (arena and RocksDB): statetree build (2,000 accounts, 2 x 20,000
            slots), workload (30 blocks of mixed_sload_sstore, 200 + 100 calls),
@@ -276,6 +285,9 @@ mb_slots=1000000; mb_bal=36742; mb_app=4094; mb_loads=21620; mb_stores=2047; mb_
 # hash-vs-traversal: hv_reps repetitions (--reps of `run`, a fresh copy each) of hv_blocks
 # blocks; the state and the calls per block are mpt-vs-bintrie's.
 hv_reps=5; hv_blocks=2
+# inflight: if_rounds rounds (K = 1 and 2 per tree, A B B A) of if_blocks blocks on a state of
+# if_slots slots (one contract); the calls per block are mpt-vs-bintrie's mixed ones.
+if_slots=1000000; if_rounds=4; if_blocks=10
 # database: db_calls approve calls per block of its `run`; slot-budget: sb_* (slots of the one
 # token contract, gas per block, blocks per run = the repetitions, each read cold).
 db_calls=4094; sb_slots=1000000; sb_gas="36000000 100000000"; sb_blocks=5
@@ -291,6 +303,7 @@ case $scale in
           ct_slots=10000; ct_contracts=10; ct_calls=20; ct_txs="1 3"; ct_other=40; ct_blocks=1
           mb_slots=10000; mb_bal=200; mb_app=100; mb_loads=100; mb_stores=50; mb_reps=2
           db_calls=100; sb_slots=10000; sb_gas=4000000; sb_blocks=2; hv_reps=2; hv_blocks=1
+          if_slots=10000; if_rounds=1; if_blocks=2
           cr_kills=3; cr_accounts=300; cr_contracts=2; cr_spc=1600; cr_blocks=12; cr_loads=40; cr_stores=20 ;;
   small)  leaves=100000;   merkle_reps=5;  sweep_reps=3; hb_reps=11
           mpt_n=100000;    mpt_reps=3;     bt_keys=100000;  bt_reps=3
@@ -298,7 +311,8 @@ case $scale in
           m_sweep="8192 65536 262144"; gd_blocks=10; fuzz_secs=30
           ct_slots=100000; ct_contracts=20; ct_blocks=2
           mb_slots=100000; mb_bal=2000; mb_app=500; mb_loads=1000; mb_stores=250; mb_reps=5
-          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3; hv_reps=3; cr_kills=10 ;;
+          db_calls=500; sb_slots=100000; sb_gas=36000000; sb_blocks=3; hv_reps=3; cr_kills=10
+          if_slots=100000; if_rounds=2; if_blocks=5 ;;
   medium) leaves=1000000;  merkle_reps=11; sweep_reps=3; hb_reps=11
           mpt_n=1000000;   mpt_reps=5;     bt_keys=1000000; bt_reps=5
           io_mib=256;      io_reps=5;      p_slots=1000000; rb_reps=3
@@ -308,11 +322,12 @@ case $scale in
           io_mib=1024;     io_reps=5;      p_slots=10000000; rb_reps=3
           m_sweep="8192 65536 262144 1000000 4000000"; fuzz_secs=300
           ct_slots=10000000; ct_contracts=200; sb_slots=10000000; sb_blocks=10; mb_slots=10000000
+          if_slots=10000000
           cr_kills=1000 ;;
 esac
 if [[ -n $reps ]]; then
   merkle_reps=$reps sweep_reps=$reps hb_reps=$reps mpt_reps=$reps bt_reps=$reps
-  io_reps=$reps rb_reps=$reps mb_reps=$reps sb_blocks=$reps hv_reps=$reps
+  io_reps=$reps rb_reps=$reps mb_reps=$reps sb_blocks=$reps hv_reps=$reps if_rounds=$reps
 fi
 p_slots=${SLOTS:-$p_slots}
 p_contracts=${CONTRACTS:-$p_contracts_default}
@@ -408,6 +423,7 @@ for s in "${studies[@]}"; do
     mpt-vs-bintrie:*|hash-vs-traversal:*) need_mb=$((need_mb + 20 + mb_slots / 1000)) ;;
     snapshot:*) need_mb=$((need_mb + 50 + p_slots / 1000)) ;;
     database:*) need_mb=$((need_mb + 100 + p_slots / 550)) ;;  # 303 MiB / 2.2 / 17 GiB at 100k / 1M / 10M
+    inflight:*) need_mb=$((need_mb + 20 + if_slots / 1000)) ;;  # two bases and one copy
     slot-budget:*) need_mb=$((need_mb + 20 + sb_slots / 800)) ;;  # 129 MiB / 1 GiB / 12 GiB at 100k / 1M / 10M
     crash:*) need_mb=$((need_mb + 100)) ;;
   esac
@@ -678,6 +694,30 @@ plan_hash_vs_traversal() {
       plan hash-vs-traversal "$tree/$w" run --db "$base" --workload "$w" --block-count "$hv_blocks" "${gen[@]}" \
         --txs 1 --tx-gas 100000000000 --block-gas 100000000000 --seed 1 --reader bal --qd 32 $cold \
         "${run_pins[@]}" --reps "$hv_reps" --scratch "$DATA/hash-vs-traversal/scratch-$tree-$w"
+    done
+  done
+}
+plan_inflight() {
+  # mixed_sload_sstore, one transaction per block (the gas caps lifted), reader bal at QD 32
+  # with the raw loop beside (the run's ceiling), --inflight 1 and 2 A B B A per tree over
+  # the rounds, each run on a fresh copy; no pins (blocks in flight need both CPUs).
+  local tree base copy r k order
+  for tree in mpt bintrie; do
+    base=$DATA/inflight/base-$tree
+    plan inflight "$tree-build" build --tree "$tree" --accounts "$((if_slots / 10))" --contracts 1 \
+      --slots-per-contract "$if_slots" --seed 1 --db "$base"
+  done
+  for ((r = 1; r <= if_rounds; r++)); do
+    order="1 2"; ((r % 2)) || order="2 1"
+    for tree in mpt bintrie; do
+      base=$DATA/inflight/base-$tree copy=$DATA/inflight/run-$tree
+      for k in $order; do
+        PRE=$(fresh_copy "$base" "$copy")
+        plan inflight "$tree/k$k/r$r" run --db "$copy" --workload mixed_sload_sstore --block-count "$if_blocks" \
+          --loads "$mb_loads" --stores "$mb_stores" --txs 1 --tx-gas 100000000000 --block-gas 100000000000 \
+          --seed 1 --reader bal --qd 32 --inflight "$k" $cold --raw-loop
+        PRE=
+      done
     done
   done
 }

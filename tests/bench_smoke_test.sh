@@ -5,8 +5,8 @@
 # failure; write every study's JSON lines, each a valid JSON object; render every plot with
 # its data drawn (checked again here on the SVG, by the checker that an empty plot fails);
 # write REPORT.md linking each plot, with the sections of the studies that compare (snapshot on
-# / off, arena / RocksDB, the slot budget, hash vs traversal, crash safety, mpt-vs-bintrie's
-# device floor from the raw loop); leave the checkout's
+# / off, arena / RocksDB, the slot budget, hash vs traversal, blocks in flight beside their
+# ceiling, crash safety, mpt-vs-bintrie's device floor from the raw loop); leave the checkout's
 # results/ untouched. The crash study's checker must have caught every database of its
 # self-check (built to be wrong), so that its zero counts can be results.
 set -u
@@ -18,11 +18,11 @@ fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 export PYTHONDONTWRITEBYTECODE=1
 studies=(merkle kernels mpt bintrie io persist queue-depth group-depth page-size snapshot database cold-tail
-         mpt-vs-bintrie slot-budget hash-vs-traversal crash)
+         mpt-vs-bintrie slot-budget hash-vs-traversal inflight crash)
 plots=(merkle_kernels merkle_sizes kernels hash_vs_traversal bintrie_gd_blobs io_qd persist_lookups
        persist_commit_stages qd_curve qd_lookups gd_curve gd_commit_stages page_size page_size_qd snapshot_lookups
        snapshot_reads database_lookups database_blocks cold_tail_serial cold_tail_geth cold_tail_bal
-       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget hash_traversal_blocks crash_points)
+       mpt_vs_bintrie_slot mpt_vs_bintrie_ratio slot_budget hash_traversal_blocks inflight crash_points)
 
 latest_before=$(readlink "$src/results/latest" 2>/dev/null || echo none)
 bash "$src/bench.sh" all --scale tiny --bin "$bin" --out "$dir/run" > "$dir/stdout" 2> "$dir/stderr"
@@ -71,7 +71,7 @@ if "not built yet" in report:
 # The block-pipeline studies: every configuration ran (one object per run, its blocks and
 # its cold-tail row), and the report reads the cold tail's mechanism off the figures.
 for s, want in (("cold-tail", 2 * 3 * 2 * 2), ("mpt-vs-bintrie", 2 * 3 * 2), ("slot-budget", 2 * 3 * 2),
-                ("database", 2 * 2), ("hash-vs-traversal", 2 * 3)):
+                ("database", 2 * 2), ("hash-vs-traversal", 2 * 3), ("inflight", 2 * 2)):
     rows = [json.loads(l) for l in open(os.path.join(run, s + ".jsonl")) if l.strip()]
     runs = [r for r in rows if r.get("command") == "run"]
     if len(runs) != want:
@@ -102,6 +102,19 @@ for r in [json.loads(l) for l in open(os.path.join(run, "hash-vs-traversal.jsonl
             isinstance(b.get("pure_hash_ms"), (int, float)) and b.get("pure_hash_ms") > 0 and
             isinstance((b.get("commit") or {}).get("hash_ms"), (int, float)) for b in bl):
         bad.append(f"hash-vs-traversal: {r.get('bench_group')}: a writing block without its pure hash")
+# inflight: per tree K = 1 and 2, each with the raw loop and the ceiling it gives; one root per tree.
+inf = [json.loads(l) for l in open(os.path.join(run, "inflight.jsonl")) if l.strip()]
+inf = [r for r in inf if r.get("command") == "run"]
+got = sorted(r.get("bench_group") for r in inf)
+if got != ["bintrie/k1/r1", "bintrie/k2/r1", "mpt/k1/r1", "mpt/k2/r1"]:
+    bad.append(f"inflight: runs {got}")
+for r in inf:
+    c = r.get("ceiling") or {}
+    if not r.get("raw_loop") or not (c.get("blocks_per_sec") or 0) > 0 or c.get("device_ms_per_block") is None:
+        bad.append(f"inflight: {r.get('bench_group')} without the raw loop or its ceiling: {c}")
+for tree in ("mpt", "bintrie"):
+    if len({r.get("root") for r in inf if r.get("bench_group", "").startswith(tree + "/")}) != 1:
+        bad.append(f"inflight: {tree}'s runs at K = 1 and 2 differ in their roots")
 # The storage studies: each tree's lookups through the tree and through the snapshot; each
 # tree x store's build, lookups, run and commits.
 snap = [json.loads(l) for l in open(os.path.join(run, "snapshot.jsonl")) if l.strip()]
@@ -156,7 +169,7 @@ for r in recs:
         bad.append(f"page-size: QD {r.get('qd')} lacks {empty}")
 for needle in ("What rises from", "Published (go-ethereum, binary trie GD 5 vs MPT", "through the snapshot",
                "arena / RocksDB lookup QD 32", "MPT of slot", "published state hash / pure",
-               "Hash versus traversal per block", "Crash safety", "checker self-check", "BT 16K / 4K"):
+               "Hash versus traversal per block", "Blocks in flight", "ceiling / K = 1", "Crash safety", "checker self-check", "BT 16K / 4K"):
     if needle not in report:
         bad.append(f"REPORT.md lacks '{needle}'")
 for b in bad:

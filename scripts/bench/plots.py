@@ -29,6 +29,7 @@ import crash_figures  # noqa: E402
 import hash_traversal  # noqa: E402
 import page_size_qd  # noqa: E402
 import slot_budget  # noqa: E402
+import inflight  # noqa: E402
 import storage_figures  # noqa: E402
 
 
@@ -424,6 +425,8 @@ def specs(run_dir, studies):
         out += slot_budget.plots_slot_budget(rows["slot-budget"], bars)
     if "hash-vs-traversal" in rows:
         out += hash_traversal.plots_hash_vs_traversal(rows["hash-vs-traversal"], bars)
+    if "inflight" in rows:
+        out += inflight.plots_inflight(rows["inflight"], bars)
     if "crash" in rows:
         out += crash_figures.plots_crash(rows["crash"], lines)
     return out

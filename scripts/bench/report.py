@@ -10,7 +10,8 @@ carry repeated samples; a ratio to a published median is a plain quotient (the p
 study gives medians only) and says which measure of ours stands for which of theirs.
 The block-pipeline studies (cold-tail, mpt-vs-bintrie, slot-budget, hash-vs-traversal) set our
 `statetree run` figures beside the published ones and say which reading of the cold tail the
-data support; no figure is made up where a run lacks it.
+data support; inflight sets `--inflight 2` vs 1 beside the runs' own ceiling; no figure is
+made up where a run lacks it.
 Reads only the run directory and scripts/bench/published/; exit 0 once REPORT.md is
 written, 2 on bad usage. Python 3 standard library only.
 """
@@ -30,6 +31,7 @@ import crash_figures  # noqa: E402  (the crash study's section)
 import hash_traversal  # noqa: E402  (the hash-vs-traversal study's section)
 import page_size_qd  # noqa: E402  (the page-size study's table at every queue depth)
 import slot_budget  # noqa: E402  (the slot-budget study's section)
+import inflight  # noqa: E402  (the inflight study's section)
 import storage_figures  # noqa: E402  (the snapshot and database studies' sections)
 
 get, med, rb_at = plots.get, plots.med, plots.rb_at
@@ -696,6 +698,9 @@ class Report:
         self.w(*hash_traversal.report_hash_vs_traversal(self.rows["hash-vs-traversal"], self.cmp.cell, table,
                                                         self.pub["figures"].get("hash_vs_traversal", {})))
 
+    def inflight(self):
+        self.w(*inflight.report_inflight(self.rows["inflight"], self.cmp.cell, table))
+
     def crash(self):
         self.w(*crash_figures.report_crash(self.rows["crash"], table))
 
@@ -718,6 +723,8 @@ class Report:
                     ("slot-budget", "The 12-second slot budget (`statetree run`, one full block)", self.slot_budget),
                     ("hash-vs-traversal", "Hash versus traversal per block (`statetree run`, pure hash beside)",
                      self.hash_vs_traversal),
+                    ("inflight", "Blocks in flight: `--inflight 2` vs 1 beside the run's ceiling (`statetree run`)",
+                     self.inflight),
                     ("crash", "Crash safety: `statetree run --inflight 2` SIGKILLed at random points", self.crash),
                     ("fuzz", "Fuzzing (`scripts/fuzz.sh`)", self.fuzz)]
         hash_done = False

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tables.py: the summary table of one bench.sh study, from RUN_DIR/STUDY.jsonl and meta.json
-(the snapshot and database studies' tables: storage_figures.py; slot-budget's: slot_budget.py).
+(the snapshot and database studies' tables: storage_figures.py; slot-budget's: slot_budget.py;
+inflight's: inflight.py).
 
     tables.py RUN_DIR STUDY
 
@@ -19,6 +20,7 @@ import crash_figures  # noqa: E402
 import hash_traversal  # noqa: E402
 import page_size_qd  # noqa: E402
 import slot_budget  # noqa: E402
+import inflight  # noqa: E402
 import storage_figures  # noqa: E402
 
 
@@ -457,7 +459,8 @@ TABLES = {"merkle": table_merkle, "kernels": table_kernels, "mpt": table_mpt, "b
           "cold-tail": table_cold_tail, "mpt-vs-bintrie": table_mpt_vs_bintrie,
           "snapshot": storage_figures.table_snapshot, "database": storage_figures.table_database,
           "slot-budget": slot_budget.table_slot_budget,
-          "hash-vs-traversal": hash_traversal.table_hash_vs_traversal, "crash": crash_figures.table_crash}
+          "hash-vs-traversal": hash_traversal.table_hash_vs_traversal, "inflight": inflight.table_inflight,
+          "crash": crash_figures.table_crash}
 
 
 def footer(meta, study):
