@@ -184,8 +184,8 @@ studies: what each runs; time on 2 cores at small / medium / large
            tree over 1 / 2 / 4 / 4 rounds (--reps), each on a fresh copy, 2 / 5
            / 10 / 10 blocks per run: K2 / K1 blocks per second (bootstrap CI)
            beside the run's own ceiling (the device's raw rate at QD 32 or the
-           CPU over its cores) and the 1.3x target (disk 0.1 / 1.1 / 10 GB)
-                                 ~30 s / ~2 min / ~10 min at small / medium / large
+           CPU over its cores) and the 1.3x target (disk 0.1 / 1.1 / 12 GB)
+                                 ~5 s / ~1.5 min / ~5 min at small / medium / large
   crash    scripts/bench/crash_run.py per tree (MPT and binary trie) and store
            (arena and RocksDB): statetree build (2,000 accounts, 2 x 20,000
            slots), workload (30 blocks of mixed_sload_sstore, 200 + 100 calls),
