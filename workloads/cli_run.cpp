@@ -576,13 +576,20 @@ Totals totals_of(const std::vector<pipeline::BlockResult>& all) {
   return t;
 }
 
+// --raw-loop's us per read over the repetitions (median and spread; empty without it).
+stats::Summary raw_us_per_read(const Runs& runs) {
+  std::vector<double> us;
+  for (const persist::DeviceReference& r : runs.raw) us.push_back(r.us_per_read);
+  return stats::summarize(us);
+}
+
 // --raw-loop's figures over the repetitions (null without it): the raw loop's us per read
 // (median and spread), and each per-slot cost over device reads per slot x that median.
 nlohmann::json raw_loop_json(const Setup& st, const Runs& runs, const Totals& t, double wall_ms) {
   if (runs.raw.empty()) return nullptr;
-  std::vector<double> us, p50;
-  for (const persist::DeviceReference& r : runs.raw) us.push_back(r.us_per_read), p50.push_back(r.p50_us);
-  const stats::Summary u = stats::summarize(us);
+  std::vector<double> p50;
+  for (const persist::DeviceReference& r : runs.raw) p50.push_back(r.p50_us);
+  const stats::Summary u = raw_us_per_read(runs);
   const double per_slot_ms = ratio(double(t.reads), double(t.slots_read)) * u.median * 1e-3;
   return {{"qd", st.ro.queue_depth},
           {"reads", runs.raw.front().reads},
@@ -597,15 +604,14 @@ nlohmann::json raw_loop_json(const Setup& st, const Runs& runs, const Totals& t,
 // the device's bound from the raw loop's median us per read (null without --raw-loop), the
 // CPU's from the process's CPU time over the repetitions.
 nlohmann::json ceiling_json(const Runs& runs, const Totals& t, double blocks_per_sec) {
-  std::vector<double> us;
-  for (const persist::DeviceReference& r : runs.raw) us.push_back(r.us_per_read);
-  const double raw_us = us.empty() ? 0 : stats::summarize(us).median;
+  const bool measured = !runs.raw.empty();
+  const double raw_us = measured ? raw_us_per_read(runs).median : 0;
   const pipeline::InflightCeiling c = pipeline::inflight_ceiling(runs.all.size(), runs.cpu_ns, runs.cpus, t.reads, raw_us);
   const double bps = c.blocks_per_sec();
   return {{"cpus", runs.cpus},
           {"cpu_ms_per_block", c.cpu_ms_per_block},
           {"cpu_bound_ms", c.cpu_bound_ms},
-          {"device_ms_per_block", us.empty() ? nlohmann::json() : nlohmann::json(c.device_ms_per_block)},
+          {"device_ms_per_block", measured ? nlohmann::json(c.device_ms_per_block) : nlohmann::json()},
           {"blocks_per_sec", bps},
           {"bound_by", c.device_bound() ? "device" : "cpu"},
           {"reached", ratio(blocks_per_sec, bps)}};
@@ -614,6 +620,7 @@ nlohmann::json ceiling_json(const Runs& runs, const Totals& t, double blocks_per
 nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs, const nlohmann::json& regime) {
   const Totals t = totals_of(runs.all);
   const double wall_ms = ms(runs.wall_ns);
+  const double blocks_per_sec = ratio(double(runs.all.size()), wall_ms * 1e-3);
   const auto null_or = [](bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(); };
   pipeline::SteadyRate steady;  // summed over the repetitions
   for (const RepFigures& f : runs.figures) steady.blocks += f.steady.blocks, steady.span_ns += f.steady.span_ns;
@@ -624,7 +631,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
           {"root", hex0x(runs.last.root)},
           {"blocks", runs.all.size()},
           {"wall_ms", wall_ms},
-          {"blocks_per_sec", ratio(double(runs.all.size()), wall_ms * 1e-3)},
+          {"blocks_per_sec", blocks_per_sec},
           {"steady_blocks_per_sec", null_or(steady.span_ns > 0, steady.blocks_per_sec())},
           {"gas_used", t.gas_known ? nlohmann::json(t.gas) : nlohmann::json()},
           {"mgas_per_sec", null_or(t.gas_known, ratio(double(t.gas) * 1e-6, wall_ms * 1e-3))},
@@ -650,7 +657,7 @@ nlohmann::json summary_json(const Args& args, const Setup& st, const Runs& runs,
                        {"hash", ms(t.busy_hash)}, {"commit", ms(t.busy_commit)}, {"geth_workers", ms(t.busy_workers)}}},
           {"overlap", pipeline::run_overlap(runs.all, runs.wall_ns)},
           {"raw_loop", raw_loop_json(st, runs, t, wall_ms)},
-          {"ceiling", ceiling_json(runs, t, ratio(double(runs.all.size()), wall_ms * 1e-3))},
+          {"ceiling", ceiling_json(runs, t, blocks_per_sec)},
           {"regime", regime}};
 }
 
