@@ -14,7 +14,7 @@ its min and max (the spread); a ratio is taken per block, then its median (a blo
 pure hash is 0 or absent has no ratio); a figure a row lacks is None, never a guess.
 Python 3 standard library only.
 """
-from values import get, median
+from values import get, median, number, quotient, samples as spread  # noqa: F401
 
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
@@ -28,23 +28,6 @@ METRICS = (("state_read_ms", lambda b: b.get("state_read_ms")),
            ("state_hash_ms", lambda b: b.get("state_hash_ms")),
            ("slots_written", lambda b: b.get("slots_written")),
            ("pure_hash_nodes", lambda b: get(b, "commit", "pure_hash_nodes")))
-
-
-def number(v):
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-def quotient(a, b):
-    a, b = number(a), number(b)
-    return None if a is None or not b else a / b
-
-
-def spread(values):
-    """{median, min, max, samples, count} of the numbers in values; None when there are none."""
-    v = [x for x in (number(y) for y in values) if x is not None]
-    if not v:
-        return None
-    return {"median": median(v), "min": min(v), "max": max(v), "samples": v, "count": len(v)}
 
 
 def figures(rows):

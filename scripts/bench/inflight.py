@@ -10,7 +10,7 @@ A `run` row is one object per command (bench.sh's merge_run_json) with "bench_gr
 TREE/kK/rR. Invariants: pure functions of the rows; a ratio is of medians over the rounds; a
 figure a row lacks is None, never a guess. Python 3 standard library only.
 """
-from values import median
+from values import median, quotient, samples
 
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
@@ -38,10 +38,6 @@ def runs(rows):
     return out
 
 
-def ratio(a, b):
-    return None if a is None or b is None or a == 0 else b / a
-
-
 def figures(rows):
     """{tree: {"k1", "k2": medians of blocks/s, "k1_samples", "k2_samples", "ratio", "round_ratios",
     "steady_ratio", "headroom" (median over K = 1 runs of ceiling / blocks/s: the most overlap could
@@ -58,10 +54,10 @@ def figures(rows):
         k1, k2 = median(k1s), median(k2s)
         roots = {x["root"] for x in one + two}
         out[tree] = {
-            "k1": k1, "k2": k2, "k1_samples": k1s, "k2_samples": k2s, "ratio": ratio(k1, k2),
-            "round_ratios": [ratio(x["bps"], by_round.get(x["round"])) for x in one if x["round"] in by_round],
-            "steady_ratio": ratio(median([x["steady"] for x in one]), median([x["steady"] for x in two])),
-            "headroom": median([ratio(x["bps"], x["ceiling"]) for x in one]),
+            "k1": k1, "k2": k2, "k1_samples": k1s, "k2_samples": k2s, "ratio": quotient(k2, k1),
+            "round_ratios": [quotient(by_round[x["round"]], x["bps"]) for x in one if x["round"] in by_round],
+            "steady_ratio": quotient(median([x["steady"] for x in two]), median([x["steady"] for x in one])),
+            "headroom": median([quotient(x["ceiling"], x["bps"]) for x in one]),
             "k2_reached": median([x["reached"] for x in two]),
             "bounds": sorted({x["bound"] for x in one + two if x["bound"]}),
             "roots_identical": len(roots) == 1 and None not in roots,
@@ -114,13 +110,6 @@ def plots_inflight(rows, bars):
               ("ceiling (from the K = 1 runs)", ceiling)]
     return [bars("inflight", "inflight", f"Blocks in flight: mixed_sload_sstore, bal, QD 32, {regime(fig)}",
                  "blocks per second (median)", cats, series)]
-
-
-def samples(v):
-    v = [x for x in v if x is not None]
-    if not v:
-        return None
-    return {"samples": v, "median": median(v), "min": min(v), "max": max(v), "count": len(v)}
 
 
 def report_inflight(rows, cell, table):

@@ -9,7 +9,7 @@ blocks in "blocks_detail" and the configuration in "bench_group":
 Invariants: pure functions of the rows; a figure a row lacks is None, never a guess. Python
 3 standard library only.
 """
-from values import median  # noqa: F401  (the shared readers; also used through this module)
+from values import median, samples  # noqa: F401  (the shared readers; also used through this module)
 
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
@@ -107,10 +107,3 @@ def over_device(d, raw_us):
     if not raw_us or not per_read or ms is None:
         return None
     return ms / (per_read * raw_us / 1000.0)
-
-
-def samples(v):
-    """A list of samples as the {samples, median, min, max} figure report.py compares."""
-    if not v:
-        return None
-    return {"samples": list(v), "median": median(v), "min": min(v), "max": max(v), "count": len(v)}

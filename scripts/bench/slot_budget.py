@@ -9,7 +9,7 @@ TREE/WORKLOAD/READER/gasG. Invariants: pure functions of the rows; shares are to
 12,000 ms per block (median over the run's blocks, each read cold); a figure a row lacks is
 None, never a guess. Python 3 standard library only.
 """
-from values import median  # noqa: F401  (the shared readers; also used through this module)
+from values import median, samples  # noqa: F401  (the shared readers; also used through this module)
 
 SLOT_MS = 12000.0
 TREES = ("mpt", "bintrie")
@@ -137,8 +137,3 @@ def report_slot_budget(rows, cell, table, pub_csv, pub_share):
                       [[w, tree, num(g, 0), num(tot), pct(sh)] for w, tree, g, tot, sh in pub]), ""]
     return out
 
-
-def samples(v):
-    if not v:
-        return None
-    return {"samples": list(v), "median": median(v), "min": min(v), "max": max(v), "count": len(v)}

@@ -9,7 +9,7 @@ Invariants: pure functions of the rows; a figure a row lacks is None (shown as '
 a guess; the targets (<= 1.2 device reads per lookup with the snapshot, binary trie / MPT
 <= 1.1x) are compared, never assumed. Python 3 standard library only.
 """
-from values import get, med, median  # noqa: F401  (the shared readers; also used through this module)
+from values import get, med, median, samples  # noqa: F401  (the shared readers; also used through this module)
 
 TREES = ("mpt", "bintrie")
 TREE_LABEL = {"mpt": "MPT", "bintrie": "binary trie"}
@@ -190,13 +190,6 @@ def database(rows):
             d["run"] = {m: samples([b.get(m) for b in bl]) for m in
                         ("total_ms", "state_read_ms", "state_hash_ms", "commit_ms", "ms_per_slot_read", "device_reads_per_slot")}
     return out
-
-
-def samples(v):
-    v = [x for x in v if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    if not v:
-        return None
-    return {"samples": v, "median": median(v), "min": min(v), "max": max(v), "count": len(v)}
 
 
 def table_database(rows, failures):
